@@ -1,0 +1,82 @@
+/* fifo — the work-conserving baseline: whenever an executor is idle it takes the oldest
+ * waiting request's model and runs as many of that model's queued requests as fit in a batch
+ * (up to max_batch). With drop_late (default true), requests that can no longer meet their
+ * deadline even alone are dropped instead of run late. No timers, no look-ahead. */
+#include <stdlib.h>
+
+#include "policy.h"
+#include "sim_err.h"
+#include "sim_json.h"
+
+struct fifo {
+    bool drop_late;
+    int64_t resp_ns;
+};
+
+static const char *const params[] = {"drop_late", NULL};
+
+static void drop_infeasible(struct sim *s, struct fifo *st, int m, int kind)
+{
+    if (!st->drop_late)
+        return;
+    int64_t now = sim_now(s);
+    while (sim_queue_len(s, m) > 0 &&
+           now + sim_dispatch_delay_ns(s, 1) + sim_latency_ns(s, m, kind, 1) >
+               sim_queue_at(s, m, 0)->deadline - st->resp_ns)
+        sim_queue_drop_head(s, m);
+}
+
+/* Fills every idle executor from the model whose head request arrived first. */
+static void fill(struct sim *s, struct fifo *st)
+{
+    for (int e = 0; e < sim_exec_count(s); e++) {
+        const struct sim_exec *x = sim_exec(s, e);
+        if (x->state != SIM_EXEC_UP || x->running || x->pending)
+            continue;
+        int best = -1;
+        for (int m = 0; m < sim_model_count(s); m++) {
+            drop_infeasible(s, st, m, x->kind);
+            if (sim_queue_len(s, m) == 0)
+                continue;
+            if (best < 0 || sim_queue_at(s, m, 0)->t_sched < sim_queue_at(s, best, 0)->t_sched)
+                best = m;
+        }
+        if (best < 0)
+            return;
+        int n = sim_queue_len(s, best);
+        if (n > sim_model(s, best)->max_batch)
+            n = sim_model(s, best)->max_batch;
+        sim_dispatch(s, e, best, n, sim_now(s));
+    }
+}
+
+static int init(struct sim *s, const cJSON *p, void *state)
+{
+    struct fifo *st = state;
+    st->drop_late = true;
+    st->resp_ns = sim_resp_delay_ns(s);
+    return sim_json_bool(p, "policy.params", "drop_late", false, &st->drop_late);
+}
+
+static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
+{
+    (void)m;
+    (void)r;
+    fill(s, state);
+}
+
+static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
+{
+    (void)b;
+    fill(s, state);
+}
+
+const struct policy_ops policy_fifo = {
+    .name = "fifo",
+    .summary = "Baseline: work-conserving FIFO across models, greedy batches, drops hopeless requests",
+    .state_size = sizeof(struct fifo),
+    .param_keys = params,
+    .init = init,
+    .on_request = on_request,
+    .on_batch_done = on_batch_done,
+};

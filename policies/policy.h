@@ -1,0 +1,44 @@
+/* policy — the interface between the engine and a scheduling/autoscaling policy.
+ *
+ * A policy is a table of hooks (like the Linux scheduler's struct sched_class) built with
+ * designated initializers and listed in registry.c; configs select it by name. The engine
+ * allocates and zeroes `state_size` bytes of state and passes it to every hook. A policy acts
+ * only through the engine API in sim.h. Hooks that may be NULL say so, with their default. */
+#ifndef POLICY_H
+#define POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "sim.h"
+
+struct policy_ops {
+    const char *name, *summary;
+    size_t state_size;
+    /* Keys accepted in policy.params (NULL-terminated); others are config errors. */
+    const char *const *param_keys;
+    /* Required. Reads params (may be NULL), sets up state. Errors via sim_err_set, with the
+     * JSON path (policy.params.x). */
+    int (*init)(struct sim *, const cJSON *params, void *state);
+    /* Required. A request of model m reached the scheduler and is in sim_queue(m). */
+    void (*on_request)(struct sim *, void *state, int m, struct sim_request *);
+    /* May be NULL (nothing to do). A batch finished on its executor. */
+    void (*on_batch_done)(struct sim *, void *state, const struct sim_batch *);
+    /* May be NULL if the policy sets no timers. */
+    void (*on_timer)(struct sim *, void *state, uint64_t tag, void *arg);
+    /* May be NULL. Called every sampling period after the window's metrics are computed. */
+    void (*on_tick)(struct sim *, void *state);
+    /* May be NULL. Frees what init allocated (not the state block itself). */
+    void (*destroy)(void *state);
+};
+
+const struct policy_ops *policy_find(const char *name);
+int policy_count(void);
+const struct policy_ops *policy_at(int i);
+/* "\"a\", \"b\"" into buf, for messages. */
+void policy_names(char *buf, size_t size);
+/* Checks policy.params against the policy's param_keys (unknown keys are errors). */
+int policy_check_params(const struct policy_ops *p, const cJSON *params);
+
+#endif

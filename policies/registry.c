@@ -1,0 +1,50 @@
+/* registry — the table of policies. Add a policy by declaring its ops here and listing it. */
+#include "policy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim_json.h"
+
+extern const struct policy_ops policy_symphony;
+extern const struct policy_ops policy_fifo;
+
+static const struct policy_ops *const registry[] = {
+    &policy_symphony,
+    &policy_fifo,
+};
+
+int policy_count(void)
+{
+    return (int)(sizeof registry / sizeof registry[0]);
+}
+
+const struct policy_ops *policy_at(int i)
+{
+    return (i >= 0 && i < policy_count()) ? registry[i] : NULL;
+}
+
+const struct policy_ops *policy_find(const char *name)
+{
+    for (int i = 0; i < policy_count(); i++)
+        if (strcmp(registry[i]->name, name) == 0)
+            return registry[i];
+    return NULL;
+}
+
+void policy_names(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < policy_count(); i++) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, size - l, "%s\"%s\"", i ? ", " : "", registry[i]->name);
+    }
+}
+
+int policy_check_params(const struct policy_ops *p, const cJSON *params)
+{
+    static const char *const none[] = {NULL};
+    if (!params)
+        return 0;
+    return sim_json_keys(params, "policy.params", p->param_keys ? p->param_keys : none);
+}

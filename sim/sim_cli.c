@@ -1,0 +1,281 @@
+/* sim_cli — the `servesim` command: run, goodput, policies, bench.
+ * Exit codes: 0 success, 2 bad input (config, usage), 1 internal or I/O error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "policy.h"
+#include "sim_config.h"
+#include "sim_err.h"
+#include "sim_goodput.h"
+#include "sim_report.h"
+#include "sim_store.h"
+
+#define MAX_SETS 128
+
+static const char usage[] =
+    "usage: servesim COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  run [CONFIG]      simulate one experiment (no CONFIG: the embedded quickstart)\n"
+    "  goodput [CONFIG]  search the highest load at which every model meets its SLO\n"
+    "  policies          list the registered policies\n"
+    "  bench             throughput benchmark: Symphony, 64 GPUs, the 35-model 1080Ti zoo\n"
+    "\n"
+    "options (run, goodput):\n"
+    "  --db FILE         results database (default: servesim.db; env SERVESIM_DB)\n"
+    "  --no-db           do not write results\n"
+    "  --set PATH=VALUE  override a config field, e.g. --set cluster.gpus=16\n"
+    "                    --set models[0].slo_ms=30 --set policy.params.work_conserving=true\n"
+    "  --seed N          override the seed\n"
+    "  --json            print the result as one JSON object on stdout\n"
+    "  --quiet           print nothing but errors (and --json output)\n"
+    "options (bench):\n"
+    "  --duration S      simulated seconds (default 60)\n"
+    "  --rate R          offered requests/s (default 20000, about goodput)\n"
+    "  --gpus N          GPUs (default 64)\n"
+    "\n"
+    "Exit status: 0 success, 2 bad input, 1 internal error. Docs: README.md, docs/.\n";
+
+struct opts {
+    const char *config, *db;
+    const char *sets[MAX_SETS];
+    int nsets;
+    bool seed_given, json, quiet, no_db;
+    uint64_t seed;
+    double duration, rate;
+    int gpus;
+};
+
+static int exit_code(int rc)
+{
+    return rc == 0 ? 0 : sim_err_is_input(rc) ? 2 : 1;
+}
+
+static int fail(int rc)
+{
+    fprintf(stderr, "servesim: %s\n", sim_err_msg());
+    return exit_code(rc);
+}
+
+static int parse_num(const char *opt, const char *v, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (!*v || *end || !(x > 0))
+        return sim_err_set(SIM_EUSAGE, "%s: expected a positive number, got \"%s\"", opt, v);
+    *out = x;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->db = getenv("SERVESIM_DB");
+    if (!o->db || !o->db[0])
+        o->db = "servesim.db";
+    o->duration = 60;
+    o->rate = 20000;
+    o->gpus = 64;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_next = i + 1 < argc;
+        double x;
+        int rc;
+        if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+        } else if (strcmp(a, "--no-db") == 0) {
+            o->no_db = true;
+        } else if (strcmp(a, "--db") == 0 && has_next) {
+            o->db = argv[++i];
+        } else if (strcmp(a, "--set") == 0 && has_next) {
+            if (o->nsets == MAX_SETS)
+                return sim_err_set(SIM_EUSAGE, "--set: at most %d overrides", MAX_SETS);
+            o->sets[o->nsets++] = argv[++i];
+        } else if (strcmp(a, "--seed") == 0 && has_next) {
+            char *end;
+            const char *v = argv[++i];
+            unsigned long long s = strtoull(v, &end, 10);
+            if (!*v || *end || v[0] == '-' || s > (1ULL << 53))
+                return sim_err_set(SIM_EUSAGE, "--seed: expected an integer in [0, 2^53], got \"%s\"", v);
+            o->seed = s;
+            o->seed_given = true;
+        } else if (strcmp(a, "--duration") == 0 && has_next) {
+            if ((rc = parse_num(a, argv[++i], &o->duration)))
+                return rc;
+        } else if (strcmp(a, "--rate") == 0 && has_next) {
+            if ((rc = parse_num(a, argv[++i], &o->rate)))
+                return rc;
+        } else if (strcmp(a, "--gpus") == 0 && has_next) {
+            if ((rc = parse_num(a, argv[++i], &x)))
+                return rc;
+            o->gpus = (int)x;
+        } else if (a[0] == '-') {
+            return sim_err_set(SIM_EUSAGE, "unknown option or missing value: %s (see servesim --help)", a);
+        } else if (!o->config) {
+            o->config = a;
+        } else {
+            return sim_err_set(SIM_EUSAGE, "unexpected argument: %s", a);
+        }
+    }
+    return 0;
+}
+
+static int store_result(const struct opts *o, const struct sim_config *cfg, const char *kind,
+                        const struct sim_result *r, const struct sim_goodput *g)
+{
+    if (o->no_db)
+        return 0;
+    struct sim_store *st = NULL;
+    int64_t id = 0;
+    int rc = sim_store_open(o->db, &st);
+    if (!rc)
+        rc = sim_store_write(st, cfg, kind, r, g, &id);
+    sim_store_close(st);
+    if (!rc && !o->quiet && !o->json)
+        fprintf(stderr, "results: %s (run id %lld)\n", o->db, (long long)id);
+    return rc;
+}
+
+static void emit(const struct opts *o, const struct sim_result *r, const struct sim_goodput *g)
+{
+    if (o->json) {
+        char *j = sim_result_json(r, g);
+        if (j)
+            printf("%s\n", j);
+        free(j);
+    } else if (!o->quiet) {
+        sim_result_print_table(stdout, r, g);
+    }
+}
+
+static int cmd_run(const struct opts *o, bool goodput)
+{
+    struct sim_config *cfg = NULL;
+    struct sim_result *r = NULL;
+    struct sim_goodput g;
+    bool have_g = false;
+    int rc = sim_config_load(o->config, o->sets, o->nsets, o->seed_given, o->seed, &cfg);
+    if (rc)
+        return fail(rc);
+    if (!o->no_db) {                     /* fail early on an unusable database */
+        struct sim_store *st = NULL;
+        if ((rc = sim_store_open(o->db, &st)))
+            goto out;
+        sim_store_close(st);
+    }
+    if (goodput) {
+        double t0 = sim_wall_seconds();
+        rc = sim_goodput_search(cfg, isatty(STDERR_FILENO) && !o->quiet, &g);
+        have_g = true;
+        if (rc)
+            goto out;
+        g.best->wall_s = sim_wall_seconds() - t0;
+        emit(o, g.best, &g);
+        rc = store_result(o, cfg, "goodput", g.best, &g);
+    } else {
+        if ((rc = sim_run_once(cfg, 1.0, NULL, &r)))
+            goto out;
+        emit(o, r, NULL);
+        rc = store_result(o, cfg, "run", r, NULL);
+    }
+out:
+    if (have_g)
+        sim_goodput_free(&g);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+    return rc ? fail(rc) : 0;
+}
+
+static int cmd_policies(void)
+{
+    for (int i = 0; i < policy_count(); i++)
+        printf("%-12s %s\n", policy_at(i)->name, policy_at(i)->summary);
+    return 0;
+}
+
+static long peak_rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static int cmd_bench(const struct opts *o)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"name\": \"bench\", \"seed\": 1, \"duration_s\": %.17g, \"warmup_s\": 0,"
+             " \"cluster\": {\"gpus\": %d, \"gpu_kind\": \"1080ti\"},"
+             " \"models\": [{\"zoo\": \"symphony_1080ti\", \"select\": \"all\"}],"
+             " \"workload\": {\"rate_rps\": %.17g, \"arrival\": {\"kind\": \"poisson\"}},"
+             " \"policy\": {\"name\": \"symphony\"}, \"metrics\": {\"sample_period_s\": 1}}",
+             o->duration, o->gpus, o->rate);
+    struct sim_config *cfg = NULL;
+    struct sim_result *r = NULL;
+    int rc = sim_config_from_text(text, "bench", ".", &cfg);
+    if (rc)
+        return fail(rc);
+    long rss0 = peak_rss_kb();
+    if ((rc = sim_run_once(cfg, 1.0, NULL, &r))) {
+        sim_config_destroy(cfg);
+        return fail(rc);
+    }
+    uint64_t reqs = r->offered;
+    double rps = (double)reqs / r->wall_s, eps = (double)r->events / r->wall_s;
+    long rss = peak_rss_kb();
+    if (o->json)
+        printf("{\"duration_s\": %g, \"gpus\": %d, \"models\": %d, \"requests\": %llu, "
+               "\"events\": %llu, \"wall_s\": %.3f, \"requests_per_s\": %.0f, "
+               "\"events_per_s\": %.0f, \"peak_rss_kb\": %ld, \"rss_before_run_kb\": %ld, "
+               "\"bad_rate\": %.5f}\n",
+               o->duration, o->gpus, r->nmodels, (unsigned long long)reqs,
+               (unsigned long long)r->events, r->wall_s, rps, eps, rss, rss0, r->bad_rate);
+    else
+        printf("bench: %d GPUs x %d models, %.0f req/s offered for %g s simulated\n"
+               "  requests %llu, events %llu, wall %.3f s\n"
+               "  %.0f simulated requests / wall second, %.0f events / s\n"
+               "  peak RSS %ld KiB (before the run %ld KiB); bad rate %.4f\n",
+               o->gpus, r->nmodels, o->rate, o->duration, (unsigned long long)reqs,
+               (unsigned long long)r->events, r->wall_s, rps, eps, rss, rss0, r->bad_rate);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("servesim %s\n", SERVESIM_VERSION);
+        return 0;
+    }
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return fail(rc);
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(&o, false);
+    if (strcmp(cmd, "goodput") == 0)
+        return cmd_run(&o, true);
+    if (strcmp(cmd, "policies") == 0)
+        return cmd_policies();
+    if (strcmp(cmd, "bench") == 0)
+        return cmd_bench(&o);
+    fprintf(stderr, "servesim: unknown command \"%s\"\n\n%s", cmd, usage);
+    return 2;
+}

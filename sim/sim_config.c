@@ -1,0 +1,412 @@
+/* sim_config — validation of the experiment config; see sim_config.h and docs/config.md. */
+#include "sim_config.h"
+
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+#include "sim_err.h"
+#include "sim_json.h"
+#include "sim_rng.h"
+#include "wl_zoo.h"
+
+static const char *const ARRIVALS[] = {"poisson", "gamma", "uniform", NULL};
+static const char *const POPULARITY[] = {"uniform", "zipf", "explicit", NULL};
+static const char *const JITTERS[] = {"none", "exponential", "lognormal", NULL};
+
+int sim_model_cfg_kind(const struct sim_model_cfg *m, const char *kind)
+{
+    for (int k = 0; k < m->nprof; k++)
+        if (strcmp(m->prof_kind[k], kind) == 0)
+            return k;
+    return -1;
+}
+
+void sim_config_destroy(struct sim_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (int i = 0; i < cfg->nmodels; i++)
+        wl_model_free(&cfg->models[i]);
+    free(cfg->models);
+    free(cfg->segments);
+    free(cfg->file);
+    free(cfg->dir);
+    cJSON_Delete(cfg->json);
+    free(cfg);
+}
+
+static int parse_cluster(struct sim_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"gpus", "gpu_kind", "gpu_memory_mb", NULL};
+    const cJSON *o;
+    const char *kind = "1080ti";
+    long gpus = 0;
+    int rc;
+    if ((rc = sim_json_obj(root, "", "cluster", true, &o)) || (rc = sim_json_keys(o, "cluster", keys)) ||
+        (rc = sim_json_int(o, "cluster", "gpus", true, 1, 100000, &gpus)) ||
+        (rc = sim_json_str(o, "cluster", "gpu_kind", false, &kind)) ||
+        (rc = sim_json_num(o, "cluster", "gpu_memory_mb", false, SIM_J_NONNEG, &c->gpu_memory_mb)))
+        return rc;
+    if (strlen(kind) >= SIM_NAME_MAX)
+        return sim_err_set(SIM_EINVAL, "cluster.gpu_kind: expected at most %d characters",
+                           SIM_NAME_MAX - 1);
+    c->gpus = (int)gpus;
+    snprintf(c->gpu_kind, sizeof c->gpu_kind, "%s", kind);
+    return 0;
+}
+
+static int parse_models(struct sim_config *c, const cJSON *root)
+{
+    const cJSON *arr;
+    int rc;
+    if ((rc = sim_json_arr(root, "", "models", true, &arr)))
+        return rc;
+    if (cJSON_GetArraySize(arr) == 0)
+        return sim_err_set(SIM_EINVAL, "models: expected at least one model, got []");
+    int i = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        char p[SIM_JPATH_MAX];
+        sim_jpath_idx(p, sizeof p, "models", i++);
+        if (cJSON_IsObject(it) && cJSON_GetObjectItemCaseSensitive(it, "zoo")) {
+            if ((rc = wl_zoo_expand(it, p, c->dir, &c->models, &c->nmodels)))
+                return rc;
+            continue;
+        }
+        struct sim_model_cfg *nm = realloc(c->models, (size_t)(c->nmodels + 1) * sizeof *nm);
+        if (!nm)
+            return SIM_ENOMEM;
+        c->models = nm;
+        if ((rc = wl_model_parse(it, p, c->gpu_kind, &c->models[c->nmodels])))
+            return rc;
+        c->nmodels++;
+    }
+    /* cross-model checks against the cluster */
+    double fixed_mb = 0, max_dyn = 0;
+    for (int m = 0; m < c->nmodels; m++) {
+        struct sim_model_cfg *md = &c->models[m];
+        for (int j = 0; j < m; j++)
+            if (strcmp(c->models[j].name, md->name) == 0)
+                return sim_err_set(SIM_EINVAL, "models: model \"%s\" appears twice", md->name);
+        int k = sim_model_cfg_kind(md, c->gpu_kind);
+        if (k < 0)
+            return sim_err_set(SIM_EINVAL,
+                               "models: model \"%s\" has no profile for cluster.gpu_kind \"%s\" "
+                               "(it has: %s%s)", md->name, c->gpu_kind, md->prof_kind[0],
+                               md->nprof > 1 ? ", ..." : "");
+        double l1 = sim_profile_ms(&md->prof[k], 1);
+        if (l1 > md->slo_ms)
+            return sim_err_set(SIM_EINVAL,
+                               "models: model \"%s\": slo_ms %g is below its batch-1 latency "
+                               "%g ms on %s", md->name, md->slo_ms, l1, c->gpu_kind);
+        if (md->max_batch == 0) {
+            int b = 1;
+            while (b < 1024 && sim_profile_ms(&md->prof[k], b + 1) <= md->slo_ms)
+                b++;
+            md->max_batch = b;
+        }
+        fixed_mb += md->weights_mb + md->static_mb;
+        if (md->dynamic_mb > max_dyn)
+            max_dyn = md->dynamic_mb;
+    }
+    if (c->gpu_memory_mb > 0 && fixed_mb + max_dyn > c->gpu_memory_mb)
+        return sim_err_set(SIM_EINVAL,
+                           "cluster.gpu_memory_mb: expected at least %g MB (weights and static "
+                           "memory of all models plus the largest dynamic memory, since every "
+                           "GPU loads every model), got %g", fixed_mb + max_dyn, c->gpu_memory_mb);
+    return 0;
+}
+
+static int parse_workload(struct sim_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"rate_rps", "arrival", "popularity", "segments", NULL};
+    static const char *const akeys[] = {"kind", "shape", NULL};
+    static const char *const pkeys[] = {"kind", "s", NULL};
+    static const char *const skeys[] = {"duration_s", "scale", NULL};
+    const cJSON *w, *a, *p, *segs;
+    int rc, kind = 0;
+    if ((rc = sim_json_obj(root, "", "workload", true, &w)) ||
+        (rc = sim_json_keys(w, "workload", keys)) ||
+        (rc = sim_json_num(w, "workload", "rate_rps", true, SIM_J_POS, &c->rate_rps)) ||
+        (rc = sim_json_obj(w, "workload", "arrival", false, &a)) ||
+        (rc = sim_json_obj(w, "workload", "popularity", false, &p)) ||
+        (rc = sim_json_arr(w, "workload", "segments", false, &segs)))
+        return rc;
+    c->arrival = SIM_ARR_POISSON;
+    if (a) {
+        if ((rc = sim_json_keys(a, "workload.arrival", akeys)) ||
+            (rc = sim_json_enum(a, "workload.arrival", "kind", true, ARRIVALS, &kind)))
+            return rc;
+        c->arrival = (enum sim_arrival)kind;
+        if (c->arrival == SIM_ARR_GAMMA) {
+            if ((rc = sim_json_num(a, "workload.arrival", "shape", true, SIM_J_POS, &c->gamma_shape)))
+                return rc;
+        } else if (cJSON_GetObjectItemCaseSensitive(a, "shape")) {
+            return sim_err_set(SIM_EINVAL, "workload.arrival.shape: only for kind \"gamma\"");
+        }
+    }
+    c->popularity = SIM_POP_UNIFORM;
+    if (p) {
+        if ((rc = sim_json_keys(p, "workload.popularity", pkeys)) ||
+            (rc = sim_json_enum(p, "workload.popularity", "kind", true, POPULARITY, &kind)))
+            return rc;
+        c->popularity = (enum sim_popularity)kind;
+        if (c->popularity == SIM_POP_ZIPF) {
+            if ((rc = sim_json_num(p, "workload.popularity", "s", true, SIM_J_NONNEG, &c->zipf_s)))
+                return rc;
+        } else if (cJSON_GetObjectItemCaseSensitive(p, "s")) {
+            return sim_err_set(SIM_EINVAL, "workload.popularity.s: only for kind \"zipf\"");
+        }
+    }
+    if (segs) {
+        int n = cJSON_GetArraySize(segs);
+        c->segments = calloc((size_t)(n ? n : 1), sizeof *c->segments);
+        if (!c->segments)
+            return SIM_ENOMEM;
+        for (int i = 0; i < n; i++) {
+            char sp[SIM_JPATH_MAX];
+            const cJSON *s = cJSON_GetArrayItem(segs, i);
+            sim_jpath_idx(sp, sizeof sp, "workload.segments", i);
+            if (!cJSON_IsObject(s)) {
+                char d[96];
+                sim_json_describe(s, d, sizeof d);
+                return sim_err_set(SIM_EINVAL, "%s: expected {duration_s, scale}, got %s", sp, d);
+            }
+            bool last = (i == n - 1);
+            if ((rc = sim_json_keys(s, sp, skeys)) ||
+                (rc = sim_json_num(s, sp, "duration_s", !last, SIM_J_POS, &c->segments[i].duration_s)) ||
+                (rc = sim_json_num(s, sp, "scale", true, SIM_J_NONNEG, &c->segments[i].scale)))
+                return rc;
+        }
+        c->nsegments = n;
+    }
+    /* popularity shares */
+    for (int m = 0; m < c->nmodels; m++) {
+        bool has = c->models[m].share >= 0;
+        if (c->popularity == SIM_POP_EXPLICIT && !has)
+            return sim_err_set(SIM_EINVAL, "models: model \"%s\": missing share (expected a "
+                               "non-negative number with workload.popularity.kind \"explicit\")",
+                               c->models[m].name);
+        if (c->popularity != SIM_POP_EXPLICIT && has)
+            return sim_err_set(SIM_EINVAL, "models: model \"%s\": share is only used with "
+                               "workload.popularity.kind \"explicit\"", c->models[m].name);
+    }
+    return 0;
+}
+
+static int parse_network(struct sim_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"ctrl_us", "data_us_per_request", "resp_us", "jitter", NULL};
+    static const char *const jkeys[] = {"kind", "mean_us", "sigma", NULL};
+    const cJSON *n, *j;
+    int rc, kind = 0;
+    c->ctrl_us = 20;
+    c->data_us_per_request = 10;
+    c->resp_us = 20;
+    if ((rc = sim_json_obj(root, "", "network", false, &n)))
+        return rc;
+    if (!n)
+        return 0;
+    if ((rc = sim_json_keys(n, "network", keys)) ||
+        (rc = sim_json_num(n, "network", "ctrl_us", false, SIM_J_NONNEG, &c->ctrl_us)) ||
+        (rc = sim_json_num(n, "network", "data_us_per_request", false, SIM_J_NONNEG, &c->data_us_per_request)) ||
+        (rc = sim_json_num(n, "network", "resp_us", false, SIM_J_NONNEG, &c->resp_us)) ||
+        (rc = sim_json_obj(n, "network", "jitter", false, &j)))
+        return rc;
+    if (j) {
+        if ((rc = sim_json_keys(j, "network.jitter", jkeys)) ||
+            (rc = sim_json_enum(j, "network.jitter", "kind", true, JITTERS, &kind)))
+            return rc;
+        c->jitter = (enum sim_jitter)kind;
+        if (c->jitter != SIM_JIT_NONE &&
+            (rc = sim_json_num(j, "network.jitter", "mean_us", true, SIM_J_POS, &c->jitter_mean_us)))
+            return rc;
+        c->jitter_sigma = 1.0;
+        if (c->jitter == SIM_JIT_LOGNORMAL &&
+            (rc = sim_json_num(j, "network.jitter", "sigma", false, SIM_J_POS, &c->jitter_sigma)))
+            return rc;
+    }
+    return 0;
+}
+
+static int parse_policy(struct sim_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"name", "params", NULL};
+    const cJSON *p;
+    const char *name = "symphony";
+    int rc;
+    if ((rc = sim_json_obj(root, "", "policy", false, &p)))
+        return rc;
+    if (p && ((rc = sim_json_keys(p, "policy", keys)) ||
+              (rc = sim_json_str(p, "policy", "name", false, &name)) ||
+              (rc = sim_json_obj(p, "policy", "params", false, &c->policy_params))))
+        return rc;
+    if (!policy_find(name)) {
+        char list[512];
+        policy_names(list, sizeof list);
+        return sim_err_set(SIM_EINVAL, "policy.name: expected one of %s, got \"%s\"", list, name);
+    }
+    snprintf(c->policy, sizeof c->policy, "%s", name);
+    return policy_check_params(policy_find(name), c->policy_params);
+}
+
+static int parse_rest(struct sim_config *c, const cJSON *root)
+{
+    static const char *const mkeys[] = {"percentile", "sample_period_s", NULL};
+    static const char *const skeys[] = {"start_scale", "tolerance", "max_probes", NULL};
+    const cJSON *m, *s;
+    long fe = 1, probes = 24;
+    int rc;
+    c->percentile = 99;
+    c->sample_period_s = 1;
+    c->search_start_scale = 1;
+    c->search_tol = 0.02;
+    if ((rc = sim_json_int(root, "", "frontends", false, 1, 4096, &fe)) ||
+        (rc = sim_json_obj(root, "", "metrics", false, &m)) ||
+        (rc = sim_json_obj(root, "", "search", false, &s)))
+        return rc;
+    c->frontends = (int)fe;
+    if (m && ((rc = sim_json_keys(m, "metrics", mkeys)) ||
+              (rc = sim_json_num(m, "metrics", "percentile", false, SIM_J_POS, &c->percentile)) ||
+              (rc = sim_json_num(m, "metrics", "sample_period_s", false, SIM_J_NONNEG, &c->sample_period_s))))
+        return rc;
+    if (c->percentile >= 100)
+        return sim_err_set(SIM_EINVAL, "metrics.percentile: expected a number in (0, 100), got %g",
+                           c->percentile);
+    if (s && ((rc = sim_json_keys(s, "search", skeys)) ||
+              (rc = sim_json_num(s, "search", "start_scale", false, SIM_J_POS, &c->search_start_scale)) ||
+              (rc = sim_json_num(s, "search", "tolerance", false, SIM_J_POS, &c->search_tol)) ||
+              (rc = sim_json_int(s, "search", "max_probes", false, 2, 200, &probes))))
+        return rc;
+    c->search_max_probes = (int)probes;
+    return 0;
+}
+
+static int build(struct sim_config *c)
+{
+    static const char *const keys[] = {"name", "description", "seed", "duration_s", "warmup_s",
+                                       "drain_s", "cluster", "models", "workload", "frontends",
+                                       "network", "policy", "metrics", "search", NULL};
+    const cJSON *root = c->json;
+    const char *name = "unnamed";
+    long seed = 1;
+    int rc;
+    if (!cJSON_IsObject(root))
+        return sim_err_set(SIM_EINVAL, "expected a JSON object at the top level");
+    c->duration_s = 60;
+    c->warmup_s = 0;
+    c->drain_s = 10;
+    if ((rc = sim_json_keys(root, "", keys)) || (rc = sim_json_str(root, "", "name", false, &name)) ||
+        (rc = sim_json_int(root, "", "seed", false, 0, (1L << 53), &seed)) ||
+        (rc = sim_json_num(root, "", "duration_s", false, SIM_J_POS, &c->duration_s)) ||
+        (rc = sim_json_num(root, "", "warmup_s", false, SIM_J_NONNEG, &c->warmup_s)) ||
+        (rc = sim_json_num(root, "", "drain_s", false, SIM_J_NONNEG, &c->drain_s)))
+        return rc;
+    if (c->warmup_s >= c->duration_s)
+        return sim_err_set(SIM_EINVAL, "warmup_s: expected less than duration_s (%g), got %g",
+                           c->duration_s, c->warmup_s);
+    if (c->duration_s > 1e7)
+        return sim_err_set(SIM_EINVAL, "duration_s: expected at most 1e7 s, got %g", c->duration_s);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->seed = (uint64_t)seed;
+    if ((rc = parse_cluster(c, root)) || (rc = parse_models(c, root)) ||
+        (rc = parse_workload(c, root)) || (rc = parse_network(c, root)) ||
+        (rc = parse_policy(c, root)) || (rc = parse_rest(c, root)))
+        return rc;
+    return 0;
+}
+
+static int finish(struct sim_config *c, const char *label)
+{
+    int rc = build(c);
+    if (rc)
+        sim_err_prefix(rc, label);
+    return rc;
+}
+
+static struct sim_config *alloc_cfg(const char *file, const char *dir)
+{
+    struct sim_config *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->file = strdup(file);
+    c->dir = strdup(dir);
+    if (!c->file || !c->dir) {
+        sim_config_destroy(c);
+        return NULL;
+    }
+    return c;
+}
+
+int sim_config_load(const char *file, const char *const *sets, int nsets, bool seed_given,
+                    uint64_t seed, struct sim_config **out)
+{
+    struct sim_config *c;
+    int rc;
+    *out = NULL;
+    if (file) {
+        char *tmp = strdup(file);
+        if (!tmp)
+            return SIM_ENOMEM;
+        c = alloc_cfg(file, dirname(tmp));
+        free(tmp);
+    } else {
+        c = alloc_cfg("(embedded quickstart)", ".");
+    }
+    if (!c)
+        return SIM_ENOMEM;
+    rc = file ? sim_json_load_file(file, &c->json)
+              : sim_json_parse(sim_quickstart_json, c->file, &c->json);
+    if (rc)
+        goto fail;
+    for (int i = 0; i < nsets; i++)
+        if ((rc = sim_json_set(c->json, sets[i])))
+            goto fail;
+    if (seed_given) {
+        cJSON *s = cJSON_CreateNumber((double)seed);
+        if (cJSON_GetObjectItemCaseSensitive(c->json, "seed"))
+            cJSON_ReplaceItemInObjectCaseSensitive(c->json, "seed", s);
+        else
+            cJSON_AddItemToObject(c->json, "seed", s);
+    }
+    if ((rc = finish(c, c->file)))
+        goto fail;
+    *out = c;
+    return 0;
+fail:
+    sim_config_destroy(c);
+    return rc;
+}
+
+int sim_config_from_text(const char *text, const char *name, const char *dir,
+                         struct sim_config **out)
+{
+    int rc;
+    struct sim_config *c = alloc_cfg(name, dir);
+    *out = NULL;
+    if (!c)
+        return SIM_ENOMEM;
+    if ((rc = sim_json_parse(text, name, &c->json)) || (rc = finish(c, name))) {
+        sim_config_destroy(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+char *sim_config_canonical(const struct sim_config *cfg)
+{
+    return cJSON_PrintUnformatted(cfg->json);
+}
+
+void sim_config_hash(const struct sim_config *cfg, char out[17])
+{
+    char *s = sim_config_canonical(cfg);
+    uint64_t h = s ? sim_fnv1a(SIM_FNV_OFFSET, s, strlen(s)) : 0;
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+    free(s);
+}

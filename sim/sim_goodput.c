@@ -1,0 +1,133 @@
+/* sim_goodput — bracketing and bisection over the load scale. */
+#include "sim_goodput.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_err.h"
+
+double sim_wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int sim_run_once(const struct sim_config *cfg, double scale, const struct sim_observer *obs,
+                 struct sim_result **out)
+{
+    struct sim *s = NULL;
+    double t0 = sim_wall_seconds();
+    int rc = sim_create(cfg, scale, &s);
+    if (rc)
+        return rc;
+    if (obs)
+        sim_set_observer(s, obs);
+    if (!(rc = sim_run(s)))
+        rc = sim_result_collect(s, out);
+    sim_destroy(s);
+    if (!rc)
+        (*out)->wall_s = sim_wall_seconds() - t0;
+    return rc;
+}
+
+static int probe(const struct sim_config *cfg, struct sim_goodput *g, double scale,
+                 bool progress, struct sim_result **res)
+{
+    if (g->nprobes == (int)(sizeof g->probes / sizeof g->probes[0]))
+        return sim_err_set(SIM_EINTERNAL, "goodput search: too many probes");
+    int rc = sim_run_once(cfg, scale, NULL, res);
+    if (rc)
+        return rc;
+    struct sim_probe *p = &g->probes[g->nprobes++];
+    const struct sim_result *r = *res;
+    p->scale = scale;
+    p->offered_rps = r->offered_rps;
+    p->pass = r->pass;
+    p->worst_bad_frac = r->worst_bad_frac;
+    p->worst_p99_ms = r->nmodels ? r->models[r->worst_model].p99_ms : 0;
+    snprintf(p->worst_model, sizeof p->worst_model, "%s",
+             r->nmodels ? r->models[r->worst_model].name : "");
+    if (progress)
+        fprintf(stderr, "\rgoodput probe %2d: load x%-9.5g %10.1f req/s %s (worst %s %.2f%% bad)   ",
+                g->nprobes, scale, p->offered_rps, p->pass ? "pass" : "FAIL", p->worst_model,
+                100 * p->worst_bad_frac);
+    return 0;
+}
+
+/* Keeps the result of the best passing probe in g->best, frees the rest. */
+static void keep(struct sim_goodput *g, struct sim_result *r, bool better)
+{
+    if (better) {
+        sim_result_destroy(g->best);
+        g->best = r;
+    } else {
+        sim_result_destroy(r);
+    }
+}
+
+int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_goodput *g)
+{
+    memset(g, 0, sizeof *g);
+    struct sim_result *r = NULL;
+    double s = cfg->search_start_scale, lo = -1, hi = -1;
+    int rc, maxp = cfg->search_max_probes;
+
+    if ((rc = probe(cfg, g, s, progress, &r)))
+        goto out;
+    bool pass = r->pass;
+    if (pass) {
+        lo = s;
+        keep(g, r, true);
+    } else {
+        hi = s;
+        keep(g, r, true);            /* the lowest probe's result stands in until one passes */
+    }
+    while (g->nprobes < maxp && (lo < 0 || hi < 0)) {
+        s = (lo < 0) ? s / 2 : s * 2;
+        if (s < 1e-6)
+            break;
+        if ((rc = probe(cfg, g, s, progress, &r)))
+            goto out;
+        if (r->pass) {
+            lo = s;
+            keep(g, r, true);
+        } else {
+            hi = s;
+            keep(g, r, lo < 0);
+        }
+    }
+    while (lo > 0 && hi > 0 && g->nprobes < maxp && (hi - lo) / lo > cfg->search_tol) {
+        s = (lo + hi) / 2;
+        if ((rc = probe(cfg, g, s, progress, &r)))
+            goto out;
+        if (r->pass) {
+            lo = s;
+            keep(g, r, true);
+        } else {
+            hi = s;
+            keep(g, r, false);
+        }
+    }
+    g->found = lo > 0;
+    if (g->found) {
+        g->goodput_scale = lo;
+        g->goodput_rps = g->best->offered_rps;
+    }
+    g->monotone = true;
+    for (int i = 0; i < g->nprobes; i++)
+        for (int j = 0; j < g->nprobes; j++)
+            if (g->probes[i].pass && !g->probes[j].pass && g->probes[i].scale > g->probes[j].scale)
+                g->monotone = false;
+out:
+    if (progress)
+        fputc('\n', stderr);
+    return rc;
+}
+
+void sim_goodput_free(struct sim_goodput *g)
+{
+    sim_result_destroy(g->best);
+    g->best = NULL;
+}

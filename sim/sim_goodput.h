@@ -1,0 +1,35 @@
+/* sim_goodput — one run, and the goodput search over the load scale.
+ *
+ * Goodput (Symphony's definition): the highest aggregate offered load, with the workload's
+ * relative rates held fixed, at which every model meets its SLO at the configured percentile
+ * (dropped and late requests count as violations). The search multiplies every arrival rate
+ * by a scale; arrivals use common random numbers (wl_arrival.h), so a probe at a higher scale
+ * sees the same requests, only closer together, and pass/fail is as monotone in load as the
+ * policy allows. Rule, deterministic:
+ *   1. probe search.start_scale; double the scale while probes pass (or halve while they fail)
+ *      until a pass/fail bracket [lo, hi] exists;
+ *   2. bisect (arithmetic midpoint) while (hi - lo) / lo > search.tolerance and fewer than
+ *      search.max_probes probes were made;
+ *   3. goodput = measured offered rate of the probe at lo.
+ * Every probe is recorded. If pass/fail is not monotone in load (a pass above a fail: queueing
+ * effects, drops changing batch formation), bisection still returns a boundary between a
+ * passing lo and a failing hi, which may not be the highest passing load; the result is then
+ * flagged monotone=false and all probes are in the goodput_search table to inspect. */
+#ifndef SIM_GOODPUT_H
+#define SIM_GOODPUT_H
+
+#include <stdbool.h>
+
+#include "sim_report.h"
+
+/* Builds, runs and collects one engine at `scale`; obs may be NULL. */
+int sim_run_once(const struct sim_config *cfg, double scale, const struct sim_observer *obs,
+                 struct sim_result **out /* OUT */);
+
+int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_goodput *g /* OUT */);
+void sim_goodput_free(struct sim_goodput *g);
+
+/* Seconds of wall time since an arbitrary point (for wall_s and benchmarks only). */
+double sim_wall_seconds(void);
+
+#endif

@@ -1,0 +1,26 @@
+/* sim_iheap — indexed min-heap over items 0..n-1 with int64 keys (ties broken by item index,
+ * for determinism). Policies use it for "the executor with the earliest free_at": peek is
+ * O(1), changing one key O(log n). */
+#ifndef SIM_IHEAP_H
+#define SIM_IHEAP_H
+
+#include <stdint.h>
+
+struct sim_iheap {
+    int n, cap;
+    int *heap;          /* heap position -> item */
+    int *pos;           /* item -> heap position, -1 if absent */
+    int64_t *key;       /* item -> key */
+};
+
+int sim_iheap_init(struct sim_iheap *h, int cap);
+void sim_iheap_free(struct sim_iheap *h);
+/* Grows capacity so items up to cap-1 can be inserted. */
+int sim_iheap_reserve(struct sim_iheap *h, int cap);
+/* Inserts item or changes its key. */
+void sim_iheap_set(struct sim_iheap *h, int item, int64_t key);
+void sim_iheap_remove(struct sim_iheap *h, int item);
+static inline int sim_iheap_top(const struct sim_iheap *h) { return h->n ? h->heap[0] : -1; }
+static inline int64_t sim_iheap_key(const struct sim_iheap *h, int item) { return h->key[item]; }
+
+#endif

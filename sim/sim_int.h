@@ -1,0 +1,80 @@
+/* sim_int — the engine's private state, shared by sim.c and the result collector
+ * (sim_report.c). Policies never include this: they use sim.h. */
+#ifndef SIM_INT_H
+#define SIM_INT_H
+
+#include "policy.h"
+#include "sim.h"
+#include "sim_heap.h"
+#include "sim_metrics.h"
+#include "wl_arrival.h"
+
+struct sim_mqueue {              /* ring buffer of request pointers, ordered by deadline */
+    struct sim_request **buf;
+    int head, len, cap;
+};
+
+struct sim_timer_slot {
+    uint32_t gen;
+    bool live;
+    uint32_t next_free;
+    uint64_t tag;
+    void *arg;
+};
+
+struct sim_pool {                /* chunked free-list pool: objects never move */
+    size_t obj_size, per_chunk;
+    void **chunks;
+    size_t nchunks, cap_chunks;
+    void *free;                  /* first free object; its first word links the next */
+    size_t live, high_water;
+};
+
+struct sim_exec_int {
+    struct sim_batch *running;
+    struct sim_batch *pend_head, *pend_tail;
+    int64_t busy_snap;           /* busy time at the last sampling tick */
+};
+
+struct sim {
+    const struct sim_config *cfg;
+    double scale;
+    int64_t now, duration, warmup, stop_at, tick_ns, next_tick;
+    struct sim_heap heap;
+    bool stopping;
+
+    int nmodels;
+    struct sim_model *models;
+    struct sim_mqueue *queues;
+    struct wl_stream *streams;
+    int *rr_frontend;
+    int nkinds;
+    const char *kinds[SIM_MAX_KINDS];
+    int (*prof_of_kind)[SIM_MAX_KINDS];     /* [model][kind] -> model cfg profile index */
+    int64_t **lat;                          /* [model * nkinds + kind][b], b in 0..max+1 */
+    double *dyn_mb_per_req;                 /* [model] */
+
+    int nexecs;
+    struct sim_exec *execs;
+    struct sim_exec_int *xi;
+
+    struct sim_pool req_pool, batch_pool;
+    struct sim_timer_slot *timers;
+    uint32_t ntimers, cap_timers, free_timer;
+
+    const struct policy_ops *pol;
+    void *pstate;
+    gsl_rng *prng, *jrng;
+
+    int64_t ctrl_ns, data_ns, resp_ns;
+
+    struct sim_model_stats *ms;
+    struct sim_ts ts;
+    struct sim_window win;
+    uint64_t *snap_offered, *snap_completed, *snap_ontime, *snap_bad;
+
+    uint64_t arrived, ended, next_req_id, events, batches_total;
+    struct sim_observer obs;
+};
+
+#endif

@@ -1,0 +1,361 @@
+/* sim_json — getters with path-named errors, file loading with line:column, --set paths. */
+#include "sim_json.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+
+void sim_jpath(char *buf, size_t size, const char *path, const char *key)
+{
+    if (path && path[0])
+        snprintf(buf, size, "%s.%s", path, key);
+    else
+        snprintf(buf, size, "%s", key);
+}
+
+void sim_jpath_idx(char *buf, size_t size, const char *path, int i)
+{
+    snprintf(buf, size, "%s[%d]", path, i);
+}
+
+void sim_json_describe(const cJSON *v, char *buf, size_t size)
+{
+    if (!v)
+        snprintf(buf, size, "nothing");
+    else if (cJSON_IsString(v))
+        snprintf(buf, size, "\"%.60s\"", v->valuestring);
+    else if (cJSON_IsNumber(v))
+        snprintf(buf, size, "%.17g", v->valuedouble);
+    else if (cJSON_IsBool(v))
+        snprintf(buf, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNull(v))
+        snprintf(buf, size, "null");
+    else if (cJSON_IsArray(v))
+        snprintf(buf, size, "an array");
+    else if (cJSON_IsObject(v))
+        snprintf(buf, size, "an object");
+    else
+        snprintf(buf, size, "an invalid value");
+}
+
+static int fail(const char *path, const char *key, const char *expected, const cJSON *got)
+{
+    char p[SIM_JPATH_MAX], d[96];
+    sim_jpath(p, sizeof p, path, key);
+    sim_json_describe(got, d, sizeof d);
+    return sim_err_set(SIM_EINVAL, "%s: expected %s, got %s", p, expected, d);
+}
+
+int sim_json_keys(const cJSON *obj, const char *path, const char *const *allowed)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, obj) {
+        bool ok = false;
+        for (const char *const *a = allowed; *a; a++)
+            if (it->string && strcmp(it->string, *a) == 0)
+                ok = true;
+        if (!ok) {
+            char p[SIM_JPATH_MAX], list[512] = "";
+            sim_jpath(p, sizeof p, path, it->string ? it->string : "?");
+            for (const char *const *a = allowed; *a; a++) {
+                size_t l = strlen(list);
+                snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", *a);
+            }
+            return sim_err_set(SIM_EINVAL, "%s: unknown key (expected one of: %s)", p, list);
+        }
+    }
+    return 0;
+}
+
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+    return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+static int missing(const char *path, const char *key, const char *expected)
+{
+    char p[SIM_JPATH_MAX];
+    sim_jpath(p, sizeof p, path, key);
+    return sim_err_set(SIM_EINVAL, "%s: missing (expected %s)", p, expected);
+}
+
+int sim_json_num(const cJSON *obj, const char *path, const char *key, bool required,
+                 enum sim_jcons c, double *out)
+{
+    static const char *const what[] = {
+        [SIM_J_ANY] = "a number", [SIM_J_POS] = "a positive number",
+        [SIM_J_NONNEG] = "a non-negative number", [SIM_J_UNIT] = "a number in [0, 1]"};
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return required ? missing(path, key, what[c]) : 0;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return fail(path, key, what[c], v);
+    double x = v->valuedouble;
+    if ((c == SIM_J_POS && !(x > 0)) || (c == SIM_J_NONNEG && !(x >= 0)) ||
+        (c == SIM_J_UNIT && !(x >= 0 && x <= 1)))
+        return fail(path, key, what[c], v);
+    *out = x;
+    return 0;
+}
+
+int sim_json_int(const cJSON *obj, const char *path, const char *key, bool required,
+                 long min, long max, long *out)
+{
+    char what[96];
+    snprintf(what, sizeof what, "an integer in [%ld, %ld]", min, max);
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return required ? missing(path, key, what) : 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+        v->valuedouble < (double)min || v->valuedouble > (double)max)
+        return fail(path, key, what, v);
+    *out = (long)v->valuedouble;
+    return 0;
+}
+
+int sim_json_str(const cJSON *obj, const char *path, const char *key, bool required,
+                 const char **out)
+{
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return required ? missing(path, key, "a string") : 0;
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return fail(path, key, "a non-empty string", v);
+    *out = v->valuestring;
+    return 0;
+}
+
+int sim_json_bool(const cJSON *obj, const char *path, const char *key, bool required, bool *out)
+{
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return required ? missing(path, key, "true or false") : 0;
+    if (!cJSON_IsBool(v))
+        return fail(path, key, "true or false", v);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+int sim_json_obj(const cJSON *obj, const char *path, const char *key, bool required,
+                 const cJSON **out)
+{
+    const cJSON *v = member(obj, key);
+    *out = NULL;
+    if (!v)
+        return required ? missing(path, key, "an object") : 0;
+    if (!cJSON_IsObject(v))
+        return fail(path, key, "an object", v);
+    *out = v;
+    return 0;
+}
+
+int sim_json_arr(const cJSON *obj, const char *path, const char *key, bool required,
+                 const cJSON **out)
+{
+    const cJSON *v = member(obj, key);
+    *out = NULL;
+    if (!v)
+        return required ? missing(path, key, "an array") : 0;
+    if (!cJSON_IsArray(v))
+        return fail(path, key, "an array", v);
+    *out = v;
+    return 0;
+}
+
+int sim_json_enum(const cJSON *obj, const char *path, const char *key, bool required,
+                  const char *const *choices, int *out)
+{
+    char what[256] = "one of ";
+    for (int i = 0; choices[i]; i++) {
+        size_t l = strlen(what);
+        snprintf(what + l, sizeof what - l, "%s\"%s\"", i ? ", " : "", choices[i]);
+    }
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return required ? missing(path, key, what) : 0;
+    if (cJSON_IsString(v))
+        for (int i = 0; choices[i]; i++)
+            if (strcmp(v->valuestring, choices[i]) == 0) {
+                *out = i;
+                return 0;
+            }
+    return fail(path, key, what, v);
+}
+
+int sim_json_parse(const char *text, const char *name, cJSON **out)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root) {
+        int line = 1, col = 1;
+        const char *p = text;
+        if (!end)
+            end = text + strlen(text);
+        for (; p < end && *p; p++) {
+            if (*p == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        char near[24] = "";
+        size_t k = 0;
+        for (const char *q = end; *q && *q != '\n' && k + 1 < sizeof near; q++)
+            near[k++] = *q;
+        near[k] = '\0';
+        return sim_err_set(SIM_EINVAL, "%s:%d:%d: invalid JSON near '%s'", name, line, col,
+                           near);
+    }
+    *out = root;
+    return 0;
+}
+
+int sim_json_load_file(const char *file, cJSON **out)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return sim_err_set(errno == ENOENT ? SIM_ENOENT : SIM_EIO, "%s: cannot open: %s", file,
+                           strerror(errno));
+    int rc = 0;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 8192;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                rc = sim_err_set(SIM_ENOMEM, "%s: out of memory", file);
+                goto out_free;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        rc = sim_err_set(SIM_EIO, "%s: read error", file);
+        goto out_free;
+    }
+    buf[len] = '\0';
+    if (strlen(buf) != len) {
+        rc = sim_err_set(SIM_EINVAL, "%s: contains a NUL byte (not a JSON text file)", file);
+        goto out_free;
+    }
+    rc = sim_json_parse(buf, file, out);
+out_free:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+/* --set: walk "a.b[2].c", creating objects on the way. */
+int sim_json_set(cJSON *root, const char *assignment)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment)
+        return sim_err_set(SIM_EUSAGE, "--set %s: expected PATH=VALUE", assignment);
+    size_t plen = (size_t)(eq - assignment);
+    char path[SIM_JPATH_MAX];
+    if (plen >= sizeof path)
+        return sim_err_set(SIM_EUSAGE, "--set: path too long");
+    memcpy(path, assignment, plen);
+    path[plen] = '\0';
+
+    const char *vtext = eq + 1;
+    cJSON *val = cJSON_Parse(vtext);
+    if (!val)
+        val = cJSON_CreateString(vtext);
+    if (!val)
+        return SIM_ENOMEM;
+
+    cJSON *cur = root;
+    char *p = path;
+    char done[SIM_JPATH_MAX] = "";
+    while (*p) {
+        char key[128];
+        size_t k = 0;
+        while (*p && *p != '.' && *p != '[' && k + 1 < sizeof key)
+            key[k++] = *p++;
+        key[k] = '\0';
+        if (k) {
+            if (!cJSON_IsObject(cur))
+                goto not_object;
+            bool last = (*p == '\0');
+            cJSON *next = cJSON_GetObjectItemCaseSensitive(cur, key);
+            char np[SIM_JPATH_MAX];
+            sim_jpath(np, sizeof np, done, key);
+            snprintf(done, sizeof done, "%s", np);
+            if (last) {
+                if (next)
+                    cJSON_ReplaceItemInObjectCaseSensitive(cur, key, val);
+                else
+                    cJSON_AddItemToObject(cur, key, val);
+                return 0;
+            }
+            if (!next) {
+                next = (*p == '[') ? cJSON_CreateArray() : cJSON_CreateObject();
+                cJSON_AddItemToObject(cur, key, next);
+            }
+            cur = next;
+        }
+        if (*p == '.') {
+            p++;
+            continue;
+        }
+        if (*p == '[') {
+            char *end;
+            long i = strtol(p + 1, &end, 10);
+            if (end == p + 1 || *end != ']' || i < 0) {
+                cJSON_Delete(val);
+                return sim_err_set(SIM_EUSAGE, "--set %s: bad index in path", path);
+            }
+            p = end + 1;
+            if (!cJSON_IsArray(cur)) {
+                cJSON_Delete(val);
+                return sim_err_set(SIM_EINVAL, "--set %s: %s is not an array", path, done);
+            }
+            int n = cJSON_GetArraySize(cur);
+            char np[SIM_JPATH_MAX];
+            sim_jpath_idx(np, sizeof np, done, (int)i);
+            snprintf(done, sizeof done, "%s", np);
+            if (i > n) {
+                cJSON_Delete(val);
+                return sim_err_set(SIM_EINVAL, "--set %s: index %ld out of range (%s has %d)",
+                                   path, i, done, n);
+            }
+            bool last = (*p == '\0');
+            if (last) {
+                if (i == n)
+                    cJSON_AddItemToArray(cur, val);
+                else
+                    cJSON_ReplaceItemInArray(cur, (int)i, val);
+                return 0;
+            }
+            if (i == n) {
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddItemToArray(cur, o);
+            }
+            cur = cJSON_GetArrayItem(cur, (int)i);
+            if (*p == '.')
+                p++;
+            continue;
+        }
+        if (*p) {
+            cJSON_Delete(val);
+            return sim_err_set(SIM_EUSAGE, "--set %s: malformed path", path);
+        }
+    }
+    cJSON_Delete(val);
+    return sim_err_set(SIM_EUSAGE, "--set %s: empty path", assignment);
+not_object:
+    cJSON_Delete(val);
+    return sim_err_set(SIM_EINVAL, "--set %s: %s is not an object", path, done[0] ? done : "(root)");
+}

@@ -1,0 +1,47 @@
+/* sim_metrics — what the engine counts while it runs: per-model request outcomes, latency
+ * and queueing (log-linear histograms, never arrays of samples), batch sizes; and the time
+ * series sampled every metrics.sample_period_s. Statistics count requests that arrived after
+ * warm-up; the time series and the control window count every request. */
+#ifndef SIM_METRICS_H
+#define SIM_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim_hist.h"
+
+struct sim_model_stats {
+    uint64_t offered, on_time, late, dropped;    /* after warm-up */
+    struct sim_hist latency;                      /* completed requests, ns */
+    struct sim_hist queueing;                     /* arrival -> batch start, ns */
+    uint64_t batches, batched;                    /* batches started after warm-up */
+    uint64_t *batch_hist;                         /* [max_batch + 1] */
+    int max_batch;
+    /* cumulative over the whole run (for windows and the time series) */
+    uint64_t c_offered, c_completed, c_ontime, c_bad;
+};
+
+struct sim_ts_point {
+    int64_t t;          /* ns */
+    int32_t series;     /* index into the interned series names */
+    int32_t key;        /* model index or -1 */
+    double value;
+};
+
+#define SIM_TS_MAX_SERIES 64
+
+struct sim_ts {
+    struct sim_ts_point *pts;
+    size_t n, cap;
+    int nseries;
+    const char *series[SIM_TS_MAX_SERIES];
+};
+
+int sim_model_stats_init(struct sim_model_stats *ms, int max_batch);
+void sim_model_stats_free(struct sim_model_stats *ms);
+
+void sim_ts_init(struct sim_ts *ts);
+void sim_ts_free(struct sim_ts *ts);
+int sim_ts_push(struct sim_ts *ts, int64_t t, const char *series, int key, double value);
+
+#endif

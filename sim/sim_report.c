@@ -1,0 +1,221 @@
+/* sim_report — collecting results from a finished engine; table and JSON output. */
+#include "sim_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+
+#include "sim_err.h"
+#include "sim_int.h"
+
+static double ideal_batch(const struct sim_model_cfg *mc, int k, double slo_div)
+{
+    if (k < 0 || mc->prof[k].form != SIM_PROF_LINEAR || mc->prof[k].alpha_ms <= 0)
+        return 0;
+    double b = floor((mc->slo_ms / slo_div - mc->prof[k].beta_ms) / mc->prof[k].alpha_ms);
+    return b > 0 ? b : 0;
+}
+
+int sim_result_collect(struct sim *s, struct sim_result **out)
+{
+    const struct sim_config *c = s->cfg;
+    struct sim_result *r = calloc(1, sizeof *r);
+    *out = NULL;
+    if (!r)
+        return SIM_ENOMEM;
+    snprintf(r->name, sizeof r->name, "%s", c->name);
+    snprintf(r->policy, sizeof r->policy, "%s", c->policy);
+    r->seed = c->seed;
+    r->load_scale = s->scale;
+    r->duration_s = c->duration_s;
+    r->warmup_s = c->warmup_s;
+    r->percentile = c->percentile;
+    r->events = s->events;
+    r->nmodels = s->nmodels;
+    r->nexecs = s->nexecs;
+    r->models = calloc((size_t)s->nmodels, sizeof *r->models);
+    r->execs = calloc((size_t)s->nexecs, sizeof *r->execs);
+    if (!r->models || !r->execs)
+        goto fail;
+    double measured = c->duration_s - c->warmup_s;
+    double q = c->percentile / 100.0;
+    double worst = -1;
+    r->pass = true;
+    for (int m = 0; m < s->nmodels; m++) {
+        const struct sim_model_stats *ms = &s->ms[m];
+        const struct sim_model *md = &s->models[m];
+        struct sim_model_result *o = &r->models[m];
+        snprintf(o->name, sizeof o->name, "%s", md->cfg->name);
+        o->slo_ms = md->cfg->slo_ms;
+        o->rate_rps = md->rate_rps * s->scale;
+        o->max_batch = md->max_batch;
+        o->offered = ms->offered;
+        o->on_time = ms->on_time;
+        o->late = ms->late;
+        o->dropped = ms->dropped;
+        o->p50_ms = sim_ns_to_ms(sim_hist_quantile(&ms->latency, 0.50));
+        o->p90_ms = sim_ns_to_ms(sim_hist_quantile(&ms->latency, 0.90));
+        o->p99_ms = sim_ns_to_ms(sim_hist_quantile(&ms->latency, 0.99));
+        o->p999_ms = sim_ns_to_ms(sim_hist_quantile(&ms->latency, 0.999));
+        o->mean_ms = sim_hist_mean(&ms->latency) / 1e6;
+        o->mean_queue_ms = sim_hist_mean(&ms->queueing) / 1e6;
+        o->p99_queue_ms = sim_ns_to_ms(sim_hist_quantile(&ms->queueing, 0.99));
+        o->batches = ms->batches;
+        o->mean_batch = ms->batches ? (double)ms->batched / (double)ms->batches : 0;
+        uint64_t bad = ms->late + ms->dropped;
+        o->bad_frac = ms->offered ? (double)bad / (double)ms->offered : 0;
+        int k = sim_model_cfg_kind(md->cfg, c->gpu_kind);
+        double n = c->gpus;
+        o->ideal_batch_staggered = ideal_batch(md->cfg, k, 1.0 + 1.0 / n);
+        o->ideal_batch_uncoord = ideal_batch(md->cfg, k, 2.0);
+        o->batch_hist = malloc(((size_t)md->max_batch + 1) * sizeof *o->batch_hist);
+        o->latency = malloc(sizeof *o->latency);
+        if (!o->batch_hist || !o->latency)
+            goto fail;
+        memcpy(o->batch_hist, ms->batch_hist, ((size_t)md->max_batch + 1) * sizeof *o->batch_hist);
+        memcpy(o->latency, &ms->latency, sizeof *o->latency);
+        r->offered += o->offered;
+        r->on_time += o->on_time;
+        r->late += o->late;
+        r->dropped += o->dropped;
+        /* p-th percentile latency <= SLO  <=>  at most (1 - q) of requests are bad,
+         * dropped requests counting as infinitely late */
+        bool ok = o->offered == 0 || (double)bad <= (1.0 - q) * (double)o->offered + 1e-9;
+        if (!ok)
+            r->pass = false;
+        if (o->bad_frac > worst) {
+            worst = o->bad_frac;
+            r->worst_model = m;
+        }
+    }
+    r->worst_bad_frac = worst;
+    r->offered_rps = measured > 0 ? (double)r->offered / measured : 0;
+    r->ontime_rps = measured > 0 ? (double)r->on_time / measured : 0;
+    r->bad_rate = r->offered ? (double)(r->late + r->dropped) / (double)r->offered : 0;
+    for (int e = 0; e < s->nexecs; e++) {
+        const struct sim_exec *x = &s->execs[e];
+        struct sim_exec_result *o = &r->execs[e];
+        o->id = e;
+        snprintf(o->kind, sizeof o->kind, "%s", s->kinds[x->kind]);
+        int64_t span = s->now > 0 ? s->now : 1;
+        o->busy_frac = (double)x->busy_ns / (double)span;
+        o->batches = x->batches;
+        o->requests = x->requests;
+        o->load_events = x->load_events;
+        o->models_loaded = x->models_loaded;
+    }
+    r->ts = s->ts;                      /* move */
+    sim_ts_init(&s->ts);
+    *out = r;
+    return 0;
+fail:
+    sim_result_destroy(r);
+    return SIM_ENOMEM;
+}
+
+void sim_result_destroy(struct sim_result *r)
+{
+    if (!r)
+        return;
+    for (int m = 0; m < r->nmodels && r->models; m++) {
+        free(r->models[m].batch_hist);
+        free(r->models[m].latency);
+    }
+    free(r->models);
+    free(r->execs);
+    sim_ts_free(&r->ts);
+    free(r);
+}
+
+void sim_result_print_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g)
+{
+    fprintf(f, "experiment %s  policy %s  seed %llu  load x%.4g  %g s (warm-up %g s)\n",
+            r->name, r->policy, (unsigned long long)r->seed, r->load_scale, r->duration_s,
+            r->warmup_s);
+    fprintf(f, "%-20s %7s %9s %9s %7s %7s %8s %8s %8s %7s %7s %6s\n", "model", "slo_ms",
+            "offered", "on_time", "late", "dropped", "p50_ms", "p99_ms", "queue_ms",
+            "batch", "ideal", "bad%");
+    for (int m = 0; m < r->nmodels; m++) {
+        const struct sim_model_result *o = &r->models[m];
+        fprintf(f, "%-20.20s %7.1f %9llu %9llu %7llu %7llu %8.2f %8.2f %8.2f %7.2f %7.0f %6.2f\n",
+                o->name, o->slo_ms, (unsigned long long)o->offered,
+                (unsigned long long)o->on_time, (unsigned long long)o->late,
+                (unsigned long long)o->dropped, o->p50_ms, o->p99_ms, o->mean_queue_ms,
+                o->mean_batch, o->ideal_batch_staggered, 100 * o->bad_frac);
+    }
+    double busy = 0;
+    for (int e = 0; e < r->nexecs; e++)
+        busy += r->execs[e].busy_frac;
+    fprintf(f, "total: offered %.1f req/s, on time %.1f req/s, bad rate %.4f, GPU busy %.1f%% "
+               "(%d GPUs), %s at p%g\n", r->offered_rps, r->ontime_rps, r->bad_rate,
+            r->nexecs ? 100 * busy / r->nexecs : 0.0, r->nexecs,
+            r->pass ? "every model within SLO" : "SLO missed", r->percentile);
+    if (g) {
+        fprintf(f, "goodput search: %d probes%s\n", g->nprobes,
+                g->monotone ? "" : " (pass/fail was not monotone in load: see goodput_search)");
+        fprintf(f, "  %-5s %10s %12s %5s %12s %s\n", "probe", "scale", "offered_rps", "pass",
+                "worst_bad%", "worst model");
+        for (int i = 0; i < g->nprobes; i++) {
+            const struct sim_probe *p = &g->probes[i];
+            fprintf(f, "  %-5d %10.5g %12.1f %5s %12.3f %s\n", i, p->scale, p->offered_rps,
+                    p->pass ? "yes" : "no", 100 * p->worst_bad_frac, p->worst_model);
+        }
+        if (g->found)
+            fprintf(f, "goodput: %.1f req/s (load x%.5g)\n", g->goodput_rps, g->goodput_scale);
+        else
+            fprintf(f, "goodput: 0 (no probed load met every SLO)\n");
+    }
+}
+
+char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddStringToObject(o, "policy", r->policy);
+    cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+    cJSON_AddNumberToObject(o, "load_scale", r->load_scale);
+    cJSON_AddNumberToObject(o, "offered_rps", r->offered_rps);
+    cJSON_AddNumberToObject(o, "ontime_rps", r->ontime_rps);
+    cJSON_AddNumberToObject(o, "bad_rate", r->bad_rate);
+    cJSON_AddBoolToObject(o, "slo_met", r->pass);
+    cJSON_AddNumberToObject(o, "events", (double)r->events);
+    if (g) {
+        cJSON_AddNumberToObject(o, "goodput_rps", g->found ? g->goodput_rps : 0);
+        cJSON_AddNumberToObject(o, "goodput_scale", g->found ? g->goodput_scale : 0);
+        cJSON_AddBoolToObject(o, "monotone", g->monotone);
+        cJSON *ps = cJSON_AddArrayToObject(o, "probes");
+        for (int i = 0; i < g->nprobes; i++) {
+            cJSON *p = cJSON_CreateObject();
+            cJSON_AddNumberToObject(p, "scale", g->probes[i].scale);
+            cJSON_AddNumberToObject(p, "offered_rps", g->probes[i].offered_rps);
+            cJSON_AddBoolToObject(p, "pass", g->probes[i].pass);
+            cJSON_AddNumberToObject(p, "worst_bad_frac", g->probes[i].worst_bad_frac);
+            cJSON_AddStringToObject(p, "worst_model", g->probes[i].worst_model);
+            cJSON_AddItemToArray(ps, p);
+        }
+    }
+    cJSON *ms = cJSON_AddArrayToObject(o, "models");
+    for (int m = 0; m < r->nmodels; m++) {
+        const struct sim_model_result *x = &r->models[m];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", x->name);
+        cJSON_AddNumberToObject(j, "slo_ms", x->slo_ms);
+        cJSON_AddNumberToObject(j, "offered", (double)x->offered);
+        cJSON_AddNumberToObject(j, "on_time", (double)x->on_time);
+        cJSON_AddNumberToObject(j, "late", (double)x->late);
+        cJSON_AddNumberToObject(j, "dropped", (double)x->dropped);
+        cJSON_AddNumberToObject(j, "p50_ms", x->p50_ms);
+        cJSON_AddNumberToObject(j, "p90_ms", x->p90_ms);
+        cJSON_AddNumberToObject(j, "p99_ms", x->p99_ms);
+        cJSON_AddNumberToObject(j, "p999_ms", x->p999_ms);
+        cJSON_AddNumberToObject(j, "mean_queue_ms", x->mean_queue_ms);
+        cJSON_AddNumberToObject(j, "mean_batch", x->mean_batch);
+        cJSON_AddNumberToObject(j, "ideal_batch_staggered", x->ideal_batch_staggered);
+        cJSON_AddItemToArray(ms, j);
+    }
+    cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}

@@ -1,0 +1,78 @@
+/* sim_report — the results of one run, detached from the engine, and their presentation.
+ *
+ * sim_result_collect() copies what a finished engine measured (per model, per executor, the
+ * time series) so the engine can be destroyed; the results store writes a sim_result, the CLI
+ * prints it as a table or as JSON. A goodput search keeps its probes and the sim_result of
+ * the highest passing probe. Nothing here depends on wall-clock time except `wall_s`. */
+#ifndef SIM_REPORT_H
+#define SIM_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim.h"
+#include "sim_hist.h"
+#include "sim_metrics.h"
+
+struct sim_model_result {
+    char name[SIM_NAME_MAX];
+    double slo_ms, rate_rps;
+    int max_batch;
+    uint64_t offered, on_time, late, dropped;
+    double p50_ms, p90_ms, p99_ms, p999_ms, mean_ms;
+    double mean_queue_ms, p99_queue_ms, mean_batch;
+    double bad_frac;                    /* (late + dropped) / offered */
+    double ideal_batch_staggered, ideal_batch_uncoord;  /* spec reference values; 0 if n/a */
+    uint64_t batches;
+    uint64_t *batch_hist;               /* [max_batch + 1], owned */
+    struct sim_hist *latency;           /* owned copy */
+};
+
+struct sim_exec_result {
+    int id;
+    char kind[SIM_NAME_MAX];
+    double busy_frac;
+    uint64_t batches, requests, load_events;
+    int models_loaded;
+};
+
+struct sim_result {
+    char name[128], policy[SIM_NAME_MAX];
+    uint64_t seed;
+    double load_scale, duration_s, warmup_s, percentile;
+    double offered_rps, ontime_rps, bad_rate;
+    uint64_t offered, on_time, late, dropped, events;
+    bool pass;                          /* every model meets its SLO at the percentile */
+    int worst_model;
+    double worst_bad_frac;
+    int nmodels, nexecs;
+    struct sim_model_result *models;
+    struct sim_exec_result *execs;
+    struct sim_ts ts;                   /* moved out of the engine */
+    double wall_s;
+};
+
+int sim_result_collect(struct sim *s, struct sim_result **out /* OUT */);
+void sim_result_destroy(struct sim_result *r);
+
+struct sim_probe {
+    double scale, offered_rps, worst_bad_frac, worst_p99_ms;
+    bool pass;
+    char worst_model[SIM_NAME_MAX];
+};
+
+struct sim_goodput {
+    int nprobes;
+    struct sim_probe probes[256];
+    double goodput_rps, goodput_scale;
+    bool monotone;                      /* no passing probe above a failing one */
+    bool found;                         /* some probe passed */
+    struct sim_result *best;            /* the highest passing probe's result (or the lowest) */
+};
+
+void sim_result_print_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g);
+/* One JSON object (see docs/results.md); `g` may be NULL for a plain run. */
+char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g);
+
+#endif

@@ -1,0 +1,271 @@
+/* sim_store — schema creation, versioning and transactional writes of results. */
+#include "sim_store.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_err.h"
+
+struct sim_store {
+    sqlite3 *db;
+    char *path;
+};
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS runs(\n"
+    "  id INTEGER PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL, policy TEXT NOT NULL,\n"
+    "  seed INTEGER NOT NULL, config_json TEXT NOT NULL, config_hash TEXT NOT NULL,\n"
+    "  version TEXT NOT NULL, started_at TEXT NOT NULL, wall_s REAL NOT NULL,\n"
+    "  status TEXT NOT NULL, duration_s REAL NOT NULL, warmup_s REAL NOT NULL,\n"
+    "  load_scale REAL NOT NULL, offered_rps REAL NOT NULL, ontime_rps REAL NOT NULL,\n"
+    "  bad_rate REAL NOT NULL, slo_met INTEGER NOT NULL, percentile REAL NOT NULL,\n"
+    "  goodput_rps REAL, events INTEGER NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS model_stats(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL, slo_ms REAL NOT NULL,\n"
+    "  rate_rps REAL NOT NULL, max_batch INTEGER NOT NULL, offered INTEGER NOT NULL,\n"
+    "  on_time INTEGER NOT NULL, late INTEGER NOT NULL, dropped INTEGER NOT NULL,\n"
+    "  p50_ms REAL, p90_ms REAL, p99_ms REAL, p999_ms REAL, mean_ms REAL,\n"
+    "  mean_queue_ms REAL, p99_queue_ms REAL, mean_batch REAL, batches INTEGER NOT NULL,\n"
+    "  ideal_batch_staggered REAL, ideal_batch_uncoord REAL,\n"
+    "  PRIMARY KEY(run_id, model));\n"
+    "CREATE TABLE IF NOT EXISTS executor_stats(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), executor INTEGER NOT NULL,\n"
+    "  kind TEXT NOT NULL, busy_frac REAL NOT NULL, batches INTEGER NOT NULL,\n"
+    "  requests INTEGER NOT NULL, models_loaded INTEGER NOT NULL, load_events INTEGER NOT NULL,\n"
+    "  PRIMARY KEY(run_id, executor));\n"
+    "CREATE TABLE IF NOT EXISTS timeseries(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), t_s REAL NOT NULL, series TEXT NOT NULL,\n"
+    "  key TEXT NOT NULL, value REAL NOT NULL);\n"
+    "CREATE INDEX IF NOT EXISTS timeseries_run ON timeseries(run_id, series);\n"
+    "CREATE TABLE IF NOT EXISTS batch_hist(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL,\n"
+    "  batch_size INTEGER NOT NULL, count INTEGER NOT NULL,\n"
+    "  PRIMARY KEY(run_id, model, batch_size));\n"
+    "CREATE TABLE IF NOT EXISTS latency_hist(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL,\n"
+    "  lo_ms REAL NOT NULL, hi_ms REAL NOT NULL, count INTEGER NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS goodput_search(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), probe INTEGER NOT NULL,\n"
+    "  scale REAL NOT NULL, offered_rps REAL NOT NULL, pass INTEGER NOT NULL,\n"
+    "  worst_model TEXT NOT NULL, worst_bad_frac REAL NOT NULL, worst_p99_ms REAL,\n"
+    "  PRIMARY KEY(run_id, probe));\n"
+    "CREATE TABLE IF NOT EXISTS profiles(\n"
+    "  id INTEGER PRIMARY KEY, executor_kind TEXT NOT NULL, model TEXT NOT NULL,\n"
+    "  form TEXT NOT NULL, alpha_ms REAL, beta_ms REAL, a_ms REAL, b_ms REAL, c_ms REAL,\n"
+    "  table_json TEXT, source TEXT NOT NULL, measured_at TEXT NOT NULL);\n";
+
+const char *sim_store_schema_sql(void)
+{
+    return schema_sql;
+}
+
+static int db_err(struct sim_store *st, const char *what)
+{
+    return sim_err_set(SIM_EDB, "%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
+}
+
+static int exec(struct sim_store *st, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        int rc = sim_err_set(SIM_EDB, "%s: %s", st->path, msg ? msg : "error");
+        sqlite3_free(msg);
+        return rc;
+    }
+    return 0;
+}
+
+static int user_version(struct sim_store *st, int *v)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK)
+        return db_err(st, "reading the schema version");
+    *v = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+    sqlite3_finalize(q);
+    return 0;
+}
+
+int sim_store_open(const char *path, struct sim_store **out)
+{
+    int rc, v = 0;
+    struct sim_store *st = calloc(1, sizeof *st);
+    *out = NULL;
+    if (!st || !(st->path = strdup(path))) {
+        free(st);
+        return SIM_ENOMEM;
+    }
+    if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        rc = db_err(st, "cannot open");
+        goto fail;
+    }
+    sqlite3_busy_timeout(st->db, 10000);
+    if ((rc = user_version(st, &v)))
+        goto fail;
+    if (v > SIM_STORE_SCHEMA) {
+        rc = sim_err_set(SIM_EDB, "%s: schema version %d is newer than this servesim's %d",
+                         path, v, SIM_STORE_SCHEMA);
+        goto fail;
+    }
+    if (v < SIM_STORE_SCHEMA) {
+        char ver[96];
+        snprintf(ver, sizeof ver,
+                 "PRAGMA user_version = %d; INSERT OR REPLACE INTO meta VALUES('schema_version', '%d');",
+                 SIM_STORE_SCHEMA, SIM_STORE_SCHEMA);
+        if ((rc = exec(st, "BEGIN IMMEDIATE")) || (rc = exec(st, schema_sql)) ||
+            (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
+            exec(st, "ROLLBACK");
+            goto fail;
+        }
+    }
+    *out = st;
+    return 0;
+fail:
+    sim_store_close(st);
+    return rc;
+}
+
+void sim_store_close(struct sim_store *st)
+{
+    if (!st)
+        return;
+    sqlite3_close(st->db);
+    free(st->path);
+    free(st);
+}
+
+/* A tiny binder: each column is given as a type letter in `types`:
+ * i = int64, d = double, t = text, n = NULL (consumes a double argument). */
+static int insert(struct sim_store *st, sqlite3_stmt *q, const char *types, ...)
+{
+    va_list ap;
+    va_start(ap, types);
+    sqlite3_reset(q);
+    for (int i = 0; types[i]; i++) {
+        int col = i + 1, r = SQLITE_OK;
+        switch (types[i]) {
+        case 'i': r = sqlite3_bind_int64(q, col, va_arg(ap, int64_t)); break;
+        case 'd': r = sqlite3_bind_double(q, col, va_arg(ap, double)); break;
+        case 't': r = sqlite3_bind_text(q, col, va_arg(ap, const char *), -1, SQLITE_TRANSIENT); break;
+        case 'n': (void)va_arg(ap, double); r = sqlite3_bind_null(q, col); break;
+        }
+        if (r != SQLITE_OK) {
+            va_end(ap);
+            return db_err(st, "binding a value");
+        }
+    }
+    va_end(ap);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        return db_err(st, "inserting a row");
+    return 0;
+}
+
+static int prep(struct sim_store *st, const char *sql, sqlite3_stmt **q)
+{
+    if (sqlite3_prepare_v2(st->db, sql, -1, q, NULL) != SQLITE_OK)
+        return db_err(st, "preparing a statement");
+    return 0;
+}
+
+int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const char *kind,
+                    const struct sim_result *r, const struct sim_goodput *g, int64_t *run_id)
+{
+    int rc;
+    sqlite3_stmt *q_run = NULL, *q_ms = NULL, *q_es = NULL, *q_ts = NULL, *q_bh = NULL,
+                 *q_lh = NULL, *q_gs = NULL;
+    char *json = sim_config_canonical(cfg);
+    char hash[17], started[32], seed_text[24];
+    snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)r->seed);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    sim_config_hash(cfg, hash);
+    if (!json)
+        return SIM_ENOMEM;
+    if ((rc = exec(st, "BEGIN IMMEDIATE")))
+        goto out;
+    if ((rc = prep(st, "INSERT INTO runs(name, kind, policy, seed, config_json, config_hash, "
+                       "version, started_at, wall_s, status, duration_s, warmup_s, load_scale, "
+                       "offered_rps, ontime_rps, bad_rate, slo_met, percentile, goodput_rps, events) "
+                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
+        (rc = prep(st, "INSERT INTO model_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ms)) ||
+        (rc = prep(st, "INSERT INTO executor_stats VALUES(?,?,?,?,?,?,?,?)", &q_es)) ||
+        (rc = prep(st, "INSERT INTO timeseries VALUES(?,?,?,?,?)", &q_ts)) ||
+        (rc = prep(st, "INSERT INTO batch_hist VALUES(?,?,?,?)", &q_bh)) ||
+        (rc = prep(st, "INSERT INTO latency_hist VALUES(?,?,?,?,?)", &q_lh)) ||
+        (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?)", &q_gs)))
+        goto rollback;
+    if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddi" : "ttttttttdtddddddidni",
+                     r->name, kind, r->policy, seed_text, json, hash, SERVESIM_VERSION,
+                     started, r->wall_s, "ok", r->duration_s, r->warmup_s, r->load_scale,
+                     r->offered_rps, r->ontime_rps, r->bad_rate, (int64_t)r->pass,
+                     r->percentile, g && g->found ? g->goodput_rps : 0.0, (int64_t)r->events)))
+        goto rollback;
+    int64_t id = sqlite3_last_insert_rowid(st->db);
+    for (int m = 0; m < r->nmodels; m++) {
+        const struct sim_model_result *x = &r->models[m];
+        if ((rc = insert(st, q_ms, "itddiiiiiddddddddidd", id, x->name, x->slo_ms, x->rate_rps,
+                         (int64_t)x->max_batch, (int64_t)x->offered, (int64_t)x->on_time,
+                         (int64_t)x->late, (int64_t)x->dropped, x->p50_ms, x->p90_ms, x->p99_ms,
+                         x->p999_ms, x->mean_ms, x->mean_queue_ms, x->p99_queue_ms,
+                         x->mean_batch, (int64_t)x->batches, x->ideal_batch_staggered,
+                         x->ideal_batch_uncoord)))
+            goto rollback;
+        for (int b = 1; b <= x->max_batch; b++)
+            if (x->batch_hist[b] &&
+                (rc = insert(st, q_bh, "itii", id, x->name, (int64_t)b, (int64_t)x->batch_hist[b])))
+                goto rollback;
+        for (int k = 0; k < SIM_HIST_BUCKETS; k++) {
+            if (!x->latency->counts[k])
+                continue;
+            int64_t lo, hi;
+            sim_hist_bucket_range(k, &lo, &hi);
+            if ((rc = insert(st, q_lh, "itddi", id, x->name, sim_ns_to_ms(lo), sim_ns_to_ms(hi),
+                             (int64_t)x->latency->counts[k])))
+                goto rollback;
+        }
+    }
+    for (int e = 0; e < r->nexecs; e++) {
+        const struct sim_exec_result *x = &r->execs[e];
+        if ((rc = insert(st, q_es, "iitdiiii", id, (int64_t)x->id, x->kind, x->busy_frac,
+                         (int64_t)x->batches, (int64_t)x->requests, (int64_t)x->models_loaded,
+                         (int64_t)x->load_events)))
+            goto rollback;
+    }
+    for (size_t i = 0; i < r->ts.n; i++) {
+        const struct sim_ts_point *p = &r->ts.pts[i];
+        const char *key = p->key >= 0 && p->key < r->nmodels ? r->models[p->key].name : "";
+        if ((rc = insert(st, q_ts, "idttd", id, (double)p->t / 1e9, r->ts.series[p->series], key,
+                         p->value)))
+            goto rollback;
+    }
+    if (g)
+        for (int i = 0; i < g->nprobes; i++) {
+            const struct sim_probe *p = &g->probes[i];
+            if ((rc = insert(st, q_gs, "iiddidtd", id, (int64_t)i, p->scale, p->offered_rps,
+                             (int64_t)p->pass, p->worst_model, p->worst_bad_frac, p->worst_p99_ms)))
+                goto rollback;
+        }
+    if ((rc = exec(st, "COMMIT")))
+        goto rollback;
+    if (run_id)
+        *run_id = id;
+    goto out;
+rollback:
+    exec(st, "ROLLBACK");
+out:
+    sqlite3_finalize(q_run);
+    sqlite3_finalize(q_ms);
+    sqlite3_finalize(q_es);
+    sqlite3_finalize(q_ts);
+    sqlite3_finalize(q_bh);
+    sqlite3_finalize(q_lh);
+    sqlite3_finalize(q_gs);
+    free(json);
+    return rc;
+}

@@ -1,0 +1,93 @@
+/* wl_arrival — unit-rate gap draws mapped through the inverse cumulative rate. */
+#include "wl_arrival.h"
+
+#include <math.h>
+#include <gsl/gsl_randist.h>
+
+#include "sim_err.h"
+#include "sim_rng.h"
+
+int wl_stream_init(struct wl_stream *st, const struct sim_config *cfg, const char *name,
+                   double rate_rps)
+{
+    st->rng = sim_rng_stream(cfg->seed, name);
+    if (!st->rng)
+        return SIM_ENOMEM;
+    st->kind = cfg->arrival;
+    st->shape = cfg->gamma_shape;
+    st->rate_per_ns = rate_rps / 1e9;
+    st->u = 0;
+    st->seg = cfg->segments;
+    st->nseg = cfg->nsegments;
+    st->cur = 0;
+    st->seg_t0 = st->seg_m0 = 0;
+    st->started = false;
+    return 0;
+}
+
+void wl_stream_free(struct wl_stream *st)
+{
+    gsl_rng_free(st->rng);
+    st->rng = NULL;
+}
+
+static double gap(struct wl_stream *st)
+{
+    switch (st->kind) {
+    case SIM_ARR_POISSON:
+        return gsl_ran_exponential(st->rng, 1.0);
+    case SIM_ARR_GAMMA:
+        return gsl_ran_gamma(st->rng, st->shape, 1.0 / st->shape);
+    case SIM_ARR_UNIFORM:
+        if (!st->started)
+            return gsl_rng_uniform(st->rng);   /* random phase */
+        return 1.0;
+    }
+    return 1.0;
+}
+
+int64_t wl_stream_next(struct wl_stream *st)
+{
+    if (st->rate_per_ns <= 0)
+        return INT64_MAX;
+    st->u += gap(st);
+    st->started = true;
+    double m_target = st->u / st->rate_per_ns;     /* M(t) we need, in ns */
+    if (st->nseg == 0)
+        return (int64_t)llround(m_target);
+    for (;;) {
+        const struct sim_segment *sg = &st->seg[st->cur];
+        bool last = (st->cur == st->nseg - 1);
+        double m_end = st->seg_m0 + sg->scale * sg->duration_s * 1e9;
+        if (last || m_target < m_end) {
+            if (sg->scale <= 0)
+                return INT64_MAX;                  /* zero rate from here on */
+            double t = st->seg_t0 + (m_target - st->seg_m0) / sg->scale;
+            return (int64_t)llround(t);
+        }
+        st->seg_t0 += sg->duration_s * 1e9;
+        st->seg_m0 = m_end;
+        st->cur++;
+    }
+}
+
+void wl_popularity_shares(const struct sim_config *cfg, double *shares)
+{
+    double sum = 0;
+    for (int i = 0; i < cfg->nmodels; i++) {
+        switch (cfg->popularity) {
+        case SIM_POP_UNIFORM:
+            shares[i] = 1.0;
+            break;
+        case SIM_POP_ZIPF:
+            shares[i] = 1.0 / pow((double)(i + 1), cfg->zipf_s);
+            break;
+        case SIM_POP_EXPLICIT:
+            shares[i] = cfg->models[i].share;
+            break;
+        }
+        sum += shares[i];
+    }
+    for (int i = 0; i < cfg->nmodels; i++)
+        shares[i] = sum > 0 ? shares[i] / sum : 0;
+}

@@ -1,0 +1,322 @@
+/* wl_zoo — model entry parsing and zoo expansion. Every error names its JSON path; errors
+ * inside a zoo file are prefixed with the zoo's file name. */
+#include "wl_zoo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+#include "sim_json.h"
+
+static int parse_profile(const cJSON *o, const char *path, struct sim_profile *p)
+{
+    static const char *const keys[] = {"form", "alpha_ms", "beta_ms", "a_ms", "b_ms",
+                                       "c_ms", "latency_ms", NULL};
+    static const char *const forms[] = {"linear", "quadratic", "table", NULL};
+    int rc, form = 0;
+    memset(p, 0, sizeof *p);
+    if (!cJSON_IsObject(o)) {
+        char d[96];
+        sim_json_describe(o, d, sizeof d);
+        return sim_err_set(SIM_EINVAL, "%s: expected a profile object, got %s", path, d);
+    }
+    if ((rc = sim_json_keys(o, path, keys)) || (rc = sim_json_enum(o, path, "form", true, forms, &form)))
+        return rc;
+    p->form = (enum sim_prof_form)form;
+    switch (p->form) {
+    case SIM_PROF_LINEAR:
+        if ((rc = sim_json_num(o, path, "alpha_ms", true, SIM_J_NONNEG, &p->alpha_ms)) ||
+            (rc = sim_json_num(o, path, "beta_ms", true, SIM_J_NONNEG, &p->beta_ms)))
+            return rc;
+        if (p->alpha_ms + p->beta_ms <= 0)
+            return sim_err_set(SIM_EINVAL, "%s: expected alpha_ms + beta_ms > 0, got 0", path);
+        break;
+    case SIM_PROF_QUADRATIC:
+        if ((rc = sim_json_num(o, path, "a_ms", true, SIM_J_NONNEG, &p->a_ms)) ||
+            (rc = sim_json_num(o, path, "b_ms", true, SIM_J_NONNEG, &p->b_ms)) ||
+            (rc = sim_json_num(o, path, "c_ms", true, SIM_J_NONNEG, &p->c_ms)))
+            return rc;
+        if (p->a_ms + p->b_ms + p->c_ms <= 0)
+            return sim_err_set(SIM_EINVAL, "%s: expected a_ms + b_ms + c_ms > 0, got 0", path);
+        break;
+    case SIM_PROF_TABLE: {
+        const cJSON *t;
+        char tp[SIM_JPATH_MAX];
+        if ((rc = sim_json_arr(o, path, "latency_ms", true, &t)))
+            return rc;
+        int n = cJSON_GetArraySize(t);
+        sim_jpath(tp, sizeof tp, path, "latency_ms");
+        if (n < 1)
+            return sim_err_set(SIM_EINVAL, "%s: expected at least one latency, got []", tp);
+        p->table_ms = malloc((size_t)n * sizeof *p->table_ms);
+        if (!p->table_ms)
+            return SIM_ENOMEM;
+        p->table_n = n;
+        for (int i = 0; i < n; i++) {
+            const cJSON *v = cJSON_GetArrayItem(t, i);
+            char ip[SIM_JPATH_MAX], d[96];
+            sim_jpath_idx(ip, sizeof ip, tp, i);
+            if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) ||
+                (i > 0 && v->valuedouble < p->table_ms[i - 1])) {
+                sim_json_describe(v, d, sizeof d);
+                return sim_err_set(SIM_EINVAL,
+                                   "%s: expected a positive latency not below the previous "
+                                   "batch size's, got %s", ip, d);
+            }
+            p->table_ms[i] = v->valuedouble;
+        }
+        break;
+    }
+    }
+    return 0;
+}
+
+double sim_profile_ms(const struct sim_profile *p, int b)
+{
+    double x = b;
+    switch (p->form) {
+    case SIM_PROF_LINEAR:
+        return p->alpha_ms * x + p->beta_ms;
+    case SIM_PROF_QUADRATIC:
+        return p->a_ms * x * x + p->b_ms * x + p->c_ms;
+    case SIM_PROF_TABLE:
+        if (b <= p->table_n)
+            return p->table_ms[b - 1];
+        if (p->table_n == 1)
+            return p->table_ms[0] * x;
+        /* extend with the slope of the last two entries */
+        return p->table_ms[p->table_n - 1] +
+               (p->table_ms[p->table_n - 1] - p->table_ms[p->table_n - 2]) * (x - p->table_n);
+    }
+    return 0;
+}
+
+void wl_model_free(struct sim_model_cfg *m)
+{
+    for (int k = 0; k < m->nprof; k++) {
+        free(m->prof[k].table_ms);
+        m->prof[k].table_ms = NULL;
+    }
+    m->nprof = 0;
+}
+
+static int add_profile(struct sim_model_cfg *m, const char *kind, const char *path)
+{
+    if (m->nprof == SIM_MAX_KINDS)
+        return sim_err_set(SIM_EINVAL, "%s: more than %d executor kinds", path, SIM_MAX_KINDS);
+    for (int k = 0; k < m->nprof; k++)
+        if (strcmp(m->prof_kind[k], kind) == 0)
+            return sim_err_set(SIM_EINVAL, "%s: executor kind \"%s\" given twice", path, kind);
+    snprintf(m->prof_kind[m->nprof], SIM_NAME_MAX, "%s", kind);
+    return m->nprof++;
+}
+
+int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
+                   struct sim_model_cfg *m)
+{
+    static const char *const keys[] = {"name", "slo_ms", "max_batch", "share", "alpha_ms",
+                                       "beta_ms", "profile", "profiles", "weights_mb",
+                                       "static_mb", "dynamic_mb", "load_ms", NULL};
+    int rc;
+    const char *name = NULL;
+    memset(m, 0, sizeof *m);
+    m->share = -1;
+    if (!cJSON_IsObject(o)) {
+        char d[96];
+        sim_json_describe(o, d, sizeof d);
+        return sim_err_set(SIM_EINVAL, "%s: expected a model object, got %s", path, d);
+    }
+    if ((rc = sim_json_keys(o, path, keys)) ||
+        (rc = sim_json_str(o, path, "name", true, &name)) ||
+        (rc = sim_json_num(o, path, "slo_ms", true, SIM_J_POS, &m->slo_ms)) ||
+        (rc = sim_json_num(o, path, "share", false, SIM_J_NONNEG, &m->share)) ||
+        (rc = sim_json_num(o, path, "weights_mb", false, SIM_J_NONNEG, &m->weights_mb)) ||
+        (rc = sim_json_num(o, path, "static_mb", false, SIM_J_NONNEG, &m->static_mb)) ||
+        (rc = sim_json_num(o, path, "dynamic_mb", false, SIM_J_NONNEG, &m->dynamic_mb)) ||
+        (rc = sim_json_num(o, path, "load_ms", false, SIM_J_NONNEG, &m->load_ms)))
+        return rc;
+    long mb = 0;
+    if ((rc = sim_json_int(o, path, "max_batch", false, 1, 4096, &mb)))
+        return rc;
+    m->max_batch = (int)mb;
+    if (strlen(name) >= SIM_NAME_MAX)
+        return sim_err_set(SIM_EINVAL, "%s.name: expected at most %d characters, got %zu", path,
+                           SIM_NAME_MAX - 1, strlen(name));
+    snprintf(m->name, sizeof m->name, "%s", name);
+
+    char p[SIM_JPATH_MAX];
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "alpha_ms");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "beta_ms");
+    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(o, "profile");
+    const cJSON *profs = cJSON_GetObjectItemCaseSensitive(o, "profiles");
+    int forms = (a || b) + (prof != NULL) + (profs != NULL);
+    if (forms != 1) {
+        rc = sim_err_set(SIM_EINVAL, "%s: expected exactly one of alpha_ms+beta_ms, profile or "
+                                     "profiles, got %d", path, forms);
+        goto fail;
+    }
+    if (a || b) {
+        int k = add_profile(m, default_kind, path);
+        if (k < 0)
+            return k;
+        m->prof[k].form = SIM_PROF_LINEAR;
+        if ((rc = sim_json_num(o, path, "alpha_ms", true, SIM_J_NONNEG, &m->prof[k].alpha_ms)) ||
+            (rc = sim_json_num(o, path, "beta_ms", true, SIM_J_NONNEG, &m->prof[k].beta_ms)))
+            goto fail;
+        if (m->prof[k].alpha_ms + m->prof[k].beta_ms <= 0) {
+            rc = sim_err_set(SIM_EINVAL, "%s: expected alpha_ms + beta_ms > 0, got 0", path);
+            goto fail;
+        }
+    } else if (prof) {
+        int k = add_profile(m, default_kind, path);
+        if (k < 0)
+            return k;
+        sim_jpath(p, sizeof p, path, "profile");
+        if ((rc = parse_profile(prof, p, &m->prof[k])))
+            goto fail;
+    } else {
+        sim_jpath(p, sizeof p, path, "profiles");
+        if (!cJSON_IsObject(profs) || !profs->child) {
+            char d[96];
+            sim_json_describe(profs, d, sizeof d);
+            rc = sim_err_set(SIM_EINVAL, "%s: expected an object {kind: profile}, got %s", p, d);
+            goto fail;
+        }
+        const cJSON *it;
+        cJSON_ArrayForEach(it, profs) {
+            char kp[SIM_JPATH_MAX];
+            sim_jpath(kp, sizeof kp, p, it->string);
+            int k = add_profile(m, it->string, kp);
+            if (k < 0) {
+                rc = k;
+                goto fail;
+            }
+            if ((rc = parse_profile(it, kp, &m->prof[k])))
+                goto fail;
+        }
+    }
+    return 0;
+fail:
+    wl_model_free(m);
+    return rc;
+}
+
+void wl_zoo_resolve(const char *ref, const char *base_dir, char *out, size_t size)
+{
+    size_t n = strlen(ref);
+    bool bare = !strchr(ref, '/') && !(n > 5 && strcmp(ref + n - 5, ".json") == 0);
+    if (bare) {
+        const char *dir = getenv("SERVESIM_ZOO_DIR");
+        snprintf(out, size, "%s/%s.json", dir && dir[0] ? dir : SERVESIM_ZOO_DIR, ref);
+    } else if (ref[0] == '/' || !base_dir || !base_dir[0]) {
+        snprintf(out, size, "%s", ref);
+    } else {
+        snprintf(out, size, "%s/%s", base_dir, ref);
+    }
+}
+
+static int zoo_models(const char *file, const cJSON *zoo, const cJSON **models,
+                      const char **kind)
+{
+    static const char *const keys[] = {"format", "name", "source", "notes", "executor_kind",
+                                       "executor_memory_mb", "models", NULL};
+    const char *format = NULL;
+    double mem = 0;
+    int rc;
+    if (!cJSON_IsObject(zoo))
+        return sim_err_set(SIM_EINVAL, "%s: expected a zoo object at the top level", file);
+    if ((rc = sim_json_keys(zoo, "", keys)) || (rc = sim_json_str(zoo, "", "format", true, &format)) ||
+        (rc = sim_json_str(zoo, "", "executor_kind", true, kind)) ||
+        (rc = sim_json_num(zoo, "", "executor_memory_mb", false, SIM_J_POS, &mem)) ||
+        (rc = sim_json_arr(zoo, "", "models", true, models)))
+        return sim_err_prefix(rc, file);
+    if (strcmp(format, "servesim-zoo/1") != 0)
+        return sim_err_set(SIM_EINVAL, "%s: format: expected \"servesim-zoo/1\", got \"%s\"",
+                           file, format);
+    return 0;
+}
+
+int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
+                  struct sim_model_cfg **models, int *n)
+{
+    static const char *const keys[] = {"zoo", "select", "slo_ms", "max_batch", NULL};
+    const char *zref = NULL;
+    double slo = 0;
+    long max_batch = 0;
+    int rc;
+    if ((rc = sim_json_keys(ref, path, keys)) || (rc = sim_json_str(ref, path, "zoo", true, &zref)) ||
+        (rc = sim_json_num(ref, path, "slo_ms", false, SIM_J_POS, &slo)) ||
+        (rc = sim_json_int(ref, path, "max_batch", false, 1, 4096, &max_batch)))
+        return rc;
+
+    char file[1024], sp[SIM_JPATH_MAX];
+    wl_zoo_resolve(zref, base_dir, file, sizeof file);
+    cJSON *zoo = NULL;
+    if ((rc = sim_json_load_file(file, &zoo))) {
+        char zp[SIM_JPATH_MAX];
+        sim_jpath(zp, sizeof zp, path, "zoo");
+        return sim_err_prefix(rc, zp);
+    }
+    const cJSON *zm = NULL, *sel = cJSON_GetObjectItemCaseSensitive(ref, "select");
+    const char *kind = NULL;
+    if ((rc = zoo_models(file, zoo, &zm, &kind)))
+        goto out;
+    sim_jpath(sp, sizeof sp, path, "select");
+    bool all = !sel || (cJSON_IsString(sel) && strcmp(sel->valuestring, "all") == 0);
+    if (!all && !cJSON_IsArray(sel)) {
+        char d[96];
+        sim_json_describe(sel, d, sizeof d);
+        rc = sim_err_set(SIM_EINVAL, "%s: expected \"all\" or an array of model names, got %s",
+                         sp, d);
+        goto out;
+    }
+    int want = all ? cJSON_GetArraySize(zm) : cJSON_GetArraySize(sel);
+    struct sim_model_cfg *nm = realloc(*models, (size_t)(*n + want) * sizeof *nm);
+    if (!nm) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    *models = nm;
+    for (int i = 0; i < want; i++) {
+        const cJSON *entry = NULL;
+        int zi = i;
+        if (!all) {
+            const cJSON *s = cJSON_GetArrayItem(sel, i);
+            char ip[SIM_JPATH_MAX];
+            sim_jpath_idx(ip, sizeof ip, sp, i);
+            if (!cJSON_IsString(s)) {
+                char d[96];
+                sim_json_describe(s, d, sizeof d);
+                rc = sim_err_set(SIM_EINVAL, "%s: expected a model name, got %s", ip, d);
+                goto out;
+            }
+            zi = -1;
+            for (int j = 0; j < cJSON_GetArraySize(zm) && zi < 0; j++) {
+                const cJSON *nmj = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(zm, j), "name");
+                if (cJSON_IsString(nmj) && strcmp(nmj->valuestring, s->valuestring) == 0)
+                    zi = j;
+            }
+            if (zi < 0) {
+                rc = sim_err_set(SIM_EINVAL, "%s: model \"%s\" is not in zoo %s", ip,
+                                 s->valuestring, file);
+                goto out;
+            }
+        }
+        entry = cJSON_GetArrayItem(zm, zi);
+        char mp[SIM_JPATH_MAX];
+        sim_jpath_idx(mp, sizeof mp, "models", zi);
+        if ((rc = wl_model_parse(entry, mp, kind, &(*models)[*n]))) {
+            sim_err_prefix(rc, file);
+            goto out;
+        }
+        if (slo > 0)
+            (*models)[*n].slo_ms = slo;
+        if (max_batch > 0)
+            (*models)[*n].max_batch = (int)max_batch;
+        (*n)++;
+    }
+out:
+    cJSON_Delete(zoo);
+    return rc;
+}

@@ -1,0 +1,31 @@
+/* wl_zoo — model entries and model zoo files (format "servesim-zoo/1", docs/zoo.md).
+ *
+ * One parser reads a model entry wherever it appears: inline in a config's models[] or in a
+ * zoo file. A zoo file carries profiles measured on one executor kind (its executor_kind) and
+ * the source of its figures. A config selects from a zoo with
+ *   {"zoo": "symphony_1080ti" | "path/to/zoo.json", "select": "all" | [names],
+ *    "slo_ms": override, "max_batch": override}
+ * A bare name is looked up in the shipped zoo folder (workloads/zoo, or $SERVESIM_ZOO_DIR);
+ * a path resolves against the config file's folder. */
+#ifndef WL_ZOO_H
+#define WL_ZOO_H
+
+#include <cjson/cJSON.h>
+
+#include "sim_config.h"
+
+/* Parses one model entry at `path`. Linear shorthand (alpha_ms/beta_ms) and "profile" apply
+ * to `default_kind`; "profiles" names kinds explicitly. */
+int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
+                   struct sim_model_cfg *out /* OUT */);
+void wl_model_free(struct sim_model_cfg *m);
+
+/* Expands the zoo reference object `ref` (at JSON `path`) into models appended to
+ * (*models, *n). `base_dir` resolves relative zoo paths. */
+int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
+                  struct sim_model_cfg **models /* IN/OUT */, int *n /* IN/OUT */);
+
+/* The path a zoo reference resolves to (for messages and tests). */
+void wl_zoo_resolve(const char *ref, const char *base_dir, char *out, size_t size);
+
+#endif
