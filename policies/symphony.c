@@ -15,6 +15,11 @@
  * Deadlines are the requests' SLO deadlines less the nominal response delay, so a batch that
  * meets the planned deadline is on time end to end.
  * work_conserving=true uses exec_at = earliest always (the paper's baseline).
+ * overload_drop (default true; our addition, see docs/policies.md): when more requests wait
+ * than fit the head's deadline and that batch b cannot keep up with the arrival rate even on
+ * all N GPUs (N b < lambda l(b)), drop the oldest if that lets a strictly larger batch meet its
+ * deadline. Without it, overload shrinks batches toward 1 (each batch is limited by an
+ * almost-expired head) and throughput collapses instead of showing the spec's flat top.
  * Autoscaling signals (bad rate, idle fraction, and the GPUs the spec's rules would add or
  * release) are recorded in the time series every sampling period; no GPUs are added here. */
 #include <math.h>
@@ -39,7 +44,7 @@ struct cand {
 };
 
 struct symphony {
-    bool wc;
+    bool wc, overload_drop;
     double tau_ns;
     double bad_threshold;
     int nm, ng, kind;
@@ -52,7 +57,8 @@ struct symphony {
     int64_t rank_at;
 };
 
-static const char *const params[] = {"work_conserving", "rate_window_ms", "bad_rate_threshold", NULL};
+static const char *const params[] = {"work_conserving", "rate_window_ms", "bad_rate_threshold",
+                                     "overload_drop", NULL};
 
 static inline int64_t lat(const struct sim *s, const struct symphony *st, int m, int b)
 {
@@ -64,6 +70,25 @@ static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t eff_dl(const struct symphony *st, const struct sim_request *r)
 {
     return r->deadline - st->resp_ns;
+}
+
+/* Step 2: the largest batch of the queue's requests first..first+bs-1 that, started at
+ * max(now + delay(bs), gfree), finishes by the deadline of request `first`. */
+static int prefix_batch(const struct sim *s, const struct symphony *st, int m, int first,
+                        int64_t gfree)
+{
+    int64_t now = sim_now(s);
+    int64_t dl = eff_dl(st, sim_queue_at(s, m, first));
+    int maxb = sim_model(s, m)->max_batch, len = sim_queue_len(s, m) - first;
+    int lo = 0, hi = len < maxb ? len : maxb;
+    while (lo < hi) {                       /* feasibility is monotone in the batch size */
+        int mid = (lo + hi + 1) / 2;
+        if (max64(now + sim_dispatch_delay_ns(s, mid), gfree) + lat(s, st, m, mid) <= dl)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 /* Steps 1-5 of the candidate update against a GPU free at gfree. */
@@ -83,19 +108,30 @@ static void update(struct sim *s, struct symphony *st, int m, int64_t gfree)
         return;
     }
     int maxb = sim_model(s, m)->max_batch;
-    int64_t dl = eff_dl(st, sim_queue_at(s, m, 0));
-    int lo = 1, hi = len < maxb ? len : maxb;
-    while (lo < hi) {                       /* feasibility is monotone in the batch size */
-        int mid = (lo + hi + 1) / 2;
-        if (max64(now + sim_dispatch_delay_ns(s, mid), gfree) + lat(s, st, m, mid) <= dl)
-            lo = mid;
-        else
-            hi = mid - 1;
+    int bs = prefix_batch(s, st, m, 0, gfree);
+    double lambda = c->rate_c / st->tau_ns;                 /* requests per ns */
+    /* N GPUs keep up with rate lambda at batch b only if N b >= lambda l(b) */
+    bool behind = (double)st->ng * bs < lambda * (double)lat(s, st, m, bs);
+    if (st->overload_drop && behind && bs < len && bs < maxb) {
+        /* Overload: the oldest requests limit the batch. Drop them when that lets a strictly
+         * larger batch meet its deadline (Nexus-style early drop); otherwise batches shrink
+         * toward 1 and throughput collapses instead of staying flat. */
+        int best_i = 0, best = bs;
+        for (int i = 1; i < len && len - i > best && i <= maxb; i++) {
+            int b = prefix_batch(s, st, m, i, gfree);
+            if (b > best) {
+                best = b;
+                best_i = i;
+            }
+        }
+        for (int i = 0; i < best_i; i++)
+            sim_queue_drop_head(s, m);
+        bs = best;
+        len = sim_queue_len(s, m);
     }
-    int bs = lo;
+    int64_t dl = eff_dl(st, sim_queue_at(s, m, 0));
     int64_t earliest = max64(now + sim_dispatch_delay_ns(s, bs), gfree);
     int64_t frontrun = dl - lat(s, st, m, bs + 1);
-    double lambda = c->rate_c / st->tau_ns;                 /* requests per ns */
     bool ready = st->wc || bs >= maxb || bs < len || (double)bs >= (double)c->beta_ns * lambda;
     c->valid = true;
     c->bs = bs;
@@ -238,7 +274,9 @@ static int init(struct sim *s, const cJSON *p, void *state)
     double window_ms = 1000;
     int rc;
     st->bad_threshold = 0.01;
+    st->overload_drop = true;
     if ((rc = sim_json_bool(p, "policy.params", "work_conserving", false, &st->wc)) ||
+        (rc = sim_json_bool(p, "policy.params", "overload_drop", false, &st->overload_drop)) ||
         (rc = sim_json_num(p, "policy.params", "rate_window_ms", false, SIM_J_POS, &window_ms)) ||
         (rc = sim_json_num(p, "policy.params", "bad_rate_threshold", false, SIM_J_UNIT, &st->bad_threshold)))
         return rc;

@@ -499,6 +499,12 @@ static int kind_index(struct sim *s, const char *kind)
 
 int sim_create(const struct sim_config *cfg, double scale, struct sim **out)
 {
+    return sim_create_with_policy(cfg, scale, policy_find(cfg->policy), out);
+}
+
+int sim_create_with_policy(const struct sim_config *cfg, double scale,
+                           const struct policy_ops *pol, struct sim **out)
+{
     int rc = SIM_ENOMEM;
     struct sim *s = calloc(1, sizeof *s);
     *out = NULL;
@@ -592,7 +598,7 @@ int sim_create(const struct sim_config *cfg, double scale, struct sim **out)
     }
 
     s->jrng = sim_rng_stream(cfg->seed, "network.jitter");
-    s->pol = policy_find(cfg->policy);
+    s->pol = pol;
     if (!s->jrng || !s->pol)
         goto fail;
     char pname[SIM_NAME_MAX + 16];

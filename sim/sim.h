@@ -90,6 +90,9 @@ struct policy_ops;
 
 /* An engine for `cfg` with every arrival rate multiplied by `load_scale`. */
 int sim_create(const struct sim_config *cfg, double load_scale, struct sim **out /* OUT */);
+/* The same with an explicit policy table (tests, out-of-tree policies). */
+int sim_create_with_policy(const struct sim_config *cfg, double load_scale,
+                           const struct policy_ops *pol, struct sim **out /* OUT */);
 void sim_destroy(struct sim *s);
 /* Runs to the end (duration, then drain). Returns 0 or a negative code. */
 int sim_run(struct sim *s);

@@ -1,0 +1,306 @@
+/* test_core — unit tests of the engine's building blocks: event order, timers, histogram
+ * accuracy, random streams, arrival processes, --set paths, and the M/D/1 queueing oracle. */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "policy.h"
+#include "sim.h"
+#include "sim_err.h"
+#include "sim_goodput.h"
+#include "sim_heap.h"
+#include "sim_json.h"
+#include "sim_rng.h"
+#include "test.h"
+#include "wl_arrival.h"
+
+static void heap_ties_fire_in_insertion_order(void)
+{
+    struct sim_heap h;
+    sim_heap_init(&h);
+    for (uint32_t i = 0; i < 1000; i++)
+        sim_heap_push(&h, (struct sim_event){.time = (i % 3) * 10, .idx = i});
+    int64_t last_t = -1;
+    uint32_t last_idx[3] = {0, 0, 0};
+    bool first[3] = {true, true, true};
+    struct sim_event e;
+    int n = 0;
+    while (sim_heap_pop(&h, &e) == 0) {
+        CHECK(e.time >= last_t, "time %lld after %lld", (long long)e.time, (long long)last_t);
+        int k = (int)(e.time / 10);
+        CHECK(first[k] || e.idx > last_idx[k], "tie order: idx %u after %u", e.idx, last_idx[k]);
+        first[k] = false;
+        last_idx[k] = e.idx;
+        last_t = e.time;
+        n++;
+    }
+    CHECK(n == 1000, "popped %d", n);
+    sim_heap_free(&h);
+}
+
+static void heap_random_times_sorted(void)
+{
+    struct sim_heap h;
+    sim_heap_init(&h);
+    gsl_rng *r = sim_rng_stream(7, "test");
+    int64_t last = -1;
+    int n = 0;
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 200; i++)
+            sim_heap_push(&h, (struct sim_event){.time = last + 1 + (int64_t)gsl_rng_uniform_int(r, 100000)});
+        struct sim_event e;
+        for (int i = 0; i < 150 && sim_heap_pop(&h, &e) == 0; i++, n++) {
+            CHECK(e.time >= last, "popped %lld after %lld", (long long)e.time, (long long)last);
+            last = e.time;
+        }
+    }
+    gsl_rng_free(r);
+    sim_heap_free(&h);
+    CHECK(n == 50 * 150, "popped %d", n);
+}
+
+/* A test policy: sets timers at init, cancels some, records what fires. */
+struct tp {
+    int fired[16];
+    int64_t fired_at[16];
+    uint64_t h[16];
+    int nfired;
+};
+
+static int tp_init(struct sim *s, const cJSON *p, void *state)
+{
+    struct tp *t = state;
+    (void)p;
+    for (int i = 0; i < 10; i++)
+        t->h[i] = sim_timer_set(s, (int64_t)(10 - i) * 1000, (uint64_t)i, NULL);
+    t->h[10] = sim_timer_set(s, 5000, 10, NULL);      /* same time as timer 5: fires after it */
+    sim_timer_cancel(s, t->h[3]);
+    sim_timer_cancel(s, t->h[7]);
+    sim_timer_cancel(s, t->h[7]);                      /* twice: no-op */
+    return 0;
+}
+
+static void tp_on_request(struct sim *s, void *state, int m, struct sim_request *r)
+{
+    (void)state;
+    (void)r;
+    sim_queue_drop_head(s, m);
+}
+
+static void tp_on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    struct tp *t = state;
+    (void)arg;
+    t->fired[t->nfired] = (int)tag;
+    t->fired_at[t->nfired++] = sim_now(s);
+    if (tag == 9) {                                    /* fires first; re-arm and cancel */
+        uint64_t h = sim_timer_set(s, 2500, 11, NULL);
+        sim_timer_cancel(s, h);
+        sim_timer_cancel(s, t->h[9]);                  /* stale handle: harmless */
+    }
+}
+
+static const char tiny_cfg[] =
+    "{\"name\":\"t\",\"duration_s\":0.001,\"cluster\":{\"gpus\":1},"
+    "\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":100}],"
+    "\"workload\":{\"rate_rps\":1},\"metrics\":{\"sample_period_s\":0}}";
+
+/* The test policy copies its record out after every timer, so the test can read it. */
+static struct tp observed;
+static void tp2_on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    tp_on_timer(s, state, tag, arg);
+    observed = *(struct tp *)state;
+}
+
+static void timers_cancelled_never_fire(void)
+{
+    static const struct policy_ops ops = {
+        .name = "timer-test", .state_size = sizeof(struct tp), .init = tp_init,
+        .on_request = tp_on_request, .on_timer = tp2_on_timer};
+    struct sim_config *cfg;
+    struct sim *s;
+    memset(&observed, 0, sizeof observed);
+    REQUIRE_OK(sim_config_from_text(tiny_cfg, "tiny", ".", &cfg));
+    REQUIRE_OK(sim_create_with_policy(cfg, 1.0, &ops, &s));
+    REQUIRE_OK(sim_run(s));
+    /* expected firing order: tags 9,8,6,5,10,4,2,1,0 (3 and 7 cancelled, 11 cancelled) */
+    static const int want[] = {9, 8, 6, 5, 10, 4, 2, 1, 0};
+    CHECK(observed.nfired == 9, "fired %d timers", observed.nfired);
+    for (int i = 0; i < 9 && i < observed.nfired; i++) {
+        CHECK(observed.fired[i] == want[i], "timer %d: fired tag %d, want %d", i,
+              observed.fired[i], want[i]);
+        if (i)
+            CHECK(observed.fired_at[i] >= observed.fired_at[i - 1], "time went backwards");
+    }
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
+static void hist_quantiles_within_one_percent(void)
+{
+    gsl_rng *r = sim_rng_stream(11, "hist");
+    enum { N = 200000 };
+    double *x = malloc(N * sizeof *x);
+    struct sim_hist *h = malloc(sizeof *h);
+    sim_hist_reset(h);
+    for (int i = 0; i < N; i++) {
+        /* latencies from 0.2 ms to seconds: lognormal around 5 ms, in ns */
+        x[i] = floor(gsl_ran_lognormal(r, log(5e6), 1.2));
+        sim_hist_add(h, (int64_t)x[i]);
+    }
+    gsl_sort(x, 1, N);
+    static const double qs[] = {0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999};
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+        /* nearest-rank exact quantile: the ceil(q N)-th smallest */
+        size_t rank = (size_t)ceil(qs[i] * N);
+        double exact = x[rank - 1];
+        double got = (double)sim_hist_quantile(h, qs[i]);
+        CHECK(fabs(got - exact) <= 0.01 * exact, "q=%g: hist %.0f exact %.0f (%.3f%%)", qs[i],
+              got, exact, 100 * (got - exact) / exact);
+    }
+    CHECK(fabs(sim_hist_mean(h) - gsl_stats_mean(x, 1, N)) < 1e-6 * gsl_stats_mean(x, 1, N),
+          "mean %g vs %g", sim_hist_mean(h), gsl_stats_mean(x, 1, N));
+    /* exact below 256, bounded width above */
+    for (int64_t v = 0; v < 256; v++) {
+        int64_t lo, hi;
+        sim_hist_bucket_range(sim_hist_bucket_of(v), &lo, &hi);
+        CHECK(lo == v && hi == v, "value %lld in [%lld, %lld]", (long long)v, (long long)lo, (long long)hi);
+    }
+    for (int64_t v = 256; v < ((int64_t)1 << 39); v = v * 3 + 7) {
+        int64_t lo, hi;
+        sim_hist_bucket_range(sim_hist_bucket_of(v), &lo, &hi);
+        CHECK(lo <= v && v <= hi && (double)(hi - lo + 1) <= (double)lo / 127.0,
+              "value %lld in [%lld, %lld]", (long long)v, (long long)lo, (long long)hi);
+    }
+    free(x);
+    free(h);
+    gsl_rng_free(r);
+}
+
+static void rng_streams_depend_on_name_and_seed_only(void)
+{
+    gsl_rng *a = sim_rng_stream(1, "arrivals.ResNet50"), *b = sim_rng_stream(1, "arrivals.ResNet50");
+    gsl_rng *c = sim_rng_stream(1, "arrivals.VGG16"), *d = sim_rng_stream(2, "arrivals.ResNet50");
+    unsigned long xa = gsl_rng_get(a), xb = gsl_rng_get(b), xc = gsl_rng_get(c), xd = gsl_rng_get(d);
+    CHECK(xa == xb, "same stream differs: %lu %lu", xa, xb);
+    CHECK(xa != xc && xa != xd, "streams collide: %lu %lu %lu", xa, xc, xd);
+    gsl_rng_free(a);
+    gsl_rng_free(b);
+    gsl_rng_free(c);
+    gsl_rng_free(d);
+}
+
+static void arrival_rates_and_burstiness(void)
+{
+    static const char *const kinds[] = {"poisson", "gamma", "uniform"};
+    static const double want_cv2[] = {1.0, 1.0 / 0.2, 0.0};
+    for (int k = 0; k < 3; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"duration_s\":1,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"m\","
+                 "\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10}],\"workload\":{\"rate_rps\":100,"
+                 "\"arrival\":{\"kind\":\"%s\"%s}}}", kinds[k], k == 1 ? ",\"shape\":0.2" : "");
+        struct sim_config *cfg;
+        REQUIRE_OK(sim_config_from_text(text, "arr", ".", &cfg));
+        struct wl_stream st;
+        REQUIRE_OK(wl_stream_init(&st, cfg, "arrivals.m", 100.0));
+        enum { N = 200000 };
+        double *g = malloc(N * sizeof *g);
+        int64_t prev = wl_stream_next(&st);
+        for (int i = 0; i < N; i++) {
+            int64_t t = wl_stream_next(&st);
+            g[i] = (double)(t - prev) / 1e9;
+            prev = t;
+        }
+        double mean = gsl_stats_mean(g, 1, N), var = gsl_stats_variance(g, 1, N);
+        CHECK_NEAR(mean, 0.01, 0.02);
+        double cv2 = var / (mean * mean);
+        CHECK(fabs(cv2 - want_cv2[k]) <= 0.05 * want_cv2[k] + 1e-6, "%s: cv^2 %g want %g",
+              kinds[k], cv2, want_cv2[k]);
+        free(g);
+        wl_stream_free(&st);
+        sim_config_destroy(cfg);
+    }
+}
+
+static void segments_scale_the_rate(void)
+{
+    const char *text =
+        "{\"duration_s\":30,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"m\",\"alpha_ms\":1,"
+        "\"beta_ms\":1,\"slo_ms\":10}],\"workload\":{\"rate_rps\":1000,\"segments\":["
+        "{\"duration_s\":10,\"scale\":1},{\"duration_s\":10,\"scale\":0},{\"scale\":3}]}}";
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "seg", ".", &cfg));
+    struct wl_stream st;
+    REQUIRE_OK(wl_stream_init(&st, cfg, "arrivals.m", 1000.0));
+    int count[3] = {0, 0, 0};
+    for (;;) {
+        int64_t t = wl_stream_next(&st);
+        if (t >= 30 * SIM_NS_PER_S)
+            break;
+        count[t / (10 * SIM_NS_PER_S)]++;
+    }
+    CHECK_NEAR(count[0], 10000, 0.03);
+    CHECK(count[1] == 0, "zero-rate segment had %d arrivals", count[1]);
+    CHECK_NEAR(count[2], 30000, 0.03);
+    wl_stream_free(&st);
+    sim_config_destroy(cfg);
+}
+
+static void json_set_paths(void)
+{
+    cJSON *root = cJSON_Parse("{\"cluster\":{\"gpus\":4},\"models\":[{\"slo_ms\":20},{\"slo_ms\":30}]}");
+    REQUIRE_OK(sim_json_set(root, "cluster.gpus=16"));
+    REQUIRE_OK(sim_json_set(root, "models[1].slo_ms=45.5"));
+    REQUIRE_OK(sim_json_set(root, "policy.name=fifo"));
+    REQUIRE_OK(sim_json_set(root, "policy.params.work_conserving=true"));
+    char *t = cJSON_PrintUnformatted(root);
+    CHECK(strcmp(t, "{\"cluster\":{\"gpus\":16},\"models\":[{\"slo_ms\":20},{\"slo_ms\":45.5}],"
+                    "\"policy\":{\"name\":\"fifo\",\"params\":{\"work_conserving\":true}}}") == 0,
+          "got %s", t);
+    free(t);
+    CHECK(sim_json_set(root, "models[5].slo_ms=1") == SIM_EINVAL, "index out of range accepted");
+    CHECK(strstr(sim_err_msg(), "out of range") != NULL, "message: %s", sim_err_msg());
+    CHECK(sim_json_set(root, "cluster.gpus[0]=1") == SIM_EINVAL, "non-array indexed");
+    CHECK(sim_json_set(root, "novalue") == SIM_EUSAGE, "missing '=' accepted");
+    cJSON_Delete(root);
+}
+
+/* M/D/1: batch size 1, deterministic service D, Poisson arrivals, one GPU, FIFO.
+ * Mean wait in queue W = rho / (2 mu (1 - rho)). */
+static void md1_mean_wait(void)
+{
+    const double D_ms = 10, rho = 0.6, mu = 1000.0 / D_ms, lambda = rho * mu;
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"name\":\"md1\",\"seed\":3,\"duration_s\":3000,\"warmup_s\":20,"
+             "\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"m\",\"alpha_ms\":0,\"beta_ms\":%g,"
+             "\"slo_ms\":1e6,\"max_batch\":1}],\"workload\":{\"rate_rps\":%g},"
+             "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
+             "\"policy\":{\"name\":\"fifo\",\"params\":{\"drop_late\":false}},"
+             "\"metrics\":{\"sample_period_s\":0}}", D_ms, lambda);
+    struct sim_config *cfg;
+    struct sim_result *r;
+    REQUIRE_OK(sim_config_from_text(text, "md1", ".", &cfg));
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    double want_ms = rho / (2 * mu * (1 - rho)) * 1000;
+    CHECK_NEAR(r->models[0].mean_queue_ms, want_ms, 0.03);
+    CHECK(r->models[0].mean_batch == 1.0, "mean batch %g", r->models[0].mean_batch);
+    CHECK(r->dropped == 0 && r->late == 0, "dropped %llu late %llu",
+          (unsigned long long)r->dropped, (unsigned long long)r->late);
+    printf("M/D/1 rho=%.2f: mean wait %.4f ms, analytic %.4f ms (%d requests)\n", rho,
+           r->models[0].mean_queue_ms, want_ms, (int)r->offered);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+}
+
+TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_order},
+          {"heap_random_times_sorted", heap_random_times_sorted},
+          {"timers_cancelled_never_fire", timers_cancelled_never_fire},
+          {"hist_quantiles_within_one_percent", hist_quantiles_within_one_percent},
+          {"rng_streams_depend_on_name_and_seed_only", rng_streams_depend_on_name_and_seed_only},
+          {"arrival_rates_and_burstiness", arrival_rates_and_burstiness},
+          {"segments_scale_the_rate", segments_scale_the_rate},
+          {"json_set_paths", json_set_paths},
+          {"md1_mean_wait", md1_mean_wait})
