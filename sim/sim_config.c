@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "sim.h"
 #include "sim_err.h"
 #include "sim_json.h"
 #include "sim_rng.h"
@@ -323,6 +324,13 @@ static int build(struct sim_config *c)
 static int finish(struct sim_config *c, const char *label)
 {
     int rc = build(c);
+    if (!rc) {
+        /* policy params are checked by the policy's own init, on a throw-away engine, so
+         * their errors surface here (with the file name), before any database is touched */
+        struct sim *s = NULL;
+        rc = sim_create(c, 1.0, &s);
+        sim_destroy(s);
+    }
     if (rc)
         sim_err_prefix(rc, label);
     return rc;
@@ -364,8 +372,11 @@ int sim_config_load(const char *file, const char *const *sets, int nsets, bool s
     if (rc)
         goto fail;
     for (int i = 0; i < nsets; i++)
-        if ((rc = sim_json_set(c->json, sets[i])))
+        if ((rc = sim_json_set(c->json, sets[i]))) {
+            sim_err_prefix(rc == SIM_EUSAGE ? SIM_EINVAL : rc, c->file);
+            rc = SIM_EINVAL;
             goto fail;
+        }
     if (seed_given) {
         cJSON *s = cJSON_CreateNumber((double)seed);
         if (cJSON_GetObjectItemCaseSensitive(c->json, "seed"))

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# test_cli — the servesim command end to end: broken configs (message + exit 2 + nothing
+# written), determinism of results in the database and --json, transactional writes.
+# usage: test_cli.sh CASE SERVESIM_BINARY
+set -u
+case_name=$1
+bin=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+base='"name":"t","duration_s":2,"cluster":{"gpus":2},"workload":{"rate_rps":100}'
+model='{"name":"m","alpha_ms":1,"beta_ms":2,"slo_ms":20}'
+
+# expect_error NAME EXPECTED-FRAGMENT CONFIG-TEXT [extra args...]
+expect_error() {
+  local name=$1 frag=$2 text=$3
+  shift 3
+  printf '%s' "$text" > "$tmp/$name.json"
+  "$bin" run "$tmp/$name.json" --db "$tmp/$name.db" "$@" > "$tmp/out" 2> "$tmp/err"
+  local rc=$?
+  [ $rc -eq 2 ] || fail "$name: exit $rc, expected 2 ($(cat "$tmp/err"))"
+  grep -qF -- "$frag" "$tmp/err" || fail "$name: message '$(cat "$tmp/err")' lacks '$frag'"
+  grep -qF -- "$name.json" "$tmp/err" || fail "$name: message does not name the file"
+  [ ! -s "$tmp/$name.db" ] || fail "$name: a database was written"
+}
+
+config_errors() {
+  expect_error syntax "invalid JSON" "{\"name\": \"x\", $base,"
+  expect_error syntax_line "syntax_line.json:3:" $'{\n "name": "x",\n "seed": ]\n}'
+  expect_error unknown_key "colour: unknown key" "{$base,\"models\":[$model],\"colour\":1}"
+  expect_error slo_type 'models[0].slo_ms: expected a positive number, got "fast"' \
+    "{$base,\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":2,\"slo_ms\":\"fast\"}]}"
+  expect_error gpus_zero "cluster.gpus: expected an integer in [1, 100000], got 0" \
+    '{"duration_s":2,"cluster":{"gpus":0},"workload":{"rate_rps":1},"models":['"$model"']}'
+  expect_error arrival_kind 'workload.arrival.kind: expected one of "poisson", "gamma", "uniform", got "weibull"' \
+    '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"arrival":{"kind":"weibull"}}}'
+  expect_error gamma_shape "workload.arrival.shape: missing" \
+    '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"arrival":{"kind":"gamma"}}}'
+  expect_error policy_name 'policy.name: expected one of "symphony", "fifo"' \
+    "{$base,\"models\":[$model],\"policy\":{\"name\":\"nexus9\"}}"
+  expect_error policy_param "policy.params.bogus: unknown key" \
+    "{$base,\"models\":[$model],\"policy\":{\"name\":\"symphony\",\"params\":{\"bogus\":1}}}"
+  expect_error param_type "policy.params.work_conserving: expected true or false, got \"yes\"" \
+    "{$base,\"models\":[$model],\"policy\":{\"params\":{\"work_conserving\":\"yes\"}}}"
+  expect_error zoo_missing "models[0].zoo: " "{$base,\"models\":[{\"zoo\":\"no_such_zoo\"}]}"
+  expect_error zoo_select 'model "Nope" is not in zoo' \
+    "{$base,\"models\":[{\"zoo\":\"symphony_1080ti\",\"select\":[\"ResNet50V2\",\"Nope\"]}]}"
+  expect_error slo_tiny "is below its batch-1 latency" \
+    "{$base,\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":20,\"slo_ms\":10}]}"
+  expect_error memory "cluster.gpu_memory_mb: expected at least" \
+    '{"duration_s":2,"cluster":{"gpus":1,"gpu_memory_mb":1000},"workload":{"rate_rps":1},"models":[{"zoo":"symphony_table1_1080ti"}]}'
+  expect_error duplicate 'model "m" appears twice' "{$base,\"models\":[$model,$model]}"
+  expect_error share 'missing share' \
+    '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"popularity":{"kind":"explicit"}}}'
+  expect_error warmup "warmup_s: expected less than duration_s" "{$base,\"warmup_s\":5,\"models\":[$model]}"
+  expect_error profile_two "expected exactly one of alpha_ms+beta_ms, profile or profiles" \
+    "{$base,\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":2,\"slo_ms\":20,\"profile\":{\"form\":\"linear\",\"alpha_ms\":1,\"beta_ms\":1}}]}"
+  expect_error table_order "models[0].profile.latency_ms[2]: expected a positive latency" \
+    "{$base,\"models\":[{\"name\":\"m\",\"slo_ms\":20,\"profile\":{\"form\":\"table\",\"latency_ms\":[1,2,1.5]}}]}"
+  expect_error set_range "out of range" "{$base,\"models\":[$model]}" --set 'models[3].slo_ms=5'
+  expect_error set_type "cluster.gpus: expected an integer" "{$base,\"models\":[$model]}" --set 'cluster.gpus=many'
+  # a file that does not exist, and a bad option
+  "$bin" run "$tmp/nope.json" --no-db 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -q "cannot open" "$tmp/err" || fail "missing file: exit $rc, $(cat "$tmp/err")"
+  "$bin" run --frobnicate 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -q "unknown option" "$tmp/err" || fail "bad option: exit $rc"
+}
+
+# rows of every results table for one run, without ids and wall-clock fields
+dump_run() {
+  sqlite3 "$1" "
+    SELECT name, kind, policy, seed, config_json, config_hash, version, status, duration_s,
+           warmup_s, load_scale, offered_rps, ontime_rps, bad_rate, slo_met, events
+      FROM runs WHERE id = $2;
+    SELECT * FROM model_stats WHERE run_id = $2 ORDER BY model;
+    SELECT * FROM executor_stats WHERE run_id = $2 ORDER BY executor;
+    SELECT t_s, series, key, value FROM timeseries WHERE run_id = $2 ORDER BY rowid;
+    SELECT model, batch_size, count FROM batch_hist WHERE run_id = $2 ORDER BY model, batch_size;
+    SELECT model, lo_ms, hi_ms, count FROM latency_hist WHERE run_id = $2 ORDER BY rowid;
+    SELECT probe, scale, offered_rps, pass, worst_model, worst_bad_frac FROM goodput_search WHERE run_id = $2;" |
+    sed "s/^$2|//"
+}
+
+determinism() {
+  local db="$tmp/det.db"
+  for i in 1 2; do
+    "$bin" run --db "$db" --set duration_s=6 --set network.jitter.kind=exponential \
+      --set network.jitter.mean_us=40 --json > "$tmp/run$i.json" || fail "run $i failed"
+  done
+  dump_run "$db" 1 > "$tmp/r1"
+  dump_run "$db" 2 > "$tmp/r2"
+  [ "$(wc -l < "$tmp/r1")" -gt 100 ] || fail "run dump is too small: $(wc -l < "$tmp/r1") rows"
+  cmp -s "$tmp/r1" "$tmp/r2" || fail "two identical runs differ in the database: $(diff "$tmp/r1" "$tmp/r2" | head -5)"
+  sed 's/"wall_s":[^,}]*//' "$tmp/run1.json" > "$tmp/j1"
+  sed 's/"wall_s":[^,}]*//' "$tmp/run2.json" > "$tmp/j2"
+  cmp -s "$tmp/j1" "$tmp/j2" || fail "--json output differs beyond wall_s"
+  for k in policy offered_rps bad_rate models p50_ms p99_ms mean_batch on_time dropped; do
+    grep -q "\"$k\"" "$tmp/run1.json" || fail "--json lacks $k"
+  done
+  "$bin" run --db "$db" --set duration_s=6 --seed 7 --set network.jitter.kind=exponential \
+    --set network.jitter.mean_us=40 --json > "$tmp/run3.json"
+  dump_run "$db" 3 > "$tmp/r3"
+  cmp -s "$tmp/r1" "$tmp/r3" && fail "a different seed gave identical results"
+  # the goodput search is deterministic too, probes included
+  "$bin" goodput --no-db --set duration_s=4 --json | sed 's/"wall_s":[^,}]*//' > "$tmp/g1"
+  "$bin" goodput --no-db --set duration_s=4 --json | sed 's/"wall_s":[^,}]*//' > "$tmp/g2"
+  cmp -s "$tmp/g1" "$tmp/g2" || fail "goodput searches differ"
+  grep -q '"goodput_rps"' "$tmp/g1" || fail "goodput --json lacks goodput_rps"
+}
+
+db_atomic() {
+  local db="$tmp/atomic.db"
+  "$bin" run --db "$db" --set duration_s=4 --quiet || fail "first run failed"
+  # make the last table of a run refuse rows: the whole run must roll back
+  sqlite3 "$db" "CREATE TRIGGER refuse BEFORE INSERT ON timeseries BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END;"
+  "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
+  [ $rc -eq 1 ] || fail "failed write: exit $rc, expected 1"
+  grep -q "disk full (simulated)" "$tmp/err" || fail "failed write: message $(cat "$tmp/err")"
+  n=$(sqlite3 "$db" "SELECT count(*) FROM runs; SELECT count(DISTINCT run_id) FROM model_stats; SELECT count(DISTINCT run_id) FROM latency_hist;" | tr '\n' ' ')
+  [ "$n" = "1 1 1 " ] || fail "half-written run left behind: runs/model_stats/latency_hist = $n"
+  v=$(sqlite3 "$db" "PRAGMA user_version")
+  [ "$v" = "1" ] || fail "schema version $v"
+  sqlite3 "$db" "PRAGMA user_version = 99"
+  "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
+  [ $rc -ne 0 ] && grep -q "newer than this servesim" "$tmp/err" || fail "newer schema accepted (exit $rc)"
+}
+
+help_and_policies() {
+  "$bin" --help | grep -q "goodput" || fail "--help lacks goodput"
+  "$bin" run --help | grep -q -- "--set" || fail "run --help lacks --set"
+  "$bin" policies | grep -q "^symphony" || fail "policies lacks symphony"
+  "$bin" 2> /dev/null; [ $? -eq 2 ] || fail "no command: exit not 2"
+}
+
+"$case_name"
+if [ $fails -ne 0 ]; then
+  echo "$case_name: $fails failure(s)" >&2
+  exit 1
+fi
+echo "$case_name: ok"
