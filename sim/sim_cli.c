@@ -34,8 +34,9 @@ static const char usage[] =
     "  --quiet           print nothing but errors (and --json output)\n"
     "options (bench):\n"
     "  --duration S      simulated seconds (default 60)\n"
-    "  --rate R          offered requests/s (default 20000, about goodput)\n"
+    "  --rate R          offered requests/s (default 5200, about goodput)\n"
     "  --gpus N          GPUs (default 64)\n"
+    "  --sample S        time-series sampling period in s (default 1; 0 = off)\n"
     "\n"
     "Exit status: 0 success, 2 bad input, 1 internal error. Docs: README.md, docs/.\n";
 
@@ -45,7 +46,7 @@ struct opts {
     int nsets;
     bool seed_given, json, quiet, no_db;
     uint64_t seed;
-    double duration, rate;
+    double duration, rate, sample;
     int gpus;
 };
 
@@ -77,7 +78,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     if (!o->db || !o->db[0])
         o->db = "servesim.db";
     o->duration = 60;
-    o->rate = 20000;
+    o->rate = 5200;
+    o->sample = 1;
     o->gpus = 64;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -110,6 +112,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (strcmp(a, "--rate") == 0 && has_next) {
             if ((rc = parse_num(a, argv[++i], &o->rate)))
                 return rc;
+        } else if (strcmp(a, "--sample") == 0 && has_next) {
+            const char *v = argv[++i];
+            char *end;
+            o->sample = strtod(v, &end);
+            if (!*v || *end || !(o->sample >= 0))
+                return sim_err_set(SIM_EUSAGE, "--sample: expected a number >= 0, got \"%s\"", v);
         } else if (strcmp(a, "--gpus") == 0 && has_next) {
             if ((rc = parse_num(a, argv[++i], &x)))
                 return rc;
@@ -213,8 +221,8 @@ static int cmd_bench(const struct opts *o)
              " \"cluster\": {\"gpus\": %d, \"gpu_kind\": \"1080ti\"},"
              " \"models\": [{\"zoo\": \"symphony_1080ti\", \"select\": \"all\"}],"
              " \"workload\": {\"rate_rps\": %.17g, \"arrival\": {\"kind\": \"poisson\"}},"
-             " \"policy\": {\"name\": \"symphony\"}, \"metrics\": {\"sample_period_s\": 1}}",
-             o->duration, o->gpus, o->rate);
+             " \"policy\": {\"name\": \"symphony\"}, \"metrics\": {\"sample_period_s\": %.17g}}",
+             o->duration, o->gpus, o->rate, o->sample);
     struct sim_config *cfg = NULL;
     struct sim_result *r = NULL;
     int rc = sim_config_from_text(text, "bench", ".", &cfg);
@@ -232,9 +240,9 @@ static int cmd_bench(const struct opts *o)
         printf("{\"duration_s\": %g, \"gpus\": %d, \"models\": %d, \"requests\": %llu, "
                "\"events\": %llu, \"wall_s\": %.3f, \"requests_per_s\": %.0f, "
                "\"events_per_s\": %.0f, \"peak_rss_kb\": %ld, \"rss_before_run_kb\": %ld, "
-               "\"bad_rate\": %.5f}\n",
+               "\"bad_rate\": %.5f, \"timeseries_points\": %zu}\n",
                o->duration, o->gpus, r->nmodels, (unsigned long long)reqs,
-               (unsigned long long)r->events, r->wall_s, rps, eps, rss, rss0, r->bad_rate);
+               (unsigned long long)r->events, r->wall_s, rps, eps, rss, rss0, r->bad_rate, r->ts.n);
     else
         printf("bench: %d GPUs x %d models, %.0f req/s offered for %g s simulated\n"
                "  requests %llu, events %llu, wall %.3f s\n"
