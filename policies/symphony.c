@@ -72,18 +72,24 @@ static inline int64_t eff_dl(const struct symphony *st, const struct sim_request
     return r->deadline - st->resp_ns;
 }
 
-/* Step 2: the largest batch of the queue's requests first..first+bs-1 that, started at
- * max(now + delay(bs), gfree), finishes by the deadline of request `first`. */
+/* Can the b requests first..first+b-1, started at max(now + delay(b), gfree), finish by the
+ * deadline of request `first` (the earliest of them)? Monotone in b. */
+static bool fits(const struct sim *s, const struct symphony *st, int m, int first, int b,
+                 int64_t gfree)
+{
+    int64_t dl = eff_dl(st, sim_queue_at(s, m, first));
+    return max64(sim_now(s) + sim_dispatch_delay_ns(s, b), gfree) + lat(s, st, m, b) <= dl;
+}
+
+/* Step 2: the largest batch starting at request `first` that fits (0 if none). */
 static int prefix_batch(const struct sim *s, const struct symphony *st, int m, int first,
                         int64_t gfree)
 {
-    int64_t now = sim_now(s);
-    int64_t dl = eff_dl(st, sim_queue_at(s, m, first));
     int maxb = sim_model(s, m)->max_batch, len = sim_queue_len(s, m) - first;
     int lo = 0, hi = len < maxb ? len : maxb;
-    while (lo < hi) {                       /* feasibility is monotone in the batch size */
+    while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
-        if (max64(now + sim_dispatch_delay_ns(s, mid), gfree) + lat(s, st, m, mid) <= dl)
+        if (fits(s, st, m, first, mid, gfree))
             lo = mid;
         else
             hi = mid - 1;
@@ -96,12 +102,9 @@ static void update(struct sim *s, struct symphony *st, int m, int64_t gfree)
 {
     struct cand *c = &st->c[m];
     int64_t now = sim_now(s);
-    while (sim_queue_len(s, m) > 0) {
-        int64_t dl = eff_dl(st, sim_queue_at(s, m, 0));
-        if (max64(now + sim_dispatch_delay_ns(s, 1), gfree) + lat(s, st, m, 1) <= dl)
-            break;
+    /* step 1: drop what cannot finish even alone */
+    while (sim_queue_len(s, m) > 0 && !fits(s, st, m, 0, 1, gfree))
         sim_queue_drop_head(s, m);
-    }
     int len = sim_queue_len(s, m);
     if (len == 0) {
         c->valid = false;

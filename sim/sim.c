@@ -209,6 +209,8 @@ static void on_arrival(struct sim *s, int m)
     r->deadline = s->now + md->slo_ns;
     r->counted = s->now >= s->warmup;
     s->arrived++;
+    if (s->obs.request_arrive)
+        s->obs.request_arrive(s->obs.ctx, s, r);
     s->ms[m].c_offered++;
     if (r->counted)
         s->ms[m].offered++;

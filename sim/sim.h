@@ -102,6 +102,7 @@ struct sim_observer {
     void *ctx;
     void (*batch_start)(void *ctx, const struct sim *, const struct sim_batch *);
     void (*batch_done)(void *ctx, const struct sim *, const struct sim_batch *);
+    void (*request_arrive)(void *ctx, const struct sim *, const struct sim_request *);
     void (*request_end)(void *ctx, const struct sim *, const struct sim_request *);
     void (*event)(void *ctx, const struct sim *, int64_t time);
 };

@@ -1,5 +1,6 @@
 /* sim_cli — the `servesim` command: run, goodput, policies, bench.
  * Exit codes: 0 success, 2 bad input (config, usage), 1 internal or I/O error. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (strcmp(a, "--gpus") == 0 && has_next) {
             if ((rc = parse_num(a, argv[++i], &x)))
                 return rc;
+            if (x != floor(x) || x > 100000)
+                return sim_err_set(SIM_EUSAGE, "--gpus: expected an integer in [1, 100000], got \"%s\"", argv[i]);
             o->gpus = (int)x;
         } else if (a[0] == '-') {
             return sim_err_set(SIM_EUSAGE, "unknown option or missing value: %s (see servesim --help)", a);

@@ -172,11 +172,8 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
             char sp[SIM_JPATH_MAX];
             const cJSON *s = cJSON_GetArrayItem(segs, i);
             sim_jpath_idx(sp, sizeof sp, "workload.segments", i);
-            if (!cJSON_IsObject(s)) {
-                char d[96];
-                sim_json_describe(s, d, sizeof d);
-                return sim_err_set(SIM_EINVAL, "%s: expected {duration_s, scale}, got %s", sp, d);
-            }
+            if (!cJSON_IsObject(s))
+                return sim_json_expected(sp, "{duration_s, scale}", s);
             bool last = (i == n - 1);
             if ((rc = sim_json_keys(s, sp, skeys)) ||
                 (rc = sim_json_num(s, sp, "duration_s", !last, SIM_J_POS, &c->segments[i].duration_s)) ||

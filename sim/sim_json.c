@@ -43,12 +43,18 @@ void sim_json_describe(const cJSON *v, char *buf, size_t size)
         snprintf(buf, size, "an invalid value");
 }
 
+int sim_json_expected(const char *path, const char *what, const cJSON *got)
+{
+    char d[96];
+    sim_json_describe(got, d, sizeof d);
+    return sim_err_set(SIM_EINVAL, "%s: expected %s, got %s", path, what, d);
+}
+
 static int fail(const char *path, const char *key, const char *expected, const cJSON *got)
 {
-    char p[SIM_JPATH_MAX], d[96];
+    char p[SIM_JPATH_MAX];
     sim_jpath(p, sizeof p, path, key);
-    sim_json_describe(got, d, sizeof d);
-    return sim_err_set(SIM_EINVAL, "%s: expected %s, got %s", p, expected, d);
+    return sim_json_expected(p, expected, got);
 }
 
 int sim_json_keys(const cJSON *obj, const char *path, const char *const *allowed)

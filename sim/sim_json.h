@@ -28,6 +28,9 @@ void sim_jpath_idx(char *buf, size_t size, const char *path, int i);
 /* A short description of a value for messages: "\"fast\"", "an object", "-3", "null". */
 void sim_json_describe(const cJSON *v, char *buf, size_t size);
 
+/* The one error form: "PATH: expected WHAT, got <description of got>" (SIM_EINVAL). */
+int sim_json_expected(const char *path, const char *what, const cJSON *got);
+
 int sim_json_keys(const cJSON *obj, const char *path, const char *const *allowed);
 int sim_json_num(const cJSON *obj, const char *path, const char *key, bool required,
                  enum sim_jcons c, double *out /* OUT */);

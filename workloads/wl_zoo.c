@@ -16,11 +16,8 @@ static int parse_profile(const cJSON *o, const char *path, struct sim_profile *p
     static const char *const forms[] = {"linear", "quadratic", "table", NULL};
     int rc, form = 0;
     memset(p, 0, sizeof *p);
-    if (!cJSON_IsObject(o)) {
-        char d[96];
-        sim_json_describe(o, d, sizeof d);
-        return sim_err_set(SIM_EINVAL, "%s: expected a profile object, got %s", path, d);
-    }
+    if (!cJSON_IsObject(o))
+        return sim_json_expected(path, "a profile object", o);
     if ((rc = sim_json_keys(o, path, keys)) || (rc = sim_json_enum(o, path, "form", true, forms, &form)))
         return rc;
     p->form = (enum sim_prof_form)form;
@@ -55,15 +52,12 @@ static int parse_profile(const cJSON *o, const char *path, struct sim_profile *p
         p->table_n = n;
         for (int i = 0; i < n; i++) {
             const cJSON *v = cJSON_GetArrayItem(t, i);
-            char ip[SIM_JPATH_MAX], d[96];
+            char ip[SIM_JPATH_MAX];
             sim_jpath_idx(ip, sizeof ip, tp, i);
             if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) ||
-                (i > 0 && v->valuedouble < p->table_ms[i - 1])) {
-                sim_json_describe(v, d, sizeof d);
-                return sim_err_set(SIM_EINVAL,
-                                   "%s: expected a positive latency not below the previous "
-                                   "batch size's, got %s", ip, d);
-            }
+                (i > 0 && v->valuedouble < p->table_ms[i - 1]))
+                return sim_json_expected(
+                    ip, "a positive latency not below the previous batch size's", v);
             p->table_ms[i] = v->valuedouble;
         }
         break;
@@ -122,11 +116,8 @@ int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
     const char *name = NULL;
     memset(m, 0, sizeof *m);
     m->share = -1;
-    if (!cJSON_IsObject(o)) {
-        char d[96];
-        sim_json_describe(o, d, sizeof d);
-        return sim_err_set(SIM_EINVAL, "%s: expected a model object, got %s", path, d);
-    }
+    if (!cJSON_IsObject(o))
+        return sim_json_expected(path, "a model object", o);
     if ((rc = sim_json_keys(o, path, keys)) ||
         (rc = sim_json_str(o, path, "name", true, &name)) ||
         (rc = sim_json_num(o, path, "slo_ms", true, SIM_J_POS, &m->slo_ms)) ||
@@ -178,9 +169,7 @@ int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
     } else {
         sim_jpath(p, sizeof p, path, "profiles");
         if (!cJSON_IsObject(profs) || !profs->child) {
-            char d[96];
-            sim_json_describe(profs, d, sizeof d);
-            rc = sim_err_set(SIM_EINVAL, "%s: expected an object {kind: profile}, got %s", p, d);
+            rc = sim_json_expected(p, "an object {kind: profile}", profs);
             goto fail;
         }
         const cJSON *it;
@@ -265,10 +254,7 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
     sim_jpath(sp, sizeof sp, path, "select");
     bool all = !sel || (cJSON_IsString(sel) && strcmp(sel->valuestring, "all") == 0);
     if (!all && !cJSON_IsArray(sel)) {
-        char d[96];
-        sim_json_describe(sel, d, sizeof d);
-        rc = sim_err_set(SIM_EINVAL, "%s: expected \"all\" or an array of model names, got %s",
-                         sp, d);
+        rc = sim_json_expected(sp, "\"all\" or an array of model names", sel);
         goto out;
     }
     int want = all ? cJSON_GetArraySize(zm) : cJSON_GetArraySize(sel);
@@ -286,9 +272,7 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
             char ip[SIM_JPATH_MAX];
             sim_jpath_idx(ip, sizeof ip, sp, i);
             if (!cJSON_IsString(s)) {
-                char d[96];
-                sim_json_describe(s, d, sizeof d);
-                rc = sim_err_set(SIM_EINVAL, "%s: expected a model name, got %s", ip, d);
+                rc = sim_json_expected(ip, "a model name", s);
                 goto out;
             }
             zi = -1;

@@ -66,6 +66,8 @@ config_errors() {
   [ $rc -eq 2 ] && grep -q "cannot open" "$tmp/err" || fail "missing file: exit $rc, $(cat "$tmp/err")"
   "$bin" run --frobnicate 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -q "unknown option" "$tmp/err" || fail "bad option: exit $rc"
+  "$bin" bench --gpus 2.5 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -q "expected an integer" "$tmp/err" || fail "--gpus 2.5: exit $rc"
 }
 
 # rows of every results table for one run, without ids and wall-clock fields
