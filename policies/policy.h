@@ -7,6 +7,7 @@
 #ifndef POLICY_H
 #define POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
@@ -16,17 +17,29 @@
 struct policy_ops {
     const char *name, *summary;
     size_t state_size;
+    /* Executors start with no model loaded; the policy loads them (sim_load, sim_preload).
+     * Otherwise every executor holds every model from the start and whenever it joins. */
+    bool cold_start;
     /* Keys accepted in policy.params (NULL-terminated); others are config errors. */
     const char *const *param_keys;
     /* Required. Reads params (may be NULL), sets up state. Errors via sim_err_set, with the
      * JSON path (policy.params.x). */
     int (*init)(struct sim *, const cJSON *params, void *state);
-    /* Required. A request of model m reached the scheduler and is in sim_queue(m). */
+    /* May be NULL: every request goes to the central scheduler. Called when a request
+     * arrives at its frontend (r->frontend); returns the executor to send it to directly
+     * (it then waits in that executor's queue of its model), SIM_CENTRAL, or SIM_ROUTE_DROP. */
+    int (*route)(struct sim *, void *state, const struct sim_request *);
+    /* Required. A request of model m reached its queue: sim_queue(m) when r->exec is
+     * SIM_CENTRAL, else executor r->exec's queue of m. */
     void (*on_request)(struct sim *, void *state, int m, struct sim_request *);
     /* May be NULL (nothing to do). A batch finished on its executor. */
     void (*on_batch_done)(struct sim *, void *state, const struct sim_batch *);
     /* May be NULL if the policy sets no timers. */
     void (*on_timer)(struct sim *, void *state, uint64_t tag, void *arg);
+    /* May be NULL. A load started by sim_load finished (ok) or was rejected (!ok). */
+    void (*on_load_done)(struct sim *, void *state, int e, int m, bool ok);
+    /* May be NULL. An executor added by sim_exec_add is up. */
+    void (*on_exec_up)(struct sim *, void *state, int e);
     /* May be NULL. Called every sampling period after the window's metrics are computed. */
     void (*on_tick)(struct sim *, void *state);
     /* May be NULL. Frees what init allocated (not the state block itself). */

@@ -10,7 +10,7 @@
 #include "sim_int.h"
 #include "sim_rng.h"
 
-enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TIMER, EV_TICK };
+enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TIMER, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP };
 
 /* ---------------------------------------------------------------- pools */
 
@@ -120,6 +120,30 @@ static struct sim_request *mq_pop(struct sim_mqueue *q)
     return r;
 }
 
+/* The queue of model m at `where` (SIM_CENTRAL or an executor); executors' queues are
+ * allocated on first use. */
+static struct sim_mqueue *queue_of(struct sim *s, int where, int m)
+{
+    if (where == SIM_CENTRAL)
+        return &s->queues[m];
+    if (where < 0 || where >= s->nexecs)
+        SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
+    struct sim_exec_int *xi = &s->xi[where];
+    if (!xi->q && !(xi->q = calloc((size_t)s->nmodels, sizeof *xi->q)))
+        SIM_BUG("out of memory allocating executor queues");
+    return &xi->q[m];
+}
+
+static const struct sim_mqueue *queue_peek(const struct sim *s, int where, int m)
+{
+    static const struct sim_mqueue empty;
+    if (where == SIM_CENTRAL)
+        return &s->queues[m];
+    if (where < 0 || where >= s->nexecs)
+        SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
+    return s->xi[where].q ? &s->xi[where].q[m] : &empty;
+}
+
 /* ---------------------------------------------------------------- events */
 
 static void push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen)
@@ -148,6 +172,15 @@ static int64_t jitter(struct sim *s)
     }
     }
     return (int64_t)llround(us * 1e3);
+}
+
+/* Execution (and load) time: the nominal time times a lognormal factor of mean 1 and
+ * coefficient of variation cluster.exec_cv (no draw when the cv is 0). */
+static int64_t exec_time(struct sim *s, int64_t nominal)
+{
+    if (!s->xrng)
+        return nominal;
+    return (int64_t)llround((double)nominal * gsl_ran_lognormal(s->xrng, s->x_mu, s->x_sigma));
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -189,22 +222,34 @@ static void end_request(struct sim *s, struct sim_request *r, enum sim_outcome o
 static void deliver(struct sim *s, struct sim_request *r)
 {
     r->t_sched = s->now;
-    if (s->stopping) {
+    if (s->stopping || (r->exec >= 0 && s->execs[r->exec].state != SIM_EXEC_UP)) {
         end_request(s, r, SIM_REQ_DROPPED, s->now);
         return;
     }
-    mq_push(&s->queues[r->model], r);
+    mq_push(queue_of(s, r->exec, r->model), r);
     s->pol->on_request(s, s->pstate, r->model, r);
 }
 
-static void on_arrival(struct sim *s, int m)
+static int pick_frontend(struct sim *s, int stream, int m)
 {
+    if (s->stream_fe[stream] >= 0)
+        return s->stream_fe[stream];
+    int f = s->rr_frontend[m];
+    if (s->cfg->frontend_split == SIM_SPLIT_RANDOM)
+        return (int)gsl_rng_uniform_int(s->split_rng, (unsigned long)s->cfg->frontends);
+    s->rr_frontend[m] = (f + 1) % s->cfg->frontends;
+    return f;
+}
+
+static void on_arrival(struct sim *s, int stream)
+{
+    int m = s->stream_model[stream];
     const struct sim_model *md = &s->models[m];
     struct sim_request *r = pool_get(&s->req_pool);
     r->id = s->next_req_id++;
     r->model = m;
-    r->frontend = s->rr_frontend[m];
-    s->rr_frontend[m] = (s->rr_frontend[m] + 1) % s->cfg->frontends;
+    r->frontend = pick_frontend(s, stream, m);
+    r->exec = SIM_CENTRAL;
     r->t_arrival = s->now;
     r->deadline = s->now + md->slo_ns;
     r->counted = s->now >= s->warmup;
@@ -215,11 +260,21 @@ static void on_arrival(struct sim *s, int m)
     if (r->counted)
         s->ms[m].offered++;
 
-    int64_t next = wl_stream_next(&s->streams[m]);
+    int64_t next = wl_stream_next(&s->streams[stream]);
     if (next < s->duration)
-        push(s, next, EV_ARRIVAL, (uint32_t)m, 0);
+        push(s, next, EV_ARRIVAL, (uint32_t)stream, 0);
 
-    int64_t d = s->ctrl_ns + jitter(s);
+    int to = s->pol->route ? s->pol->route(s, s->pstate, r) : SIM_CENTRAL;
+    if (to == SIM_ROUTE_DROP) {
+        end_request(s, r, SIM_REQ_DROPPED, s->now);
+        return;
+    }
+    if (to != SIM_CENTRAL && (to < 0 || to >= s->nexecs))
+        SIM_BUG("policy %s routed a request to executor %d (%d executors)", s->pol->name, to,
+                s->nexecs);
+    r->exec = to;
+    /* to the scheduler: a control message; straight to an executor: the input too */
+    int64_t d = s->ctrl_ns + (to >= 0 ? s->data_ns : 0) + jitter(s);
     if (d == 0)
         deliver(s, r);
     else
@@ -227,6 +282,8 @@ static void on_arrival(struct sim *s, int m)
 }
 
 /* ---------------------------------------------------------------- executors */
+
+static void exec_maybe_down(struct sim *s, int e);
 
 static void batch_start(struct sim *s, struct sim_batch *b)
 {
@@ -239,7 +296,14 @@ static void batch_start(struct sim *s, struct sim_batch *b)
     if (s->now > t)
         t = s->now;
     b->t_start = t;
-    b->t_finish = t + sim_latency_ns(s, b->model, x->kind, b->size);
+    if (b->status == SIM_BATCH_OK && b->latest > 0 && t > b->latest)
+        b->status = SIM_BATCH_REJECTED_LATE;
+    if (b->status == SIM_BATCH_OK) {
+        b->t_finish = t + exec_time(s, sim_latency_ns(s, b->model, x->kind, b->size));
+    } else {
+        b->t_finish = t;                /* rejected when it would start */
+        x->rejected++;
+    }
     if (b->t_start < x->last_finish)
         SIM_BUG("executor %d would run two batches at once: start %lld < last finish %lld",
                 x->id, (long long)b->t_start, (long long)x->last_finish);
@@ -250,62 +314,102 @@ static void batch_start(struct sim *s, struct sim_batch *b)
         r->t_start = b->t_start;
         r->t_finish = b->t_finish;
     }
-    if (s->obs.batch_start)
+    if (s->obs.batch_start && b->status == SIM_BATCH_OK)
         s->obs.batch_start(s->obs.ctx, s, b);
-    push(s, b->t_finish, EV_BATCH_DONE, (uint32_t)b->exec, 0);
+    push(s, b->t_finish, EV_BATCH_DONE, (uint32_t)b->exec, b->serial);
 }
 
-static void on_batch_done(struct sim *s, int e)
+/* The executor's next pending batch, if any, starts. */
+static void start_next(struct sim *s, int e)
 {
-    struct sim_exec *x = &s->execs[e];
     struct sim_exec_int *xi = &s->xi[e];
-    struct sim_batch *b = xi->running;
-    if (!b || b->t_finish != s->now)
-        SIM_BUG("batch completion on executor %d without a running batch ending now", e);
-    x->busy_ns += b->t_finish - b->t_start;
-    x->batches++;
-    x->requests += (uint64_t)b->size;
-    s->batches_total++;
-
-    struct sim_model_stats *ms = &s->ms[b->model];
-    bool counted = false;
-    for (struct sim_request *r = b->reqs, *nx; r; r = nx) {
-        nx = r->next;
-        counted |= r->counted;
-        int64_t t_done = s->now + s->resp_ns + jitter(s);
-        end_request(s, r, t_done <= r->deadline ? SIM_REQ_ON_TIME : SIM_REQ_LATE, t_done);
-    }
-    b->reqs = NULL;
-    if (counted) {
-        ms->batches++;
-        ms->batched += (uint64_t)b->size;
-        ms->batch_hist[b->size]++;
-    }
-    if (s->obs.batch_done)
-        s->obs.batch_done(s->obs.ctx, s, b);
-
     xi->running = NULL;
-    x->running = NULL;
+    s->execs[e].running = NULL;
     if (xi->pend_head) {
         struct sim_batch *nb = xi->pend_head;
         xi->pend_head = nb->next;
         if (!xi->pend_head)
             xi->pend_tail = NULL;
         nb->next = NULL;
-        x->pending--;
+        s->execs[e].pending--;
         batch_start(s, nb);
     }
+}
+
+static void record_prediction(struct sim_model_stats *ms, const struct sim_batch *b)
+{
+    int64_t err = (b->t_finish - b->t_start) - b->expected_ns;
+    ms->pred_n++;
+    ms->pred_err_sum_ns += (double)err;
+    ms->pred_abs_sum_ns += fabs((double)err);
+    if (err > 0) {
+        ms->pred_over++;
+        if (err > ms->pred_max_over_ns)
+            ms->pred_max_over_ns = err;
+    }
+}
+
+static void on_batch_done(struct sim *s, int e, uint64_t serial)
+{
+    struct sim_exec *x = &s->execs[e];
+    struct sim_exec_int *xi = &s->xi[e];
+    struct sim_batch *b = xi->running;
+    if (!b || b->serial != serial)
+        return;                         /* the batch was preempted */
+    if (b->t_finish != s->now)
+        SIM_BUG("batch completion on executor %d at %lld, expected %lld", e, (long long)s->now,
+                (long long)b->t_finish);
+    int64_t ran = b->t_finish - b->t_start;
+    const struct sim_resid *rs = &xi->res[b->model];
+    if (b->status == SIM_BATCH_OK && rs->version != b->version && rs->changed_at <= b->t_start) {
+        b->status = SIM_BATCH_REJECTED_UNLOADED;   /* evicted or reloaded before it started */
+        x->rejected++;
+        x->wasted_ns += ran;
+    }
+    x->busy_ns += ran;
+    struct sim_model_stats *ms = &s->ms[b->model];
+    bool ok = b->status == SIM_BATCH_OK, counted = false;
+    if (ok) {
+        x->batches++;
+        x->requests += (uint64_t)b->size;
+        s->batches_total++;
+    }
+    for (struct sim_request *r = b->reqs, *nx; r; r = nx) {
+        nx = r->next;
+        counted |= r->counted;
+        if (!ok) {
+            end_request(s, r, SIM_REQ_DROPPED, s->now);
+            continue;
+        }
+        int64_t t_done = s->now + s->resp_ns + jitter(s);
+        end_request(s, r, t_done <= r->deadline ? SIM_REQ_ON_TIME : SIM_REQ_LATE, t_done);
+    }
+    b->reqs = NULL;
+    if (counted && ok) {
+        ms->batches++;
+        ms->batched += (uint64_t)b->size;
+        ms->batch_hist[b->size]++;
+        if (b->expected_ns > 0)
+            record_prediction(ms, b);
+    }
+    if (s->obs.batch_done)
+        s->obs.batch_done(s->obs.ctx, s, b);
+    start_next(s, e);
     if (!s->stopping && s->pol->on_batch_done)
         s->pol->on_batch_done(s, s->pstate, b);
     pool_put(&s->batch_pool, b);
+    exec_maybe_down(s, e);
 }
 
-const struct sim_batch *sim_dispatch(struct sim *s, int e, int m, int n, int64_t start_at)
+const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch_args *a)
 {
+    int e = a->exec, m = a->model, n = a->n;
     if (e < 0 || e >= s->nexecs || m < 0 || m >= s->nmodels)
         SIM_BUG("dispatch to executor %d / model %d out of range", e, m);
+    if (a->from != SIM_CENTRAL && a->from != e)
+        SIM_BUG("dispatch to executor %d of requests queued at executor %d", e, a->from);
     struct sim_exec *x = &s->execs[e];
-    struct sim_mqueue *q = &s->queues[m];
+    struct sim_mqueue *q = queue_of(s, a->from, m);
     const struct sim_model *md = &s->models[m];
     if (n < 1 || n > q->len || n > md->max_batch)
         SIM_BUG("dispatch of %d requests of model %s (queue %d, max batch %d)", n,
@@ -318,12 +422,20 @@ const struct sim_batch *sim_dispatch(struct sim *s, int e, int m, int n, int64_t
                 need, e, x->memory_mb);
 
     struct sim_batch *b = pool_get(&s->batch_pool);
+    const struct sim_resid *rs = &s->xi[e].res[m];
     b->model = m;
     b->exec = e;
     b->size = n;
+    b->from = a->from;
+    b->serial = ++s->batch_serial;
+    b->tag = a->tag;
+    b->version = rs->version;
+    b->status = rs->state == SIM_RES_LOADED ? SIM_BATCH_OK : SIM_BATCH_REJECTED_UNLOADED;
     b->t_dispatch = s->now;
-    b->t_ready = s->now + sim_dispatch_delay_ns(s, n) + jitter(s);
-    b->start_at = start_at;
+    b->t_ready = a->from == SIM_CENTRAL ? s->now + sim_dispatch_delay_ns(s, n) + jitter(s) : s->now;
+    b->start_at = a->start_at;
+    b->latest = a->latest;
+    b->expected_ns = a->expected_ns;
     struct sim_request **tail = &b->reqs;
     for (int i = 0; i < n; i++) {
         struct sim_request *r = mq_pop(q);
@@ -345,12 +457,215 @@ const struct sim_batch *sim_dispatch(struct sim *s, int e, int m, int n, int64_t
     return b;
 }
 
+const struct sim_batch *sim_dispatch(struct sim *s, int e, int m, int n, int64_t start_at)
+{
+    struct sim_dispatch_args a = {.exec = e, .model = m, .n = n, .from = SIM_CENTRAL,
+                                  .start_at = start_at};
+    return sim_dispatch_ex(s, &a);
+}
+
+int sim_preempt(struct sim *s, int e)
+{
+    if (e < 0 || e >= s->nexecs)
+        SIM_BUG("preempt on executor %d out of range", e);
+    struct sim_exec *x = &s->execs[e];
+    struct sim_batch *b = s->xi[e].running;
+    if (!b)
+        return 0;
+    int64_t ran = b->t_start < s->now ? s->now - b->t_start : 0;
+    x->busy_ns += ran;
+    x->wasted_ns += ran;
+    x->preemptions++;
+    if (b->status != SIM_BATCH_OK)
+        x->rejected--;                  /* it never reached its start: not a rejection */
+    int n = 0;
+    for (struct sim_request *r = b->reqs, *nx; r; r = nx) {
+        nx = r->next;
+        r->next = NULL;
+        r->t_start = r->t_finish = 0;
+        mq_push(queue_of(s, b->from, r->model), r);
+        n++;
+    }
+    s->ms[b->model].preempted += (uint64_t)n;
+    b->reqs = NULL;
+    x->last_finish = s->now;
+    pool_put(&s->batch_pool, b);
+    start_next(s, e);
+    return n;
+}
+
 void sim_queue_drop_head(struct sim *s, int m)
 {
     struct sim_mqueue *q = &s->queues[m];
     if (q->len == 0)
         SIM_BUG("drop from the empty queue of model %d", m);
     end_request(s, mq_pop(q), SIM_REQ_DROPPED, s->now);
+}
+
+void sim_xqueue_drop_head(struct sim *s, int e, int m)
+{
+    struct sim_mqueue *q = queue_of(s, e, m);
+    if (q->len == 0)
+        SIM_BUG("drop from the empty queue of model %d at executor %d", m, e);
+    end_request(s, mq_pop(q), SIM_REQ_DROPPED, s->now);
+}
+
+/* ---------------------------------------------------------------- residency */
+
+static void set_resident(struct sim *s, int e, int m, enum sim_residency st)
+{
+    struct sim_resid *rs = &s->xi[e].res[m];
+    rs->state = (uint8_t)st;
+    rs->version++;
+    rs->changed_at = s->now;
+}
+
+static int reserve(struct sim *s, int e, int m)
+{
+    struct sim_exec *x = &s->execs[e];
+    if (s->xi[e].res[m].state != SIM_RES_NONE || x->pages_used + s->pages[m] > x->pages_total)
+        return -1;
+    x->pages_used += s->pages[m];
+    x->resident_mb += s->cfg->models[m].weights_mb + s->cfg->models[m].static_mb;
+    return 0;
+}
+
+static void unreserve(struct sim *s, int e, int m)
+{
+    struct sim_exec *x = &s->execs[e];
+    x->pages_used -= s->pages[m];
+    x->resident_mb -= s->cfg->models[m].weights_mb + s->cfg->models[m].static_mb;
+}
+
+int sim_preload(struct sim *s, int e, int m)
+{
+    if (s->events != 0 && s->execs[e].state != SIM_EXEC_STARTING)
+        SIM_BUG("sim_preload of model %d on executor %d after the run started", m, e);
+    if (reserve(s, e, m))
+        return -1;
+    set_resident(s, e, m, SIM_RES_LOADED);
+    s->execs[e].models_loaded++;
+    return 0;
+}
+
+int sim_load(struct sim *s, int e, int m, int64_t latest)
+{
+    if (e < 0 || e >= s->nexecs || m < 0 || m >= s->nmodels)
+        SIM_BUG("load of model %d on executor %d out of range", m, e);
+    struct sim_exec *x = &s->execs[e];
+    if (reserve(s, e, m))
+        return -1;
+    s->xi[e].res[m].state = SIM_RES_LOADING;
+    int64_t start = s->now + s->ctrl_ns;
+    if (x->load_free_at > start)
+        start = x->load_free_at;
+    bool ok = !(latest > 0 && start > latest);
+    int64_t end = ok ? start + exec_time(s, s->load_ns[m]) : start;
+    x->load_free_at = end;
+    x->load_busy_ns += end - start;
+    x->loads_in_flight++;
+    push(s, end, EV_LOAD_DONE, (uint32_t)e, ((uint64_t)m << 1) | ok);
+    return 0;
+}
+
+static void on_load_done(struct sim *s, int e, int m, bool ok)
+{
+    struct sim_exec *x = &s->execs[e];
+    x->loads_in_flight--;
+    if (ok) {
+        set_resident(s, e, m, SIM_RES_LOADED);
+        x->load_events++;
+        x->models_loaded++;
+    } else {
+        s->xi[e].res[m].state = SIM_RES_NONE;
+        unreserve(s, e, m);
+        x->rejected++;
+    }
+    if (!s->stopping && s->pol->on_load_done)
+        s->pol->on_load_done(s, s->pstate, e, m, ok);
+}
+
+void sim_evict(struct sim *s, int e, int m)
+{
+    if (e < 0 || e >= s->nexecs || m < 0 || m >= s->nmodels ||
+        s->xi[e].res[m].state != SIM_RES_LOADED)
+        SIM_BUG("evict of model %d from executor %d where it is not loaded", m, e);
+    set_resident(s, e, m, SIM_RES_NONE);
+    unreserve(s, e, m);
+    s->execs[e].models_loaded--;
+    s->execs[e].evictions++;
+}
+
+/* ---------------------------------------------------------------- executor life */
+
+static void exec_init(struct sim *s, int e, enum sim_exec_state st)
+{
+    struct sim_exec *x = &s->execs[e];
+    x->id = e;
+    x->kind = 0;                        /* one kind today: cluster.gpu_kind */
+    x->state = st;
+    x->memory_mb = s->cfg->gpu_memory_mb;
+    double max_dyn = 0;
+    for (int m = 0; m < s->nmodels; m++)
+        if (s->cfg->models[m].dynamic_mb > max_dyn)
+            max_dyn = s->cfg->models[m].dynamic_mb;
+    /* the weights cache: memory less room for the largest batch's activations */
+    x->pages_total = x->memory_mb > 0 ? (int)floor((x->memory_mb - max_dyn) / s->cfg->page_mb)
+                                      : INT32_MAX / 2;
+    if (!s->pol->cold_start)
+        for (int m = 0; m < s->nmodels; m++)
+            if (sim_preload(s, e, m))
+                SIM_BUG("model %d does not fit executor %d (config check missed it)", m, e);
+}
+
+static void exec_up(struct sim *s, int e)
+{
+    struct sim_exec *x = &s->execs[e];
+    if (x->state != SIM_EXEC_STARTING)
+        return;                         /* removed while starting */
+    x->state = SIM_EXEC_UP;
+    x->up_since = s->now;
+    x->last_finish = s->now;
+    if (!s->stopping && s->pol->on_exec_up)
+        s->pol->on_exec_up(s, s->pstate, e);
+}
+
+int sim_exec_add(struct sim *s)
+{
+    if (s->nexecs == s->max_execs)
+        return -1;
+    int e = s->nexecs++;
+    exec_init(s, e, SIM_EXEC_STARTING);
+    push(s, s->now + (int64_t)llround(s->cfg->provision_s * 1e9), EV_EXEC_UP, (uint32_t)e, 0);
+    return e;
+}
+
+static void exec_maybe_down(struct sim *s, int e)
+{
+    struct sim_exec *x = &s->execs[e];
+    struct sim_exec_int *xi = &s->xi[e];
+    if (x->state != SIM_EXEC_DRAINING || xi->running || xi->pend_head)
+        return;
+    x->state = SIM_EXEC_DOWN;
+    x->down_at = s->now;
+    if (xi->q)
+        for (int m = 0; m < s->nmodels; m++)
+            while (xi->q[m].len)
+                sim_xqueue_drop_head(s, e, m);
+}
+
+void sim_exec_remove(struct sim *s, int e)
+{
+    if (e < 0 || e >= s->nexecs)
+        SIM_BUG("remove of executor %d out of range", e);
+    struct sim_exec *x = &s->execs[e];
+    if (x->state == SIM_EXEC_STARTING) {
+        x->state = SIM_EXEC_DOWN;
+        x->up_since = x->down_at = s->now;
+    } else if (x->state == SIM_EXEC_UP) {
+        x->state = SIM_EXEC_DRAINING;
+        exec_maybe_down(s, e);
+    }
 }
 
 /* ---------------------------------------------------------------- timers */
@@ -448,7 +763,7 @@ static void on_tick(struct sim *s)
     int64_t busy = 0;
     int up = 0;
     for (int e = 0; e < s->nexecs; e++) {
-        if (s->execs[e].state != SIM_EXEC_UP)
+        if (s->execs[e].state != SIM_EXEC_UP && s->execs[e].state != SIM_EXEC_DRAINING)
             continue;
         up++;
         int64_t bu = busy_upto(s, e);
@@ -514,6 +829,7 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
         return SIM_ENOMEM;
     s->cfg = cfg;
     s->scale = scale;
+    s->pol = pol;
     s->duration = (int64_t)llround(cfg->duration_s * 1e9);
     s->warmup = (int64_t)llround(cfg->warmup_s * 1e9);
     s->stop_at = s->duration + (int64_t)llround(cfg->drain_s * 1e9);
@@ -527,25 +843,33 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     sim_ts_init(&s->ts);
 
     int nm = s->nmodels = cfg->nmodels;
+    int nf = cfg->frontends;
+    bool indep = cfg->frontend_split == SIM_SPLIT_INDEPENDENT && nf > 1;
+    s->nstreams = indep ? nm * nf : nm;
     s->models = calloc((size_t)nm, sizeof *s->models);
     s->queues = calloc((size_t)nm, sizeof *s->queues);
-    s->streams = calloc((size_t)nm, sizeof *s->streams);
+    s->streams = calloc((size_t)s->nstreams, sizeof *s->streams);
+    s->stream_model = calloc((size_t)s->nstreams, sizeof *s->stream_model);
+    s->stream_fe = calloc((size_t)s->nstreams, sizeof *s->stream_fe);
     s->rr_frontend = calloc((size_t)nm, sizeof *s->rr_frontend);
     s->prof_of_kind = calloc((size_t)nm, sizeof *s->prof_of_kind);
     s->dyn_mb_per_req = calloc((size_t)nm, sizeof *s->dyn_mb_per_req);
+    s->pages = calloc((size_t)nm, sizeof *s->pages);
+    s->load_ns = calloc((size_t)nm, sizeof *s->load_ns);
     s->ms = calloc((size_t)nm, sizeof *s->ms);
     s->snap_offered = calloc((size_t)nm, sizeof(uint64_t));
     s->snap_completed = calloc((size_t)nm, sizeof(uint64_t));
     s->snap_ontime = calloc((size_t)nm, sizeof(uint64_t));
     s->snap_bad = calloc((size_t)nm, sizeof(uint64_t));
     double *shares = calloc((size_t)nm, sizeof *shares);
-    if (!s->models || !s->queues || !s->streams || !s->rr_frontend || !s->prof_of_kind ||
-        !s->dyn_mb_per_req || !s->ms || !s->snap_offered || !s->snap_completed ||
-        !s->snap_ontime || !s->snap_bad || !shares)
+    if (!s->models || !s->queues || !s->streams || !s->stream_model || !s->stream_fe ||
+        !s->rr_frontend || !s->prof_of_kind || !s->dyn_mb_per_req || !s->pages || !s->load_ns ||
+        !s->ms || !s->snap_offered || !s->snap_completed || !s->snap_ontime || !s->snap_bad ||
+        !shares)
         goto fail;
 
     /* executor kinds in use (one today: cluster.gpu_kind) */
-    int k0 = kind_index(s, cfg->gpu_kind);
+    kind_index(s, cfg->gpu_kind);
     s->lat = calloc((size_t)nm * SIM_MAX_KINDS, sizeof *s->lat);
     if (!s->lat)
         goto fail;
@@ -559,6 +883,10 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
         md->max_batch = mc->max_batch;
         md->rate_rps = cfg->rate_rps * shares[m];
         s->dyn_mb_per_req[m] = mc->dynamic_mb / mc->max_batch;
+        s->pages[m] = (int)ceil((mc->weights_mb + mc->static_mb) / cfg->page_mb - 1e-9);
+        /* MB / (GB/s) = ms */
+        s->load_ns[m] = mc->load_ms > 0 ? sim_ms_to_ns(mc->load_ms)
+                                        : sim_ms_to_ns(mc->weights_mb / cfg->load_gb_s);
         for (int k = 0; k < s->nkinds; k++) {
             int pk = sim_model_cfg_kind(mc, s->kinds[k]);
             s->prof_of_kind[m][k] = pk;
@@ -573,36 +901,49 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
         }
         if ((rc = sim_model_stats_init(&s->ms[m], mc->max_batch)))
             goto fail;
-        char name[SIM_NAME_MAX + 16];
-        snprintf(name, sizeof name, "arrivals.%s", mc->name);
         rc = SIM_ENOMEM;
-        if (wl_stream_init(&s->streams[m], cfg, name, md->rate_rps * scale))
+    }
+    /* arrival streams: one per model, or one per (model, frontend) when split independently;
+     * a single frontend keeps the stream name (and draws) of the unsplit model */
+    for (int i = 0; i < s->nstreams; i++) {
+        int m = indep ? i / nf : i;
+        const struct sim_model_cfg *mc = &cfg->models[m];
+        char name[SIM_NAME_MAX + 32];
+        s->stream_model[i] = m;
+        s->stream_fe[i] = indep ? i % nf : nf == 1 ? 0 : -1;
+        if (indep)
+            snprintf(name, sizeof name, "arrivals.%s.f%d", mc->name, i % nf);
+        else
+            snprintf(name, sizeof name, "arrivals.%s", mc->name);
+        double rate = s->models[m].rate_rps * scale / (indep ? nf : 1);
+        if (wl_stream_init(&s->streams[i], cfg, name, rate))
             goto fail;
     }
 
-    /* executors: every GPU loads every model before the run */
-    s->nexecs = cfg->gpus;
-    s->execs = calloc((size_t)s->nexecs, sizeof *s->execs);
-    s->xi = calloc((size_t)s->nexecs, sizeof *s->xi);
-    if (!s->execs || !s->xi)
+    s->jrng = sim_rng_stream(cfg->seed, "network.jitter");
+    s->split_rng = sim_rng_stream(cfg->seed, "frontends.split");
+    if (!s->jrng || !s->split_rng || !s->pol)
         goto fail;
-    double resident = 0;
-    for (int m = 0; m < nm; m++)
-        resident += cfg->models[m].weights_mb + cfg->models[m].static_mb;
-    for (int e = 0; e < s->nexecs; e++) {
-        struct sim_exec *x = &s->execs[e];
-        x->id = e;
-        x->kind = k0;
-        x->state = SIM_EXEC_UP;
-        x->memory_mb = cfg->gpu_memory_mb;
-        x->resident_mb = resident;
-        x->models_loaded = nm;
+    if (cfg->exec_cv > 0) {
+        if (!(s->xrng = sim_rng_stream(cfg->seed, "executors.jitter")))
+            goto fail;
+        s->x_sigma = sqrt(log1p(cfg->exec_cv * cfg->exec_cv));
+        s->x_mu = -s->x_sigma * s->x_sigma / 2;
     }
 
-    s->jrng = sim_rng_stream(cfg->seed, "network.jitter");
-    s->pol = pol;
-    if (!s->jrng || !s->pol)
+    /* executors: capacity for the largest pool; the first cluster.gpus are up at time 0 */
+    s->max_execs = cfg->max_gpus > cfg->gpus ? cfg->max_gpus : cfg->gpus;
+    s->execs = calloc((size_t)s->max_execs, sizeof *s->execs);
+    s->xi = calloc((size_t)s->max_execs, sizeof *s->xi);
+    if (!s->execs || !s->xi)
         goto fail;
+    for (int e = 0; e < s->max_execs; e++)
+        if (!(s->xi[e].res = calloc((size_t)nm, sizeof *s->xi[e].res)))
+            goto fail;
+    s->nexecs = cfg->gpus;
+    for (int e = 0; e < s->nexecs; e++)
+        exec_init(s, e, SIM_EXEC_UP);
+
     char pname[SIM_NAME_MAX + 16];
     snprintf(pname, sizeof pname, "policy.%s", s->pol->name);
     s->prng = sim_rng_stream(cfg->seed, pname);
@@ -617,10 +958,10 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     }
 
     /* first arrivals and the first sampling tick */
-    for (int m = 0; m < nm; m++) {
-        int64_t t = wl_stream_next(&s->streams[m]);
+    for (int i = 0; i < s->nstreams; i++) {
+        int64_t t = wl_stream_next(&s->streams[i]);
         if (t < s->duration)
-            push(s, t, EV_ARRIVAL, (uint32_t)m, 0);
+            push(s, t, EV_ARRIVAL, (uint32_t)i, 0);
     }
     if (s->tick_ns > 0 && s->tick_ns <= s->duration)
         push(s, s->tick_ns, EV_TICK, 0, 0);
@@ -645,21 +986,32 @@ void sim_destroy(struct sim *s)
     for (int m = 0; m < s->nmodels; m++) {
         if (s->queues)
             free(s->queues[m].buf);
-        if (s->streams)
-            wl_stream_free(&s->streams[m]);
         if (s->ms)
             sim_model_stats_free(&s->ms[m]);
         if (s->lat)
             for (int k = 0; k < SIM_MAX_KINDS; k++)
                 free(s->lat[m * SIM_MAX_KINDS + k]);
     }
+    for (int i = 0; i < s->nstreams && s->streams; i++)
+        wl_stream_free(&s->streams[i]);
+    for (int e = 0; e < s->max_execs && s->xi; e++) {
+        if (s->xi[e].q)
+            for (int m = 0; m < s->nmodels; m++)
+                free(s->xi[e].q[m].buf);
+        free(s->xi[e].q);
+        free(s->xi[e].res);
+    }
     free(s->lat);
     free(s->models);
     free(s->queues);
     free(s->streams);
+    free(s->stream_model);
+    free(s->stream_fe);
     free(s->rr_frontend);
     free(s->prof_of_kind);
     free(s->dyn_mb_per_req);
+    free(s->pages);
+    free(s->load_ns);
     free(s->ms);
     free(s->snap_offered);
     free(s->snap_completed);
@@ -670,6 +1022,8 @@ void sim_destroy(struct sim *s)
     free(s->timers);
     gsl_rng_free(s->prng);
     gsl_rng_free(s->jrng);
+    gsl_rng_free(s->split_rng);
+    gsl_rng_free(s->xrng);
     pool_free(&s->req_pool);
     pool_free(&s->batch_pool);
     sim_heap_free(&s->heap);
@@ -687,9 +1041,13 @@ void sim_set_observer(struct sim *s, const struct sim_observer *obs)
 static void begin_stop(struct sim *s)
 {
     s->stopping = true;
-    for (int m = 0; m < s->nmodels; m++)
+    for (int m = 0; m < s->nmodels; m++) {
         while (s->queues[m].len)
             sim_queue_drop_head(s, m);
+        for (int e = 0; e < s->nexecs; e++)
+            while (s->xi[e].q && s->xi[e].q[m].len)
+                sim_xqueue_drop_head(s, e, m);
+    }
 }
 
 int sim_run(struct sim *s)
@@ -710,9 +1068,11 @@ int sim_run(struct sim *s)
         switch (ev.type) {
         case EV_ARRIVAL: on_arrival(s, (int)ev.idx); break;
         case EV_DELIVER: deliver(s, (struct sim_request *)(uintptr_t)ev.gen); break;
-        case EV_BATCH_DONE: on_batch_done(s, (int)ev.idx); break;
+        case EV_BATCH_DONE: on_batch_done(s, (int)ev.idx, ev.gen); break;
         case EV_TIMER: on_timer(s, ev.idx, ev.gen); break;
         case EV_TICK: if (!s->stopping) on_tick(s); break;
+        case EV_LOAD_DONE: on_load_done(s, (int)ev.idx, (int)(ev.gen >> 1), ev.gen & 1); break;
+        case EV_EXEC_UP: exec_up(s, (int)ev.idx); break;
         default: SIM_BUG("unknown event type %u", ev.type);
         }
     }
@@ -755,11 +1115,25 @@ int64_t sim_latency_ns(const struct sim *s, int m, int kind, int b)
 }
 
 int sim_queue_len(const struct sim *s, int m) { return s->queues[m].len; }
+int sim_xqueue_len(const struct sim *s, int e, int m) { return queue_peek(s, e, m)->len; }
+int sim_frontend_count(const struct sim *s) { return s->cfg->frontends; }
+int sim_model_pages(const struct sim *s, int m) { return s->pages[m]; }
+int64_t sim_load_ns(const struct sim *s, int m) { return s->load_ns[m]; }
+
+enum sim_residency sim_resident(const struct sim *s, int e, int m)
+{
+    return (enum sim_residency)s->xi[e].res[m].state;
+}
+
+struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i)
+{
+    const struct sim_mqueue *q = queue_peek(s, e, m);
+    if (i < 0 || i >= q->len)
+        SIM_BUG("queue index %d out of range (model %d at %d, length %d)", i, m, e, q->len);
+    return mq_at(q, i);
+}
 
 struct sim_request *sim_queue_at(const struct sim *s, int m, int i)
 {
-    const struct sim_mqueue *q = &s->queues[m];
-    if (i < 0 || i >= q->len)
-        SIM_BUG("queue index %d out of range (model %d, length %d)", i, m, q->len);
-    return mq_at(q, i);
+    return sim_xqueue_at(s, SIM_CENTRAL, m, i);
 }

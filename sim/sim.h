@@ -38,10 +38,17 @@ static inline double sim_ns_to_ms(int64_t ns) { return (double)ns / 1e6; }
 
 enum sim_outcome { SIM_REQ_PENDING = 0, SIM_REQ_ON_TIME, SIM_REQ_LATE, SIM_REQ_DROPPED };
 
+/* Where a request waits: the central scheduler's queue of its model, or the queue of its
+ * model at one executor (policies that route at the frontends, e.g. Nexus). */
+#define SIM_CENTRAL (-1)
+/* policy_ops.route may also answer: drop the request at the frontend (no route). */
+#define SIM_ROUTE_DROP (-2)
+
 struct sim_request {
     uint64_t id;
     int model;
     int frontend;
+    int exec;                    /* SIM_CENTRAL, or the executor whose queue holds it */
     int64_t t_arrival;           /* at the frontend */
     int64_t t_sched;             /* reached the scheduler's queue */
     int64_t deadline;            /* t_arrival + SLO */
@@ -51,9 +58,20 @@ struct sim_request {
     struct sim_request *next;    /* intrusive link: pool free list, batch membership */
 };
 
+enum sim_batch_status {
+    SIM_BATCH_OK,
+    SIM_BATCH_REJECTED_LATE,     /* could not start by its window's `latest` */
+    SIM_BATCH_REJECTED_UNLOADED, /* model not resident (or evicted/reloaded since dispatch) */
+    SIM_BATCH_PREEMPTED          /* cancelled by sim_preempt */
+};
+
 struct sim_batch {
     int model, exec, size;
-    int64_t t_dispatch, t_ready, start_at, t_start, t_finish;
+    int from;                    /* queue the requests came from: SIM_CENTRAL or an executor */
+    uint8_t status;              /* enum sim_batch_status, final when on_batch_done runs */
+    uint32_t version;            /* residency version of the model at dispatch */
+    uint64_t serial, tag;        /* unique per run; the policy's own tag */
+    int64_t t_dispatch, t_ready, start_at, latest, expected_ns, t_start, t_finish;
     struct sim_request *reqs;    /* linked through ->next, queue order */
     struct sim_batch *next;      /* executor's pending FIFO, pool free list */
 };
@@ -73,15 +91,20 @@ struct sim_exec {
     int kind;                    /* index into the engine's kinds */
     enum sim_exec_state state;
     double memory_mb;            /* 0 = unlimited */
-    double resident_mb;          /* weights + static of loaded models */
+    double resident_mb;          /* weights + static of loaded and loading models */
+    int pages_total, pages_used; /* weights cache in pages of cluster.page_mb */
     const struct sim_batch *running;
     int pending;                 /* batches dispatched and waiting on this executor */
     int64_t last_finish;         /* finish of the last batch (for the overlap check) */
+    int64_t load_free_at;        /* the load engine (PCIe) is busy until then */
+    int loads_in_flight;
     /* statistics */
-    int64_t busy_ns, up_since;
-    uint64_t batches, requests, load_events;
+    int64_t busy_ns, up_since, down_at, wasted_ns, load_busy_ns;
+    uint64_t batches, requests, load_events, evictions, rejected, preemptions;
     int models_loaded;
 };
+
+enum sim_residency { SIM_RES_NONE, SIM_RES_LOADING, SIM_RES_LOADED };
 
 struct sim;
 struct policy_ops;
@@ -101,6 +124,7 @@ int sim_run(struct sim *s);
 struct sim_observer {
     void *ctx;
     void (*batch_start)(void *ctx, const struct sim *, const struct sim_batch *);
+    /* batch_done also sees rejected batches (status != OK) but not preempted ones */
     void (*batch_done)(void *ctx, const struct sim *, const struct sim_batch *);
     void (*request_arrive)(void *ctx, const struct sim *, const struct sim_request *);
     void (*request_end)(void *ctx, const struct sim *, const struct sim_request *);
@@ -128,14 +152,64 @@ int64_t sim_duration_ns(const struct sim *s);
 /* The scheduler's queue of model m: requests ordered by deadline (ties by arrival). */
 int sim_queue_len(const struct sim *s, int m);
 struct sim_request *sim_queue_at(const struct sim *s, int m, int i);
+/* The queue of model m at executor e (requests routed there by policy_ops.route). */
+int sim_xqueue_len(const struct sim *s, int e, int m);
+struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i);
+/* Frontends and how arrivals are split over them (config `frontends`, `frontend_split`). */
+int sim_frontend_count(const struct sim *s);
+
+/* Residency of model m on executor e, its weights in pages, and its nominal load time. */
+enum sim_residency sim_resident(const struct sim *s, int e, int m);
+int sim_model_pages(const struct sim *s, int m);
+int64_t sim_load_ns(const struct sim *s, int m);
 
 /* ---- actions (policies) ---- */
 
 /* Drops the head of model m's queue (outcome: dropped). */
 void sim_queue_drop_head(struct sim *s, int m);
-/* Pops the first n requests of model m's queue into a batch for executor e, to start no
- * earlier than start_at. Returns the batch. Aborts on an invariant violation. */
+/* The same for model m's queue at executor e. */
+void sim_xqueue_drop_head(struct sim *s, int e, int m);
+
+/* A batch: the first n requests of model m's queue at `from` (SIM_CENTRAL, or the executor's
+ * own queue) for executor `exec`. From the central queue the executor receives it after the
+ * control delay plus n data delays; from its own queue at once. It starts no earlier than
+ * start_at, after the executor's earlier batches, and runs for the profile latency (times the
+ * cluster's execution jitter). With latest > 0 it is an action with a window: the executor
+ * rejects it (requests dropped, status REJECTED_LATE) if it cannot start by `latest`. A batch
+ * of a model that is not resident at its start, or was evicted or reloaded since dispatch,
+ * is rejected (REJECTED_UNLOADED). expected_ns > 0 is the policy's predicted duration; the
+ * gap to the actual duration is a per-model metric. The policy's on_batch_done sees every
+ * batch once, rejected ones included (at the time of rejection). */
+struct sim_dispatch_args {
+    int exec, model, n, from;
+    int64_t start_at, latest, expected_ns;
+    uint64_t tag;
+};
+const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch_args *a);
+/* The common case: from the central queue, no window, no prediction. */
 const struct sim_batch *sim_dispatch(struct sim *s, int e, int m, int n, int64_t start_at);
+/* Cancels the batch running (or about to start) on executor e: its requests go back to the
+ * queue they came from, in deadline order, the time it ran is counted busy and wasted, and
+ * the executor is free now. on_batch_done is not called for it. Returns the requests
+ * returned (0 if nothing was running). */
+int sim_preempt(struct sim *s, int e);
+
+/* Loads model m on executor e through its load engine (one transfer at a time, concurrent
+ * with execution): the transfer starts at max(load engine free, now + control delay) and
+ * takes sim_load_ns(m) (times the execution jitter). Pages are reserved now. With latest > 0
+ * the executor rejects a load that cannot start by then. Completion (or rejection) calls the
+ * policy's on_load_done. Returns 0, or -1 when e lacks free pages or m is not NONE on e. */
+int sim_load(struct sim *s, int e, int m, int64_t latest);
+/* Evicts loaded model m from e at once (frees its pages, bumps its version). */
+void sim_evict(struct sim *s, int e, int m);
+/* Makes m resident on e at once; only before the first event (policy init, preloading). */
+int sim_preload(struct sim *s, int e, int m);
+
+/* Executors join after cluster.provision_s (policy on_exec_up), up to cluster.max_gpus;
+ * returns the new id or -1 at the limit. Removing one drains it: it takes no new batches,
+ * finishes what it has, drops requests still queued at it, and goes DOWN. */
+int sim_exec_add(struct sim *s);
+void sim_exec_remove(struct sim *s, int e);
 /* A timer calling the policy's on_timer(tag, arg) at `at` (>= now). Returns a handle > 0.
  * Cancel is O(1) and lazy; cancelling a fired or cancelled handle is a no-op. */
 uint64_t sim_timer_set(struct sim *s, int64_t at, uint64_t tag, void *arg);

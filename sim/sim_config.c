@@ -17,6 +17,7 @@
 static const char *const ARRIVALS[] = {"poisson", "gamma", "uniform", NULL};
 static const char *const POPULARITY[] = {"uniform", "zipf", "explicit", NULL};
 static const char *const JITTERS[] = {"none", "exponential", "lognormal", NULL};
+static const char *const SPLITS[] = {"independent", "round_robin", "random", NULL};
 
 int sim_model_cfg_kind(const struct sim_model_cfg *m, const char *kind)
 {
@@ -42,20 +43,33 @@ void sim_config_destroy(struct sim_config *cfg)
 
 static int parse_cluster(struct sim_config *c, const cJSON *root)
 {
-    static const char *const keys[] = {"gpus", "gpu_kind", "gpu_memory_mb", NULL};
+    static const char *const keys[] = {"gpus", "gpu_kind", "gpu_memory_mb", "max_gpus",
+                                       "page_mb", "load_gb_s", "provision_s", "exec_cv", NULL};
     const cJSON *o;
     const char *kind = "1080ti";
-    long gpus = 0;
+    long gpus = 0, max_gpus = 0;
     int rc;
+    c->page_mb = 16;
+    c->load_gb_s = 12;
+    c->provision_s = 10;
     if ((rc = sim_json_obj(root, "", "cluster", true, &o)) || (rc = sim_json_keys(o, "cluster", keys)) ||
         (rc = sim_json_int(o, "cluster", "gpus", true, 1, 100000, &gpus)) ||
+        (rc = sim_json_int(o, "cluster", "max_gpus", false, 1, 100000, &max_gpus)) ||
         (rc = sim_json_str(o, "cluster", "gpu_kind", false, &kind)) ||
-        (rc = sim_json_num(o, "cluster", "gpu_memory_mb", false, SIM_J_NONNEG, &c->gpu_memory_mb)))
+        (rc = sim_json_num(o, "cluster", "gpu_memory_mb", false, SIM_J_NONNEG, &c->gpu_memory_mb)) ||
+        (rc = sim_json_num(o, "cluster", "page_mb", false, SIM_J_POS, &c->page_mb)) ||
+        (rc = sim_json_num(o, "cluster", "load_gb_s", false, SIM_J_POS, &c->load_gb_s)) ||
+        (rc = sim_json_num(o, "cluster", "provision_s", false, SIM_J_NONNEG, &c->provision_s)) ||
+        (rc = sim_json_num(o, "cluster", "exec_cv", false, SIM_J_NONNEG, &c->exec_cv)))
         return rc;
     if (strlen(kind) >= SIM_NAME_MAX)
         return sim_err_set(SIM_EINVAL, "cluster.gpu_kind: expected at most %d characters",
                            SIM_NAME_MAX - 1);
+    if (max_gpus && max_gpus < gpus)
+        return sim_err_set(SIM_EINVAL, "cluster.max_gpus: expected at least cluster.gpus (%ld), "
+                           "got %ld", gpus, max_gpus);
     c->gpus = (int)gpus;
+    c->max_gpus = max_gpus ? (int)max_gpus : (int)gpus;
     snprintf(c->gpu_kind, sizeof c->gpu_kind, "%s", kind);
     return 0;
 }
@@ -87,7 +101,6 @@ static int parse_models(struct sim_config *c, const cJSON *root)
         c->nmodels++;
     }
     /* cross-model checks against the cluster */
-    double fixed_mb = 0, max_dyn = 0;
     for (int m = 0; m < c->nmodels; m++) {
         struct sim_model_cfg *md = &c->models[m];
         for (int j = 0; j < m; j++)
@@ -110,15 +123,34 @@ static int parse_models(struct sim_config *c, const cJSON *root)
                 b++;
             md->max_batch = b;
         }
+    }
+    return 0;
+}
+
+/* Memory: with a policy that keeps every model on every GPU, all of them must fit together;
+ * with a cold-start policy (models loaded on demand) each must fit alone. */
+static int check_memory(const struct sim_config *c)
+{
+    if (c->gpu_memory_mb <= 0)
+        return 0;
+    bool all = !policy_find(c->policy)->cold_start;
+    double fixed_mb = 0, max_dyn = 0;
+    for (int m = 0; m < c->nmodels; m++) {
+        const struct sim_model_cfg *md = &c->models[m];
         fixed_mb += md->weights_mb + md->static_mb;
         if (md->dynamic_mb > max_dyn)
             max_dyn = md->dynamic_mb;
+        double alone = md->weights_mb + md->static_mb + md->dynamic_mb;
+        if (!all && alone > c->gpu_memory_mb)
+            return sim_err_set(SIM_EINVAL, "cluster.gpu_memory_mb: expected at least %g MB "
+                               "(model \"%s\" alone), got %g", alone, md->name, c->gpu_memory_mb);
     }
-    if (c->gpu_memory_mb > 0 && fixed_mb + max_dyn > c->gpu_memory_mb)
+    if (all && fixed_mb + max_dyn > c->gpu_memory_mb)
         return sim_err_set(SIM_EINVAL,
                            "cluster.gpu_memory_mb: expected at least %g MB (weights and static "
                            "memory of all models plus the largest dynamic memory, since every "
-                           "GPU loads every model), got %g", fixed_mb + max_dyn, c->gpu_memory_mb);
+                           "GPU loads every model with policy \"%s\"), got %g",
+                           fixed_mb + max_dyn, c->policy, c->gpu_memory_mb);
     return 0;
 }
 
@@ -258,16 +290,18 @@ static int parse_rest(struct sim_config *c, const cJSON *root)
     static const char *const skeys[] = {"start_scale", "tolerance", "max_probes", NULL};
     const cJSON *m, *s;
     long fe = 1, probes = 24;
-    int rc;
+    int rc, split = 0;
     c->percentile = 99;
     c->sample_period_s = 1;
     c->search_start_scale = 1;
     c->search_tol = 0.02;
     if ((rc = sim_json_int(root, "", "frontends", false, 1, 4096, &fe)) ||
+        (rc = sim_json_enum(root, "", "frontend_split", false, SPLITS, &split)) ||
         (rc = sim_json_obj(root, "", "metrics", false, &m)) ||
         (rc = sim_json_obj(root, "", "search", false, &s)))
         return rc;
     c->frontends = (int)fe;
+    c->frontend_split = (enum sim_split)split;
     if (m && ((rc = sim_json_keys(m, "metrics", mkeys)) ||
               (rc = sim_json_num(m, "metrics", "percentile", false, SIM_J_POS, &c->percentile)) ||
               (rc = sim_json_num(m, "metrics", "sample_period_s", false, SIM_J_NONNEG, &c->sample_period_s))))
@@ -288,6 +322,7 @@ static int build(struct sim_config *c)
 {
     static const char *const keys[] = {"name", "description", "seed", "duration_s", "warmup_s",
                                        "drain_s", "cluster", "models", "workload", "frontends",
+                                       "frontend_split",
                                        "network", "policy", "metrics", "search", NULL};
     const cJSON *root = c->json;
     const char *name = "unnamed";
@@ -313,7 +348,7 @@ static int build(struct sim_config *c)
     c->seed = (uint64_t)seed;
     if ((rc = parse_cluster(c, root)) || (rc = parse_models(c, root)) ||
         (rc = parse_workload(c, root)) || (rc = parse_network(c, root)) ||
-        (rc = parse_policy(c, root)) || (rc = parse_rest(c, root)))
+        (rc = parse_policy(c, root)) || (rc = check_memory(c)) || (rc = parse_rest(c, root)))
         return rc;
     return 0;
 }

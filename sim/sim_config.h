@@ -46,6 +46,7 @@ struct sim_model_cfg {
 enum sim_arrival { SIM_ARR_POISSON, SIM_ARR_GAMMA, SIM_ARR_UNIFORM };
 enum sim_popularity { SIM_POP_UNIFORM, SIM_POP_ZIPF, SIM_POP_EXPLICIT };
 enum sim_jitter { SIM_JIT_NONE, SIM_JIT_EXPONENTIAL, SIM_JIT_LOGNORMAL };
+enum sim_split { SIM_SPLIT_INDEPENDENT, SIM_SPLIT_ROUND_ROBIN, SIM_SPLIT_RANDOM };
 
 struct sim_segment {
     double duration_s;                 /* <= 0 for the last: until the end */
@@ -60,9 +61,13 @@ struct sim_config {
     uint64_t seed;
     double duration_s, warmup_s, drain_s;
 
-    int gpus;
+    int gpus, max_gpus;                /* at start; upper bound for sim_exec_add */
     char gpu_kind[SIM_NAME_MAX];
     double gpu_memory_mb;              /* 0 = unlimited */
+    double page_mb;                    /* weights cache page */
+    double load_gb_s;                  /* weights transfer when a model has no load_ms */
+    double provision_s;                /* delay before an added executor is up */
+    double exec_cv;                    /* execution-time jitter: lognormal, mean 1, this cv */
 
     int nmodels;
     struct sim_model_cfg *models;
@@ -76,6 +81,7 @@ struct sim_config {
     struct sim_segment *segments;
 
     int frontends;
+    enum sim_split frontend_split;
     double ctrl_us, data_us_per_request, resp_us;
     enum sim_jitter jitter;
     double jitter_mean_us, jitter_sigma;

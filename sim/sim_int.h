@@ -30,10 +30,18 @@ struct sim_pool {                /* chunked free-list pool: objects never move *
     size_t live, high_water;
 };
 
+struct sim_resid {                /* model m on one executor */
+    uint8_t state;               /* enum sim_residency */
+    uint32_t version;            /* bumped on every load completion and eviction */
+    int64_t changed_at;          /* time of the last bump */
+};
+
 struct sim_exec_int {
     struct sim_batch *running;
     struct sim_batch *pend_head, *pend_tail;
     int64_t busy_snap;           /* busy time at the last sampling tick */
+    struct sim_mqueue *q;        /* [nmodels] queues at this executor, allocated on first use */
+    struct sim_resid *res;       /* [nmodels] */
 };
 
 struct sim {
@@ -46,15 +54,22 @@ struct sim {
     int nmodels;
     struct sim_model *models;
     struct sim_mqueue *queues;
+    int nstreams;                           /* models x frontends ("independent") or models */
     struct wl_stream *streams;
-    int *rr_frontend;
+    int *stream_model, *stream_fe;          /* stream_fe < 0: assign per request */
+    int *rr_frontend;                       /* [model] round-robin position */
+    gsl_rng *split_rng;
     int nkinds;
     const char *kinds[SIM_MAX_KINDS];
     int (*prof_of_kind)[SIM_MAX_KINDS];     /* [model][kind] -> model cfg profile index */
     int64_t **lat;                          /* [model * nkinds + kind][b], b in 0..max+1 */
     double *dyn_mb_per_req;                 /* [model] */
+    int *pages;                             /* [model] weights + static, in pages */
+    int64_t *load_ns;                       /* [model] nominal load time */
+    gsl_rng *xrng;                          /* execution jitter (NULL: none) */
+    double x_mu, x_sigma;
 
-    int nexecs;
+    int nexecs, max_execs;                  /* created so far (any state); capacity */
     struct sim_exec *execs;
     struct sim_exec_int *xi;
 
@@ -73,7 +88,7 @@ struct sim {
     struct sim_window win;
     uint64_t *snap_offered, *snap_completed, *snap_ontime, *snap_bad;
 
-    uint64_t arrived, ended, next_req_id, events, batches_total;
+    uint64_t arrived, ended, next_req_id, events, batches_total, batch_serial;
     struct sim_observer obs;
 };
 

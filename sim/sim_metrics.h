@@ -17,6 +17,11 @@ struct sim_model_stats {
     uint64_t batches, batched;                    /* batches started after warm-up */
     uint64_t *batch_hist;                         /* [max_batch + 1] */
     int max_batch;
+    /* predicted (sim_dispatch_args.expected_ns) vs actual duration, batches after warm-up */
+    uint64_t pred_n, pred_over;                   /* predictions; actual > predicted */
+    double pred_err_sum_ns, pred_abs_sum_ns;      /* sum of actual - predicted, |.| */
+    int64_t pred_max_over_ns;
+    uint64_t preempted;                           /* requests returned by preemption */
     /* cumulative over the whole run (for windows and the time series) */
     uint64_t c_offered, c_completed, c_ontime, c_bad;
 };

@@ -62,6 +62,15 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         o->mean_queue_ms = sim_hist_mean(&ms->queueing) / 1e6;
         o->p99_queue_ms = sim_ns_to_ms(sim_hist_quantile(&ms->queueing, 0.99));
         o->batches = ms->batches;
+        o->preempted = ms->preempted;
+        o->pred_n = ms->pred_n;
+        if (ms->pred_n) {
+            double n = (double)ms->pred_n;
+            o->pred_mean_err_ms = ms->pred_err_sum_ns / n / 1e6;
+            o->pred_mean_abs_err_ms = ms->pred_abs_sum_ns / n / 1e6;
+            o->pred_max_over_ms = sim_ns_to_ms(ms->pred_max_over_ns);
+            o->pred_over_frac = (double)ms->pred_over / n;
+        }
         o->mean_batch = ms->batches ? (double)ms->batched / (double)ms->batches : 0;
         uint64_t bad = ms->late + ms->dropped;
         o->bad_frac = ms->offered ? (double)bad / (double)ms->offered : 0;
@@ -98,11 +107,18 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         struct sim_exec_result *o = &r->execs[e];
         o->id = e;
         snprintf(o->kind, sizeof o->kind, "%s", s->kinds[x->kind]);
-        int64_t span = s->now > 0 ? s->now : 1;
-        o->busy_frac = (double)x->busy_ns / (double)span;
+        int64_t end = x->state == SIM_EXEC_DOWN ? x->down_at : s->now;
+        int64_t span = x->state == SIM_EXEC_STARTING ? 0 : end - x->up_since;
+        o->up_s = (double)span / 1e9;
+        o->busy_frac = span > 0 ? (double)x->busy_ns / (double)span : 0;
+        o->load_busy_frac = span > 0 ? (double)x->load_busy_ns / (double)span : 0;
+        o->wasted_ms = sim_ns_to_ms(x->wasted_ns);
         o->batches = x->batches;
         o->requests = x->requests;
         o->load_events = x->load_events;
+        o->evictions = x->evictions;
+        o->rejected = x->rejected;
+        o->preemptions = x->preemptions;
         o->models_loaded = x->models_loaded;
     }
     r->ts = s->ts;                      /* move */
@@ -151,6 +167,27 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
                "(%d GPUs), %s at p%g\n", r->offered_rps, r->ontime_rps, r->bad_rate,
             r->nexecs ? 100 * busy / r->nexecs : 0.0, r->nexecs,
             r->pass ? "every model within SLO" : "SLO missed", r->percentile);
+    uint64_t loads = 0, evictions = 0, rejected = 0, preemptions = 0, pred = 0;
+    double wasted = 0, abs_err = 0;
+    for (int e = 0; e < r->nexecs; e++) {
+        loads += r->execs[e].load_events;
+        evictions += r->execs[e].evictions;
+        rejected += r->execs[e].rejected;
+        preemptions += r->execs[e].preemptions;
+        wasted += r->execs[e].wasted_ms;
+    }
+    for (int m = 0; m < r->nmodels; m++) {
+        pred += r->models[m].pred_n;
+        abs_err += r->models[m].pred_mean_abs_err_ms * (double)r->models[m].pred_n;
+    }
+    if (loads || evictions || rejected || preemptions)
+        fprintf(f, "executors: %llu loads, %llu evictions, %llu rejected actions, %llu "
+                   "preemptions (%.1f ms of GPU time wasted)\n", (unsigned long long)loads,
+                (unsigned long long)evictions, (unsigned long long)rejected,
+                (unsigned long long)preemptions, wasted);
+    if (pred)
+        fprintf(f, "predicted vs actual batch duration: mean |error| %.3f ms over %llu batches\n",
+                abs_err / (double)pred, (unsigned long long)pred);
     if (g) {
         fprintf(f, "goodput search: %d probes%s\n", g->nprobes,
                 g->monotone ? "" : " (pass/fail was not monotone in load: see goodput_search)");
@@ -212,7 +249,30 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
         cJSON_AddNumberToObject(j, "mean_queue_ms", x->mean_queue_ms);
         cJSON_AddNumberToObject(j, "mean_batch", x->mean_batch);
         cJSON_AddNumberToObject(j, "ideal_batch_staggered", x->ideal_batch_staggered);
+        cJSON_AddNumberToObject(j, "ideal_batch_uncoord", x->ideal_batch_uncoord);
+        cJSON_AddNumberToObject(j, "preempted", (double)x->preempted);
+        if (x->pred_n) {
+            cJSON_AddNumberToObject(j, "pred_mean_abs_err_ms", x->pred_mean_abs_err_ms);
+            cJSON_AddNumberToObject(j, "pred_over_frac", x->pred_over_frac);
+        }
+        cJSON *bh = cJSON_AddArrayToObject(j, "batch_hist");
+        for (int b = 0; b <= x->max_batch; b++)
+            cJSON_AddItemToArray(bh, cJSON_CreateNumber((double)x->batch_hist[b]));
         cJSON_AddItemToArray(ms, j);
+    }
+    cJSON *es = cJSON_AddArrayToObject(o, "executors");
+    for (int e = 0; e < r->nexecs; e++) {
+        const struct sim_exec_result *x = &r->execs[e];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "busy_frac", x->busy_frac);
+        cJSON_AddNumberToObject(j, "up_s", x->up_s);
+        cJSON_AddNumberToObject(j, "batches", (double)x->batches);
+        cJSON_AddNumberToObject(j, "load_events", (double)x->load_events);
+        cJSON_AddNumberToObject(j, "evictions", (double)x->evictions);
+        cJSON_AddNumberToObject(j, "rejected", (double)x->rejected);
+        cJSON_AddNumberToObject(j, "preemptions", (double)x->preemptions);
+        cJSON_AddNumberToObject(j, "wasted_ms", x->wasted_ms);
+        cJSON_AddItemToArray(es, j);
     }
     cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
     char *text = cJSON_PrintUnformatted(o);

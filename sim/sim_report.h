@@ -24,7 +24,9 @@ struct sim_model_result {
     double mean_queue_ms, p99_queue_ms, mean_batch;
     double bad_frac;                    /* (late + dropped) / offered */
     double ideal_batch_staggered, ideal_batch_uncoord;  /* spec reference values; 0 if n/a */
-    uint64_t batches;
+    uint64_t batches, preempted;
+    uint64_t pred_n;                    /* batches with a predicted duration */
+    double pred_mean_err_ms, pred_mean_abs_err_ms, pred_max_over_ms, pred_over_frac;
     uint64_t *batch_hist;               /* [max_batch + 1], owned */
     struct sim_hist *latency;           /* owned copy */
 };
@@ -32,8 +34,8 @@ struct sim_model_result {
 struct sim_exec_result {
     int id;
     char kind[SIM_NAME_MAX];
-    double busy_frac;
-    uint64_t batches, requests, load_events;
+    double busy_frac, up_s, wasted_ms, load_busy_frac;
+    uint64_t batches, requests, load_events, evictions, rejected, preemptions;
     int models_loaded;
 };
 

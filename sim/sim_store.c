@@ -32,11 +32,16 @@ static const char schema_sql[] =
     "  p50_ms REAL, p90_ms REAL, p99_ms REAL, p999_ms REAL, mean_ms REAL,\n"
     "  mean_queue_ms REAL, p99_queue_ms REAL, mean_batch REAL, batches INTEGER NOT NULL,\n"
     "  ideal_batch_staggered REAL, ideal_batch_uncoord REAL,\n"
+    "  preempted INTEGER NOT NULL DEFAULT 0, pred_n INTEGER NOT NULL DEFAULT 0,\n"
+    "  pred_mean_err_ms REAL, pred_mean_abs_err_ms REAL, pred_max_over_ms REAL,\n"
+    "  pred_over_frac REAL,\n"
     "  PRIMARY KEY(run_id, model));\n"
     "CREATE TABLE IF NOT EXISTS executor_stats(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), executor INTEGER NOT NULL,\n"
     "  kind TEXT NOT NULL, busy_frac REAL NOT NULL, batches INTEGER NOT NULL,\n"
     "  requests INTEGER NOT NULL, models_loaded INTEGER NOT NULL, load_events INTEGER NOT NULL,\n"
+    "  up_s REAL, wasted_ms REAL, load_busy_frac REAL, evictions INTEGER NOT NULL DEFAULT 0,\n"
+    "  rejected INTEGER NOT NULL DEFAULT 0, preemptions INTEGER NOT NULL DEFAULT 0,\n"
     "  PRIMARY KEY(run_id, executor));\n"
     "CREATE TABLE IF NOT EXISTS timeseries(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), t_s REAL NOT NULL, series TEXT NOT NULL,\n"
@@ -54,10 +59,29 @@ static const char schema_sql[] =
     "  scale REAL NOT NULL, offered_rps REAL NOT NULL, pass INTEGER NOT NULL,\n"
     "  worst_model TEXT NOT NULL, worst_bad_frac REAL NOT NULL, worst_p99_ms REAL,\n"
     "  PRIMARY KEY(run_id, probe));\n"
+    "CREATE TABLE IF NOT EXISTS sweep_points(\n"
+    "  sweep TEXT NOT NULL, point INTEGER NOT NULL, point_key TEXT NOT NULL,\n"
+    "  settings_json TEXT NOT NULL, run_id INTEGER REFERENCES runs(id), status TEXT NOT NULL,\n"
+    "  error TEXT, PRIMARY KEY(sweep, point_key));\n"
     "CREATE TABLE IF NOT EXISTS profiles(\n"
     "  id INTEGER PRIMARY KEY, executor_kind TEXT NOT NULL, model TEXT NOT NULL,\n"
     "  form TEXT NOT NULL, alpha_ms REAL, beta_ms REAL, a_ms REAL, b_ms REAL, c_ms REAL,\n"
     "  table_json TEXT, source TEXT NOT NULL, measured_at TEXT NOT NULL);\n";
+
+/* Version 1 -> 2: prediction and preemption columns, executor life and actions, sweeps. */
+static const char migrate_v1_sql[] =
+    "ALTER TABLE model_stats ADD COLUMN preempted INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE model_stats ADD COLUMN pred_n INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE model_stats ADD COLUMN pred_mean_err_ms REAL;\n"
+    "ALTER TABLE model_stats ADD COLUMN pred_mean_abs_err_ms REAL;\n"
+    "ALTER TABLE model_stats ADD COLUMN pred_max_over_ms REAL;\n"
+    "ALTER TABLE model_stats ADD COLUMN pred_over_frac REAL;\n"
+    "ALTER TABLE executor_stats ADD COLUMN up_s REAL;\n"
+    "ALTER TABLE executor_stats ADD COLUMN wasted_ms REAL;\n"
+    "ALTER TABLE executor_stats ADD COLUMN load_busy_frac REAL;\n"
+    "ALTER TABLE executor_stats ADD COLUMN evictions INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE executor_stats ADD COLUMN rejected INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE executor_stats ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;\n";
 
 const char *sim_store_schema_sql(void)
 {
@@ -116,7 +140,8 @@ int sim_store_open(const char *path, struct sim_store **out)
         snprintf(ver, sizeof ver,
                  "PRAGMA user_version = %d; INSERT OR REPLACE INTO meta VALUES('schema_version', '%d');",
                  SIM_STORE_SCHEMA, SIM_STORE_SCHEMA);
-        if ((rc = exec(st, "BEGIN IMMEDIATE")) || (rc = exec(st, schema_sql)) ||
+        if ((rc = exec(st, "BEGIN IMMEDIATE")) || (v == 1 && (rc = exec(st, migrate_v1_sql))) ||
+            (rc = exec(st, schema_sql)) ||
             (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
             exec(st, "ROLLBACK");
             goto fail;
@@ -193,8 +218,8 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
                        "version, started_at, wall_s, status, duration_s, warmup_s, load_scale, "
                        "offered_rps, ontime_rps, bad_rate, slo_met, percentile, goodput_rps, events) "
                        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
-        (rc = prep(st, "INSERT INTO model_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ms)) ||
-        (rc = prep(st, "INSERT INTO executor_stats VALUES(?,?,?,?,?,?,?,?)", &q_es)) ||
+        (rc = prep(st, "INSERT INTO model_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ms)) ||
+        (rc = prep(st, "INSERT INTO executor_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_es)) ||
         (rc = prep(st, "INSERT INTO timeseries VALUES(?,?,?,?,?)", &q_ts)) ||
         (rc = prep(st, "INSERT INTO batch_hist VALUES(?,?,?,?)", &q_bh)) ||
         (rc = prep(st, "INSERT INTO latency_hist VALUES(?,?,?,?,?)", &q_lh)) ||
@@ -209,12 +234,15 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
     int64_t id = sqlite3_last_insert_rowid(st->db);
     for (int m = 0; m < r->nmodels; m++) {
         const struct sim_model_result *x = &r->models[m];
-        if ((rc = insert(st, q_ms, "itddiiiiiddddddddidd", id, x->name, x->slo_ms, x->rate_rps,
+        if ((rc = insert(st, q_ms, x->pred_n ? "itddiiiiiddddddddiddiidddd" : "itddiiiiiddddddddiddiinnnn",
+                         id, x->name, x->slo_ms, x->rate_rps,
                          (int64_t)x->max_batch, (int64_t)x->offered, (int64_t)x->on_time,
                          (int64_t)x->late, (int64_t)x->dropped, x->p50_ms, x->p90_ms, x->p99_ms,
                          x->p999_ms, x->mean_ms, x->mean_queue_ms, x->p99_queue_ms,
                          x->mean_batch, (int64_t)x->batches, x->ideal_batch_staggered,
-                         x->ideal_batch_uncoord)))
+                         x->ideal_batch_uncoord, (int64_t)x->preempted, (int64_t)x->pred_n,
+                         x->pred_mean_err_ms, x->pred_mean_abs_err_ms, x->pred_max_over_ms,
+                         x->pred_over_frac)))
             goto rollback;
         for (int b = 1; b <= x->max_batch; b++)
             if (x->batch_hist[b] &&
@@ -232,9 +260,10 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
     }
     for (int e = 0; e < r->nexecs; e++) {
         const struct sim_exec_result *x = &r->execs[e];
-        if ((rc = insert(st, q_es, "iitdiiii", id, (int64_t)x->id, x->kind, x->busy_frac,
+        if ((rc = insert(st, q_es, "iitdiiiidddiii", id, (int64_t)x->id, x->kind, x->busy_frac,
                          (int64_t)x->batches, (int64_t)x->requests, (int64_t)x->models_loaded,
-                         (int64_t)x->load_events)))
+                         (int64_t)x->load_events, x->up_s, x->wasted_ms, x->load_busy_frac,
+                         (int64_t)x->evictions, (int64_t)x->rejected, (int64_t)x->preemptions)))
             goto rollback;
     }
     for (size_t i = 0; i < r->ts.n; i++) {

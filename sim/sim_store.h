@@ -3,7 +3,7 @@
  * One database collects many runs. A run, with every row that belongs to it, is written in
  * one transaction: an error or interruption leaves nothing of it behind. The schema version
  * is PRAGMA user_version; a database from a newer servesim is refused, an older one is
- * migrated in place (none yet: version 1 is the first). */
+ * migrated in place (1 -> 2 adds columns and the sweep_points table). */
 #ifndef SIM_STORE_H
 #define SIM_STORE_H
 
@@ -12,7 +12,7 @@
 #include "sim_config.h"
 #include "sim_report.h"
 
-#define SIM_STORE_SCHEMA 1
+#define SIM_STORE_SCHEMA 2
 
 struct sim_store;
 
