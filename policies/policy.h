@@ -17,9 +17,10 @@
 struct policy_ops {
     const char *name, *summary;
     size_t state_size;
-    /* Executors start with no model loaded; the policy loads them (sim_load, sim_preload).
-     * Otherwise every executor holds every model from the start and whenever it joins. */
-    bool cold_start;
+    /* May be NULL (false). True when, with these params, executors start with no model
+     * loaded and the policy loads them (sim_load, sim_preload); otherwise every executor
+     * holds every model from the start and whenever it joins. */
+    bool (*cold_start)(const cJSON *params);
     /* Keys accepted in policy.params (NULL-terminated); others are config errors. */
     const char *const *param_keys;
     /* Required. Reads params (may be NULL), sets up state. Errors via sim_err_set, with the
@@ -53,5 +54,6 @@ const struct policy_ops *policy_at(int i);
 void policy_names(char *buf, size_t size);
 /* Checks policy.params against the policy's param_keys (unknown keys are errors). */
 int policy_check_params(const struct policy_ops *p, const cJSON *params);
+bool policy_cold_start(const struct policy_ops *p, const cJSON *params);
 
 #endif

@@ -8,9 +8,15 @@
 
 extern const struct policy_ops policy_symphony;
 extern const struct policy_ops policy_fifo;
+extern const struct policy_ops policy_shepherd;
+extern const struct policy_ops policy_nexus;
+extern const struct policy_ops policy_clockwork;
 
 static const struct policy_ops *const registry[] = {
     &policy_symphony,
+    &policy_nexus,
+    &policy_clockwork,
+    &policy_shepherd,
     &policy_fifo,
 };
 
@@ -47,4 +53,9 @@ int policy_check_params(const struct policy_ops *p, const cJSON *params)
     if (!params)
         return 0;
     return sim_json_keys(params, "policy.params", p->param_keys ? p->param_keys : none);
+}
+
+bool policy_cold_start(const struct policy_ops *p, const cJSON *params)
+{
+    return p->cold_start && p->cold_start(params);
 }

@@ -612,7 +612,7 @@ static void exec_init(struct sim *s, int e, enum sim_exec_state st)
     /* the weights cache: memory less room for the largest batch's activations */
     x->pages_total = x->memory_mb > 0 ? (int)floor((x->memory_mb - max_dyn) / s->cfg->page_mb)
                                       : INT32_MAX / 2;
-    if (!s->pol->cold_start)
+    if (!policy_cold_start(s->pol, s->cfg->policy_params))
         for (int m = 0; m < s->nmodels; m++)
             if (sim_preload(s, e, m))
                 SIM_BUG("model %d does not fit executor %d (config check missed it)", m, e);

@@ -133,7 +133,7 @@ static int check_memory(const struct sim_config *c)
 {
     if (c->gpu_memory_mb <= 0)
         return 0;
-    bool all = !policy_find(c->policy)->cold_start;
+    bool all = !policy_cold_start(policy_find(c->policy), c->policy_params);
     double fixed_mb = 0, max_dyn = 0;
     for (int m = 0; m < c->nmodels; m++) {
         const struct sim_model_cfg *md = &c->models[m];

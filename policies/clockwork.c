@@ -1,0 +1,788 @@
+/* clockwork — Clockwork (specs/clockwork.md): a central controller on the data path that
+ * plans each GPU's timeline at most schedule_ahead into the future, sends INFER and LOAD
+ * actions with windows [earliest, latest] that the worker rejects when it cannot start in
+ * time, keeps its own predictions of durations (0.99 quantile of the last 10 measurements)
+ * and of when each GPU's executors are free (WorkerTracker), and loads/evicts models on
+ * demand in a paged weights cache (GPUs start cold unless preload).
+ *
+ * INFER4 strategies without a heap of strategy objects: per model the queue is FIFO (one SLO
+ * per model), so the strategies of (model m, batch b) on GPU g are tried in queue order, and
+ * "discarded on this GPU" is a cursor per (g, m, b) into m's queue (absolute positions:
+ * requests removed from the head so far + index). A GPU's most urgent strategy is the
+ * minimum of deadline - est_m(b) over the cursors of the models it holds (ties: older
+ * request, then smaller b). INFER5 keeps per (m, b) one cursor: the head of the size-b copy
+ * of m's queue. The load tracker's demands are per-request constants, so E_m and W_m are
+ * counts of m's requests (queued or executing; queued and before their load deadline)
+ * times those constants. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "policy.h"
+#include "sim_err.h"
+#include "sim_json.h"
+
+#define MAXB 64                     /* largest supported batch size */
+#define WIN 10                      /* estimate window */
+#define FUTURE_NS 1000000           /* earliest plan: now + 1 ms */
+#define LAG_NS 10000000
+#define BUFFER_NS 5000000
+#define MAX_WEIGHTS_SLO_NS 25000000
+#define LOAD_SPACING_NS 100000
+
+enum { TAG_TIMEOUT = 1, TAG_INFER = 2, TAG_PCIE = 3 };
+
+struct est {                        /* a duration estimate from the last WIN measurements */
+    double v[WIN];
+    int n, pos;
+    int64_t value;
+};
+
+struct action { int64_t size, begin; };
+
+struct tracker {                    /* WorkerTracker */
+    struct action *a;
+    int head, n, cap;
+    int64_t sum, work_begin;
+};
+
+struct gpu {
+    struct tracker exec, pcie;
+    int64_t last_load;
+    int loads;                      /* outstanding */
+    int held;                       /* models loaded or loading */
+    uint64_t infer_timer, pcie_timer;
+    int64_t infer_at, pcie_at;
+    double O;                       /* load tracker: outstanding work (ms) */
+};
+
+struct model {
+    int nsizes, sizes[MAXB];        /* supported batch sizes, ascending */
+    struct est est[MAXB + 1];
+    struct est weights;
+    int64_t exec_slo, weights_slo;
+    int64_t removed;                /* requests removed from the head of the queue so far */
+    int inflight;                   /* requests executing */
+    int held_by;                    /* GPUs where it is loaded or loading */
+    uint64_t timeout;
+    int64_t timeout_at;
+    int64_t c5[MAXB + 1];           /* INFER5: head of the size-b copy (absolute position) */
+};
+
+struct clockwork {
+    bool infer5, preload, skip_satisfied;
+    int64_t ahead, max_exec, default_slo;
+    int max_batch, nm, ng, kind;
+    int64_t resp_ns;
+    int sizes_mode;                 /* 0 pow2, 1 all, 2 list */
+    int list[MAXB];
+    int nlist;
+    struct model *ms;
+    struct gpu *gs;
+    int64_t *cur;                   /* INFER4 cursors [g][m][slot] */
+    uint64_t *last_used;            /* [m][g] */
+    uint8_t *on;                    /* [m][g]: 0 no, 1 loading, 2 loaded */
+    uint64_t seq;
+};
+
+static const char *const params[] = {"scheduler", "batch_sizes", "max_batch", "max_exec_ms",
+                                     "schedule_ahead_ms", "preload", "default_slo_ms",
+                                     "skip_satisfied_loads", NULL};
+static const char *const SCHEDS[] = {"infer4", "infer5", NULL};
+
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* ---------------------------------------------------------------- estimates */
+
+static void est_init(struct est *e, int64_t v)
+{
+    memset(e, 0, sizeof *e);
+    e->value = v;
+}
+
+static void est_add(struct est *e, int64_t v)
+{
+    double sorted[WIN];
+    e->v[e->pos] = (double)v;
+    e->pos = (e->pos + 1) % WIN;
+    if (e->n < WIN)
+        e->n++;
+    memcpy(sorted, e->v, (size_t)e->n * sizeof *sorted);
+    gsl_sort(sorted, 1, (size_t)e->n);
+    e->value = (int64_t)llround(gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)e->n, 0.99));
+}
+
+/* ---------------------------------------------------------------- WorkerTracker */
+
+static void tr_add(struct tracker *t, int64_t now, int64_t size, int64_t begin)
+{
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 8;
+        struct action *a = malloc((size_t)cap * sizeof *a);
+        if (!a)
+            SIM_BUG("out of memory growing a Clockwork tracker");
+        for (int i = 0; i < t->n; i++)
+            a[i] = t->a[(t->head + i) % t->cap];
+        free(t->a);
+        t->a = a;
+        t->head = 0;
+        t->cap = cap;
+    }
+    if (t->n == 0)
+        t->work_begin = now;
+    t->a[(t->head + t->n) % t->cap] = (struct action){size, begin};
+    t->n++;
+    t->sum += size;
+}
+
+static int64_t tr_available(struct tracker *t, int64_t now)
+{
+    if (t->n > 0) {
+        int64_t s0 = t->a[t->head].size;
+        if (t->work_begin + s0 + LAG_NS < now)
+            t->work_begin = now - LAG_NS - s0;
+    }
+    return max64(t->work_begin + t->sum, now + FUTURE_NS);
+}
+
+/* A result: actions finish in send order on one executor, so it is the oldest. */
+static void tr_result(struct tracker *t, int64_t now)
+{
+    if (t->n == 0)
+        return;
+    t->sum -= t->a[t->head].size;
+    t->head = (t->head + 1) % t->cap;
+    t->n--;
+    t->work_begin = now;
+    if (t->n > 0)
+        t->work_begin = max64(t->work_begin, t->a[t->head].begin);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static inline int64_t est_of(const struct clockwork *st, int m, int b)
+{
+    return st->ms[m].est[b].value;
+}
+
+/* Largest supported size <= n (at least the smallest). */
+static int lookup(const struct model *md, int n)
+{
+    int b = md->sizes[0];
+    for (int i = 0; i < md->nsizes && md->sizes[i] <= n; i++)
+        b = md->sizes[i];
+    return b;
+}
+
+static inline int64_t sched_dl(const struct clockwork *st, const struct sim_request *r)
+{
+    return r->t_arrival + st->ms[r->model].exec_slo;
+}
+
+static void drop_head(struct sim *s, struct clockwork *st, int m)
+{
+    sim_queue_drop_head(s, m);
+    st->ms[m].removed++;
+}
+
+static void arm_timeout(struct sim *s, struct clockwork *st, int m)
+{
+    struct model *md = &st->ms[m];
+    if (sim_queue_len(s, m) == 0) {
+        sim_timer_cancel(s, md->timeout);
+        md->timeout = 0;
+        return;
+    }
+    int64_t at = sched_dl(st, sim_queue_at(s, m, 0));
+    if (md->timeout && md->timeout_at == at)
+        return;
+    sim_timer_cancel(s, md->timeout);
+    md->timeout = sim_timer_set(s, at, TAG_TIMEOUT, (void *)(intptr_t)m);
+    md->timeout_at = at;
+}
+
+/* ---------------------------------------------------------------- load tracker */
+
+static double req_exec_demand(const struct clockwork *st, int m)
+{
+    return (double)est_of(st, m, 1) * (double)st->default_slo / (double)st->ms[m].exec_slo / 1e6;
+}
+
+/* W_m: load demand of m's queued requests still before their load deadline. */
+static double load_demand(const struct sim *s, const struct clockwork *st, int m)
+{
+    int n = sim_queue_len(s, m), lo = 0, hi = n;
+    int64_t now = sim_now(s);
+    while (lo < hi) {                   /* first request whose load deadline is after now */
+        int mid = (lo + hi) / 2;
+        if (sim_queue_at(s, m, mid)->t_arrival + st->ms[m].weights_slo > now)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    double w = (double)est_of(st, m, 1) * (double)st->default_slo / (double)st->ms[m].weights_slo / 1e6;
+    return w * (n - lo);
+}
+
+static double exec_demand(const struct sim *s, const struct clockwork *st, int m)
+{
+    return req_exec_demand(st, m) * (sim_queue_len(s, m) + st->ms[m].inflight);
+}
+
+/* O_g and w_g = C / O_g: E_m spread over the GPUs holding m in proportion to w_g. */
+static void spread(const struct sim *s, struct clockwork *st)
+{
+    double C = (double)st->default_slo / 1e6;
+    double *w = malloc((size_t)st->ng * sizeof *w);
+    if (!w)
+        SIM_BUG("out of memory in the Clockwork load tracker");
+    for (int g = 0; g < st->ng; g++) {
+        w[g] = C / (st->gs[g].O > 0 ? st->gs[g].O : 1);
+        st->gs[g].O = 1;
+    }
+    for (int m = 0; m < st->nm; m++) {
+        double E = exec_demand(s, st, m), sw = 0;
+        if (E == 0)
+            continue;
+        for (int g = 0; g < st->ng; g++)
+            if (st->on[m * st->ng + g])
+                sw += w[g];
+        for (int g = 0; g < st->ng && sw > 0; g++)
+            if (st->on[m * st->ng + g])
+                st->gs[g].O += E * w[g] / sw;
+    }
+    free(w);
+}
+
+static double load_prio(const struct sim *s, const struct clockwork *st, int m, int g)
+{
+    if (st->on[m * st->ng + g])
+        return (double)st->last_used[m * st->ng + g];
+    double C = (double)st->default_slo / 1e6, W = load_demand(s, st, m), sw = 0, absorbed = 0;
+    for (int h = 0; h < st->ng; h++)
+        if (st->on[m * st->ng + h])
+            sw += C / st->gs[h].O;
+    for (int h = 0; h < st->ng && sw > 0; h++)
+        if (st->on[m * st->ng + h])
+            absorbed += C * (W * (C / st->gs[h].O) / sw) / st->gs[h].O;
+    return W - absorbed;
+}
+
+/* Order of load_choice/evict_choice: non-empty before empty, prio desc, last_used desc.
+ * Returns true if (a before b). */
+static bool before(const struct sim *s, const struct clockwork *st, int g, int a, double pa, int b,
+                   double pb)
+{
+    bool ea = exec_demand(s, st, a) == 0 && load_demand(s, st, a) == 0;
+    bool eb = exec_demand(s, st, b) == 0 && load_demand(s, st, b) == 0;
+    if (ea != eb)
+        return !ea;
+    if (pa != pb)
+        return pa > pb;
+    return st->last_used[a * st->ng + g] > st->last_used[b * st->ng + g];
+}
+
+static void schedule_infer(struct sim *s, struct clockwork *st, int g);
+
+static void schedule_load(struct sim *s, struct clockwork *st, int g)
+{
+    struct gpu *gp = &st->gs[g];
+    int64_t now = sim_now(s);
+    if (gp->held == st->nm || now < gp->last_load + LOAD_SPACING_NS ||
+        (!st->infer5 && gp->loads >= 2))
+        return;
+    int64_t pcie_at = tr_available(&gp->pcie, now);
+    if (pcie_at >= now + st->ahead) {
+        if (!gp->pcie_timer || gp->pcie_at != pcie_at - st->ahead + 1) {
+            sim_timer_cancel(s, gp->pcie_timer);
+            gp->pcie_at = pcie_at - st->ahead + 1;
+            gp->pcie_timer = sim_timer_set(s, gp->pcie_at, TAG_PCIE, (void *)(intptr_t)g);
+        }
+        return;
+    }
+    gp->last_load = now;
+    bool any = false;                   /* a model not on g with pending demand? */
+    for (int m = 0; m < st->nm && !any; m++)
+        any = !st->on[m * st->ng + g] && sim_queue_len(s, m) + st->ms[m].inflight > 0;
+    if (!any)
+        return;
+    spread(s, st);
+    int best = -1;
+    double bp = 0;
+    for (int m = 0; m < st->nm; m++) {
+        if (st->on[m * st->ng + g])
+            continue;
+        double p = load_prio(s, st, m, g);
+        if (best < 0 || before(s, st, g, m, p, best, bp)) {
+            best = m;
+            bp = p;
+        }
+    }
+    if (best < 0 || (exec_demand(s, st, best) == 0 && load_demand(s, st, best) == 0) ||
+        (st->skip_satisfied && bp <= 0))
+        return;
+    int m = best;
+    /* evict least recently used models (without demand first) until m fits */
+    const struct sim_exec *x = sim_exec(s, g);
+    while (x->pages_total - x->pages_used < sim_model_pages(s, m)) {
+        int v = -1;
+        double vp = 0;
+        for (int k = 0; k < st->nm; k++) {
+            if (st->on[k * st->ng + g] != 2)
+                continue;
+            double p = load_prio(s, st, k, g);
+            if (v < 0 || before(s, st, g, v, vp, k, p)) {
+                v = k;
+                vp = p;
+            }
+        }
+        if (v < 0)
+            return;                     /* nothing evictable: the load fails */
+        sim_evict(s, g, v);
+        st->on[v * st->ng + g] = 0;
+        st->ms[v].held_by--;
+        gp->held--;
+    }
+    int64_t latest = max64(now + FUTURE_NS + st->ahead, pcie_at + st->ahead);
+    if (sim_load(s, g, m, latest) != 0)
+        return;
+    st->on[m * st->ng + g] = 1;
+    st->last_used[m * st->ng + g] = ++st->seq;
+    st->ms[m].held_by++;
+    gp->held++;
+    gp->loads++;
+    tr_add(&gp->pcie, now, st->ms[m].weights.value, pcie_at);
+}
+
+/* The load check after an arrival of m: only a model some GPU lacks can start a load. */
+static void load_check(struct sim *s, struct clockwork *st, int m)
+{
+    if (st->ms[m].held_by == st->ng)
+        return;
+    for (int g = 0; g < st->ng; g++)
+        if (sim_exec(s, g)->state == SIM_EXEC_UP)
+            schedule_load(s, st, g);
+}
+
+/* ---------------------------------------------------------------- INFER4 */
+
+static inline int64_t *cursor(struct clockwork *st, int g, int m, int slot)
+{
+    return &st->cur[((size_t)g * (size_t)st->nm + (size_t)m) * MAXB + (size_t)slot];
+}
+
+/* Sends a batch of the first b queued requests of m to g. */
+static void send(struct sim *s, struct clockwork *st, int g, int m, int b, int64_t free_at)
+{
+    int64_t now = sim_now(s), e = est_of(st, m, b);
+    struct sim_dispatch_args a = {
+        .exec = g, .model = m, .n = b, .from = SIM_CENTRAL, .start_at = now,
+        .latest = max64(now + FUTURE_NS + st->ahead, free_at + st->ahead), .expected_ns = e};
+    sim_dispatch_ex(s, &a);
+    st->ms[m].removed += b;
+    st->ms[m].inflight += b;
+    tr_add(&st->gs[g].exec, now, e, free_at);
+    arm_timeout(s, st, m);
+}
+
+/* try_dequeue for the strategy (anchor at absolute position pos, size b) of model m. */
+static bool try_dequeue4(struct sim *s, struct clockwork *st, int g, int m, int64_t pos, int b,
+                         int64_t free_at)
+{
+    struct model *md = &st->ms[m];
+    const struct sim_request *anchor = sim_queue_at(s, m, (int)(pos - md->removed));
+    int64_t dl = sched_dl(st, anchor);
+    int64_t completion = free_at + est_of(st, m, b);
+    if (dl <= completion)
+        return false;
+    while (sim_queue_len(s, m) && sched_dl(st, sim_queue_at(s, m, 0)) < free_at) {
+        if (md->removed == pos)
+            return false;               /* the anchor itself cannot start in time */
+        drop_head(s, st, m);            /* "could not start in time" */
+    }
+    int qlen = sim_queue_len(s, m);
+    if (qlen < b)
+        return false;
+    int available = qlen - (int)(pos - md->removed);
+    if (available < b)
+        return false;
+    int c = lookup(md, available);
+    if (c > b) {
+        if (free_at + est_of(st, m, c) > dl)
+            return false;
+        b = c;
+        completion = free_at + est_of(st, m, c);
+    }
+    while (md->removed < pos && sched_dl(st, sim_queue_at(s, m, 0)) < completion)
+        drop_head(s, st, m);            /* "skipped" */
+    if (sim_queue_len(s, m) < b)
+        return false;
+    send(s, st, g, m, b, free_at);
+    return true;
+}
+
+/* The most urgent strategy of GPU g (INFER4): model, slot of the size, anchor position. */
+static bool top4(struct sim *s, struct clockwork *st, int g, int *om, int *oslot, int64_t *opos)
+{
+    bool found = false;
+    int64_t bp = 0, bpos = 0;
+    int bslot = 0, bsz = 0, bm = -1;
+    for (int m = 0; m < st->nm; m++) {
+        int q = sim_queue_len(s, m);
+        if (q == 0 || st->on[m * st->ng + g] != 2)
+            continue;
+        struct model *md = &st->ms[m];
+        for (int i = 0; i < md->nsizes; i++) {
+            int64_t *c = cursor(st, g, m, i);
+            if (*c < md->removed)
+                *c = md->removed;
+            int idx = (int)(*c - md->removed);
+            if (idx >= q)
+                continue;
+            int b = md->sizes[i];
+            int64_t p = sched_dl(st, sim_queue_at(s, m, idx)) - est_of(st, m, b);
+            if (!found || p < bp || (p == bp && (*c < bpos || (*c == bpos && b < bsz)))) {
+                found = true;
+                bp = p;
+                bpos = *c;
+                bslot = i;
+                bsz = b;
+                bm = m;
+            }
+        }
+    }
+    *om = bm;
+    *oslot = bslot;
+    *opos = bpos;
+    return found;
+}
+
+/* ---------------------------------------------------------------- INFER5 */
+
+/* Advances the size-b copies of m past requests that cannot meet deadline with est(b) from
+ * free_at; requests gone from every copy are cancelled. */
+static void trim5(struct sim *s, struct clockwork *st, int m, int64_t free_at)
+{
+    struct model *md = &st->ms[m];
+    int q = sim_queue_len(s, m);
+    int64_t lowest = INT64_MAX;
+    for (int i = 0; i < md->nsizes; i++) {
+        int b = md->sizes[i];
+        int64_t *c = &md->c5[b];
+        if (*c < md->removed)
+            *c = md->removed;
+        while (*c - md->removed < q &&
+               sched_dl(st, sim_queue_at(s, m, (int)(*c - md->removed))) < free_at + est_of(st, m, b))
+            (*c)++;
+        lowest = min64(lowest, *c);
+    }
+    while (md->removed < lowest && sim_queue_len(s, m))
+        drop_head(s, st, m);
+}
+
+static bool try_dequeue5(struct sim *s, struct clockwork *st, int g, int m, int bs, int64_t free_at,
+                         int *cap)
+{
+    struct model *md = &st->ms[m];
+    trim5(s, st, m, free_at);
+    int q = sim_queue_len(s, m), pick = 0;
+    for (int i = 0; i < md->nsizes; i++) {
+        int b = md->sizes[i];
+        if (q - (int)(md->c5[b] - md->removed) >= b)
+            pick = b;
+    }
+    if (pick < bs) {
+        *cap = pick;                    /* re-offer m's strategies capped below bs */
+        return false;
+    }
+    while (md->removed < md->c5[pick])  /* earlier requests leave every copy */
+        drop_head(s, st, m);
+    send(s, st, g, m, pick, free_at);
+    return true;
+}
+
+static bool top5(struct sim *s, struct clockwork *st, int g, const int *cap, int *om, int *ob)
+{
+    bool found = false;
+    int64_t bp = 0;
+    for (int m = 0; m < st->nm; m++) {
+        int q = sim_queue_len(s, m);
+        if (q == 0 || st->on[m * st->ng + g] != 2)
+            continue;
+        struct model *md = &st->ms[m];
+        for (int i = 0; i < md->nsizes && md->sizes[i] <= cap[m]; i++) {
+            int b = md->sizes[i];
+            int64_t c = max64(md->c5[b], md->removed);
+            if (c - md->removed >= q)
+                continue;
+            int64_t p = sched_dl(st, sim_queue_at(s, m, (int)(c - md->removed))) - est_of(st, m, b);
+            if (!found || p < bp) {     /* ties: smaller b, then lower model id */
+                found = true;
+                bp = p;
+                *om = m;
+                *ob = b;
+            }
+        }
+    }
+    return found;
+}
+
+/* ---------------------------------------------------------------- schedule_infer */
+
+static void schedule_infer(struct sim *s, struct clockwork *st, int g)
+{
+    struct gpu *gp = &st->gs[g];
+    int64_t now = sim_now(s);
+    int *cap = NULL;
+    if (st->infer5) {
+        cap = malloc((size_t)st->nm * sizeof *cap);
+        if (!cap)
+            SIM_BUG("out of memory in Clockwork");
+        for (int m = 0; m < st->nm; m++)
+            cap[m] = MAXB;
+    }
+    for (;;) {
+        int64_t exec_at = tr_available(&gp->exec, now);
+        if (exec_at >= now + st->ahead) {
+            int64_t at = exec_at - st->ahead + 1;   /* the first instant with room */
+            if (!gp->infer_timer || gp->infer_at != at) {
+                sim_timer_cancel(s, gp->infer_timer);
+                gp->infer_at = at;
+                gp->infer_timer = sim_timer_set(s, at, TAG_INFER, (void *)(intptr_t)g);
+            }
+            break;
+        }
+        int m, slot, b;
+        int64_t pos;
+        if (!st->infer5) {
+            if (!top4(s, st, g, &m, &slot, &pos))
+                break;
+            if (!try_dequeue4(s, st, g, m, pos, st->ms[m].sizes[slot], exec_at))
+                (*cursor(st, g, m, slot))++;    /* discarded on this GPU */
+        } else {
+            if (!top5(s, st, g, cap, &m, &b))
+                break;
+            int c = 0;
+            if (!try_dequeue5(s, st, g, m, b, exec_at, &c))
+                cap[m] = c < b ? c : b - 1;
+        }
+        arm_timeout(s, st, m);
+    }
+    free(cap);
+}
+
+static void schedule_all(struct sim *s, struct clockwork *st, int m)
+{
+    for (int g = 0; g < st->ng; g++)
+        if (sim_exec(s, g)->state == SIM_EXEC_UP && (m < 0 || st->on[m * st->ng + g] == 2))
+            schedule_infer(s, st, g);
+}
+
+/* ---------------------------------------------------------------- events */
+
+static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
+{
+    (void)r;
+    struct clockwork *st = state;
+    arm_timeout(s, st, m);
+    schedule_all(s, st, m);
+    load_check(s, st, m);
+}
+
+static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
+{
+    struct clockwork *st = state;
+    int g = b->exec, m = b->model;
+    tr_result(&st->gs[g].exec, sim_now(s));
+    st->ms[m].inflight -= b->size;
+    if (b->status == SIM_BATCH_OK) {
+        est_add(&st->ms[m].est[b->size], b->t_finish - b->t_start);
+        st->last_used[m * st->ng + g] = ++st->seq;
+    }
+    schedule_infer(s, st, g);
+    schedule_load(s, st, g);
+}
+
+static void on_load_done(struct sim *s, void *state, int g, int m, bool ok)
+{
+    struct clockwork *st = state;
+    struct gpu *gp = &st->gs[g];
+    gp->loads--;
+    tr_result(&gp->pcie, sim_now(s));
+    if (ok) {
+        st->on[m * st->ng + g] = 2;
+        est_add(&st->ms[m].weights, sim_load_ns(s, m));
+        for (int i = 0; i < st->ms[m].nsizes; i++)
+            *cursor(st, g, m, i) = st->ms[m].removed;   /* strategies of queued requests */
+        schedule_infer(s, st, g);
+    } else {
+        st->on[m * st->ng + g] = 0;
+        st->ms[m].held_by--;
+        gp->held--;
+    }
+    schedule_load(s, st, g);
+}
+
+static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    struct clockwork *st = state;
+    int i = (int)(intptr_t)arg;
+    if (tag == TAG_TIMEOUT) {
+        st->ms[i].timeout = 0;
+        while (sim_queue_len(s, i) && sched_dl(st, sim_queue_at(s, i, 0)) <= sim_now(s))
+            drop_head(s, st, i);        /* "timeout": cancelled */
+        arm_timeout(s, st, i);
+    } else if (tag == TAG_INFER) {
+        st->gs[i].infer_timer = 0;
+        schedule_infer(s, st, i);
+    } else {
+        st->gs[i].pcie_timer = 0;
+        schedule_load(s, st, i);
+    }
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static int parse_sizes(struct clockwork *st, const cJSON *p)
+{
+    const cJSON *v = p ? cJSON_GetObjectItemCaseSensitive(p, "batch_sizes") : NULL;
+    st->sizes_mode = 0;
+    if (!v)
+        return 0;
+    if (cJSON_IsString(v) && strcmp(v->valuestring, "pow2") == 0)
+        return 0;
+    if (cJSON_IsString(v) && strcmp(v->valuestring, "all") == 0) {
+        st->sizes_mode = 1;
+        return 0;
+    }
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0 || cJSON_GetArraySize(v) > MAXB)
+        return sim_json_expected("policy.params.batch_sizes",
+                                 "\"pow2\", \"all\" or a list of increasing batch sizes", v);
+    st->sizes_mode = 2;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v) {
+        if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < 1 ||
+            it->valuedouble > MAXB || (st->nlist && it->valuedouble <= st->list[st->nlist - 1]))
+            return sim_json_expected("policy.params.batch_sizes", "increasing integers in [1, 64]", it);
+        st->list[st->nlist++] = (int)it->valuedouble;
+    }
+    return 0;
+}
+
+static int init(struct sim *s, const cJSON *p, void *state)
+{
+    struct clockwork *st = state;
+    int rc, sched = 0;
+    long max_batch = 16;
+    double ahead_ms = 10, max_exec_ms = 250, slo_ms = 100;
+    if ((rc = sim_json_enum(p, "policy.params", "scheduler", false, SCHEDS, &sched)) ||
+        (rc = sim_json_int(p, "policy.params", "max_batch", false, 1, MAXB, &max_batch)) ||
+        (rc = sim_json_num(p, "policy.params", "max_exec_ms", false, SIM_J_POS, &max_exec_ms)) ||
+        (rc = sim_json_num(p, "policy.params", "schedule_ahead_ms", false, SIM_J_POS, &ahead_ms)) ||
+        (rc = sim_json_num(p, "policy.params", "default_slo_ms", false, SIM_J_POS, &slo_ms)) ||
+        (rc = sim_json_bool(p, "policy.params", "preload", false, &st->preload)) ||
+        (rc = sim_json_bool(p, "policy.params", "skip_satisfied_loads", false, &st->skip_satisfied)) ||
+        (rc = parse_sizes(st, p)))
+        return rc;
+    st->infer5 = sched == 1;
+    st->max_batch = (int)max_batch;
+    st->ahead = sim_ms_to_ns(ahead_ms);
+    st->max_exec = sim_ms_to_ns(max_exec_ms);
+    st->default_slo = sim_ms_to_ns(slo_ms);
+    st->nm = sim_model_count(s);
+    st->ng = sim_exec_count(s);
+    st->kind = sim_exec(s, 0)->kind;
+    st->resp_ns = sim_resp_delay_ns(s);
+    st->ms = calloc((size_t)st->nm, sizeof *st->ms);
+    st->gs = calloc((size_t)st->ng, sizeof *st->gs);
+    st->cur = calloc((size_t)st->ng * (size_t)st->nm * MAXB, sizeof *st->cur);
+    st->last_used = calloc((size_t)st->ng * (size_t)st->nm, sizeof *st->last_used);
+    st->on = calloc((size_t)st->ng * (size_t)st->nm, sizeof *st->on);
+    if (!st->ms || !st->gs || !st->cur || !st->last_used || !st->on)
+        return SIM_ENOMEM;
+    for (int m = 0; m < st->nm; m++) {
+        struct model *md = &st->ms[m];
+        int mb = sim_model(s, m)->max_batch;
+        for (int b = 1; b <= MAXB; b++) {
+            bool want = st->sizes_mode == 1 ? true : false;
+            if (st->sizes_mode == 0)
+                want = (b & (b - 1)) == 0 && b <= 16;
+            for (int i = 0; st->sizes_mode == 2 && i < st->nlist; i++)
+                want |= st->list[i] == b;
+            if (!want || b > mb)
+                continue;
+            int64_t l = sim_latency_ns(s, m, st->kind, b);
+            est_init(&md->est[b], l);
+            if (b == 1 || (l <= st->max_exec && b <= st->max_batch))
+                md->sizes[md->nsizes++] = b;
+        }
+        if (md->nsizes == 0 || md->sizes[0] != 1) {   /* b = 1 is always supported */
+            memmove(md->sizes + 1, md->sizes, (size_t)md->nsizes * sizeof *md->sizes);
+            md->sizes[0] = 1;
+            md->nsizes++;
+            est_init(&md->est[1], sim_latency_ns(s, m, st->kind, 1));
+        }
+        for (int b = 1; b <= MAXB; b++)
+            if (md->est[b].value == 0)
+                md->est[b] = md->est[lookup(md, b)];
+        est_init(&md->weights, sim_load_ns(s, m));
+        int64_t slo = sim_model(s, m)->slo_ns - st->resp_ns;
+        md->exec_slo = min64(slo, max64(slo - BUFFER_NS, st->ahead + BUFFER_NS));
+        int64_t rest = slo - (md->weights.value + md->est[1].value + BUFFER_NS + st->ahead);
+        int64_t ws = rest < 0 ? min64(MAX_WEIGHTS_SLO_NS, slo)     /* the code's unsigned wrap */
+                              : min64(min64(MAX_WEIGHTS_SLO_NS, slo), rest);
+        md->weights_slo = max64(ws, st->ahead + BUFFER_NS);
+    }
+    for (int g = 0; g < st->ng; g++) {
+        st->gs[g].O = 1;
+        st->gs[g].last_load = -LOAD_SPACING_NS;
+    }
+    /* GPUs start cold; with preload, fill them round-robin until memory is full */
+    for (int g = 0; st->preload && g < st->ng; g++)
+        for (int i = 0; i < st->nm; i++) {
+            int m = (g + i) % st->nm;
+            if (sim_preload(s, g, m) == 0) {
+                st->on[m * st->ng + g] = 2;
+                st->ms[m].held_by++;
+                st->gs[g].held++;
+            }
+        }
+    return 0;
+}
+
+static void destroy(void *state)
+{
+    struct clockwork *st = state;
+    for (int g = 0; st->gs && g < st->ng; g++) {
+        free(st->gs[g].exec.a);
+        free(st->gs[g].pcie.a);
+    }
+    free(st->ms);
+    free(st->gs);
+    free(st->cur);
+    free(st->last_used);
+    free(st->on);
+}
+
+static bool cold_start(const cJSON *p)
+{
+    (void)p;
+    return true;
+}
+
+const struct policy_ops policy_clockwork = {
+    .name = "clockwork",
+    .summary = "Clockwork: central planner, schedule-ahead actions with windows, on-demand model loading (OSDI'20)",
+    .state_size = sizeof(struct clockwork),
+    .param_keys = params,
+    .cold_start = cold_start,
+    .init = init,
+    .on_request = on_request,
+    .on_batch_done = on_batch_done,
+    .on_timer = on_timer,
+    .on_load_done = on_load_done,
+    .destroy = destroy,
+};

@@ -1,0 +1,202 @@
+/* shepherd — Shepherd's online scheduler Flex (specs/shepherd.md): central, work-conserving,
+ * largest batch first across models, with preemption of a running batch by a candidate
+ * lambda times larger. Herd (the periodic group planner) is not modelled: one group, every
+ * model resident on every GPU, as in the nexuslb re-implementation the Symphony paper used.
+ *
+ * The dispatch cost dctrl + ddata*bs is the engine's network (network.ctrl_us and
+ * network.data_us_per_request; the re-implementation's defaults are 25 and 75 us): a batch
+ * decided at t starts at t + delay(bs) and the GPU counts as taken from the decision on.
+ * Deadlines are the requests' SLO deadlines less the nominal response delay, as in every
+ * central policy here. drop_scan "head" (default) drops expired requests from the head;
+ * "nexuslb_tail" reproduces the re-implementation, which tests only the newest request and
+ * so leaves an expired head blocking the model until everything queued has expired. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+#include "sim_err.h"
+#include "sim_json.h"
+
+struct shepherd {
+    double lambda;
+    bool tail_scan;
+    int64_t resp_ns;
+    int kind;
+    /* arrivals' work list: models whose queues changed and must be offered to every GPU */
+    int *changed;
+    bool *in_changed;
+};
+
+static const char *const params[] = {"lambda", "drop_scan", NULL};
+static const char *const SCANS[] = {"head", "nexuslb_tail", NULL};
+
+static inline int64_t eff_dl(const struct shepherd *st, const struct sim_request *r)
+{
+    return r->deadline - st->resp_ns;
+}
+
+static bool feasible_alone(const struct sim *s, const struct shepherd *st, int m,
+                           const struct sim_request *r, int64_t t)
+{
+    return eff_dl(st, r) >= t + sim_dispatch_delay_ns(s, 1) + sim_latency_ns(s, m, st->kind, 1);
+}
+
+/* BatchGen step 1. */
+static void drop_expired(struct sim *s, const struct shepherd *st, int m, int64_t t)
+{
+    int n = sim_queue_len(s, m);
+    if (n == 0)
+        return;
+    if (st->tail_scan) {
+        /* only the newest is tested; if it is infeasible, so is everything queued */
+        if (!feasible_alone(s, st, m, sim_queue_at(s, m, n - 1), t))
+            while (sim_queue_len(s, m))
+                sim_queue_drop_head(s, m);
+        return;
+    }
+    while (sim_queue_len(s, m) && !feasible_alone(s, st, m, sim_queue_at(s, m, 0), t))
+        sim_queue_drop_head(s, m);
+}
+
+/* BatchGen steps 2-3 for one model: the size of the batch GPU n would run now, over the
+ * requests of its current batch `bc` (when it runs model m) followed by m's queue. */
+static int candidate(struct sim *s, const struct shepherd *st, int m, const struct sim_batch *bc,
+                     int64_t t)
+{
+    drop_expired(s, st, m, t);
+    const struct sim_request *r = bc && bc->model == m ? bc->reqs : NULL;
+    int qi = 0, qn = sim_queue_len(s, m), k = 0, maxb = sim_model(s, m)->max_batch;
+    int64_t dl = INT64_MAX;
+    while (k < maxb) {
+        const struct sim_request *x;
+        if (r) {
+            x = r;
+            r = r->next;
+        } else if (qi < qn) {
+            x = sim_queue_at(s, m, qi++);
+        } else {
+            break;
+        }
+        int64_t d = eff_dl(st, x) < dl ? eff_dl(st, x) : dl;
+        if (d < t + sim_dispatch_delay_ns(s, k + 1) + sim_latency_ns(s, m, st->kind, k + 1))
+            break;
+        dl = d;
+        k++;
+    }
+    return k;
+}
+
+/* Runs a batch of `bs` of model m on GPU n, preempting what n runs (its requests return to
+ * their queue in deadline order, ahead of the later arrivals the new batch extends to). */
+static void assign(struct sim *s, int n, int m, int bs)
+{
+    if (sim_exec(s, n)->running)
+        sim_preempt(s, n);
+    sim_dispatch(s, n, m, bs, sim_now(s));
+}
+
+static void mark_changed(struct shepherd *st, int *nchanged, int m)
+{
+    if (!st->in_changed[m]) {
+        st->in_changed[m] = true;
+        st->changed[(*nchanged)++] = m;
+    }
+}
+
+static void on_request(struct sim *s, void *state, int x0, struct sim_request *req)
+{
+    (void)req;
+    struct shepherd *st = state;
+    int64_t now = sim_now(s);
+    int nchanged = 0;
+    mark_changed(st, &nchanged, x0);
+    while (nchanged > 0) {
+        int x = st->changed[--nchanged];
+        st->in_changed[x] = false;
+        for (int n = 0; n < sim_exec_count(s); n++) {
+            const struct sim_exec *ex = sim_exec(s, n);
+            if (ex->state != SIM_EXEC_UP)
+                continue;
+            const struct sim_batch *bc = ex->running;
+            int old_bs = bc ? bc->size : 0;
+            if (sim_queue_len(s, x) == 0 && (!bc || sim_queue_len(s, bc->model) == 0))
+                continue;               /* nothing queued that could form a batch */
+            int best_m = x, best = candidate(s, st, x, bc, now);
+            if (bc && bc->model != x) {
+                int c = candidate(s, st, bc->model, bc, now);
+                if (c > best) {
+                    best = c;
+                    best_m = bc->model;
+                }
+            }
+            if (best == 0)
+                continue;
+            if (!bc) {
+                assign(s, n, best_m, best);
+            } else if ((double)best >= st->lambda * old_bs) {
+                assign(s, n, best_m, best);
+                if (best_m != x)
+                    mark_changed(st, &nchanged, best_m);
+            }
+        }
+    }
+}
+
+static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
+{
+    struct shepherd *st = state;
+    int n = b->exec;
+    if (sim_exec(s, n)->state != SIM_EXEC_UP || sim_exec(s, n)->running)
+        return;
+    int64_t now = sim_now(s);
+    int best_m = -1, best = 0;
+    for (int m = 0; m < sim_model_count(s); m++) {
+        if (sim_queue_len(s, m) == 0)
+            continue;
+        int c = candidate(s, st, m, NULL, now);
+        if (c > best) {
+            best = c;
+            best_m = m;
+        }
+    }
+    if (best > 0)
+        assign(s, n, best_m, best);
+}
+
+static int init(struct sim *s, const cJSON *p, void *state)
+{
+    struct shepherd *st = state;
+    int scan = 0, rc;
+    st->lambda = 3.03;
+    st->resp_ns = sim_resp_delay_ns(s);
+    st->kind = sim_exec(s, 0)->kind;
+    if ((rc = sim_json_num(p, "policy.params", "lambda", false, SIM_J_POS, &st->lambda)) ||
+        (rc = sim_json_enum(p, "policy.params", "drop_scan", false, SCANS, &scan)))
+        return rc;
+    if (st->lambda <= 1)
+        return sim_err_set(SIM_EINVAL, "policy.params.lambda: expected a number > 1 (a batch "
+                           "is preempted only by a larger one), got %g", st->lambda);
+    st->tail_scan = scan == 1;
+    int nm = sim_model_count(s);
+    st->changed = calloc((size_t)nm, sizeof *st->changed);
+    st->in_changed = calloc((size_t)nm, sizeof *st->in_changed);
+    return st->changed && st->in_changed ? 0 : SIM_ENOMEM;
+}
+
+static void destroy(void *state)
+{
+    struct shepherd *st = state;
+    free(st->changed);
+    free(st->in_changed);
+}
+
+const struct policy_ops policy_shepherd = {
+    .name = "shepherd",
+    .summary = "Shepherd Flex: central, work-conserving, largest batch first, preemption (NSDI'23)",
+    .state_size = sizeof(struct shepherd),
+    .param_keys = params,
+    .init = init,
+    .on_request = on_request,
+    .on_batch_done = on_batch_done,
+    .destroy = destroy,
+};
