@@ -472,6 +472,8 @@ int sim_preempt(struct sim *s, int e)
     struct sim_batch *b = s->xi[e].running;
     if (!b)
         return 0;
+    if (s->obs.batch_preempted)
+        s->obs.batch_preempted(s->obs.ctx, s, b);
     int64_t ran = b->t_start < s->now ? s->now - b->t_start : 0;
     x->busy_ns += ran;
     x->wasted_ns += ran;

@@ -124,7 +124,9 @@ int sim_run(struct sim *s);
 struct sim_observer {
     void *ctx;
     void (*batch_start)(void *ctx, const struct sim *, const struct sim_batch *);
-    /* batch_done also sees rejected batches (status != OK) but not preempted ones */
+    /* batch_done also sees rejected batches (status != OK) but not preempted ones, which
+     * batch_preempted sees at the instant they are cut */
+    void (*batch_preempted)(void *ctx, const struct sim *, const struct sim_batch *);
     void (*batch_done)(void *ctx, const struct sim *, const struct sim_batch *);
     void (*request_arrive)(void *ctx, const struct sim *, const struct sim_request *);
     void (*request_end)(void *ctx, const struct sim *, const struct sim_request *);

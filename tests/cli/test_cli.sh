@@ -39,7 +39,7 @@ config_errors() {
     '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"arrival":{"kind":"weibull"}}}'
   expect_error gamma_shape "workload.arrival.shape: missing" \
     '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"arrival":{"kind":"gamma"}}}'
-  expect_error policy_name 'policy.name: expected one of "symphony", "fifo"' \
+  expect_error policy_name 'policy.name: expected one of "symphony", "nexus", "clockwork", "shepherd", "fifo"' \
     "{$base,\"models\":[$model],\"policy\":{\"name\":\"nexus9\"}}"
   expect_error policy_param "policy.params.bogus: unknown key" \
     "{$base,\"models\":[$model],\"policy\":{\"name\":\"symphony\",\"params\":{\"bogus\":1}}}"

@@ -62,6 +62,16 @@ static void obs_batch_start(void *ctx, const struct sim *s, const struct sim_bat
     }
 }
 
+static void obs_batch_preempted(void *ctx, const struct sim *s, const struct sim_batch *b)
+{
+    struct audit *a = ctx;
+    if (a->exec_busy_until[b->exec] != b->t_finish) {
+        fprintf(stderr, "executor %d: preempted batch is not the one running\n", b->exec);
+        a->violations++;
+    }
+    a->exec_busy_until[b->exec] = sim_now(s);     /* the rest of it never runs */
+}
+
 static void obs_request_arrive(void *ctx, const struct sim *s, const struct sim_request *r)
 {
     struct audit *a = ctx;
@@ -133,6 +143,7 @@ static void conformance_every_policy(void)
             struct audit a = {.last_event = 0, .nexec = sim_exec_count(s)};
             a.exec_busy_until = calloc((size_t)a.nexec, sizeof *a.exec_busy_until);
             struct sim_observer obs = {.ctx = &a, .batch_start = obs_batch_start,
+                                       .batch_preempted = obs_batch_preempted,
                                        .request_arrive = obs_request_arrive,
                                        .request_end = obs_request_end, .event = obs_event};
             sim_set_observer(s, &obs);
