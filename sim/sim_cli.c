@@ -13,6 +13,7 @@
 #include "sim_goodput.h"
 #include "sim_report.h"
 #include "sim_store.h"
+#include "sim_sweep.h"
 
 #define MAX_SETS 128
 
@@ -22,6 +23,8 @@ static const char usage[] =
     "commands:\n"
     "  run [CONFIG]      simulate one experiment (no CONFIG: the embedded quickstart)\n"
     "  goodput [CONFIG]  search the highest load at which every model meets its SLO\n"
+    "  sweep SWEEP -j N  a grid of runs or goodput searches over a base config, N workers,\n"
+    "                    resumable (points already in the database are skipped)\n"
     "  policies          list the registered policies\n"
     "  bench             throughput benchmark: Symphony, 64 GPUs, the 35-model 1080Ti zoo\n"
     "\n"
@@ -33,6 +36,8 @@ static const char usage[] =
     "  --seed N          override the seed\n"
     "  --json            print the result as one JSON object on stdout\n"
     "  --quiet           print nothing but errors (and --json output)\n"
+    "options (sweep): --db, --set (applied to every point), --quiet, and\n"
+    "  -j N              worker processes (default 1)\n"
     "options (bench):\n"
     "  --duration S      simulated seconds (default 60)\n"
     "  --rate R          offered requests/s (default 5200, about goodput)\n"
@@ -48,7 +53,7 @@ struct opts {
     bool seed_given, json, quiet, no_db;
     uint64_t seed;
     double duration, rate, sample;
-    int gpus;
+    int gpus, jobs;
 };
 
 static int exit_code(int rc)
@@ -82,6 +87,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->rate = 5200;
     o->sample = 1;
     o->gpus = 64;
+    o->jobs = 1;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         bool has_next = i + 1 < argc;
@@ -125,6 +131,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (x != floor(x) || x > 100000)
                 return sim_err_set(SIM_EUSAGE, "--gpus: expected an integer in [1, 100000], got \"%s\"", argv[i]);
             o->gpus = (int)x;
+        } else if ((strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) && has_next) {
+            if ((rc = parse_num(a, argv[++i], &x)))
+                return rc;
+            if (x != floor(x) || x > 256)
+                return sim_err_set(SIM_EUSAGE, "-j: expected an integer in [1, 256], got \"%s\"", argv[i]);
+            o->jobs = (int)x;
         } else if (a[0] == '-') {
             return sim_err_set(SIM_EUSAGE, "unknown option or missing value: %s (see servesim --help)", a);
         } else if (!o->config) {
@@ -145,7 +157,7 @@ static int store_result(const struct opts *o, const struct sim_config *cfg, cons
     int64_t id = 0;
     int rc = sim_store_open(o->db, &st);
     if (!rc)
-        rc = sim_store_write(st, cfg, kind, r, g, &id);
+        rc = sim_store_write(st, cfg, kind, r, g, NULL, &id);
     sim_store_close(st);
     if (!rc && !o->quiet && !o->json)
         fprintf(stderr, "results: %s (run id %lld)\n", o->db, (long long)id);
@@ -283,6 +295,14 @@ int main(int argc, char **argv)
         return cmd_run(&o, false);
     if (strcmp(cmd, "goodput") == 0)
         return cmd_run(&o, true);
+    if (strcmp(cmd, "sweep") == 0) {
+        if (!o.config) {
+            fprintf(stderr, "servesim sweep: expected a sweep file (see servesim --help)\n");
+            return 2;
+        }
+        rc = sim_sweep_run(o.config, o.db, o.jobs, o.sets, o.nsets, o.quiet);
+        return rc ? fail(rc) : 0;
+    }
     if (strcmp(cmd, "policies") == 0)
         return cmd_policies();
     if (strcmp(cmd, "bench") == 0)

@@ -263,11 +263,57 @@ out_free:
 }
 
 /* --set: walk "a.b[2].c", creating objects on the way. */
+/* The existing value at a path of keys and [i] indices, or NULL. */
+static const cJSON *lookup(const cJSON *cur, const char *p, const char *end)
+{
+    while (cur && p < end) {
+        if (*p == '.') {
+            p++;
+            continue;
+        }
+        if (*p == '[') {
+            char *e;
+            long i = strtol(p + 1, &e, 10);
+            if (*e != ']' || !cJSON_IsArray(cur))
+                return NULL;
+            cur = cJSON_GetArrayItem(cur, (int)i);
+            p = e + 1;
+            continue;
+        }
+        char key[128];
+        size_t k = 0;
+        while (p < end && *p != '.' && *p != '[' && k + 1 < sizeof key)
+            key[k++] = *p++;
+        key[k] = '\0';
+        cur = cJSON_IsObject(cur) ? cJSON_GetObjectItemCaseSensitive(cur, key) : NULL;
+    }
+    return cur;
+}
+
 int sim_json_set(cJSON *root, const char *assignment)
 {
     const char *eq = strchr(assignment, '=');
     if (!eq || eq == assignment)
         return sim_err_set(SIM_EUSAGE, "--set %s: expected PATH=VALUE", assignment);
+    const char *star = strstr(assignment, "[*]");
+    if (star && star < eq) {
+        /* a[*].b=v sets b in every element of the existing array a */
+        const cJSON *arr = lookup(root, assignment, star);
+        if (!cJSON_IsArray(arr))
+            return sim_err_set(SIM_EUSAGE, "--set %s: [*] needs an existing array before it",
+                               assignment);
+        size_t len = strlen(assignment) + 24;
+        char *one = malloc(len);
+        if (!one)
+            return SIM_ENOMEM;
+        int rc = 0;
+        for (int i = 0; !rc && i < cJSON_GetArraySize(arr); i++) {
+            snprintf(one, len, "%.*s[%d]%s", (int)(star - assignment), assignment, i, star + 3);
+            rc = sim_json_set(root, one);
+        }
+        free(one);
+        return rc;
+    }
     size_t plen = (size_t)(eq - assignment);
     char path[SIM_JPATH_MAX];
     if (plen >= sizeof path)

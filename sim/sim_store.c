@@ -197,11 +197,12 @@ static int prep(struct sim_store *st, const char *sql, sqlite3_stmt **q)
 }
 
 int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const char *kind,
-                    const struct sim_result *r, const struct sim_goodput *g, int64_t *run_id)
+                    const struct sim_result *r, const struct sim_goodput *g,
+                    const struct sim_store_point *pt, int64_t *run_id)
 {
     int rc;
     sqlite3_stmt *q_run = NULL, *q_ms = NULL, *q_es = NULL, *q_ts = NULL, *q_bh = NULL,
-                 *q_lh = NULL, *q_gs = NULL;
+                 *q_lh = NULL, *q_gs = NULL, *q_sp = NULL;
     char *json = sim_config_canonical(cfg);
     char hash[17], started[32], seed_text[24];
     snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)r->seed);
@@ -223,7 +224,8 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         (rc = prep(st, "INSERT INTO timeseries VALUES(?,?,?,?,?)", &q_ts)) ||
         (rc = prep(st, "INSERT INTO batch_hist VALUES(?,?,?,?)", &q_bh)) ||
         (rc = prep(st, "INSERT INTO latency_hist VALUES(?,?,?,?,?)", &q_lh)) ||
-        (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?)", &q_gs)))
+        (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?)", &q_gs)) ||
+        (rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,?,?,?)", &q_sp)))
         goto rollback;
     if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddi" : "ttttttttdtddddddidni",
                      r->name, kind, r->policy, seed_text, json, hash, SERVESIM_VERSION,
@@ -280,6 +282,9 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
                              (int64_t)p->pass, p->worst_model, p->worst_bad_frac, p->worst_p99_ms)))
                 goto rollback;
         }
+    if (pt && (rc = insert(st, q_sp, "tittitn", pt->sweep, (int64_t)pt->point, pt->key,
+                           pt->settings_json, id, "ok", 0.0)))
+        goto rollback;
     if ((rc = exec(st, "COMMIT")))
         goto rollback;
     if (run_id)
@@ -295,6 +300,32 @@ out:
     sqlite3_finalize(q_bh);
     sqlite3_finalize(q_lh);
     sqlite3_finalize(q_gs);
+    sqlite3_finalize(q_sp);
     free(json);
     return rc;
+}
+
+int sim_store_point_failed(struct sim_store *st, const struct sim_store_point *pt, const char *error)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,NULL,?,?)", &q);
+    if (!rc)
+        rc = insert(st, q, "tittt", pt->sweep, (int64_t)pt->point, pt->key, pt->settings_json,
+                    "failed", error);
+    sqlite3_finalize(q);
+    return rc;
+}
+
+int sim_store_point_done(struct sim_store *st, const char *sweep, const char *key, bool *done)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = prep(st, "SELECT count(*) FROM sweep_points WHERE sweep = ? AND point_key = ? "
+                      "AND status = 'ok'", &q);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(q, 1, sweep, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 2, key, -1, SQLITE_TRANSIENT);
+    *done = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+    sqlite3_finalize(q);
+    return 0;
 }

@@ -7,6 +7,7 @@
 #ifndef SIM_STORE_H
 #define SIM_STORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sim_config.h"
@@ -18,10 +19,20 @@ struct sim_store;
 
 int sim_store_open(const char *path, struct sim_store **out /* OUT */);
 void sim_store_close(struct sim_store *st);
-/* kind: "run" or "goodput"; g is NULL for a run. */
+/* A sweep point a run belongs to (written in the run's own transaction). */
+struct sim_store_point {
+    const char *sweep, *key, *settings_json;
+    int point;
+};
+
+/* kind: "run" or "goodput"; g is NULL for a run; pt is NULL outside sweeps. */
 int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const char *kind,
                     const struct sim_result *r, const struct sim_goodput *g,
-                    int64_t *run_id /* OUT */);
+                    const struct sim_store_point *pt, int64_t *run_id /* OUT */);
+/* Records a failed sweep point (no run). */
+int sim_store_point_failed(struct sim_store *st, const struct sim_store_point *pt, const char *error);
+/* Whether a sweep point finished (status ok) already. */
+int sim_store_point_done(struct sim_store *st, const char *sweep, const char *key, bool *done);
 /* The schema as SQL text (for docs and tests). */
 const char *sim_store_schema_sql(void);
 

@@ -253,11 +253,21 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
         goto out;
     sim_jpath(sp, sizeof sp, path, "select");
     bool all = !sel || (cJSON_IsString(sel) && strcmp(sel->valuestring, "all") == 0);
-    if (!all && !cJSON_IsArray(sel)) {
-        rc = sim_json_expected(sp, "\"all\" or an array of model names", sel);
+    /* {"beta_alpha_gt": x} / {"beta_alpha_lt": x}: models whose linear profile on the zoo's
+     * kind has beta/alpha above / below x (the Symphony paper's mixed-zoo subsets) */
+    double gt = -1, lt = -1;
+    if (cJSON_IsObject(sel)) {
+        static const char *const fkeys[] = {"beta_alpha_gt", "beta_alpha_lt", NULL};
+        if ((rc = sim_json_keys(sel, sp, fkeys)) ||
+            (rc = sim_json_num(sel, sp, "beta_alpha_gt", false, SIM_J_NONNEG, &gt)) ||
+            (rc = sim_json_num(sel, sp, "beta_alpha_lt", false, SIM_J_NONNEG, &lt)))
+            goto out;
+        all = true;
+    } else if (!all && !cJSON_IsArray(sel)) {
+        rc = sim_json_expected(sp, "\"all\", an array of model names or {beta_alpha_gt|lt: x}", sel);
         goto out;
     }
-    int want = all ? cJSON_GetArraySize(zm) : cJSON_GetArraySize(sel);
+    int want = all ? cJSON_GetArraySize(zm) : cJSON_GetArraySize(sel), n0 = *n;
     struct sim_model_cfg *nm = realloc(*models, (size_t)(*n + want) * sizeof *nm);
     if (!nm) {
         rc = SIM_ENOMEM;
@@ -294,12 +304,24 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
             sim_err_prefix(rc, file);
             goto out;
         }
+        if (gt >= 0 || lt >= 0) {
+            const struct sim_model_cfg *mc = &(*models)[*n];
+            int k = kind ? sim_model_cfg_kind(mc, kind) : -1;
+            double ratio = k >= 0 && mc->prof[k].form == SIM_PROF_LINEAR && mc->prof[k].alpha_ms > 0
+                               ? mc->prof[k].beta_ms / mc->prof[k].alpha_ms : -1;
+            if (ratio < 0 || (gt >= 0 && !(ratio > gt)) || (lt >= 0 && !(ratio < lt))) {
+                wl_model_free(&(*models)[*n]);
+                continue;
+            }
+        }
         if (slo > 0)
             (*models)[*n].slo_ms = slo;
         if (max_batch > 0)
             (*models)[*n].max_batch = (int)max_batch;
         (*n)++;
     }
+    if (*n == n0)
+        rc = sim_err_set(SIM_EINVAL, "%s: no model of zoo %s matches", sp, file);
 out:
     cJSON_Delete(zoo);
     return rc;

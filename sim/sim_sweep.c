@@ -1,0 +1,430 @@
+/* sim_sweep — `servesim sweep SWEEP.json -j N`: a grid of runs (or goodput searches) over a
+ * base config, run by N worker processes, each point written to the results database in the
+ * same transaction as its sweep_points row as soon as it finishes. See sim_sweep.h. */
+#include "sim_sweep.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "sim_err.h"
+#include "sim_goodput.h"
+#include "sim_json.h"
+#include "sim_rng.h"
+#include "sim_store.h"
+
+#define MAX_AXES 16
+
+struct sweep {
+    cJSON *json;
+    char name[128], id[160], base[4096];
+    bool goodput;
+    int naxes;
+    const char *path[MAX_AXES];
+    const cJSON *values[MAX_AXES];
+    int size[MAX_AXES];
+    long npoints;
+    char **fixed;                       /* "path=value" from `set` and the command line */
+    int nfixed;
+};
+
+struct point {
+    char **sets;                        /* fixed, then the grid's */
+    int nsets;
+    char *key, *settings;
+};
+
+static void point_free(struct point *p)
+{
+    for (int i = 0; i < p->nsets; i++)
+        free(p->sets[i]);
+    free(p->sets);
+    free(p->key);
+    free(p->settings);
+    memset(p, 0, sizeof *p);
+}
+
+static char *assignment(const char *path, const cJSON *v)
+{
+    char *val = cJSON_PrintUnformatted(v);
+    char *a = val ? malloc(strlen(path) + strlen(val) + 2) : NULL;
+    if (a)
+        sprintf(a, "%s=%s", path, val);
+    free(val);
+    return a;
+}
+
+static int parse(struct sweep *w, const char *file, const char *const *sets, int nsets)
+{
+    static const char *const keys[] = {"name", "description", "base", "mode", "grid", "set", NULL};
+    static const char *const MODES[] = {"run", "goodput", NULL};
+    const char *name, *base;
+    const cJSON *grid, *set;
+    int rc, mode = 0;
+    if ((rc = sim_json_load_file(file, &w->json)))
+        return rc;
+    const cJSON *j = w->json;
+    if (!cJSON_IsObject(j))
+        return sim_err_set(SIM_EINVAL, "%s: expected a JSON object at the top level", file);
+    if ((rc = sim_json_keys(j, "", keys)) || (rc = sim_json_str(j, "", "name", true, &name)) ||
+        (rc = sim_json_str(j, "", "base", true, &base)) ||
+        (rc = sim_json_enum(j, "", "mode", false, MODES, &mode)) ||
+        (rc = sim_json_obj(j, "", "grid", true, &grid)) || (rc = sim_json_obj(j, "", "set", false, &set)))
+        return sim_err_prefix(rc, file);
+    snprintf(w->name, sizeof w->name, "%s", name);
+    w->goodput = mode == 1;
+    char *tmp = strdup(file);
+    if (!tmp)
+        return SIM_ENOMEM;
+    if (base[0] == '/')
+        snprintf(w->base, sizeof w->base, "%s", base);
+    else
+        snprintf(w->base, sizeof w->base, "%s/%s", dirname(tmp), base);
+    free(tmp);
+    w->npoints = 1;
+    const cJSON *ax;
+    cJSON_ArrayForEach(ax, grid) {
+        char p[SIM_JPATH_MAX];
+        snprintf(p, sizeof p, "grid.%s", ax->string);
+        if (w->naxes == MAX_AXES)
+            return sim_err_set(SIM_EINVAL, "%s: %s: at most %d grid axes", file, p, MAX_AXES);
+        if (!cJSON_IsArray(ax) || cJSON_GetArraySize(ax) == 0) {
+            rc = sim_json_expected(p, "a non-empty array of values", ax);
+            return sim_err_prefix(rc, file);
+        }
+        w->path[w->naxes] = ax->string;
+        w->values[w->naxes] = ax;
+        w->size[w->naxes] = cJSON_GetArraySize(ax);
+        w->npoints *= w->size[w->naxes];
+        w->naxes++;
+        if (w->npoints > 1000000)
+            return sim_err_set(SIM_EINVAL, "%s: grid: more than a million points", file);
+    }
+    int nset = set ? cJSON_GetArraySize(set) : 0;
+    w->fixed = calloc((size_t)(nset + nsets + 1), sizeof *w->fixed);
+    if (!w->fixed)
+        return SIM_ENOMEM;
+    const cJSON *it;
+    if (set)
+        cJSON_ArrayForEach(it, set)
+            if (!(w->fixed[w->nfixed++] = assignment(it->string, it)))
+                return SIM_ENOMEM;
+    for (int i = 0; i < nsets; i++)
+        if (!(w->fixed[w->nfixed++] = strdup(sets[i])))
+            return SIM_ENOMEM;
+    /* the sweep's identity: its file, its base config and the extra overrides */
+    char *text = cJSON_PrintUnformatted(w->json);
+    cJSON *bj = NULL;
+    if ((rc = sim_json_load_file(w->base, &bj))) {
+        free(text);
+        return sim_err_prefix(rc, file);
+    }
+    char *btext = cJSON_PrintUnformatted(bj);
+    cJSON_Delete(bj);
+    uint64_t h = SIM_FNV_OFFSET;
+    if (text)
+        h = sim_fnv1a(h, text, strlen(text));
+    if (btext)
+        h = sim_fnv1a(h, btext, strlen(btext));
+    for (int i = 0; i < nsets; i++)
+        h = sim_fnv1a(h, sets[i], strlen(sets[i]));
+    free(text);
+    free(btext);
+    snprintf(w->id, sizeof w->id, "%s@%016llx", w->name, (unsigned long long)h);
+    return 0;
+}
+
+static int make_point(const struct sweep *w, long idx, struct point *p)
+{
+    memset(p, 0, sizeof *p);
+    p->sets = calloc((size_t)(w->nfixed + w->naxes), sizeof *p->sets);
+    cJSON *settings = cJSON_CreateObject();
+    size_t klen = 1;
+    if (!p->sets || !settings)
+        goto oom;
+    for (int i = 0; i < w->nfixed; i++)
+        if (!(p->sets[p->nsets++] = strdup(w->fixed[i])))
+            goto oom;
+    long rest = idx;
+    int pick[MAX_AXES];
+    for (int a = w->naxes - 1; a >= 0; a--) {   /* the last axis varies fastest */
+        pick[a] = (int)(rest % w->size[a]);
+        rest /= w->size[a];
+    }
+    for (int a = 0; a < w->naxes; a++) {
+        const cJSON *v = cJSON_GetArrayItem(w->values[a], pick[a]);
+        if (!(p->sets[p->nsets++] = assignment(w->path[a], v)))
+            goto oom;
+        cJSON_AddItemToObject(settings, w->path[a], cJSON_Duplicate(v, true));
+        klen += strlen(p->sets[p->nsets - 1]) + 1;
+    }
+    p->key = calloc(klen, 1);
+    p->settings = cJSON_PrintUnformatted(settings);
+    if (!p->key || !p->settings)
+        goto oom;
+    for (int a = 0; a < w->naxes; a++) {
+        if (a)
+            strcat(p->key, ";");
+        strcat(p->key, p->sets[w->nfixed + a]);
+    }
+    cJSON_Delete(settings);
+    return 0;
+oom:
+    cJSON_Delete(settings);
+    point_free(p);
+    return SIM_ENOMEM;
+}
+
+/* One point in a worker process: run, write, exit status 0 / 1. */
+static int run_point(const struct sweep *w, const char *db, long idx)
+{
+    struct point p;
+    struct sim_config *cfg = NULL;
+    struct sim_result *r = NULL;
+    struct sim_goodput g;
+    struct sim_store *st = NULL;
+    bool have_g = false;
+    int rc = make_point(w, idx, &p);
+    if (rc)
+        return 1;
+    struct sim_store_point sp = {.sweep = w->id, .key = p.key, .settings_json = p.settings,
+                                 .point = (int)idx};
+    rc = sim_config_load(w->base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
+    if (!rc) {
+        double t0 = sim_wall_seconds();
+        if (w->goodput) {
+            rc = sim_goodput_search(cfg, false, &g);
+            have_g = true;
+            if (!rc)
+                g.best->wall_s = sim_wall_seconds() - t0;
+        } else {
+            rc = sim_run_once(cfg, 1.0, NULL, &r);
+        }
+    }
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", rc ? sim_err_msg() : "");
+    int src = sim_store_open(db, &st);
+    if (!src) {
+        if (rc)
+            src = sim_store_point_failed(st, &sp, msg);
+        else
+            src = sim_store_write(st, cfg, w->goodput ? "goodput" : "run",
+                                  w->goodput ? g.best : r, w->goodput ? &g : NULL, &sp, NULL);
+    }
+    if (rc)
+        fprintf(stderr, "servesim sweep: point %ld (%s) failed: %s\n", idx, p.key, msg);
+    if (src)
+        fprintf(stderr, "servesim sweep: point %ld: %s\n", idx, sim_err_msg());
+    sim_store_close(st);
+    if (have_g)
+        sim_goodput_free(&g);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+    point_free(&p);
+    return rc || src ? 1 : 0;
+}
+
+static void fmt_time(char *buf, size_t n, double s)
+{
+    if (s < 0 || s > 1e7)
+        snprintf(buf, n, "?");
+    else if (s >= 3600)
+        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+    else if (s >= 60)
+        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else
+        snprintf(buf, n, "%.0fs", s);
+}
+
+static void progress(const struct sweep *w, bool tty, long done, long total, long failed,
+                     double t0, const char *last, bool ok)
+{
+    double el = sim_wall_seconds() - t0;
+    char eta[32];
+    fmt_time(eta, sizeof eta, done ? el / (double)done * (double)(total - done) : -1);
+    if (tty) {
+        int width = 30, fill = total ? (int)(width * done / total) : width;
+        fprintf(stderr, "\r%s [", w->name);
+        for (int i = 0; i < width; i++)
+            fputc(i < fill ? '#' : '.', stderr);
+        fprintf(stderr, "] %ld/%ld%s%ld failed  ETA %s   ", done, total, failed ? "  " : "  ",
+                failed, eta);
+        if (done == total)
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "sweep %s: %ld/%ld done (%s: %s), %ld failed, ETA %s\n", w->name, done,
+                total, last, ok ? "ok" : "FAILED", failed, eta);
+    }
+}
+
+static void summary(const struct sweep *w, const char *db)
+{
+    sqlite3 *h;
+    sqlite3_stmt *q;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(h);
+        return;
+    }
+    if (sqlite3_prepare_v2(h,
+                           "SELECT p.point, p.point_key, p.status, r.id, r.goodput_rps, "
+                           "r.ontime_rps, r.bad_rate FROM sweep_points p LEFT JOIN runs r ON "
+                           "r.id = p.run_id WHERE p.sweep = ? ORDER BY p.point",
+                           -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(q, 1, w->id, -1, SQLITE_TRANSIENT);
+        printf("sweep %s (%s): %s\n", w->name, w->id, w->goodput ? "goodput per point" : "runs");
+        printf("%5s %7s %12s %12s %9s  %s\n", "point", "run", w->goodput ? "goodput_rps" : "offered",
+               "ontime_rps", "bad_rate", "settings");
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            if (strcmp((const char *)sqlite3_column_text(q, 2), "ok") != 0) {
+                printf("%5d %7s %12s %12s %9s  %s\n", sqlite3_column_int(q, 0), "-", "failed", "",
+                       "", sqlite3_column_text(q, 1));
+                continue;
+            }
+            printf("%5d %7lld %12.1f %12.1f %9.4f  %s\n", sqlite3_column_int(q, 0),
+                   (long long)sqlite3_column_int64(q, 3), sqlite3_column_double(q, 4),
+                   sqlite3_column_double(q, 5), sqlite3_column_double(q, 6),
+                   sqlite3_column_text(q, 1));
+        }
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+}
+
+int sim_sweep_run(const char *file, const char *db, int jobs, const char *const *sets, int nsets,
+                  bool quiet)
+{
+    struct sweep w;
+    memset(&w, 0, sizeof w);
+    long *todo = NULL;
+    pid_t *pids = NULL;
+    long *pidpt = NULL;
+    int rc = parse(&w, file, sets, nsets);
+    if (rc)
+        goto out;
+    /* every point's config must be valid before anything runs */
+    for (long i = 0; i < w.npoints; i++) {
+        struct point p;
+        struct sim_config *cfg = NULL;
+        if ((rc = make_point(&w, i, &p)))
+            goto out;
+        rc = sim_config_load(w.base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
+        if (rc) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", sim_err_msg());
+            sim_err_set(rc, "%s: point %ld (%s): %s", file, i, p.key, msg);
+        }
+        sim_config_destroy(cfg);
+        point_free(&p);
+        if (rc)
+            goto out;
+    }
+    struct sim_store *st = NULL;
+    if ((rc = sim_store_open(db, &st)))
+        goto out;
+    todo = calloc((size_t)w.npoints, sizeof *todo);
+    pids = calloc((size_t)jobs, sizeof *pids);
+    pidpt = calloc((size_t)jobs, sizeof *pidpt);
+    long ntodo = 0;
+    for (long i = 0; rc == 0 && todo && i < w.npoints; i++) {
+        struct point p;
+        bool done = false;
+        if ((rc = make_point(&w, i, &p)) == 0)
+            rc = sim_store_point_done(st, w.id, p.key, &done);
+        point_free(&p);
+        if (!done)
+            todo[ntodo++] = i;
+    }
+    sim_store_close(st);
+    if (rc)
+        goto out;
+    if (!todo || !pids || !pidpt) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    bool tty = isatty(STDERR_FILENO) && !quiet;
+    if (!quiet)
+        fprintf(stderr, "sweep %s: %ld points, %ld already in %s, %ld to run with %d workers\n",
+                w.name, w.npoints, w.npoints - ntodo, db, ntodo, jobs);
+    fflush(NULL);
+    double t0 = sim_wall_seconds();
+    long next = 0, done = 0, failed = 0;
+    int running = 0;
+    while (next < ntodo || running > 0) {
+        while (running < jobs && next < ntodo) {
+            pid_t pid = fork();
+            if (pid < 0) {
+                rc = sim_err_set(SIM_EIO, "sweep: fork: %s", strerror(errno));
+                break;
+            }
+            if (pid == 0)
+                _exit(run_point(&w, db, todo[next]));
+            for (int k = 0; k < jobs; k++)
+                if (!pids[k]) {
+                    pids[k] = pid;
+                    pidpt[k] = todo[next];
+                    break;
+                }
+            next++;
+            running++;
+        }
+        if (running == 0)
+            break;
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = sim_err_set(SIM_EIO, "sweep: wait: %s", strerror(errno));
+            break;
+        }
+        long pt = -1;
+        for (int k = 0; k < jobs; k++)
+            if (pids[k] == pid) {
+                pt = pidpt[k];
+                pids[k] = 0;
+            }
+        if (pt < 0)
+            continue;
+        running--;
+        done++;
+        bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        struct point p;
+        if (make_point(&w, pt, &p) == 0) {
+            if (WIFSIGNALED(status)) {   /* the worker died: record it here */
+                struct sim_store *s2 = NULL;
+                char msg[96];
+                snprintf(msg, sizeof msg, "worker killed by signal %d", WTERMSIG(status));
+                struct sim_store_point sp = {.sweep = w.id, .key = p.key,
+                                             .settings_json = p.settings, .point = (int)pt};
+                if (sim_store_open(db, &s2) == 0)
+                    sim_store_point_failed(s2, &sp, msg);
+                sim_store_close(s2);
+            }
+            if (!ok)
+                failed++;
+            if (!quiet)
+                progress(&w, tty, done, ntodo, failed, t0, p.key, ok);
+            point_free(&p);
+        }
+    }
+    if (!quiet)
+        summary(&w, db);
+    if (!rc && failed)
+        rc = sim_err_set(SIM_EIO, "sweep %s: %ld of %ld points failed (see sweep_points.error)",
+                         w.name, failed, ntodo);
+out:
+    free(todo);
+    free(pids);
+    free(pidpt);
+    for (int i = 0; i < w.nfixed; i++)
+        free(w.fixed[i]);
+    free(w.fixed);
+    cJSON_Delete(w.json);
+    return rc;
+}

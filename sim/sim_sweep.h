@@ -1,0 +1,23 @@
+/* sim_sweep — parameter sweeps: `servesim sweep SWEEP.json -j N`.
+ *
+ * A sweep file names a base config, a grid and what to run per point:
+ *   {"name": "single_model", "base": "single_model_8gpu.json", "mode": "goodput",
+ *    "grid": {"policy.name": ["symphony", "nexus"], "seed": [1, 2]},
+ *    "set": {"duration_s": 30}}
+ * Points are the cartesian product of the grid (the last axis varies fastest), each applied
+ * to the base like --set (`set` and command-line --set apply first). Every point's config is
+ * validated before anything runs. N worker processes run points; each finished point is
+ * written with its sweep_points row in one transaction, so an interrupted sweep resumes by
+ * skipping points already in the database, without duplicates. A point that fails is
+ * recorded (status failed, error) and the others go on. The sweep's identity is its name
+ * plus a hash of its file, its base config and the extra overrides: change any of them and
+ * it is a new sweep. Progress on stderr: a bar on a terminal, a line per point otherwise. */
+#ifndef SIM_SWEEP_H
+#define SIM_SWEEP_H
+
+#include <stdbool.h>
+
+int sim_sweep_run(const char *file, const char *db, int jobs, const char *const *sets, int nsets,
+                  bool quiet);
+
+#endif
