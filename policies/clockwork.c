@@ -85,6 +85,8 @@ struct clockwork {
     uint64_t *last_used;            /* [m][g] */
     uint8_t *on;                    /* [m][g]: 0 no, 1 loading, 2 loaded */
     uint64_t seq;
+    int *cap;                       /* scratch [nm]: INFER5 size caps in one pass */
+    double *w;                      /* scratch [ng]: load tracker weights */
 };
 
 static const char *const params[] = {"scheduler", "batch_sizes", "max_batch", "max_exec_ms",
@@ -236,9 +238,7 @@ static double exec_demand(const struct sim *s, const struct clockwork *st, int m
 static void spread(const struct sim *s, struct clockwork *st)
 {
     double C = (double)st->default_slo / 1e6;
-    double *w = malloc((size_t)st->ng * sizeof *w);
-    if (!w)
-        SIM_BUG("out of memory in the Clockwork load tracker");
+    double *w = st->w;
     for (int g = 0; g < st->ng; g++) {
         w[g] = C / (st->gs[g].O > 0 ? st->gs[g].O : 1);
         st->gs[g].O = 1;
@@ -254,7 +254,6 @@ static void spread(const struct sim *s, struct clockwork *st)
             if (st->on[m * st->ng + g])
                 st->gs[g].O += E * w[g] / sw;
     }
-    free(w);
 }
 
 static double load_prio(const struct sim *s, const struct clockwork *st, int m, int g)
@@ -536,14 +535,9 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
 {
     struct gpu *gp = &st->gs[g];
     int64_t now = sim_now(s);
-    int *cap = NULL;
-    if (st->infer5) {
-        cap = malloc((size_t)st->nm * sizeof *cap);
-        if (!cap)
-            SIM_BUG("out of memory in Clockwork");
-        for (int m = 0; m < st->nm; m++)
-            cap[m] = MAXB;
-    }
+    int *cap = st->cap;
+    for (int m = 0; st->infer5 && m < st->nm; m++)
+        cap[m] = MAXB;
     for (;;) {
         int64_t exec_at = tr_available(&gp->exec, now);
         if (exec_at >= now + st->ahead) {
@@ -571,7 +565,6 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
         }
         arm_timeout(s, st, m);
     }
-    free(cap);
 }
 
 static void schedule_all(struct sim *s, struct clockwork *st, int m)
@@ -701,7 +694,9 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->cur = calloc((size_t)st->ng * (size_t)st->nm * MAXB, sizeof *st->cur);
     st->last_used = calloc((size_t)st->ng * (size_t)st->nm, sizeof *st->last_used);
     st->on = calloc((size_t)st->ng * (size_t)st->nm, sizeof *st->on);
-    if (!st->ms || !st->gs || !st->cur || !st->last_used || !st->on)
+    st->cap = calloc((size_t)st->nm, sizeof *st->cap);
+    st->w = calloc((size_t)st->ng, sizeof *st->w);
+    if (!st->ms || !st->gs || !st->cur || !st->last_used || !st->on || !st->cap || !st->w)
         return SIM_ENOMEM;
     for (int m = 0; m < st->nm; m++) {
         struct model *md = &st->ms[m];
@@ -765,6 +760,8 @@ static void destroy(void *state)
     free(st->cur);
     free(st->last_used);
     free(st->on);
+    free(st->cap);
+    free(st->w);
 }
 
 static bool cold_start(const cJSON *p)
