@@ -71,6 +71,12 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     fill(s, state);
 }
 
+static void on_exec_up(struct sim *s, void *state, int e)
+{
+    (void)e;
+    fill(s, state);
+}
+
 const struct policy_ops policy_fifo = {
     .name = "fifo",
     .summary = "Baseline: work-conserving FIFO across models, greedy batches, drops hopeless requests",
@@ -79,4 +85,6 @@ const struct policy_ops policy_fifo = {
     .init = init,
     .on_request = on_request,
     .on_batch_done = on_batch_done,
+    .on_exec_up = on_exec_up,
+    .dynamic_execs = true,      /* scans executors by state on every decision */
 };

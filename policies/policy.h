@@ -41,6 +41,10 @@ struct policy_ops {
     void (*on_load_done)(struct sim *, void *state, int e, int m, bool ok);
     /* May be NULL. An executor added by sim_exec_add is up. */
     void (*on_exec_up)(struct sim *, void *state, int e);
+    /* Executor e was removed (now DRAINING or DOWN): send it nothing more. May be NULL. */
+    void (*on_exec_remove)(struct sim *, void *state, int e);
+    /* Whether the policy copes with executors added and removed during a run (autoscaling). */
+    bool dynamic_execs;
     /* May be NULL. Called every sampling period after the window's metrics are computed. */
     void (*on_tick)(struct sim *, void *state);
     /* May be NULL. Frees what init allocated (not the state block itself). */

@@ -198,5 +198,6 @@ const struct policy_ops policy_shepherd = {
     .init = init,
     .on_request = on_request,
     .on_batch_done = on_batch_done,
+    .dynamic_execs = true,   /* scans executors by state on every decision */
     .destroy = destroy,
 };

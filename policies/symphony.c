@@ -21,7 +21,9 @@
  * deadline. Without it, overload shrinks batches toward 1 (each batch is limited by an
  * almost-expired head) and throughput collapses instead of showing the spec's flat top.
  * Autoscaling signals (bad rate, idle fraction, and the GPUs the spec's rules would add or
- * release) are recorded in the time series every sampling period; no GPUs are added here. */
+ * release) are recorded in the time series every sampling period; the autoscaler that acts
+ * on them is a separate component (sim/sim_autoscale.c). GPUs may join and leave: the
+ * free-time heap holds the GPUs up, and every candidate is recomputed when the set changes. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -205,6 +207,8 @@ static void rank_rearm(struct sim *s, struct symphony *st)
 static void refresh(struct sim *s, struct symphony *st, int m)
 {
     int g = sim_iheap_top(&st->gpus);
+    if (g < 0)
+        SIM_BUG("symphony: no GPU up (the autoscaler keeps at least min_gpus)");
     update(s, st, m, sim_iheap_key(&st->gpus, g));
     schedule(s, st, m);
 }
@@ -285,15 +289,18 @@ static int init(struct sim *s, const cJSON *p, void *state)
         return rc;
     st->tau_ns = window_ms * 1e6;
     st->nm = sim_model_count(s);
-    st->ng = sim_exec_count(s);
     st->kind = sim_exec(s, 0)->kind;
+    int cap = sim_cfg(s)->max_gpus > sim_exec_count(s) ? sim_cfg(s)->max_gpus : sim_exec_count(s);
     st->resp_ns = sim_resp_delay_ns(s);
     st->c = calloc((size_t)st->nm, sizeof *st->c);
     st->parked = calloc(2 * (size_t)st->nm, sizeof *st->parked);
-    if (!st->c || !st->parked || sim_iheap_init(&st->gpus, st->ng))
+    if (!st->c || !st->parked || sim_iheap_init(&st->gpus, cap))
         return SIM_ENOMEM;
-    for (int g = 0; g < st->ng; g++)
-        sim_iheap_set(&st->gpus, g, 0);
+    for (int g = 0; g < sim_exec_count(s); g++)
+        if (sim_exec(s, g)->state == SIM_EXEC_UP) {
+            sim_iheap_set(&st->gpus, g, 0);
+            st->ng++;
+        }
     for (int m = 0; m < st->nm; m++) {
         int64_t b = 2 * lat(s, st, m, 1) - lat(s, st, m, 2);
         st->c[m].beta_ns = b > 0 ? b : 0;
@@ -331,6 +338,36 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
         on_rank_timer(s, st);
 }
 
+/* Executors joining and leaving (autoscaling): the GPU set changed, so every candidate's
+ * start time may have; recompute them all. */
+static void regroup(struct sim *s, struct symphony *st)
+{
+    for (int m = 0; m < st->nm; m++)
+        if (st->c[m].valid || sim_queue_len(s, m) > 0) {
+            unpark(st, m);
+            refresh(s, st, m);
+        }
+    rank_rearm(s, st);
+}
+
+static void on_exec_up(struct sim *s, void *state, int e)
+{
+    struct symphony *st = state;
+    sim_iheap_set(&st->gpus, e, sim_now(s));
+    st->ng++;
+    regroup(s, st);
+}
+
+static void on_exec_remove(struct sim *s, void *state, int e)
+{
+    struct symphony *st = state;
+    if (st->gpus.pos[e] < 0)
+        return;
+    sim_iheap_remove(&st->gpus, e);
+    st->ng--;
+    regroup(s, st);
+}
+
 static void on_tick(struct sim *s, void *state)
 {
     struct symphony *st = state;
@@ -350,5 +387,8 @@ const struct policy_ops policy_symphony = {
     .on_request = on_request,
     .on_timer = on_timer,
     .on_tick = on_tick,
+    .on_exec_up = on_exec_up,
+    .on_exec_remove = on_exec_remove,
+    .dynamic_execs = true,
     .destroy = destroy,
 };

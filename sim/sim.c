@@ -6,6 +6,7 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
+#include "sim_autoscale.h"
 #include "sim_err.h"
 #include "sim_int.h"
 #include "sim_rng.h"
@@ -241,9 +242,24 @@ static int pick_frontend(struct sim *s, int stream, int m)
     return f;
 }
 
+/* The replay's next arrival into the heap (stream 0), or none at its end or an error. */
+static void replay_push(struct sim *s)
+{
+    int rc = wl_replay_next(s->replay, &s->rp_t, &s->rp_model, &s->rp_size);
+    if (rc < 0) {
+        s->rp_err = rc;                 /* sim_run reports it; the run is not written */
+        return;
+    }
+    if (rc == 1 && s->rp_t < s->now)
+        SIM_BUG("trace replay went backwards: %lld after %lld", (long long)s->rp_t,
+                (long long)s->now);
+    if (rc == 1 && s->rp_t < s->duration)
+        push(s, s->rp_t, EV_ARRIVAL, 0, 0);
+}
+
 static void on_arrival(struct sim *s, int stream)
 {
-    int m = s->stream_model[stream];
+    int m = s->replay ? s->rp_model : s->stream_model[stream];
     const struct sim_model *md = &s->models[m];
     struct sim_request *r = pool_get(&s->req_pool);
     r->id = s->next_req_id++;
@@ -252,6 +268,7 @@ static void on_arrival(struct sim *s, int stream)
     r->exec = SIM_CENTRAL;
     r->t_arrival = s->now;
     r->deadline = s->now + md->slo_ns;
+    r->size = s->replay ? s->rp_size : 0;
     r->counted = s->now >= s->warmup;
     s->arrived++;
     if (s->obs.request_arrive)
@@ -260,9 +277,13 @@ static void on_arrival(struct sim *s, int stream)
     if (r->counted)
         s->ms[m].offered++;
 
-    int64_t next = wl_stream_next(&s->streams[stream]);
-    if (next < s->duration)
-        push(s, next, EV_ARRIVAL, (uint32_t)stream, 0);
+    if (s->replay) {
+        replay_push(s);
+    } else {
+        int64_t next = wl_stream_next(&s->streams[stream]);
+        if (next < s->duration)
+            push(s, next, EV_ARRIVAL, (uint32_t)stream, 0);
+    }
 
     int to = s->pol->route ? s->pol->route(s, s->pstate, r) : SIM_CENTRAL;
     if (to == SIM_ROUTE_DROP) {
@@ -606,6 +627,7 @@ static void exec_init(struct sim *s, int e, enum sim_exec_state st)
     x->id = e;
     x->kind = 0;                        /* one kind today: cluster.gpu_kind */
     x->state = st;
+    x->added_at = s->now;
     x->memory_mb = s->cfg->gpu_memory_mb;
     double max_dyn = 0;
     for (int m = 0; m < s->nmodels; m++)
@@ -667,7 +689,11 @@ void sim_exec_remove(struct sim *s, int e)
     } else if (x->state == SIM_EXEC_UP) {
         x->state = SIM_EXEC_DRAINING;
         exec_maybe_down(s, e);
+    } else {
+        return;
     }
+    if (s->pol->on_exec_remove)
+        s->pol->on_exec_remove(s, s->pstate, e);
 }
 
 /* ---------------------------------------------------------------- timers */
@@ -787,6 +813,7 @@ static void on_tick(struct sim *s)
     sim_ts_add(s, "executors", -1, up);
     if (s->pol->on_tick)
         s->pol->on_tick(s, s->pstate);
+    sim_autoscale_step(s, &s->as_last);
     int64_t next = s->now + s->tick_ns;
     if (next <= s->duration)
         push(s, next, EV_TICK, 0, 0);
@@ -846,8 +873,8 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
 
     int nm = s->nmodels = cfg->nmodels;
     int nf = cfg->frontends;
-    bool indep = cfg->frontend_split == SIM_SPLIT_INDEPENDENT && nf > 1;
-    s->nstreams = indep ? nm * nf : nm;
+    bool indep = cfg->frontend_split == SIM_SPLIT_INDEPENDENT && nf > 1 && !cfg->trace;
+    s->nstreams = cfg->trace ? 1 : indep ? nm * nf : nm;
     s->models = calloc((size_t)nm, sizeof *s->models);
     s->queues = calloc((size_t)nm, sizeof *s->queues);
     s->streams = calloc((size_t)s->nstreams, sizeof *s->streams);
@@ -907,7 +934,7 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     }
     /* arrival streams: one per model, or one per (model, frontend) when split independently;
      * a single frontend keeps the stream name (and draws) of the unsplit model */
-    for (int i = 0; i < s->nstreams; i++) {
+    for (int i = 0; i < s->nstreams && !cfg->trace; i++) {
         int m = indep ? i / nf : i;
         const struct sim_model_cfg *mc = &cfg->models[m];
         char name[SIM_NAME_MAX + 32];
@@ -922,6 +949,12 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
             goto fail;
     }
 
+    if (cfg->trace) {                   /* frontends: round robin unless random */
+        s->stream_fe[0] = nf == 1 ? 0 : -1;
+        if ((rc = wl_replay_open(cfg, scale, &s->replay)))
+            goto fail;
+        rc = SIM_ENOMEM;
+    }
     s->jrng = sim_rng_stream(cfg->seed, "network.jitter");
     s->split_rng = sim_rng_stream(cfg->seed, "frontends.split");
     if (!s->jrng || !s->split_rng || !s->pol)
@@ -960,7 +993,14 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     }
 
     /* first arrivals and the first sampling tick */
-    for (int i = 0; i < s->nstreams; i++) {
+    if (s->replay) {
+        replay_push(s);
+        if (s->rp_err) {
+            rc = s->rp_err;
+            goto fail;
+        }
+    }
+    for (int i = 0; i < s->nstreams && !s->replay; i++) {
         int64_t t = wl_stream_next(&s->streams[i]);
         if (t < s->duration)
             push(s, t, EV_ARRIVAL, (uint32_t)i, 0);
@@ -995,7 +1035,9 @@ void sim_destroy(struct sim *s)
                 free(s->lat[m * SIM_MAX_KINDS + k]);
     }
     for (int i = 0; i < s->nstreams && s->streams; i++)
-        wl_stream_free(&s->streams[i]);
+        if (s->streams[i].rng)
+            wl_stream_free(&s->streams[i]);
+    wl_replay_close(s->replay);
     for (int e = 0; e < s->max_execs && s->xi; e++) {
         if (s->xi[e].q)
             for (int m = 0; m < s->nmodels; m++)
@@ -1080,6 +1122,8 @@ int sim_run(struct sim *s)
     }
     if (!s->stopping)
         begin_stop(s);                  /* queued requests nobody will serve are dropped */
+    if (s->rp_err)
+        return s->rp_err;
     if (s->arrived != s->ended || s->req_pool.live != 0)
         SIM_BUG("requests lost: arrived %llu, ended %llu, live %zu",
                 (unsigned long long)s->arrived, (unsigned long long)s->ended, s->req_pool.live);

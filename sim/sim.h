@@ -53,6 +53,7 @@ struct sim_request {
     int64_t t_sched;             /* reached the scheduler's queue */
     int64_t deadline;            /* t_arrival + SLO */
     int64_t t_start, t_finish;   /* of its batch on the executor */
+    double size;                 /* per-request size from a trace (tokens), else 0 */
     uint8_t outcome;             /* enum sim_outcome */
     bool counted;                /* arrived after warm-up: enters the statistics */
     struct sim_request *next;    /* intrusive link: pool free list, batch membership */
@@ -100,6 +101,7 @@ struct sim_exec {
     int loads_in_flight;
     /* statistics */
     int64_t busy_ns, up_since, down_at, wasted_ns, load_busy_ns;
+    int64_t added_at;            /* when it was requested (billing starts) */
     uint64_t batches, requests, load_events, evictions, rejected, preemptions;
     int models_loaded;
 };

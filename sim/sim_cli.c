@@ -11,6 +11,7 @@
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_goodput.h"
+#include "sim_plan.h"
 #include "sim_report.h"
 #include "sim_store.h"
 #include "sim_sweep.h"
@@ -25,6 +26,8 @@ static const char usage[] =
     "  goodput [CONFIG]  search the highest load at which every model meets its SLO\n"
     "  sweep SWEEP -j N  a grid of runs or goodput searches over a base config, N workers,\n"
     "                    resumable (points already in the database are skipped)\n"
+    "  plan [CONFIG]     capacity plan: the fewest GPUs that replay the workload (a trace)\n"
+    "                    within SLO, and with `autoscale` in the config the autoscaler's cost\n"
     "  policies          list the registered policies\n"
     "  bench             throughput benchmark: Symphony, 64 GPUs, the 35-model 1080Ti zoo\n"
     "\n"
@@ -36,6 +39,11 @@ static const char usage[] =
     "  --seed N          override the seed\n"
     "  --json            print the result as one JSON object on stdout\n"
     "  --quiet           print nothing but errors (and --json output)\n"
+    "  --trace-dir DIR   where workload.trace files are (else workload.trace.dir, env\n"
+    "                    SERVESIM_TRACE_DIR, or the config's folder)\n"
+    "options (plan): --db, --no-db, --set, --seed, --json, --quiet, --trace-dir, and\n"
+    "  --min N, --max N  bounds of the GPU-count search (default: the lower bound, and\n"
+    "                    cluster.max_gpus if above cluster.gpus, else 4096)\n"
     "options (sweep): --db, --set (applied to every point), --quiet, and\n"
     "  -j N              worker processes (default 1)\n"
     "options (bench):\n"
@@ -53,7 +61,7 @@ struct opts {
     bool seed_given, json, quiet, no_db;
     uint64_t seed;
     double duration, rate, sample;
-    int gpus, jobs;
+    int gpus, jobs, min_gpus, max_gpus;
 };
 
 static int exit_code(int rc)
@@ -131,6 +139,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (x != floor(x) || x > 100000)
                 return sim_err_set(SIM_EUSAGE, "--gpus: expected an integer in [1, 100000], got \"%s\"", argv[i]);
             o->gpus = (int)x;
+        } else if ((strcmp(a, "--min") == 0 || strcmp(a, "--max") == 0) && has_next) {
+            if ((rc = parse_num(a, argv[++i], &x)))
+                return rc;
+            if (x != floor(x) || x > 100000)
+                return sim_err_set(SIM_EUSAGE, "%s: expected an integer in [1, 100000], got \"%s\"", a, argv[i]);
+            *(a[3] == 'i' ? &o->min_gpus : &o->max_gpus) = (int)x;
+        } else if (strcmp(a, "--trace-dir") == 0 && has_next) {
+            if (setenv("SERVESIM_TRACE_DIR", argv[++i], 1))
+                return sim_err_set(SIM_EUSAGE, "--trace-dir: cannot set it");
         } else if ((strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) && has_next) {
             if ((rc = parse_num(a, argv[++i], &x)))
                 return rc;
@@ -211,6 +228,31 @@ out:
         sim_goodput_free(&g);
     sim_result_destroy(r);
     sim_config_destroy(cfg);
+    return rc ? fail(rc) : 0;
+}
+
+static int cmd_plan(const struct opts *o)
+{
+    struct sim_plan p;
+    struct sim_plan_input in = {
+        .file = o->config, .sets = o->sets, .nsets = o->nsets, .seed_given = o->seed_given,
+        .seed = o->seed, .db = o->no_db ? NULL : o->db, .min_gpus = o->min_gpus,
+        .max_gpus = o->max_gpus, .progress = !o->quiet && !o->json,
+    };
+    int rc = sim_plan_run(&in, &p);
+    if (!rc) {
+        if (o->json) {
+            char *j = sim_plan_json(&p);
+            if (j)
+                printf("%s\n", j);
+            free(j);
+        } else if (!o->quiet) {
+            sim_plan_print(stdout, &p);
+            if (in.db)
+                fprintf(stderr, "results: %s (plans, plan_probes; runs of kind plan)\n", in.db);
+        }
+    }
+    sim_plan_free(&p);
     return rc ? fail(rc) : 0;
 }
 
@@ -303,6 +345,8 @@ int main(int argc, char **argv)
         rc = sim_sweep_run(o.config, o.db, o.jobs, o.sets, o.nsets, o.quiet);
         return rc ? fail(rc) : 0;
     }
+    if (strcmp(cmd, "plan") == 0)
+        return cmd_plan(&o);
     if (strcmp(cmd, "policies") == 0)
         return cmd_policies();
     if (strcmp(cmd, "bench") == 0)

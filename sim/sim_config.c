@@ -12,6 +12,8 @@
 #include "sim_err.h"
 #include "sim_json.h"
 #include "sim_rng.h"
+#include "sim_autoscale.h"
+#include "wl_replay.h"
 #include "wl_zoo.h"
 
 static const char *const ARRIVALS[] = {"poisson", "gamma", "uniform", NULL};
@@ -35,6 +37,7 @@ void sim_config_destroy(struct sim_config *cfg)
         wl_model_free(&cfg->models[i]);
     free(cfg->models);
     free(cfg->segments);
+    wl_trace_cfg_free(cfg->trace);
     free(cfg->file);
     free(cfg->dir);
     cJSON_Delete(cfg->json);
@@ -156,19 +159,26 @@ static int check_memory(const struct sim_config *c)
 
 static int parse_workload(struct sim_config *c, const cJSON *root)
 {
-    static const char *const keys[] = {"rate_rps", "arrival", "popularity", "segments", NULL};
+    static const char *const keys[] = {"rate_rps", "arrival", "popularity", "segments",
+                                       "trace", NULL};
     static const char *const akeys[] = {"kind", "shape", NULL};
     static const char *const pkeys[] = {"kind", "s", NULL};
     static const char *const skeys[] = {"duration_s", "scale", NULL};
     const cJSON *w, *a, *p, *segs;
     int rc, kind = 0;
+    const cJSON *tr = NULL;
     if ((rc = sim_json_obj(root, "", "workload", true, &w)) ||
         (rc = sim_json_keys(w, "workload", keys)) ||
-        (rc = sim_json_num(w, "workload", "rate_rps", true, SIM_J_POS, &c->rate_rps)) ||
+        (rc = sim_json_obj(w, "workload", "trace", false, &tr)) ||
+        (rc = sim_json_num(w, "workload", "rate_rps", !tr, SIM_J_POS, &c->rate_rps)) ||
         (rc = sim_json_obj(w, "workload", "arrival", false, &a)) ||
         (rc = sim_json_obj(w, "workload", "popularity", false, &p)) ||
         (rc = sim_json_arr(w, "workload", "segments", false, &segs)))
         return rc;
+    if (tr && (cJSON_GetObjectItem(w, "rate_rps") || a || segs))
+        return sim_err_set(SIM_EINVAL, "workload: rate_rps, arrival and segments describe a "
+                           "synthetic workload; with workload.trace the trace gives the rates "
+                           "(use workload.trace.rate_scale, process, cv)");
     c->arrival = SIM_ARR_POISSON;
     if (a) {
         if ((rc = sim_json_keys(a, "workload.arrival", akeys)) ||
@@ -224,6 +234,23 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
         if (c->popularity != SIM_POP_EXPLICIT && has)
             return sim_err_set(SIM_EINVAL, "models: model \"%s\": share is only used with "
                                "workload.popularity.kind \"explicit\"", c->models[m].name);
+    }
+    if (tr) {
+        struct wl_trace_info info;
+        bool dur_given = cJSON_GetObjectItem(root, "duration_s") != NULL;
+        if ((rc = wl_trace_cfg_parse(c, tr, &c->trace)) || (rc = wl_trace_scan(c, &info)))
+            return rc;
+        c->trace_total = info.total;
+        c->trace_peak_rps = info.peak_rps;
+        c->trace_gaps = info.ngaps;
+        c->trace_gap_s = info.gap_s;
+        c->rate_rps = info.mean_rps;
+        if (!dur_given)
+            c->duration_s = info.span_s;
+        wl_trace_info_free(&info);
+        if (info.total <= 0)
+            return sim_err_set(SIM_EINVAL, "workload.trace: no requests in the window (check "
+                               "start_s, window_s and the files)");
     }
     return 0;
 }
@@ -323,7 +350,8 @@ static int build(struct sim_config *c)
     static const char *const keys[] = {"name", "description", "seed", "duration_s", "warmup_s",
                                        "drain_s", "cluster", "models", "workload", "frontends",
                                        "frontend_split",
-                                       "network", "policy", "metrics", "search", NULL};
+                                       "network", "policy", "metrics", "search",
+                                       "autoscale", NULL};
     const cJSON *root = c->json;
     const char *name = "unnamed";
     long seed = 1;
@@ -339,16 +367,19 @@ static int build(struct sim_config *c)
         (rc = sim_json_num(root, "", "warmup_s", false, SIM_J_NONNEG, &c->warmup_s)) ||
         (rc = sim_json_num(root, "", "drain_s", false, SIM_J_NONNEG, &c->drain_s)))
         return rc;
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->seed = (uint64_t)seed;
+    if ((rc = parse_cluster(c, root)) || (rc = parse_models(c, root)) ||
+        (rc = parse_workload(c, root)))
+        return rc;
     if (c->warmup_s >= c->duration_s)
         return sim_err_set(SIM_EINVAL, "warmup_s: expected less than duration_s (%g), got %g",
                            c->duration_s, c->warmup_s);
     if (c->duration_s > 1e7)
         return sim_err_set(SIM_EINVAL, "duration_s: expected at most 1e7 s, got %g", c->duration_s);
-    snprintf(c->name, sizeof c->name, "%s", name);
-    c->seed = (uint64_t)seed;
-    if ((rc = parse_cluster(c, root)) || (rc = parse_models(c, root)) ||
-        (rc = parse_workload(c, root)) || (rc = parse_network(c, root)) ||
-        (rc = parse_policy(c, root)) || (rc = check_memory(c)) || (rc = parse_rest(c, root)))
+    if ((rc = parse_network(c, root)) || (rc = parse_policy(c, root)) ||
+        (rc = check_memory(c)) || (rc = parse_rest(c, root)) ||
+        (rc = sim_autoscale_parse(c, root)))
         return rc;
     return 0;
 }

@@ -53,6 +53,20 @@ struct sim_segment {
     double scale;                      /* multiplies the rate */
 };
 
+struct wl_trace_cfg;
+
+enum sim_autoscaler { SIM_AS_NONE, SIM_AS_SYMPHONY, SIM_AS_TARGET_UTIL };
+
+/* `autoscale` (sim/sim_autoscale.c): acts every metrics.sample_period_s. */
+struct sim_autoscale_cfg {
+    enum sim_autoscaler kind;
+    int min_gpus;                      /* never fewer executors up or starting */
+    double bad_rate_threshold;         /* symphony: add N r/(1-r) when r is above it */
+    double keep_idle;                  /* symphony: release N (f - keep_idle) */
+    double target_util, tolerance;     /* target_util: desired = ceil(N u / target) outside +-tol */
+    double cooldown_s;                 /* no release within this long of the last action */
+};
+
 struct sim_config {
     cJSON *json;                       /* effective config, owned */
     char *file;                        /* for messages; "(embedded quickstart)" */
@@ -79,6 +93,12 @@ struct sim_config {
     double zipf_s;
     int nsegments;
     struct sim_segment *segments;
+    struct wl_trace_cfg *trace;        /* workload.trace: a real trace instead of rate_rps */
+    double trace_total, trace_peak_rps;/* from the scan at load (load scale 1) */
+    int trace_gaps;
+    double trace_gap_s;
+
+    struct sim_autoscale_cfg autoscale;
 
     int frontends;
     enum sim_split frontend_split;

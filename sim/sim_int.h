@@ -8,6 +8,7 @@
 #include "sim_heap.h"
 #include "sim_metrics.h"
 #include "wl_arrival.h"
+#include "wl_replay.h"
 
 struct sim_mqueue {              /* ring buffer of request pointers, ordered by deadline */
     struct sim_request **buf;
@@ -56,6 +57,11 @@ struct sim {
     struct sim_mqueue *queues;
     int nstreams;                           /* models x frontends ("independent") or models */
     struct wl_stream *streams;
+    struct wl_replay *replay;               /* workload.trace: one merged stream */
+    int64_t rp_t;                           /* its pending arrival */
+    int rp_model, rp_err;
+    double rp_size;
+    int64_t as_last;                        /* autoscaler: last action */
     int *stream_model, *stream_fe;          /* stream_fe < 0: assign per request */
     int *rr_frontend;                       /* [model] round-robin position */
     gsl_rng *split_rng;

@@ -121,6 +121,24 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         o->preemptions = x->preemptions;
         o->models_loaded = x->models_loaded;
     }
+    /* billing: from the request to DOWN (or the end of the arrivals window) */
+    for (int e = 0; e < s->nexecs; e++) {
+        const struct sim_exec *x = &s->execs[e];
+        int64_t end = x->state == SIM_EXEC_DOWN && x->down_at < s->duration ? x->down_at
+                                                                             : s->duration;
+        if (end > x->added_at)
+            r->gpu_s += (double)(end - x->added_at) / 1e9;
+        int at = 0;
+        for (int f = 0; f < s->nexecs; f++) {
+            const struct sim_exec *y = &s->execs[f];
+            at += y->added_at <= x->added_at &&
+                  !(y->state == SIM_EXEC_DOWN && y->down_at <= x->added_at);
+        }
+        if (at > r->gpus_max)
+            r->gpus_max = at;
+    }
+    if (s->replay)
+        r->trace_gaps = wl_replay_gaps(s->replay, &r->trace_gap_s);
     r->ts = s->ts;                      /* move */
     sim_ts_init(&s->ts);
     *out = r;
@@ -167,6 +185,11 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
                "(%d GPUs), %s at p%g\n", r->offered_rps, r->ontime_rps, r->bad_rate,
             r->nexecs ? 100 * busy / r->nexecs : 0.0, r->nexecs,
             r->pass ? "every model within SLO" : "SLO missed", r->percentile);
+    fprintf(f, "cost: %.1f GPU-hours (%.0f GPU-s), at most %d GPUs at once\n", r->gpu_s / 3600,
+            r->gpu_s, r->gpus_max);
+    if (r->trace_gaps)
+        fprintf(f, "trace: %d gaps, %.0f s of trace time (handled as workload.trace.gaps says)\n",
+                r->trace_gaps, r->trace_gap_s);
     uint64_t loads = 0, evictions = 0, rejected = 0, preemptions = 0, pred = 0;
     double wasted = 0, abs_err = 0;
     for (int e = 0; e < r->nexecs; e++) {
@@ -215,6 +238,10 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
     cJSON_AddNumberToObject(o, "offered_rps", r->offered_rps);
     cJSON_AddNumberToObject(o, "ontime_rps", r->ontime_rps);
     cJSON_AddNumberToObject(o, "bad_rate", r->bad_rate);
+    cJSON_AddNumberToObject(o, "gpu_s", r->gpu_s);
+    cJSON_AddNumberToObject(o, "gpus_max", r->gpus_max);
+    cJSON_AddNumberToObject(o, "trace_gaps", r->trace_gaps);
+    cJSON_AddNumberToObject(o, "trace_gap_s", r->trace_gap_s);
     cJSON_AddBoolToObject(o, "slo_met", r->pass);
     cJSON_AddNumberToObject(o, "events", (double)r->events);
     if (g) {

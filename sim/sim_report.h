@@ -49,6 +49,10 @@ struct sim_result {
     int worst_model;
     double worst_bad_frac;
     int nmodels, nexecs;
+    double gpu_s;                       /* executor-seconds billed in [0, duration) */
+    int gpus_max;                       /* most executors billed at once */
+    int trace_gaps;                     /* gaps the trace replay met (workload.trace) */
+    double trace_gap_s;
     struct sim_model_result *models;
     struct sim_exec_result *execs;
     struct sim_ts ts;                   /* moved out of the engine */

@@ -1,5 +1,6 @@
 /* sim_store — schema creation, versioning and transactional writes of results. */
 #include "sim_store.h"
+#include "sim_plan.h"
 
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -24,7 +25,8 @@ static const char schema_sql[] =
     "  status TEXT NOT NULL, duration_s REAL NOT NULL, warmup_s REAL NOT NULL,\n"
     "  load_scale REAL NOT NULL, offered_rps REAL NOT NULL, ontime_rps REAL NOT NULL,\n"
     "  bad_rate REAL NOT NULL, slo_met INTEGER NOT NULL, percentile REAL NOT NULL,\n"
-    "  goodput_rps REAL, events INTEGER NOT NULL);\n"
+    "  goodput_rps REAL, events INTEGER NOT NULL, gpu_s REAL, gpus_max INTEGER,\n"
+    "  trace_gaps INTEGER NOT NULL DEFAULT 0, trace_gap_s REAL NOT NULL DEFAULT 0);\n"
     "CREATE TABLE IF NOT EXISTS model_stats(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL, slo_ms REAL NOT NULL,\n"
     "  rate_rps REAL NOT NULL, max_batch INTEGER NOT NULL, offered INTEGER NOT NULL,\n"
@@ -66,7 +68,19 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS profiles(\n"
     "  id INTEGER PRIMARY KEY, executor_kind TEXT NOT NULL, model TEXT NOT NULL,\n"
     "  form TEXT NOT NULL, alpha_ms REAL, beta_ms REAL, a_ms REAL, b_ms REAL, c_ms REAL,\n"
-    "  table_json TEXT, source TEXT NOT NULL, measured_at TEXT NOT NULL);\n";
+    "  table_json TEXT, source TEXT NOT NULL, measured_at TEXT NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS plans(\n"
+    "  plan TEXT PRIMARY KEY, name TEXT NOT NULL, config_hash TEXT NOT NULL,\n"
+    "  created_at TEXT NOT NULL, slo_percentile REAL NOT NULL, lower_bound INTEGER NOT NULL,\n"
+    "  static_gpus INTEGER, static_run_id INTEGER REFERENCES runs(id), static_gpu_s REAL,\n"
+    "  stopping_rule TEXT NOT NULL, monotone INTEGER NOT NULL, autoscaler TEXT,\n"
+    "  autoscale_run_id INTEGER REFERENCES runs(id), autoscale_gpu_s REAL,\n"
+    "  autoscale_slo_met INTEGER, autoscale_bad_rate REAL, saving_frac REAL);\n"
+    "CREATE TABLE IF NOT EXISTS plan_probes(\n"
+    "  plan TEXT NOT NULL REFERENCES plans(plan), probe INTEGER NOT NULL,\n"
+    "  gpus INTEGER NOT NULL, run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+    "  pass INTEGER NOT NULL, worst_model TEXT NOT NULL, worst_bad_frac REAL NOT NULL,\n"
+    "  PRIMARY KEY(plan, probe));\n";
 
 /* Version 1 -> 2: prediction and preemption columns, executor life and actions, sweeps. */
 static const char migrate_v1_sql[] =
@@ -82,6 +96,13 @@ static const char migrate_v1_sql[] =
     "ALTER TABLE executor_stats ADD COLUMN evictions INTEGER NOT NULL DEFAULT 0;\n"
     "ALTER TABLE executor_stats ADD COLUMN rejected INTEGER NOT NULL DEFAULT 0;\n"
     "ALTER TABLE executor_stats ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;\n";
+
+/* Version 2 -> 3: cost and trace gaps per run (plans and plan_probes are new tables). */
+static const char migrate_v2_sql[] =
+    "ALTER TABLE runs ADD COLUMN gpu_s REAL;\n"
+    "ALTER TABLE runs ADD COLUMN gpus_max INTEGER;\n"
+    "ALTER TABLE runs ADD COLUMN trace_gaps INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE runs ADD COLUMN trace_gap_s REAL NOT NULL DEFAULT 0;\n";
 
 const char *sim_store_schema_sql(void)
 {
@@ -141,6 +162,7 @@ int sim_store_open(const char *path, struct sim_store **out)
                  "PRAGMA user_version = %d; INSERT OR REPLACE INTO meta VALUES('schema_version', '%d');",
                  SIM_STORE_SCHEMA, SIM_STORE_SCHEMA);
         if ((rc = exec(st, "BEGIN IMMEDIATE")) || (v == 1 && (rc = exec(st, migrate_v1_sql))) ||
+            (v >= 1 && v <= 2 && (rc = exec(st, migrate_v2_sql))) ||
             (rc = exec(st, schema_sql)) ||
             (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
             exec(st, "ROLLBACK");
@@ -217,8 +239,9 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         goto out;
     if ((rc = prep(st, "INSERT INTO runs(name, kind, policy, seed, config_json, config_hash, "
                        "version, started_at, wall_s, status, duration_s, warmup_s, load_scale, "
-                       "offered_rps, ontime_rps, bad_rate, slo_met, percentile, goodput_rps, events) "
-                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
+                       "offered_rps, ontime_rps, bad_rate, slo_met, percentile, goodput_rps, events, "
+                       "gpu_s, gpus_max, trace_gaps, trace_gap_s) "
+                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
         (rc = prep(st, "INSERT INTO model_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ms)) ||
         (rc = prep(st, "INSERT INTO executor_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_es)) ||
         (rc = prep(st, "INSERT INTO timeseries VALUES(?,?,?,?,?)", &q_ts)) ||
@@ -227,11 +250,12 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?)", &q_gs)) ||
         (rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,?,?,?)", &q_sp)))
         goto rollback;
-    if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddi" : "ttttttttdtddddddidni",
+    if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddidiid" : "ttttttttdtddddddidnidiid",
                      r->name, kind, r->policy, seed_text, json, hash, SERVESIM_VERSION,
                      started, r->wall_s, "ok", r->duration_s, r->warmup_s, r->load_scale,
                      r->offered_rps, r->ontime_rps, r->bad_rate, (int64_t)r->pass,
-                     r->percentile, g && g->found ? g->goodput_rps : 0.0, (int64_t)r->events)))
+                     r->percentile, g && g->found ? g->goodput_rps : 0.0, (int64_t)r->events,
+                     r->gpu_s, (int64_t)r->gpus_max, (int64_t)r->trace_gaps, r->trace_gap_s)))
         goto rollback;
     int64_t id = sqlite3_last_insert_rowid(st->db);
     for (int m = 0; m < r->nmodels; m++) {
@@ -328,4 +352,67 @@ int sim_store_point_done(struct sim_store *st, const char *sweep, const char *ke
     *done = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
     sqlite3_finalize(q);
     return 0;
+}
+
+int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const char *hash,
+                         double percentile)
+{
+    sqlite3_stmt *q_plan = NULL, *q_probe = NULL;
+    char created[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int rc;
+    if ((rc = exec(st, "BEGIN IMMEDIATE")))
+        return rc;
+    sqlite3_stmt *q_del = NULL;
+    if ((rc = prep(st, "DELETE FROM plan_probes WHERE plan = ?", &q_del)) ||
+        (rc = insert(st, q_del, "t", p->id)) ||
+        (rc = prep(st, "INSERT OR REPLACE INTO plans VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   &q_plan)) ||
+        (rc = prep(st, "INSERT INTO plan_probes VALUES(?,?,?,?,?,?,?)", &q_probe)))
+        goto rollback;
+    const struct sim_result *a = p->autoscale_result, *s = p->static_result;
+    char types[18];
+    /* static columns are NULL without a passing probe, autoscale ones without autoscaling */
+    snprintf(types, sizeof types, "ttttdi%s" "ti%s", s ? "iid" : "nnn",
+             a ? "tididd" : "nnnnnn");
+    double saving = a && s && s->gpu_s > 0 ? 1 - a->gpu_s / s->gpu_s : 0;
+    if (s && a)
+        rc = insert(st, q_plan, types, p->id, p->name, hash, created, percentile,
+                    (int64_t)p->lower_bound, (int64_t)p->static_gpus, p->static_run_id, s->gpu_s,
+                    "bisection", (int64_t)p->monotone, p->autoscaler, p->autoscale_run_id,
+                    a->gpu_s, (int64_t)a->pass, a->bad_rate, saving);
+    else if (s)
+        rc = insert(st, q_plan, types, p->id, p->name, hash, created, percentile,
+                    (int64_t)p->lower_bound, (int64_t)p->static_gpus, p->static_run_id, s->gpu_s,
+                    "bisection", (int64_t)p->monotone, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    else if (a)
+        rc = insert(st, q_plan, types, p->id, p->name, hash, created, percentile,
+                    (int64_t)p->lower_bound, 0.0, 0.0, 0.0, "bisection", (int64_t)p->monotone,
+                    p->autoscaler, p->autoscale_run_id, a->gpu_s, (int64_t)a->pass, a->bad_rate,
+                    saving);
+    else
+        rc = insert(st, q_plan, types, p->id, p->name, hash, created, percentile,
+                    (int64_t)p->lower_bound, 0.0, 0.0, 0.0, "bisection", (int64_t)p->monotone,
+                    0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    if (rc)
+        goto rollback;
+    for (int i = 0; i < p->nprobes; i++) {
+        const struct sim_plan_probe *pr = &p->probes[i];
+        if ((rc = insert(st, q_probe, "tiiiitd", p->id, (int64_t)i, (int64_t)pr->gpus,
+                         pr->run_id, (int64_t)pr->pass, pr->worst_model, pr->worst_bad_frac)))
+            goto rollback;
+    }
+    sqlite3_finalize(q_del);
+    sqlite3_finalize(q_plan);
+    sqlite3_finalize(q_probe);
+    return exec(st, "COMMIT");
+rollback:
+    exec(st, "ROLLBACK");
+    sqlite3_finalize(q_del);
+    sqlite3_finalize(q_plan);
+    sqlite3_finalize(q_probe);
+    return rc;
 }

@@ -3,7 +3,8 @@
  * One database collects many runs. A run, with every row that belongs to it, is written in
  * one transaction: an error or interruption leaves nothing of it behind. The schema version
  * is PRAGMA user_version; a database from a newer servesim is refused, an older one is
- * migrated in place (1 -> 2 adds columns and the sweep_points table). */
+ * migrated in place (1 -> 2 adds columns and the sweep_points table; 2 -> 3 adds cost and
+ * trace-gap columns to runs and the plans and plan_probes tables). */
 #ifndef SIM_STORE_H
 #define SIM_STORE_H
 
@@ -13,7 +14,7 @@
 #include "sim_config.h"
 #include "sim_report.h"
 
-#define SIM_STORE_SCHEMA 2
+#define SIM_STORE_SCHEMA 3
 
 struct sim_store;
 
@@ -33,6 +34,11 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
 int sim_store_point_failed(struct sim_store *st, const struct sim_store_point *pt, const char *error);
 /* Whether a sweep point finished (status ok) already. */
 int sim_store_point_done(struct sim_store *st, const char *sweep, const char *key, bool *done);
+struct sim_plan;
+/* A capacity plan's summary and probes (the probes' runs are written already); replaces an
+ * earlier plan with the same id. One transaction. */
+int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const char *config_hash,
+                         double percentile);
 /* The schema as SQL text (for docs and tests). */
 const char *sim_store_schema_sql(void);
 

@@ -1,0 +1,359 @@
+/* sim_plan — the GPU-count search and the autoscaled comparison (see sim_plan.h). */
+#include "sim_plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+
+#include "sim_config.h"
+#include "sim_err.h"
+#include "sim_goodput.h"
+#include "sim_store.h"
+#include "wl_arrival.h"
+#include "wl_replay.h"
+
+#define MAX_SETS 160
+
+/* Loads the input's config with extra overrides appended. */
+static int load(const struct sim_plan_input *in, const char *const *extra, int nextra,
+                struct sim_config **out)
+{
+    const char *sets[MAX_SETS];
+    if (in->nsets + nextra > MAX_SETS)
+        return sim_err_set(SIM_EUSAGE, "plan: too many --set overrides");
+    for (int i = 0; i < in->nsets; i++)
+        sets[i] = in->sets[i];
+    for (int i = 0; i < nextra; i++)
+        sets[in->nsets + i] = extra[i];
+    return sim_config_load(in->file, sets, in->nsets + nextra, in->seed_given, in->seed, out);
+}
+
+static int store(const struct sim_plan_input *in, const struct sim_config *cfg,
+                 const char *kind, const struct sim_result *r, int64_t *id)
+{
+    *id = 0;
+    if (!in->db)
+        return 0;
+    struct sim_store *st = NULL;
+    int rc = sim_store_open(in->db, &st);
+    if (!rc)
+        rc = sim_store_write(st, cfg, kind, r, NULL, NULL, id);
+    sim_store_close(st);
+    return rc;
+}
+
+/* The throughput lower bound: GPUs kept busy by the mean rate at perfect batching. */
+static int lower_bound(const struct sim_config *cfg, struct sim_plan *p)
+{
+    struct wl_trace_info info = {0};
+    double *rate = calloc((size_t)cfg->nmodels, sizeof *rate);
+    if (!rate)
+        return SIM_ENOMEM;
+    if (cfg->trace) {
+        int rc = wl_trace_scan(cfg, &info);
+        if (rc) {
+            free(rate);
+            return rc;
+        }
+        for (int m = 0; m < cfg->nmodels; m++)
+            rate[m] = info.span_s > 0 ? info.model_total[m] / info.span_s : 0;
+        p->trace_mean_rps = info.mean_rps;
+        p->trace_peak_rps = info.peak_rps;
+        p->trace_gaps = info.ngaps;
+        wl_trace_info_free(&info);
+    } else {
+        wl_popularity_shares(cfg, rate);
+        for (int m = 0; m < cfg->nmodels; m++)
+            rate[m] *= cfg->rate_rps;
+        p->trace_mean_rps = p->trace_peak_rps = cfg->rate_rps;
+    }
+    double busy = 0;
+    for (int m = 0; m < cfg->nmodels; m++) {
+        const struct sim_model_cfg *mc = &cfg->models[m];
+        int k = sim_model_cfg_kind(mc, cfg->gpu_kind);
+        int b = mc->max_batch;
+        busy += rate[m] * sim_profile_ms(&mc->prof[k], b) / 1e3 / b;
+    }
+    free(rate);
+    p->lower_bound = (int)ceil(busy - 1e-9);
+    if (p->lower_bound < 1)
+        p->lower_bound = 1;
+    return 0;
+}
+
+/* One static probe at g GPUs: run, store, record. *pass out. */
+static int probe(const struct sim_plan_input *in, struct sim_plan *p, int g, bool *pass)
+{
+    for (int i = 0; i < p->nprobes; i++)
+        if (p->probes[i].gpus == g) {
+            *pass = p->probes[i].pass;
+            return 0;
+        }
+    if (p->nprobes == SIM_PLAN_MAX_PROBES)
+        return sim_err_set(SIM_EINTERNAL, "plan: more than %d probes", SIM_PLAN_MAX_PROBES);
+    char s1[48], s2[48];
+    snprintf(s1, sizeof s1, "cluster.gpus=%d", g);
+    snprintf(s2, sizeof s2, "cluster.max_gpus=%d", g);
+    const char *extra[] = {s1, s2, "autoscale={\"kind\": \"none\"}"};
+    struct sim_config *cfg = NULL;
+    struct sim_result *r = NULL;
+    int rc = load(in, extra, 3, &cfg);
+    if (!rc)
+        rc = sim_run_once(cfg, 1.0, NULL, &r);
+    struct sim_plan_probe *pr = &p->probes[p->nprobes];
+    if (!rc)
+        rc = store(in, cfg, "plan", r, &pr->run_id);
+    if (rc) {
+        sim_result_destroy(r);
+        sim_config_destroy(cfg);
+        return rc;
+    }
+    p->nprobes++;
+    pr->gpus = g;
+    pr->pass = r->pass;
+    pr->worst_bad_frac = r->worst_bad_frac;
+    snprintf(pr->worst_model, sizeof pr->worst_model, "%s",
+             r->worst_model >= 0 && r->worst_model < r->nmodels ? r->models[r->worst_model].name : "");
+    if (in->progress)
+        fprintf(stderr, "plan: %4d GPUs  %s  (worst %s, %.3f%% bad, %.1f s)\n", g,
+                r->pass ? "pass" : "FAIL", pr->worst_model, 100 * r->worst_bad_frac, r->wall_s);
+    *pass = r->pass;
+    /* keep the result of the best passing probe so far */
+    if (r->pass && (p->static_gpus == 0 || g < p->static_gpus)) {
+        sim_result_destroy(p->static_result);
+        p->static_result = r;
+        p->static_gpus = g;
+        p->static_run_id = pr->run_id;
+        p->duration_s = r->duration_s;
+    } else {
+        sim_result_destroy(r);
+    }
+    sim_config_destroy(cfg);
+    return 0;
+}
+
+static int search(const struct sim_plan_input *in, struct sim_plan *p)
+{
+    int lo, hi, rc;                     /* lo fails (0: nothing below), hi passes */
+    bool ok;
+    int g = p->min_gpus > p->lower_bound ? p->min_gpus : p->lower_bound;
+    if (g > p->max_gpus)
+        g = p->max_gpus;
+    if ((rc = probe(in, p, g, &ok)))
+        return rc;
+    if (ok) {
+        lo = 0;
+        hi = g;
+    } else {
+        int step = 1;
+        lo = g;
+        for (;;) {
+            if (lo == p->max_gpus)
+                return 0;               /* nothing passes up to the maximum */
+            int next = lo + step > p->max_gpus ? p->max_gpus : lo + step;
+            if ((rc = probe(in, p, next, &ok)))
+                return rc;
+            if (ok) {
+                hi = next;
+                break;
+            }
+            lo = next;
+            step *= 2;
+        }
+    }
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if ((rc = probe(in, p, mid, &ok)))
+            return rc;
+        if (ok)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return 0;
+}
+
+static void check_monotone(struct sim_plan *p)
+{
+    p->monotone = true;
+    for (int i = 0; i < p->nprobes; i++)
+        for (int j = 0; j < p->nprobes; j++)
+            if (p->probes[i].pass && !p->probes[j].pass && p->probes[i].gpus < p->probes[j].gpus)
+                p->monotone = false;
+}
+
+static int autoscaled(const struct sim_plan_input *in, struct sim_plan *p,
+                      const struct sim_config *base)
+{
+    struct sim_result *r = NULL;
+    int rc = sim_run_once(base, 1.0, NULL, &r);
+    if (!rc)
+        rc = store(in, base, "plan-autoscale", r, &p->autoscale_run_id);
+    if (rc) {
+        sim_result_destroy(r);
+        return rc;
+    }
+    if (in->progress)
+        fprintf(stderr, "plan: autoscaled from %d GPUs: %.1f GPU-hours, %s (%.1f s)\n",
+                base->gpus, r->gpu_s / 3600, r->pass ? "pass" : "FAIL", r->wall_s);
+    p->autoscale_result = r;
+    return 0;
+}
+
+static int write_plan(const struct sim_plan_input *in, const struct sim_plan *p,
+                      const struct sim_config *base)
+{
+    if (!in->db)
+        return 0;
+    struct sim_store *st = NULL;
+    char hash[17];
+    sim_config_hash(base, hash);
+    int rc = sim_store_open(in->db, &st);
+    if (!rc)
+        rc = sim_store_plan_write(st, p, hash, base->percentile);
+    sim_store_close(st);
+    return rc;
+}
+
+int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
+{
+    struct sim_config *base = NULL;
+    memset(p, 0, sizeof *p);
+    int rc = load(in, NULL, 0, &base);
+    if (rc)
+        return rc;
+    char hash[17];
+    sim_config_hash(base, hash);
+    snprintf(p->name, sizeof p->name, "%s", base->name);
+    snprintf(p->id, sizeof p->id, "%s@%s", base->name, hash);
+    if ((rc = lower_bound(base, p)))
+        goto out;
+    p->min_gpus = in->min_gpus > 0 ? in->min_gpus : 1;
+    p->max_gpus = in->max_gpus > 0 ? in->max_gpus : base->max_gpus > base->gpus ? base->max_gpus
+                                                                                 : 4096;
+    if (p->max_gpus < p->min_gpus) {
+        rc = sim_err_set(SIM_EUSAGE, "plan: --max %d is below --min %d", p->max_gpus,
+                         p->min_gpus);
+        goto out;
+    }
+    if (in->db) {                       /* fail early on an unusable database */
+        struct sim_store *st = NULL;
+        rc = sim_store_open(in->db, &st);
+        sim_store_close(st);
+        if (rc)
+            goto out;
+    }
+    if (in->progress)
+        fprintf(stderr, "plan %s: lower bound %d GPUs (mean-rate throughput), searching "
+                "[%d, %d]\n", p->id, p->lower_bound, p->min_gpus, p->max_gpus);
+    if ((rc = search(in, p)))
+        goto out;
+    check_monotone(p);
+    if (base->autoscale.kind != SIM_AS_NONE) {
+        p->autoscaled = true;
+        snprintf(p->autoscaler, sizeof p->autoscaler, "%s",
+                 base->autoscale.kind == SIM_AS_SYMPHONY ? "symphony" : "target_util");
+        if ((rc = autoscaled(in, p, base)))
+            goto out;
+    }
+    rc = write_plan(in, p, base);
+out:
+    sim_config_destroy(base);
+    return rc;
+}
+
+void sim_plan_free(struct sim_plan *p)
+{
+    sim_result_destroy(p->static_result);
+    sim_result_destroy(p->autoscale_result);
+    p->static_result = p->autoscale_result = NULL;
+}
+
+static const char *const RULE =
+    "smallest G that passes with G-1 simulated and failing; from the mean-rate lower bound, "
+    "steps of 1, 2, 4, ... then bisection; assumes pass/fail monotone in G";
+
+void sim_plan_print(FILE *f, const struct sim_plan *p)
+{
+    fprintf(f, "plan %s\n", p->id);
+    fprintf(f, "workload: mean %.1f req/s, peak %.1f req/s, %.0f s simulated%s\n",
+            p->trace_mean_rps, p->trace_peak_rps, p->duration_s,
+            p->trace_gaps ? " (trace has gaps: see workload.trace.gaps)" : "");
+    fprintf(f, "lower bound: %d GPUs (mean-rate throughput at the largest batch)\n",
+            p->lower_bound);
+    fprintf(f, "%5s %6s %6s  %-20s %7s\n", "probe", "gpus", "result", "worst model", "bad%");
+    for (int i = 0; i < p->nprobes; i++)
+        fprintf(f, "%5d %6d %6s  %-20.20s %7.3f\n", i + 1, p->probes[i].gpus,
+                p->probes[i].pass ? "pass" : "FAIL", p->probes[i].worst_model,
+                100 * p->probes[i].worst_bad_frac);
+    if (!p->static_gpus) {
+        fprintf(f, "static: no GPU count up to %d meets the SLO\n", p->max_gpus);
+    } else {
+        const struct sim_result *r = p->static_result;
+        fprintf(f, "static: %d GPUs meet every model's SLO at p%g (%d GPUs fail): %.2f "
+                "GPU-hours, bad rate %.4f%s\n", p->static_gpus, r->percentile,
+                p->static_gpus - 1, r->gpu_s / 3600, r->bad_rate,
+                p->monotone ? "" : "  [not monotone: see the probes]");
+    }
+    fprintf(f, "rule: %s\n", RULE);
+    if (p->autoscaled) {
+        const struct sim_result *a = p->autoscale_result;
+        fprintf(f, "autoscale (%s): %.2f GPU-hours, at most %d GPUs, bad rate %.4f, %s",
+                p->autoscaler, a->gpu_s / 3600, a->gpus_max, a->bad_rate,
+                a->pass ? "SLO met" : "SLO missed");
+        if (p->static_gpus)
+            fprintf(f, "; %.1f%% of the static plan's GPU-hours",
+                    100 * a->gpu_s / p->static_result->gpu_s);
+        fputc('\n', f);
+    }
+}
+
+char *sim_plan_json(const struct sim_plan *p)
+{
+    cJSON *j = cJSON_CreateObject();
+    if (!j)
+        return NULL;
+    cJSON_AddStringToObject(j, "plan", p->id);
+    cJSON_AddNumberToObject(j, "mean_rps", p->trace_mean_rps);
+    cJSON_AddNumberToObject(j, "peak_rps", p->trace_peak_rps);
+    cJSON_AddNumberToObject(j, "duration_s", p->duration_s);
+    cJSON_AddNumberToObject(j, "trace_gaps", p->trace_gaps);
+    cJSON_AddNumberToObject(j, "lower_bound", p->lower_bound);
+    cJSON_AddStringToObject(j, "stopping_rule", RULE);
+    cJSON_AddBoolToObject(j, "monotone", p->monotone);
+    cJSON *pr = cJSON_AddArrayToObject(j, "probes");
+    for (int i = 0; i < p->nprobes; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "gpus", p->probes[i].gpus);
+        cJSON_AddBoolToObject(o, "pass", p->probes[i].pass);
+        cJSON_AddStringToObject(o, "worst_model", p->probes[i].worst_model);
+        cJSON_AddNumberToObject(o, "worst_bad_frac", p->probes[i].worst_bad_frac);
+        cJSON_AddNumberToObject(o, "run_id", (double)p->probes[i].run_id);
+        cJSON_AddItemToArray(pr, o);
+    }
+    if (p->static_gpus) {
+        cJSON *s = cJSON_AddObjectToObject(j, "static");
+        cJSON_AddNumberToObject(s, "gpus", p->static_gpus);
+        cJSON_AddNumberToObject(s, "gpu_hours", p->static_result->gpu_s / 3600);
+        cJSON_AddNumberToObject(s, "bad_rate", p->static_result->bad_rate);
+        cJSON_AddNumberToObject(s, "run_id", (double)p->static_run_id);
+    } else {
+        cJSON_AddNullToObject(j, "static");
+    }
+    if (p->autoscaled) {
+        const struct sim_result *a = p->autoscale_result;
+        cJSON *s = cJSON_AddObjectToObject(j, "autoscale");
+        cJSON_AddStringToObject(s, "autoscaler", p->autoscaler);
+        cJSON_AddNumberToObject(s, "gpu_hours", a->gpu_s / 3600);
+        cJSON_AddNumberToObject(s, "gpus_max", a->gpus_max);
+        cJSON_AddNumberToObject(s, "bad_rate", a->bad_rate);
+        cJSON_AddBoolToObject(s, "slo_met", a->pass);
+        cJSON_AddNumberToObject(s, "run_id", (double)p->autoscale_run_id);
+        if (p->static_gpus)
+            cJSON_AddNumberToObject(s, "gpu_hours_vs_static", a->gpu_s / p->static_result->gpu_s);
+    }
+    char *out = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return out;
+}

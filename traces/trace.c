@@ -1,0 +1,727 @@
+/* trace — streaming readers of Azure Functions 2019, Azure LLM 2023, Wikipedia hourly,
+ * Wikimedia projectcounts and generic CSV traces (see trace.h). One line buffer, one field
+ * array; Azure Functions holds one day of the selected functions (streams x 1440 counts) and
+ * a table of every function seen (for the selection), nothing proportional to the days. */
+#include "trace.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "sim_err.h"
+#include "sim_rng.h"
+
+#define AZF_MINUTES 1440
+#define AZF_FIELDS (4 + AZF_MINUTES)
+
+const char *const trace_format_names[] = {"azure_functions", "azure_llm", "wikipedia",
+                                          "projectcounts", "csv_timestamps", "csv_counts",
+                                          NULL};
+
+const char *trace_format_name(enum trace_format f) { return trace_format_names[f]; }
+
+struct fn {                      /* one Azure function */
+    uint64_t key;                /* FNV-1a of owner, app, function */
+    char hash[72];               /* HashFunction (64 hex digits upstream) */
+    double volume;
+    int order;                   /* first appearance in the first file that has it */
+};
+
+struct trace_reader {
+    struct trace_spec spec;
+    FILE *f;
+    int file_i;
+    long line;
+    char *buf;
+    size_t cap;
+    char **fld;
+    int nfld, cap_fld;
+    bool have_origin, have_last;
+    double origin, origin_unix, last_t, last_end;
+    /* Azure Functions */
+    struct fn *fns;              /* selected streams, in stream order */
+    int nstreams;
+    uint64_t *map_key;           /* open addressing: key -> stream index */
+    int *map_val;
+    size_t map_cap;
+    double *day;                 /* [stream][minute] of the loaded day */
+    int day_file, minute, next_stream;
+    bool day_ready;
+};
+
+/* ---------------------------------------------------------------- lines and fields */
+
+static int open_file(struct trace_reader *rd, int i)
+{
+    if (rd->f)
+        fclose(rd->f);
+    rd->f = fopen(rd->spec.files[i], "r");
+    rd->file_i = i;
+    rd->line = 0;
+    if (!rd->f)
+        return sim_err_set(errno == ENOENT ? SIM_ENOENT : SIM_EIO, "%s: cannot open: %s",
+                           rd->spec.files[i], strerror(errno));
+    return 0;
+}
+
+static const char *fname(const struct trace_reader *rd) { return rd->spec.files[rd->file_i]; }
+
+/* Next line of the current file without its end of line: 1, or 0 at the file's end. */
+static int read_line(struct trace_reader *rd)
+{
+    ssize_t n = getline(&rd->buf, &rd->cap, rd->f);
+    if (n < 0) {
+        if (ferror(rd->f))
+            return sim_err_set(SIM_EIO, "%s:%ld: read error", fname(rd), rd->line + 1);
+        return 0;
+    }
+    rd->line++;
+    while (n > 0 && (rd->buf[n - 1] == '\n' || rd->buf[n - 1] == '\r'))
+        rd->buf[--n] = 0;
+    if ((size_t)n != strlen(rd->buf))
+        return sim_err_set(SIM_EINVAL, "%s:%ld: expected text, found a NUL byte", fname(rd),
+                           rd->line);
+    return 1;
+}
+
+/* Splits the line at `sep` (or at runs of blanks when sep == ' ') into rd->fld. */
+static int split(struct trace_reader *rd, char sep)
+{
+    rd->nfld = 0;
+    char *p = rd->buf;
+    for (;;) {
+        if (sep == ' ')
+            while (*p == ' ' || *p == '\t')
+                p++;
+        if (sep == ' ' && !*p)
+            break;
+        if (rd->nfld == rd->cap_fld) {
+            int cap = rd->cap_fld ? 2 * rd->cap_fld : 64;
+            char **f = realloc(rd->fld, (size_t)cap * sizeof *f);
+            if (!f)
+                return SIM_ENOMEM;
+            rd->fld = f;
+            rd->cap_fld = cap;
+        }
+        rd->fld[rd->nfld++] = p;
+        char *e = sep == ' ' ? p + strcspn(p, " \t") : strchr(p, sep);
+        if (!e || !*e)
+            break;
+        *e = 0;
+        p = e + 1;
+    }
+    return 0;
+}
+
+static int expect_fields(struct trace_reader *rd, int n, const char *what)
+{
+    if (rd->nfld < n)
+        return sim_err_set(SIM_EINVAL, "%s:%ld: expected %d fields (%s), found %d", fname(rd),
+                           rd->line, n, what, rd->nfld);
+    return 0;
+}
+
+static int field_num(struct trace_reader *rd, int i, const char *col, bool integer, double *out)
+{
+    const char *s = rd->fld[i];
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    while (*end == ' ')
+        end++;
+    if (!*s || *end || errno || !isfinite(x) || x < 0 || (integer && x != floor(x)))
+        return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): expected a non-negative %s, "
+                           "found \"%.40s\"", fname(rd), rd->line, i + 1, col,
+                           integer ? "integer" : "number", s);
+    *out = x;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- dates */
+
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int trace_parse_datetime(const char *s, double *out)
+{
+    int y, mo, d, h, mi, se, n = 0;
+    if (sscanf(s, "%4d-%2d-%2d%*1[ T]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &se, &n) != 6 ||
+        n < 19)
+        return SIM_EINVAL;
+    double frac = 0;
+    const char *p = s + n;
+    if (*p == '.') {
+        double scale = 0.1;
+        for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
+            frac += (*p - '0') * scale;
+    }
+    if (*p == 'Z')
+        p++;
+    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60 || y < 1970)
+        return SIM_EINVAL;
+    *out = (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) + frac;
+    return 0;
+}
+
+static int field_time(struct trace_reader *rd, int i, const char *col, bool datetime,
+                      double *out)
+{
+    if (!datetime)
+        return field_num(rd, i, col, false, out);
+    if (trace_parse_datetime(rd->fld[i], out))
+        return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): expected a date-time "
+                           "\"YYYY-MM-DD HH:MM:SS[.fraction]\", found \"%.40s\"", fname(rd),
+                           rd->line, i + 1, col, rd->fld[i]);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- function table */
+
+static uint64_t fn_key(const char *owner, const char *app, const char *func)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s/%s/%s", owner, app, func);
+    return sim_fnv1a(SIM_FNV_OFFSET, buf, strlen(buf)) | 1;             /* 0 marks an empty slot */
+}
+
+static int map_init(struct trace_reader *rd, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    free(rd->map_key);
+    free(rd->map_val);
+    rd->map_key = calloc(cap, sizeof *rd->map_key);
+    rd->map_val = calloc(cap, sizeof *rd->map_val);
+    rd->map_cap = cap;
+    return rd->map_key && rd->map_val ? 0 : SIM_ENOMEM;
+}
+
+/* The slot of key: its own, or the empty one where it would go. */
+static size_t map_slot(const struct trace_reader *rd, uint64_t key)
+{
+    size_t i = (size_t)(key * 0x9E3779B97F4A7C15ull) & (rd->map_cap - 1);
+    while (rd->map_key[i] && rd->map_key[i] != key)
+        i = (i + 1) & (rd->map_cap - 1);
+    return i;
+}
+
+static int map_get(const struct trace_reader *rd, uint64_t key)
+{
+    size_t i = map_slot(rd, key);
+    return rd->map_key[i] ? rd->map_val[i] : -1;
+}
+
+static int azf_header(struct trace_reader *rd)
+{
+    int rc = read_line(rd);
+    if (rc <= 0)
+        return rc ? rc : sim_err_set(SIM_EINVAL, "%s:1: expected the header "
+                                     "\"HashOwner,HashApp,HashFunction,Trigger,1,...,1440\", "
+                                     "found an empty file", fname(rd));
+    if ((rc = split(rd, ',')))
+        return rc;
+    if (rd->nfld != AZF_FIELDS || strcmp(rd->fld[0], "HashOwner") != 0 ||
+        strcmp(rd->fld[2], "HashFunction") != 0)
+        return sim_err_set(SIM_EINVAL, "%s:1: expected the header \"HashOwner,HashApp,"
+                           "HashFunction,Trigger,1,...,1440\" (%d fields), found %d fields "
+                           "starting \"%.30s\"", fname(rd), AZF_FIELDS, rd->nfld, rd->fld[0]);
+    return 0;
+}
+
+/* Reads one data row of the current day file: its key and counts (into `counts` if not
+ * NULL). 1, 0 at the end of the file, or an error. */
+static int azf_row(struct trace_reader *rd, uint64_t *key, double *counts, double *sum)
+{
+    int rc = read_line(rd);
+    if (rc <= 0)
+        return rc;
+    if (!rd->buf[0])
+        return sim_err_set(SIM_EINVAL, "%s:%ld: expected a function row, found an empty line",
+                           fname(rd), rd->line);
+    if ((rc = split(rd, ',')))
+        return rc;
+    if (rd->nfld != AZF_FIELDS)
+        return sim_err_set(SIM_EINVAL, "%s:%ld: expected %d fields (HashOwner, HashApp, "
+                           "HashFunction, Trigger, 1440 per-minute counts), found %d",
+                           fname(rd), rd->line, AZF_FIELDS, rd->nfld);
+    if (!rd->fld[2][0] || strlen(rd->fld[2]) >= sizeof ((struct fn *)0)->hash)
+        return sim_err_set(SIM_EINVAL, "%s:%ld: column 3 (HashFunction): expected a hash of "
+                           "1..71 characters, found \"%.40s\"", fname(rd), rd->line, rd->fld[2]);
+    *key = fn_key(rd->fld[0], rd->fld[1], rd->fld[2]);
+    double s = 0;
+    for (int i = 0; i < AZF_MINUTES; i++) {
+        double x;
+        char col[24];
+        snprintf(col, sizeof col, "minute %d", i + 1);
+        if ((rc = field_num(rd, 4 + i, col, true, &x)))
+            return rc;
+        s += x;
+        if (counts)
+            counts[i] = x;
+    }
+    *sum = s;
+    return 1;
+}
+
+static int cmp_volume(const void *a, const void *b)
+{
+    const struct fn *x = a, *y = b;
+    if (x->volume != y->volume)
+        return x->volume > y->volume ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Pass 1: every function of every day file with its volume; then the selection. */
+static int azf_open(struct trace_reader *rd)
+{
+    struct fn *all = NULL;
+    int n = 0, cap = 0, rc = 0;
+    if ((rc = map_init(rd, 1 << 14)))
+        return rc;
+    for (int i = 0; i < rd->spec.nfiles && !rc; i++) {
+        if ((rc = open_file(rd, i)) || (rc = azf_header(rd)))
+            break;
+        uint64_t key;
+        double sum;
+        while ((rc = azf_row(rd, &key, NULL, &sum)) == 1) {
+            int k = map_get(rd, key);
+            if (k < 0) {
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 1024;
+                    struct fn *a = realloc(all, (size_t)cap * sizeof *a);
+                    if (!a) {
+                        rc = SIM_ENOMEM;
+                        break;
+                    }
+                    all = a;
+                }
+                if ((size_t)n * 2 + 2 > rd->map_cap) {  /* grow the map: rebuild */
+                    if ((rc = map_init(rd, (size_t)n * 2)))
+                        break;
+                    for (int j = 0; j < n; j++) {
+                        size_t sl = map_slot(rd, all[j].key);
+                        rd->map_key[sl] = all[j].key;
+                        rd->map_val[sl] = j;
+                    }
+                }
+                k = n++;
+                all[k].key = key;
+                snprintf(all[k].hash, sizeof all[k].hash, "%s", rd->fld[2]);
+                all[k].volume = 0;
+                all[k].order = k;
+                size_t sl = map_slot(rd, key);
+                rd->map_key[sl] = key;
+                rd->map_val[sl] = k;
+            }
+            all[k].volume += sum;
+        }
+    }
+    if (rc < 0)
+        goto out;
+    rc = 0;
+    if (n == 0) {
+        rc = sim_err_set(SIM_EINVAL, "%s: no function rows", rd->spec.files[0]);
+        goto out;
+    }
+    /* the selection, in stream order */
+    int k = n;
+    switch (rd->spec.select) {
+    case TRACE_SEL_ALL:
+        break;
+    case TRACE_SEL_TOP:
+        qsort(all, (size_t)n, sizeof *all, cmp_volume);
+        k = rd->spec.select_k < n ? rd->spec.select_k : n;
+        break;
+    case TRACE_SEL_SAMPLE: {
+        k = rd->spec.select_k < n ? rd->spec.select_k : n;
+        gsl_rng *g = sim_rng_stream(rd->spec.sample_seed, "trace.sample");
+        struct fn *pick = malloc((size_t)k * sizeof *pick);
+        if (!g || !pick) {
+            gsl_rng_free(g);
+            free(pick);
+            rc = SIM_ENOMEM;
+            goto out;
+        }
+        gsl_ran_choose(g, pick, (size_t)k, all, (size_t)n, sizeof *all);  /* keeps order */
+        memcpy(all, pick, (size_t)k * sizeof *all);
+        gsl_rng_free(g);
+        free(pick);
+        break;
+    }
+    case TRACE_SEL_HASHES:
+        k = 0;
+        for (int h = 0; h < rd->spec.nhashes; h++) {
+            int j = 0;
+            while (j < n && strcmp(all[j].hash, rd->spec.hashes[h]) != 0)
+                j++;
+            if (j == n) {
+                rc = sim_err_set(SIM_EINVAL, "function %s: not found in any of the %d day "
+                                 "files", rd->spec.hashes[h], rd->spec.nfiles);
+                goto out;
+            }
+            struct fn t = all[k];
+            all[k] = all[j];
+            all[j] = t;
+            k++;
+        }
+        break;
+    }
+    rd->nstreams = k;
+    rd->fns = realloc(all, (size_t)k * sizeof *all);
+    all = NULL;
+    if (!rd->fns) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    if ((rc = map_init(rd, (size_t)k)))
+        goto out;
+    for (int j = 0; j < k; j++) {
+        size_t sl = map_slot(rd, rd->fns[j].key);
+        rd->map_key[sl] = rd->fns[j].key;
+        rd->map_val[sl] = j;
+    }
+    rd->day = malloc((size_t)k * AZF_MINUTES * sizeof *rd->day);
+    if (!rd->day) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    rd->day_file = -1;
+    rd->have_origin = true;
+    rd->origin = 0;
+out:
+    free(all);
+    return rc;
+}
+
+/* Pass 2, one day at a time. */
+static int azf_load_day(struct trace_reader *rd, int d)
+{
+    int rc;
+    if ((rc = open_file(rd, d)) || (rc = azf_header(rd)))
+        return rc;
+    memset(rd->day, 0, (size_t)rd->nstreams * AZF_MINUTES * sizeof *rd->day);
+    uint64_t key;
+    double sum;
+    double *row = rd->day;              /* parse into stream rows; others are discarded */
+    double scratch[AZF_MINUTES];
+    for (;;) {
+        rc = azf_row(rd, &key, scratch, &sum);
+        if (rc <= 0)
+            break;
+        int k = map_get(rd, key);
+        if (k >= 0) {
+            row = rd->day + (size_t)k * AZF_MINUTES;
+            for (int i = 0; i < AZF_MINUTES; i++)
+                row[i] += scratch[i];
+        }
+    }
+    if (rc < 0)
+        return rc;
+    rd->day_file = d;
+    rd->minute = 0;
+    rd->next_stream = 0;
+    return 0;
+}
+
+static int azf_next(struct trace_reader *rd, struct trace_rec *rec)
+{
+    int rc;
+    if (rd->day_file < 0 || (rd->minute == AZF_MINUTES)) {
+        int d = rd->day_file + 1;
+        if (d >= rd->spec.nfiles)
+            return 0;
+        if ((rc = azf_load_day(rd, d)))
+            return rc;
+    }
+    int k = rd->next_stream;
+    rec->t = (double)rd->day_file * 86400 + rd->minute * 60.0;
+    rec->dt = 60;
+    rec->stream = k;
+    rec->count = rd->day[(size_t)k * AZF_MINUTES + (size_t)rd->minute];
+    rec->size = 0;
+    rec->file = fname(rd);
+    rec->line = 0;
+    if (++rd->next_stream == rd->nstreams) {
+        rd->next_stream = 0;
+        rd->minute++;
+    }
+    return 1;
+}
+
+/* ---------------------------------------------------------------- row formats */
+
+/* Checks time order and converts an absolute time to origin-relative. */
+static int place(struct trace_reader *rd, double abs_t, double dt, struct trace_rec *rec)
+{
+    if (!rd->have_origin) {
+        rd->have_origin = true;
+        rd->origin = abs_t;
+    }
+    if (rd->have_last) {
+        if (dt == 0 ? abs_t < rd->last_t : abs_t < rd->last_end - 1e-6)
+            return sim_err_set(SIM_EINVAL, "%s:%ld: time %.3f s is before the previous "
+                               "record's %s (%.3f s): rows must be in time order without "
+                               "overlap", fname(rd), rd->line, abs_t - rd->origin,
+                               dt == 0 ? "time" : "end", (dt == 0 ? rd->last_t : rd->last_end)
+                               - rd->origin);
+    }
+    rd->have_last = true;
+    rd->last_t = abs_t;
+    rd->last_end = abs_t + dt;
+    rec->t = abs_t - rd->origin;
+    rec->dt = dt;
+    rec->stream = 0;
+    rec->size = 0;
+    rec->file = fname(rd);
+    rec->line = rd->line;
+    return 0;
+}
+
+static int check_header(struct trace_reader *rd, const char *want)
+{
+    if (strcmp(rd->buf, want) != 0)
+        return sim_err_set(SIM_EINVAL, "%s:%ld: expected the header \"%s\", found \"%.60s\"",
+                           fname(rd), rd->line, want, rd->buf);
+    return 0;
+}
+
+/* Next non-empty data line of any file (headers consumed per file); 1, 0 at the end. */
+static int next_data_line(struct trace_reader *rd)
+{
+    for (;;) {
+        if (!rd->f) {
+            if (rd->file_i >= rd->spec.nfiles)
+                return 0;
+            int rc = open_file(rd, rd->file_i);
+            if (rc)
+                return rc;
+            bool header = false;
+            const char *want = NULL;
+            switch (rd->spec.format) {
+            case TRACE_AZURE_LLM: want = "TIMESTAMP,ContextTokens,GeneratedTokens"; break;
+            case TRACE_WIKIPEDIA: want = "hour_end_utc,requests"; break;
+            case TRACE_CSV_TIMESTAMPS:
+            case TRACE_CSV_COUNTS: header = rd->spec.header; break;
+            default: break;
+            }
+            if (want || header) {
+                rc = read_line(rd);
+                if (rc < 0)
+                    return rc;
+                if (rc == 0)
+                    return sim_err_set(SIM_EINVAL, "%s:1: expected a header, found an empty "
+                                       "file", fname(rd));
+                if (want && (rc = check_header(rd, want)))
+                    return rc;
+            }
+        }
+        int rc = read_line(rd);
+        if (rc < 0)
+            return rc;
+        if (rc == 1 && rd->buf[0])
+            return 1;
+        if (rc == 0) {
+            fclose(rd->f);
+            rd->f = NULL;
+            rd->file_i++;
+        }
+    }
+}
+
+static int llm_next(struct trace_reader *rd, struct trace_rec *rec)
+{
+    int rc = next_data_line(rd);
+    if (rc <= 0)
+        return rc;
+    double t, ctx, gen;
+    if ((rc = split(rd, ',')) || (rc = expect_fields(rd, 3, "TIMESTAMP, ContextTokens, "
+                                                     "GeneratedTokens")) ||
+        (rc = field_time(rd, 0, "TIMESTAMP", true, &t)) ||
+        (rc = field_num(rd, 1, "ContextTokens", true, &ctx)) ||
+        (rc = field_num(rd, 2, "GeneratedTokens", true, &gen)) ||
+        (rc = place(rd, t, 0, rec)))
+        return rc;
+    rec->count = 1;
+    rec->size = rd->spec.size == TRACE_SIZE_CONTEXT ? ctx
+              : rd->spec.size == TRACE_SIZE_GENERATED ? gen : 0;
+    return 1;
+}
+
+static int wiki_next(struct trace_reader *rd, struct trace_rec *rec)
+{
+    int rc = next_data_line(rd);
+    if (rc <= 0)
+        return rc;
+    double end, n;
+    if ((rc = split(rd, ',')) || (rc = expect_fields(rd, 2, "hour_end_utc, requests")) ||
+        (rc = field_time(rd, 0, "hour_end_utc", true, &end)) ||
+        (rc = field_num(rd, 1, "requests", true, &n)) || (rc = place(rd, end - 3600, 3600, rec)))
+        return rc;
+    rec->count = n;
+    return 1;
+}
+
+static int csv_next(struct trace_reader *rd, struct trace_rec *rec)
+{
+    int rc = next_data_line(rd);
+    if (rc <= 0)
+        return rc;
+    const struct trace_spec *sp = &rd->spec;
+    bool counts = sp->format == TRACE_CSV_COUNTS;
+    int need = (sp->time_col > sp->count_col || !counts ? sp->time_col : sp->count_col) + 1;
+    double t, n = 1;
+    if ((rc = split(rd, ',')) || (rc = expect_fields(rd, need, counts ? "time, count" : "time")) ||
+        (rc = field_time(rd, sp->time_col, "time", sp->datetime, &t)) ||
+        (counts && (rc = field_num(rd, sp->count_col, "count", false, &n))) ||
+        (rc = place(rd, t, counts ? sp->interval_s : 0, rec)))
+        return rc;
+    rec->count = n;
+    return 1;
+}
+
+/* The hour a projectcounts file ends: "...projectcounts-YYYYMMDD-HHMMSS" in its name. */
+static int pc_file_time(const char *path, double *out)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    const char *p = strstr(b, "projectcounts-");
+    int y, mo, d, h, mi, se;
+    if (!p || sscanf(p, "projectcounts-%4d%2d%2d-%2d%2d%2d", &y, &mo, &d, &h, &mi, &se) != 6)
+        return sim_err_set(SIM_EINVAL, "%s: expected a file name containing "
+                           "\"projectcounts-YYYYMMDD-HHMMSS\"", path);
+    *out = (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se);
+    return 0;
+}
+
+static int pc_next(struct trace_reader *rd, struct trace_rec *rec)
+{
+    if (rd->file_i >= rd->spec.nfiles)
+        return 0;
+    int rc;
+    double end;
+    if ((rc = pc_file_time(rd->spec.files[rd->file_i], &end)) || (rc = open_file(rd, rd->file_i)))
+        return rc;
+    double n = -1;
+    while ((rc = read_line(rd)) == 1) {
+        if (!rd->buf[0])
+            continue;
+        if ((rc = split(rd, ' ')))
+            return rc;
+        if (rd->nfld < 3 || strcmp(rd->fld[0], rd->spec.project) != 0)
+            continue;
+        if ((rc = expect_fields(rd, 4, "project, \"-\", requests, bytes")) ||
+            (rc = field_num(rd, 2, "requests", true, &n)))
+            return rc;
+        break;
+    }
+    if (rc < 0)
+        return rc;
+    if (n < 0)
+        return sim_err_set(SIM_EINVAL, "%s: expected a line for project \"%s\", found none "
+                           "(%ld lines)", fname(rd), rd->spec.project, rd->line);
+    if ((rc = place(rd, end - 3600, 3600, rec)))
+        return rc;
+    rec->count = n;
+    fclose(rd->f);
+    rd->f = NULL;
+    rd->file_i++;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- public */
+
+int trace_open(const struct trace_spec *spec, struct trace_reader **out)
+{
+    *out = NULL;
+    if (spec->nfiles < 1)
+        return sim_err_set(SIM_EINVAL, "trace: expected at least one file, found none");
+    struct trace_reader *rd = calloc(1, sizeof *rd);
+    if (!rd)
+        return SIM_ENOMEM;
+    rd->spec = *spec;
+    rd->origin_unix = NAN;
+    rd->nstreams = 1;
+    int rc = 0;
+    if (spec->format == TRACE_AZURE_FUNCTIONS) {
+        if ((rc = azf_open(rd))) {
+            trace_close(rd);
+            return rc;
+        }
+        if (rd->f) {
+            fclose(rd->f);
+            rd->f = NULL;
+        }
+    }
+    rd->file_i = 0;
+    *out = rd;
+    return 0;
+}
+
+int trace_next(struct trace_reader *rd, struct trace_rec *rec)
+{
+    int rc;
+    switch (rd->spec.format) {
+    case TRACE_AZURE_FUNCTIONS: rc = azf_next(rd, rec); break;
+    case TRACE_AZURE_LLM: rc = llm_next(rd, rec); break;
+    case TRACE_WIKIPEDIA: rc = wiki_next(rd, rec); break;
+    case TRACE_PROJECTCOUNTS: rc = pc_next(rd, rec); break;
+    default: rc = csv_next(rd, rec); break;
+    }
+    if (rc == 1 && isnan(rd->origin_unix) && rd->spec.format != TRACE_AZURE_FUNCTIONS &&
+        (rd->spec.format != TRACE_CSV_COUNTS && rd->spec.format != TRACE_CSV_TIMESTAMPS
+         ? true : rd->spec.datetime))
+        rd->origin_unix = rd->origin;
+    return rc;
+}
+
+void trace_close(struct trace_reader *rd)
+{
+    if (!rd)
+        return;
+    if (rd->f)
+        fclose(rd->f);
+    free(rd->buf);
+    free(rd->fld);
+    free(rd->fns);
+    free(rd->map_key);
+    free(rd->map_val);
+    free(rd->day);
+    free(rd);
+}
+
+int trace_stream_count(const struct trace_reader *rd) { return rd->nstreams; }
+double trace_origin_unix(const struct trace_reader *rd) { return rd->origin_unix; }
+
+const char *trace_stream_name(const struct trace_reader *rd, int i)
+{
+    return rd->fns ? rd->fns[i].hash : "all";
+}
+
+double trace_stream_volume(const struct trace_reader *rd, int i)
+{
+    return rd->fns ? rd->fns[i].volume : 0;
+}
+
+int trace_stream_file_order(const struct trace_reader *rd, int i)
+{
+    if (!rd->fns)
+        return 0;
+    /* rank of fns[i].order among the selected streams */
+    int r = 0;
+    for (int j = 0; j < rd->nstreams; j++)
+        r += rd->fns[j].order < rd->fns[i].order;
+    return r;
+}
