@@ -42,7 +42,8 @@ struct trace_reader {
     char **fld;
     int nfld, cap_fld;
     bool have_origin, have_last;
-    double origin, origin_unix, last_t, last_end;
+    int64_t origin_sec;
+    double origin, origin_unix, last_t, last_end;  /* last_*: relative to origin_sec */
     /* Azure Functions */
     struct fn *fns;              /* selected streams, in stream order */
     int nstreams;
@@ -144,6 +145,11 @@ static int field_num(struct trace_reader *rd, int i, const char *col, bool integ
 
 /* ---------------------------------------------------------------- dates */
 
+struct ttime {
+    int64_t sec;
+    double frac;
+};
+
 static int64_t days_from_civil(int64_t y, int m, int d)
 {
     y -= m <= 2;
@@ -154,7 +160,8 @@ static int64_t days_from_civil(int64_t y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
-int trace_parse_datetime(const char *s, double *out)
+/* Whole Unix seconds and the fraction apart: a double of ~1.7e9 s keeps only ~0.2 us. */
+static int parse_datetime2(const char *s, int64_t *sec, double *frac_out)
 {
     int y, mo, d, h, mi, se, n = 0;
     if (sscanf(s, "%4d-%2d-%2d%*1[ T]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &se, &n) != 6 ||
@@ -171,16 +178,29 @@ int trace_parse_datetime(const char *s, double *out)
         p++;
     if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60 || y < 1970)
         return SIM_EINVAL;
-    *out = (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) + frac;
+    *sec = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+    *frac_out = frac;
     return 0;
 }
 
-static int field_time(struct trace_reader *rd, int i, const char *col, bool datetime,
-                      double *out)
+int trace_parse_datetime(const char *s, double *out)
 {
+    int64_t sec;
+    double frac;
+    if (parse_datetime2(s, &sec, &frac))
+        return SIM_EINVAL;
+    *out = (double)sec + frac;
+    return 0;
+}
+
+/* A time as whole seconds and a fraction (numbers: sec 0, frac the number). */
+static int field_time(struct trace_reader *rd, int i, const char *col, bool datetime,
+                      struct ttime *out)
+{
+    out->sec = 0;
     if (!datetime)
-        return field_num(rd, i, col, false, out);
-    if (trace_parse_datetime(rd->fld[i], out))
+        return field_num(rd, i, col, false, &out->frac);
+    if (parse_datetime2(rd->fld[i], &out->sec, &out->frac))
         return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): expected a date-time "
                            "\"YYYY-MM-DD HH:MM:SS[.fraction]\", found \"%.40s\"", fname(rd),
                            rd->line, i + 1, col, rd->fld[i]);
@@ -464,12 +484,15 @@ static int azf_next(struct trace_reader *rd, struct trace_rec *rec)
 /* ---------------------------------------------------------------- row formats */
 
 /* Checks time order and converts an absolute time to origin-relative. */
-static int place(struct trace_reader *rd, double abs_t, double dt, struct trace_rec *rec)
+static int place(struct trace_reader *rd, struct ttime at, double dt, struct trace_rec *rec)
 {
     if (!rd->have_origin) {
         rd->have_origin = true;
-        rd->origin = abs_t;
+        rd->origin_sec = at.sec;
+        rd->origin = at.frac;
+        rd->origin_unix = (double)at.sec + at.frac;
     }
+    double abs_t = (double)(at.sec - rd->origin_sec) + at.frac;
     if (rd->have_last) {
         if (dt == 0 ? abs_t < rd->last_t : abs_t < rd->last_end - 1e-6)
             return sim_err_set(SIM_EINVAL, "%s:%ld: time %.3f s is before the previous "
@@ -546,7 +569,8 @@ static int llm_next(struct trace_reader *rd, struct trace_rec *rec)
     int rc = next_data_line(rd);
     if (rc <= 0)
         return rc;
-    double t, ctx, gen;
+    struct ttime t;
+    double ctx, gen;
     if ((rc = split(rd, ',')) || (rc = expect_fields(rd, 3, "TIMESTAMP, ContextTokens, "
                                                      "GeneratedTokens")) ||
         (rc = field_time(rd, 0, "TIMESTAMP", true, &t)) ||
@@ -565,10 +589,13 @@ static int wiki_next(struct trace_reader *rd, struct trace_rec *rec)
     int rc = next_data_line(rd);
     if (rc <= 0)
         return rc;
-    double end, n;
+    struct ttime end;
+    double n;
     if ((rc = split(rd, ',')) || (rc = expect_fields(rd, 2, "hour_end_utc, requests")) ||
-        (rc = field_time(rd, 0, "hour_end_utc", true, &end)) ||
-        (rc = field_num(rd, 1, "requests", true, &n)) || (rc = place(rd, end - 3600, 3600, rec)))
+        (rc = field_time(rd, 0, "hour_end_utc", true, &end)))
+        return rc;
+    end.sec -= 3600;
+    if ((rc = field_num(rd, 1, "requests", true, &n)) || (rc = place(rd, end, 3600, rec)))
         return rc;
     rec->count = n;
     return 1;
@@ -582,7 +609,8 @@ static int csv_next(struct trace_reader *rd, struct trace_rec *rec)
     const struct trace_spec *sp = &rd->spec;
     bool counts = sp->format == TRACE_CSV_COUNTS;
     int need = (sp->time_col > sp->count_col || !counts ? sp->time_col : sp->count_col) + 1;
-    double t, n = 1;
+    struct ttime t;
+    double n = 1;
     if ((rc = split(rd, ',')) || (rc = expect_fields(rd, need, counts ? "time, count" : "time")) ||
         (rc = field_time(rd, sp->time_col, "time", sp->datetime, &t)) ||
         (counts && (rc = field_num(rd, sp->count_col, "count", false, &n))) ||
@@ -593,7 +621,7 @@ static int csv_next(struct trace_reader *rd, struct trace_rec *rec)
 }
 
 /* The hour a projectcounts file ends: "...projectcounts-YYYYMMDD-HHMMSS" in its name. */
-static int pc_file_time(const char *path, double *out)
+static int pc_file_time(const char *path, struct ttime *out)
 {
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
@@ -602,7 +630,8 @@ static int pc_file_time(const char *path, double *out)
     if (!p || sscanf(p, "projectcounts-%4d%2d%2d-%2d%2d%2d", &y, &mo, &d, &h, &mi, &se) != 6)
         return sim_err_set(SIM_EINVAL, "%s: expected a file name containing "
                            "\"projectcounts-YYYYMMDD-HHMMSS\"", path);
-    *out = (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se);
+    out->sec = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - 3600;
+    out->frac = 0;                      /* the hour's start */
     return 0;
 }
 
@@ -611,8 +640,8 @@ static int pc_next(struct trace_reader *rd, struct trace_rec *rec)
     if (rd->file_i >= rd->spec.nfiles)
         return 0;
     int rc;
-    double end;
-    if ((rc = pc_file_time(rd->spec.files[rd->file_i], &end)) || (rc = open_file(rd, rd->file_i)))
+    struct ttime start;
+    if ((rc = pc_file_time(rd->spec.files[rd->file_i], &start)) || (rc = open_file(rd, rd->file_i)))
         return rc;
     double n = -1;
     while ((rc = read_line(rd)) == 1) {
@@ -632,7 +661,7 @@ static int pc_next(struct trace_reader *rd, struct trace_rec *rec)
     if (n < 0)
         return sim_err_set(SIM_EINVAL, "%s: expected a line for project \"%s\", found none "
                            "(%ld lines)", fname(rd), rd->spec.project, rd->line);
-    if ((rc = place(rd, end - 3600, 3600, rec)))
+    if ((rc = place(rd, start, 3600, rec)))
         return rc;
     rec->count = n;
     fclose(rd->f);
@@ -680,10 +709,9 @@ int trace_next(struct trace_reader *rd, struct trace_rec *rec)
     case TRACE_PROJECTCOUNTS: rc = pc_next(rd, rec); break;
     default: rc = csv_next(rd, rec); break;
     }
-    if (rc == 1 && isnan(rd->origin_unix) && rd->spec.format != TRACE_AZURE_FUNCTIONS &&
-        (rd->spec.format != TRACE_CSV_COUNTS && rd->spec.format != TRACE_CSV_TIMESTAMPS
-         ? true : rd->spec.datetime))
-        rd->origin_unix = rd->origin;
+    if (rc == 1 && (rd->spec.format == TRACE_CSV_COUNTS ||
+                    rd->spec.format == TRACE_CSV_TIMESTAMPS) && !rd->spec.datetime)
+        rd->origin_unix = NAN;          /* plain seconds: no absolute time */
     return rc;
 }
 

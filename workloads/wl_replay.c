@@ -36,7 +36,7 @@ struct wl_replay {
     /* layer B: window and gaps */
     double lo, hi;               /* window, trace seconds */
     double prev_end, prev_t, prev_dt;
-    bool have_prev, hole_open, hole_missing;
+    bool have_prev, seen, hole_open, hole_missing;
     double hole_lo;
     double *prev_rate, *next_rate;   /* [ns] per trace second */
     struct iv held;
@@ -582,10 +582,11 @@ static int clean_next(struct wl_replay *rp, struct iv *out)
                 r->dt = b - a;
             }
         }
-        if (!rp->have_prev && r->t > rp->lo + tol && r->dt > 0) {
+        if (!rp->seen && r->t > rp->lo + tol && r->dt > 0) {
             missing = true;                   /* the window starts before the data */
             rp->prev_end = rp->lo;
         }
+        rp->seen = true;
         if (r->dt == 0) {                     /* a request: a long silence is a hole */
             double from = rp->have_prev ? rp->prev_t : rp->lo;
             if (tc->zero_run_s > 0 && r->t - from >= tc->zero_run_s &&

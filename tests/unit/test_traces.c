@@ -1,0 +1,555 @@
+/* test_traces — trace readers on fixtures this test writes (every format, malformed lines
+ * with their line numbers), and the replay: per-interval counts exact, scaling totals,
+ * timestamps exact, function-to-model mapping, gaps never silent; plus the real traces of
+ * ../shared/traces when present (their READMEs' totals as oracles; skipped otherwise). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim_config.h"
+#include "sim_err.h"
+#include "test.h"
+#include "trace.h"
+#include "wl_replay.h"
+
+static char dir[256];
+
+static const char *fixture_n(const char *name, const char *text, size_t len);
+
+static const char *fixture(const char *name, const char *text)
+{
+    return fixture_n(name, text, strlen(text));
+}
+
+static const char *fixture_n(const char *name, const char *text, size_t len)
+{
+    static char path[8][512];
+    static int k;
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/servesim_traces_XXXXXX");
+        if (!mkdtemp(dir))
+            exit(1);
+    }
+    char *p = path[k++ % 8];
+    snprintf(p, 512, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    if (!f)
+        exit(1);
+    fwrite(text, 1, len, f);
+    fclose(f);
+    return p;
+}
+
+/* An Azure Functions day file: functions given as (name, count of minute i) rules. */
+static const char *azf_day(const char *name, int nfn, const char *const *fns, int day)
+{
+    size_t cap = 1 << 20;
+    char *t = malloc(cap);
+    size_t n = (size_t)snprintf(t, cap, "HashOwner,HashApp,HashFunction,Trigger");
+    for (int i = 1; i <= 1440; i++)
+        n += (size_t)snprintf(t + n, cap - n, ",%d", i);
+    n += (size_t)snprintf(t + n, cap - n, "\n");
+    for (int k = 0; k < nfn; k++) {
+        n += (size_t)snprintf(t + n, cap - n, "own%d,app%d,%s,http", k, k, fns[k]);
+        for (int i = 0; i < 1440; i++) {
+            int c = k == 0 ? i % 3 + day : k == 1 ? 2 : (i == 10 ? 5 : 0);
+            n += (size_t)snprintf(t + n, cap - n, ",%d", c);
+        }
+        n += (size_t)snprintf(t + n, cap - n, "\n");
+    }
+    const char *p = fixture(name, t);
+    free(t);
+    return p;
+}
+
+static int count_of(int k, int i, int day)
+{
+    return k == 0 ? i % 3 + day : k == 1 ? 2 : (i == 10 ? 5 : 0);
+}
+
+static void azure_functions_reader(void)
+{
+    const char *fns[] = {"fa", "fb", "fc"};
+    const char *files[] = {azf_day("d01.csv", 3, fns, 0), azf_day("d02.csv", 3, fns, 1)};
+    struct trace_spec sp = {.format = TRACE_AZURE_FUNCTIONS, .nfiles = 2, .files = files,
+                            .select = TRACE_SEL_TOP, .select_k = 2};
+    struct trace_reader *rd;
+    REQUIRE_OK(trace_open(&sp, &rd));
+    CHECK(trace_stream_count(rd) == 2, "%d streams", trace_stream_count(rd));
+    /* volumes: fa = 1440 (day 0: 0,1,2 repeating) + 2880 (day 1) = 4320; fb = 5760; fc = 10 */
+    CHECK(strcmp(trace_stream_name(rd, 0), "fb") == 0, "first %s", trace_stream_name(rd, 0));
+    CHECK(trace_stream_volume(rd, 0) == 5760, "%g", trace_stream_volume(rd, 0));
+    CHECK(trace_stream_volume(rd, 1) == 4320, "%g", trace_stream_volume(rd, 1));
+    struct trace_rec r;
+    int n = 0, bad = 0;
+    while (trace_next(rd, &r) == 1) {
+        int day = (int)(r.t / 86400), minute = (int)((r.t - day * 86400) / 60);
+        int k = r.stream == 0 ? 1 : 0;     /* stream 0 is fb */
+        bad += r.dt != 60 || r.count != count_of(k, minute, day);
+        n++;
+    }
+    CHECK(n == 2 * 1440 * 2 && bad == 0, "%d records, %d wrong", n, bad);
+    trace_close(rd);
+    /* by hash, and a seeded sample keeps file order */
+    const char *hs[] = {"fc"};
+    sp.select = TRACE_SEL_HASHES;
+    sp.nhashes = 1;
+    sp.hashes = hs;
+    REQUIRE_OK(trace_open(&sp, &rd));
+    CHECK(trace_stream_count(rd) == 1 && trace_stream_volume(rd, 0) == 10, "fc volume %g",
+          trace_stream_volume(rd, 0));
+    trace_close(rd);
+    const char *missing[] = {"nope"};
+    sp.hashes = missing;
+    CHECK(trace_open(&sp, &rd) == SIM_EINVAL && strstr(sim_err_msg(), "nope"), "%s", sim_err_msg());
+}
+
+static void expect_error(const struct trace_spec *sp, const char *want)
+{
+    struct trace_reader *rd = NULL;
+    struct trace_rec r;
+    int rc = trace_open(sp, &rd);
+    if (!rc)
+        while ((rc = trace_next(rd, &r)) == 1)
+            ;
+    trace_close(rd);
+    CHECK(rc < 0 && strstr(sim_err_msg(), want), "want \"%s\" in: %s", want,
+          rc < 0 ? sim_err_msg() : "(no error)");
+}
+
+static void reader_errors_name_lines(void)
+{
+    struct trace_spec sp = {.format = TRACE_AZURE_LLM, .nfiles = 1};
+    const char *f;
+    f = fixture("llm1.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                "2023-11-16 18:17:03.9799600,10,2\n2023-11-16 18:17:04.0,10,2\n"
+                "2023-11-16 18:17:0x,10,2\n");
+    sp.files = &f;
+    expect_error(&sp, "llm1.csv:4: column 1 (TIMESTAMP): expected a date-time");
+    f = fixture("llm2.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                "2023-11-16 18:17:05,10,2\n2023-11-16 18:17:04,10,2\n");
+    expect_error(&sp, "llm2.csv:3: time");
+    f = fixture("llm3.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:05,-1,2\n");
+    expect_error(&sp, "llm3.csv:2: column 2 (ContextTokens): expected a non-negative integer, found \"-1\"");
+    f = fixture("llm4.csv", "time,a,b\n");
+    expect_error(&sp, "llm4.csv:1: expected the header \"TIMESTAMP,ContextTokens,GeneratedTokens\"");
+    sp.format = TRACE_WIKIPEDIA;
+    f = fixture("w1.csv", "hour_end_utc,requests\n2014-03-03 01:00:00,5\n2014-03-03 02:00:00,abc\n");
+    expect_error(&sp, "w1.csv:3: column 2 (requests)");
+    f = fixture("w2.csv", "hour_end_utc,requests\n2014-03-03 01:00:00\n");
+    expect_error(&sp, "w2.csv:2: expected 2 fields (hour_end_utc, requests), found 1");
+    f = fixture("w3.csv", "hour_end_utc,requests\n2014-03-03 02:00:00,5\n2014-03-03 01:30:00,5\n");
+    expect_error(&sp, "w3.csv:3: time");
+    sp.format = TRACE_CSV_COUNTS;
+    sp.count_col = 1;
+    sp.interval_s = 1;
+    sp.header = true;
+    f = fixture("c1.csv", "second,events\n0,5\n1\n");
+    expect_error(&sp, "c1.csv:3: expected 2 fields");
+    f = fixture_n("c2.csv", "second,events\n0,5\n1,4\0x\n", 24);
+    expect_error(&sp, "c2.csv:3:");
+    sp.format = TRACE_PROJECTCOUNTS;
+    sp.project = "en";
+    f = fixture("projectcounts-20140303-010000", "de - 5 6\nfr - 7 8\n");
+    expect_error(&sp, "expected a line for project \"en\"");
+    f = fixture("badname", "en - 5 6\n");
+    expect_error(&sp, "projectcounts-YYYYMMDD-HHMMSS");
+    f = "/nonexistent/trace.csv";
+    sp.format = TRACE_WIKIPEDIA;
+    expect_error(&sp, "/nonexistent/trace.csv: cannot open");
+    sp.format = TRACE_AZURE_FUNCTIONS;
+    const char *fns[] = {"fa"};
+    char *t = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&t, &n);
+    const char *good = azf_day("a1.csv", 1, fns, 0);
+    FILE *g = fopen(good, "r");
+    char line[16384];
+    for (int i = 0; fgets(line, sizeof line, g); i++)
+        fputs(line, m);
+    fclose(g);
+    fputs("o,a,fx,http,1,2,3\n", m);
+    fclose(m);
+    f = fixture("a2.csv", t);
+    free(t);
+    expect_error(&sp, "a2.csv:3: expected 1444 fields");
+}
+
+static void llm_and_projectcounts_readers(void)
+{
+    const char *f = fixture("llm.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                            "2023-11-16 18:17:03.9799600,4808,10\r\n"
+                            "2023-11-16 18:17:04.0319600,3180,8\n"
+                            "2023-11-16 18:18:04.5,100,7");          /* no final newline */
+    struct trace_spec sp = {.format = TRACE_AZURE_LLM, .nfiles = 1, .files = &f,
+                            .size = TRACE_SIZE_CONTEXT};
+    struct trace_reader *rd;
+    struct trace_rec r;
+    double want_t[] = {0, 0.052, 60.52004}, want_size[] = {4808, 3180, 100};
+    REQUIRE_OK(trace_open(&sp, &rd));
+    int n = 0;
+    while (trace_next(rd, &r) == 1 && n < 3) {
+        CHECK(fabs(r.t - want_t[n]) < 1e-6 && r.size == want_size[n] && r.dt == 0,
+              "row %d: t %.7f size %g", n, r.t, r.size);
+        n++;
+    }
+    CHECK(n == 3, "%d rows", n);
+    CHECK(fabs(trace_origin_unix(rd) - 1700158623.97996) < 1e-4, "origin %.5f",
+          trace_origin_unix(rd));
+    trace_close(rd);
+
+    const char *pc[] = {fixture("projectcounts-20140303-010000", "de - 5 6\nen - 123 456\n"),
+                        fixture("projectcounts-20140303-020000", "en - 77 8\nen.b - 1 2\n")};
+    struct trace_spec sp2 = {.format = TRACE_PROJECTCOUNTS, .nfiles = 2, .files = pc,
+                             .project = "en"};
+    REQUIRE_OK(trace_open(&sp2, &rd));
+    CHECK(trace_next(rd, &r) == 1 && r.t == 0 && r.dt == 3600 && r.count == 123, "%g %g", r.t, r.count);
+    CHECK(trace_next(rd, &r) == 1 && r.t == 3600 && r.count == 77, "%g %g", r.t, r.count);
+    CHECK(trace_next(rd, &r) == 0, "end");
+    trace_close(rd);
+}
+
+/* ---------------------------------------------------------------- replay */
+
+static struct sim_config *config(const char *models, const char *trace, const char *extra)
+{
+    char text[8192];
+    snprintf(text, sizeof text,
+             "{\"name\": \"t\", \"seed\": 7, \"cluster\": {\"gpus\": 4}, \"models\": [%s],"
+             " \"workload\": {\"trace\": %s}%s%s, \"policy\": {\"name\": \"fifo\"}}",
+             models, trace, extra ? ", " : "", extra ? extra : "");
+    struct sim_config *c = NULL;
+    if (sim_config_from_text(text, "test", dir, &c))
+        return NULL;
+    return c;
+}
+
+static const char *const TWO_MODELS =
+    "{\"name\": \"A\", \"slo_ms\": 100, \"alpha_ms\": 1, \"beta_ms\": 2},"
+    "{\"name\": \"B\", \"slo_ms\": 100, \"alpha_ms\": 1, \"beta_ms\": 2}";
+
+/* Arrivals of a replay binned per `bin_ns`, per model ([model][bin]); returns the total. */
+static long replay_bins(const struct sim_config *c, double scale, int64_t bin_ns, int nbins,
+                        long *bins /* [2][nbins] */, int64_t *last)
+{
+    struct wl_replay *rp;
+    int64_t t, prev = -1;
+    int m;
+    double size;
+    long n = 0;
+    memset(bins, 0, 2 * (size_t)nbins * sizeof *bins);
+    REQUIRE_OK(wl_replay_open(c, scale, &rp));
+    while (wl_replay_next(rp, &t, &m, &size) == 1) {
+        CHECK(t >= prev, "arrivals out of order: %lld after %lld", (long long)t, (long long)prev);
+        prev = t;
+        int64_t b = t / bin_ns;
+        if (b < nbins)
+            bins[m * nbins + b]++;
+        n++;
+    }
+    wl_replay_close(rp);
+    *last = prev;
+    return n;
+}
+
+static void replay_counts_exact_per_interval(void)
+{
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text, "second,events\n");
+    long want[60], total = 0;
+    for (int i = 0; i < 60; i++) {
+        want[i] = (i * 37) % 50 + (i == 20 ? 400 : 0);
+        total += want[i];
+        n += (size_t)snprintf(text + n, sizeof text - n, "%d,%ld\n", i, want[i]);
+    }
+    fixture("counts.csv", text);
+    const char *procs[] = {"\"process\": \"poisson\"", "\"process\": \"gamma\", \"cv\": 4",
+                           "\"process\": \"uniform\""};
+    for (int p = 0; p < 3; p++) {
+        char tr[512];
+        snprintf(tr, sizeof tr, "{\"format\": \"csv_counts\", \"files\": [\"counts.csv\"], "
+                 "\"csv\": {\"interval_s\": 1}, %s}", procs[p]);
+        struct sim_config *c = config(TWO_MODELS, tr, NULL);
+        CHECK(c != NULL, "config: %s", sim_err_msg());
+        if (!c)
+            return;
+        CHECK(fabs(c->duration_s - 60) < 1e-9, "duration %g (from the trace)", c->duration_s);
+        long bins[2 * 60];
+        int64_t last;
+        long got = replay_bins(c, 1.0, 1000000000, 60, bins, &last);
+        int wrong = 0;
+        for (int i = 0; i < 60; i++)
+            wrong += bins[i] + bins[60 + i] != want[i];
+        CHECK(got == total && wrong == 0, "%s: %ld arrivals (want %ld), %d seconds wrong",
+              procs[p], got, total, wrong);
+        /* popularity uniform: both models get about half */
+        long a = 0;
+        for (int i = 0; i < 60; i++)
+            a += bins[i];
+        CHECK(fabs((double)a / (double)total - 0.5) < 0.05, "model A share %.3f", (double)a / (double)total);
+        sim_config_destroy(c);
+    }
+}
+
+static void replay_scaling_preserves_totals(void)
+{
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text, "t,c\n");
+    long total = 0;
+    for (int i = 0; i < 100; i++) {
+        n += (size_t)snprintf(text + n, sizeof text - n, "%d,%d\n", i * 10, 7 + i % 5);
+        total += 7 + i % 5;
+    }
+    fixture("tens.csv", text);
+    long bins[2 * 100];
+    int64_t last;
+    /* rate_scale: floor(s * total) exactly, with the load scale multiplying it */
+    struct sim_config *c = config(TWO_MODELS, "{\"format\": \"csv_counts\", \"files\": "
+                                  "[\"tens.csv\"], \"csv\": {\"interval_s\": 10}, "
+                                  "\"rate_scale\": 0.37}", NULL);
+    CHECK(c != NULL, "%s", sim_err_msg());
+    long got = replay_bins(c, 1.0, 10000000000, 100, bins, &last);
+    CHECK(got == (long)floor(0.37 * (double)total + 1e-9), "rate_scale 0.37: %ld of %ld", got, total);
+    got = replay_bins(c, 2.0, 10000000000, 100, bins, &last);
+    CHECK(got == (long)floor(0.74 * (double)total + 1e-9), "x load 2: %ld", got);
+    CHECK(fabs(c->rate_rps - 0.37 * (double)total / 1000) < 1e-9, "mean rate %g", c->rate_rps);
+    sim_config_destroy(c);
+    /* time_scale 10: the same requests in a tenth of the time, interval by interval */
+    c = config(TWO_MODELS, "{\"format\": \"csv_counts\", \"files\": [\"tens.csv\"], "
+               "\"csv\": {\"interval_s\": 10}, \"time_scale\": 10}", NULL);
+    CHECK(c && fabs(c->duration_s - 100) < 1e-9, "duration %g", c ? c->duration_s : -1);
+    got = replay_bins(c, 1.0, 1000000000, 100, bins, &last);
+    int wrong = 0;
+    for (int i = 0; i < 100; i++)
+        wrong += bins[i] + bins[100 + i] != 7 + i % 5;
+    CHECK(got == total && wrong == 0 && last < 100 * 1000000000LL, "%ld of %ld, %d wrong", got,
+          total, wrong);
+    sim_config_destroy(c);
+    /* a window of trace time: [200, 500) s holds intervals 20..49 */
+    c = config(TWO_MODELS, "{\"format\": \"csv_counts\", \"files\": [\"tens.csv\"], "
+               "\"csv\": {\"interval_s\": 10}, \"start_s\": 200, \"window_s\": 300}", NULL);
+    long wtot = 0;
+    for (int i = 20; i < 50; i++)
+        wtot += 7 + i % 5;
+    got = replay_bins(c, 1.0, 10000000000, 100, bins, &last);
+    CHECK(c && got == wtot && fabs(c->duration_s - 300) < 1e-9, "window: %ld of %ld, %g s",
+          got, wtot, c ? c->duration_s : -1);
+    sim_config_destroy(c);
+}
+
+static void replay_timestamps_exact(void)
+{
+    fixture("ts.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+            "2023-11-16 18:00:00.0000000,1,1\n2023-11-16 18:00:00.2500000,2,1\n"
+            "2023-11-16 18:00:01.1000000,3,1\n2023-11-16 18:00:01.1000000,4,1\n"
+            "2023-11-16 18:00:07.0000001,5,1\n");
+    const int64_t want[] = {0, 250000000, 1100000000, 1100000000, 7000000100};
+    struct sim_config *c = config(TWO_MODELS, "{\"format\": \"azure_llm\", \"files\": "
+                                  "[\"ts.csv\"], \"size\": \"context_tokens\"}", NULL);
+    CHECK(c != NULL, "%s", sim_err_msg());
+    if (!c)
+        return;
+    struct wl_replay *rp;
+    int64_t t;
+    int m, i = 0;
+    double size;
+    REQUIRE_OK(wl_replay_open(c, 1.0, &rp));
+    while (wl_replay_next(rp, &t, &m, &size) == 1 && i < 5) {
+        CHECK(llabs(t - want[i]) <= 1 && size == i + 1, "request %d at %lld size %g", i,
+              (long long)t, size);
+        i++;
+    }
+    CHECK(i == 5, "%d requests", i);
+    wl_replay_close(rp);
+    long bins[2 * 10];
+    int64_t last;
+    CHECK(replay_bins(c, 2.0, 1000000000, 10, bins, &last) == 10, "x2: copies");
+    CHECK(replay_bins(c, 0.5, 1000000000, 10, bins, &last) == 2, "x0.5: floor(2.5)");
+    CHECK(c->duration_s > 7.0000001, "duration %.9f covers the last request", c->duration_s);
+    sim_config_destroy(c);
+}
+
+static void replay_functions_onto_models(void)
+{
+    const char *fns[] = {"fa", "fb", "fc"};
+    azf_day("m01.csv", 3, fns, 0);
+    azf_day("m02.csv", 3, fns, 1);
+    /* volume: fb (rank 0) -> A, fa (rank 1) -> B, fc (rank 2) -> A */
+    struct sim_config *c = config(TWO_MODELS, "{\"format\": \"azure_functions\", \"files\": "
+                                  "[\"m01.csv\", \"m02.csv\"], \"map\": \"volume\", "
+                                  "\"zero_run_s\": 0}", NULL);
+    CHECK(c != NULL, "%s", sim_err_msg());
+    if (!c)
+        return;
+    CHECK(fabs(c->duration_s - 2 * 86400) < 1e-6, "duration %g", c->duration_s);
+    static long bins[2 * 2880];
+    int64_t last;
+    replay_bins(c, 1.0, 60000000000, 2880, bins, &last);
+    int wrong = 0;
+    for (int i = 0; i < 2880; i++) {
+        int day = i / 1440, mi = i % 1440;
+        wrong += bins[i] != count_of(1, mi, day) + count_of(2, mi, day);
+        wrong += bins[2880 + i] != count_of(0, mi, day);
+    }
+    CHECK(wrong == 0, "%d (model, minute) counts differ from the mapped functions'", wrong);
+    sim_config_destroy(c);
+    /* explicit: an unmapped selected function is an error that names it */
+    c = config(TWO_MODELS, "{\"format\": \"azure_functions\", \"files\": [\"m01.csv\"], "
+               "\"map\": {\"explicit\": {\"fa\": \"B\", \"fb\": \"A\"}}}", NULL);
+    CHECK(!c && strstr(sim_err_msg(), "fc has no model"), "%s", sim_err_msg());
+    c = config(TWO_MODELS, "{\"format\": \"azure_functions\", \"files\": [\"m01.csv\"], "
+               "\"select\": {\"hashes\": [\"fa\"]}, \"map\": {\"explicit\": {\"fa\": \"C\"}}}", NULL);
+    CHECK(!c && strstr(sim_err_msg(), "workload.trace.map.explicit.fa: expected the name of a model"),
+          "%s", sim_err_msg());
+}
+
+static void gaps_are_explicit(void)
+{
+    /* hours 0, 1, then 3 (hour 2 missing) */
+    fixture("gap.csv", "hour_end_utc,requests\n2014-03-03 01:00:00,3600\n"
+            "2014-03-03 02:00:00,7200\n2014-03-03 04:00:00,3600\n");
+#define GAPTR(how) "{\"format\": \"wikipedia\", \"files\": [\"gap.csv\"], \"gaps\": \"" how "\"}"
+    struct sim_config *c = config(TWO_MODELS, "{\"format\": \"wikipedia\", \"files\": [\"gap.csv\"]}", NULL);
+    CHECK(!c && strstr(sim_err_msg(), "3600 s of missing data from t=7200 s") &&
+          strstr(sim_err_msg(), "workload.trace.gaps"), "default: %s", sim_err_msg());
+    char t[256];
+    long bins[2 * 4];
+    int64_t last;
+    snprintf(t, sizeof t, "%s", GAPTR("zero"));
+    c = config(TWO_MODELS, t, NULL);
+    CHECK(c && c->duration_s == 4 * 3600 && c->trace_gaps == 1 && c->trace_gap_s == 3600,
+          "zero: %g s, %d gaps", c ? c->duration_s : -1, c ? c->trace_gaps : -1);
+    replay_bins(c, 1.0, 3600000000000, 4, bins, &last);
+    CHECK(bins[2] + bins[6] == 0 && bins[3] + bins[7] == 3600, "zero: hour 2 %ld, hour 3 %ld",
+          bins[2] + bins[6], bins[3] + bins[7]);
+    sim_config_destroy(c);
+    snprintf(t, sizeof t, "%s", GAPTR("skip"));
+    c = config(TWO_MODELS, t, NULL);
+    CHECK(c && c->duration_s == 3 * 3600, "skip: %g s", c ? c->duration_s : -1);
+    replay_bins(c, 1.0, 3600000000000, 4, bins, &last);
+    CHECK(bins[2] + bins[6] == 3600 && bins[3] + bins[7] == 0, "skip: hour 2 %ld", bins[2] + bins[6]);
+    sim_config_destroy(c);
+    snprintf(t, sizeof t, "%s", GAPTR("hold"));
+    c = config(TWO_MODELS, t, NULL);
+    replay_bins(c, 1.0, 3600000000000, 4, bins, &last);
+    CHECK(c && bins[2] + bins[6] == 7200, "hold: hour 2 %ld", bins[2] + bins[6]);
+    sim_config_destroy(c);
+    snprintf(t, sizeof t, "%s", GAPTR("interpolate"));
+    c = config(TWO_MODELS, t, NULL);
+    replay_bins(c, 1.0, 3600000000000, 4, bins, &last);
+    CHECK(c && bins[2] + bins[6] == 5400, "interpolate: hour 2 %ld (midway 7200 -> 3600)",
+          bins[2] + bins[6]);
+    sim_config_destroy(c);
+    /* zero runs: 5 zero seconds are idle time at zero_run_s 10, a gap at 5 */
+    fixture("zeros.csv", "s,n\n0,4\n1,0\n2,0\n3,0\n4,0\n5,0\n6,4\n");
+    c = config(TWO_MODELS, "{\"format\": \"csv_counts\", \"files\": [\"zeros.csv\"], "
+               "\"csv\": {\"interval_s\": 1}, \"zero_run_s\": 10}", NULL);
+    CHECK(c && c->trace_gaps == 0 && c->duration_s == 7, "short zero run: %s", c ? "" : sim_err_msg());
+    sim_config_destroy(c);
+    c = config(TWO_MODELS, "{\"format\": \"csv_counts\", \"files\": [\"zeros.csv\"], "
+               "\"csv\": {\"interval_s\": 1}, \"zero_run_s\": 5, \"gaps\": \"skip\"}", NULL);
+    CHECK(c && c->trace_gaps == 1 && c->duration_s == 2, "long zero run skipped: %g s",
+          c ? c->duration_s : -1);
+    sim_config_destroy(c);
+}
+
+static void config_errors(void)
+{
+    const char *cases[][2] = {
+        {"{\"format\": \"tsv\", \"files\": [\"x\"]}", "workload.trace.format: expected"},
+        {"{\"format\": \"wikipedia\", \"files\": []}", "workload.trace.files: expected a non-empty array"},
+        {"{\"format\": \"wikipedia\", \"files\": [\"gap.csv\"], \"select\": {\"top\": 2}}",
+         "select: only for format \"azure_functions\""},
+        {"{\"format\": \"azure_llm\", \"files\": [\"ts.csv\"], \"gaps\": \"hold\"}",
+         "per-request traces take error, zero or skip"},
+        {"{\"format\": \"wikipedia\", \"files\": [\"gap.csv\"], \"process\": \"gamma\"}",
+         "cv: required with process \"gamma\""},
+        {"{\"format\": \"csv_counts\", \"files\": [\"counts.csv\"]}", "workload.trace.csv: required"},
+        {"{\"format\": \"wikipedia\", \"files\": [\"missing.csv\"]}", "missing.csv: cannot open"},
+    };
+    fixture("gap.csv", "hour_end_utc,requests\n2014-03-03 01:00:00,3600\n");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sim_config *c = config(TWO_MODELS, cases[i][0], NULL);
+        CHECK(!c && strstr(sim_err_msg(), cases[i][1]), "case %zu: want \"%s\" in: %s", i,
+              cases[i][1], c ? "(accepted)" : sim_err_msg());
+        sim_config_destroy(c);
+    }
+}
+
+/* ---------------------------------------------------------------- real traces */
+
+static const char *shared_traces(void)
+{
+    const char *e = getenv("SERVESIM_TRACE_DIR");
+    static char p[1024];
+    snprintf(p, sizeof p, "%s", e && *e ? e : SERVESIM_SHARED_TRACES);
+    char probe[1100];
+    snprintf(probe, sizeof probe, "%s/wikipedia_en_hourly", p);
+    return access(probe, R_OK) == 0 ? p : NULL;
+}
+
+static void real_traces_match_their_readmes(void)
+{
+    const char *base = shared_traces();
+    if (!base) {
+        printf("SKIP: the shared traces are not here (set SERVESIM_TRACE_DIR)\n");
+        exit(77);
+    }
+    char text[2048];
+    struct sim_config *c;
+    snprintf(text, sizeof text, "{\"format\": \"wikipedia\", \"dir\": \"%s/wikipedia_en_hourly\", "
+             "\"files\": [\"en_wikipedia_hourly_2014-03-03_to_2014-03-16.csv\"]}", base);
+    c = config(TWO_MODELS, text, NULL);
+    CHECK(c && c->trace_total == 3373804377.0 && c->duration_s == 336 * 3600 && c->trace_gaps == 0,
+          "wikipedia: total %.0f (README 3,373,804,377), %g s", c ? c->trace_total : -1,
+          c ? c->duration_s : -1);
+    CHECK(c && fabs(c->trace_peak_rps - 13497074.0 / 3600) < 1e-6, "peak %g", c ? c->trace_peak_rps : -1);
+    sim_config_destroy(c);
+    snprintf(text, sizeof text, "{\"format\": \"azure_llm\", \"dir\": \"%s/azure_llm_inference_2023\", "
+             "\"files\": [\"AzureLLMInferenceTrace_conv.csv\"]}", base);
+    c = config(TWO_MODELS, text, NULL);
+    /* the README says 19,365 rows: it counted newlines, and the file has none after its
+     * last row (CRLF lines); Python's csv module also reads 19,366 */
+    CHECK(c && c->trace_total == 19366 && fabs(c->duration_s - 3501.7) < 0.1,
+          "llm conv: %.0f requests (19,366 rows), %.1f s (README 3,501.7)",
+          c ? c->trace_total : -1, c ? c->duration_s : -1);
+    sim_config_destroy(c);
+    /* Twitter: three 1,739-s zero runs are gaps at zero_run_s 300; the short ones are not */
+    snprintf(text, sizeof text, "{\"format\": \"csv_counts\", \"dir\": "
+             "\"%s/twitter_stream_2021_08_per_second\", \"files\": "
+             "[\"twitter_stream_2021_08_first3days_per_second.csv\"], \"csv\": {\"interval_s\": 1}, "
+             "\"gaps\": \"skip\"}", base);
+    c = config(TWO_MODELS, text, NULL);
+    CHECK(c && c->trace_gaps == 3 && c->trace_gap_s == 3 * 1739 &&
+          c->duration_s == 259200 - 3 * 1739, "twitter: %d gaps, %g s, duration %g",
+          c ? c->trace_gaps : -1, c ? c->trace_gap_s : -1, c ? c->duration_s : -1);
+    CHECK(c && fabs(c->trace_total - 63.73 * 259200) < 0.005 * 63.73 * 259200, "total %.0f",
+          c ? c->trace_total : -1);
+    sim_config_destroy(c);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct test_case cases[] = {
+        {"azure_functions_reader", azure_functions_reader},
+        {"reader_errors_name_lines", reader_errors_name_lines},
+        {"llm_and_projectcounts_readers", llm_and_projectcounts_readers},
+        {"replay_counts_exact_per_interval", replay_counts_exact_per_interval},
+        {"replay_scaling_preserves_totals", replay_scaling_preserves_totals},
+        {"replay_timestamps_exact", replay_timestamps_exact},
+        {"replay_functions_onto_models", replay_functions_onto_models},
+        {"gaps_are_explicit", gaps_are_explicit},
+        {"config_errors", config_errors},
+        {"real_traces_match_their_readmes", real_traces_match_their_readmes},
+    };
+    int rc = test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
+    if (dir[0]) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", dir);
+    }
+    return rc;
+}
