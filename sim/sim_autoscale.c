@@ -52,7 +52,7 @@ int sim_autoscale_parse(struct sim_config *c, const cJSON *root)
     if (c->sample_period_s <= 0)
         return sim_err_set(SIM_EINVAL, "autoscale: needs metrics.sample_period_s > 0 (its "
                            "control period)");
-    if (c->max_gpus <= a->min_gpus && c->max_gpus <= c->gpus)
+    if (c->max_gpus <= c->gpus)
         return sim_err_set(SIM_EINVAL, "cluster.max_gpus: expected more than cluster.gpus (%d) "
                            "for the autoscaler to add executors, got %d", c->gpus, c->max_gpus);
     if (a->min_gpus > c->max_gpus)

@@ -124,7 +124,7 @@ db_atomic() {
   n=$(sqlite3 "$db" "SELECT count(*) FROM runs; SELECT count(DISTINCT run_id) FROM model_stats; SELECT count(DISTINCT run_id) FROM latency_hist;" | tr '\n' ' ')
   [ "$n" = "1 1 1 " ] || fail "half-written run left behind: runs/model_stats/latency_hist = $n"
   v=$(sqlite3 "$db" "PRAGMA user_version")
-  [ "$v" = "2" ] || fail "schema version $v"
+  [ "$v" = "3" ] || fail "schema version $v"
   sqlite3 "$db" "PRAGMA user_version = 99"
   "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
   [ $rc -ne 0 ] && grep -q "newer than this servesim" "$tmp/err" || fail "newer schema accepted (exit $rc)"
@@ -136,10 +136,15 @@ db_migrate_v1() {
   sqlite3 "$db" < "$src/tests/cli/schema_v1.sql" || fail "cannot build the v1 fixture"
   sqlite3 "$db" "INSERT INTO runs VALUES(7,'old','run','symphony',1,'{}','h','0.0.1','t',0,'ok',1,0,1,1,1,0,1,99,NULL,1);"
   "$bin" run --db "$db" --set duration_s=4 --quiet || fail "run on a v1 database failed"
-  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "2" ] || fail "not migrated to version 2"
+  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "3" ] || fail "not migrated to version 3"
   [ "$(sqlite3 "$db" "SELECT count(*) FROM runs")" = "2" ] || fail "old run lost or new run missing"
   sqlite3 "$db" "SELECT pred_n, preempted FROM model_stats LIMIT 1" > /dev/null || fail "new model_stats columns missing"
   sqlite3 "$db" "SELECT count(*) FROM sweep_points" > /dev/null || fail "sweep_points missing"
+  # 2 -> 3: cost and gap columns (the old row gets NULL / 0), plan tables
+  [ "$(sqlite3 "$db" "SELECT count(*) FROM runs WHERE gpu_s IS NULL AND trace_gaps = 0")" = "1" ] ||
+    fail "runs.gpu_s/trace_gaps not added as expected"
+  [ "$(sqlite3 "$db" "SELECT count(*) FROM runs WHERE gpu_s > 0")" = "1" ] || fail "new run has no gpu_s"
+  sqlite3 "$db" "SELECT count(*) FROM plans, plan_probes" > /dev/null || fail "plan tables missing"
 }
 
 sweep_resume_and_jobs() {
@@ -168,6 +173,37 @@ sweep_resume_and_jobs() {
   grep -q "$before already in" "$tmp/resume.err" || fail "resume did not skip done points: $(head -1 "$tmp/resume.err")"
   [ "$(sqlite3 "$tmp/k.db" "SELECT count(*) FROM sweep_points WHERE status='ok'")" = "8" ] || fail "not 8 points after resume"
   [ "$(sqlite3 "$tmp/k.db" "SELECT count(*) FROM runs")" = "8" ] || fail "duplicate or orphan runs after resume"
+}
+
+trace_plan() {
+  # a trace replayed through the CLI: --trace-dir, bad rows (file:line, exit 2, no database),
+  # and a capacity plan with --json and its rows in the database
+  mkdir -p "$tmp/tr"
+  { echo "second,requests"; for i in $(seq 0 19); do echo "$i,1500"; done; } > "$tmp/tr/flat.csv"
+  local tcfg='"name":"tp","seed":1,"drain_s":1,"cluster":{"gpus":1},"metrics":{"sample_period_s":1},
+    "models":[{"name":"M","slo_ms":100,"alpha_ms":1,"beta_ms":4,"max_batch":8}],
+    "workload":{"trace":{"format":"csv_counts","files":["flat.csv"],"csv":{"interval_s":1}}}'
+  printf '%s' "{$tcfg}" > "$tmp/tp.json"
+  "$bin" run "$tmp/tp.json" --trace-dir "$tmp/tr" --no-db --json > "$tmp/run.json" || fail "trace run failed"
+  grep -q '"offered":30000' "$tmp/run.json" || fail "trace run did not offer 20 x 1500 requests"
+  "$bin" plan "$tmp/tp.json" --trace-dir "$tmp/tr" --db "$tmp/p.db" --json > "$tmp/plan.json" 2> "$tmp/plan.err" ||
+    fail "plan failed: $(cat "$tmp/plan.err")"
+  # 1500 req/s at 666.7 req/s per GPU: 3 GPUs (2.25 -> 3), and 2 must fail
+  grep -q '"static":{"gpus":3' "$tmp/plan.json" || fail "plan: $(cat "$tmp/plan.json")"
+  [ "$(sqlite3 "$tmp/p.db" "SELECT static_gpus FROM plans")" = "3" ] || fail "plans row"
+  [ "$(sqlite3 "$tmp/p.db" "SELECT pass FROM plan_probes WHERE gpus = 2")" = "0" ] || fail "2 GPUs not probed or passed"
+  [ "$(sqlite3 "$tmp/p.db" "SELECT count(*) FROM runs WHERE kind = 'plan'")" = \
+    "$(sqlite3 "$tmp/p.db" "SELECT count(*) FROM plan_probes")" ] || fail "a probe without its run"
+  printf 'second,requests\n0,5\n1,five\n' > "$tmp/tr/bad.csv"
+  printf '%s' "{${tcfg/flat.csv/bad.csv}}" > "$tmp/bad.json"
+  "$bin" plan "$tmp/bad.json" --trace-dir "$tmp/tr" --db "$tmp/bad.db" 2> "$tmp/err"; local rc=$?
+  [ $rc -eq 2 ] || fail "bad trace: exit $rc"
+  grep -qF 'bad.csv:3: column 2 (count): expected a non-negative number, found "five"' "$tmp/err" ||
+    fail "bad trace message: $(cat "$tmp/err")"
+  [ ! -s "$tmp/bad.db" ] || fail "bad trace: a database was written"
+  SERVESIM_TRACE_DIR="$tmp/tr" "$bin" run "$tmp/tp.json" --no-db --quiet || fail "SERVESIM_TRACE_DIR not used"
+  "$bin" run "$tmp/tp.json" --no-db --quiet 2> "$tmp/err" && fail "ran without the trace folder"
+  grep -q "flat.csv: cannot open" "$tmp/err" || fail "missing trace message: $(cat "$tmp/err")"
 }
 
 help_and_policies() {
