@@ -125,7 +125,6 @@ static int probe(const struct sim_plan_input *in, struct sim_plan *p, int g, boo
         p->static_result = r;
         p->static_gpus = g;
         p->static_run_id = pr->run_id;
-        p->duration_s = r->duration_s;
     } else {
         sim_result_destroy(r);
     }
@@ -226,6 +225,7 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
     char hash[17];
     sim_config_hash(base, hash);
     snprintf(p->name, sizeof p->name, "%s", base->name);
+    p->duration_s = base->duration_s;
     snprintf(p->id, sizeof p->id, "%s@%s", base->name, hash);
     if ((rc = lower_bound(base, p)))
         goto out;

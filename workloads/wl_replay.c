@@ -87,19 +87,19 @@ void wl_trace_cfg_free(struct wl_trace_cfg *tc)
     free(tc);
 }
 
-/* The folder trace files are relative to: workload.trace.dir (relative to the config's
- * folder), else $SERVESIM_TRACE_DIR (servesim --trace-dir sets it), else the config's folder. */
+/* The folder trace files are relative to: the trace root ($SERVESIM_TRACE_DIR, which
+ * servesim --trace-dir sets; else the config's folder), joined with workload.trace.dir when
+ * that is relative (an absolute dir stands alone). */
 static void trace_dir(const struct sim_config *cfg, const char *dir, char *out, size_t n)
 {
     const char *env = getenv("SERVESIM_TRACE_DIR");
+    const char *root = env && *env ? env : cfg->dir;
     if (dir && dir[0] == '/')
         snprintf(out, n, "%s", dir);
     else if (dir)
-        snprintf(out, n, "%s/%s", cfg->dir, dir);
-    else if (env && *env)
-        snprintf(out, n, "%s", env);
+        snprintf(out, n, "%s/%s", root, dir);
     else
-        snprintf(out, n, "%s", cfg->dir);
+        snprintf(out, n, "%s", root);
 }
 
 static int parse_strings(const cJSON *arr, const char *path, char ***out, int *n)
