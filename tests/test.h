@@ -68,4 +68,30 @@ static inline int test_main(int argc, char **argv, const struct test_case *cases
         return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));  \
     }
 
+/* A scratch folder for fixtures, made on first use under /tmp and removed by test_scratch_done
+ * (call it after test_main). Returns its path. */
+static char test_scratch_dir[256];
+
+static inline const char *test_scratch(const char *prefix)
+{
+    if (!test_scratch_dir[0]) {
+        snprintf(test_scratch_dir, sizeof test_scratch_dir, "/tmp/%s_XXXXXX", prefix);
+        if (!mkdtemp(test_scratch_dir)) {
+            perror("mkdtemp");
+            exit(1);
+        }
+    }
+    return test_scratch_dir;
+}
+
+static inline void test_scratch_done(void)
+{
+    if (!test_scratch_dir[0])
+        return;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_scratch_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", test_scratch_dir);
+}
+
 #endif

@@ -17,15 +17,11 @@
 #include "sim_plan.h"
 #include "test.h"
 
-static char dir[256];
+static const char *dir = "";
 
 static void write_file(const char *name, const char *text)
 {
-    if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/servesim_as_XXXXXX");
-        if (!mkdtemp(dir))
-            exit(1);
-    }
+    dir = test_scratch("servesim_as");
     char p[512];
     snprintf(p, sizeof p, "%s/%s", dir, name);
     FILE *f = fopen(p, "w");
@@ -182,11 +178,6 @@ int main(int argc, char **argv)
         {"autoscale_needs_dynamic_policy", autoscale_needs_dynamic_policy},
     };
     int rc = test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
-    if (dir[0]) {
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
-    }
+    test_scratch_done();
     return rc;
 }

@@ -14,7 +14,7 @@
 #include "trace.h"
 #include "wl_replay.h"
 
-static char dir[256];
+static const char *dir = "";
 
 static const char *fixture_n(const char *name, const char *text, size_t len);
 
@@ -27,11 +27,7 @@ static const char *fixture_n(const char *name, const char *text, size_t len)
 {
     static char path[8][512];
     static int k;
-    if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/servesim_traces_XXXXXX");
-        if (!mkdtemp(dir))
-            exit(1);
-    }
+    dir = test_scratch("servesim_traces");
     char *p = path[k++ % 8];
     snprintf(p, 512, "%s/%s", dir, name);
     FILE *f = fopen(p, "w");
@@ -545,11 +541,6 @@ int main(int argc, char **argv)
         {"real_traces_match_their_readmes", real_traces_match_their_readmes},
     };
     int rc = test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
-    if (dir[0]) {
-        char cmd[300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
-    }
+    test_scratch_done();
     return rc;
 }
