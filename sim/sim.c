@@ -890,11 +890,9 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     s->snap_completed = calloc((size_t)nm, sizeof(uint64_t));
     s->snap_ontime = calloc((size_t)nm, sizeof(uint64_t));
     s->snap_bad = calloc((size_t)nm, sizeof(uint64_t));
-    double *shares = calloc((size_t)nm, sizeof *shares);
     if (!s->models || !s->queues || !s->streams || !s->stream_model || !s->stream_fe ||
         !s->rr_frontend || !s->prof_of_kind || !s->dyn_mb_per_req || !s->pages || !s->load_ns ||
-        !s->ms || !s->snap_offered || !s->snap_completed || !s->snap_ontime || !s->snap_bad ||
-        !shares)
+        !s->ms || !s->snap_offered || !s->snap_completed || !s->snap_ontime || !s->snap_bad)
         goto fail;
 
     /* executor kinds in use (one today: cluster.gpu_kind) */
@@ -902,7 +900,6 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     s->lat = calloc((size_t)nm * SIM_MAX_KINDS, sizeof *s->lat);
     if (!s->lat)
         goto fail;
-    wl_popularity_shares(cfg, shares);
     for (int m = 0; m < nm; m++) {
         const struct sim_model_cfg *mc = &cfg->models[m];
         struct sim_model *md = &s->models[m];
@@ -910,7 +907,7 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
         md->cfg = mc;
         md->slo_ns = sim_ms_to_ns(mc->slo_ms);
         md->max_batch = mc->max_batch;
-        md->rate_rps = cfg->rate_rps * shares[m];
+        md->rate_rps = cfg->model_rps[m];
         s->dyn_mb_per_req[m] = mc->dynamic_mb / mc->max_batch;
         s->pages[m] = (int)ceil((mc->weights_mb + mc->static_mb) / cfg->page_mb - 1e-9);
         /* MB / (GB/s) = ms */
@@ -1007,11 +1004,9 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     }
     if (s->tick_ns > 0 && s->tick_ns <= s->duration)
         push(s, s->tick_ns, EV_TICK, 0, 0);
-    free(shares);
     *out = s;
     return 0;
 fail:
-    free(shares);
     sim_destroy(s);
     return rc ? rc : SIM_ENOMEM;
 }

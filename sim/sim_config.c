@@ -13,6 +13,7 @@
 #include "sim_json.h"
 #include "sim_rng.h"
 #include "sim_autoscale.h"
+#include "wl_arrival.h"
 #include "wl_replay.h"
 #include "wl_zoo.h"
 
@@ -38,6 +39,7 @@ void sim_config_destroy(struct sim_config *cfg)
     free(cfg->models);
     free(cfg->segments);
     wl_trace_cfg_free(cfg->trace);
+    free(cfg->model_rps);
     free(cfg->file);
     free(cfg->dir);
     cJSON_Delete(cfg->json);
@@ -235,7 +237,13 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
             return sim_err_set(SIM_EINVAL, "models: model \"%s\": share is only used with "
                                "workload.popularity.kind \"explicit\"", c->models[m].name);
     }
-    if (tr) {
+    if (!(c->model_rps = calloc((size_t)c->nmodels, sizeof *c->model_rps)))
+        return SIM_ENOMEM;
+    if (!tr) {
+        wl_popularity_shares(c, c->model_rps);
+        for (int m = 0; m < c->nmodels; m++)
+            c->model_rps[m] *= c->rate_rps;
+    } else {
         struct wl_trace_info info;
         bool dur_given = cJSON_GetObjectItem(root, "duration_s") != NULL;
         if ((rc = wl_trace_cfg_parse(c, tr, &c->trace)) || (rc = wl_trace_scan(c, &info)))
@@ -247,6 +255,8 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
         c->rate_rps = info.mean_rps;
         if (!dur_given)
             c->duration_s = info.span_s;
+        for (int m = 0; m < c->nmodels; m++)   /* multi-stream traces: by the mapping */
+            c->model_rps[m] = info.span_s > 0 ? info.model_total[m] / info.span_s : 0;
         wl_trace_info_free(&info);
         if (info.total <= 0)
             return sim_err_set(SIM_EINVAL, "workload.trace: no requests in the window (check "

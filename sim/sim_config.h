@@ -94,6 +94,8 @@ struct sim_config {
     int nsegments;
     struct sim_segment *segments;
     struct wl_trace_cfg *trace;        /* workload.trace: a real trace instead of rate_rps */
+    double *model_rps;                 /* [nmodels] mean offered rate at load scale 1: rate x
+                                        * popularity share, or the trace's per-model mean */
     double trace_total, trace_peak_rps;/* from the scan at load (load scale 1) */
     int trace_gaps;
     double trace_gap_s;

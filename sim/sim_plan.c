@@ -10,8 +10,6 @@
 #include "sim_err.h"
 #include "sim_goodput.h"
 #include "sim_store.h"
-#include "wl_arrival.h"
-#include "wl_replay.h"
 
 #define MAX_SETS 160
 
@@ -44,42 +42,21 @@ static int store(const struct sim_plan_input *in, const struct sim_config *cfg,
 }
 
 /* The throughput lower bound: GPUs kept busy by the mean rate at perfect batching. */
-static int lower_bound(const struct sim_config *cfg, struct sim_plan *p)
+static void lower_bound(const struct sim_config *cfg, struct sim_plan *p)
 {
-    struct wl_trace_info info = {0};
-    double *rate = calloc((size_t)cfg->nmodels, sizeof *rate);
-    if (!rate)
-        return SIM_ENOMEM;
-    if (cfg->trace) {
-        int rc = wl_trace_scan(cfg, &info);
-        if (rc) {
-            free(rate);
-            return rc;
-        }
-        for (int m = 0; m < cfg->nmodels; m++)
-            rate[m] = info.span_s > 0 ? info.model_total[m] / info.span_s : 0;
-        p->trace_mean_rps = info.mean_rps;
-        p->trace_peak_rps = info.peak_rps;
-        p->trace_gaps = info.ngaps;
-        wl_trace_info_free(&info);
-    } else {
-        wl_popularity_shares(cfg, rate);
-        for (int m = 0; m < cfg->nmodels; m++)
-            rate[m] *= cfg->rate_rps;
-        p->trace_mean_rps = p->trace_peak_rps = cfg->rate_rps;
-    }
     double busy = 0;
     for (int m = 0; m < cfg->nmodels; m++) {
         const struct sim_model_cfg *mc = &cfg->models[m];
         int k = sim_model_cfg_kind(mc, cfg->gpu_kind);
         int b = mc->max_batch;
-        busy += rate[m] * sim_profile_ms(&mc->prof[k], b) / 1e3 / b;
+        busy += cfg->model_rps[m] * sim_profile_ms(&mc->prof[k], b) / 1e3 / b;
     }
-    free(rate);
     p->lower_bound = (int)ceil(busy - 1e-9);
     if (p->lower_bound < 1)
         p->lower_bound = 1;
-    return 0;
+    p->trace_mean_rps = cfg->rate_rps;
+    p->trace_peak_rps = cfg->trace ? cfg->trace_peak_rps : cfg->rate_rps;
+    p->trace_gaps = cfg->trace_gaps;
 }
 
 /* One static probe at g GPUs: run, store, record. *pass out. */
@@ -227,8 +204,7 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
     snprintf(p->name, sizeof p->name, "%s", base->name);
     p->duration_s = base->duration_s;
     snprintf(p->id, sizeof p->id, "%s@%s", base->name, hash);
-    if ((rc = lower_bound(base, p)))
-        goto out;
+    lower_bound(base, p);
     p->min_gpus = in->min_gpus > 0 ? in->min_gpus : 1;
     p->max_gpus = in->max_gpus > 0 ? in->max_gpus : base->max_gpus > base->gpus ? base->max_gpus
                                                                                  : 4096;

@@ -373,32 +373,34 @@ int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const c
                    &q_plan)) ||
         (rc = prep(st, "INSERT INTO plan_probes VALUES(?,?,?,?,?,?,?)", &q_probe)))
         goto rollback;
-    const struct sim_result *a = p->autoscale_result, *s = p->static_result;
-    char types[18];
     /* static columns are NULL without a passing probe, autoscale ones without autoscaling */
-    snprintf(types, sizeof types, "ttttdi%s" "ti%s", s ? "iid" : "nnn",
-             a ? "tididd" : "nnnnnn");
-    double saving = a && s && s->gpu_s > 0 ? 1 - a->gpu_s / s->gpu_s : 0;
-    if (s && a)
-        rc = insert(st, q_plan, types, p->id, p->name, hash, created, percentile,
-                    (int64_t)p->lower_bound, (int64_t)p->static_gpus, p->static_run_id, s->gpu_s,
-                    "bisection", (int64_t)p->monotone, p->autoscaler, p->autoscale_run_id,
-                    a->gpu_s, (int64_t)a->pass, a->bad_rate, saving);
-    else if (s)
-        rc = insert(st, q_plan, types, p->id, p->name, hash, created, percentile,
-                    (int64_t)p->lower_bound, (int64_t)p->static_gpus, p->static_run_id, s->gpu_s,
-                    "bisection", (int64_t)p->monotone, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-    else if (a)
-        rc = insert(st, q_plan, types, p->id, p->name, hash, created, percentile,
-                    (int64_t)p->lower_bound, 0.0, 0.0, 0.0, "bisection", (int64_t)p->monotone,
-                    p->autoscaler, p->autoscale_run_id, a->gpu_s, (int64_t)a->pass, a->bad_rate,
-                    saving);
-    else
-        rc = insert(st, q_plan, types, p->id, p->name, hash, created, percentile,
-                    (int64_t)p->lower_bound, 0.0, 0.0, 0.0, "bisection", (int64_t)p->monotone,
-                    0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-    if (rc)
+    const struct sim_result *a = p->autoscale_result, *s = p->static_result;
+    sqlite3_bind_text(q_plan, 1, p->id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q_plan, 2, p->name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q_plan, 3, hash, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q_plan, 4, created, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(q_plan, 5, percentile);
+    sqlite3_bind_int(q_plan, 6, p->lower_bound);
+    if (s) {
+        sqlite3_bind_int(q_plan, 7, p->static_gpus);
+        sqlite3_bind_int64(q_plan, 8, p->static_run_id);
+        sqlite3_bind_double(q_plan, 9, s->gpu_s);
+    }
+    sqlite3_bind_text(q_plan, 10, "doubling+bisection", -1, SQLITE_STATIC);
+    sqlite3_bind_int(q_plan, 11, p->monotone);
+    if (a) {
+        sqlite3_bind_text(q_plan, 12, p->autoscaler, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(q_plan, 13, p->autoscale_run_id);
+        sqlite3_bind_double(q_plan, 14, a->gpu_s);
+        sqlite3_bind_int(q_plan, 15, a->pass);
+        sqlite3_bind_double(q_plan, 16, a->bad_rate);
+        if (s && s->gpu_s > 0)
+            sqlite3_bind_double(q_plan, 17, 1 - a->gpu_s / s->gpu_s);
+    }
+    if (sqlite3_step(q_plan) != SQLITE_DONE) {
+        rc = db_err(st, "inserting the plan");
         goto rollback;
+    }
     for (int i = 0; i < p->nprobes; i++) {
         const struct sim_plan_probe *pr = &p->probes[i];
         if ((rc = insert(st, q_probe, "tiiiitd", p->id, (int64_t)i, (int64_t)pr->gpus,

@@ -30,6 +30,7 @@ struct fn {                      /* one Azure function */
     char hash[72];               /* HashFunction (64 hex digits upstream) */
     double volume;
     int order;                   /* first appearance in the first file that has it */
+    int file_rank, volume_rank;  /* among the selected streams */
 };
 
 struct trace_reader {
@@ -296,6 +297,39 @@ static int azf_row(struct trace_reader *rd, uint64_t *key, double *counts, doubl
     return 1;
 }
 
+static int cmp_volume(const void *a, const void *b);
+
+static int cmp_order(const void *a, const void *b)
+{
+    const struct fn *x = a, *y = b;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Ranks the selected streams by file order and by volume (a sorted copy, O(k log k)). */
+static int rank_streams(struct trace_reader *rd)
+{
+    int k = rd->nstreams;
+    struct fn *c = malloc((size_t)k * sizeof *c);
+    if (!c)
+        return SIM_ENOMEM;
+    for (int i = 0; i < k; i++) {
+        c[i] = rd->fns[i];
+        c[i].file_rank = i;             /* carries the stream index through the sort */
+    }
+    qsort(c, (size_t)k, sizeof *c, cmp_order);
+    for (int r = 0; r < k; r++)
+        rd->fns[c[r].file_rank].file_rank = r;
+    for (int i = 0; i < k; i++) {
+        c[i] = rd->fns[i];
+        c[i].volume_rank = i;
+    }
+    qsort(c, (size_t)k, sizeof *c, cmp_volume);
+    for (int r = 0; r < k; r++)
+        rd->fns[c[r].volume_rank].volume_rank = r;
+    free(c);
+    return 0;
+}
+
 static int cmp_volume(const void *a, const void *b)
 {
     const struct fn *x = a, *y = b;
@@ -414,7 +448,7 @@ static int azf_open(struct trace_reader *rd)
         rd->map_val[sl] = j;
     }
     rd->day = malloc((size_t)k * AZF_MINUTES * sizeof *rd->day);
-    if (!rd->day) {
+    if (!rd->day || rank_streams(rd)) {
         rc = SIM_ENOMEM;
         goto out;
     }
@@ -745,11 +779,10 @@ double trace_stream_volume(const struct trace_reader *rd, int i)
 
 int trace_stream_file_order(const struct trace_reader *rd, int i)
 {
-    if (!rd->fns)
-        return 0;
-    /* rank of fns[i].order among the selected streams */
-    int r = 0;
-    for (int j = 0; j < rd->nstreams; j++)
-        r += rd->fns[j].order < rd->fns[i].order;
-    return r;
+    return rd->fns ? rd->fns[i].file_rank : 0;
+}
+
+int trace_stream_volume_rank(const struct trace_reader *rd, int i)
+{
+    return rd->fns ? rd->fns[i].volume_rank : 0;
 }

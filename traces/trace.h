@@ -72,8 +72,10 @@ void trace_close(struct trace_reader *rd);
 int trace_stream_count(const struct trace_reader *rd);
 const char *trace_stream_name(const struct trace_reader *rd, int i);
 double trace_stream_volume(const struct trace_reader *rd, int i);
-/* Position of stream i in the first file (the trace's own order; round-robin mapping). */
+/* Rank of stream i by first appearance in the files (the trace's own order; round-robin
+ * mapping) and by volume (largest first, ties by that order). */
 int trace_stream_file_order(const struct trace_reader *rd, int i);
+int trace_stream_volume_rank(const struct trace_reader *rd, int i);
 /* Absolute time of the origin (Unix seconds, UTC assumed), or NAN when unknown. */
 double trace_origin_unix(const struct trace_reader *rd);
 

@@ -640,20 +640,13 @@ static int stream_models(struct wl_replay *rp)
         return SIM_ENOMEM;
     if (rp->single)
         return 0;
-    /* volume rank among the selected streams */
     for (int i = 0; i < rp->ns; i++) {
-        int rank = 0;
-        double v = trace_stream_volume(rp->rd, i);
-        for (int j = 0; j < rp->ns; j++) {
-            double w = trace_stream_volume(rp->rd, j);
-            rank += w > v || (w == v && j < i);
-        }
         switch (tc->map) {
         case WL_MAP_ROUND_ROBIN:
             rp->stream_model[i] = trace_stream_file_order(rp->rd, i) % rp->nm;
             break;
         case WL_MAP_VOLUME:
-            rp->stream_model[i] = rank % rp->nm;
+            rp->stream_model[i] = trace_stream_volume_rank(rp->rd, i) % rp->nm;
             break;
         default: {
             const char *h = trace_stream_name(rp->rd, i);
