@@ -20,7 +20,8 @@
     X(SIM_EDB, -5, "results database error")                             \
     X(SIM_EPOLICY, -6, "policy error")                                   \
     X(SIM_EUSAGE, -7, "bad command line")                                \
-    X(SIM_EINTERNAL, -8, "internal error")
+    X(SIM_EINTERNAL, -8, "internal error")                               \
+    X(SIM_EUNAVAIL, -9, "not available on this machine")
 
 enum sim_errcode {
 #define SIM_ERR_ENUM(name, val, text) name = (val),

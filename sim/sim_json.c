@@ -176,7 +176,7 @@ int sim_json_arr(const cJSON *obj, const char *path, const char *key, bool requi
 int sim_json_enum(const cJSON *obj, const char *path, const char *key, bool required,
                   const char *const *choices, int *out)
 {
-    char what[256] = "one of ";
+    char what[512] = "one of ";
     for (int i = 0; choices[i]; i++) {
         size_t l = strlen(what);
         snprintf(what + l, sizeof what - l, "%s\"%s\"", i ? ", " : "", choices[i]);

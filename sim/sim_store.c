@@ -2,6 +2,7 @@
 #include "sim_store.h"
 #include "sim_plan.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,7 +69,15 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS profiles(\n"
     "  id INTEGER PRIMARY KEY, executor_kind TEXT NOT NULL, model TEXT NOT NULL,\n"
     "  form TEXT NOT NULL, alpha_ms REAL, beta_ms REAL, a_ms REAL, b_ms REAL, c_ms REAL,\n"
-    "  table_json TEXT, source TEXT NOT NULL, measured_at TEXT NOT NULL);\n"
+    "  table_json TEXT, source TEXT NOT NULL, measured_at TEXT NOT NULL,\n"
+    "  network TEXT, backend TEXT, device TEXT, versions TEXT, host TEXT, precision TEXT,\n"
+    "  threads INTEGER, r2 REAL, max_rel_err REAL, fits_json TEXT, recommendation TEXT,\n"
+    "  weights_mb REAL, activations_mb REAL, workspace_mb REAL, load_ms REAL);\n"
+    "CREATE TABLE IF NOT EXISTS profile_points(\n"
+    "  profile_id INTEGER NOT NULL REFERENCES profiles(id), batch INTEGER NOT NULL,\n"
+    "  reps INTEGER NOT NULL, median_ms REAL NOT NULL, p99_ms REAL NOT NULL,\n"
+    "  mean_ms REAL NOT NULL, sd_ms REAL NOT NULL, min_ms REAL NOT NULL, max_ms REAL NOT NULL,\n"
+    "  activations_mb REAL, PRIMARY KEY(profile_id, batch));\n"
     "CREATE TABLE IF NOT EXISTS plans(\n"
     "  plan TEXT PRIMARY KEY, name TEXT NOT NULL, config_hash TEXT NOT NULL,\n"
     "  created_at TEXT NOT NULL, slo_percentile REAL NOT NULL, lower_bound INTEGER NOT NULL,\n"
@@ -103,6 +112,24 @@ static const char migrate_v2_sql[] =
     "ALTER TABLE runs ADD COLUMN gpus_max INTEGER;\n"
     "ALTER TABLE runs ADD COLUMN trace_gaps INTEGER NOT NULL DEFAULT 0;\n"
     "ALTER TABLE runs ADD COLUMN trace_gap_s REAL NOT NULL DEFAULT 0;\n";
+
+/* Version 3 -> 4: calibration provenance and fits on profiles (profile_points is new). */
+static const char migrate_v3_sql[] =
+    "ALTER TABLE profiles ADD COLUMN network TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN backend TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN device TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN versions TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN host TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN precision TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN threads INTEGER;\n"
+    "ALTER TABLE profiles ADD COLUMN r2 REAL;\n"
+    "ALTER TABLE profiles ADD COLUMN max_rel_err REAL;\n"
+    "ALTER TABLE profiles ADD COLUMN fits_json TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN recommendation TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN weights_mb REAL;\n"
+    "ALTER TABLE profiles ADD COLUMN activations_mb REAL;\n"
+    "ALTER TABLE profiles ADD COLUMN workspace_mb REAL;\n"
+    "ALTER TABLE profiles ADD COLUMN load_ms REAL;\n";
 
 const char *sim_store_schema_sql(void)
 {
@@ -163,6 +190,7 @@ int sim_store_open(const char *path, struct sim_store **out)
                  SIM_STORE_SCHEMA, SIM_STORE_SCHEMA);
         if ((rc = exec(st, "BEGIN IMMEDIATE")) || (v == 1 && (rc = exec(st, migrate_v1_sql))) ||
             (v >= 1 && v <= 2 && (rc = exec(st, migrate_v2_sql))) ||
+            (v >= 1 && v <= 3 && (rc = exec(st, migrate_v3_sql))) ||
             (rc = exec(st, schema_sql)) ||
             (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
             exec(st, "ROLLBACK");
@@ -416,5 +444,86 @@ rollback:
     sqlite3_finalize(q_del);
     sqlite3_finalize(q_plan);
     sqlite3_finalize(q_probe);
+    return rc;
+}
+
+/* Binds text or NULL, and a number or NULL when it is NAN. */
+static int bind_tn(sqlite3_stmt *q, int col, const char *t)
+{
+    return t ? sqlite3_bind_text(q, col, t, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(q, col);
+}
+
+static int bind_dn(sqlite3_stmt *q, int col, double d)
+{
+    return isnan(d) ? sqlite3_bind_null(q, col) : sqlite3_bind_double(q, col, d);
+}
+
+int sim_store_profiles_write(struct sim_store *st, const struct sim_store_profile *p, int n,
+                             const struct sim_store_profile_point *const *pts, const int *npts)
+{
+    sqlite3_stmt *qp = NULL, *qt = NULL;
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int rc = exec(st, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    if ((rc = prep(st, "INSERT INTO profiles(executor_kind, model, form, alpha_ms, beta_ms, a_ms,"
+                       " b_ms, c_ms, table_json, source, measured_at, network, backend, device,"
+                       " versions, host, precision, threads, r2, max_rel_err, fits_json,"
+                       " recommendation, weights_mb, activations_mb, workspace_mb, load_ms)"
+                       " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &qp)) ||
+        (rc = prep(st, "INSERT INTO profile_points VALUES(?,?,?,?,?,?,?,?,?,?)", &qt)))
+        goto fail;
+    for (int i = 0; i < n; i++) {
+        const struct sim_store_profile *r = &p[i];
+        const char *texts[] = {r->executor_kind, r->model, r->form};
+        const double nums[] = {r->alpha_ms, r->beta_ms, r->a_ms, r->b_ms, r->c_ms};
+        int col = 1, bad = 0;
+        sqlite3_reset(qp);
+        for (int k = 0; k < 3; k++)
+            bad |= bind_tn(qp, col++, texts[k]);
+        for (int k = 0; k < 5; k++)
+            bad |= bind_dn(qp, col++, nums[k]);
+        bad |= bind_tn(qp, col++, r->table_json);
+        bad |= bind_tn(qp, col++, r->source ? r->source : "servesim-calibrate");
+        bad |= bind_tn(qp, col++, when);
+        const char *prov[] = {r->network, r->backend, r->device, r->versions, r->host, r->precision};
+        for (int k = 0; k < 6; k++)
+            bad |= bind_tn(qp, col++, prov[k]);
+        bad |= sqlite3_bind_int(qp, col++, r->threads);
+        bad |= bind_dn(qp, col++, r->r2);
+        bad |= bind_dn(qp, col++, r->max_rel_err);
+        bad |= bind_tn(qp, col++, r->fits_json);
+        bad |= bind_tn(qp, col++, r->recommendation);
+        const double mem[] = {r->weights_mb, r->activations_mb, r->workspace_mb, r->load_ms};
+        for (int k = 0; k < 4; k++)
+            bad |= bind_dn(qp, col++, mem[k]);
+        if (bad) {
+            rc = db_err(st, "binding a profile");
+            goto fail;
+        }
+        if (sqlite3_step(qp) != SQLITE_DONE) {
+            rc = db_err(st, "inserting a profile");
+            goto fail;
+        }
+        int64_t id = sqlite3_last_insert_rowid(st->db);
+        for (int j = 0; j < (npts ? npts[i] : 0); j++) {
+            const struct sim_store_profile_point *t = &pts[i][j];
+            if ((rc = insert(st, qt, "iiiddddddd", id, (int64_t)t->batch, (int64_t)t->reps,
+                             t->median_ms, t->p99_ms, t->mean_ms, t->sd_ms, t->min_ms, t->max_ms,
+                             t->activations_mb)))
+                goto fail;
+        }
+    }
+    sqlite3_finalize(qp);
+    sqlite3_finalize(qt);
+    return exec(st, "COMMIT");
+fail:
+    sqlite3_finalize(qp);
+    sqlite3_finalize(qt);
+    exec(st, "ROLLBACK");
     return rc;
 }

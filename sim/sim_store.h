@@ -4,7 +4,8 @@
  * one transaction: an error or interruption leaves nothing of it behind. The schema version
  * is PRAGMA user_version; a database from a newer servesim is refused, an older one is
  * migrated in place (1 -> 2 adds columns and the sweep_points table; 2 -> 3 adds cost and
- * trace-gap columns to runs and the plans and plan_probes tables). */
+ * trace-gap columns to runs and the plans and plan_probes tables; 3 -> 4 adds calibration
+ * provenance columns to profiles and the profile_points table). */
 #ifndef SIM_STORE_H
 #define SIM_STORE_H
 
@@ -14,7 +15,7 @@
 #include "sim_config.h"
 #include "sim_report.h"
 
-#define SIM_STORE_SCHEMA 3
+#define SIM_STORE_SCHEMA 4
 
 struct sim_store;
 
@@ -39,6 +40,23 @@ struct sim_plan;
  * earlier plan with the same id. One transaction. */
 int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const char *config_hash,
                          double percentile);
+/* One calibrated profile (servesim-calibrate) with its per-batch measurements. Text fields
+ * may be NULL; numbers that do not apply are NAN (stored as NULL). */
+struct sim_store_profile {
+    const char *executor_kind, *model, *form, *source, *network, *backend, *device, *versions,
+        *host, *precision, *fits_json, *recommendation, *table_json;
+    int threads;
+    double alpha_ms, beta_ms, a_ms, b_ms, c_ms, r2, max_rel_err;
+    double weights_mb, activations_mb, workspace_mb, load_ms;
+};
+struct sim_store_profile_point {
+    int batch, reps;
+    double median_ms, p99_ms, mean_ms, sd_ms, min_ms, max_ms, activations_mb;
+};
+/* Writes profiles[0..n) and their points in one transaction (all or nothing). */
+int sim_store_profiles_write(struct sim_store *st, const struct sim_store_profile *p, int n,
+                             const struct sim_store_profile_point *const *pts, const int *npts);
+
 /* The schema as SQL text (for docs and tests). */
 const char *sim_store_schema_sql(void);
 

@@ -1,0 +1,71 @@
+/* cal_backend — the interface every calibration backend implements (a table of hooks, as
+ * policies are): oneDNN on the CPU (cal_dnnl.c) and cuDNN + cuBLAS on NVIDIA GPUs
+ * (cal_cudnn.c). Both execute the same cal_net graph; none hand-codes a network.
+ *
+ * Life cycle: create (device, threads, precision) -> prepare(net, batch) builds every
+ * primitive / descriptor, chooses algorithms, plans one activation arena by liveness, copies
+ * the weights in (timed: the model load) -> set_input -> run (one timed forward pass, any
+ * number of times) -> read (a layer's output in canonical layout: the last layer always, the
+ * others only with keep_all, which gives every tensor its own buffer) -> unprepare -> destroy. */
+#ifndef CAL_BACKEND_H
+#define CAL_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cal_net.h"
+
+enum cal_precision { CAL_FP32, CAL_TF32, CAL_FP16 };
+
+const char *cal_precision_name(enum cal_precision p);
+int cal_precision_parse(const char *s, enum cal_precision *out /* OUT */);
+
+struct cal_opts {
+    int threads;             /* CPU threads (oneDNN); 0 = all */
+    enum cal_precision precision;
+    bool keep_all;           /* every tensor in its own buffer, readable after run */
+    int device;              /* GPU ordinal */
+};
+
+/* What the device is, for the provenance of a profile. */
+struct cal_device_info {
+    char device[160];        /* "Intel(R) Xeon(R) ..." / "NVIDIA H100 80GB HBM3" */
+    char kind[64];           /* suggested executor kind: "xeon-8375c", "h100" */
+    char versions[256];      /* driver, runtime and library versions */
+};
+
+/* Memory and load figures of a prepared network. */
+struct cal_mem_info {
+    size_t weights_bytes, arena_bytes, workspace_bytes;
+    size_t device_used_bytes; /* GPU: drop of cudaMemGetInfo's free memory over prepare */
+    double load_ms;           /* copying the weights in (host to device for GPUs) */
+};
+
+struct cal_backend_ops {
+    const char *name;
+    const char *description;
+    int (*create)(const struct cal_opts *o, void **st /* OUT */);
+    int (*info)(void *st, struct cal_device_info *out /* OUT */);
+    int (*prepare)(void *st, const struct cal_net *net, int batch,
+                   struct cal_mem_info *out /* OUT */);
+    int (*set_input)(void *st, const void *input);
+    int (*run)(void *st, double *ms /* OUT */);
+    int (*read)(void *st, int layer, float *out /* OUT: canonical layout */);
+    void (*unprepare)(void *st);
+    void (*destroy)(void *st);
+};
+
+extern const struct cal_backend_ops cal_backend_onednn;
+#ifdef SERVESIM_HAVE_CUDNN
+extern const struct cal_backend_ops cal_backend_cudnn;
+#endif
+
+/* By name ("onednn", "cudnn"); NULL when unknown or not built. */
+const struct cal_backend_ops *cal_backend_find(const char *name);
+/* Names of the backends built into this binary, comma-separated. */
+const char *cal_backend_names(void);
+
+/* The host name and the current UTC date-time, for provenance. */
+void cal_host_name(char *buf, size_t size);
+
+#endif

@@ -1,0 +1,825 @@
+/* cal_dnnl — the oneDNN (CPU) calibration backend: every cal_net layer as a oneDNN primitive.
+ *
+ * Convolutions, inner products and matmuls pick their own memory formats ("any"), so
+ * activations flow in blocked layouts between them as in a real oneDNN deployment; a reorder
+ * is inserted only where a consumer needs another layout. Weights are reordered once into
+ * the primitive's layout at prepare time (that copy is the "model load"). Activations live in
+ * one arena planned by liveness (cal_arena_plan) unless keep_all asks for a buffer each.
+ * Token tensors [S,D] are 2-D {N*S, D}; attention scores 4-D {N,H,S,S}; heads are strided
+ * views of the token tensors, so no transpose is materialised. The embedding lookup is the
+ * one layer without a oneDNN primitive (oneDNN 2.x has no gather): a plain loop.
+ * Precision: fp32 only (oneDNN's bf16/fp16 paths need ISA support this backend does not
+ * probe); others are refused. Threads: OpenMP, set once per backend instance. */
+#include "cal_backend.h"
+
+#include <math.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_err.h"
+
+#define MAX_ARGS 12
+
+struct step {
+    dnnl_primitive_t prim;   /* NULL: the embedding loop of layer `layer` */
+    int layer, nargs;
+    dnnl_exec_arg_t args[MAX_ARGS];
+};
+
+struct buf {                 /* an arena buffer: one tensor or one transient reorder output */
+    size_t size;
+    int first, last;
+};
+
+struct view {                /* a memory object living in the arena, bound after planning */
+    dnnl_memory_t mem;
+    int buf;
+};
+
+struct dn {
+    struct cal_opts o;
+    dnnl_engine_t eng;
+    dnnl_stream_t strm;
+    const struct cal_net *net;
+    int batch;
+    dnnl_memory_desc_t *tmd;     /* per tensor t+1 (0 = input): its layout */
+    dnnl_memory_t *tmem;         /* per tensor: the memory in that layout */
+    int *tbuf;                   /* per tensor: its arena buffer */
+    struct step *steps;
+    int nsteps, capsteps;
+    struct buf *bufs;
+    int nbufs, capbufs;
+    struct view *views;
+    int nviews, capviews;
+    dnnl_memory_t *owned;        /* weights and other self-allocated memories */
+    int nowned, capowned;
+    dnnl_primitive_t *setup;     /* weight reorders, run once at prepare */
+    int nsetup, capsetup;
+    dnnl_exec_arg_t (*setup_args)[2];
+    char *arena;
+    size_t arena_bytes, weights_bytes;
+    int32_t *tokens;
+};
+
+#define GROW(arr, n, cap)                                                                  \
+    ((n) < (cap) ? 0                                                                       \
+                 : (((cap) = (cap) ? 2 * (cap) : 16),                                     \
+                    ((arr) = realloc_or_free((arr), (size_t)(cap) * sizeof *(arr))) ? 0    \
+                                                                                   : SIM_ENOMEM))
+
+static void *realloc_or_free(void *p, size_t size)
+{
+    void *q = realloc(p, size);
+    if (!q)
+        free(p);
+    return q;
+}
+
+static int chk(dnnl_status_t s, const struct cal_layer *l, const char *what)
+{
+    if (s == dnnl_success)
+        return 0;
+    return sim_err_set(s == dnnl_unimplemented ? SIM_EUNAVAIL : SIM_EINTERNAL,
+                       "onednn: layer \"%s\" (%s): %s failed (status %d%s)", l ? l->name : "-",
+                       l ? cal_op_name(l->op) : "-", what, (int)s,
+                       s == dnnl_unimplemented ? ": no implementation for these shapes" : "");
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int dn_create(const struct cal_opts *o, void **out)
+{
+    if (o->precision != CAL_FP32)
+        return sim_err_set(SIM_EINVAL, "onednn: precision %s is not supported (fp32 only; tf32 "
+                           "and fp16 are GPU precisions)", cal_precision_name(o->precision));
+    struct dn *d = calloc(1, sizeof *d);
+    if (!d)
+        return SIM_ENOMEM;
+    d->o = *o;
+    if (o->threads > 0)
+        omp_set_num_threads(o->threads);
+    if (dnnl_engine_create(&d->eng, dnnl_cpu, 0) != dnnl_success ||
+        dnnl_stream_create(&d->strm, d->eng, dnnl_stream_default_flags) != dnnl_success) {
+        if (d->eng)
+            dnnl_engine_destroy(d->eng);
+        free(d);
+        return sim_err_set(SIM_EINTERNAL, "onednn: cannot create the CPU engine");
+    }
+    *out = d;
+    return 0;
+}
+
+static int dn_info(void *st, struct cal_device_info *out)
+{
+    (void)st;
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    snprintf(out->device, sizeof out->device, "unknown CPU");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "model name", 10) == 0) {
+            char *v = strchr(line, ':');
+            if (v) {
+                v += 1 + strspn(v + 1, " \t");
+                v[strcspn(v, "\n")] = 0;
+                snprintf(out->device, sizeof out->device, "%s", v);
+            }
+            break;
+        }
+    if (f)
+        fclose(f);
+    /* kind: "cpu-" + the model's alphanumerics, lowercased, shortened */
+    size_t k = (size_t)snprintf(out->kind, sizeof out->kind, "cpu");
+    bool dash = true;
+    for (const char *c = out->device; *c && k + 2 < sizeof out->kind; c++) {
+        if ((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || (*c >= 'A' && *c <= 'Z')) {
+            if (dash)
+                out->kind[k++] = '-';
+            out->kind[k++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+            dash = false;
+        } else if (strncmp(c, "(R)", 3) == 0 || strncmp(c, "(TM)", 4) == 0) {
+            c += c[1] == 'R' ? 2 : 3;
+        } else {
+            dash = true;
+        }
+    }
+    out->kind[k] = 0;
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(out->versions, sizeof out->versions, "oneDNN %d.%d.%d (%s), CPU runtime OpenMP, "
+             "ISA %d, max threads %d", v->major, v->minor, v->patch, v->hash ? v->hash : "",
+             (int)dnnl_get_effective_cpu_isa(), omp_get_max_threads());
+    return 0;
+}
+
+/* --- building blocks -------------------------------------------------------------------- */
+
+static int new_buf(struct dn *d, size_t size, int first, int last)
+{
+    if (GROW(d->bufs, d->nbufs, d->capbufs))
+        return SIM_ENOMEM;
+    d->bufs[d->nbufs] = (struct buf){size, first, last};
+    return d->nbufs++;
+}
+
+/* A memory object with layout md living in arena buffer b. */
+static int arena_mem(struct dn *d, const dnnl_memory_desc_t *md, int b, dnnl_memory_t *out)
+{
+    if (GROW(d->views, d->nviews, d->capviews))
+        return SIM_ENOMEM;
+    if (dnnl_memory_create(out, md, d->eng, DNNL_MEMORY_NONE) != dnnl_success)
+        return sim_err_set(SIM_EINTERNAL, "onednn: cannot create a memory object");
+    d->views[d->nviews++] = (struct view){*out, b};
+    return 0;
+}
+
+static int owned_mem(struct dn *d, const dnnl_memory_desc_t *md, void *handle, dnnl_memory_t *out)
+{
+    if (GROW(d->owned, d->nowned, d->capowned))
+        return SIM_ENOMEM;
+    if (dnnl_memory_create(out, md, d->eng, handle) != dnnl_success)
+        return sim_err_set(SIM_EINTERNAL, "onednn: cannot create a memory object");
+    d->owned[d->nowned++] = *out;
+    return 0;
+}
+
+static int add_step(struct dn *d, dnnl_primitive_desc_t pd, int layer, int nargs,
+                    const dnnl_exec_arg_t *args)
+{
+    if (GROW(d->steps, d->nsteps, d->capsteps))
+        return SIM_ENOMEM;
+    struct step *s = &d->steps[d->nsteps];
+    memset(s, 0, sizeof *s);
+    s->layer = layer, s->nargs = nargs;
+    memcpy(s->args, args, (size_t)nargs * sizeof *args);
+    if (pd && dnnl_primitive_create(&s->prim, pd) != dnnl_success)
+        return sim_err_set(SIM_EINTERNAL, "onednn: cannot create the primitive of layer %d", layer);
+    d->nsteps++;
+    return 0;
+}
+
+/* Copies user data (canonical layout `user`) into a new owned memory of layout `want`,
+ * through a reorder run once at prepare time. */
+static int load_weights(struct dn *d, const struct cal_layer *l, const dnnl_memory_desc_t *user,
+                        const float *data, const dnnl_memory_desc_t *want, dnnl_memory_t *out)
+{
+    dnnl_memory_t src;
+    dnnl_primitive_desc_t pd = NULL;
+    int rc;
+    if ((rc = owned_mem(d, user, (void *)(uintptr_t)data, &src)) ||
+        (rc = owned_mem(d, want, DNNL_MEMORY_ALLOCATE, out)))
+        return rc;
+    if ((rc = chk(dnnl_reorder_primitive_desc_create(&pd, user, d->eng, want, d->eng, NULL), l,
+                  "weights reorder")))
+        return rc;
+    if (GROW(d->setup, d->nsetup, d->capsetup)) {
+        dnnl_primitive_desc_destroy(pd);
+        return SIM_ENOMEM;
+    }
+    dnnl_exec_arg_t (*na)[2] = realloc(d->setup_args, (size_t)d->capsetup * sizeof *na);
+    if (!na) {
+        dnnl_primitive_desc_destroy(pd);
+        return SIM_ENOMEM;
+    }
+    d->setup_args = na;
+    rc = chk(dnnl_primitive_create(&d->setup[d->nsetup], pd), l, "weights reorder");
+    dnnl_primitive_desc_destroy(pd);
+    if (rc)
+        return rc;
+    d->setup_args[d->nsetup][0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, src};
+    d->setup_args[d->nsetup][1] = (dnnl_exec_arg_t){DNNL_ARG_TO, *out};
+    d->nsetup++;
+    d->weights_bytes += dnnl_memory_desc_get_size(want);
+    return 0;
+}
+
+static int plain_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag)
+{
+    return dnnl_memory_desc_init_by_tag(md, nd, dims, dnnl_f32, tag) == dnnl_success
+               ? 0 : sim_err_set(SIM_EINTERNAL, "onednn: bad memory descriptor");
+}
+
+/* The memory of tensor t in layout want: t's own memory, or a transient reorder of it at
+ * step `layer`. */
+static int input_as(struct dn *d, const struct cal_layer *l, int layer, int t,
+                    const dnnl_memory_desc_t *want, dnnl_memory_t *out)
+{
+    if (dnnl_memory_desc_equal(&d->tmd[t + 1], want)) {
+        *out = d->tmem[t + 1];
+        return 0;
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    int rc, b = new_buf(d, dnnl_memory_desc_get_size(want), layer, layer);
+    if (b < 0)
+        return b;
+    if ((rc = arena_mem(d, want, b, out)) ||
+        (rc = chk(dnnl_reorder_primitive_desc_create(&pd, &d->tmd[t + 1], d->eng, want, d->eng,
+                                                     NULL), l, "input reorder")))
+        return rc;
+    dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, d->tmem[t + 1]}, {DNNL_ARG_TO, *out}};
+    rc = add_step(d, pd, layer, 2, a);
+    dnnl_primitive_desc_destroy(pd);
+    return rc;
+}
+
+/* Records layer i's output layout and creates its arena buffer and memory. */
+static int set_output(struct dn *d, int i, const dnnl_memory_desc_t *md, int last)
+{
+    d->tmd[i + 1] = *md;
+    int b = new_buf(d, dnnl_memory_desc_get_size(md), i, last);
+    if (b < 0)
+        return b;
+    d->tbuf[i + 1] = b;
+    return arena_mem(d, md, b, &d->tmem[i + 1]);
+}
+
+/* The layout a tensor of cal shape s takes (dims only; tag for the plain case). */
+static void tensor_dims(const struct dn *d, const struct cal_shape *s, bool image, int *nd,
+                        dnnl_dims_t dims)
+{
+    int64_t n = d->batch;
+    if (s->nd == 3 && image)
+        *nd = 4, dims[0] = n, dims[1] = s->d[0], dims[2] = s->d[1], dims[3] = s->d[2];
+    else if (s->nd == 3) /* scores */
+        *nd = 4, dims[0] = n, dims[1] = s->d[0], dims[2] = s->d[1], dims[3] = s->d[2];
+    else if (s->nd == 2) /* tokens */
+        *nd = 2, dims[0] = n * s->d[0], dims[1] = s->d[1];
+    else
+        *nd = 2, dims[0] = n, dims[1] = s->d[0];
+}
+
+/* Strided 4-D view {N,H,S,dh} of a token tensor {N*S, H*dh}; transposed: {N,H,dh,S}. */
+static void head_view(dnnl_memory_desc_t *md, int64_t n, int64_t h, int64_t s, int64_t dh,
+                      bool transposed)
+{
+    dnnl_dims_t dims = {n, h, transposed ? dh : s, transposed ? s : dh};
+    dnnl_dims_t strides = {s * h * dh, dh, transposed ? 1 : h * dh, transposed ? h * dh : 1};
+    dnnl_memory_desc_init_by_strides(md, 4, dims, dnnl_f32, strides);
+}
+
+/* Builds primitive descriptor + step for one op with its output set; the common tail. */
+static int finish(struct dn *d, int i, const struct cal_layer *l, dnnl_primitive_desc_t pd,
+                  int last, int nargs, dnnl_exec_arg_t *args, int dst_slot)
+{
+    int rc = set_output(d, i, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), last);
+    if (!rc) {
+        args[dst_slot] = (dnnl_exec_arg_t){DNNL_ARG_DST, d->tmem[i + 1]};
+        rc = add_step(d, pd, i, nargs, args);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    (void)l;
+    return rc;
+}
+
+static int build_layer(struct dn *d, int i, int last)
+{
+    const struct cal_net *net = d->net;
+    const struct cal_layer *l = &net->layers[i];
+    const struct cal_shape *xs = cal_net_tensor_shape(net, l->in[0]);
+    int64_t N = d->batch;
+    int t0 = l->in[0], rc = 0, nd;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_exec_arg_t a[MAX_ARGS];
+    dnnl_memory_t src = NULL, mem;
+    dnnl_memory_desc_t md, md2, md3;
+    dnnl_dims_t dims, dims2;
+    switch (l->op) {
+    case CAL_CONV: {
+        dnnl_convolution_desc_t cd;
+        dnnl_dims_t sd = {N, xs->d[0], xs->d[1], xs->d[2]};
+        dnnl_dims_t dd = {N, l->out, l->shape.d[1], l->shape.d[2]};
+        dnnl_dims_t wd5 = {l->groups, l->out / l->groups, xs->d[0] / l->groups, l->kh, l->kw};
+        dnnl_dims_t wd4 = {l->out, xs->d[0], l->kh, l->kw};
+        dnnl_dims_t bd = {l->out}, strides = {l->sh, l->sw}, dil = {l->dh - 1, l->dw - 1};
+        dnnl_dims_t pl = {l->ph, l->pw}, pr;
+        pr[0] = (l->shape.d[1] - 1) * l->sh + (int64_t)(l->kh - 1) * l->dh + 1 - xs->d[1] - l->ph;
+        pr[1] = (l->shape.d[2] - 1) * l->sw + (int64_t)(l->kw - 1) * l->dw + 1 - xs->d[2] - l->pw;
+        pr[0] = pr[0] < 0 ? 0 : pr[0], pr[1] = pr[1] < 0 ? 0 : pr[1];
+        bool g = l->groups > 1;
+        dnnl_memory_desc_t smd, wmd, bmd, dmd, uw, ub;
+        dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, dnnl_format_tag_any);
+        dnnl_memory_desc_init_by_tag(&wmd, g ? 5 : 4, g ? wd5 : wd4, dnnl_f32, dnnl_format_tag_any);
+        dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a);
+        dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, dnnl_format_tag_any);
+        if ((rc = chk(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                          dnnl_convolution_auto, &smd, &wmd, l->b ? &bmd : NULL, &dmd, strides,
+                          dil, pl, pr), l, "descriptor")) ||
+            (rc = chk(dnnl_primitive_desc_create(&pd, &cd, NULL, d->eng, NULL), l, "primitive")))
+            return rc;
+        dnnl_memory_t w, b = NULL;
+        dnnl_memory_desc_init_by_tag(&uw, g ? 5 : 4, g ? wd5 : wd4, dnnl_f32, g ? dnnl_goihw : dnnl_oihw);
+        dnnl_memory_desc_init_by_tag(&ub, 1, bd, dnnl_f32, dnnl_a);
+        if ((rc = input_as(d, l, i, t0, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src)) ||
+            (rc = load_weights(d, l, &uw, l->w, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &w)) ||
+            (l->b && (rc = load_weights(d, l, &ub, l->b, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), &b)))) {
+            dnnl_primitive_desc_destroy(pd);
+            return rc;
+        }
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
+        a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w};
+        a[2] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
+        return finish(d, i, l, pd, last, b ? 4 : 3, a, b ? 3 : 2);
+    }
+    case CAL_BN: {
+        dnnl_batch_normalization_desc_t bd;
+        dnnl_dims_t cd = {xs->d[0]};
+        dnnl_memory_t m_sc, m_sh, m_mean, m_var;
+        if ((rc = chk(dnnl_batch_normalization_forward_desc_init(&bd, dnnl_forward_inference,
+                          &d->tmd[t0 + 1], (float)l->eps,
+                          dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift), l, "descriptor")) ||
+            (rc = chk(dnnl_primitive_desc_create(&pd, &bd, NULL, d->eng, NULL), l, "primitive")))
+            return rc;
+        dnnl_memory_desc_init_by_tag(&md, 1, cd, dnnl_f32, dnnl_a);
+        if ((rc = load_weights(d, l, &md, l->w, &md, &m_sc)) ||
+            (rc = load_weights(d, l, &md, l->b, &md, &m_sh)) ||
+            (rc = load_weights(d, l, &md, l->mean, &md, &m_mean)) ||
+            (rc = load_weights(d, l, &md, l->var, &md, &m_var))) {
+            dnnl_primitive_desc_destroy(pd);
+            return rc;
+        }
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
+        a[1] = (dnnl_exec_arg_t){DNNL_ARG_SCALE, m_sc};
+        a[2] = (dnnl_exec_arg_t){DNNL_ARG_SHIFT, m_sh};
+        a[3] = (dnnl_exec_arg_t){DNNL_ARG_MEAN, m_mean};
+        a[4] = (dnnl_exec_arg_t){DNNL_ARG_VARIANCE, m_var};
+        return finish(d, i, l, pd, last, 6, a, 5);
+    }
+    case CAL_RELU: case CAL_RELU6: case CAL_SIGMOID: case CAL_TANH: case CAL_GELU: {
+        dnnl_eltwise_desc_t ed;
+        dnnl_alg_kind_t alg = l->op == CAL_RELU ? dnnl_eltwise_relu
+                              : l->op == CAL_RELU6 ? dnnl_eltwise_clip
+                              : l->op == CAL_SIGMOID ? dnnl_eltwise_logistic
+                              : l->op == CAL_TANH ? dnnl_eltwise_tanh : dnnl_eltwise_gelu_erf;
+        if ((rc = chk(dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg,
+                          &d->tmd[t0 + 1], 0.0f, l->op == CAL_RELU6 ? 6.0f : 0.0f), l, "descriptor")) ||
+            (rc = chk(dnnl_primitive_desc_create(&pd, &ed, NULL, d->eng, NULL), l, "primitive")))
+            return rc;
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
+        return finish(d, i, l, pd, last, 2, a, 1);
+    }
+    case CAL_MAXPOOL: case CAL_AVGPOOL: case CAL_GAP: {
+        dnnl_pooling_desc_t pdsc;
+        bool gap = l->op == CAL_GAP;
+        dnnl_dims_t dd = {N, l->shape.d[0], l->shape.d[1], l->shape.d[2]};
+        dnnl_dims_t k = {gap ? xs->d[1] : l->kh, gap ? xs->d[2] : l->kw};
+        dnnl_dims_t s = {gap ? 1 : l->sh, gap ? 1 : l->sw}, pl = {gap ? 0 : l->ph, gap ? 0 : l->pw}, pr;
+        for (int q = 0; q < 2; q++) {
+            pr[q] = (l->shape.d[1 + q] - 1) * s[q] + k[q] - xs->d[1 + q] - pl[q];
+            pr[q] = pr[q] < 0 ? 0 : pr[q];
+        }
+        dnnl_memory_desc_init_by_tag(&md, 4, dd, dnnl_f32, dnnl_format_tag_any);
+        if ((rc = chk(dnnl_pooling_forward_desc_init(&pdsc, dnnl_forward_inference,
+                          l->op == CAL_MAXPOOL ? dnnl_pooling_max : dnnl_pooling_avg_include_padding,
+                          &d->tmd[t0 + 1], &md, s, k, pl, pr), l, "descriptor")) ||
+            (rc = chk(dnnl_primitive_desc_create(&pd, &pdsc, NULL, d->eng, NULL), l, "primitive")))
+            return rc;
+        /* max pooling for inference needs no workspace in forward_inference */
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
+        return finish(d, i, l, pd, last, 2, a, 1);
+    }
+    case CAL_ADD: {
+        dnnl_binary_desc_t bd;
+        if ((rc = input_as(d, l, i, l->in[1], &d->tmd[t0 + 1], &mem)) ||
+            (rc = chk(dnnl_binary_desc_init(&bd, dnnl_binary_add, &d->tmd[t0 + 1], &d->tmd[t0 + 1],
+                                            &d->tmd[t0 + 1]), l, "descriptor")) ||
+            (rc = chk(dnnl_primitive_desc_create(&pd, &bd, NULL, d->eng, NULL), l, "primitive")))
+            return rc;
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC_0, d->tmem[t0 + 1]};
+        a[1] = (dnnl_exec_arg_t){DNNL_ARG_SRC_1, mem};
+        return finish(d, i, l, pd, last, 3, a, 2);
+    }
+    case CAL_CONCAT: {
+        dnnl_memory_desc_t mds[CAL_MAX_IN];
+        for (int j = 0; j < l->nin; j++) {
+            mds[j] = d->tmd[l->in[j] + 1];
+            a[j] = (dnnl_exec_arg_t){DNNL_ARG_MULTIPLE_SRC + j, d->tmem[l->in[j] + 1]};
+        }
+        if ((rc = chk(dnnl_concat_primitive_desc_create(&pd, NULL, l->nin, 1, mds, NULL, d->eng),
+                      l, "primitive")))
+            return rc;
+        return finish(d, i, l, pd, last, l->nin + 1, a, l->nin);
+    }
+    case CAL_FC: {
+        dnnl_inner_product_desc_t id;
+        dnnl_memory_desc_t wmd, bmd, dmd, uw;
+        dnnl_dims_t bd = {l->out}, dd = {N, l->out};
+        bool img = xs->nd == 3;
+        dnnl_dims_t wd = {l->out, xs->d[0], img ? xs->d[1] : 0, img ? xs->d[2] : 0};
+        dnnl_memory_desc_init_by_tag(&wmd, img ? 4 : 2, wd, dnnl_f32, dnnl_format_tag_any);
+        dnnl_memory_desc_init_by_tag(&uw, img ? 4 : 2, wd, dnnl_f32, img ? dnnl_oihw : dnnl_ab);
+        dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a);
+        dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_f32, dnnl_format_tag_any);
+        if ((rc = chk(dnnl_inner_product_forward_desc_init(&id, dnnl_forward_inference,
+                          &d->tmd[t0 + 1], &wmd, l->b ? &bmd : NULL, &dmd), l, "descriptor")) ||
+            (rc = chk(dnnl_primitive_desc_create(&pd, &id, NULL, d->eng, NULL), l, "primitive")))
+            return rc;
+        dnnl_memory_t w, b = NULL;
+        if ((rc = input_as(d, l, i, t0, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src)) ||
+            (rc = load_weights(d, l, &uw, l->w, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &w)) ||
+            (l->b && (rc = load_weights(d, l, &bmd, l->b, &bmd, &b)))) {
+            dnnl_primitive_desc_destroy(pd);
+            return rc;
+        }
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
+        a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w};
+        a[2] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
+        return finish(d, i, l, pd, last, b ? 4 : 3, a, b ? 3 : 2);
+    }
+    case CAL_LINEAR: {
+        dnnl_matmul_desc_t mdsc;
+        dnnl_memory_desc_t wmd, bmd, dmd, uw;
+        dnnl_dims_t wd = {xs->d[1], l->out}, bd = {1, l->out}, dd = {N * xs->d[0], l->out};
+        dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dnnl_f32, dnnl_format_tag_any);
+        dnnl_memory_desc_init_by_tag(&uw, 2, wd, dnnl_f32, dnnl_ba); /* canonical [out][D] */
+        dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_f32, dnnl_ab);
+        dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_f32, dnnl_ab);
+        if ((rc = chk(dnnl_matmul_desc_init(&mdsc, &d->tmd[t0 + 1], &wmd, l->b ? &bmd : NULL, &dmd),
+                      l, "descriptor")) ||
+            (rc = chk(dnnl_primitive_desc_create(&pd, &mdsc, NULL, d->eng, NULL), l, "primitive")))
+            return rc;
+        dnnl_memory_t w, b = NULL;
+        if ((rc = load_weights(d, l, &uw, l->w, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &w)) ||
+            (l->b && (rc = load_weights(d, l, &bmd, l->b, &bmd, &b)))) {
+            dnnl_primitive_desc_destroy(pd);
+            return rc;
+        }
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
+        a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w};
+        a[2] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
+        return finish(d, i, l, pd, last, b ? 4 : 3, a, b ? 3 : 2);
+    }
+    case CAL_BMM: {
+        const struct cal_shape *bs = cal_net_tensor_shape(net, l->in[1]);
+        int64_t S = bs->d[0], D = bs->d[1], H = l->heads, dh = D / H;
+        dnnl_matmul_desc_t mdsc;
+        dnnl_primitive_attr_t attr = NULL;
+        dnnl_memory_t am, bm;
+        if (l->transpose_b) {
+            head_view(&md, N, H, S, dh, false);
+            head_view(&md2, N, H, S, dh, true);
+            dnnl_dims_t od = {N, H, S, S};
+            dnnl_memory_desc_init_by_tag(&md3, 4, od, dnnl_f32, dnnl_abcd);
+        } else {
+            dnnl_dims_t pdims = {N, H, S, S};
+            dnnl_memory_desc_init_by_tag(&md, 4, pdims, dnnl_f32, dnnl_abcd);
+            head_view(&md2, N, H, S, dh, false);
+            head_view(&md3, N, H, S, dh, false);
+        }
+        /* views of the inputs' buffers in these layouts (same bytes, another descriptor) */
+        if ((rc = arena_mem(d, &md, d->tbuf[t0 + 1], &am)) ||
+            (rc = arena_mem(d, &md2, d->tbuf[l->in[1] + 1], &bm)))
+            return rc;
+        if (l->scale != 1) {
+            float sc = (float)l->scale;
+            if (dnnl_primitive_attr_create(&attr) != dnnl_success ||
+                dnnl_primitive_attr_set_output_scales(attr, 1, 0, &sc) != dnnl_success)
+                return sim_err_set(SIM_EINTERNAL, "onednn: cannot set the scale of %s", l->name);
+        }
+        rc = chk(dnnl_matmul_desc_init(&mdsc, &md, &md2, NULL, &md3), l, "descriptor");
+        if (!rc)
+            rc = chk(dnnl_primitive_desc_create(&pd, &mdsc, attr, d->eng, NULL), l, "primitive");
+        if (attr)
+            dnnl_primitive_attr_destroy(attr);
+        if (rc)
+            return rc;
+        /* the output: a 4-D scores tensor, or the context as a token tensor {N*S, D} */
+        int b = new_buf(d, dnnl_memory_desc_get_size(&md3), i, last);
+        if (b < 0) {
+            dnnl_primitive_desc_destroy(pd);
+            return b;
+        }
+        dnnl_memory_t om;
+        if (l->transpose_b) {
+            d->tmd[i + 1] = md3;
+        } else {
+            dnnl_dims_t td = {N * S, D};
+            dnnl_memory_desc_init_by_tag(&d->tmd[i + 1], 2, td, dnnl_f32, dnnl_ab);
+        }
+        d->tbuf[i + 1] = b;
+        if ((rc = arena_mem(d, &d->tmd[i + 1], b, &d->tmem[i + 1])) ||
+            (rc = arena_mem(d, &md3, b, &om))) {
+            dnnl_primitive_desc_destroy(pd);
+            return rc;
+        }
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, am};
+        a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, bm};
+        a[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, om};
+        rc = add_step(d, pd, i, 3, a);
+        dnnl_primitive_desc_destroy(pd);
+        return rc;
+    }
+    case CAL_SOFTMAX: {
+        dnnl_softmax_desc_t sdsc;
+        const dnnl_memory_desc_t *x = &d->tmd[t0 + 1];
+        int axis = xs->nd == 3 && net->layers[t0].op != CAL_BMM ? 1 : x->ndims - 1;
+        if ((rc = chk(dnnl_softmax_forward_desc_init(&sdsc, dnnl_forward_inference, x, axis), l,
+                      "descriptor")) ||
+            (rc = chk(dnnl_primitive_desc_create(&pd, &sdsc, NULL, d->eng, NULL), l, "primitive")))
+            return rc;
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
+        return finish(d, i, l, pd, last, 2, a, 1);
+    }
+    case CAL_LAYERNORM: {
+        dnnl_layer_normalization_desc_t ld;
+        dnnl_dims_t cd = {xs->d[xs->nd - 1]};
+        dnnl_memory_t m_sc, m_sh;
+        if ((rc = chk(dnnl_layer_normalization_forward_desc_init(&ld, dnnl_forward_inference,
+                          &d->tmd[t0 + 1], NULL, (float)l->eps, dnnl_use_scale | dnnl_use_shift),
+                      l, "descriptor")) ||
+            (rc = chk(dnnl_primitive_desc_create(&pd, &ld, NULL, d->eng, NULL), l, "primitive")))
+            return rc;
+        dnnl_memory_desc_init_by_tag(&md, 1, cd, dnnl_f32, dnnl_a);
+        if ((rc = load_weights(d, l, &md, l->w, &md, &m_sc)) ||
+            (rc = load_weights(d, l, &md, l->b, &md, &m_sh))) {
+            dnnl_primitive_desc_destroy(pd);
+            return rc;
+        }
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
+        a[1] = (dnnl_exec_arg_t){DNNL_ARG_SCALE, m_sc};
+        a[2] = (dnnl_exec_arg_t){DNNL_ARG_SHIFT, m_sh};
+        return finish(d, i, l, pd, last, 4, a, 3);
+    }
+    case CAL_EMBED: {
+        tensor_dims(d, &l->shape, false, &nd, dims);
+        plain_md(&md, nd, dims, dnnl_ab);
+        if ((rc = set_output(d, i, &md, last)))
+            return rc;
+        d->weights_bytes += (size_t)l->nw * sizeof(float);
+        return add_step(d, NULL, i, 0, a);
+    }
+    case CAL_TOKEN: {
+        int64_t S = xs->d[0], D = xs->d[1];
+        dnnl_dims_t v3 = {N, S, D}, sub = {N, 1, D}, off = {0, l->index, 0};
+        dnnl_memory_desc_init_by_tag(&md, 3, v3, dnnl_f32, dnnl_abc);
+        dnnl_memory_desc_init_submemory(&md2, &md, sub, off);
+        dnnl_memory_desc_init_by_tag(&md3, 3, sub, dnnl_f32, dnnl_abc);
+        dims2[0] = N, dims2[1] = D;
+        dnnl_memory_desc_t out;
+        plain_md(&out, 2, dims2, dnnl_ab);
+        if ((rc = set_output(d, i, &out, last)) ||
+            (rc = arena_mem(d, &md2, d->tbuf[t0 + 1], &src)) ||
+            (rc = arena_mem(d, &md3, d->tbuf[i + 1], &mem)) ||
+            (rc = chk(dnnl_reorder_primitive_desc_create(&pd, &md2, d->eng, &md3, d->eng, NULL),
+                      l, "reorder")))
+            return rc;
+        a[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, src};
+        a[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, mem};
+        rc = add_step(d, pd, i, 2, a);
+        dnnl_primitive_desc_destroy(pd);
+        return rc;
+    }
+    default:
+        return sim_err_set(SIM_EINTERNAL, "onednn: layer %s: op %s has no oneDNN mapping", l->name,
+                           cal_op_name(l->op));
+    }
+}
+
+static void dn_unprepare(void *st)
+{
+    struct dn *d = st;
+    for (int i = 0; i < d->nsteps; i++)
+        if (d->steps[i].prim)
+            dnnl_primitive_destroy(d->steps[i].prim);
+    for (int i = 0; i < d->nsetup; i++)
+        dnnl_primitive_destroy(d->setup[i]);
+    for (int i = 0; i < d->nviews; i++)
+        dnnl_memory_destroy(d->views[i].mem);
+    for (int i = 0; i < d->nowned; i++)
+        dnnl_memory_destroy(d->owned[i]);
+    free(d->steps), free(d->bufs), free(d->views), free(d->owned), free(d->setup);
+    free(d->setup_args), free(d->tmd), free(d->tmem), free(d->tbuf), free(d->arena);
+    free(d->tokens);
+    struct cal_opts o = d->o;
+    dnnl_engine_t eng = d->eng;
+    dnnl_stream_t strm = d->strm;
+    memset(d, 0, sizeof *d);
+    d->o = o, d->eng = eng, d->strm = strm;
+}
+
+static int dn_prepare(void *st, const struct cal_net *net, int batch, struct cal_mem_info *out)
+{
+    struct dn *d = st;
+    int rc = 0, n = net->n, nd;
+    dn_unprepare(d);
+    d->net = net, d->batch = batch;
+    d->tmd = calloc((size_t)n + 1, sizeof *d->tmd);
+    d->tmem = calloc((size_t)n + 1, sizeof *d->tmem);
+    d->tbuf = calloc((size_t)n + 1, sizeof *d->tbuf);
+    int *last = malloc((size_t)(n + 1) * sizeof *last);
+    size_t *off = NULL;
+    if (!d->tmd || !d->tmem || !d->tbuf || !last) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    cal_net_last_use(net, last);
+    if (net->tokens) {
+        if (!(d->tokens = calloc((size_t)(batch * net->input.d[0]), sizeof *d->tokens))) {
+            rc = SIM_ENOMEM;
+            goto out;
+        }
+    } else {
+        dnnl_dims_t dims;
+        tensor_dims(d, &net->input, true, &nd, dims);
+        plain_md(&d->tmd[0], 4, dims, dnnl_nchw);
+        /* the input stays intact over the whole pass, so repeated runs read the same input */
+        int b = new_buf(d, dnnl_memory_desc_get_size(&d->tmd[0]), 0, n);
+        if (b < 0 || (rc = arena_mem(d, &d->tmd[0], b, &d->tmem[0]))) {
+            rc = b < 0 ? b : rc;
+            goto out;
+        }
+        d->tbuf[0] = b;
+    }
+    for (int i = 0; i < n && !rc; i++)
+        rc = build_layer(d, i, d->o.keep_all ? n : last[i + 1]);
+    if (rc)
+        goto out;
+    /* plan the arena and bind every view */
+    size_t *size = malloc((size_t)d->nbufs * sizeof *size);
+    int *first = malloc((size_t)d->nbufs * sizeof *first), *lst = malloc((size_t)d->nbufs * sizeof *lst);
+    off = malloc((size_t)d->nbufs * sizeof *off);
+    if (!size || !first || !lst || !off) {
+        free(size), free(first), free(lst);
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    for (int b = 0; b < d->nbufs; b++)
+        size[b] = d->bufs[b].size, first[b] = d->bufs[b].first, lst[b] = d->bufs[b].last;
+    rc = cal_arena_plan(d->nbufs, size, first, lst, 64, off, &d->arena_bytes);
+    free(size), free(first), free(lst);
+    if (rc)
+        goto out;
+    if (!(d->arena = aligned_alloc(64, (d->arena_bytes + 63) / 64 * 64 + 64))) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    memset(d->arena, 0, d->arena_bytes);
+    for (int v = 0; v < d->nviews; v++)
+        dnnl_memory_set_data_handle(d->views[v].mem, d->arena + off[d->views[v].buf]);
+    /* the model load: every weight reorder into the primitives' layouts */
+    double t0 = now_ms();
+    for (int k = 0; k < d->nsetup; k++)
+        dnnl_primitive_execute(d->setup[k], d->strm, 2, d->setup_args[k]);
+    dnnl_stream_wait(d->strm);
+    memset(out, 0, sizeof *out);
+    out->load_ms = now_ms() - t0;
+    out->weights_bytes = d->weights_bytes;
+    out->arena_bytes = d->arena_bytes;
+out:
+    free(last), free(off);
+    if (rc)
+        dn_unprepare(d);
+    return rc;
+}
+
+static int dn_set_input(void *st, const void *input)
+{
+    struct dn *d = st;
+    const struct cal_net *net = d->net;
+    size_t n = (size_t)(d->batch * cal_shape_count(&net->input));
+    if (net->tokens) {
+        memcpy(d->tokens, input, n * sizeof *d->tokens);
+        return 0;
+    }
+    void *h = NULL;
+    dnnl_memory_get_data_handle(d->tmem[0], &h);
+    memcpy(h, input, n * sizeof(float));
+    return 0;
+}
+
+static void embed(struct dn *d, const struct cal_layer *l, int i)
+{
+    float *y = NULL;
+    dnnl_memory_get_data_handle(d->tmem[i + 1], (void **)&y);
+    int64_t S = d->net->input.d[0], D = l->dim, rows = d->batch * S;
+    const float *pos = l->w + (int64_t)l->vocab * D, *typ = pos + (int64_t)l->positions * D;
+#pragma omp parallel for
+    for (int64_t r = 0; r < rows; r++) {
+        const float *wv = l->w + (int64_t)d->tokens[r] * D, *pv = pos + (r % S) * D;
+        for (int64_t k = 0; k < D; k++)
+            y[r * D + k] = wv[k] + pv[k] + (l->types ? typ[k] : 0.0f);
+    }
+}
+
+static int dn_run(void *st, double *ms)
+{
+    struct dn *d = st;
+    double t0 = now_ms();
+    for (int s = 0; s < d->nsteps; s++) {
+        struct step *p = &d->steps[s];
+        if (!p->prim) {
+            embed(d, &d->net->layers[p->layer], p->layer);
+            continue;
+        }
+        dnnl_status_t r = dnnl_primitive_execute(p->prim, d->strm, p->nargs, p->args);
+        if (r != dnnl_success)
+            return chk(r, &d->net->layers[p->layer], "execute");
+    }
+    dnnl_stream_wait(d->strm);
+    *ms = now_ms() - t0;
+    return 0;
+}
+
+static int dn_read(void *st, int layer, float *out)
+{
+    struct dn *d = st;
+    if (!d->o.keep_all && layer != d->net->n - 1)
+        return sim_err_set(SIM_EINTERNAL, "onednn: reading a layer other than the last needs keep_all");
+    const struct cal_layer *l = &d->net->layers[layer];
+    const dnnl_memory_desc_t *md = &d->tmd[layer + 1];
+    dnnl_memory_desc_t plain;
+    dnnl_format_tag_t tag = md->ndims == 4 ? dnnl_abcd : dnnl_ab;
+    dnnl_memory_desc_init_by_tag(&plain, md->ndims, md->dims, dnnl_f32, tag);
+    dnnl_memory_t um;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_t p;
+    int rc;
+    if ((rc = chk(dnnl_memory_create(&um, &plain, d->eng, out), l, "read memory")))
+        return rc;
+    if ((rc = chk(dnnl_reorder_primitive_desc_create(&pd, md, d->eng, &plain, d->eng, NULL), l,
+                  "read reorder"))) {
+        dnnl_memory_destroy(um);
+        return rc;
+    }
+    rc = chk(dnnl_primitive_create(&p, pd), l, "read reorder");
+    dnnl_primitive_desc_destroy(pd);
+    if (!rc) {
+        dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, d->tmem[layer + 1]}, {DNNL_ARG_TO, um}};
+        rc = chk(dnnl_primitive_execute(p, d->strm, 2, a), l, "read reorder");
+        dnnl_stream_wait(d->strm);
+        dnnl_primitive_destroy(p);
+    }
+    dnnl_memory_destroy(um);
+    return rc;
+}
+
+static void dn_destroy(void *st)
+{
+    struct dn *d = st;
+    if (!d)
+        return;
+    dn_unprepare(d);
+    dnnl_stream_destroy(d->strm);
+    dnnl_engine_destroy(d->eng);
+    free(d);
+}
+
+const struct cal_backend_ops cal_backend_onednn = {
+    .name = "onednn",
+    .description = "oneDNN primitives on the CPU (fp32; threads = OpenMP threads)",
+    .create = dn_create,
+    .info = dn_info,
+    .prepare = dn_prepare,
+    .set_input = dn_set_input,
+    .run = dn_run,
+    .read = dn_read,
+    .unprepare = dn_unprepare,
+    .destroy = dn_destroy,
+};

@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""generate.py — writes the network definitions of calibrate/networks/*.json.
+
+The JSON files are the data servesim-calibrate reads (format "servesim-net/1", documented in
+docs/calibrate.md): one layer per line, each with its true shape attributes. Architectures
+with hundreds of layers (DenseNet-121 has 120 convolutions) are written by this script from
+the papers' block structure, following torchvision / Hugging Face layer for layer, so that
+parameter counts match the published figures exactly. Edit this script, not the JSON, and
+re-run it:  python3 calibrate/networks/generate.py
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Net:
+    def __init__(self, name, source, input_shape, published):
+        self.name, self.source, self.input, self.published = name, source, input_shape, published
+        self.layers, self.last, self.names = [], "input", set()
+
+    def add(self, name, op, inputs=None, **attrs):
+        assert name not in self.names, name
+        self.names.add(name)
+        layer = {"name": name, "op": op}
+        if inputs is not None:
+            inputs = [inputs] if isinstance(inputs, str) else inputs
+            if inputs != [self.last]:
+                layer["in"] = inputs
+        elif self.last is None:
+            raise ValueError(name)
+        layer.update(attrs)
+        self.layers.append(layer)
+        self.last = name
+        return name
+
+    def conv(self, name, out, k, s=1, p=0, x=None, g=1, d=1, bias=False):
+        attrs = {"out": out}
+        if isinstance(k, tuple):
+            attrs["kh"], attrs["kw"] = k
+        else:
+            attrs["k"] = k
+        if s != 1:
+            attrs["s"] = s
+        if isinstance(p, tuple):
+            attrs["ph"], attrs["pw"] = p
+        elif p:
+            attrs["p"] = p
+        if g != 1:
+            attrs["g"] = g
+        if d != 1:
+            attrs["d"] = d
+        if bias:
+            attrs["bias"] = True
+        return self.add(name, "conv", x if x is not None else self.last, **attrs)
+
+    def write(self, fname):
+        path = os.path.join(HERE, fname)
+        with open(path, "w") as f:
+            f.write("{\n")
+            f.write(' "format": "servesim-net/1",\n')
+            f.write(' "name": %s,\n' % json.dumps(self.name))
+            f.write(' "source": %s,\n' % json.dumps(self.source))
+            f.write(' "generated_by": "calibrate/networks/generate.py",\n')
+            f.write(' "published": %s,\n' % json.dumps(self.published))
+            f.write(' "input": %s,\n' % json.dumps(self.input))
+            f.write(' "layers": [\n')
+            f.write(",\n".join("  " + json.dumps(l) for l in self.layers))
+            f.write("\n ]\n}\n")
+
+
+def conv_bn_relu(n, name, out, k, s=1, p=0, x=None, eps=None, act="relu", g=1):
+    n.conv(name, out, k, s, p, x, g=g)
+    if eps is None:
+        n.add(name + "_bn", "bn")
+    else:
+        n.add(name + "_bn", "bn", eps=eps)
+    if act:
+        n.add(name + "_" + act, act)
+    return n.last
+
+
+def resnet50():
+    n = Net("ResNet-50", "He et al., CVPR 2016 (v1.5 as in torchvision: stride on the 3x3)",
+            {"shape": [3, 224, 224]},
+            {"params": 25557032, "gmacs": 4.09,
+             "ref": "torchvision resnet50 IMAGENET1K_V1: 25,557,032 params, 4.09 GFLOPS (MACs)"})
+    conv_bn_relu(n, "conv1", 64, 7, 2, 3)
+    n.add("pool1", "maxpool", k=3, s=2, p=1)
+    x, cin = n.last, 64
+    for si, (w, blocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]):
+        for b in range(blocks):
+            s = stride if b == 0 else 1
+            pre = "l%d_%d" % (si + 1, b)
+            conv_bn_relu(n, pre + "_c1", w, 1, x=x)
+            conv_bn_relu(n, pre + "_c2", w, 3, s, 1)
+            conv_bn_relu(n, pre + "_c3", 4 * w, 1, act=None)
+            main = n.last
+            short = x
+            if b == 0:
+                short = conv_bn_relu(n, pre + "_down", 4 * w, 1, s, x=x, act=None)
+            n.add(pre + "_add", "add", [main, short])
+            x = n.add(pre + "_relu", "relu")
+            cin = 4 * w
+    n.add("gap", "gap")
+    n.add("fc", "fc", out=1000)
+    n.add("prob", "softmax")
+    return n
+
+
+def vgg16():
+    n = Net("VGG-16", "Simonyan & Zisserman, ICLR 2015 (configuration D, as torchvision vgg16)",
+            {"shape": [3, 224, 224]},
+            {"params": 138357544, "gmacs": 15.47,
+             "ref": "torchvision vgg16 IMAGENET1K_V1: 138,357,544 params, 15.47 GFLOPS (MACs)"})
+    cfg = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"]
+    i = 0
+    for v in cfg:
+        if v == "M":
+            n.add("pool%d" % i, "maxpool", k=2, s=2)
+        else:
+            i += 1
+            n.conv("conv%d" % i, v, 3, 1, 1, bias=True)
+            n.add("relu%d" % i, "relu")
+    n.add("fc6", "fc", out=4096)
+    n.add("fc6_relu", "relu")
+    n.add("fc7", "fc", out=4096)
+    n.add("fc7_relu", "relu")
+    n.add("fc8", "fc", out=1000)
+    n.add("prob", "softmax")
+    return n
+
+
+def mobilenetv2():
+    n = Net("MobileNetV2", "Sandler et al., CVPR 2018 (width 1.0, as torchvision mobilenet_v2)",
+            {"shape": [3, 224, 224]},
+            {"params": 3504872, "gmacs": 0.30,
+             "ref": "torchvision mobilenet_v2 IMAGENET1K_V1: 3,504,872 params, 0.30 GFLOPS (MACs)"})
+    conv_bn_relu(n, "conv0", 32, 3, 2, 1, act="relu6")
+    cin, bi = 32, 0
+    for t, c, reps, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                          (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]:
+        for r in range(reps):
+            stride = s if r == 0 else 1
+            x, hid, pre = n.last, cin * t, "b%d" % bi
+            if t != 1:
+                conv_bn_relu(n, pre + "_exp", hid, 1, act="relu6")
+            conv_bn_relu(n, pre + "_dw", hid, 3, stride, 1, act="relu6", g=hid)
+            conv_bn_relu(n, pre + "_proj", c, 1, act=None)
+            if stride == 1 and cin == c:
+                n.add(pre + "_add", "add", [n.last, x])
+            cin, bi = c, bi + 1
+    conv_bn_relu(n, "conv_last", 1280, 1, act="relu6")
+    n.add("gap", "gap")
+    n.add("fc", "fc", out=1000)
+    n.add("prob", "softmax")
+    return n
+
+
+def densenet121():
+    n = Net("DenseNet-121", "Huang et al., CVPR 2017 (growth 32, bn_size 4, as torchvision densenet121)",
+            {"shape": [3, 224, 224]},
+            {"params": 7978856, "gmacs": 2.83,
+             "ref": "torchvision densenet121 IMAGENET1K_V1: 7,978,856 params, 2.83 GFLOPS (MACs)"})
+    conv_bn_relu(n, "conv0", 64, 7, 2, 3)
+    n.add("pool0", "maxpool", k=3, s=2, p=1)
+    c = 64
+    for bi, layers in enumerate([6, 12, 24, 16]):
+        feats = n.last
+        for li in range(layers):
+            pre = "d%d_%d" % (bi + 1, li + 1)
+            n.add(pre + "_bn1", "bn", feats)
+            n.add(pre + "_relu1", "relu")
+            n.conv(pre + "_c1", 128, 1)
+            n.add(pre + "_bn2", "bn")
+            n.add(pre + "_relu2", "relu")
+            new = n.conv(pre + "_c2", 32, 3, 1, 1)
+            feats = n.add(pre + "_cat", "concat", [feats, new])
+            c += 32
+        if bi < 3:
+            pre = "t%d" % (bi + 1)
+            n.add(pre + "_bn", "bn", feats)
+            n.add(pre + "_relu", "relu")
+            c //= 2
+            n.conv(pre + "_conv", c, 1)
+            n.add(pre + "_pool", "avgpool", k=2, s=2)
+    n.add("norm5", "bn", feats)
+    n.add("relu5", "relu")
+    n.add("gap", "gap")
+    n.add("fc", "fc", out=1000)
+    n.add("prob", "softmax")
+    return n
+
+
+def inceptionv3():
+    n = Net("Inception-V3", "Szegedy et al., CVPR 2016 (as torchvision inception_v3, eval mode: "
+            "the training-only auxiliary classifier is not part of inference)",
+            {"shape": [3, 299, 299]},
+            {"params": 23834568, "gmacs": 5.71,
+             "ref": "torchvision inception_v3 IMAGENET1K_V1: 27,161,264 params including the "
+                    "auxiliary classifier (3,326,696), so 23,834,568 for inference; 5.71 GFLOPS (MACs)"})
+    E = 0.001
+
+    def bc(name, out, k, s=1, p=0, x=None):
+        return conv_bn_relu(n, name, out, k, s, p, x, eps=E)
+
+    bc("c1a", 32, 3, 2)
+    bc("c2a", 32, 3)
+    bc("c2b", 64, 3, 1, 1)
+    n.add("pool1", "maxpool", k=3, s=2)
+    bc("c3b", 80, 1)
+    bc("c4a", 192, 3)
+    n.add("pool2", "maxpool", k=3, s=2)
+
+    def inc_a(pre, pf):
+        x = n.last
+        b1 = bc(pre + "_1x1", 64, 1, x=x)
+        bc(pre + "_5x5_1", 48, 1, x=x)
+        b5 = bc(pre + "_5x5_2", 64, 5, 1, 2)
+        bc(pre + "_3x3dbl_1", 64, 1, x=x)
+        bc(pre + "_3x3dbl_2", 96, 3, 1, 1)
+        b3 = bc(pre + "_3x3dbl_3", 96, 3, 1, 1)
+        n.add(pre + "_pool", "avgpool", x, k=3, s=1, p=1)
+        bp = bc(pre + "_pool_proj", pf, 1)
+        n.add(pre + "_cat", "concat", [b1, b5, b3, bp])
+
+    def inc_b(pre):
+        x = n.last
+        b3 = bc(pre + "_3x3", 384, 3, 2, x=x)
+        bc(pre + "_3x3dbl_1", 64, 1, x=x)
+        bc(pre + "_3x3dbl_2", 96, 3, 1, 1)
+        bd = bc(pre + "_3x3dbl_3", 96, 3, 2)
+        bp = n.add(pre + "_pool", "maxpool", x, k=3, s=2)
+        n.add(pre + "_cat", "concat", [b3, bd, bp])
+
+    def inc_c(pre, c7):
+        x = n.last
+        b1 = bc(pre + "_1x1", 192, 1, x=x)
+        bc(pre + "_7x7_1", c7, 1, x=x)
+        bc(pre + "_7x7_2", c7, (1, 7), 1, (0, 3))
+        b7 = bc(pre + "_7x7_3", 192, (7, 1), 1, (3, 0))
+        bc(pre + "_7x7dbl_1", c7, 1, x=x)
+        bc(pre + "_7x7dbl_2", c7, (7, 1), 1, (3, 0))
+        bc(pre + "_7x7dbl_3", c7, (1, 7), 1, (0, 3))
+        bc(pre + "_7x7dbl_4", c7, (7, 1), 1, (3, 0))
+        bd = bc(pre + "_7x7dbl_5", 192, (1, 7), 1, (0, 3))
+        n.add(pre + "_pool", "avgpool", x, k=3, s=1, p=1)
+        bp = bc(pre + "_pool_proj", 192, 1)
+        n.add(pre + "_cat", "concat", [b1, b7, bd, bp])
+
+    def inc_d(pre):
+        x = n.last
+        bc(pre + "_3x3_1", 192, 1, x=x)
+        b3 = bc(pre + "_3x3_2", 320, 3, 2)
+        bc(pre + "_7x7x3_1", 192, 1, x=x)
+        bc(pre + "_7x7x3_2", 192, (1, 7), 1, (0, 3))
+        bc(pre + "_7x7x3_3", 192, (7, 1), 1, (3, 0))
+        b7 = bc(pre + "_7x7x3_4", 192, 3, 2)
+        bp = n.add(pre + "_pool", "maxpool", x, k=3, s=2)
+        n.add(pre + "_cat", "concat", [b3, b7, bp])
+
+    def inc_e(pre):
+        x = n.last
+        b1 = bc(pre + "_1x1", 320, 1, x=x)
+        t = bc(pre + "_3x3_1", 384, 1, x=x)
+        a = bc(pre + "_3x3_2a", 384, (1, 3), 1, (0, 1), x=t)
+        b = bc(pre + "_3x3_2b", 384, (3, 1), 1, (1, 0), x=t)
+        b3 = n.add(pre + "_3x3_cat", "concat", [a, b])
+        bc(pre + "_3x3dbl_1", 448, 1, x=x)
+        t = bc(pre + "_3x3dbl_2", 384, 3, 1, 1)
+        a = bc(pre + "_3x3dbl_3a", 384, (1, 3), 1, (0, 1), x=t)
+        b = bc(pre + "_3x3dbl_3b", 384, (3, 1), 1, (1, 0), x=t)
+        bd = n.add(pre + "_3x3dbl_cat", "concat", [a, b])
+        n.add(pre + "_pool", "avgpool", x, k=3, s=1, p=1)
+        bp = bc(pre + "_pool_proj", 192, 1)
+        n.add(pre + "_cat", "concat", [b1, b3, bd, bp])
+
+    inc_a("m5b", 32)
+    inc_a("m5c", 64)
+    inc_a("m5d", 64)
+    inc_b("m6a")
+    for pre, c7 in [("m6b", 128), ("m6c", 160), ("m6d", 160), ("m6e", 192)]:
+        inc_c(pre, c7)
+    inc_d("m7a")
+    inc_e("m7b")
+    inc_e("m7c")
+    n.add("gap", "gap")
+    n.add("fc", "fc", out=1000)
+    n.add("prob", "softmax")
+    return n
+
+
+def bert(name, layers, d, heads, ffn, vocab, positions, seq, published, source):
+    n = Net(name, source, {"tokens": seq}, published)
+    n.add("embed", "embed", vocab=vocab, positions=positions, types=2, dim=d)
+    x = n.add("embed_ln", "layernorm", eps=1e-12)
+    for i in range(layers):
+        pre = "e%d" % i
+        q = n.add(pre + "_q", "linear", x, out=d)
+        k = n.add(pre + "_k", "linear", x, out=d)
+        v = n.add(pre + "_v", "linear", x, out=d)
+        n.add(pre + "_scores", "bmm", [q, k], heads=heads, transpose_b=True,
+              scale=1.0 / (d // heads) ** 0.5)
+        n.add(pre + "_probs", "softmax")
+        n.add(pre + "_ctx", "bmm", [pre + "_probs", v], heads=heads)
+        n.add(pre + "_attn_out", "linear", out=d)
+        n.add(pre + "_attn_add", "add", [n.last, x])
+        x1 = n.add(pre + "_attn_ln", "layernorm", eps=1e-12)
+        n.add(pre + "_ffn1", "linear", out=ffn)
+        n.add(pre + "_gelu", "gelu")
+        n.add(pre + "_ffn2", "linear", out=d)
+        n.add(pre + "_ffn_add", "add", [n.last, x1])
+        x = n.add(pre + "_ffn_ln", "layernorm", eps=1e-12)
+    n.add("cls", "token", x, index=0)
+    n.add("pooler", "fc", out=d)
+    n.add("pooler_tanh", "tanh")
+    return n
+
+
+def tiny_cnn():
+    """Every CNN layer kind and attribute (groups, dilation, rectangular kernels, padding,
+    bias, residual add, concat) on a 3x20x20 input: the layer-level correctness tests."""
+    n = Net("tiny-cnn", "servesim test network (not a published architecture)",
+            {"shape": [3, 20, 20]}, {})
+    conv_bn_relu(n, "c1", 8, 3, 1, 1)
+    x = n.last
+    n.conv("c2", 8, 3, 1, 2, g=2, d=2, bias=True)
+    n.add("c2_relu6", "relu6")
+    n.add("res", "add", [n.last, x])
+    a = n.conv("c3a", 6, (1, 3), 1, (0, 1), bias=True)
+    b = n.conv("c3b", 4, (3, 1), 2, (1, 0), x="res")
+    n.add("c3a_pool", "maxpool", a, k=3, s=2, p=1)
+    n.add("cat", "concat", ["c3a_pool", b])
+    n.add("sig", "sigmoid")
+    n.add("apool", "avgpool", k=3, s=1, p=1)
+    n.conv("dw", 10, 3, 2, 0, g=10)
+    n.add("dw_bn", "bn", eps=1e-3)
+    n.add("tanh", "tanh")
+    n.add("gap", "gap")
+    n.add("fc1", "fc", out=12)
+    n.add("fc1_gelu", "gelu")
+    n.add("fc2", "fc", out=5)
+    n.add("prob", "softmax")
+    return n
+
+
+def main():
+    resnet50().write("resnet50.json")
+    vgg16().write("vgg16.json")
+    mobilenetv2().write("mobilenetv2.json")
+    densenet121().write("densenet121.json")
+    inceptionv3().write("inceptionv3.json")
+    bert("BERT-base", 12, 768, 12, 3072, 30522, 512, 128,
+         {"params": 109482240, "gmacs": 11.17,
+          "ref": "Hugging Face bert-base-uncased BertModel: 109,482,240 params (the paper's "
+                 "110M); at 128 tokens 12*(128*(4*768^2+2*768*3072)+2*128^2*768) = 11.17 GMACs"},
+         "Devlin et al., NAACL 2019 (BERT-base encoder with pooler, as Hugging Face BertModel)"
+         ).write("bert_base.json")
+    bert("tiny-bert", 2, 32, 4, 64, 100, 16, 8, {},
+         "servesim test network: a 2-layer BERT-style encoder (not a published architecture)"
+         ).write("tiny_bert.json")
+    tiny_cnn().write("tiny_cnn.json")
+
+
+if __name__ == "__main__":
+    main()
