@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
-      libgsl-dev libsqlite3-dev libcjson-dev libglpk-dev gnuplot-nox sqlite3 bc)
+      libgsl-dev libsqlite3-dev libcjson-dev libglpk-dev libdnnl-dev gnuplot-nox sqlite3 bc)
 
 missing=()
 for p in "${pkgs[@]}"; do

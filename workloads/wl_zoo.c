@@ -12,13 +12,15 @@
 static int parse_profile(const cJSON *o, const char *path, struct sim_profile *p)
 {
     static const char *const keys[] = {"form", "alpha_ms", "beta_ms", "a_ms", "b_ms",
-                                       "c_ms", "latency_ms", NULL};
+                                       "c_ms", "latency_ms", "measured", NULL};
     static const char *const forms[] = {"linear", "quadratic", "table", NULL};
     int rc, form = 0;
     memset(p, 0, sizeof *p);
     if (!cJSON_IsObject(o))
         return sim_json_expected(path, "a profile object", o);
-    if ((rc = sim_json_keys(o, path, keys)) || (rc = sim_json_enum(o, path, "form", true, forms, &form)))
+    const cJSON *measured = NULL; /* servesim-calibrate's table and fits: kept, not used */
+    if ((rc = sim_json_keys(o, path, keys)) || (rc = sim_json_enum(o, path, "form", true, forms, &form)) ||
+        (rc = sim_json_obj(o, path, "measured", false, &measured)))
         return rc;
     p->form = (enum sim_prof_form)form;
     switch (p->form) {
@@ -209,7 +211,7 @@ static int zoo_models(const char *file, const cJSON *zoo, const cJSON **models,
                       const char **kind)
 {
     static const char *const keys[] = {"format", "name", "source", "notes", "executor_kind",
-                                       "executor_memory_mb", "models", NULL};
+                                       "executor_memory_mb", "models", "provenance", NULL};
     const char *format = NULL;
     double mem = 0;
     int rc;
@@ -220,9 +222,14 @@ static int zoo_models(const char *file, const cJSON *zoo, const cJSON **models,
         (rc = sim_json_num(zoo, "", "executor_memory_mb", false, SIM_J_POS, &mem)) ||
         (rc = sim_json_arr(zoo, "", "models", true, models)))
         return sim_err_prefix(rc, file);
-    if (strcmp(format, "servesim-zoo/1") != 0)
-        return sim_err_set(SIM_EINVAL, "%s: format: expected \"servesim-zoo/1\", got \"%s\"",
+    /* /2 (servesim-calibrate) adds "provenance" and profiles' "measured" tables */
+    if (strcmp(format, "servesim-zoo/1") != 0 && strcmp(format, "servesim-zoo/2") != 0)
+        return sim_err_set(SIM_EINVAL, "%s: format: expected \"servesim-zoo/1\" or "
+                           "\"servesim-zoo/2\", got \"%s\" (a newer servesim may read it)",
                            file, format);
+    const cJSON *prov = NULL;
+    if ((rc = sim_json_obj(zoo, "", "provenance", false, &prov)))
+        return sim_err_prefix(rc, file);
     return 0;
 }
 

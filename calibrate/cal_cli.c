@@ -1,0 +1,476 @@
+/* servesim-calibrate — measures latency profiles by running real networks on real kernels
+ * (oneDNN on CPUs, cuDNN on NVIDIA GPUs), fits them, writes zoo files and database rows, and
+ * checks the simulator against a real serving loop. Usage: servesim-calibrate --help.
+ * Exit codes: 0 done, 1 internal error, 2 bad input, 77 backend unavailable here (no GPU). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cal_backend.h"
+#include "cal_measure.h"
+#include "cal_net.h"
+#include "cal_profile.h"
+#include "cal_ref.h"
+#include "cal_validate.h"
+#include "sim_err.h"
+
+static const char usage[] =
+    "usage: servesim-calibrate COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  nets [NET...]            networks: layers, parameters and GMACs against the published figures\n"
+    "  backends                 the backends built into this binary\n"
+    "  check NET [--batch N]    every layer of a backend against the reference implementation\n"
+    "  measure NET...           time forward passes per batch size, fit, write profiles\n"
+    "  validate NET --zoo FILE  a real FIFO batching server against the simulator, per load\n"
+    "\n"
+    "NET is a file (calibrate/networks/resnet50.json) or a shipped name (resnet50).\n"
+    "options:\n"
+    "  --backend onednn|cudnn   (onednn)\n"
+    "  --precision fp32|tf32|fp16 (fp32; tf32/fp16 on cudnn only)\n"
+    "  --threads LIST           CPU threads, comma-separated: one executor kind each (1)\n"
+    "  --device N               GPU ordinal (0)\n"
+    "  --batches LIST           batch sizes (1,2,4,8)\n"
+    "  --warmup N --reps N      untimed and timed passes per batch size (3, 20)\n"
+    "  --out ZOO.json           write a zoo (servesim-zoo/2) usable in configs\n"
+    "  --db FILE                add rows to the profiles and profile_points tables\n"
+    "  --kind NAME              executor kind (default: from the device; CPU kinds get @Ncore)\n"
+    "  --zoo-name NAME          the zoo's name (calibrated)\n"
+    "  --no-fold-bn             keep batch-norm layers explicit (default: folded into conv)\n"
+    "  --tol X                  worst relative error a linear fit may have (0.05)\n"
+    "  --tol-check X            check: largest relative error per layer (1e-4 fp32, 2e-2 fp16)\n"
+    "  --zoo FILE --model NAME  validate: the calibrated zoo and model (the net's name)\n"
+    "  --loads LIST             validate: fractions of capacity B/l(B) (0.2,0.4,0.6,0.8)\n"
+    "  --requests N             validate: requests per load (300)\n"
+    "  --max-batch N            validate: the server's max batch (8)\n"
+    "  --seed N                 arrivals and weights (1)\n";
+
+struct opts {
+    const char *backend, *out, *db, *kind, *zoo_name, *zoo, *model;
+    enum cal_precision precision;
+    int threads[16], nthreads, batches[CAL_MAX_POINTS], nbatches, warmup, reps, device;
+    int batch, requests, max_batch;
+    double tol, tol_check, loads[CAL_VALIDATE_MAX_LOADS];
+    int nloads;
+    bool fold;
+    unsigned long long seed;
+    const char *nets[64];
+    int nnets;
+};
+
+static int exit_code(int rc)
+{
+    if (!rc)
+        return 0;
+    fprintf(stderr, "servesim-calibrate: %s\n", sim_err_msg()[0] ? sim_err_msg() : sim_err_text(rc));
+    return rc == SIM_EUNAVAIL ? 77 : sim_err_is_input(rc) ? 2 : 1;
+}
+
+static int parse_list(const char *opt, const char *s, double *out, int max, int *n, bool ints)
+{
+    char *end;
+    *n = 0;
+    while (*s) {
+        errno = 0;
+        double v = strtod(s, &end);
+        if (end == s || errno || !(v > 0) || (ints && v != (double)(long)v) || *n == max)
+            return sim_err_set(SIM_EUSAGE, "%s: expected a comma-separated list of at most %d "
+                               "positive %s, got \"%s\"", opt, max, ints ? "integers" : "numbers", s);
+        out[(*n)++] = v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return sim_err_set(SIM_EUSAGE, "%s: unexpected \"%s\"", opt, end);
+    }
+    return *n ? 0 : sim_err_set(SIM_EUSAGE, "%s: expected a list, got nothing", opt);
+}
+
+static int parse_int_list(const char *opt, const char *s, int *out, int max, int *n)
+{
+    double v[CAL_MAX_POINTS];
+    int rc = parse_list(opt, s, v, max < CAL_MAX_POINTS ? max : CAL_MAX_POINTS, n, true);
+    for (int i = 0; i < *n; i++)
+        out[i] = (int)v[i];
+    return rc;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    *o = (struct opts){.backend = "onednn", .nthreads = 1, .threads = {1}, .nbatches = 4,
+                       .batches = {1, 2, 4, 8}, .warmup = 3, .reps = 20, .tol = 0.05,
+                       .tol_check = 0, .batch = 2, .requests = 300, .max_batch = 8, .fold = true,
+                       .seed = 1, .nloads = 4, .loads = {0.2, 0.4, 0.6, 0.8},
+                       .zoo_name = "calibrated"};
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = 0;
+#define VAL()                                                                             \
+    do {                                                                                  \
+        if (!v)                                                                           \
+            return sim_err_set(SIM_EUSAGE, "%s: expected a value", a);                    \
+        i++;                                                                              \
+    } while (0)
+#define INT(dst, lo)                                                                      \
+    do {                                                                                  \
+        VAL();                                                                            \
+        char *e_;                                                                         \
+        long x_ = strtol(v, &e_, 10);                                                     \
+        if (*e_ || e_ == v || x_ < (lo) || x_ > 1000000)                                  \
+            return sim_err_set(SIM_EUSAGE, "%s: expected an integer >= %d, got \"%s\"", a, \
+                               (lo), v);                                                  \
+        dst = (int)x_;                                                                    \
+    } while (0)
+        if (!strcmp(a, "--backend")) { VAL(); o->backend = v; }
+        else if (!strcmp(a, "--precision")) { VAL(); if ((rc = cal_precision_parse(v, &o->precision))) return SIM_EUSAGE; }
+        else if (!strcmp(a, "--threads")) { VAL(); rc = parse_int_list(a, v, o->threads, 16, &o->nthreads); }
+        else if (!strcmp(a, "--batches")) { VAL(); rc = parse_int_list(a, v, o->batches, CAL_MAX_POINTS, &o->nbatches); }
+        else if (!strcmp(a, "--loads")) { VAL(); rc = parse_list(a, v, o->loads, CAL_VALIDATE_MAX_LOADS, &o->nloads, false); }
+        else if (!strcmp(a, "--warmup")) INT(o->warmup, 0);
+        else if (!strcmp(a, "--reps")) INT(o->reps, 1);
+        else if (!strcmp(a, "--device")) INT(o->device, 0);
+        else if (!strcmp(a, "--batch")) INT(o->batch, 1);
+        else if (!strcmp(a, "--requests")) INT(o->requests, 10);
+        else if (!strcmp(a, "--max-batch")) INT(o->max_batch, 1);
+        else if (!strcmp(a, "--seed")) { int s = 0; INT(s, 0); o->seed = (unsigned long long)s; }
+        else if (!strcmp(a, "--out")) { VAL(); o->out = v; }
+        else if (!strcmp(a, "--db")) { VAL(); o->db = v; }
+        else if (!strcmp(a, "--kind")) { VAL(); o->kind = v; }
+        else if (!strcmp(a, "--zoo-name")) { VAL(); o->zoo_name = v; }
+        else if (!strcmp(a, "--zoo")) { VAL(); o->zoo = v; }
+        else if (!strcmp(a, "--model")) { VAL(); o->model = v; }
+        else if (!strcmp(a, "--no-fold-bn")) o->fold = false;
+        else if (!strcmp(a, "--tol") || !strcmp(a, "--tol-check")) {
+            VAL();
+            char *e;
+            double x = strtod(v, &e);
+            if (*e || e == v || !(x > 0))
+                return sim_err_set(SIM_EUSAGE, "%s: expected a positive number, got \"%s\"", a, v);
+            *(!strcmp(a, "--tol") ? &o->tol : &o->tol_check) = x;
+        } else if (a[0] == '-')
+            return sim_err_set(SIM_EUSAGE, "unknown option %s (see --help)", a);
+        else if (o->nnets < 64)
+            o->nets[o->nnets++] = a;
+        if (rc)
+            return rc;
+    }
+    for (int i = 1; i < o->nbatches; i++)
+        if (o->batches[i] <= o->batches[i - 1])
+            return sim_err_set(SIM_EUSAGE, "--batches: expected increasing sizes, got %d after %d",
+                               o->batches[i], o->batches[i - 1]);
+    return 0;
+}
+
+static int load_net(const char *ref, const struct opts *o, struct cal_net **net)
+{
+    char file[1024];
+    cal_net_resolve(ref, file, sizeof file);
+    int rc = cal_net_load(file, net);
+    if (!rc)
+        rc = cal_net_init_weights(*net, o->seed);
+    return rc;
+}
+
+static int find_backend(const struct opts *o, const struct cal_backend_ops **be)
+{
+    *be = cal_backend_find(o->backend);
+    if (!*be)
+        return sim_err_set(!strcmp(o->backend, "cudnn") ? SIM_EUNAVAIL : SIM_EUSAGE,
+                           "--backend: expected one of %s, got \"%s\"", cal_backend_names(), o->backend);
+    return 0;
+}
+
+static int cmd_nets(const struct opts *o)
+{
+    static const char *const shipped[] = {"resnet50", "vgg16", "mobilenetv2", "inceptionv3",
+                                          "densenet121", "bert_base", "tiny_cnn", "tiny_bert"};
+    int n = o->nnets ? o->nnets : (int)(sizeof shipped / sizeof shipped[0]);
+    printf("%-14s %-10s %6s %14s %14s %9s %9s  %s\n", "network", "input", "layers", "params",
+           "published", "GMACs", "published", "file");
+    for (int i = 0; i < n; i++) {
+        char file[1024], in[48];
+        struct cal_net *net;
+        cal_net_resolve(o->nnets ? o->nets[i] : shipped[i], file, sizeof file);
+        int rc = cal_net_load(file, &net);
+        if (rc)
+            return rc;
+        if (net->tokens)
+            snprintf(in, sizeof in, "%lld tok", (long long)net->input.d[0]);
+        else
+            snprintf(in, sizeof in, "%lldx%lldx%lld", (long long)net->input.d[0],
+                     (long long)net->input.d[1], (long long)net->input.d[2]);
+        printf("%-14s %-10s %6d %14lld %14lld %9.3f %9.2f  %s\n", net->name, in, net->n,
+               (long long)cal_net_params(net), (long long)net->pub_params, cal_net_macs(net) / 1e9,
+               net->pub_gmacs, file);
+        cal_net_destroy(net);
+    }
+    return 0;
+}
+
+static int cmd_check(const struct opts *o)
+{
+    const struct cal_backend_ops *be;
+    int rc, worst = -1;
+    if (o->nnets != 1)
+        return sim_err_set(SIM_EUSAGE, "check: expected one network, got %d", o->nnets);
+    if ((rc = find_backend(o, &be)))
+        return rc;
+    struct cal_net *net = NULL;
+    float **ref = NULL, *got = NULL;
+    void *st = NULL, *in = NULL;
+    struct cal_opts bo = {.threads = o->threads[0], .precision = o->precision, .keep_all = true,
+                          .device = o->device};
+    double tol = o->tol_check > 0 ? o->tol_check : o->precision == CAL_FP32 ? 1e-4 : 2e-2, werr = 0;
+    struct cal_mem_info mi;
+    double ms;
+    if ((rc = load_net(o->nets[0], o, &net)) || (rc = be->create(&bo, &st)) ||
+        (rc = be->prepare(st, net, o->batch, &mi)))
+        goto out;
+    if (!(in = cal_ref_input(net, o->batch, o->seed))) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    if ((rc = be->set_input(st, in)) || (rc = be->run(st, &ms)) ||
+        (rc = cal_ref_forward(net, o->batch, in, &ref)))
+        goto out;
+    printf("%-24s %-10s %-16s %12s\n", "layer", "op", "shape", "rel. error");
+    for (int i = 0; i < net->n && !rc; i++) {
+        const struct cal_layer *l = &net->layers[i];
+        int64_t cnt = o->batch * cal_shape_count(&l->shape);
+        free(got);
+        if (!(got = malloc((size_t)cnt * sizeof *got))) {
+            rc = SIM_ENOMEM;
+            break;
+        }
+        if ((rc = be->read(st, i, got)))
+            break;
+        double e = cal_ref_rel_err(got, ref[i], cnt);
+        char sh[48];
+        snprintf(sh, sizeof sh, l->shape.nd == 3 ? "[%lld,%lld,%lld]" : l->shape.nd == 2 ? "[%lld,%lld]" : "[%lld]",
+                 (long long)l->shape.d[0], (long long)l->shape.d[1], (long long)l->shape.d[2]);
+        printf("%-24s %-10s %-16s %12.2e%s\n", l->name, cal_op_name(l->op), sh, e, e > tol ? "  FAIL" : "");
+        if (e > werr)
+            werr = e, worst = i;
+    }
+    if (!rc) {
+        printf("%s on %s, batch %d, %s: worst %.2e (%s) against tolerance %.0e\n", net->name,
+               be->name, o->batch, cal_precision_name(o->precision), werr,
+               worst >= 0 ? net->layers[worst].name : "-", tol);
+        if (werr > tol)
+            rc = sim_err_set(SIM_EINTERNAL, "check: %s differs from the reference beyond %.0e", be->name, tol);
+    }
+out:
+    for (int i = 0; ref && i < net->n; i++)
+        free(ref[i]);
+    free(ref), free(got), free(in);
+    if (st)
+        be->destroy(st);
+    cal_net_destroy(net);
+    return rc;
+}
+
+static void now_iso(char *buf, size_t size)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void print_fit(const char *name, const struct cal_fit *f)
+{
+    if (!f->n)
+        return;
+    if (f->form == CAL_FIT_QUADRATIC)
+        printf("    %-14s l(b) = %.5f b^2 + %.4f b + %.4f ms", name, f->c2, f->c1, f->c0);
+    else
+        printf("    %-14s l(b) = %.4f b + %.4f ms", name, f->c1, f->c0);
+    printf("   R^2 %.5f  worst %.2f%% (b=%d)\n", f->r2, 100 * f->max_rel_err, f->worst_batch);
+}
+
+static int cmd_measure(const struct opts *o)
+{
+    const struct cal_backend_ops *be;
+    int rc;
+    if (o->nnets < 1)
+        return sim_err_set(SIM_EUSAGE, "measure: expected at least one network");
+    if ((rc = find_backend(o, &be)))
+        return rc;
+    bool cpu = !strcmp(be->name, "onednn");
+    int nk = cpu ? o->nthreads : 1;
+    struct cal_model_prof *mp = calloc((size_t)o->nnets, sizeof *mp);
+    struct cal_net **nets = calloc((size_t)o->nnets, sizeof *nets);
+    char host[128], date[32];
+    struct cal_provenance pv = {.backend = be->name, .host = host, .date = date,
+                                .precision = o->precision, .folded_bn = o->fold,
+                                .warmup = o->warmup, .reps = o->reps};
+    cal_host_name(host, sizeof host);
+    now_iso(date, sizeof date);
+    if (!mp || !nets) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < o->nnets && !rc; i++) {
+        if ((rc = load_net(o->nets[i], o, &nets[i])))
+            break;
+        if (o->fold)
+            cal_net_fold_bn(nets[i]);
+        mp[i].net = nets[i];
+        snprintf(mp[i].name, sizeof mp[i].name, "%s", nets[i]->name);
+        if (!(mp[i].series = calloc((size_t)nk, sizeof *mp[i].series)))
+            rc = SIM_ENOMEM;
+        mp[i].nseries = nk;
+    }
+    for (int k = 0; k < nk && !rc; k++) {
+        struct cal_opts bo = {.threads = cpu ? o->threads[k] : 0, .precision = o->precision,
+                              .device = o->device};
+        void *st = NULL;
+        if ((rc = be->create(&bo, &st)) || (rc = be->info(st, &pv.dev))) {
+            if (st)
+                be->destroy(st);
+            break;
+        }
+        for (int i = 0; i < o->nnets && !rc; i++) {
+            struct cal_series *s = &mp[i].series[k];
+            const char *base = o->kind ? o->kind : pv.dev.kind;
+            if (cpu)
+                snprintf(s->kind, sizeof s->kind, "%s@%dcore", base, o->threads[k]);
+            else if (o->precision != CAL_FP32 && !o->kind)
+                snprintf(s->kind, sizeof s->kind, "%s-%s", base, cal_precision_name(o->precision));
+            else
+                snprintf(s->kind, sizeof s->kind, "%s", base);
+            s->threads = bo.threads;
+            printf("%s on %s (%s), %s:\n  %6s %10s %10s %8s %10s %10s %9s\n", mp[i].name,
+                   pv.dev.device, s->kind, cal_precision_name(o->precision), "batch", "median ms",
+                   "p99 ms", "sd ms", "weights MB", "activ. MB", "load ms");
+            for (int j = 0; j < o->nbatches && !rc; j++) {
+                struct cal_point *p = &s->pts[j];
+                if ((rc = cal_measure(be, st, nets[i], o->batches[j], o->warmup, o->reps, p)))
+                    break;
+                s->n = j + 1;
+                printf("  %6d %10.3f %10.3f %8.3f %10.1f %10.1f %9.1f\n", p->batch, p->median_ms,
+                       p->p99_ms, p->sd_ms, (double)p->mem.weights_bytes / 1048576.0,
+                       (double)(p->mem.arena_bytes + p->mem.workspace_bytes) / 1048576.0, p->mem.load_ms);
+                fflush(stdout);
+            }
+            if (rc || (rc = cal_series_fit(s, o->tol)))
+                break;
+            print_fit("linear", &s->lin);
+            print_fit("linear robust", &s->robust);
+            print_fit("quadratic", &s->quad);
+            printf("    recommendation: %s\n", s->why);
+        }
+        be->destroy(st);
+    }
+    if (!rc && o->out && (rc = cal_profile_write_zoo(o->out, o->zoo_name, &pv, mp, o->nnets)) == 0)
+        printf("wrote %s\n", o->out);
+    if (!rc && o->db && (rc = cal_profile_write_db(o->db, &pv, mp, o->nnets)) == 0)
+        printf("added %d profile(s) to %s\n", o->nnets * nk, o->db);
+out:
+    for (int i = 0; mp && i < o->nnets; i++)
+        free(mp[i].series);
+    for (int i = 0; nets && i < o->nnets; i++)
+        cal_net_destroy(nets[i]);
+    free(mp), free(nets);
+    return rc;
+}
+
+static double rel(double sim, double real)
+{
+    return real != 0 ? (sim - real) / real : 0;
+}
+
+static int cmd_validate(const struct opts *o)
+{
+    const struct cal_backend_ops *be;
+    int rc;
+    if (o->nnets != 1 || !o->zoo)
+        return sim_err_set(SIM_EUSAGE, "validate: expected one network and --zoo FILE");
+    if ((rc = find_backend(o, &be)))
+        return rc;
+    struct cal_net *net = NULL;
+    char scratch[] = "/tmp/servesim-validate-XXXXXX";
+    if (!mkdtemp(scratch))
+        return sim_err_set(SIM_EIO, "cannot create a scratch folder in /tmp");
+    struct cal_validate_row rows[CAL_VALIDATE_MAX_LOADS];
+    if ((rc = load_net(o->nets[0], o, &net)))
+        goto out;
+    if (o->fold)
+        cal_net_fold_bn(net);
+    struct cal_validate_opts vo = {.be = be, .net = net, .zoo = o->zoo, .model = o->model,
+                                   .kind = o->kind, .max_batch = o->max_batch, .nloads = o->nloads,
+                                   .requests = o->requests, .seed = o->seed, .scratch = scratch,
+                                   .bo = {.threads = o->threads[0], .precision = o->precision,
+                                          .device = o->device}};
+    memcpy(vo.loads, o->loads, sizeof vo.loads);
+    if ((rc = cal_validate(&vo, rows)))
+        goto out;
+    printf("%s on %s, FIFO batching up to %d, %d Poisson requests per load\n", net->name, be->name,
+           o->max_batch, o->requests);
+    printf("%5s %8s | %6s %6s | %9s %9s %7s | %9s %9s %7s | %9s %9s %7s | %8s %8s %7s\n", "load",
+           "rate/s", "util", "sim", "mean ms", "sim", "err", "p50 ms", "sim", "err", "p99 ms",
+           "sim", "err", "tput/s", "sim", "err");
+    for (int i = 0; i < o->nloads; i++) {
+        const struct cal_validate_row *r = &rows[i];
+        printf("%5.2f %8.1f | %6.3f %6.3f | %9.3f %9.3f %+6.1f%% | %9.3f %9.3f %+6.1f%% | %9.3f "
+               "%9.3f %+6.1f%% | %8.1f %8.1f %+6.1f%%\n",
+               r->load, r->rate_rps, r->real.util, r->sim.util, r->real.mean_ms, r->sim.mean_ms,
+               100 * rel(r->sim.mean_ms, r->real.mean_ms), r->real.p50_ms, r->sim.p50_ms,
+               100 * rel(r->sim.p50_ms, r->real.p50_ms), r->real.p99_ms, r->sim.p99_ms,
+               100 * rel(r->sim.p99_ms, r->real.p99_ms), r->real.tput_rps, r->sim.tput_rps,
+               100 * rel(r->sim.tput_rps, r->real.tput_rps));
+    }
+    printf("service time per batch size (real mean over all loads / profile l(b)):\n");
+    for (int b = 1; b <= o->max_batch; b++) {
+        double sum = 0;
+        long cnt = 0;
+        for (int i = 0; i < o->nloads; i++)
+            sum += rows[i].real_exec_ms[b] * (double)rows[i].real_n[b], cnt += rows[i].real_n[b];
+        if (cnt)
+            printf("  b=%-3d %5ld passes  real %9.3f ms  profile %9.3f ms  %+6.1f%%\n", b, cnt,
+                   sum / (double)cnt, rows[0].profile_ms[b],
+                   100 * rel(rows[0].profile_ms[b], sum / (double)cnt));
+    }
+out:
+    {
+        char f[sizeof scratch + 16];
+        snprintf(f, sizeof f, "%s/arrivals.csv", scratch);
+        remove(f);
+        rmdir(scratch);
+    }
+    cal_net_destroy(net);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+    struct opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return exit_code(rc);
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "nets"))
+        rc = cmd_nets(&o);
+    else if (!strcmp(cmd, "backends"))
+        printf("%s\n", cal_backend_names());
+    else if (!strcmp(cmd, "check"))
+        rc = cmd_check(&o);
+    else if (!strcmp(cmd, "measure"))
+        rc = cmd_measure(&o);
+    else if (!strcmp(cmd, "validate"))
+        rc = cmd_validate(&o);
+    else
+        rc = sim_err_set(SIM_EUSAGE, "unknown command \"%s\" (see --help)", cmd);
+    return exit_code(rc);
+}

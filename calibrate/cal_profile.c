@@ -1,0 +1,281 @@
+/* cal_profile — fits, zoo files and database rows of calibrated profiles. */
+#include "cal_profile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim_err.h"
+#include "sim_store.h"
+
+int cal_series_fit(struct cal_series *s, double tol)
+{
+    double x[CAL_MAX_POINTS], y[CAL_MAX_POINTS];
+    for (int i = 0; i < s->n; i++)
+        x[i] = s->pts[i].batch, y[i] = s->pts[i].median_ms;
+    memset(&s->robust, 0, sizeof s->robust);
+    memset(&s->quad, 0, sizeof s->quad);
+    if (s->n < 2) {
+        s->chosen = CAL_FIT_LINEAR;
+        memset(&s->lin, 0, sizeof s->lin);
+        s->lin.c1 = y[0] / x[0], s->lin.n = 1; /* one point: proportional */
+        snprintf(s->why, sizeof s->why, "table (one batch size measured)");
+        return 0;
+    }
+    int rc = cal_fit(CAL_FIT_LINEAR, x, y, s->n, &s->lin);
+    if (!rc && s->n >= 4)
+        rc = cal_fit(CAL_FIT_ROBUST, x, y, s->n, &s->robust);
+    if (!rc && s->n >= 3)
+        rc = cal_fit(CAL_FIT_QUADRATIC, x, y, s->n, &s->quad);
+    if (!rc)
+        s->chosen = cal_fit_recommend(&s->lin, &s->quad, tol, s->why, sizeof s->why);
+    return rc;
+}
+
+static const struct cal_fit *chosen_fit(const struct cal_series *s)
+{
+    return s->chosen == CAL_FIT_QUADRATIC ? &s->quad : &s->lin;
+}
+
+/* A usable closed form: every coefficient non-negative (the zoo's rule). */
+static bool form_ok(const struct cal_series *s)
+{
+    const struct cal_fit *f = chosen_fit(s);
+    return s->n >= 2 && f->c0 >= 0 && f->c1 >= 0 && f->c2 >= 0 && cal_fit_eval(f, 1) > 0;
+}
+
+/* Latency at batch b from the measured medians: linear between measured sizes, kept
+ * non-decreasing (the table form's rule). */
+static double table_at(const struct cal_series *s, int b)
+{
+    const struct cal_point *p = s->pts;
+    double v;
+    if (b <= p[0].batch)
+        v = p[0].median_ms * (s->n == 1 ? (double)b / p[0].batch : 1);
+    else {
+        int i = 1;
+        while (i < s->n - 1 && p[i].batch < b)
+            i++;
+        double f = (double)(b - p[i - 1].batch) / (p[i].batch - p[i - 1].batch);
+        v = p[i - 1].median_ms + f * (p[i].median_ms - p[i - 1].median_ms);
+    }
+    return v;
+}
+
+double cal_default_slo_ms(const struct cal_series *s)
+{
+    double l4 = form_ok(s) ? cal_fit_eval(chosen_fit(s), 4) : table_at(s, 4);
+    return ceil(20 * l4) / 10;
+}
+
+static cJSON *fit_json(const struct cal_fit *f, const char *form)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "form", form);
+    if (!strcmp(form, "quadratic")) {
+        cJSON_AddNumberToObject(o, "a_ms", f->c2);
+        cJSON_AddNumberToObject(o, "b_ms", f->c1);
+        cJSON_AddNumberToObject(o, "c_ms", f->c0);
+    } else {
+        cJSON_AddNumberToObject(o, "alpha_ms", f->c1);
+        cJSON_AddNumberToObject(o, "beta_ms", f->c0);
+    }
+    cJSON_AddNumberToObject(o, "r2", f->r2);
+    cJSON_AddNumberToObject(o, "max_rel_err", f->max_rel_err);
+    cJSON_AddNumberToObject(o, "worst_batch", f->worst_batch);
+    return o;
+}
+
+static cJSON *fits_json(const struct cal_series *s)
+{
+    cJSON *a = cJSON_CreateArray();
+    if (s->lin.n >= 2)
+        cJSON_AddItemToArray(a, fit_json(&s->lin, "linear"));
+    if (s->robust.n)
+        cJSON_AddItemToArray(a, fit_json(&s->robust, "linear_robust"));
+    if (s->quad.n)
+        cJSON_AddItemToArray(a, fit_json(&s->quad, "quadratic"));
+    return a;
+}
+
+static double r6(double v)
+{
+    return round(v * 1e6) / 1e6;
+}
+
+/* The zoo profile object of a series: its chosen closed form (or the table when that form has
+ * a negative coefficient), the measured table and the fit quality. */
+static cJSON *profile_json(const struct cal_series *s, const char **form_out)
+{
+    cJSON *p = cJSON_CreateObject();
+    const struct cal_fit *f = chosen_fit(s);
+    int bmax = s->pts[s->n - 1].batch;
+    if (form_ok(s) && s->chosen == CAL_FIT_QUADRATIC) {
+        *form_out = "quadratic";
+        cJSON_AddStringToObject(p, "form", "quadratic");
+        cJSON_AddNumberToObject(p, "a_ms", r6(f->c2));
+        cJSON_AddNumberToObject(p, "b_ms", r6(f->c1));
+        cJSON_AddNumberToObject(p, "c_ms", r6(f->c0));
+    } else if (form_ok(s)) {
+        *form_out = "linear";
+        cJSON_AddStringToObject(p, "form", "linear");
+        cJSON_AddNumberToObject(p, "alpha_ms", r6(f->c1));
+        cJSON_AddNumberToObject(p, "beta_ms", r6(f->c0));
+    } else {
+        *form_out = "table";
+        cJSON_AddStringToObject(p, "form", "table");
+        cJSON *t = cJSON_AddArrayToObject(p, "latency_ms");
+        double prev = 0;
+        for (int b = 1; b <= bmax; b++) {
+            double v = fmax(prev, table_at(s, b));
+            cJSON_AddItemToArray(t, cJSON_CreateNumber(r6(v)));
+            prev = v;
+        }
+    }
+    cJSON *m = cJSON_AddObjectToObject(p, "measured");
+    cJSON *bs = cJSON_AddArrayToObject(m, "batch"), *med = cJSON_AddArrayToObject(m, "median_ms");
+    cJSON *p99 = cJSON_AddArrayToObject(m, "p99_ms"), *sd = cJSON_AddArrayToObject(m, "sd_ms");
+    for (int i = 0; i < s->n; i++) {
+        cJSON_AddItemToArray(bs, cJSON_CreateNumber(s->pts[i].batch));
+        cJSON_AddItemToArray(med, cJSON_CreateNumber(r6(s->pts[i].median_ms)));
+        cJSON_AddItemToArray(p99, cJSON_CreateNumber(r6(s->pts[i].p99_ms)));
+        cJSON_AddItemToArray(sd, cJSON_CreateNumber(r6(s->pts[i].sd_ms)));
+    }
+    cJSON_AddItemToObject(m, "fits", fits_json(s));
+    cJSON_AddStringToObject(m, "recommendation", s->why);
+    return p;
+}
+
+int cal_profile_write_zoo(const char *file, const char *zoo_name,
+                          const struct cal_provenance *pv, const struct cal_model_prof *m, int nm)
+{
+    cJSON *z = cJSON_CreateObject();
+    char src[600], tmp[1100];
+    snprintf(src, sizeof src, "servesim-calibrate: %s on %s, %s, median of %d passes after %d "
+             "warm-up, bn %s", pv->backend, pv->dev.device, cal_precision_name(pv->precision),
+             pv->reps, pv->warmup, pv->folded_bn ? "folded into conv" : "explicit");
+    cJSON_AddStringToObject(z, "format", "servesim-zoo/2");
+    cJSON_AddStringToObject(z, "name", zoo_name);
+    cJSON_AddStringToObject(z, "source", src);
+    cJSON_AddStringToObject(z, "notes", "slo_ms = 2 x l(4) (room for batch >= 4); max_batch = "
+                            "the largest batch measured; dynamic_mb = activation arena at that "
+                            "batch; load_ms = copying the weights in");
+    cJSON_AddStringToObject(z, "executor_kind", m[0].series[0].kind);
+    cJSON *pvj = cJSON_AddObjectToObject(z, "provenance");
+    cJSON_AddStringToObject(pvj, "tool", "servesim-calibrate " SERVESIM_VERSION);
+    cJSON_AddStringToObject(pvj, "backend", pv->backend);
+    cJSON_AddStringToObject(pvj, "device", pv->dev.device);
+    cJSON_AddStringToObject(pvj, "versions", pv->dev.versions);
+    cJSON_AddStringToObject(pvj, "precision", cal_precision_name(pv->precision));
+    cJSON_AddStringToObject(pvj, "host", pv->host);
+    cJSON_AddStringToObject(pvj, "date", pv->date);
+    cJSON_AddNumberToObject(pvj, "warmup", pv->warmup);
+    cJSON_AddNumberToObject(pvj, "reps", pv->reps);
+    cJSON *models = cJSON_AddArrayToObject(z, "models");
+    for (int i = 0; i < nm; i++) {
+        const struct cal_model_prof *mp = &m[i];
+        const struct cal_series *s0 = &mp->series[0];
+        const struct cal_point *big = &s0->pts[s0->n - 1];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", mp->name);
+        cJSON_AddNumberToObject(o, "slo_ms", cal_default_slo_ms(s0));
+        cJSON_AddNumberToObject(o, "max_batch", big->batch);
+        cJSON *profs = cJSON_AddObjectToObject(o, "profiles");
+        for (int k = 0; k < mp->nseries; k++) {
+            const char *form;
+            cJSON_AddItemToObject(profs, mp->series[k].kind, profile_json(&mp->series[k], &form));
+        }
+        cJSON_AddNumberToObject(o, "weights_mb", r6((double)big->mem.weights_bytes / 1048576.0));
+        cJSON_AddNumberToObject(o, "dynamic_mb", r6((double)(big->mem.arena_bytes + big->mem.workspace_bytes) / 1048576.0));
+        cJSON_AddNumberToObject(o, "load_ms", r6(big->mem.load_ms));
+        cJSON_AddItemToArray(models, o);
+    }
+    char *text = cJSON_Print(z);
+    cJSON_Delete(z);
+    if (!text)
+        return SIM_ENOMEM;
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", file, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    int rc = 0;
+    if (!f || fprintf(f, "%s\n", text) < 0 || fclose(f) != 0) {
+        rc = sim_err_set(SIM_EIO, "%s: cannot write the zoo file", tmp);
+        if (f)
+            fclose(f);
+        remove(tmp);
+    } else if (rename(tmp, file) != 0) {
+        rc = sim_err_set(SIM_EIO, "%s: cannot rename to %s", tmp, file);
+        remove(tmp);
+    }
+    cJSON_free(text);
+    return rc;
+}
+
+int cal_profile_write_db(const char *db, const struct cal_provenance *pv,
+                         const struct cal_model_prof *m, int nm)
+{
+    int total = 0;
+    for (int i = 0; i < nm; i++)
+        total += m[i].nseries;
+    struct sim_store_profile *rows = calloc((size_t)total, sizeof *rows);
+    struct sim_store_profile_point **pts = calloc((size_t)total, sizeof *pts);
+    int *npts = calloc((size_t)total, sizeof *npts);
+    char **texts = calloc((size_t)total * 2, sizeof *texts);
+    struct sim_store *st = NULL;
+    int rc = 0, r = 0;
+    if (!rows || !pts || !npts || !texts) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < nm; i++)
+        for (int k = 0; k < m[i].nseries; k++, r++) {
+            const struct cal_series *s = &m[i].series[k];
+            const struct cal_point *big = &s->pts[s->n - 1];
+            const char *form;
+            cJSON *pj = profile_json(s, &form), *fj = fits_json(s);
+            texts[2 * r] = cJSON_PrintUnformatted(fj);
+            cJSON *t = cJSON_GetObjectItemCaseSensitive(pj, "latency_ms");
+            texts[2 * r + 1] = t ? cJSON_PrintUnformatted(t) : NULL;
+            const struct cal_fit *f = chosen_fit(s);
+            bool quad = !strcmp(form, "quadratic"), lin = !strcmp(form, "linear");
+            rows[r] = (struct sim_store_profile){
+                .executor_kind = s->kind, .model = m[i].name, .form = form,
+                .source = "servesim-calibrate", .network = m[i].net->file, .backend = pv->backend,
+                .device = pv->dev.device, .versions = pv->dev.versions, .host = pv->host,
+                .precision = cal_precision_name(pv->precision), .fits_json = texts[2 * r],
+                .recommendation = s->why, .table_json = texts[2 * r + 1], .threads = s->threads,
+                .alpha_ms = lin ? f->c1 : NAN, .beta_ms = lin ? f->c0 : NAN,
+                .a_ms = quad ? f->c2 : NAN, .b_ms = quad ? f->c1 : NAN, .c_ms = quad ? f->c0 : NAN,
+                .r2 = s->n >= 2 ? f->r2 : NAN, .max_rel_err = s->n >= 2 ? f->max_rel_err : NAN,
+                .weights_mb = (double)big->mem.weights_bytes / 1048576.0,
+                .activations_mb = (double)big->mem.arena_bytes / 1048576.0,
+                .workspace_mb = (double)big->mem.workspace_bytes / 1048576.0, .load_ms = big->mem.load_ms};
+            cJSON_Delete(pj);
+            cJSON_Delete(fj);
+            if (!(pts[r] = calloc((size_t)s->n, sizeof *pts[r]))) {
+                rc = SIM_ENOMEM;
+                goto out;
+            }
+            npts[r] = s->n;
+            for (int j = 0; j < s->n; j++) {
+                const struct cal_point *p = &s->pts[j];
+                pts[r][j] = (struct sim_store_profile_point){
+                    p->batch, p->reps, p->median_ms, p->p99_ms, p->mean_ms, p->sd_ms, p->min_ms,
+                    p->max_ms, (double)p->mem.arena_bytes / 1048576.0};
+            }
+        }
+    if (!(rc = sim_store_open(db, &st)))
+        rc = sim_store_profiles_write(st, rows, total,
+                                      (const struct sim_store_profile_point *const *)pts, npts);
+out:
+    sim_store_close(st);
+    for (int i = 0; texts && i < 2 * total; i++)
+        cJSON_free(texts[i]);
+    for (int i = 0; pts && i < total; i++)
+        free(pts[i]);
+    free(rows), free(pts), free(npts), free(texts);
+    return rc;
+}

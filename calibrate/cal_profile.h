@@ -1,0 +1,54 @@
+/* cal_profile — turning measurements into profiles: fits per (model, executor kind), then a
+ * zoo file the simulator reads directly ("servesim-zoo/2": the /1 format plus provenance and
+ * each profile's measured table and fit quality) and rows in the results database
+ * (profiles + profile_points, one transaction). Files are written to a temporary name and
+ * renamed, so a failure never leaves half a zoo. */
+#ifndef CAL_PROFILE_H
+#define CAL_PROFILE_H
+
+#include "cal_backend.h"
+#include "cal_fit.h"
+#include "cal_measure.h"
+
+#define CAL_MAX_POINTS CAL_FIT_MAX
+
+/* One executor kind's measurements of one network (a GPU, or a CPU at a thread count). */
+struct cal_series {
+    char kind[80];
+    int threads;
+    int n;
+    struct cal_point pts[CAL_MAX_POINTS];
+    struct cal_fit lin, robust, quad;  /* robust/quad have n = 0 when too few points */
+    enum cal_form chosen;
+    char why[200];
+};
+
+struct cal_model_prof {
+    char name[64];
+    const struct cal_net *net;
+    int nseries;
+    struct cal_series *series;
+};
+
+struct cal_provenance {
+    const char *backend, *host, *date;
+    struct cal_device_info dev;
+    enum cal_precision precision;
+    bool folded_bn;
+    int warmup, reps;
+};
+
+/* Fits every form the point count allows and picks one (tolerance tol, e.g. 0.05). */
+int cal_series_fit(struct cal_series *s, double tol);
+
+/* SLO given to a calibrated model: 2 x l(4) rounded up to 0.1 ms (Symphony's zoo rule of
+ * "an SLO at which the model can run batch >= 4"); documented in docs/calibrate.md. */
+double cal_default_slo_ms(const struct cal_series *s);
+
+int cal_profile_write_zoo(const char *file, const char *zoo_name,
+                          const struct cal_provenance *pv, const struct cal_model_prof *m,
+                          int nm);
+int cal_profile_write_db(const char *db, const struct cal_provenance *pv,
+                         const struct cal_model_prof *m, int nm);
+
+#endif

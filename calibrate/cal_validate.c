@@ -1,0 +1,253 @@
+/* cal_validate — a real FIFO batching server against the simulator on the same arrivals. */
+#include "cal_validate.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cal_ref.h"
+#include "sim.h"
+#include "sim_config.h"
+#include "sim_err.h"
+#include "sim_goodput.h"
+#include "sim_json.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_until(double t)
+{
+    struct timespec ts = {(time_t)t, (long)((t - floor(t)) * 1e9)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+/* Summary of per-request latencies (sorted in place) over a span. */
+static void side_stats(double *lat_ms, int n, double span_s, double busy_s, long batches,
+                       struct cal_side *out)
+{
+    gsl_sort(lat_ms, 1, (size_t)n);
+    out->mean_ms = gsl_stats_mean(lat_ms, 1, (size_t)n);
+    out->p50_ms = gsl_stats_quantile_from_sorted_data(lat_ms, 1, (size_t)n, 0.5);
+    out->p99_ms = gsl_stats_quantile_from_sorted_data(lat_ms, 1, (size_t)n, 0.99);
+    out->tput_rps = n / span_s;
+    out->util = busy_s / span_s;
+    out->mean_batch = batches ? (double)n / (double)batches : 0;
+}
+
+/* The real server over arrival times arr[0..n) (seconds from start). */
+static int serve_real(const struct cal_validate_opts *o, void *const *inst, const double *arr,
+                      int n, struct cal_validate_row *row)
+{
+    double *lat = malloc((size_t)n * sizeof *lat);
+    if (!lat)
+        return SIM_ENOMEM;
+    int next = 0, rc = 0;
+    long batches = 0;
+    double busy = 0, last_done = 0;
+    double t0 = now_s() + 0.05;
+    while (next < n && !rc) {
+        double now = now_s() - t0;
+        if (arr[next] > now) {
+            sleep_until(t0 + arr[next]);
+            now = now_s() - t0;
+        }
+        int b = 0;
+        while (next + b < n && b < o->max_batch && arr[next + b] <= now)
+            b++;
+        if (b == 0)
+            continue;
+        double ms = 0;
+        rc = o->be->run(inst[b - 1], &ms);
+        double done = now_s() - t0;
+        for (int k = 0; k < b; k++)
+            lat[next + k] = (done - arr[next + k]) * 1e3;
+        busy += done - now;
+        batches++;
+        row->real_n[b]++;
+        row->real_exec_ms[b] += ((done - now) * 1e3 - row->real_exec_ms[b]) / (double)row->real_n[b];
+        last_done = done;
+        next += b;
+    }
+    if (!rc)
+        side_stats(lat, n, last_done - arr[0], busy, batches, &row->real);
+    free(lat);
+    return rc;
+}
+
+struct sim_obs_ctx {
+    double *lat;
+    int n, cap;
+    double last_done, busy;
+    long batches;
+};
+
+static void obs_end(void *ctx, const struct sim *s, const struct sim_request *r)
+{
+    (void)s;
+    struct sim_obs_ctx *c = ctx;
+    if (c->n < c->cap)
+        c->lat[c->n++] = (double)(r->t_finish - r->t_arrival) / 1e6;
+    if ((double)r->t_finish / 1e9 > c->last_done)
+        c->last_done = (double)r->t_finish / 1e9;
+}
+
+static void obs_batch(void *ctx, const struct sim *s, const struct sim_batch *b)
+{
+    (void)s;
+    struct sim_obs_ctx *c = ctx;
+    c->busy += (double)(b->t_finish - b->t_start) / 1e9;
+    c->batches++;
+}
+
+static int serve_sim(const struct cal_validate_opts *o, const char *model, const char *kind,
+                     const double *arr, int n, struct cal_side *out)
+{
+    char csv[1024], text[4096];
+    snprintf(csv, sizeof csv, "%s/arrivals.csv", o->scratch);
+    FILE *f = fopen(csv, "w");
+    if (!f)
+        return sim_err_set(SIM_EIO, "%s: cannot write", csv);
+    fprintf(f, "t\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%.9f\n", arr[i]);
+    if (fclose(f) != 0)
+        return sim_err_set(SIM_EIO, "%s: cannot write", csv);
+    snprintf(text, sizeof text,
+             "{\"name\": \"validate\", \"seed\": 1, \"duration_s\": %.6f, \"warmup_s\": 0,"
+             " \"cluster\": {\"gpus\": 1, \"gpu_kind\": \"%s\"},"
+             " \"models\": [{\"zoo\": \"%s\", \"select\": [\"%s\"], \"slo_ms\": 1000000,"
+             " \"max_batch\": %d}],"
+             " \"workload\": {\"trace\": {\"format\": \"csv_timestamps\", \"files\": [\"%s\"],"
+             " \"dir\": \"/\", \"gaps\": \"zero\", \"zero_run_s\": 0}},"
+             " \"network\": {\"ctrl_us\": 0, \"data_us_per_request\": 0, \"resp_us\": 0},"
+             " \"policy\": {\"name\": \"fifo\", \"params\": {\"drop_late\": false}},"
+             " \"metrics\": {\"percentile\": 99, \"sample_period_s\": 0}}",
+             arr[n - 1] + 600, kind, o->zoo, model, o->max_batch, csv + 1);
+    struct sim_config *cfg = NULL;
+    struct sim_result *res = NULL;
+    struct sim_obs_ctx c = {.lat = malloc((size_t)n * sizeof(double)), .cap = n};
+    struct sim_observer obs = {.ctx = &c, .request_end = obs_end, .batch_done = obs_batch};
+    int rc = c.lat ? 0 : SIM_ENOMEM;
+    if (!rc)
+        rc = sim_config_from_text(text, "validate", o->scratch, &cfg);
+    if (!rc)
+        rc = sim_run_once(cfg, 1.0, &obs, &res);
+    if (!rc && c.n != n)
+        rc = sim_err_set(SIM_EINTERNAL, "validate: the simulator completed %d of %d requests",
+                         c.n, n);
+    if (!rc)
+        side_stats(c.lat, n, c.last_done - arr[0], c.busy, c.batches, out);
+    sim_result_destroy(res);
+    sim_config_destroy(cfg);
+    free(c.lat);
+    return rc;
+}
+
+/* Capacity of the profile: B / l(B) requests per second. */
+static int capacity(const struct cal_validate_opts *o, const char *model, char *kind,
+                    size_t ksize, double *mu, double *prof_ms)
+{
+    char text[1024], zk[SIM_NAME_MAX] = "";
+    int rc = 0;
+    if (!o->kind) { /* the zoo's own executor kind */
+        cJSON *zoo = NULL;
+        const char *k = NULL;
+        if ((rc = sim_json_load_file(o->zoo, &zoo)) ||
+            (rc = sim_json_str(zoo, "", "executor_kind", true, &k))) {
+            cJSON_Delete(zoo);
+            return sim_err_prefix(rc, o->zoo);
+        }
+        snprintf(zk, sizeof zk, "%s", k);
+        cJSON_Delete(zoo);
+    }
+    snprintf(text, sizeof text, "{\"name\": \"cap\", \"duration_s\": 1, \"cluster\": {\"gpus\": 1,"
+             " \"gpu_kind\": \"%s\"}, \"models\": [{\"zoo\": \"%s\", \"select\": [\"%s\"]}],"
+             " \"workload\": {\"rate_rps\": 1}, \"policy\": {\"name\": \"fifo\"}}",
+             o->kind ? o->kind : zk, o->zoo, model);
+    struct sim_config *cfg = NULL;
+    rc = sim_config_from_text(text, "validate", o->scratch, &cfg);
+    if (rc)
+        return rc;
+    const struct sim_model_cfg *m = &cfg->models[0];
+    int k = sim_model_cfg_kind(m, cfg->gpu_kind);
+    if (k < 0)
+        rc = sim_err_set(SIM_EINVAL, "%s: model %s has no profile for kind %s", o->zoo, model,
+                         cfg->gpu_kind);
+    else {
+        *mu = o->max_batch / sim_profile_ms(&m->prof[k], o->max_batch) * 1e3;
+        for (int b = 1; b <= o->max_batch; b++)
+            prof_ms[b] = sim_profile_ms(&m->prof[k], b);
+        snprintf(kind, ksize, "%s", cfg->gpu_kind);
+    }
+    sim_config_destroy(cfg);
+    return rc;
+}
+
+int cal_validate(const struct cal_validate_opts *o, struct cal_validate_row *rows)
+{
+    const char *model = o->model ? o->model : o->net->name;
+    char kind[SIM_NAME_MAX];
+    double mu = 0, prof_ms[CAL_VALIDATE_MAX_BATCH + 1] = {0};
+    if (o->max_batch > CAL_VALIDATE_MAX_BATCH)
+        return sim_err_set(SIM_EUSAGE, "--max-batch: expected at most %d, got %d",
+                           CAL_VALIDATE_MAX_BATCH, o->max_batch);
+    int rc = capacity(o, model, kind, sizeof kind, &mu, prof_ms);
+    if (rc)
+        return rc;
+    void **inst = calloc((size_t)o->max_batch, sizeof *inst);
+    double *arr = malloc((size_t)o->requests * sizeof *arr);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!inst || !arr || !r) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    for (int b = 1; b <= o->max_batch && !rc; b++) {
+        struct cal_mem_info mi;
+        void *in = cal_ref_input(o->net, b, 99);
+        double ms;
+        if (!in)
+            rc = SIM_ENOMEM;
+        if (!rc)
+            rc = o->be->create(&o->bo, &inst[b - 1]);
+        if (!rc)
+            rc = o->be->prepare(inst[b - 1], o->net, b, &mi);
+        if (!rc)
+            rc = o->be->set_input(inst[b - 1], in);
+        for (int w = 0; w < 3 && !rc; w++)
+            rc = o->be->run(inst[b - 1], &ms);
+        free(in);
+    }
+    for (int li = 0; li < o->nloads && !rc; li++) {
+        struct cal_validate_row *row = &rows[li];
+        memset(row, 0, sizeof *row);
+        memcpy(row->profile_ms, prof_ms, sizeof prof_ms);
+        row->load = o->loads[li];
+        row->rate_rps = o->loads[li] * mu;
+        gsl_rng_set(r, (unsigned long)(o->seed + (uint64_t)li));
+        double t = 0;
+        for (int i = 0; i < o->requests; i++) {
+            arr[i] = t;
+            t += gsl_ran_exponential(r, 1.0 / row->rate_rps);
+        }
+        if ((rc = serve_real(o, inst, arr, o->requests, row)))
+            break;
+        rc = serve_sim(o, model, kind, arr, o->requests, &row->sim);
+    }
+out:
+    for (int b = 0; inst && b < o->max_batch; b++)
+        if (inst[b])
+            o->be->destroy(inst[b]);
+    free(inst), free(arr);
+    gsl_rng_free(r);
+    return rc;
+}

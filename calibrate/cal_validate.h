@@ -1,0 +1,50 @@
+/* cal_validate — the sim-vs-real check: a real FIFO batching server runs the real network
+ * (any backend) on a Poisson arrival sequence at several loads, and the simulator replays the
+ * same arrival timestamps (workload.trace, csv_timestamps) with the calibrated profile and
+ * the fifo policy on one executor. Per load: mean, p50 and p99 latency, throughput and
+ * utilisation from both, and their relative errors.
+ *
+ * The real server: one executor; when idle it takes every arrived request up to max_batch
+ * (oldest first) and runs one forward pass at that batch size (one prepared backend
+ * instance per batch size); latency = completion - arrival, wall clock. */
+#ifndef CAL_VALIDATE_H
+#define CAL_VALIDATE_H
+
+#include <stdint.h>
+
+#include "cal_backend.h"
+
+#define CAL_VALIDATE_MAX_LOADS 16
+
+struct cal_validate_opts {
+    const struct cal_backend_ops *be;
+    struct cal_opts bo;
+    const struct cal_net *net;
+    const char *zoo;            /* calibrated zoo file */
+    const char *model;          /* model name in the zoo (default: the net's name) */
+    const char *kind;           /* executor kind in the zoo (default: its executor_kind) */
+    int max_batch;
+    int nloads;
+    double loads[CAL_VALIDATE_MAX_LOADS]; /* fractions of the profile's capacity B / l(B) */
+    int requests;               /* per load */
+    uint64_t seed;
+    const char *scratch;        /* folder for the arrival file and config */
+};
+
+struct cal_side {
+    double mean_ms, p50_ms, p99_ms, tput_rps, util, mean_batch;
+};
+
+#define CAL_VALIDATE_MAX_BATCH 64
+
+struct cal_validate_row {
+    double load, rate_rps;
+    struct cal_side real, sim;
+    /* service time by batch size: the real passes' mean, and the profile's l(b) */
+    long real_n[CAL_VALIDATE_MAX_BATCH + 1];
+    double real_exec_ms[CAL_VALIDATE_MAX_BATCH + 1], profile_ms[CAL_VALIDATE_MAX_BATCH + 1];
+};
+
+int cal_validate(const struct cal_validate_opts *o, struct cal_validate_row *rows /* OUT */);
+
+#endif
