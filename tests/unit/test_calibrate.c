@@ -1,0 +1,458 @@
+/* test_calibrate — servesim-calibrate: network definitions against published counts, every
+ * oneDNN layer against the reference implementation, bn folding, the arena planner, GSL fits
+ * on synthetic points with known coefficients, precise errors for bad networks, a measured
+ * profile read back by the simulator and used in a run, the sim-vs-real loop, and (GPU
+ * machines only) every cuDNN layer against the reference. */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "cal_backend.h"
+#include "cal_fit.h"
+#include "cal_measure.h"
+#include "cal_net.h"
+#include "cal_profile.h"
+#include "cal_ref.h"
+#include "cal_validate.h"
+#include "sim.h"
+#include "sim_config.h"
+#include "sim_err.h"
+#include "sim_goodput.h"
+#include "sim_report.h"
+#include "test.h"
+
+static struct cal_net *load(const char *name)
+{
+    char file[1024];
+    struct cal_net *net = NULL;
+    cal_net_resolve(name, file, sizeof file);
+    REQUIRE_OK(cal_net_load(file, &net));
+    return net;
+}
+
+static void networks_match_published(void)
+{
+    static const char *const names[] = {"resnet50", "vgg16", "mobilenetv2", "inceptionv3",
+                                        "densenet121", "bert_base"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        struct cal_net *net = load(names[i]);
+        CHECK(net->pub_params > 0, "%s has no published parameter count", names[i]);
+        CHECK(cal_net_params(net) == net->pub_params, "%s: %lld parameters, published %lld",
+              names[i], (long long)cal_net_params(net), (long long)net->pub_params);
+        CHECK_NEAR(cal_net_macs(net) / 1e9, net->pub_gmacs, 0.01);
+        cal_net_destroy(net);
+    }
+    /* and the headline figures of the issue, independently of the files' own "published" */
+    struct cal_net *r50 = load("resnet50");
+    CHECK_NEAR((double)cal_net_params(r50) / 1e6, 25.6, 0.01);
+    CHECK_NEAR(cal_net_macs(r50) / 1e9, 4.1, 0.01);
+    cal_net_destroy(r50);
+}
+
+/* Runs net on a backend with keep_all and compares every layer with the reference. */
+static void compare_layers(const struct cal_backend_ops *be, struct cal_opts bo, const char *name,
+                           int batch, bool fold, double tol)
+{
+    struct cal_net *net = load(name);
+    REQUIRE_OK(cal_net_init_weights(net, 3));
+    if (fold)
+        CHECK(cal_net_fold_bn(net) > 0, "%s: nothing folded", name);
+    void *in = cal_ref_input(net, batch, 5), *st = NULL;
+    float **ref = NULL;
+    struct cal_mem_info mi;
+    double ms = 0;
+    bo.keep_all = true;
+    REQUIRE_OK(cal_ref_forward(net, batch, in, &ref));
+    REQUIRE_OK(be->create(&bo, &st));
+    REQUIRE_OK(be->prepare(st, net, batch, &mi));
+    REQUIRE_OK(be->set_input(st, in));
+    REQUIRE_OK(be->run(st, &ms));
+    for (int i = 0; i < net->n; i++) {
+        const struct cal_layer *l = &net->layers[i];
+        int64_t cnt = batch * cal_shape_count(&l->shape);
+        float *got = malloc((size_t)cnt * sizeof *got);
+        REQUIRE_OK(be->read(st, i, got));
+        double e = cal_ref_rel_err(got, ref[i], cnt);
+        CHECK(e <= tol, "%s %s layer %s (%s): relative error %.2e > %.0e", be->name, name,
+              l->name, cal_op_name(l->op), e, tol);
+        free(got);
+        free(ref[i]);
+    }
+    CHECK(ms > 0, "no time measured");
+    CHECK(mi.weights_bytes > 0 && mi.arena_bytes > 0, "weights %zu arena %zu", mi.weights_bytes,
+          mi.arena_bytes);
+    free(ref);
+    free(in);
+    be->destroy(st);
+    cal_net_destroy(net);
+}
+
+static void onednn_layers_match_reference(void)
+{
+    struct cal_opts bo = {.threads = 2};
+    compare_layers(&cal_backend_onednn, bo, "tiny_cnn", 2, false, 1e-4);
+    compare_layers(&cal_backend_onednn, bo, "tiny_cnn", 3, true, 1e-4);
+    compare_layers(&cal_backend_onednn, bo, "tiny_bert", 3, false, 1e-4);
+    /* every op kind appears in the two test networks */
+    struct cal_net *a = load("tiny_cnn"), *b = load("tiny_bert");
+    bool seen[CAL_NOPS] = {0};
+    for (int i = 0; i < a->n; i++)
+        seen[a->layers[i].op] = true;
+    for (int i = 0; i < b->n; i++)
+        seen[b->layers[i].op] = true;
+    for (int op = 0; op < CAL_NOPS; op++)
+        CHECK(seen[op], "op %s is not covered by the layer tests", cal_op_name((enum cal_op)op));
+    cal_net_destroy(a);
+    cal_net_destroy(b);
+}
+
+/* The arena (no keep_all) reuses buffers: the final output must still match, twice over. */
+static void onednn_arena_output_matches(void)
+{
+    struct cal_net *net = load("mobilenetv2");
+    REQUIRE_OK(cal_net_init_weights(net, 2));
+    CHECK(cal_net_fold_bn(net) == 52, "folded %d bn layers, want 52", cal_net_fold_bn(net));
+    void *in = cal_ref_input(net, 1, 9), *st = NULL;
+    float **ref = NULL;
+    struct cal_mem_info mi;
+    struct cal_opts bo = {.threads = 2};
+    double ms;
+    REQUIRE_OK(cal_ref_forward(net, 1, in, &ref));
+    REQUIRE_OK(cal_backend_onednn.create(&bo, &st));
+    REQUIRE_OK(cal_backend_onednn.prepare(st, net, 1, &mi));
+    REQUIRE_OK(cal_backend_onednn.set_input(st, in));
+    int64_t cnt = cal_shape_count(&net->layers[net->n - 1].shape);
+    float *got = malloc((size_t)cnt * sizeof *got);
+    for (int r = 0; r < 2; r++) {
+        REQUIRE_OK(cal_backend_onednn.run(st, &ms));
+        REQUIRE_OK(cal_backend_onednn.read(st, net->n - 1, got));
+        double e = cal_ref_rel_err(got, ref[net->n - 1], cnt);
+        CHECK(e < 1e-4, "pass %d: final output error %.2e", r, e);
+    }
+    /* liveness keeps the arena far below the sum of all activations */
+    size_t sum = 0;
+    for (int i = 0; i < net->n; i++)
+        sum += (size_t)cal_shape_count(&net->layers[i].shape) * sizeof(float);
+    CHECK(mi.arena_bytes < sum / 3, "arena %zu bytes, all activations %zu", mi.arena_bytes, sum);
+    for (int i = 0; i < net->n; i++)
+        free(ref[i]);
+    free(ref), free(got), free(in);
+    cal_backend_onednn.destroy(st);
+    cal_net_destroy(net);
+}
+
+static void fold_bn_preserves_output(void)
+{
+    struct cal_net *a = load("resnet50"), *b = load("tiny_cnn"), *c = load("tiny_cnn");
+    REQUIRE_OK(cal_net_init_weights(a, 1));
+    CHECK(cal_net_fold_bn(a) == 53, "resnet50: want its 53 bn layers folded");
+    CHECK(a->n == 175 - 53, "resnet50 has %d layers after folding", a->n);
+    cal_net_destroy(a);
+    REQUIRE_OK(cal_net_init_weights(b, 4));
+    REQUIRE_OK(cal_net_init_weights(c, 4));
+    CHECK(cal_net_fold_bn(c) == 2, "tiny_cnn: two conv+bn pairs");
+    void *in = cal_ref_input(b, 2, 1);
+    float **rb, **rc;
+    REQUIRE_OK(cal_ref_forward(b, 2, in, &rb));
+    REQUIRE_OK(cal_ref_forward(c, 2, in, &rc));
+    int64_t cnt = 2 * cal_shape_count(&b->layers[b->n - 1].shape);
+    double e = cal_ref_rel_err(rc[c->n - 1], rb[b->n - 1], cnt);
+    CHECK(e < 1e-5, "folded output differs by %.2e", e);
+    for (int i = 0; i < b->n; i++)
+        free(rb[i]);
+    for (int i = 0; i < c->n; i++)
+        free(rc[i]);
+    free(rb), free(rc), free(in);
+    cal_net_destroy(b);
+    cal_net_destroy(c);
+}
+
+static void arena_plan_no_overlap(void)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    enum { N = 200 };
+    size_t size[N], off[N], total;
+    int first[N], last[N];
+    for (int trial = 0; trial < 20; trial++) {
+        for (int i = 0; i < N; i++) {
+            size[i] = 1 + gsl_rng_uniform_int(r, 100000);
+            first[i] = (int)gsl_rng_uniform_int(r, 100);
+            last[i] = first[i] + (int)gsl_rng_uniform_int(r, 10);
+        }
+        REQUIRE_OK(cal_arena_plan(N, size, first, last, 64, off, &total));
+        size_t peak = 0;
+        for (int t = 0; t < 110; t++) {
+            size_t live = 0;
+            for (int i = 0; i < N; i++)
+                if (first[i] <= t && t <= last[i])
+                    live += size[i];
+            peak = live > peak ? live : peak;
+        }
+        CHECK(total >= peak, "arena %zu below the live peak %zu", total, peak);
+        for (int i = 0; i < N; i++) {
+            CHECK(off[i] % 64 == 0 && off[i] + size[i] <= total, "buffer %d misplaced", i);
+            for (int j = i + 1; j < N; j++)
+                if (first[i] <= last[j] && first[j] <= last[i])
+                    CHECK(off[i] + size[i] <= off[j] || off[j] + size[j] <= off[i],
+                          "buffers %d and %d overlap in time and space", i, j);
+        }
+    }
+    gsl_rng_free(r);
+}
+
+static void fit_recovers_known_coefficients(void)
+{
+    double x[8] = {1, 2, 4, 8, 16, 24, 32, 48}, y[8];
+    struct cal_fit f;
+    for (int i = 0; i < 8; i++)
+        y[i] = 1.25 * x[i] + 4.0;
+    REQUIRE_OK(cal_fit(CAL_FIT_LINEAR, x, y, 8, &f));
+    CHECK(fabs(f.c1 - 1.25) < 1e-9 && fabs(f.c0 - 4.0) < 1e-9, "linear %g b + %g", f.c1, f.c0);
+    CHECK(f.r2 > 1 - 1e-12 && f.max_rel_err < 1e-9, "R2 %g worst %g", f.r2, f.max_rel_err);
+    /* one outlier (a hiccup of 3x at b=16): the robust fit ignores it, OLS does not */
+    y[4] *= 3;
+    struct cal_fit ols, rob;
+    REQUIRE_OK(cal_fit(CAL_FIT_LINEAR, x, y, 8, &ols));
+    REQUIRE_OK(cal_fit(CAL_FIT_ROBUST, x, y, 8, &rob));
+    CHECK(fabs(rob.c1 - 1.25) < 0.01 && fabs(rob.c0 - 4) < 0.1, "robust %g b + %g", rob.c1, rob.c0);
+    CHECK(fabs(ols.c0 - 4) > 1, "OLS should be pulled by the outlier: %g b + %g", ols.c1, ols.c0);
+    /* quadratic with noise of 0.5% */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    for (int i = 0; i < 8; i++)
+        y[i] = (0.02 * x[i] * x[i] + 0.7 * x[i] + 3) * (1 + gsl_ran_gaussian(r, 0.005));
+    struct cal_fit q, l;
+    REQUIRE_OK(cal_fit(CAL_FIT_QUADRATIC, x, y, 8, &q));
+    REQUIRE_OK(cal_fit(CAL_FIT_LINEAR, x, y, 8, &l));
+    CHECK(fabs(q.c2 - 0.02) < 0.002 && fabs(q.c1 - 0.7) < 0.1 && fabs(q.c0 - 3) < 0.3,
+          "quadratic %g b^2 + %g b + %g", q.c2, q.c1, q.c0);
+    char why[200];
+    CHECK(cal_fit_recommend(&l, &q, 0.05, why, sizeof why) == CAL_FIT_QUADRATIC,
+          "curved data: %s (linear worst %.3f)", why, l.max_rel_err);
+    for (int i = 0; i < 8; i++)
+        y[i] = 1.25 * x[i] + 4.0;
+    REQUIRE_OK(cal_fit(CAL_FIT_LINEAR, x, y, 8, &l));
+    REQUIRE_OK(cal_fit(CAL_FIT_QUADRATIC, x, y, 8, &q));
+    CHECK(cal_fit_recommend(&l, &q, 0.05, why, sizeof why) == CAL_FIT_LINEAR, "straight: %s", why);
+    CHECK(cal_fit(CAL_FIT_QUADRATIC, x, y, 2, &q) == SIM_EINVAL, "two points cannot fit a quadratic");
+    gsl_rng_free(r);
+}
+
+/* Writes `text` as a network file and expects loading it to fail with `want` in the message. */
+static void expect_net_error(const char *text, const char *want)
+{
+    char file[512];
+    snprintf(file, sizeof file, "%s/bad.json", test_scratch("servesim_cal"));
+    FILE *f = fopen(file, "w");
+    fputs(text, f);
+    fclose(f);
+    struct cal_net *net = NULL;
+    int rc = cal_net_load(file, &net);
+    CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), want) && strstr(sim_err_msg(), "bad.json"),
+          "rc %d, message \"%s\", want \"%s\"", rc, sim_err_msg(), want);
+    cal_net_destroy(net);
+}
+
+#define NET_HEAD "{\"format\": \"servesim-net/1\", \"name\": \"x\", \"input\": {\"shape\": [3, 8, 8]}, "
+
+static void net_errors_are_precise(void)
+{
+    expect_net_error(NET_HEAD "\"layers\": [{\"name\": \"a\", \"op\": \"convv\"}]}",
+                     "layers[0].op: expected one of \"conv\"");
+    expect_net_error(NET_HEAD "\"layers\": [{\"name\": \"a\", \"op\": \"conv\", \"out\": 4, \"k\": 3, "
+                     "\"g\": 2}]}", "layers[0].g: expected a divisor of the input channels (3)");
+    expect_net_error(NET_HEAD "\"layers\": [{\"name\": \"a\", \"op\": \"conv\", \"out\": 4, \"k\": 9}]}",
+                     "layers[0]: expected an output of positive size");
+    expect_net_error(NET_HEAD "\"layers\": [{\"name\": \"a\", \"op\": \"relu\"}, {\"name\": \"b\", "
+                     "\"op\": \"add\", \"in\": [\"a\", \"nope\"]}]}",
+                     "layers[1].in[1]: expected \"input\" or an earlier layer's name, got \"nope\"");
+    expect_net_error(NET_HEAD "\"layers\": [{\"name\": \"a\", \"op\": \"gap\"}, {\"name\": \"b\", "
+                     "\"op\": \"add\", \"in\": [\"a\", \"input\"]}]}",
+                     "layers[1]: expected in[1] of the same shape as in[0] [3,1,1], got [3,8,8]");
+    expect_net_error(NET_HEAD "\"layers\": [{\"name\": \"a\", \"op\": \"linear\", \"out\": 4}]}",
+                     "layers[0]: expected a [S,D] input for linear, got [3,8,8]");
+    expect_net_error(NET_HEAD "\"layers\": [{\"name\": \"a\", \"op\": \"relu\", \"k\": 3}]}",
+                     "layers[0].k: unknown key (expected one of: name, op, in)");
+    expect_net_error("{\"format\": \"servesim-net/9\", \"name\": \"x\", \"input\": {}, \"layers\": []}",
+                     "format: expected \"servesim-net/1\", got \"servesim-net/9\"");
+    /* a precision the backend does not have is refused with a message, not run */
+    void *st = NULL;
+    struct cal_opts bo = {.precision = CAL_FP16};
+    int rc = cal_backend_onednn.create(&bo, &st);
+    CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "precision fp16 is not supported"),
+          "rc %d: %s", rc, sim_err_msg());
+    enum cal_precision p;
+    CHECK(cal_precision_parse("fp8", &p) == SIM_EINVAL &&
+          strstr(sim_err_msg(), "expected one of fp32, tf32, fp16, got \"fp8\""), "%s", sim_err_msg());
+}
+
+/* Measures tiny_cnn on the CPU, writes the zoo and DB rows, then runs the simulator on that
+ * zoo: the profile the engine uses is the fitted one. */
+static void profile_read_back_by_simulator(void)
+{
+    const char *dir = test_scratch("servesim_cal");
+    char zoo[512], db[512], text[2048];
+    snprintf(zoo, sizeof zoo, "%s/cal_zoo.json", dir);
+    snprintf(db, sizeof db, "%s/cal.db", dir);
+    struct cal_net *net = load("tiny_cnn");
+    REQUIRE_OK(cal_net_init_weights(net, 1));
+    struct cal_model_prof mp = {.name = "tiny-cnn", .net = net, .nseries = 1};
+    struct cal_series s = {.kind = "testcpu@1core", .threads = 1};
+    mp.series = &s;
+    struct cal_opts bo = {.threads = 1};
+    void *st;
+    REQUIRE_OK(cal_backend_onednn.create(&bo, &st));
+    int batches[] = {1, 2, 4, 8};
+    for (int j = 0; j < 4; j++)
+        REQUIRE_OK(cal_measure(&cal_backend_onednn, st, net, batches[j], 1, 5, &s.pts[j]));
+    s.n = 4;
+    struct cal_provenance pv = {.backend = "onednn", .host = "test", .date = "2026-01-01",
+                                .precision = CAL_FP32, .warmup = 1, .reps = 5};
+    REQUIRE_OK(cal_backend_onednn.info(st, &pv.dev));
+    cal_backend_onednn.destroy(st);
+    for (int j = 0; j < 4; j++)
+        CHECK(s.pts[j].median_ms > 0 && s.pts[j].min_ms <= s.pts[j].median_ms &&
+              s.pts[j].median_ms <= s.pts[j].p99_ms && s.pts[j].p99_ms <= s.pts[j].max_ms,
+              "batch %d: min %g median %g p99 %g max %g", s.pts[j].batch, s.pts[j].min_ms,
+              s.pts[j].median_ms, s.pts[j].p99_ms, s.pts[j].max_ms);
+    REQUIRE_OK(cal_series_fit(&s, 0.05));
+    REQUIRE_OK(cal_profile_write_zoo(zoo, "test", &pv, &mp, 1));
+    REQUIRE_OK(cal_profile_write_db(db, &pv, &mp, 1));
+    /* the simulator reads it */
+    snprintf(text, sizeof text,
+             "{\"name\": \"t\", \"duration_s\": 2, \"cluster\": {\"gpus\": 1, \"gpu_kind\": "
+             "\"testcpu@1core\"}, \"models\": [{\"zoo\": \"%s\", \"select\": \"all\"}],"
+             " \"workload\": {\"rate_rps\": 20}, \"policy\": {\"name\": \"fifo\"}}", zoo);
+    struct sim_config *cfg = NULL;
+    REQUIRE_OK(sim_config_from_text(text, "t", dir, &cfg));
+    const struct sim_model_cfg *m = &cfg->models[0];
+    int k = sim_model_cfg_kind(m, "testcpu@1core");
+    CHECK(k >= 0 && m->max_batch == 8, "kind %d max_batch %d", k, m->max_batch);
+    for (int b = 1; b <= 8 && k >= 0; b++) {
+        double want = s.chosen == CAL_FIT_QUADRATIC ? cal_fit_eval(&s.quad, b) : cal_fit_eval(&s.lin, b);
+        if (m->prof[k].form != SIM_PROF_TABLE)
+            CHECK(fabs(sim_profile_ms(&m->prof[k], b) - want) < 1e-4 * want + 1e-6,
+                  "b=%d: sim %g, fit %g", b, sim_profile_ms(&m->prof[k], b), want);
+    }
+    CHECK(fabs(m->slo_ms - cal_default_slo_ms(&s)) < 1e-9, "slo %g", m->slo_ms);
+    struct sim_result *res = NULL;
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &res));
+    CHECK(res->models[0].offered > 10 && res->models[0].batches > 0, "offered %llu batches %llu",
+          (unsigned long long)res->models[0].offered, (unsigned long long)res->models[0].batches);
+    sim_result_destroy(res);
+    sim_config_destroy(cfg);
+    /* database rows with provenance and the per-batch table */
+    sqlite3 *h;
+    sqlite3_stmt *q;
+    CHECK(sqlite3_open(db, &h) == SQLITE_OK, "open %s", db);
+    sqlite3_prepare_v2(h, "SELECT count(*), p.backend, p.precision, p.device IS NOT NULL, p.threads "
+                          "FROM profiles p JOIN profile_points t ON t.profile_id = p.id", -1, &q, NULL);
+    CHECK(sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 4 &&
+              !strcmp((const char *)sqlite3_column_text(q, 1), "onednn") &&
+              !strcmp((const char *)sqlite3_column_text(q, 2), "fp32") &&
+              sqlite3_column_int(q, 3) == 1 && sqlite3_column_int(q, 4) == 1,
+          "profile rows wrong");
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    /* a zoo of an unknown (future) format is refused with its name */
+    FILE *f = fopen(zoo, "w");
+    fputs("{\"format\": \"servesim-zoo/3\", \"name\": \"x\", \"executor_kind\": \"k\", \"models\": []}", f);
+    fclose(f);
+    int rc = sim_config_from_text(text, "t", dir, &cfg);
+    CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "got \"servesim-zoo/3\""), "rc %d: %s", rc,
+          sim_err_msg());
+    cal_net_destroy(net);
+}
+
+/* The real FIFO server and the simulator on the same arrivals: both serve every request, and
+ * utilisation rises with load on both sides. Timing noise on shared machines makes the
+ * errors themselves a report (servesim-calibrate validate), not an assertion. */
+static void validate_real_against_sim(void)
+{
+    const char *dir = test_scratch("servesim_cal");
+    char zoo[512];
+    snprintf(zoo, sizeof zoo, "%s/val_zoo.json", dir);
+    struct cal_net *net = load("tiny_cnn");
+    REQUIRE_OK(cal_net_init_weights(net, 1));
+    struct cal_model_prof mp = {.name = "tiny-cnn", .net = net, .nseries = 1};
+    struct cal_series s = {.kind = "valcpu@1core", .threads = 1};
+    mp.series = &s;
+    struct cal_opts bo = {.threads = 1};
+    void *st;
+    REQUIRE_OK(cal_backend_onednn.create(&bo, &st));
+    for (int b = 1; b <= 4; b++)
+        REQUIRE_OK(cal_measure(&cal_backend_onednn, st, net, b, 2, 15, &s.pts[b - 1]));
+    s.n = 4;
+    cal_backend_onednn.destroy(st);
+    REQUIRE_OK(cal_series_fit(&s, 0.05));
+    struct cal_provenance pv = {.backend = "onednn", .host = "t", .date = "d", .reps = 15};
+    REQUIRE_OK(cal_profile_write_zoo(zoo, "val", &pv, &mp, 1));
+    struct cal_validate_opts vo = {.be = &cal_backend_onednn, .bo = {.threads = 1}, .net = net,
+                                   .zoo = zoo, .max_batch = 4, .nloads = 2, .loads = {0.2, 0.6},
+                                   .requests = 150, .seed = 3, .scratch = dir};
+    struct cal_validate_row rows[2];
+    REQUIRE_OK(cal_validate(&vo, rows));
+    for (int i = 0; i < 2; i++) {
+        CHECK(rows[i].real.tput_rps > 0 && rows[i].sim.tput_rps > 0, "load %g: no throughput", rows[i].load);
+        CHECK(rows[i].sim.p99_ms >= rows[i].sim.p50_ms && rows[i].real.p99_ms >= rows[i].real.p50_ms,
+              "percentiles out of order");
+        /* the simulator's latency is at least the profile's batch-1 time */
+        CHECK(rows[i].sim.p50_ms >= 0.99 * rows[i].profile_ms[1], "sim p50 %g < l(1) %g",
+              rows[i].sim.p50_ms, rows[i].profile_ms[1]);
+        printf("load %.1f: real mean %.3f ms, sim %.3f ms; util real %.3f sim %.3f\n",
+               rows[i].load, rows[i].real.mean_ms, rows[i].sim.mean_ms, rows[i].real.util,
+               rows[i].sim.util);
+    }
+    CHECK(rows[1].sim.util > rows[0].sim.util && rows[1].real.util > rows[0].real.util,
+          "utilisation should rise with load: sim %g -> %g, real %g -> %g", rows[0].sim.util,
+          rows[1].sim.util, rows[0].real.util, rows[1].real.util);
+    cal_net_destroy(net);
+}
+
+static void cudnn_layers_match_reference(void)
+{
+#ifdef SERVESIM_HAVE_CUDNN
+    void *st = NULL;
+    struct cal_opts bo = {0};
+    int rc = cal_backend_cudnn.create(&bo, &st);
+    if (rc == SIM_EUNAVAIL) {
+        printf("skipped: %s\n", sim_err_msg());
+        exit(77);
+    }
+    REQUIRE_OK(rc);
+    cal_backend_cudnn.destroy(st);
+    compare_layers(&cal_backend_cudnn, bo, "tiny_cnn", 2, false, 1e-4);
+    compare_layers(&cal_backend_cudnn, bo, "tiny_cnn", 3, true, 1e-4);
+    compare_layers(&cal_backend_cudnn, bo, "tiny_bert", 3, false, 1e-4);
+    bo.precision = CAL_FP16;
+    compare_layers(&cal_backend_cudnn, bo, "tiny_cnn", 2, true, 2e-2);
+    compare_layers(&cal_backend_cudnn, bo, "tiny_bert", 2, false, 2e-2);
+#else
+    printf("skipped: the cuDNN backend was not built (no CUDA toolkit/cuDNN at build time)\n");
+    exit(77);
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    static const struct test_case cases[] = {
+        {"networks_match_published", networks_match_published},
+        {"onednn_layers_match_reference", onednn_layers_match_reference},
+        {"onednn_arena_output_matches", onednn_arena_output_matches},
+        {"fold_bn_preserves_output", fold_bn_preserves_output},
+        {"arena_plan_no_overlap", arena_plan_no_overlap},
+        {"fit_recovers_known_coefficients", fit_recovers_known_coefficients},
+        {"net_errors_are_precise", net_errors_are_precise},
+        {"profile_read_back_by_simulator", profile_read_back_by_simulator},
+        {"validate_real_against_sim", validate_real_against_sim},
+        {"cudnn_layers_match_reference", cudnn_layers_match_reference},
+    };
+    int rc = test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
+    test_scratch_done();
+    return rc;
+}
