@@ -319,6 +319,27 @@ static int finish(struct dn *d, int i, const struct cal_layer *l, dnnl_primitive
     return rc;
 }
 
+/* conv, fc and linear: the source (reordered when the primitive wants another layout), the
+ * weights and bias loaded into the primitive's layouts from their canonical ones (uw, ub),
+ * then the step. Consumes pd. */
+static int weighted_step(struct dn *d, int i, const struct cal_layer *l, dnnl_primitive_desc_t pd,
+                         int last, const dnnl_memory_desc_t *uw, const dnnl_memory_desc_t *ub)
+{
+    dnnl_exec_arg_t a[4];
+    dnnl_memory_t src, w, b = NULL;
+    int rc;
+    if ((rc = input_as(d, l, i, l->in[0], dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src)) ||
+        (rc = load_weights(d, l, uw, l->w, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &w)) ||
+        (l->b && (rc = load_weights(d, l, ub, l->b, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), &b)))) {
+        dnnl_primitive_desc_destroy(pd);
+        return rc;
+    }
+    a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
+    a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w};
+    a[2] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
+    return finish(d, i, l, pd, last, b ? 4 : 3, a, b ? 3 : 2);
+}
+
 static int build_layer(struct dn *d, int i, int last)
 {
     const struct cal_net *net = d->net;
@@ -354,19 +375,9 @@ static int build_layer(struct dn *d, int i, int last)
                           dil, pl, pr), l, "descriptor")) ||
             (rc = chk(dnnl_primitive_desc_create(&pd, &cd, NULL, d->eng, NULL), l, "primitive")))
             return rc;
-        dnnl_memory_t w, b = NULL;
         dnnl_memory_desc_init_by_tag(&uw, g ? 5 : 4, g ? wd5 : wd4, dnnl_f32, g ? dnnl_goihw : dnnl_oihw);
         dnnl_memory_desc_init_by_tag(&ub, 1, bd, dnnl_f32, dnnl_a);
-        if ((rc = input_as(d, l, i, t0, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src)) ||
-            (rc = load_weights(d, l, &uw, l->w, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &w)) ||
-            (l->b && (rc = load_weights(d, l, &ub, l->b, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), &b)))) {
-            dnnl_primitive_desc_destroy(pd);
-            return rc;
-        }
-        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
-        a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w};
-        a[2] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
-        return finish(d, i, l, pd, last, b ? 4 : 3, a, b ? 3 : 2);
+        return weighted_step(d, i, l, pd, last, &uw, &ub);
     }
     case CAL_BN: {
         dnnl_batch_normalization_desc_t bd;
@@ -461,17 +472,7 @@ static int build_layer(struct dn *d, int i, int last)
                           &d->tmd[t0 + 1], &wmd, l->b ? &bmd : NULL, &dmd), l, "descriptor")) ||
             (rc = chk(dnnl_primitive_desc_create(&pd, &id, NULL, d->eng, NULL), l, "primitive")))
             return rc;
-        dnnl_memory_t w, b = NULL;
-        if ((rc = input_as(d, l, i, t0, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src)) ||
-            (rc = load_weights(d, l, &uw, l->w, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &w)) ||
-            (l->b && (rc = load_weights(d, l, &bmd, l->b, &bmd, &b)))) {
-            dnnl_primitive_desc_destroy(pd);
-            return rc;
-        }
-        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
-        a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w};
-        a[2] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
-        return finish(d, i, l, pd, last, b ? 4 : 3, a, b ? 3 : 2);
+        return weighted_step(d, i, l, pd, last, &uw, &bmd);
     }
     case CAL_LINEAR: {
         dnnl_matmul_desc_t mdsc;
@@ -485,16 +486,7 @@ static int build_layer(struct dn *d, int i, int last)
                       l, "descriptor")) ||
             (rc = chk(dnnl_primitive_desc_create(&pd, &mdsc, NULL, d->eng, NULL), l, "primitive")))
             return rc;
-        dnnl_memory_t w, b = NULL;
-        if ((rc = load_weights(d, l, &uw, l->w, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &w)) ||
-            (l->b && (rc = load_weights(d, l, &bmd, l->b, &bmd, &b)))) {
-            dnnl_primitive_desc_destroy(pd);
-            return rc;
-        }
-        a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
-        a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w};
-        a[2] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
-        return finish(d, i, l, pd, last, b ? 4 : 3, a, b ? 3 : 2);
+        return weighted_step(d, i, l, pd, last, &uw, &bmd);
     }
     case CAL_BMM: {
         const struct cal_shape *bs = cal_net_tensor_shape(net, l->in[1]);

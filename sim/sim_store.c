@@ -131,6 +131,15 @@ static const char migrate_v3_sql[] =
     "ALTER TABLE profiles ADD COLUMN workspace_mb REAL;\n"
     "ALTER TABLE profiles ADD COLUMN load_ms REAL;\n";
 
+/* The current UTC time as ISO 8601 ("2026-11-21T16:23:26Z"). */
+static void utc_now(char buf[32])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 const char *sim_store_schema_sql(void)
 {
     return schema_sql;
@@ -387,10 +396,7 @@ int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const c
 {
     sqlite3_stmt *q_plan = NULL, *q_probe = NULL;
     char created[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    utc_now(created);
     int rc;
     if ((rc = exec(st, "BEGIN IMMEDIATE")))
         return rc;
@@ -463,10 +469,7 @@ int sim_store_profiles_write(struct sim_store *st, const struct sim_store_profil
 {
     sqlite3_stmt *qp = NULL, *qt = NULL;
     char when[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    utc_now(when);
     int rc = exec(st, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
