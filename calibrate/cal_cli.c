@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cal_backend.h"
@@ -16,6 +15,7 @@
 #include "cal_ref.h"
 #include "cal_validate.h"
 #include "sim_err.h"
+#include "sim_store.h"
 
 static const char usage[] =
     "usage: servesim-calibrate COMMAND [options]\n"
@@ -271,14 +271,6 @@ out:
     return rc;
 }
 
-static void now_iso(char *buf, size_t size)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static void print_fit(const char *name, const struct cal_fit *f)
 {
     if (!f->n)
@@ -307,7 +299,7 @@ static int cmd_measure(const struct opts *o)
                                 .precision = o->precision, .folded_bn = o->fold,
                                 .warmup = o->warmup, .reps = o->reps};
     cal_host_name(host, sizeof host);
-    now_iso(date, sizeof date);
+    sim_utc_now(date);
     if (!mp || !nets) {
         rc = SIM_ENOMEM;
         goto out;

@@ -164,8 +164,8 @@ static void cu_unprepare(void *st)
 
 /* 4-D NCHW descriptor of tensor shape s (tokens {N*S, D, 1, 1}; vectors {N, K, 1, 1};
  * scores {N, H, S, S}). */
-static int tensor_desc(struct cu *c, const struct cal_shape *s, bool image,
-                       cudnnTensorDescriptor_t *d, const struct cal_layer *l)
+static int tensor_desc(struct cu *c, const struct cal_shape *s, cudnnTensorDescriptor_t *d,
+                       const struct cal_layer *l)
 {
     int n = c->batch, dims[4];
     if (s->nd == 3)
@@ -174,35 +174,31 @@ static int tensor_desc(struct cu *c, const struct cal_shape *s, bool image,
         dims[0] = n * (int)s->d[0], dims[1] = (int)s->d[1], dims[2] = dims[3] = 1;
     else
         dims[0] = n, dims[1] = (int)s->d[0], dims[2] = dims[3] = 1;
-    (void)image;
     DNN(cudnnCreateTensorDescriptor(d), l, "tensor descriptor");
     DNN(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, c->dt, dims[0], dims[1], dims[2], dims[3]),
         l, "tensor descriptor");
     return 0;
 }
 
-/* Weight arrays: offsets in the float staging block; `conv` arrays also get a half copy. */
-struct wplan {
-    size_t bytes;
-};
-
-static size_t wput(struct wplan *p, int64_t count)
+/* Offset of the next weight array of `count` floats in the staging block (256-byte aligned;
+ * the fp16 copy of the block uses half of each offset). */
+static size_t wput(size_t *bytes, int64_t count)
 {
-    size_t off = p->bytes;
-    p->bytes += ((size_t)count * sizeof(float) + 255) / 256 * 256;
+    size_t off = *bytes;
+    *bytes += ((size_t)count * sizeof(float) + 255) / 256 * 256;
     return off;
 }
 
-static int build(struct cu *c, int i, size_t *ws_need)
+static int build(struct cu *c, int i)
 {
     const struct cal_net *net = c->net;
     const struct cal_layer *l = &net->layers[i];
     struct lrt *r = &c->rt[i];
     const struct cal_shape *xs = cal_net_tensor_shape(net, l->in[0]);
     int rc;
-    if (l->op != CAL_EMBED && (rc = tensor_desc(c, xs, true, &r->x, l)))
+    if (l->op != CAL_EMBED && (rc = tensor_desc(c, xs, &r->x, l)))
         return rc;
-    if ((rc = tensor_desc(c, &l->shape, true, &r->y, l)))
+    if ((rc = tensor_desc(c, &l->shape, &r->y, l)))
         return rc;
     switch (l->op) {
     case CAL_CONV: {
@@ -275,7 +271,6 @@ static int build(struct cu *c, int i, size_t *ws_need)
         return 0;
     }
     default:
-        (void)ws_need;
         return 0;
     }
 }
@@ -318,22 +313,20 @@ static int cu_prepare(void *st, const struct cal_net *net, int batch, struct cal
         goto out;
     }
     /* weights: one float staging block (bn/layernorm parameters stay float) */
-    struct wplan wp = {0}, hp = {0};
+    size_t wbytes = 0;
     for (int i = 0; i < n; i++) {
         const struct cal_layer *l = &net->layers[i];
         struct lrt *r = &c->rt[i];
         r->off_w = r->off_b = r->off_mean = r->off_var = (size_t)-1;
         if (l->w)
-            r->off_w = wput(&wp, l->nw);
+            r->off_w = wput(&wbytes, l->nw);
         if (l->b)
-            r->off_b = wput(&wp, l->nb);
+            r->off_b = wput(&wbytes, l->nb);
         if (l->mean)
-            r->off_mean = wput(&wp, l->nb), r->off_var = wput(&wp, l->nb);
-        if (c->half && l->op != CAL_BN && l->op != CAL_LAYERNORM)
-            (void)wput(&hp, l->nw + l->nb);
+            r->off_mean = wput(&wbytes, l->nb), r->off_var = wput(&wbytes, l->nb);
     }
-    c->wf_bytes = wp.bytes;
-    if (!(stage = malloc(wp.bytes ? wp.bytes : 1))) {
+    c->wf_bytes = wbytes;
+    if (!(stage = malloc(wbytes ? wbytes : 1))) {
         rc = SIM_ENOMEM;
         goto out;
     }
@@ -349,25 +342,25 @@ static int cu_prepare(void *st, const struct cal_net *net, int batch, struct cal
             memcpy((char *)stage + r->off_var, l->var, (size_t)l->nb * sizeof(float));
         }
     }
-    if (cudaMalloc((void **)&c->wf, wp.bytes ? wp.bytes : 1) != cudaSuccess ||
-        (c->half && cudaMalloc((void **)&c->wh, wp.bytes / 2 + 256) != cudaSuccess)) {
-        rc = sim_err_set(SIM_ENOMEM, "cudnn backend: no device memory for %zu bytes of weights", wp.bytes);
+    if (cudaMalloc((void **)&c->wf, wbytes ? wbytes : 1) != cudaSuccess ||
+        (c->half && cudaMalloc((void **)&c->wh, wbytes / 2 + 256) != cudaSuccess)) {
+        rc = sim_err_set(SIM_ENOMEM, "cudnn backend: no device memory for %zu bytes of weights", wbytes);
         goto out;
     }
     /* the model load */
     cudaEventRecord(c->e0, c->s);
-    cudaMemcpyAsync(c->wf, stage, wp.bytes, cudaMemcpyHostToDevice, c->s);
+    cudaMemcpyAsync(c->wf, stage, wbytes, cudaMemcpyHostToDevice, c->s);
     if (c->half) /* half copies of every array at half the float offsets */
-        cal_cu_convert(c->wf, c->wh, (long)(wp.bytes / sizeof(float)), 1, c->s);
+        cal_cu_convert(c->wf, c->wh, (long)(wbytes / sizeof(float)), 1, c->s);
     cudaEventRecord(c->e1, c->s);
     cudaEventSynchronize(c->e1);
     float lms = 0;
     cudaEventElapsedTime(&lms, c->e0, c->e1);
     out->load_ms = lms;
-    c->wh_bytes = c->half ? wp.bytes / 2 : 0;
+    c->wh_bytes = c->half ? wbytes / 2 : 0;
     /* descriptors and the activation arena */
     for (int i = 0; i < n && !rc; i++)
-        rc = build(c, i, &c->ws_bytes);
+        rc = build(c, i);
     if (rc)
         goto out;
     cal_net_last_use(net, last);

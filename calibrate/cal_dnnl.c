@@ -18,9 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sim_err.h"
+#include "sim_goodput.h"
 
 #define MAX_ARGS 12
 
@@ -87,13 +87,6 @@ static int chk(dnnl_status_t s, const struct cal_layer *l, const char *what)
                        "onednn: layer \"%s\" (%s): %s failed (status %d%s)", l ? l->name : "-",
                        l ? cal_op_name(l->op) : "-", what, (int)s,
                        s == dnnl_unimplemented ? ": no implementation for these shapes" : "");
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int dn_create(const struct cal_opts *o, void **out)
@@ -281,14 +274,12 @@ static int set_output(struct dn *d, int i, const dnnl_memory_desc_t *md, int las
     return arena_mem(d, md, b, &d->tmem[i + 1]);
 }
 
-/* The layout a tensor of cal shape s takes (dims only; tag for the plain case). */
-static void tensor_dims(const struct dn *d, const struct cal_shape *s, bool image, int *nd,
-                        dnnl_dims_t dims)
+/* The dims of a tensor of cal shape s with the batch: [C,H,W] and [H,S,S] -> 4-D,
+ * tokens [S,D] -> {N*S, D}, vectors [K] -> {N, K}. */
+static void tensor_dims(const struct dn *d, const struct cal_shape *s, int *nd, dnnl_dims_t dims)
 {
     int64_t n = d->batch;
-    if (s->nd == 3 && image)
-        *nd = 4, dims[0] = n, dims[1] = s->d[0], dims[2] = s->d[1], dims[3] = s->d[2];
-    else if (s->nd == 3) /* scores */
+    if (s->nd == 3)
         *nd = 4, dims[0] = n, dims[1] = s->d[0], dims[2] = s->d[1], dims[3] = s->d[2];
     else if (s->nd == 2) /* tokens */
         *nd = 2, dims[0] = n * s->d[0], dims[1] = s->d[1];
@@ -580,7 +571,7 @@ static int build_layer(struct dn *d, int i, int last)
         return finish(d, i, l, pd, last, 4, a, 3);
     }
     case CAL_EMBED: {
-        tensor_dims(d, &l->shape, false, &nd, dims);
+        tensor_dims(d, &l->shape, &nd, dims);
         plain_md(&md, nd, dims, dnnl_ab);
         if ((rc = set_output(d, i, &md, last)))
             return rc;
@@ -659,7 +650,7 @@ static int dn_prepare(void *st, const struct cal_net *net, int batch, struct cal
         }
     } else {
         dnnl_dims_t dims;
-        tensor_dims(d, &net->input, true, &nd, dims);
+        tensor_dims(d, &net->input, &nd, dims);
         plain_md(&d->tmd[0], 4, dims, dnnl_nchw);
         /* the input stays intact over the whole pass, so repeated runs read the same input */
         int b = new_buf(d, dnnl_memory_desc_get_size(&d->tmd[0]), 0, n);
@@ -696,12 +687,12 @@ static int dn_prepare(void *st, const struct cal_net *net, int batch, struct cal
     for (int v = 0; v < d->nviews; v++)
         dnnl_memory_set_data_handle(d->views[v].mem, d->arena + off[d->views[v].buf]);
     /* the model load: every weight reorder into the primitives' layouts */
-    double t0 = now_ms();
+    double t0 = sim_wall_seconds();
     for (int k = 0; k < d->nsetup; k++)
         dnnl_primitive_execute(d->setup[k], d->strm, 2, d->setup_args[k]);
     dnnl_stream_wait(d->strm);
     memset(out, 0, sizeof *out);
-    out->load_ms = now_ms() - t0;
+    out->load_ms = (sim_wall_seconds() - t0) * 1e3;
     out->weights_bytes = d->weights_bytes;
     out->arena_bytes = d->arena_bytes;
 out:
@@ -743,7 +734,7 @@ static void embed(struct dn *d, const struct cal_layer *l, int i)
 static int dn_run(void *st, double *ms)
 {
     struct dn *d = st;
-    double t0 = now_ms();
+    double t0 = sim_wall_seconds();
     for (int s = 0; s < d->nsteps; s++) {
         struct step *p = &d->steps[s];
         if (!p->prim) {
@@ -755,7 +746,7 @@ static int dn_run(void *st, double *ms)
             return chk(r, &d->net->layers[p->layer], "execute");
     }
     dnnl_stream_wait(d->strm);
-    *ms = now_ms() - t0;
+    *ms = (sim_wall_seconds() - t0) * 1e3;
     return 0;
 }
 

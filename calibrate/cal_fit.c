@@ -19,6 +19,7 @@ static void residuals(struct cal_fit *f, const double *x, const double *y, int n
 {
     double mean = gsl_stats_mean(y, 1, (size_t)n), ss_tot = 0, ss_res = 0;
     f->max_rel_err = 0;
+    f->worst_batch = (int)x[0];
     f->n = n;
     for (int i = 0; i < n; i++) {
         double p = cal_fit_eval(f, x[i]);

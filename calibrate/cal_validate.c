@@ -18,13 +18,7 @@
 #include "sim_goodput.h"
 #include "sim_json.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
+/* Sleeps to time t of sim_wall_seconds()'s clock (CLOCK_MONOTONIC). */
 static void sleep_until(double t)
 {
     struct timespec ts = {(time_t)t, (long)((t - floor(t)) * 1e9)};
@@ -54,12 +48,12 @@ static int serve_real(const struct cal_validate_opts *o, void *const *inst, cons
     int next = 0, rc = 0;
     long batches = 0;
     double busy = 0, last_done = 0;
-    double t0 = now_s() + 0.05;
+    double t0 = sim_wall_seconds() + 0.05;
     while (next < n && !rc) {
-        double now = now_s() - t0;
+        double now = sim_wall_seconds() - t0;
         if (arr[next] > now) {
             sleep_until(t0 + arr[next]);
-            now = now_s() - t0;
+            now = sim_wall_seconds() - t0;
         }
         int b = 0;
         while (next + b < n && b < o->max_batch && arr[next + b] <= now)
@@ -68,7 +62,7 @@ static int serve_real(const struct cal_validate_opts *o, void *const *inst, cons
             continue;
         double ms = 0;
         rc = o->be->run(inst[b - 1], &ms);
-        double done = now_s() - t0;
+        double done = sim_wall_seconds() - t0;
         for (int k = 0; k < b; k++)
             lat[next + k] = (done - arr[next + k]) * 1e3;
         busy += done - now;

@@ -131,8 +131,7 @@ static const char migrate_v3_sql[] =
     "ALTER TABLE profiles ADD COLUMN workspace_mb REAL;\n"
     "ALTER TABLE profiles ADD COLUMN load_ms REAL;\n";
 
-/* The current UTC time as ISO 8601 ("2026-11-21T16:23:26Z"). */
-static void utc_now(char buf[32])
+void sim_utc_now(char buf[32])
 {
     time_t now = time(NULL);
     struct tm tm;
@@ -265,10 +264,7 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
     char *json = sim_config_canonical(cfg);
     char hash[17], started[32], seed_text[24];
     snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)r->seed);
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    sim_utc_now(started);
     sim_config_hash(cfg, hash);
     if (!json)
         return SIM_ENOMEM;
@@ -396,7 +392,7 @@ int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const c
 {
     sqlite3_stmt *q_plan = NULL, *q_probe = NULL;
     char created[32];
-    utc_now(created);
+    sim_utc_now(created);
     int rc;
     if ((rc = exec(st, "BEGIN IMMEDIATE")))
         return rc;
@@ -469,7 +465,7 @@ int sim_store_profiles_write(struct sim_store *st, const struct sim_store_profil
 {
     sqlite3_stmt *qp = NULL, *qt = NULL;
     char when[32];
-    utc_now(when);
+    sim_utc_now(when);
     int rc = exec(st, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
