@@ -8,11 +8,14 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "sim_compare.h"
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_goodput.h"
 #include "sim_plan.h"
+#include "sim_plot.h"
 #include "sim_report.h"
+#include "sim_results.h"
 #include "sim_store.h"
 #include "sim_sweep.h"
 
@@ -28,6 +31,14 @@ static const char usage[] =
     "                    resumable (points already in the database are skipped)\n"
     "  plan [CONFIG]     capacity plan: the fewest GPUs that replay the workload (a trace)\n"
     "                    within SLO, and with `autoscale` in the config the autoscaler's cost\n"
+    "  compare BASE NEW  regression check between two results databases or exports: per\n"
+    "                    experiment and model, means over seeds, Welch t-test; exit 3 on a\n"
+    "                    regression (servesim compare --help)\n"
+    "  export DB         the runs of a database as text (servesim-results/1) that diffs well\n"
+    "                    and that compare reads like a database; -o FILE writes it there\n"
+    "  plot KIND...      gnuplot figures (PNG, SVG and their .dat) from a results database:\n"
+    "                    goodput, goodput-gpus, goodput-slo, latency-cdf, queue-cdf,\n"
+    "                    batch-hist, timeline, all (servesim plot --help)\n"
     "  policies          list the registered policies\n"
     "  bench             throughput benchmark: Symphony, 64 GPUs, the 35-model 1080Ti zoo\n"
     "\n"
@@ -52,7 +63,8 @@ static const char usage[] =
     "  --gpus N          GPUs (default 64)\n"
     "  --sample S        time-series sampling period in s (default 1; 0 = off)\n"
     "\n"
-    "Exit status: 0 success, 2 bad input, 1 internal error. Docs: README.md, docs/.\n";
+    "Exit status: 0 success, 2 bad input, 1 internal error (compare: 3 regression).\n"
+    "Docs: README.md, docs/.\n";
 
 struct opts {
     const char *config, *db;
@@ -312,6 +324,47 @@ static int cmd_bench(const struct opts *o)
     return 0;
 }
 
+/* servesim export DB [-o FILE]: the text form, written to a temporary name and renamed. */
+static int cmd_export(int argc, char **argv)
+{
+    const char *db = NULL, *out = NULL;
+    for (int i = 2; i < argc; i++) {
+        if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc)
+            out = argv[++i];
+        else if (argv[i][0] != '-' && !db)
+            db = argv[i];
+        else
+            return fail(sim_err_set(SIM_EUSAGE, "export: unexpected argument %s "
+                                    "(usage: servesim export DB [-o FILE])", argv[i]));
+    }
+    if (!db)
+        return fail(sim_err_set(SIM_EUSAGE, "export: expected a results database"));
+    struct sim_samples ss;
+    int rc = sim_results_load(db, &ss);
+    if (rc)
+        return fail(rc);
+    char tmp[4096];
+    FILE *f = stdout;
+    if (out) {
+        snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid());
+        if (!(f = fopen(tmp, "w"))) {
+            sim_results_free(&ss);
+            return fail(sim_err_set(SIM_EIO, "%s: cannot write", tmp));
+        }
+    }
+    rc = sim_results_export(&ss, f);
+    sim_results_free(&ss);
+    if (out) {
+        if (fclose(f) != 0 && !rc)
+            rc = sim_err_set(SIM_EIO, "%s: write failed", tmp);
+        if (!rc && rename(tmp, out) != 0)
+            rc = sim_err_set(SIM_EIO, "%s: cannot rename to %s", tmp, out);
+        if (rc)
+            remove(tmp);
+    }
+    return rc ? fail(rc) : 0;
+}
+
 int main(int argc, char **argv)
 {
     struct opts o;
@@ -324,6 +377,13 @@ int main(int argc, char **argv)
         printf("servesim %s\n", SERVESIM_VERSION);
         return 0;
     }
+    /* commands with options of their own */
+    if (strcmp(argv[1], "compare") == 0)
+        return sim_compare_main(argc, argv);
+    if (strcmp(argv[1], "export") == 0)
+        return cmd_export(argc, argv);
+    if (strcmp(argv[1], "plot") == 0)
+        return sim_plot_main(argc, argv);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage, stdout);

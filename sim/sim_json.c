@@ -290,6 +290,11 @@ static const cJSON *lookup(const cJSON *cur, const char *p, const char *end)
     return cur;
 }
 
+const cJSON *sim_json_get(const cJSON *root, const char *path)
+{
+    return lookup(root, path, path + strlen(path));
+}
+
 int sim_json_set(cJSON *root, const char *assignment)
 {
     const char *eq = strchr(assignment, '=');

@@ -57,5 +57,7 @@ int sim_json_parse(const char *text, const char *name, cJSON **out /* OUT */);
  * else taken as a string. Missing object members are created; array indices must exist or
  * equal the array's length (append). */
 int sim_json_set(cJSON *root, const char *assignment);
+/* The value at a path "a.b[2].c" (the syntax of sim_json_set, without [*]), or NULL. */
+const cJSON *sim_json_get(const cJSON *root, const char *path);
 
 #endif

@@ -80,10 +80,12 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         o->ideal_batch_uncoord = ideal_batch(md->cfg, k, 2.0);
         o->batch_hist = malloc(((size_t)md->max_batch + 1) * sizeof *o->batch_hist);
         o->latency = malloc(sizeof *o->latency);
-        if (!o->batch_hist || !o->latency)
+        o->queueing = malloc(sizeof *o->queueing);
+        if (!o->batch_hist || !o->latency || !o->queueing)
             goto fail;
         memcpy(o->batch_hist, ms->batch_hist, ((size_t)md->max_batch + 1) * sizeof *o->batch_hist);
         memcpy(o->latency, &ms->latency, sizeof *o->latency);
+        memcpy(o->queueing, &ms->queueing, sizeof *o->queueing);
         r->offered += o->offered;
         r->on_time += o->on_time;
         r->late += o->late;
@@ -155,6 +157,7 @@ void sim_result_destroy(struct sim_result *r)
     for (int m = 0; m < r->nmodels && r->models; m++) {
         free(r->models[m].batch_hist);
         free(r->models[m].latency);
+        free(r->models[m].queueing);
     }
     free(r->models);
     free(r->execs);

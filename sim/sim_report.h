@@ -29,6 +29,7 @@ struct sim_model_result {
     double pred_mean_err_ms, pred_mean_abs_err_ms, pred_max_over_ms, pred_over_frac;
     uint64_t *batch_hist;               /* [max_batch + 1], owned */
     struct sim_hist *latency;           /* owned copy */
+    struct sim_hist *queueing;          /* arrival -> batch start, owned copy */
 };
 
 struct sim_exec_result {

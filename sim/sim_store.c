@@ -57,6 +57,9 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS latency_hist(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL,\n"
     "  lo_ms REAL NOT NULL, hi_ms REAL NOT NULL, count INTEGER NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS queue_hist(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL,\n"
+    "  lo_ms REAL NOT NULL, hi_ms REAL NOT NULL, count INTEGER NOT NULL);\n"
     "CREATE TABLE IF NOT EXISTS goodput_search(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), probe INTEGER NOT NULL,\n"
     "  scale REAL NOT NULL, offered_rps REAL NOT NULL, pass INTEGER NOT NULL,\n"
@@ -254,13 +257,30 @@ static int prep(struct sim_store *st, const char *sql, sqlite3_stmt **q)
     return 0;
 }
 
+/* The non-empty buckets of one histogram as (run, model, lo_ms, hi_ms, count) rows. */
+static int write_hist(struct sim_store *st, sqlite3_stmt *q, int64_t id, const char *model,
+                      const struct sim_hist *h)
+{
+    for (int k = 0; k < SIM_HIST_BUCKETS; k++) {
+        if (!h->counts[k])
+            continue;
+        int64_t lo, hi;
+        sim_hist_bucket_range(k, &lo, &hi);
+        int rc = insert(st, q, "itddi", id, model, sim_ns_to_ms(lo), sim_ns_to_ms(hi),
+                        (int64_t)h->counts[k]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const char *kind,
                     const struct sim_result *r, const struct sim_goodput *g,
                     const struct sim_store_point *pt, int64_t *run_id)
 {
     int rc;
     sqlite3_stmt *q_run = NULL, *q_ms = NULL, *q_es = NULL, *q_ts = NULL, *q_bh = NULL,
-                 *q_lh = NULL, *q_gs = NULL, *q_sp = NULL;
+                 *q_lh = NULL, *q_qh = NULL, *q_gs = NULL, *q_sp = NULL;
     char *json = sim_config_canonical(cfg);
     char hash[17], started[32], seed_text[24];
     snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)r->seed);
@@ -280,6 +300,7 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         (rc = prep(st, "INSERT INTO timeseries VALUES(?,?,?,?,?)", &q_ts)) ||
         (rc = prep(st, "INSERT INTO batch_hist VALUES(?,?,?,?)", &q_bh)) ||
         (rc = prep(st, "INSERT INTO latency_hist VALUES(?,?,?,?,?)", &q_lh)) ||
+        (rc = prep(st, "INSERT INTO queue_hist VALUES(?,?,?,?,?)", &q_qh)) ||
         (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?)", &q_gs)) ||
         (rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,?,?,?)", &q_sp)))
         goto rollback;
@@ -307,15 +328,9 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
             if (x->batch_hist[b] &&
                 (rc = insert(st, q_bh, "itii", id, x->name, (int64_t)b, (int64_t)x->batch_hist[b])))
                 goto rollback;
-        for (int k = 0; k < SIM_HIST_BUCKETS; k++) {
-            if (!x->latency->counts[k])
-                continue;
-            int64_t lo, hi;
-            sim_hist_bucket_range(k, &lo, &hi);
-            if ((rc = insert(st, q_lh, "itddi", id, x->name, sim_ns_to_ms(lo), sim_ns_to_ms(hi),
-                             (int64_t)x->latency->counts[k])))
-                goto rollback;
-        }
+        if ((rc = write_hist(st, q_lh, id, x->name, x->latency)) ||
+            (rc = write_hist(st, q_qh, id, x->name, x->queueing)))
+            goto rollback;
     }
     for (int e = 0; e < r->nexecs; e++) {
         const struct sim_exec_result *x = &r->execs[e];
@@ -356,6 +371,7 @@ out:
     sqlite3_finalize(q_ts);
     sqlite3_finalize(q_bh);
     sqlite3_finalize(q_lh);
+    sqlite3_finalize(q_qh);
     sqlite3_finalize(q_gs);
     sqlite3_finalize(q_sp);
     free(json);

@@ -5,7 +5,8 @@
  * is PRAGMA user_version; a database from a newer servesim is refused, an older one is
  * migrated in place (1 -> 2 adds columns and the sweep_points table; 2 -> 3 adds cost and
  * trace-gap columns to runs and the plans and plan_probes tables; 3 -> 4 adds calibration
- * provenance columns to profiles and the profile_points table). */
+ * provenance columns to profiles and the profile_points table; 4 -> 5 adds the queue_hist
+ * table). */
 #ifndef SIM_STORE_H
 #define SIM_STORE_H
 
@@ -15,7 +16,7 @@
 #include "sim_config.h"
 #include "sim_report.h"
 
-#define SIM_STORE_SCHEMA 4
+#define SIM_STORE_SCHEMA 5
 
 struct sim_store;
 

@@ -1,0 +1,15 @@
+# cdf.gp — a distribution as a CDF (latency or queueing delay) per model and policy, on a log
+# time axis, from the log-linear histograms in the database. servesim plot sets the terminal
+# and output, then defines: datafile, plottitle, xlab, nser, slo (0: no SLO line).
+# datafile: one block per series (two blank lines between), its first row the series' title,
+# then rows "upper bucket edge (ms), fraction of requests <= it".
+set datafile separator tab
+set title plottitle
+set xlabel xlab
+set ylabel "fraction of requests"
+set logscale x
+set yrange [0:1.02]
+set grid
+set key below
+if (slo > 0) set arrow 1 from slo, graph 0 to slo, graph 1 nohead dt 2 lc "black"; set label 1 "SLO" at slo, graph 1.03 center
+plot for [i=0:nser-1] datafile index i using 1:2 with steps lw 2 title columnhead(1)

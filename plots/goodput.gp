@@ -1,0 +1,18 @@
+# goodput.gp — goodput by policy: bars grouped by experiment setting, error bars = sd over seeds.
+# servesim plot sets the terminal and output, then defines: datafile, plottitle, ylab, npol.
+# datafile: one row per setting; column 1 the setting, then mean and sd per policy (a header
+# row names the policies); "?" where a policy has no run at that setting.
+set datafile missing "?"
+set datafile separator tab
+set title plottitle
+set ylabel ylab
+set xlabel "experiment setting"
+set yrange [0:*]
+set grid ytics
+set key outside right top vertical
+set style data histograms
+set style histogram errorbars gap 2 lw 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set xtics rotate by -20 left
+plot for [i=1:npol] datafile using (column(2*i)):(column(2*i+1)):xtic(1) title columnhead(2*i)

@@ -1,0 +1,14 @@
+# goodput_vs.gp — goodput against one config value (GPUs, SLO, ...): a line per policy and
+# setting, error bars = sd over seeds. servesim plot sets the terminal and output, then defines:
+# datafile, plottitle, xlab, ylab, nser.
+# datafile: one block per series (two blank lines between), its first row the series' title,
+# then rows "x mean sd".
+set datafile missing "?"
+set datafile separator tab
+set title plottitle
+set xlabel xlab
+set ylabel ylab
+set yrange [0:*]
+set grid
+set key below
+plot for [i=0:nser-1] datafile index i using 1:2:3 with yerrorlines lw 2 pt 7 ps 0.8 title columnhead(1)
