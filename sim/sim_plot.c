@@ -224,7 +224,19 @@ static void gp_quote(char *buf, size_t size, const char *s)
     buf[n] = '\0';
 }
 
-/* Runs gnuplot with `vars` (assignments) on the script, once per format. */
+/* Removes what a failed figure left: BASE.dat, .png, .svg. */
+static void discard(const char *base)
+{
+    static const char *const ext[] = {"dat", "png", "svg"};
+    for (int i = 0; i < 3; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s.%s", base, ext[i]);
+        remove(path);
+    }
+}
+
+/* Runs gnuplot with `vars` (assignments) on the script, once per format; on failure nothing
+ * of the figure is left. */
 static int render(struct plot *p, const char *script, const char *base, const char *vars)
 {
     char *owned;
@@ -292,7 +304,9 @@ static int render(struct plot *p, const char *script, const char *base, const ch
         }
     }
     free(owned);
-    if (!rc)
+    if (rc)
+        discard(base);
+    else
         fprintf(stderr, "plot: %s.png, .svg, .dat\n", base);
     return rc;
 }
@@ -311,8 +325,10 @@ static FILE *dat_open(struct plot *p, const char *name, char *base, size_t size)
 
 static int dat_close(FILE *f, const char *base)
 {
-    if (fclose(f) != 0)
+    if (fclose(f) != 0) {
+        discard(base);
         return sim_err_set(SIM_EIO, "%s.dat: write failed", base);
+    }
     return 0;
 }
 
@@ -822,8 +838,10 @@ static int plot_timeline(struct plot *p)
     if (!rc && rows == 0)
         rc = sim_err_set(SIM_EINVAL, "run %lld (%s) has no time series (metrics.sample_period_s "
                          "was 0?)", (long long)r->id, r->name);
-    if (rc)
+    if (rc) {
+        discard(base);
         return rc;
+    }
     char vars[2048] = "datafile = ", title[512], dpath[4200];
     snprintf(title, sizeof title, "%s: run %lld, %s, seed %llu%s", r->name, (long long)r->id,
              r->policy, (unsigned long long)r->seed, any_as ? "" : " (no autoscaler)");
@@ -912,8 +930,6 @@ static int load_runs(struct plot *p)
             rc = SIM_ENOMEM;
     }
     sqlite3_finalize(q);
-    if (!rc && p->n == 0)
-        rc = sim_err_set(SIM_EINVAL, "%s: no finished runs match the selection", o->db);
     for (int i = 0; !rc && i < o->nruns; i++) {
         bool found = false;
         for (int k = 0; k < p->n; k++)
@@ -922,6 +938,8 @@ static int load_runs(struct plot *p)
             rc = sim_err_set(SIM_EINVAL, "%s: --run %lld: no such finished run", o->db,
                              (long long)o->runs[i]);
     }
+    if (!rc && p->n == 0)
+        rc = sim_err_set(SIM_EINVAL, "%s: no finished runs match the selection", o->db);
     return rc;
 }
 

@@ -210,8 +210,10 @@ static int load_db(const char *path, struct sim_samples *ss)
         while (!rc && sqlite3_step(qm) == SQLITE_ROW) {
             double offered = sqlite3_column_double(qm, 1), on_time = sqlite3_column_double(qm, 2);
             double bad = sqlite3_column_double(qm, 3) + sqlite3_column_double(qm, 4);
-            double p99 = sqlite3_column_type(qm, 5) == SQLITE_NULL ? NAN
-                                                                   : sqlite3_column_double(qm, 5);
+            /* p99 of completed requests: none completed (all dropped) leaves it undefined */
+            double completed = on_time + sqlite3_column_double(qm, 3);
+            double p99 = sqlite3_column_type(qm, 5) == SQLITE_NULL || completed == 0
+                             ? NAN : sqlite3_column_double(qm, 5);
             double mv[SIM_MET_N] = {measured > 0 ? on_time / measured : 0,
                                     offered > 0 ? p99 : NAN, offered > 0 ? bad / offered : NAN,
                                     NAN};

@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 /* The metrics compared, per run ("*") and per model. NAN where a metric does not apply:
- * gpu_s per model; p99 and bad rate of a model that was offered nothing. */
+ * gpu_s per model; p99 of a model that completed nothing, bad rate of one offered nothing. */
 enum sim_metric {
     SIM_MET_GOODPUT,    /* req/s: the goodput search's result, else on-time throughput */
     SIM_MET_P99,        /* ms: the model's p99 latency; per run the worst model's */

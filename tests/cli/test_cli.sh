@@ -211,11 +211,161 @@ trace_plan() {
   grep -q "flat.csv: cannot open" "$tmp/err" || fail "missing trace message: $(cat "$tmp/err")"
 }
 
+# png_ok FILE W H: a PNG signature, an IHDR of W x H, and more than a blank image's bytes
+png_ok() {
+  local f=$1 w=$2 h=$3
+  [ -s "$f" ] || { fail "$f: missing or empty"; return; }
+  [ "$(od -An -tx1 -N8 "$f" | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "$f: not a PNG"
+  local dims
+  dims=$(od -An -tu1 -j16 -N8 "$f" | awk '{print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8}')
+  [ "$dims" = "${w}x${h}" ] || fail "$f: ${dims}, expected ${w}x${h}"
+  [ "$(stat -c %s "$f")" -gt 8000 ] || fail "$f: only $(stat -c %s "$f") bytes (blank?)"
+}
+
+plot_kinds() {
+  cat > "$tmp/pbase.json" <<'JSON'
+{"name": "pt", "seed": 1, "duration_s": 4, "warmup_s": 1, "cluster": {"gpus": 2},
+ "models": [{"name": "a", "alpha_ms": 1, "beta_ms": 4, "slo_ms": 30},
+            {"name": "b", "alpha_ms": 2, "beta_ms": 6, "slo_ms": 30}],
+ "workload": {"rate_rps": 400}, "policy": {"name": "fifo"}, "search": {"tolerance": 0.05}}
+JSON
+  cat > "$tmp/p.sweep.json" <<'JSON'
+{"name": "ps", "base": "pbase.json", "mode": "goodput",
+ "grid": {"cluster.gpus": [1, 2], "models[*].slo_ms": [20, 40], "policy.name": ["fifo", "symphony"],
+          "seed": [1, 2]}}
+JSON
+  local db="$tmp/p.db" out="$tmp/figs"
+  "$bin" sweep "$tmp/p.sweep.json" --db "$db" -j 2 --quiet || { fail "sweep failed"; return; }
+  "$bin" plot all --db "$db" --out "$out" --size 640x400 2> "$tmp/err" || { fail "plot all: $(cat "$tmp/err")"; return; }
+  local last
+  last=$(sqlite3 "$db" "SELECT max(id) FROM runs")
+  for k in goodput goodput-gpus goodput-slo latency-cdf queue-cdf batch-hist timeline-run$last; do
+    local h=400
+    [ "$k" = "timeline-run$last" ] && h=600
+    png_ok "$out/pt-$k.png" 640 $h
+    grep -q '<svg' "$out/pt-$k.svg" && grep -q '</svg>' "$out/pt-$k.svg" || fail "$k: no complete SVG"
+    grep -q 'width="640"' "$out/pt-$k.svg" || fail "$k: SVG not 640 wide"
+    [ -s "$out/pt-$k.dat" ] || fail "$k: no .dat"
+  done
+  # the bars: 4 settings x 2 policies, each the mean over the two seeds in the database
+  [ "$(head -1 "$out/pt-goodput.dat")" = "$(printf 'setting\tfifo\tfifo sd\tsymphony\tsymphony sd')" ] ||
+    fail "goodput.dat header: $(head -1 "$out/pt-goodput.dat")"
+  [ "$(wc -l < "$out/pt-goodput.dat")" = "5" ] || fail "goodput.dat: $(wc -l < "$out/pt-goodput.dat") lines"
+  local want got
+  want=$(sqlite3 "$db" "SELECT printf('%.6g', avg(goodput_rps)) FROM runs r JOIN sweep_points s ON s.run_id = r.id WHERE r.policy = 'symphony' AND s.settings_json LIKE '%\"cluster.gpus\":2,\"models[*].slo_ms\":40%'")
+  got=$(awk -F'\t' '$1 == "cluster.gpus=2 models[*].slo_ms=40" {print $4}' "$out/pt-goodput.dat")
+  [ -n "$want" ] && [ "$got" = "$want" ] || fail "goodput bar: $got, database mean $want"
+  # goodput vs GPUs: one line per policy and SLO, two points each, x sorted
+  [ "$(grep -c '^[a-z]' "$out/pt-goodput-gpus.dat")" = "4" ] || fail "goodput-gpus: not 4 series"
+  awk -F'\t' 'NF == 3 && $1 != 1 && $1 != 2 {exit 1}' "$out/pt-goodput-gpus.dat" || fail "goodput-gpus: x not GPUs"
+  # CDFs end at 1; batch-size fractions sum to 1 per series
+  awk -F'\t' 'NF == 2 && $1 ~ /^[0-9]/ {v = $2} /^$/ && v != "" {if (v != 1) bad = 1; v = ""} END {if (v != 1 || bad) exit 1}' \
+    "$out/pt-latency-cdf.dat" || fail "latency CDF does not reach 1"
+  awk -F'\t' 'NR > 1 {for (i = 2; i <= NF; i++) s[i] += $i} END {for (i in s) if (s[i] < 0.999 || s[i] > 1.001) exit 1}' \
+    "$out/pt-batch-hist.dat" || fail "batch-size fractions do not sum to 1"
+  # selection and bad input: exit 2 with a message, nothing written
+  "$bin" plot latency-cdf --db "$db" --out "$tmp/one" --run 1 --model a --prefix one 2> /dev/null || fail "--run --model"
+  [ "$(grep -c '^fifo\|^symphony' "$tmp/one/one-latency-cdf.dat")" = "1" ] || fail "--run 1 --model a: not one line"
+  expect_plot_error() {
+    local frag=$1; shift
+    "$bin" plot "$@" --out "$tmp/bad" 2> "$tmp/err"; local rc=$?
+    [ $rc -eq 2 ] || fail "plot $*: exit $rc, expected 2"
+    grep -qF -- "$frag" "$tmp/err" || fail "plot $*: message '$(cat "$tmp/err")' lacks '$frag'"
+  }
+  expect_plot_error 'unknown kind "pie"' pie --db "$db"
+  expect_plot_error '--run 999: no such finished run' goodput --db "$db" --run 999
+  expect_plot_error 'expected --x PATH' goodput-vs --db "$db"
+  expect_plot_error 'config cluster.nodes: expected a number, found nothing' goodput-vs --x cluster.nodes --db "$db"
+  expect_plot_error '--size: expected WxH' goodput --db "$db" --size 10
+  printf 'not a database' > "$tmp/junk.db"
+  expect_plot_error 'junk.db' goodput --db "$tmp/junk.db"
+  "$bin" run --db "$tmp/nots.db" --set duration_s=4 --set metrics.sample_period_s=0 --quiet
+  expect_plot_error 'has no time series' timeline --db "$tmp/nots.db"
+  [ ! -e "$tmp/bad" ] || [ -z "$(ls -A "$tmp/bad")" ] || fail "failed plots left files: $(ls "$tmp/bad")"
+}
+
+compare_inputs() {
+  local a="$tmp/a.db" b="$tmp/b.db"
+  for s in 1 2 3; do
+    "$bin" run --db "$a" --seed $s --set duration_s=3 --quiet
+    "$bin" run --db "$b" --seed $s --set duration_s=3 --quiet
+  done
+  "$bin" run --db "$a" --seed 1 --set duration_s=3 --set name=other --quiet
+  "$bin" compare "$a" "$a" > "$tmp/out"; local rc=$?
+  [ $rc -eq 0 ] || fail "self-compare: exit $rc"
+  grep -q "0 regressions, 0 improvements; 0 experiments only in BASE" "$tmp/out" || fail "self-compare: $(tail -1 "$tmp/out")"
+  # b lacks the experiment "other": a regression unless --allow-missing
+  "$bin" compare "$a" "$b" > "$tmp/out"; rc=$?
+  [ $rc -eq 3 ] || fail "missing experiment: exit $rc, expected 3"
+  grep -q "^other run \[symphony\] *\* *only in BASE" "$tmp/out" || fail "missing experiment not named: $(cat "$tmp/out")"
+  "$bin" compare "$a" "$b" --allow-missing > /dev/null || fail "--allow-missing: exit $?"
+  "$bin" compare "$a" "$b" --name quickstart --json > "$tmp/j"; rc=$?
+  [ $rc -eq 0 ] || fail "--name: exit $rc"
+  grep -q '"experiments":	1' "$tmp/j" && grep -q '"regression":	false' "$tmp/j" || fail "--json: $(head -20 "$tmp/j")"
+  "$bin" compare "$a" "$b" --name quickstart --markdown | grep -q '^| quickstart run \[symphony\] | \* | goodput_rps |' ||
+    fail "--markdown rows missing"
+  # the text export: deterministic, and compares equal to its database
+  "$bin" export "$a" -o "$tmp/a.tsv" && "$bin" export "$a" > "$tmp/a2.tsv" || fail "export failed"
+  cmp -s "$tmp/a.tsv" "$tmp/a2.tsv" || fail "export not deterministic"
+  [ "$(wc -l < "$tmp/a.tsv")" = "$((2 + 4 * 9))" ] || fail "export: $(wc -l < "$tmp/a.tsv") lines, expected 38"
+  "$bin" compare "$tmp/a.tsv" "$a" > /dev/null || fail "export vs its database: exit $?"
+  # bad input: exit 2, file and line named
+  expect_compare_error() {
+    local frag=$1; shift
+    "$bin" compare "$@" > /dev/null 2> "$tmp/err"; local rc=$?
+    [ $rc -eq 2 ] || fail "compare $*: exit $rc, expected 2"
+    grep -qF -- "$frag" "$tmp/err" || fail "compare $*: message '$(cat "$tmp/err")' lacks '$frag'"
+  }
+  expect_compare_error "nothere.db: cannot open" "$a" "$tmp/nothere.db"
+  printf 'hello\n' > "$tmp/junk.txt"
+  expect_compare_error 'junk.txt:1: expected a results database or "# servesim-results/1"' "$a" "$tmp/junk.txt"
+  sed '5s/\t[0-9.e+-]*$/\tfast/' "$tmp/a.tsv" > "$tmp/bad.tsv"
+  expect_compare_error 'bad.tsv:5: gpu_s: expected a number or "-", found "fast"' "$a" "$tmp/bad.tsv"
+  sed '6s/\t[^\t]*$//' "$tmp/a.tsv" > "$tmp/short.tsv"
+  expect_compare_error 'short.tsv:6: expected 11 tab-separated fields, found fewer' "$a" "$tmp/short.tsv"
+  cp "$a" "$tmp/new.db" && sqlite3 "$tmp/new.db" "PRAGMA user_version = 99"
+  expect_compare_error "found schema version 99" "$a" "$tmp/new.db"
+  sqlite3 "$tmp/empty.db" "PRAGMA user_version = 5; CREATE TABLE runs(id)" 2> /dev/null
+  expect_compare_error "" "$a" "$tmp/empty.db"
+  expect_compare_error "--tol: expected a number" "$a" "$b" --tol fast
+  expect_compare_error "expected BASE and NEW" "$a"
+  [ "$(sqlite3 "$tmp/new.db" "PRAGMA user_version")" = "99" ] || fail "compare modified a database"
+}
+
+regression_gate() {
+  local reg="$src/experiments/regression"
+  # the committed baseline is current: the suite reproduces it (runs are pure functions of
+  # config and seed)
+  bash "$reg/run.sh" --servesim "$bin" --db "$tmp/reg.db" -j 2 > "$tmp/out" 2>&1 ||
+    { fail "the gate fails on the committed code: $(tail -5 "$tmp/out")"; return; }
+  # a deliberately degraded parameter: Symphony as the paper's work-conserving baseline
+  "$bin" sweep "$reg/symphony.sweep.json" --db "$tmp/deg.db" -j 2 --quiet \
+    --set policy.params.work_conserving=true || { fail "degraded sweep failed"; return; }
+  "$bin" compare "$reg/baseline.tsv" "$tmp/deg.db" --name regression-symphony --match label > "$tmp/out"; local rc=$?
+  [ $rc -eq 3 ] || fail "degraded parameter not flagged: exit $rc"
+  grep -Eq '^regression-symphony run \[workload.rate_rps=3000\] +\* +bad_rate .* REGRESSION$' "$tmp/out" ||
+    fail "the regression is not the high-load bad rate: $(cat "$tmp/out")"
+  if grep -Eq 'rate_rps=1500\] +\* +(goodput_rps|bad_rate) .*REGRESSION' "$tmp/out"; then
+    fail "moderate load flagged: $(grep 1500 "$tmp/out")"
+  fi
+  # matched by config hash, the changed config is a stale baseline: also exit 3
+  "$bin" compare "$reg/baseline.tsv" "$tmp/deg.db" --name regression-symphony > "$tmp/out"; rc=$?
+  [ $rc -eq 3 ] && grep -q "only in BASE" "$tmp/out" || fail "changed config not reported (exit $rc)"
+  # a parameter that does not matter at these loads passes the gate
+  "$bin" sweep "$reg/fifo.sweep.json" --db "$tmp/same.db" -j 2 --quiet --set policy.params.drop_late=false
+  "$bin" compare "$reg/baseline.tsv" "$tmp/same.db" --name regression-fifo --match label > "$tmp/out"; rc=$?
+  [ $rc -eq 0 ] || fail "harmless change flagged (exit $rc): $(grep REGRESSION "$tmp/out")"
+}
+
 help_and_policies() {
   "$bin" --help | grep -q "goodput" || fail "--help lacks goodput"
   "$bin" run --help | grep -q -- "--set" || fail "run --help lacks --set"
   "$bin" policies | grep -q "^symphony" || fail "policies lacks symphony"
   "$bin" 2> /dev/null; [ $? -eq 2 ] || fail "no command: exit not 2"
+  "$bin" --help | grep -q "^  compare BASE NEW" || fail "--help lacks compare"
+  "$bin" --help | grep -q "^  plot KIND" || fail "--help lacks plot"
+  "$bin" compare --help | grep -q "Exit status: 0 no regression, 3 regression" || fail "compare --help"
+  "$bin" plot --help | grep -q "latency-cdf" || fail "plot --help"
 }
 
 "$case_name"
