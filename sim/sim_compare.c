@@ -275,14 +275,9 @@ static const char *presence(const struct row *r)
     return !r->nn ? "only in BASE" : !r->nb ? "only in NEW" : NULL;
 }
 
-static void print_table(const struct opts *o, const struct row *rows, size_t n,
-                        const struct summary *s)
+/* The rows shown, as a fixed-width table or as Markdown table rows. */
+static void print_rows(const struct opts *o, const struct row *rows, size_t n, bool md)
 {
-    printf("compare %s -> %s: %d experiments; tolerance %.3g relative, bad rate %.3g absolute; "
-           "Welch t-test, alpha %.3g\n\n", o->base, o->new_, s->experiments, o->tol, o->bad_tol,
-           o->alpha);
-    printf("%-44s %-14s %-12s %-22s %-22s %-20s %-8s %s\n", "experiment", "model", "metric",
-           "base mean ±95% (n)", "new mean ±95% (n)", "change", "p", "verdict");
     for (size_t i = 0; i < n; i++) {
         const struct row *r = &rows[i];
         if (!row_shown(o, r))
@@ -290,7 +285,10 @@ static void print_table(const struct opts *o, const struct row *rows, size_t n,
         char exp[512];
         experiment_text(r, exp, sizeof exp);
         if (presence(r)) {
-            printf("%-44s %-14s %s\n", exp, r->first->model, presence(r));
+            if (md)
+                printf("| %s | %s | | | | | | **%s** |\n", exp, r->first->model, presence(r));
+            else
+                printf("%-44s %-16s %s\n", exp, r->first->model, presence(r));
             continue;
         }
         for (int m = 0; m < SIM_MET_N; m++) {
@@ -302,10 +300,26 @@ static void print_table(const struct opts *o, const struct row *rows, size_t n,
             fmt_stat(nw, sizeof nw, &c->n);
             fmt_change(ch, sizeof ch, c);
             snprintf(p, sizeof p, "%.3g", c->p);
-            printf("%-44s %-14s %-12s %-22s %-22s %-20s %-8s %s\n", exp, r->first->model,
-                   sim_metric_names[m], b, nw, ch, p, verdict_names[c->v]);
+            if (md)
+                printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", exp, r->first->model,
+                       sim_metric_names[m], b, nw, ch, p,
+                       c->v == V_REGRESSION ? "**REGRESSION**" : verdict_names[c->v]);
+            else
+                printf("%-44s %-16s %-12s %-22s %-22s %-20s %-8s %s\n", exp, r->first->model,
+                       sim_metric_names[m], b, nw, ch, p, verdict_names[c->v]);
         }
     }
+}
+
+static void print_table(const struct opts *o, const struct row *rows, size_t n,
+                        const struct summary *s)
+{
+    printf("compare %s -> %s: %d experiments; tolerance %.3g relative, bad rate %.3g absolute; "
+           "Welch t-test, alpha %.3g\n\n", o->base, o->new_, s->experiments, o->tol, o->bad_tol,
+           o->alpha);
+    printf("%-44s %-16s %-12s %-22s %-22s %-20s %-8s %s\n", "experiment", "model", "metric",
+           "base mean ±95% (n)", "new mean ±95% (n)", "change", "p", "verdict");
+    print_rows(o, rows, n, false);
     printf("\n%d regression%s, %d improvement%s; %d experiment%s only in BASE, %d only in NEW\n",
            s->regressions, s->regressions == 1 ? "" : "s", s->improvements,
            s->improvements == 1 ? "" : "s", s->only_base, s->only_base == 1 ? "" : "s",
@@ -323,29 +337,7 @@ static void print_markdown(const struct opts *o, const struct row *rows, size_t 
            s->only_base, s->only_new, o->tol, o->bad_tol, o->alpha);
     printf("| experiment | model | metric | base (mean ±95%%, n) | new (mean ±95%%, n) | change | p | verdict |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
-    for (size_t i = 0; i < n; i++) {
-        const struct row *r = &rows[i];
-        if (!row_shown(o, r))
-            continue;
-        char exp[512];
-        experiment_text(r, exp, sizeof exp);
-        if (presence(r)) {
-            printf("| %s | %s | | | | | | **%s** |\n", exp, r->first->model, presence(r));
-            continue;
-        }
-        for (int m = 0; m < SIM_MET_N; m++) {
-            const struct metric_cmp *c = &r->m[m];
-            if (c->v == V_NA || (!o->all && !r->run_row && c->v == V_SAME))
-                continue;
-            char b[64], nw[64], ch[64];
-            fmt_stat(b, sizeof b, &c->b);
-            fmt_stat(nw, sizeof nw, &c->n);
-            fmt_change(ch, sizeof ch, c);
-            printf("| %s | %s | %s | %s | %s | %s | %.3g | %s |\n", exp, r->first->model,
-                   sim_metric_names[m], b, nw, ch, c->p,
-                   c->v == V_REGRESSION ? "**REGRESSION**" : verdict_names[c->v]);
-        }
-    }
+    print_rows(o, rows, n, true);
 }
 
 static cJSON *num_or_null(double x)

@@ -637,22 +637,28 @@ static int dist_load(struct plot *p, const char *sql, bool merge, struct dist *d
     return rc;
 }
 
-/* SLO of the models shown when they all share one (0 otherwise). */
+/* SLO of the models shown (selected runs, --model) when they all share one (0 otherwise). */
 static double common_slo(struct plot *p)
 {
     sqlite3_stmt *q;
-    double slo = 0;
-    char sql[512];
-    snprintf(sql, sizeof sql, "SELECT min(slo_ms), max(slo_ms) FROM model_stats WHERE run_id IN "
-             "(SELECT id FROM runs) %s", p->o->model ? "AND model = ?1" : "");
+    double lo = INFINITY, hi = -INFINITY;
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT min(slo_ms), max(slo_ms) FROM model_stats WHERE run_id = ?1 %s",
+             p->o->model ? "AND model = ?2" : "");
     if (sqlite3_prepare_v2(p->db, sql, -1, &q, NULL) != SQLITE_OK)
         return 0;
-    if (p->o->model)
-        sqlite3_bind_text(q, 1, p->o->model, -1, SQLITE_STATIC);
-    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_double(q, 0) == sqlite3_column_double(q, 1))
-        slo = sqlite3_column_double(q, 0);
+    for (int i = 0; i < p->n; i++) {
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, p->r[i].id);
+        if (p->o->model)
+            sqlite3_bind_text(q, 2, p->o->model, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+            lo = fmin(lo, sqlite3_column_double(q, 0));
+            hi = fmax(hi, sqlite3_column_double(q, 1));
+        }
+    }
     sqlite3_finalize(q);
-    return slo;
+    return lo == hi ? lo : 0;
 }
 
 static int plot_cdf(struct plot *p, bool queue)
