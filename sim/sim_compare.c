@@ -139,9 +139,12 @@ static void judge(const struct opts *o, int m, struct metric_cmp *c)
     bool big = m == SIM_MET_BAD ? fabs(c->diff) > o->bad_tol
                                 : fabs(c->diff) > o->tol * fabs(c->b.mean);
     bool worse = sim_metric_higher_is_better[m] ? c->diff < 0 : c->diff > 0;
-    c->v = big && c->p < o->alpha ? (worse && o->gate[m] ? V_REGRESSION
-                                     : worse ? V_SAME : V_IMPROVED)
-                                  : V_SAME;
+    if (!big || !(c->p < o->alpha))
+        c->v = V_SAME;
+    else if (!worse)
+        c->v = V_IMPROVED;
+    else
+        c->v = o->gate[m] ? V_REGRESSION : V_SAME;   /* --metrics: this one cannot regress */
 }
 
 /* Builds the rows from both sides; rows are left in match order. */
@@ -180,8 +183,12 @@ static int build_rows(const struct opts *o, const struct sim_samples *sb,
         struct row *r = &rows[nr++];
         r->first = e[i].s;
         r->run_row = strcmp(e[i].s->model, "*") == 0;
-        for (size_t k = i; k < j; k++)
-            (e[k].side ? &r->nn : &r->nb)[0]++;
+        for (size_t k = i; k < j; k++) {
+            if (e[k].side)
+                r->nn++;
+            else
+                r->nb++;
+        }
         for (int m = 0; m < SIM_MET_N; m++) {
             int cnt[2] = {0, 0};
             for (size_t k = i; k < j; k++)

@@ -140,27 +140,39 @@ static int db_fail(const char *path, sqlite3 *db, const char *what)
     return sim_err_set(SIM_EINVAL, "%s: %s: %s", path, what, sqlite3_errmsg(db));
 }
 
+int sim_results_open(const char *path, sqlite3 **out, int *version)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    int rc = 0, v = 0;
+    *out = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        rc = db_fail(path, db, "cannot open");
+    } else if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK) {
+        rc = db_fail(path, db, "not a results database");
+    } else {
+        v = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
+        if (v < 1 || v > SIM_STORE_SCHEMA)
+            rc = sim_err_set(SIM_EINVAL, "%s: expected a servesim results database (schema "
+                             "1..%d), found schema version %d", path, SIM_STORE_SCHEMA, v);
+    }
+    sqlite3_finalize(q);
+    if (rc) {
+        sqlite3_close(db);
+        return rc;
+    }
+    *out = db;
+    *version = v;
+    return 0;
+}
+
 static int load_db(const char *path, struct sim_samples *ss)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *q = NULL, *qm = NULL;
-    int rc = 0, v = 0;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        rc = db_fail(path, db, "cannot open");
-        goto out;
-    }
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK) {
-        rc = db_fail(path, db, "not a results database");
-        goto out;
-    }
-    v = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
-    sqlite3_finalize(q);
-    q = NULL;
-    if (v < 1 || v > SIM_STORE_SCHEMA) {
-        rc = sim_err_set(SIM_EINVAL, "%s: expected a servesim results database (schema 1..%d), "
-                         "found schema version %d", path, SIM_STORE_SCHEMA, v);
-        goto out;
-    }
+    int v = 0, rc = sim_results_open(path, &db, &v);
+    if (rc)
+        return rc;
     /* columns and tables that later schema versions added */
     char sql[1024];
     snprintf(sql, sizeof sql,

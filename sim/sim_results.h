@@ -42,6 +42,12 @@ struct sim_samples {
     size_t n, cap;
 };
 
+struct sqlite3;
+/* Opens a results database read-only (never migrated) and reads its schema version; a file
+ * that is not one, or one from a newer servesim, is SIM_EINVAL naming the file. On error *db
+ * is closed and NULL. Used by compare, export and plot. */
+int sim_results_open(const char *path, struct sqlite3 **db /* OUT */, int *version /* OUT */);
+
 /* Loads every finished run of `path` (a database or a servesim-results/1 file, told apart by
  * the SQLite header). A run repeated with the same seed keeps its latest copy. Errors name the
  * file (and line); a file that is neither, a database without runs or from a newer servesim

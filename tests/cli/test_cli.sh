@@ -325,8 +325,9 @@ compare_inputs() {
   expect_compare_error 'short.tsv:6: expected 11 tab-separated fields, found fewer' "$a" "$tmp/short.tsv"
   cp "$a" "$tmp/new.db" && sqlite3 "$tmp/new.db" "PRAGMA user_version = 99"
   expect_compare_error "found schema version 99" "$a" "$tmp/new.db"
-  sqlite3 "$tmp/empty.db" "PRAGMA user_version = 5; CREATE TABLE runs(id)" 2> /dev/null
-  expect_compare_error "" "$a" "$tmp/empty.db"
+  # a real results database whose runs are gone
+  cp "$a" "$tmp/empty.db" && sqlite3 "$tmp/empty.db" "DELETE FROM runs"
+  expect_compare_error "empty.db: no finished runs in it" "$a" "$tmp/empty.db"
   expect_compare_error "--tol: expected a number" "$a" "$b" --tol fast
   expect_compare_error "expected BASE and NEW" "$a"
   [ "$(sqlite3 "$tmp/new.db" "PRAGMA user_version")" = "99" ] || fail "compare modified a database"
