@@ -40,6 +40,7 @@ static const char usage[] =
     "  --kind NAME              executor kind (default: from the device; CPU kinds get @Ncore)\n"
     "  --zoo-name NAME          the zoo's name (calibrated)\n"
     "  --no-fold-bn             keep batch-norm layers explicit (default: folded into conv)\n"
+    "  --fit-on median|p99      statistic the fits and tables use (median; FA2 fits the p99)\n"
     "  --tol X                  worst relative error a linear fit may have (0.05)\n"
     "  --tol-check X            check: largest relative error per layer (1e-4 fp32, 2e-2 fp16)\n"
     "  --zoo FILE --model NAME  validate: the calibrated zoo and model (the net's name)\n"
@@ -55,7 +56,7 @@ struct opts {
     int batch, requests, max_batch;
     double tol, tol_check, loads[CAL_VALIDATE_MAX_LOADS];
     int nloads;
-    bool fold;
+    bool fold, fit_p99;
     unsigned long long seed;
     const char *nets[64];
     int nnets;
@@ -142,6 +143,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--zoo")) { VAL(); o->zoo = v; }
         else if (!strcmp(a, "--model")) { VAL(); o->model = v; }
         else if (!strcmp(a, "--no-fold-bn")) o->fold = false;
+        else if (!strcmp(a, "--fit-on")) {
+            VAL();
+            if (strcmp(v, "median") && strcmp(v, "p99"))
+                return sim_err_set(SIM_EUSAGE, "--fit-on: expected median or p99, got \"%s\"", v);
+            o->fit_p99 = !strcmp(v, "p99");
+        }
         else if (!strcmp(a, "--tol") || !strcmp(a, "--tol-check")) {
             VAL();
             char *e;
@@ -296,7 +303,7 @@ static int cmd_measure(const struct opts *o)
     struct cal_net **nets = calloc((size_t)o->nnets, sizeof *nets);
     char host[128], date[32];
     struct cal_provenance pv = {.backend = be->name, .host = host, .date = date,
-                                .precision = o->precision, .folded_bn = o->fold,
+                                .precision = o->precision, .folded_bn = o->fold, .fit_p99 = o->fit_p99,
                                 .warmup = o->warmup, .reps = o->reps};
     cal_host_name(host, sizeof host);
     sim_utc_now(date);
@@ -334,6 +341,7 @@ static int cmd_measure(const struct opts *o)
             else
                 snprintf(s->kind, sizeof s->kind, "%s", base);
             s->threads = bo.threads;
+            s->fit_p99 = o->fit_p99;
             printf("%s on %s (%s), %s:\n  %6s %10s %10s %8s %10s %10s %9s\n", mp[i].name,
                    pv.dev.device, s->kind, cal_precision_name(o->precision), "batch", "median ms",
                    "p99 ms", "sd ms", "weights MB", "activ. MB", "load ms");

@@ -12,11 +12,17 @@
 #include "sim_err.h"
 #include "sim_store.h"
 
+/* The statistic of point i that fits and tables use. */
+static double stat_ms(const struct cal_series *s, int i)
+{
+    return s->fit_p99 ? s->pts[i].p99_ms : s->pts[i].median_ms;
+}
+
 int cal_series_fit(struct cal_series *s, double tol)
 {
     double x[CAL_MAX_POINTS], y[CAL_MAX_POINTS];
     for (int i = 0; i < s->n; i++)
-        x[i] = s->pts[i].batch, y[i] = s->pts[i].median_ms;
+        x[i] = s->pts[i].batch, y[i] = stat_ms(s, i);
     memset(&s->robust, 0, sizeof s->robust);
     memset(&s->quad, 0, sizeof s->quad);
     if (s->n < 2) {
@@ -48,20 +54,20 @@ static bool form_ok(const struct cal_series *s)
     return s->n >= 2 && f->c0 >= 0 && f->c1 >= 0 && f->c2 >= 0 && cal_fit_eval(f, 1) > 0;
 }
 
-/* Latency at batch b from the measured medians: linear between measured sizes, kept
- * non-decreasing (the table form's rule). */
+/* Latency at batch b from the measured medians (p99s with fit_p99): linear between measured
+ * sizes, kept non-decreasing (the table form's rule). */
 static double table_at(const struct cal_series *s, int b)
 {
     const struct cal_point *p = s->pts;
     double v;
     if (b <= p[0].batch)
-        v = p[0].median_ms * (s->n == 1 ? (double)b / p[0].batch : 1);
+        v = stat_ms(s, 0) * (s->n == 1 ? (double)b / p[0].batch : 1);
     else {
         int i = 1;
         while (i < s->n - 1 && p[i].batch < b)
             i++;
         double f = (double)(b - p[i - 1].batch) / (p[i].batch - p[i - 1].batch);
-        v = p[i - 1].median_ms + f * (p[i].median_ms - p[i - 1].median_ms);
+        v = stat_ms(s, i - 1) + f * (stat_ms(s, i) - stat_ms(s, i - 1));
     }
     return v;
 }
@@ -175,6 +181,7 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
     cJSON_AddStringToObject(pvj, "date", pv->date);
     cJSON_AddNumberToObject(pvj, "warmup", pv->warmup);
     cJSON_AddNumberToObject(pvj, "reps", pv->reps);
+    cJSON_AddStringToObject(pvj, "fit_on", pv->fit_p99 ? "p99" : "median");
     cJSON *models = cJSON_AddArrayToObject(z, "models");
     for (int i = 0; i < nm; i++) {
         const struct cal_model_prof *mp = &m[i];

@@ -16,6 +16,8 @@
 struct cal_series {
     char kind[80];
     int threads;
+    bool fit_p99;                      /* fits and table on the p99 of each point (FA2's rule),
+                                        * else on the median */
     int n;
     struct cal_point pts[CAL_MAX_POINTS];
     struct cal_fit lin, robust, quad;  /* robust/quad have n = 0 when too few points */
@@ -35,6 +37,7 @@ struct cal_provenance {
     struct cal_device_info dev;
     enum cal_precision precision;
     bool folded_bn;
+    bool fit_p99;
     int warmup, reps;
 };
 

@@ -186,13 +186,17 @@ static int64_t exec_time(struct sim *s, int64_t nominal)
 
 /* ---------------------------------------------------------------- requests */
 
-static void end_request(struct sim *s, struct sim_request *r, enum sim_outcome o, int64_t t_done)
+static inline int req_path(const struct sim_request *r)
 {
-    if (r->outcome != SIM_REQ_PENDING)
-        SIM_BUG("request %llu ended twice (outcome %d, then %d)", (unsigned long long)r->id,
-                r->outcome, o);
-    r->outcome = (uint8_t)o;
-    s->ended++;
+    return ((const struct sim_req_int *)r)->path;
+}
+
+/* The outcome of r's current stage at its model: the request's own outcome, or for a stage
+ * of an application that is not the last, whether the stage's response came by the
+ * request's (end-to-end) deadline. Latency and queueing count from entering the stage. */
+static void stage_outcome(struct sim *s, const struct sim_request *r, enum sim_outcome o,
+                          int64_t t_done)
+{
     struct sim_model_stats *ms = &s->ms[r->model];
     if (o == SIM_REQ_DROPPED) {
         ms->c_bad++;
@@ -211,8 +215,38 @@ static void end_request(struct sim *s, struct sim_request *r, enum sim_outcome o
         default: break;
         }
         if (o != SIM_REQ_DROPPED) {
-            sim_hist_add(&ms->latency, t_done - r->t_arrival);
-            sim_hist_add(&ms->queueing, r->t_start - r->t_arrival);
+            sim_hist_add(&ms->latency, t_done - r->t_stage);
+            sim_hist_add(&ms->queueing, r->t_start - r->t_stage);
+        }
+    }
+}
+
+static void end_request(struct sim *s, struct sim_request *r, enum sim_outcome o, int64_t t_done)
+{
+    if (r->outcome != SIM_REQ_PENDING)
+        SIM_BUG("request %llu ended twice (outcome %d, then %d)", (unsigned long long)r->id,
+                r->outcome, o);
+    r->outcome = (uint8_t)o;
+    s->ended++;
+    stage_outcome(s, r, o, t_done);
+    int p = req_path(r);
+    if (p >= 0) {
+        struct sim_path_stats *ps = &s->ps[p];
+        ps->c_exits++;
+        ps->c_completed += o != SIM_REQ_DROPPED;
+        if (o == SIM_REQ_ON_TIME)
+            ps->c_ontime++;
+        else
+            ps->c_bad++;
+        if (r->counted) {
+            switch (o) {
+            case SIM_REQ_ON_TIME: ps->on_time++; break;
+            case SIM_REQ_LATE: ps->late++; break;
+            case SIM_REQ_DROPPED: ps->dropped++; break;
+            default: break;
+            }
+            if (o != SIM_REQ_DROPPED)
+                sim_hist_add(&ps->latency, t_done - r->t_arrival);
         }
     }
     if (s->obs.request_end)
@@ -257,34 +291,18 @@ static void replay_push(struct sim *s)
         push(s, s->rp_t, EV_ARRIVAL, 0, 0);
 }
 
-static void on_arrival(struct sim *s, int stream)
+/* r enters its current model (r->model): counted as offered there, routed by the policy,
+ * and delivered at `at` plus the control delay (the input too, straight to an executor). */
+static void enter_model(struct sim *s, struct sim_request *r, int64_t at)
 {
-    int m = s->replay ? s->rp_model : s->stream_model[stream];
-    const struct sim_model *md = &s->models[m];
-    struct sim_request *r = pool_get(&s->req_pool);
-    r->id = s->next_req_id++;
-    r->model = m;
-    r->frontend = pick_frontend(s, stream, m);
+    int m = r->model;
     r->exec = SIM_CENTRAL;
-    r->t_arrival = s->now;
-    r->deadline = s->now + md->slo_ns;
-    r->size = s->replay ? s->rp_size : 0;
-    r->counted = s->now >= s->warmup;
-    s->arrived++;
-    if (s->obs.request_arrive)
-        s->obs.request_arrive(s->obs.ctx, s, r);
+    r->t_stage = at;
     s->ms[m].c_offered++;
     if (r->counted)
         s->ms[m].offered++;
-
-    if (s->replay) {
-        replay_push(s);
-    } else {
-        int64_t next = wl_stream_next(&s->streams[stream]);
-        if (next < s->duration)
-            push(s, next, EV_ARRIVAL, (uint32_t)stream, 0);
-    }
-
+    if (s->obs.request_arrive)
+        s->obs.request_arrive(s->obs.ctx, s, r);
     int to = s->pol->route ? s->pol->route(s, s->pstate, r) : SIM_CENTRAL;
     if (to == SIM_ROUTE_DROP) {
         end_request(s, r, SIM_REQ_DROPPED, s->now);
@@ -295,11 +313,61 @@ static void on_arrival(struct sim *s, int stream)
                 s->nexecs);
     r->exec = to;
     /* to the scheduler: a control message; straight to an executor: the input too */
-    int64_t d = s->ctrl_ns + (to >= 0 ? s->data_ns : 0) + jitter(s);
+    int64_t d = at - s->now + s->ctrl_ns + (to >= 0 ? s->data_ns : 0) + jitter(s);
     if (d == 0)
         deliver(s, r);
     else
         push(s, s->now + d, EV_DELIVER, 0, (uint64_t)(uintptr_t)r);
+}
+
+static void on_arrival(struct sim *s, int stream)
+{
+    struct sim_req_int *ri = pool_get(&s->req_pool);
+    struct sim_request *r = &ri->pub;
+    int m = s->replay ? s->rp_model : s->stream_model[stream];
+    int64_t slo = m >= 0 ? s->models[m].slo_ns : 0;
+    ri->path = -1;
+    if (s->app) {                       /* the path is drawn now and kept from the policy */
+        int p = ri->path = (int)gsl_ran_discrete(s->path_rng, s->path_table);
+        m = s->app->paths[p].stages[0];
+        slo = sim_ms_to_ns(s->app->paths[p].sla_ms);
+        s->ps[p].c_offered++;
+        if (s->now >= s->warmup)
+            s->ps[p].offered++;
+    }
+    r->id = s->next_req_id++;
+    r->model = m;
+    r->stage = 0;
+    r->outcome = SIM_REQ_PENDING;
+    r->frontend = pick_frontend(s, stream, m);
+    r->t_arrival = s->now;
+    r->deadline = s->now + slo;
+    r->size = s->replay ? s->rp_size : 0;
+    r->counted = s->now >= s->warmup;
+    s->arrived++;
+
+    if (s->replay) {
+        replay_push(s);
+    } else {
+        int64_t next = wl_stream_next(&s->streams[stream]);
+        if (next < s->duration)
+            push(s, next, EV_ARRIVAL, (uint32_t)stream, 0);
+    }
+    enter_model(s, r, s->now);
+}
+
+/* A stage of r's application path is done and its response leaves at t_done: the next stage
+ * is revealed now, and r enters that model's queue with its arrival time and deadline. */
+static bool next_stage(struct sim *s, struct sim_request *r, int64_t t_done)
+{
+    int p = req_path(r);
+    if (p < 0 || r->stage + 1 >= s->app->paths[p].nstages)
+        return false;
+    stage_outcome(s, r, t_done <= r->deadline ? SIM_REQ_ON_TIME : SIM_REQ_LATE, t_done);
+    r->stage++;
+    r->model = s->app->paths[p].stages[r->stage];
+    enter_model(s, r, t_done);
+    return true;
 }
 
 /* ---------------------------------------------------------------- executors */
@@ -403,7 +471,8 @@ static void on_batch_done(struct sim *s, int e, uint64_t serial)
             continue;
         }
         int64_t t_done = s->now + s->resp_ns + jitter(s);
-        end_request(s, r, t_done <= r->deadline ? SIM_REQ_ON_TIME : SIM_REQ_LATE, t_done);
+        if (!next_stage(s, r, t_done))
+            end_request(s, r, t_done <= r->deadline ? SIM_REQ_ON_TIME : SIM_REQ_LATE, t_done);
     }
     b->reqs = NULL;
     if (counted && ok) {
@@ -654,14 +723,50 @@ static void exec_up(struct sim *s, int e)
         s->pol->on_exec_up(s, s->pstate, e);
 }
 
-int sim_exec_add(struct sim *s)
+int sim_exec_active(const struct sim *s)
 {
-    if (s->nexecs == s->max_execs)
+    int n = 0;
+    for (int e = 0; e < s->nexecs; e++)
+        n += s->execs[e].state == SIM_EXEC_UP || s->execs[e].state == SIM_EXEC_STARTING;
+    return n;
+}
+
+/* Room for one more executor slot (ids are never reused, so a long autoscaled run grows). */
+static void exec_grow(struct sim *s)
+{
+    if (s->nexecs < s->max_execs)
+        return;
+    int cap = s->max_execs * 2;
+    struct sim_exec *x = realloc(s->execs, (size_t)cap * sizeof *x);
+    if (x)
+        s->execs = x;
+    struct sim_exec_int *xi = x ? realloc(s->xi, (size_t)cap * sizeof *xi) : NULL;
+    if (!xi)
+        SIM_BUG("out of memory growing the executors to %d", cap);
+    s->xi = xi;
+    memset(s->execs + s->max_execs, 0, (size_t)(cap - s->max_execs) * sizeof *x);
+    memset(s->xi + s->max_execs, 0, (size_t)(cap - s->max_execs) * sizeof *xi);
+    for (int e = s->max_execs; e < cap; e++)
+        if (!(s->xi[e].res = calloc((size_t)s->nmodels, sizeof *s->xi[e].res)))
+            SIM_BUG("out of memory growing the executors to %d", cap);
+    s->max_execs = cap;
+}
+
+int sim_exec_add_after(struct sim *s, int64_t delay_ns)
+{
+    int limit = s->cfg->max_gpus > s->cfg->gpus ? s->cfg->max_gpus : s->cfg->gpus;
+    if (sim_exec_active(s) >= limit)
         return -1;
+    exec_grow(s);
     int e = s->nexecs++;
     exec_init(s, e, SIM_EXEC_STARTING);
-    push(s, s->now + (int64_t)llround(s->cfg->provision_s * 1e9), EV_EXEC_UP, (uint32_t)e, 0);
+    push(s, s->now + (delay_ns > 0 ? delay_ns : 0), EV_EXEC_UP, (uint32_t)e, 0);
     return e;
+}
+
+int sim_exec_add(struct sim *s)
+{
+    return sim_exec_add_after(s, (int64_t)llround(s->cfg->provision_s * 1e9));
 }
 
 static void exec_maybe_down(struct sim *s, int e)
@@ -788,6 +893,22 @@ static void on_tick(struct sim *s)
         s->snap_ontime[m] = ms->c_ontime;
         s->snap_bad[m] = ms->c_bad;
     }
+    for (int p = 0; s->app && p < s->app->npaths; p++) {
+        /* an application's requests, not its stages, make the window's rates */
+        struct sim_path_stats *ps = &s->ps[p];
+        uint64_t o = ps->c_offered - ps->snap_offered, g = ps->c_ontime - ps->snap_ontime;
+        uint64_t b = ps->c_bad - ps->snap_bad, d = ps->c_completed - ps->snap_completed;
+        off = (p ? off : 0) + o;
+        ontime = (p ? ontime : 0) + g;
+        comp = (p ? comp : 0) + d;
+        bad = (p ? bad : 0) + b;
+        sim_ts_add(s, "path_offered_rps", p, (double)o / secs);
+        sim_ts_add(s, "path_bad_rate", p, g + b ? (double)b / (double)(g + b) : 0.0);
+        ps->snap_offered = ps->c_offered;
+        ps->snap_ontime = ps->c_ontime;
+        ps->snap_bad = ps->c_bad;
+        ps->snap_completed = ps->c_completed;
+    }
     int64_t busy = 0;
     int up = 0;
     for (int e = 0; e < s->nexecs; e++) {
@@ -867,14 +988,15 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     s->data_ns = (int64_t)llround(cfg->data_us_per_request * 1e3);
     s->resp_ns = (int64_t)llround(cfg->resp_us * 1e3);
     sim_heap_init(&s->heap);
-    pool_init(&s->req_pool, sizeof(struct sim_request), 4096);
+    pool_init(&s->req_pool, sizeof(struct sim_req_int), 4096);
     pool_init(&s->batch_pool, sizeof(struct sim_batch), 256);
     sim_ts_init(&s->ts);
 
     int nm = s->nmodels = cfg->nmodels;
     int nf = cfg->frontends;
     bool indep = cfg->frontend_split == SIM_SPLIT_INDEPENDENT && nf > 1 && !cfg->trace;
-    s->nstreams = cfg->trace ? 1 : indep ? nm * nf : nm;
+    int sources = cfg->app ? 1 : nm;    /* an application is one source of requests */
+    s->nstreams = cfg->trace ? 1 : indep ? sources * nf : sources;
     s->models = calloc((size_t)nm, sizeof *s->models);
     s->queues = calloc((size_t)nm, sizeof *s->queues);
     s->streams = calloc((size_t)s->nstreams, sizeof *s->streams);
@@ -933,15 +1055,15 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
      * a single frontend keeps the stream name (and draws) of the unsplit model */
     for (int i = 0; i < s->nstreams && !cfg->trace; i++) {
         int m = indep ? i / nf : i;
-        const struct sim_model_cfg *mc = &cfg->models[m];
+        const char *src = cfg->app ? cfg->app->name : cfg->models[m].name;
         char name[SIM_NAME_MAX + 32];
-        s->stream_model[i] = m;
+        s->stream_model[i] = cfg->app ? -1 : m;
         s->stream_fe[i] = indep ? i % nf : nf == 1 ? 0 : -1;
         if (indep)
-            snprintf(name, sizeof name, "arrivals.%s.f%d", mc->name, i % nf);
+            snprintf(name, sizeof name, "arrivals.%s.f%d", src, i % nf);
         else
-            snprintf(name, sizeof name, "arrivals.%s", mc->name);
-        double rate = s->models[m].rate_rps * scale / (indep ? nf : 1);
+            snprintf(name, sizeof name, "arrivals.%s", src);
+        double rate = (cfg->app ? cfg->rate_rps : s->models[m].rate_rps) * scale / (indep ? nf : 1);
         if (wl_stream_init(&s->streams[i], cfg, name, rate))
             goto fail;
     }
@@ -951,6 +1073,19 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
         if ((rc = wl_replay_open(cfg, scale, &s->replay)))
             goto fail;
         rc = SIM_ENOMEM;
+    }
+    if ((s->app = cfg->app)) {
+        int np = s->app->npaths;
+        double prob[256];
+        if (np > 256 || !(s->ps = calloc((size_t)np, sizeof *s->ps)))
+            goto fail;
+        for (int p = 0; p < np; p++) {
+            prob[p] = s->app->paths[p].prob;
+            sim_hist_reset(&s->ps[p].latency);
+        }
+        if (!(s->path_rng = sim_rng_stream(cfg->seed, "application.paths")) ||
+            !(s->path_table = gsl_ran_discrete_preproc((size_t)np, prob)))
+            goto fail;
     }
     s->jrng = sim_rng_stream(cfg->seed, "network.jitter");
     s->split_rng = sim_rng_stream(cfg->seed, "frontends.split");
@@ -1062,6 +1197,10 @@ void sim_destroy(struct sim *s)
     gsl_rng_free(s->prng);
     gsl_rng_free(s->jrng);
     gsl_rng_free(s->split_rng);
+    gsl_rng_free(s->path_rng);
+    if (s->path_table)
+        gsl_ran_discrete_free(s->path_table);
+    free(s->ps);
     gsl_rng_free(s->xrng);
     pool_free(&s->req_pool);
     pool_free(&s->batch_pool);
@@ -1136,6 +1275,9 @@ int sim_exec_count(const struct sim *s) { return s->nexecs; }
 const struct sim_exec *sim_exec(const struct sim *s, int e) { return &s->execs[e]; }
 int64_t sim_duration_ns(const struct sim *s) { return s->duration; }
 gsl_rng *sim_policy_rng(struct sim *s) { return s->prng; }
+const struct wl_app *sim_app(const struct sim *s) { return s->app; }
+uint64_t sim_app_exits(const struct sim *s, int p) { return s->ps[p].c_exits; }
+uint64_t sim_arrived(const struct sim *s) { return s->arrived; }
 int64_t sim_resp_delay_ns(const struct sim *s) { return s->resp_ns; }
 
 int64_t sim_dispatch_delay_ns(const struct sim *s, int n)

@@ -49,9 +49,12 @@ struct sim_request {
     int model;
     int frontend;
     int exec;                    /* SIM_CENTRAL, or the executor whose queue holds it */
-    int64_t t_arrival;           /* at the frontend */
+    int stage;                   /* stages of its application path done so far (0: first) */
+    int64_t t_arrival;           /* at the frontend (of the application for later stages) */
+    int64_t t_stage;             /* entered the current stage: arrival, or the previous
+                                  * stage's response */
     int64_t t_sched;             /* reached the scheduler's queue */
-    int64_t deadline;            /* t_arrival + SLO */
+    int64_t deadline;            /* t_arrival + SLO (an application: + the path's SLA) */
     int64_t t_start, t_finish;   /* of its batch on the executor */
     double size;                 /* per-request size from a trace (tokens), else 0 */
     uint8_t outcome;             /* enum sim_outcome */
@@ -209,10 +212,15 @@ void sim_evict(struct sim *s, int e, int m);
 /* Makes m resident on e at once; only before the first event (policy init, preloading). */
 int sim_preload(struct sim *s, int e, int m);
 
-/* Executors join after cluster.provision_s (policy on_exec_up), up to cluster.max_gpus;
- * returns the new id or -1 at the limit. Removing one drains it: it takes no new batches,
- * finishes what it has, drops requests still queued at it, and goes DOWN. */
+/* Executors join after cluster.provision_s (policy on_exec_up), while fewer than
+ * cluster.max_gpus are up or starting; returns the new id or -1 at the limit. Ids are never
+ * reused. Removing one drains it: it takes no new batches, finishes what it has, drops
+ * requests still queued at it, and goes DOWN. */
 int sim_exec_add(struct sim *s);
+/* The same with the policy's own start-up delay (a cold start), >= 0. */
+int sim_exec_add_after(struct sim *s, int64_t delay_ns);
+/* Executors up or starting (not draining or down). */
+int sim_exec_active(const struct sim *s);
 void sim_exec_remove(struct sim *s, int e);
 /* A timer calling the policy's on_timer(tag, arg) at `at` (>= now). Returns a handle > 0.
  * Cancel is O(1) and lazy; cancelling a fired or cancelled handle is a no-op. */
@@ -220,6 +228,19 @@ uint64_t sim_timer_set(struct sim *s, int64_t at, uint64_t tag, void *arg);
 void sim_timer_cancel(struct sim *s, uint64_t handle);
 /* The policy's own random stream ("policy.<name>"). */
 gsl_rng *sim_policy_rng(struct sim *s);
+
+/* ---- applications (DAG pipelines; docs/config.md `application`) ---- */
+
+struct wl_app;
+/* The application's structure (models, paths, SLAs, path weights), or NULL without one. The
+ * path of a request in flight is never shown: a policy sees a request reach a model's queue
+ * (on_request, r->stage > 0 after the first) only once the previous stage has completed. */
+const struct wl_app *sim_app(const struct sim *s);
+/* Requests of path p that have left the system so far (on time, late or dropped): what a
+ * monitor at the application's exit observes. */
+uint64_t sim_app_exits(const struct sim *s, int p);
+/* Requests that have arrived so far (at the application, or at any model without one). */
+uint64_t sim_arrived(const struct sim *s);
 
 /* ---- metrics for control decisions and time series ---- */
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_randist.h>
 
 #include "policy.h"
 #include "sim.h"
@@ -13,6 +14,7 @@
 #include "sim_json.h"
 #include "sim_rng.h"
 #include "sim_autoscale.h"
+#include "wl_app.h"
 #include "wl_arrival.h"
 #include "wl_replay.h"
 #include "wl_zoo.h"
@@ -39,6 +41,7 @@ void sim_config_destroy(struct sim_config *cfg)
     free(cfg->models);
     free(cfg->segments);
     wl_trace_cfg_free(cfg->trace);
+    wl_app_free(cfg->app);
     free(cfg->model_rps);
     free(cfg->file);
     free(cfg->dir);
@@ -159,10 +162,50 @@ static int check_memory(const struct sim_config *c)
     return 0;
 }
 
+/* workload.random_segments {"sd_rps", "period_s", "min_rps"}: the rate is redrawn every
+ * period from normal(rate_rps, sd_rps), truncated below at min_rps (FA2's normal(15, 5)
+ * workload); expanded here into segments from the stream "workload.random_segments", so a
+ * run stays a function of config and seed. */
+static int parse_random_segments(struct sim_config *c, const cJSON *w, const cJSON *segs)
+{
+    static const char *const keys[] = {"sd_rps", "period_s", "min_rps", NULL};
+    const char *p = "workload.random_segments";
+    const cJSON *o;
+    double sd = 0, period = 0, lo = 0.1;
+    int rc;
+    if ((rc = sim_json_obj(w, "workload", "random_segments", false, &o)) || !o)
+        return rc;
+    if (segs)
+        return sim_err_set(SIM_EINVAL, "%s: give either segments or random_segments, not both", p);
+    if ((rc = sim_json_keys(o, p, keys)) || (rc = sim_json_num(o, p, "sd_rps", true, SIM_J_NONNEG, &sd)) ||
+        (rc = sim_json_num(o, p, "period_s", true, SIM_J_POS, &period)) ||
+        (rc = sim_json_num(o, p, "min_rps", false, SIM_J_POS, &lo)))
+        return rc;
+    if (!(c->rate_rps > 0))
+        return sim_err_set(SIM_EINVAL, "%s: needs workload.rate_rps (the mean)", p);
+    double n = ceil(c->duration_s / period);
+    if (n > 1e6)
+        return sim_err_set(SIM_EINVAL, "%s.period_s: expected at most 1e6 periods in duration_s, "
+                           "got %g", p, n);
+    gsl_rng *r = sim_rng_stream(c->seed, "workload.random_segments");
+    if (!r || !(c->segments = calloc((size_t)n, sizeof *c->segments))) {
+        gsl_rng_free(r);
+        return SIM_ENOMEM;
+    }
+    c->nsegments = (int)n;
+    for (int i = 0; i < c->nsegments; i++) {
+        double rate = c->rate_rps + gsl_ran_gaussian_ziggurat(r, sd);
+        c->segments[i].duration_s = i + 1 < c->nsegments ? period : 0;
+        c->segments[i].scale = fmax(rate, lo) / c->rate_rps;
+    }
+    gsl_rng_free(r);
+    return 0;
+}
+
 static int parse_workload(struct sim_config *c, const cJSON *root)
 {
     static const char *const keys[] = {"rate_rps", "arrival", "popularity", "segments",
-                                       "trace", NULL};
+                                       "random_segments", "trace", NULL};
     static const char *const akeys[] = {"kind", "shape", NULL};
     static const char *const pkeys[] = {"kind", "s", NULL};
     static const char *const skeys[] = {"duration_s", "scale", NULL};
@@ -177,7 +220,9 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
         (rc = sim_json_obj(w, "workload", "popularity", false, &p)) ||
         (rc = sim_json_arr(w, "workload", "segments", false, &segs)))
         return rc;
-    if (tr && (cJSON_GetObjectItem(w, "rate_rps") || a || segs))
+    if ((rc = parse_random_segments(c, w, segs)))
+        return rc;
+    if (tr && (cJSON_GetObjectItem(w, "rate_rps") || a || segs || c->nsegments))
         return sim_err_set(SIM_EINVAL, "workload: rate_rps, arrival and segments describe a "
                            "synthetic workload; with workload.trace the trace gives the rates "
                            "(use workload.trace.rate_scale, process, cv)");
@@ -239,10 +284,14 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
     }
     if (!(c->model_rps = calloc((size_t)c->nmodels, sizeof *c->model_rps)))
         return SIM_ENOMEM;
+    if (c->app && p)
+        return sim_err_set(SIM_EINVAL, "workload.popularity: with an application, requests "
+                           "are the application's (its paths' weights split them)");
     if (!tr) {
         wl_popularity_shares(c, c->model_rps);
         for (int m = 0; m < c->nmodels; m++)
-            c->model_rps[m] *= c->rate_rps;
+            c->model_rps[m] = c->app ? wl_app_model_rate(c->app, m, c->rate_rps)
+                                     : c->model_rps[m] * c->rate_rps;
     } else {
         struct wl_trace_info info;
         bool dur_given = cJSON_GetObjectItem(root, "duration_s") != NULL;
@@ -256,7 +305,8 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
         if (!dur_given)
             c->duration_s = info.span_s;
         for (int m = 0; m < c->nmodels; m++)   /* multi-stream traces: by the mapping */
-            c->model_rps[m] = info.span_s > 0 ? info.model_total[m] / info.span_s : 0;
+            c->model_rps[m] = c->app ? wl_app_model_rate(c->app, m, c->rate_rps)
+                              : info.span_s > 0 ? info.model_total[m] / info.span_s : 0;
         wl_trace_info_free(&info);
         if (info.total <= 0)
             return sim_err_set(SIM_EINVAL, "workload.trace: no requests in the window (check "
@@ -361,7 +411,7 @@ static int build(struct sim_config *c)
                                        "drain_s", "cluster", "models", "workload", "frontends",
                                        "frontend_split",
                                        "network", "policy", "metrics", "search",
-                                       "autoscale", NULL};
+                                       "autoscale", "application", NULL};
     const cJSON *root = c->json;
     const char *name = "unnamed";
     long seed = 1;
@@ -380,7 +430,7 @@ static int build(struct sim_config *c)
     snprintf(c->name, sizeof c->name, "%s", name);
     c->seed = (uint64_t)seed;
     if ((rc = parse_cluster(c, root)) || (rc = parse_models(c, root)) ||
-        (rc = parse_workload(c, root)))
+        (rc = wl_app_parse(c, root)) || (rc = parse_workload(c, root)))
         return rc;
     if (c->warmup_s >= c->duration_s)
         return sim_err_set(SIM_EINVAL, "warmup_s: expected less than duration_s (%g), got %g",

@@ -54,6 +54,7 @@ struct sim_segment {
 };
 
 struct wl_trace_cfg;
+struct wl_app;
 
 enum sim_autoscaler { SIM_AS_NONE, SIM_AS_SYMPHONY, SIM_AS_TARGET_UTIL };
 
@@ -94,6 +95,7 @@ struct sim_config {
     int nsegments;
     struct sim_segment *segments;
     struct wl_trace_cfg *trace;        /* workload.trace: a real trace instead of rate_rps */
+    struct wl_app *app;                /* application (DAG of the models), or NULL */
     double *model_rps;                 /* [nmodels] mean offered rate at load scale 1: rate x
                                         * popularity share, or the trace's per-model mean */
     double trace_total, trace_peak_rps;/* from the scan at load (load scale 1) */

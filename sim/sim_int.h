@@ -7,8 +7,24 @@
 #include "sim.h"
 #include "sim_heap.h"
 #include "sim_metrics.h"
+#include <gsl/gsl_randist.h>
+
+#include "wl_app.h"
 #include "wl_arrival.h"
 #include "wl_replay.h"
+
+/* A request as the engine holds it: the part policies see first, then what stays hidden. */
+struct sim_req_int {
+    struct sim_request pub;
+    int path;                    /* application path, or -1; never shown to policies */
+};
+
+struct sim_path_stats {          /* one application path */
+    uint64_t offered, on_time, late, dropped;   /* after warm-up */
+    struct sim_hist latency;                     /* end to end (arrival -> response), ns */
+    uint64_t c_offered, c_exits, c_completed, c_ontime, c_bad;  /* cumulative over the run */
+    uint64_t snap_offered, snap_completed, snap_ontime, snap_bad;
+};
 
 struct sim_mqueue {              /* ring buffer of request pointers, ordered by deadline */
     struct sim_request **buf;
@@ -90,6 +106,10 @@ struct sim {
     int64_t ctrl_ns, data_ns, resp_ns;
 
     struct sim_model_stats *ms;
+    const struct wl_app *app;               /* cfg->app */
+    struct sim_path_stats *ps;              /* [app->npaths] */
+    gsl_rng *path_rng;                      /* "application.paths" */
+    gsl_ran_discrete_t *path_table;
     struct sim_ts ts;
     struct sim_window win;
     uint64_t *snap_offered, *snap_completed, *snap_ontime, *snap_bad;

@@ -17,6 +17,52 @@ static double ideal_batch(const struct sim_model_cfg *mc, int k, double slo_div)
     return b > 0 ? b : 0;
 }
 
+/* The application's paths; their requests replace the models' stages in the totals. */
+static int collect_paths(struct sim *s, struct sim_result *r, double q)
+{
+    const struct wl_app *a = s->app;
+    if (!(r->paths = calloc((size_t)a->npaths, sizeof *r->paths)))
+        return SIM_ENOMEM;
+    r->npaths = a->npaths;
+    r->offered = r->on_time = r->late = r->dropped = 0;
+    r->pass = true;
+    for (int p = 0; p < a->npaths; p++) {
+        const struct sim_path_stats *ps = &s->ps[p];
+        const struct wl_app_path *ap = &a->paths[p];
+        struct sim_path_result *o = &r->paths[p];
+        snprintf(o->name, sizeof o->name, "%s", ap->name);
+        for (int i = 0; i < ap->nstages; i++) {
+            size_t len = strlen(o->stages);
+            snprintf(o->stages + len, sizeof o->stages - len, "%s%s", i ? ">" : "",
+                     s->models[ap->stages[i]].cfg->name);
+        }
+        o->sla_ms = ap->sla_ms;
+        o->prob = ap->prob;
+        o->rate_rps = s->cfg->rate_rps * s->scale * ap->prob;
+        o->offered = ps->offered;
+        o->on_time = ps->on_time;
+        o->late = ps->late;
+        o->dropped = ps->dropped;
+        o->p50_ms = sim_ns_to_ms(sim_hist_quantile(&ps->latency, 0.50));
+        o->p90_ms = sim_ns_to_ms(sim_hist_quantile(&ps->latency, 0.90));
+        o->p99_ms = sim_ns_to_ms(sim_hist_quantile(&ps->latency, 0.99));
+        o->p999_ms = sim_ns_to_ms(sim_hist_quantile(&ps->latency, 0.999));
+        o->mean_ms = sim_hist_mean(&ps->latency) / 1e6;
+        uint64_t bad = o->late + o->dropped;
+        o->bad_frac = o->offered ? (double)bad / (double)o->offered : 0;
+        if (!(o->latency = malloc(sizeof *o->latency)))
+            return SIM_ENOMEM;
+        memcpy(o->latency, &ps->latency, sizeof *o->latency);
+        r->offered += o->offered;
+        r->on_time += o->on_time;
+        r->late += o->late;
+        r->dropped += o->dropped;
+        if (o->offered && (double)bad > (1.0 - q) * (double)o->offered + 1e-9)
+            r->pass = false;
+    }
+    return 0;
+}
+
 int sim_result_collect(struct sim *s, struct sim_result **out)
 {
     const struct sim_config *c = s->cfg;
@@ -100,6 +146,8 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
             r->worst_model = m;
         }
     }
+    if (s->app && collect_paths(s, r, q))
+        goto fail;
     r->worst_bad_frac = worst;
     r->offered_rps = measured > 0 ? (double)r->offered / measured : 0;
     r->ontime_rps = measured > 0 ? (double)r->on_time / measured : 0;
@@ -161,6 +209,9 @@ void sim_result_destroy(struct sim_result *r)
     }
     free(r->models);
     free(r->execs);
+    for (int p = 0; p < r->npaths && r->paths; p++)
+        free(r->paths[p].latency);
+    free(r->paths);
     sim_ts_free(&r->ts);
     free(r);
 }
@@ -181,13 +232,25 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
                 (unsigned long long)o->dropped, o->p50_ms, o->p99_ms, o->mean_queue_ms,
                 o->mean_batch, o->ideal_batch_staggered, 100 * o->bad_frac);
     }
+    if (r->npaths) {
+        fprintf(f, "%-20s %-26s %8s %9s %9s %7s %7s %9s %9s %6s\n", "path", "stages", "sla_ms",
+                "offered", "on_time", "late", "dropped", "p50_ms", "p99_ms", "bad%");
+        for (int p = 0; p < r->npaths; p++) {
+            const struct sim_path_result *o = &r->paths[p];
+            fprintf(f, "%-20.20s %-26.26s %8.0f %9llu %9llu %7llu %7llu %9.1f %9.1f %6.2f\n",
+                    o->name, o->stages, o->sla_ms, (unsigned long long)o->offered,
+                    (unsigned long long)o->on_time, (unsigned long long)o->late,
+                    (unsigned long long)o->dropped, o->p50_ms, o->p99_ms, 100 * o->bad_frac);
+        }
+    }
     double busy = 0;
     for (int e = 0; e < r->nexecs; e++)
         busy += r->execs[e].busy_frac;
     fprintf(f, "total: offered %.1f req/s, on time %.1f req/s, bad rate %.4f, GPU busy %.1f%% "
                "(%d GPUs), %s at p%g\n", r->offered_rps, r->ontime_rps, r->bad_rate,
             r->nexecs ? 100 * busy / r->nexecs : 0.0, r->nexecs,
-            r->pass ? "every model within SLO" : "SLO missed", r->percentile);
+            r->pass ? (r->npaths ? "every path within SLA" : "every model within SLO")
+                    : "SLO missed", r->percentile);
     fprintf(f, "cost: %.1f GPU-hours (%.0f GPU-s), at most %d GPUs at once\n", r->gpu_s / 3600,
             r->gpu_s, r->gpus_max);
     if (r->trace_gaps)
@@ -260,6 +323,26 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
             cJSON_AddNumberToObject(p, "worst_bad_frac", g->probes[i].worst_bad_frac);
             cJSON_AddStringToObject(p, "worst_model", g->probes[i].worst_model);
             cJSON_AddItemToArray(ps, p);
+        }
+    }
+    if (r->npaths) {
+        cJSON *pa = cJSON_AddArrayToObject(o, "paths");
+        for (int p = 0; p < r->npaths; p++) {
+            const struct sim_path_result *x = &r->paths[p];
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "name", x->name);
+            cJSON_AddStringToObject(j, "stages", x->stages);
+            cJSON_AddNumberToObject(j, "sla_ms", x->sla_ms);
+            cJSON_AddNumberToObject(j, "prob", x->prob);
+            cJSON_AddNumberToObject(j, "offered", (double)x->offered);
+            cJSON_AddNumberToObject(j, "on_time", (double)x->on_time);
+            cJSON_AddNumberToObject(j, "late", (double)x->late);
+            cJSON_AddNumberToObject(j, "dropped", (double)x->dropped);
+            cJSON_AddNumberToObject(j, "p50_ms", x->p50_ms);
+            cJSON_AddNumberToObject(j, "p99_ms", x->p99_ms);
+            cJSON_AddNumberToObject(j, "mean_ms", x->mean_ms);
+            cJSON_AddNumberToObject(j, "bad_frac", x->bad_frac);
+            cJSON_AddItemToArray(pa, j);
         }
     }
     cJSON *ms = cJSON_AddArrayToObject(o, "models");

@@ -32,6 +32,16 @@ struct sim_model_result {
     struct sim_hist *queueing;          /* arrival -> batch start, owned copy */
 };
 
+/* One execution path of an application: end-to-end outcomes against the path's SLA. */
+struct sim_path_result {
+    char name[SIM_NAME_MAX];
+    char stages[256];                   /* "OBJD>ALPR>QUAN" */
+    double sla_ms, prob, rate_rps;
+    uint64_t offered, on_time, late, dropped;
+    double p50_ms, p90_ms, p99_ms, p999_ms, mean_ms, bad_frac;
+    struct sim_hist *latency;           /* end to end, owned copy */
+};
+
 struct sim_exec_result {
     int id;
     char kind[SIM_NAME_MAX];
@@ -56,6 +66,10 @@ struct sim_result {
     double trace_gap_s;
     struct sim_model_result *models;
     struct sim_exec_result *execs;
+    /* with an application: its paths; the totals and `pass` are then the paths' (requests
+     * end to end), and the per-model rows count stages */
+    int npaths;
+    struct sim_path_result *paths;
     struct sim_ts ts;                   /* moved out of the engine */
     double wall_s;
 };

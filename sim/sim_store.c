@@ -60,6 +60,15 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS queue_hist(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL,\n"
     "  lo_ms REAL NOT NULL, hi_ms REAL NOT NULL, count INTEGER NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS path_stats(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), path TEXT NOT NULL, stages TEXT NOT NULL,\n"
+    "  sla_ms REAL NOT NULL, prob REAL NOT NULL, rate_rps REAL NOT NULL,\n"
+    "  offered INTEGER NOT NULL, on_time INTEGER NOT NULL, late INTEGER NOT NULL,\n"
+    "  dropped INTEGER NOT NULL, p50_ms REAL, p90_ms REAL, p99_ms REAL, p999_ms REAL,\n"
+    "  mean_ms REAL, PRIMARY KEY(run_id, path));\n"
+    "CREATE TABLE IF NOT EXISTS path_hist(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), path TEXT NOT NULL,\n"
+    "  lo_ms REAL NOT NULL, hi_ms REAL NOT NULL, count INTEGER NOT NULL);\n"
     "CREATE TABLE IF NOT EXISTS goodput_search(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), probe INTEGER NOT NULL,\n"
     "  scale REAL NOT NULL, offered_rps REAL NOT NULL, pass INTEGER NOT NULL,\n"
@@ -280,7 +289,8 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
 {
     int rc;
     sqlite3_stmt *q_run = NULL, *q_ms = NULL, *q_es = NULL, *q_ts = NULL, *q_bh = NULL,
-                 *q_lh = NULL, *q_qh = NULL, *q_gs = NULL, *q_sp = NULL;
+                 *q_lh = NULL, *q_qh = NULL, *q_gs = NULL, *q_sp = NULL, *q_ps = NULL,
+                 *q_ph = NULL;
     char *json = sim_config_canonical(cfg);
     char hash[17], started[32], seed_text[24];
     snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)r->seed);
@@ -301,6 +311,8 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         (rc = prep(st, "INSERT INTO batch_hist VALUES(?,?,?,?)", &q_bh)) ||
         (rc = prep(st, "INSERT INTO latency_hist VALUES(?,?,?,?,?)", &q_lh)) ||
         (rc = prep(st, "INSERT INTO queue_hist VALUES(?,?,?,?,?)", &q_qh)) ||
+        (rc = prep(st, "INSERT INTO path_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ps)) ||
+        (rc = prep(st, "INSERT INTO path_hist VALUES(?,?,?,?,?)", &q_ph)) ||
         (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?)", &q_gs)) ||
         (rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,?,?,?)", &q_sp)))
         goto rollback;
@@ -332,6 +344,15 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
             (rc = write_hist(st, q_qh, id, x->name, x->queueing)))
             goto rollback;
     }
+    for (int p = 0; p < r->npaths; p++) {
+        const struct sim_path_result *x = &r->paths[p];
+        if ((rc = insert(st, q_ps, "ittdddiiiiddddd", id, x->name, x->stages, x->sla_ms, x->prob,
+                         x->rate_rps, (int64_t)x->offered, (int64_t)x->on_time,
+                         (int64_t)x->late, (int64_t)x->dropped, x->p50_ms, x->p90_ms,
+                         x->p99_ms, x->p999_ms, x->mean_ms)) ||
+            (rc = write_hist(st, q_ph, id, x->name, x->latency)))
+            goto rollback;
+    }
     for (int e = 0; e < r->nexecs; e++) {
         const struct sim_exec_result *x = &r->execs[e];
         if ((rc = insert(st, q_es, "iitdiiiidddiii", id, (int64_t)x->id, x->kind, x->busy_frac,
@@ -342,8 +363,12 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
     }
     for (size_t i = 0; i < r->ts.n; i++) {
         const struct sim_ts_point *p = &r->ts.pts[i];
-        const char *key = p->key >= 0 && p->key < r->nmodels ? r->models[p->key].name : "";
-        if ((rc = insert(st, q_ts, "idttd", id, (double)p->t / 1e9, r->ts.series[p->series], key,
+        const char *sn = r->ts.series[p->series], *key = "";
+        if (!strncmp(sn, "path_", 5))   /* path series are keyed by path, the rest by model */
+            key = p->key >= 0 && p->key < r->npaths ? r->paths[p->key].name : "";
+        else if (p->key >= 0 && p->key < r->nmodels)
+            key = r->models[p->key].name;
+        if ((rc = insert(st, q_ts, "idttd", id, (double)p->t / 1e9, sn, key,
                          p->value)))
             goto rollback;
     }
@@ -374,6 +399,8 @@ out:
     sqlite3_finalize(q_qh);
     sqlite3_finalize(q_gs);
     sqlite3_finalize(q_sp);
+    sqlite3_finalize(q_ps);
+    sqlite3_finalize(q_ph);
     free(json);
     return rc;
 }

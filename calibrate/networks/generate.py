@@ -290,30 +290,144 @@ def inceptionv3():
     return n
 
 
-def bert(name, layers, d, heads, ffn, vocab, positions, seq, published, source):
+def encoder_layer(n, pre, x, d, heads, ffn, eps=1e-12, memory=None):
+    """One post-norm transformer layer (BERT, BART): self-attention, optionally
+    cross-attention on `memory` (a decoder layer), then the feed-forward block."""
+    def attention(tag, q_in, kv_in, residual):
+        q = n.add(pre + tag + "_q", "linear", q_in, out=d)
+        k = n.add(pre + tag + "_k", "linear", kv_in, out=d)
+        v = n.add(pre + tag + "_v", "linear", kv_in, out=d)
+        n.add(pre + tag + "_scores", "bmm", [q, k], heads=heads, transpose_b=True,
+              scale=1.0 / (d // heads) ** 0.5)
+        n.add(pre + tag + "_probs", "softmax")
+        n.add(pre + tag + "_ctx", "bmm", [pre + tag + "_probs", v], heads=heads)
+        n.add(pre + tag + "_attn_out", "linear", out=d)
+        n.add(pre + tag + "_attn_add", "add", [n.last, residual])
+        return n.add(pre + tag + "_attn_ln", "layernorm", eps=eps)
+    x1 = attention("", x, x, x)
+    if memory is not None:
+        x1 = attention("_x", x1, memory, x1)
+    n.add(pre + "_ffn1", "linear", x1, out=ffn)
+    n.add(pre + "_gelu", "gelu")
+    n.add(pre + "_ffn2", "linear", out=d)
+    n.add(pre + "_ffn_add", "add", [n.last, x1])
+    return n.add(pre + "_ffn_ln", "layernorm", eps=eps)
+
+
+def bert(name, layers, d, heads, ffn, vocab, positions, seq, published, source, types=2,
+         pooler=True):
     n = Net(name, source, {"tokens": seq}, published)
-    n.add("embed", "embed", vocab=vocab, positions=positions, types=2, dim=d)
+    n.add("embed", "embed", vocab=vocab, positions=positions, types=types, dim=d)
     x = n.add("embed_ln", "layernorm", eps=1e-12)
     for i in range(layers):
-        pre = "e%d" % i
-        q = n.add(pre + "_q", "linear", x, out=d)
-        k = n.add(pre + "_k", "linear", x, out=d)
-        v = n.add(pre + "_v", "linear", x, out=d)
-        n.add(pre + "_scores", "bmm", [q, k], heads=heads, transpose_b=True,
-              scale=1.0 / (d // heads) ** 0.5)
-        n.add(pre + "_probs", "softmax")
-        n.add(pre + "_ctx", "bmm", [pre + "_probs", v], heads=heads)
-        n.add(pre + "_attn_out", "linear", out=d)
-        n.add(pre + "_attn_add", "add", [n.last, x])
-        x1 = n.add(pre + "_attn_ln", "layernorm", eps=1e-12)
-        n.add(pre + "_ffn1", "linear", out=ffn)
-        n.add(pre + "_gelu", "gelu")
-        n.add(pre + "_ffn2", "linear", out=d)
-        n.add(pre + "_ffn_add", "add", [n.last, x1])
-        x = n.add(pre + "_ffn_ln", "layernorm", eps=1e-12)
-    n.add("cls", "token", x, index=0)
-    n.add("pooler", "fc", out=d)
-    n.add("pooler_tanh", "tanh")
+        x = encoder_layer(n, "e%d" % i, x, d, heads, ffn)
+    if pooler:
+        n.add("cls", "token", x, index=0)
+        n.add("pooler", "fc", out=d)
+        n.add("pooler_tanh", "tanh")
+    return n
+
+
+def distilbert():
+    return bert("DistilBERT", 6, 768, 12, 3072, 30522, 512, 128,
+                {"params": 66362880, "gmacs": 5.59,
+                 "ref": "Hugging Face distilbert-base-uncased DistilBertModel: 66,362,880 params; "
+                        "at 128 tokens 6*(128*(4*768^2+2*768*3072)+2*128^2*768) = 5.59 GMACs"},
+                "Sanh et al., 2019 (6-layer BERT-base student, no token types and no pooler, "
+                "as Hugging Face DistilBertModel)", types=0, pooler=False)
+
+
+def bart_base():
+    """BART-base, one teacher-forced forward pass: 6 encoder layers over 128 source tokens,
+    6 decoder layers (self- and cross-attention) over 128 target tokens, and the tied LM head.
+    Generation repeats the decoder per output token; this is the pass a batch runs once."""
+    d, heads, ffn, vocab, seq = 768, 12, 3072, 50265, 128
+    n = Net("BART-base", "Lewis et al., ACL 2020 (BART-base encoder-decoder with LM head, as "
+            "Hugging Face BartForConditionalGeneration; one forward pass at 128+128 tokens)",
+            {"tokens": seq},
+            {"params": 139420416, "gmacs": 18.08,
+             "ref": "Hugging Face facebook/bart-base: 139,420,416 params, with one token "
+                    "embedding shared by encoder and decoder and tied to the LM head; here the "
+                    "two embeddings and the head are separate tensors (+2*38,603,520), which "
+                    "changes memory, not time. MACs: 6*931.1M (encoder) + 6*1258.3M (decoder, "
+                    "self+cross attention) + 128*768*50265 (head) = 18.08 G"})
+    n.add("enc_embed", "embed", "input", vocab=vocab, positions=1026, types=0, dim=d)
+    x = n.add("enc_embed_ln", "layernorm", eps=1e-5)
+    for i in range(6):
+        x = encoder_layer(n, "enc%d" % i, x, d, heads, ffn, eps=1e-5)
+    memory = x
+    n.add("dec_embed", "embed", "input", vocab=vocab, positions=1026, types=0, dim=d)
+    y = n.add("dec_embed_ln", "layernorm", eps=1e-5)
+    for i in range(6):
+        y = encoder_layer(n, "dec%d" % i, y, d, heads, ffn, eps=1e-5, memory=memory)
+    n.add("lm_head", "linear", y, out=vocab)
+    return n
+
+
+def wav2vec2_features():
+    """Wav2Vec2-base's convolutional feature encoder on 1 s of 16 kHz audio: seven 1-D
+    convolutions (as 1xK 2-D ones on a [1,1,16000] input) to 49 frames of 512 channels."""
+    n = Net("Wav2Vec2-base features", "Baevski et al., NeurIPS 2020 (wav2vec 2.0 base feature "
+            "encoder: conv 512x(10/5, 3/2 x4, 2/2 x2), GroupNorm on the first as a bn stand-in)",
+            {"shape": [1, 1, 16000]},
+            {"params": 4200448, "gmacs": 2.45,
+             "ref": "Hugging Face facebook/wav2vec2-base feature_extractor: 4,200,448 params; "
+                    "49 frames from 16000 samples"})
+    for i, (k, s) in enumerate([(10, 5), (3, 2), (3, 2), (3, 2), (3, 2), (2, 2), (2, 2)]):
+        n.conv("conv%d" % i, 512, (1, k), s)
+        if i == 0:
+            n.add("conv0_norm", "bn", eps=1e-5)
+        n.add("conv%d_gelu" % i, "gelu")
+    return n
+
+
+def wav2vec2_encoder():
+    return bert("Wav2Vec2-base encoder", 12, 768, 12, 3072, 512, 64, 49,
+                {"params": 85054464, "gmacs": 4.21,
+                 "ref": "wav2vec2-base transformer: 12 layers of 7,087,872 params (85,054,464) "
+                        "at 49 frames; the embed layer (+443,904) stands in for the 512->768 "
+                        "feature projection"},
+                "Baevski et al., NeurIPS 2020 (wav2vec 2.0 base transformer over the 49 frames "
+                "of 1 s of audio; the positional convolution is left out)", types=0, pooler=False)
+
+
+def ssd300():
+    """SSD300 with the VGG-16 backbone (Pascal VOC, 21 classes), as torchvision ssd300_vgg16
+    but with padding instead of ceil-mode pooling: the detection heads hang off six feature
+    maps (38, 19, 10, 5, 3, 1)."""
+    n = Net("SSD300-VGG16", "Liu et al., ECCV 2016 (SSD300, VGG-16 backbone, 21 classes)",
+            {"shape": [3, 300, 300]},
+            {"params": 26285486, "gmacs": 31.4,
+             "ref": "SSD300 VOC: 26,285,486 params, 31.4 GMACs (paper's Caffe model); the "
+                    "512-parameter L2Norm scale on conv4_3 is not modelled"})
+    cfg = [64, 64, "M", 128, 128, "M", 256, 256, 256, "C", 512, 512, 512, "F", 512, 512, 512]
+    i, feats = 0, []
+    for v in cfg:
+        if v == "M":
+            n.add("pool%d" % i, "maxpool", k=2, s=2)
+        elif v == "C":
+            n.add("pool%d" % i, "maxpool", k=2, s=2, p=1)   # 75 -> 38 like ceil mode
+        elif v == "F":
+            feats.append(n.last)                             # conv4_3: 38x38x512
+            n.add("pool%d" % i, "maxpool", k=2, s=2)
+        else:
+            i += 1
+            n.conv("conv%d" % i, v, 3, 1, 1, bias=True)
+            n.add("relu%d" % i, "relu")
+    n.add("pool5", "maxpool", k=3, s=1, p=1)
+    n.conv("fc6", 1024, 3, 1, 6, d=6, bias=True)
+    n.add("fc6_relu", "relu")
+    n.conv("fc7", 1024, 1, bias=True)
+    feats.append(n.add("fc7_relu", "relu"))                  # 19x19
+    for j, (mid, out, s, p) in enumerate([(256, 512, 2, 1), (128, 256, 2, 1), (128, 256, 1, 0),
+                                          (128, 256, 1, 0)]):
+        n.conv("x%d_1" % j, mid, 1, bias=True)
+        n.add("x%d_1_relu" % j, "relu")
+        n.conv("x%d_2" % j, out, 3, s, p, bias=True)
+        feats.append(n.add("x%d_2_relu" % j, "relu"))       # 10, 5, 3, 1
+    for j, (f, boxes) in enumerate(zip(feats, [4, 6, 6, 6, 4, 4])):
+        n.conv("loc%d" % j, boxes * 4, 3, 1, 1, x=f, bias=True)
+        n.conv("conf%d" % j, boxes * 21, 3, 1, 1, x=f, bias=True)
     return n
 
 
@@ -360,6 +474,11 @@ def main():
          "servesim test network: a 2-layer BERT-style encoder (not a published architecture)"
          ).write("tiny_bert.json")
     tiny_cnn().write("tiny_cnn.json")
+    distilbert().write("distilbert.json")
+    bart_base().write("bart_base.json")
+    wav2vec2_features().write("wav2vec2_features.json")
+    wav2vec2_encoder().write("wav2vec2_encoder.json")
+    ssd300().write("ssd300.json")
 
 
 if __name__ == "__main__":

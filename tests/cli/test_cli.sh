@@ -124,7 +124,7 @@ db_atomic() {
   n=$(sqlite3 "$db" "SELECT count(*) FROM runs; SELECT count(DISTINCT run_id) FROM model_stats; SELECT count(DISTINCT run_id) FROM latency_hist;" | tr '\n' ' ')
   [ "$n" = "1 1 1 " ] || fail "half-written run left behind: runs/model_stats/latency_hist = $n"
   v=$(sqlite3 "$db" "PRAGMA user_version")
-  [ "$v" = "5" ] || fail "schema version $v"
+  [ "$v" = "6" ] || fail "schema version $v"
   sqlite3 "$db" "PRAGMA user_version = 99"
   "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
   [ $rc -ne 0 ] && grep -q "newer than this servesim" "$tmp/err" || fail "newer schema accepted (exit $rc)"
@@ -136,12 +136,15 @@ db_migrate_v1() {
   sqlite3 "$db" < "$src/tests/cli/schema_v1.sql" || fail "cannot build the v1 fixture"
   sqlite3 "$db" "INSERT INTO runs VALUES(7,'old','run','symphony',1,'{}','h','0.0.1','t',0,'ok',1,0,1,1,1,0,1,99,NULL,1);"
   "$bin" run --db "$db" --set duration_s=4 --quiet || fail "run on a v1 database failed"
-  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "5" ] || fail "not migrated to version 5"
+  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "6" ] || fail "not migrated to version 6"
   # 3 -> 4: calibration provenance on profiles, profile_points
   sqlite3 "$db" "SELECT backend, precision, fits_json FROM profiles; SELECT count(*) FROM profile_points" \
     > /dev/null || fail "profiles provenance columns or profile_points missing"
   # 4 -> 5: queue_hist, written for the new run only
   [ "$(sqlite3 "$db" "SELECT count(DISTINCT run_id) FROM queue_hist")" = "1" ] || fail "queue_hist missing or empty"
+  # 5 -> 6: path_stats and path_hist (empty: the quickstart has no application)
+  [ "$(sqlite3 "$db" "SELECT count(*) FROM path_stats; SELECT count(*) FROM path_hist" | tr '\n' ' ')" = "0 0 " ] ||
+    fail "path_stats/path_hist missing"
   [ "$(sqlite3 "$db" "SELECT count(*) FROM runs")" = "2" ] || fail "old run lost or new run missing"
   sqlite3 "$db" "SELECT pred_n, preempted FROM model_stats LIMIT 1" > /dev/null || fail "new model_stats columns missing"
   sqlite3 "$db" "SELECT count(*) FROM sweep_points" > /dev/null || fail "sweep_points missing"

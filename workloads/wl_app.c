@@ -1,0 +1,176 @@
+/* wl_app — parsing and checking applications (DAG pipelines); see wl_app.h. */
+#include "wl_app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+#include "sim_json.h"
+
+static int model_index(const struct sim_config *c, const char *name)
+{
+    for (int m = 0; m < c->nmodels; m++)
+        if (!strcmp(c->models[m].name, name))
+            return m;
+    return -1;
+}
+
+void wl_app_free(struct wl_app *a)
+{
+    if (!a)
+        return;
+    free(a->paths);
+    free(a->topo);
+    free(a);
+}
+
+int wl_app_edge_paths(const struct wl_app *a, int u, int v)
+{
+    int n = 0;
+    for (int p = 0; p < a->npaths; p++)
+        for (int i = 0; i + 1 < a->paths[p].nstages; i++)
+            n += a->paths[p].stages[i] == u && a->paths[p].stages[i + 1] == v;
+    return n;
+}
+
+double wl_app_model_rate(const struct wl_app *a, int m, double rate)
+{
+    double r = 0;
+    for (int p = 0; p < a->npaths; p++)
+        for (int i = 0; i < a->paths[p].nstages; i++)
+            if (a->paths[p].stages[i] == m)
+                r += rate * a->paths[p].prob;
+    return r;
+}
+
+/* Kahn's algorithm over the union of the paths' edges; fails on a cycle. */
+static int topo_sort(const struct sim_config *c, struct wl_app *a)
+{
+    int n = c->nmodels, rc = SIM_ENOMEM;
+    int *indeg = calloc((size_t)n, sizeof *indeg);
+    char *edge = calloc((size_t)n * (size_t)n, 1);
+    if (!indeg || !edge || !(a->topo = malloc((size_t)n * sizeof *a->topo)))
+        goto out;
+    for (int p = 0; p < a->npaths; p++)
+        for (int i = 0; i + 1 < a->paths[p].nstages; i++) {
+            int u = a->paths[p].stages[i], v = a->paths[p].stages[i + 1];
+            if (!edge[u * n + v]++)
+                indeg[v]++;
+        }
+    int done = 0;
+    for (int round = 0; done < n && round <= n; round++)
+        for (int m = 0; m < n; m++)
+            if (indeg[m] == 0) {
+                a->topo[done++] = m;
+                indeg[m] = -1;
+                for (int v = 0; v < n; v++)
+                    if (edge[m * n + v])
+                        indeg[v]--;
+            }
+    rc = 0;
+    if (done < n) {
+        int m = 0;
+        while (indeg[m] < 0)
+            m++;
+        rc = sim_err_set(SIM_EINVAL, "application.paths: expected the paths to form a DAG, got "
+                         "a cycle through model \"%s\"", c->models[m].name);
+    }
+out:
+    free(indeg);
+    free(edge);
+    return rc;
+}
+
+int wl_app_parse(struct sim_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"name", "description", "paths", NULL};
+    static const char *const pkeys[] = {"name", "description", "stages", "sla_ms", "weight",
+                                        "reference_sla_ms", NULL};
+    const cJSON *o, *paths;
+    const char *name = "application";
+    int rc;
+    if ((rc = sim_json_obj(root, "", "application", false, &o)) || !o)
+        return rc;
+    if ((rc = sim_json_keys(o, "application", keys)) ||
+        (rc = sim_json_str(o, "application", "name", false, &name)) ||
+        (rc = sim_json_arr(o, "application", "paths", true, &paths)))
+        return rc;
+    int np = cJSON_GetArraySize(paths);
+    if (np == 0)
+        return sim_err_set(SIM_EINVAL, "application.paths: expected at least one path, got []");
+    struct wl_app *a = calloc(1, sizeof *a);
+    if (!a || !(a->paths = calloc((size_t)np, sizeof *a->paths))) {
+        wl_app_free(a);
+        return SIM_ENOMEM;
+    }
+    c->app = a;
+    snprintf(a->name, sizeof a->name, "%s", name);
+    a->npaths = np;
+    double wsum = 0;
+    for (int p = 0; p < np; p++) {
+        char pp[SIM_JPATH_MAX], sp[SIM_JPATH_MAX];
+        const cJSON *po = cJSON_GetArrayItem(paths, p), *st, *s;
+        struct wl_app_path *ap = &a->paths[p];
+        sim_jpath_idx(pp, sizeof pp, "application.paths", p);
+        if (!cJSON_IsObject(po))
+            return sim_json_expected(pp, "{stages, sla_ms}", po);
+        const char *pname = NULL;
+        double ref = 0;
+        ap->weight = 1;
+        if ((rc = sim_json_keys(po, pp, pkeys)) ||
+            (rc = sim_json_str(po, pp, "name", false, &pname)) ||
+            (rc = sim_json_arr(po, pp, "stages", true, &st)) ||
+            (rc = sim_json_num(po, pp, "sla_ms", true, SIM_J_POS, &ap->sla_ms)) ||
+            (rc = sim_json_num(po, pp, "weight", false, SIM_J_NONNEG, &ap->weight)) ||
+            (rc = sim_json_num(po, pp, "reference_sla_ms", false, SIM_J_POS, &ref)))
+            return rc;
+        sim_jpath(sp, sizeof sp, pp, "stages");
+        int ns = cJSON_GetArraySize(st);
+        if (ns < 1 || ns > WL_APP_MAX_STAGES)
+            return sim_err_set(SIM_EINVAL, "%s: expected 1 to %d model names, got %d", sp,
+                               WL_APP_MAX_STAGES, ns);
+        char auto_name[SIM_NAME_MAX] = "";
+        int i = 0;
+        cJSON_ArrayForEach(s, st) {
+            char ip[SIM_JPATH_MAX];
+            sim_jpath_idx(ip, sizeof ip, sp, i);
+            if (!cJSON_IsString(s))
+                return sim_json_expected(ip, "a model name", s);
+            int m = model_index(c, s->valuestring);
+            if (m < 0)
+                return sim_err_set(SIM_EINVAL, "%s: expected the name of a model of this "
+                                   "config, got \"%s\"", ip, s->valuestring);
+            for (int j = 0; j < i; j++)
+                if (ap->stages[j] == m)
+                    return sim_err_set(SIM_EINVAL, "%s: model \"%s\" appears twice on the "
+                                       "path", ip, s->valuestring);
+            ap->stages[i++] = m;
+            size_t len = strlen(auto_name);
+            snprintf(auto_name + len, sizeof auto_name - len, "%s%s", len ? ">" : "",
+                     s->valuestring);
+        }
+        ap->nstages = ns;
+        snprintf(ap->name, sizeof ap->name, "%s", pname ? pname : auto_name);
+        for (int q = 0; q < p; q++)
+            if (!strcmp(a->paths[q].name, ap->name))
+                return sim_err_set(SIM_EINVAL, "%s.name: path \"%s\" appears twice", pp,
+                                   ap->name);
+        wsum += ap->weight;
+    }
+    if (!(wsum > 0))
+        return sim_err_set(SIM_EINVAL, "application.paths: expected some path with a positive "
+                           "weight, got all zero");
+    for (int p = 0; p < np; p++)
+        a->paths[p].prob = a->paths[p].weight / wsum;
+    for (int m = 0; m < c->nmodels; m++) {
+        bool on = false;
+        for (int p = 0; p < np && !on; p++)
+            for (int i = 0; i < a->paths[p].nstages; i++)
+                on |= a->paths[p].stages[i] == m;
+        if (!on)
+            return sim_err_set(SIM_EINVAL, "application.paths: model \"%s\" is on no path "
+                               "(remove it from models or add it to a path)", c->models[m].name);
+    }
+    return topo_sort(c, a);
+}
