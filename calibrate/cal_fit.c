@@ -32,10 +32,14 @@ static void residuals(struct cal_fit *f, const double *x, const double *y, int n
     f->r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
 }
 
-/* Design matrix with columns 1, b (and b^2). */
-static int multifit(enum cal_form form, const double *x, const double *y, int n, double *c)
+/* Design matrix with the columns of `mask` among 1, b, b^2 (bit k: b^k). */
+static int multifit(enum cal_form form, unsigned mask, const double *x, const double *y, int n,
+                    double *c)
 {
-    size_t p = form == CAL_FIT_QUADRATIC ? 3 : 2;
+    size_t p = 0, at[3];
+    for (size_t k = 0; k < 3; k++)
+        if (mask & (1u << k))
+            at[p++] = k;
     gsl_matrix *X = gsl_matrix_alloc((size_t)n, p), *cov = gsl_matrix_alloc(p, p);
     gsl_vector *yv = gsl_vector_alloc((size_t)n), *cv = gsl_vector_alloc(p);
     int rc = 0;
@@ -44,10 +48,8 @@ static int multifit(enum cal_form form, const double *x, const double *y, int n,
         goto out;
     }
     for (int i = 0; i < n; i++) {
-        gsl_matrix_set(X, (size_t)i, 0, 1.0);
-        gsl_matrix_set(X, (size_t)i, 1, x[i]);
-        if (p == 3)
-            gsl_matrix_set(X, (size_t)i, 2, x[i] * x[i]);
+        for (size_t j = 0; j < p; j++)
+            gsl_matrix_set(X, (size_t)i, j, pow(x[i], (double)at[j]));
         gsl_vector_set(yv, (size_t)i, y[i]);
     }
     if (form == CAL_FIT_ROBUST) {
@@ -75,8 +77,9 @@ static int multifit(enum cal_form form, const double *x, const double *y, int n,
         gsl_multifit_linear(X, yv, cv, cov, &chisq, w);
         gsl_multifit_linear_free(w);
     }
-    for (size_t k = 0; k < 3; k++)
-        c[k] = k < p ? gsl_vector_get(cv, k) : 0;
+    c[0] = c[1] = c[2] = 0;
+    for (size_t j = 0; j < p; j++)
+        c[at[j]] = gsl_vector_get(cv, j);
 out:
     gsl_matrix_free(X), gsl_matrix_free(cov), gsl_vector_free(yv), gsl_vector_free(cv);
     return rc;
@@ -99,11 +102,29 @@ int cal_fit(enum cal_form form, const double *x, const double *y, int n, struct 
         double c0, c1, cov00, cov01, cov11, sumsq;
         gsl_fit_linear(x, 1, y, 1, (size_t)n, &c0, &c1, &cov00, &cov01, &cov11, &sumsq);
         out->c0 = c0, out->c1 = c1;
-    } else {
+    } else if (form == CAL_FIT_ROBUST) {
         double c[3];
-        if ((rc = multifit(form, x, y, n, c)))
+        if ((rc = multifit(form, 3u, x, y, n, c)))
             return rc;
         out->c0 = c[0], out->c1 = c[1], out->c2 = c[2];
+    } else {
+        /* quadratic with non-negative coefficients (a zoo profile's rule): the exact
+         * non-negative least squares of three terms is the best of the least-squares fits on
+         * each support whose coefficients come out non-negative */
+        double best = INFINITY;
+        for (unsigned mask = 7; mask >= 1; mask--) {
+            double c[3], sse = 0;
+            if ((rc = multifit(form, mask, x, y, n, c)))
+                return rc;
+            if (c[0] < 0 || c[1] < 0 || c[2] < 0)
+                continue;
+            for (int i = 0; i < n; i++) {
+                double e = (c[2] * x[i] + c[1]) * x[i] + c[0] - y[i];
+                sse += e * e;
+            }
+            if (sse < best - 1e-12)
+                best = sse, out->c0 = c[0], out->c1 = c[1], out->c2 = c[2];
+        }
     }
     residuals(out, x, y, n);
     return 0;

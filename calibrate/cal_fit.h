@@ -2,7 +2,7 @@
  *
  * Forms: linear l(b) = alpha*b + beta by ordinary least squares (gsl_fit_linear) and by a
  * robust bisquare fit (gsl_multifit_robust), and quadratic l(b) = a*b^2 + b1*b + c (FA2's
- * form, gsl_multifit_linear). Each fit reports R^2 and the relative error at every measured
+ * form, gsl_multifit_linear; coefficients constrained non-negative, as zoo profiles need). Each fit reports R^2 and the relative error at every measured
  * batch size; the recommendation picks linear unless its worst relative error exceeds the
  * tolerance while the quadratic's does not. */
 #ifndef CAL_FIT_H

@@ -161,8 +161,9 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
 {
     cJSON *z = cJSON_CreateObject();
     char src[600], tmp[1100];
-    snprintf(src, sizeof src, "servesim-calibrate: %s on %s, %s, median of %d passes after %d "
+    snprintf(src, sizeof src, "servesim-calibrate: %s on %s, %s, %s of %d passes after %d "
              "warm-up, bn %s", pv->backend, pv->dev.device, cal_precision_name(pv->precision),
+             pv->fit_p99 ? "p99" : "median",
              pv->reps, pv->warmup, pv->folded_bn ? "folded into conv" : "explicit");
     cJSON_AddStringToObject(z, "format", "servesim-zoo/2");
     cJSON_AddStringToObject(z, "name", zoo_name);

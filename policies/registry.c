@@ -11,6 +11,11 @@ extern const struct policy_ops policy_fifo;
 extern const struct policy_ops policy_shepherd;
 extern const struct policy_ops policy_nexus;
 extern const struct policy_ops policy_clockwork;
+extern const struct policy_ops policy_fa2;
+extern const struct policy_ops policy_fa2_optimal;
+extern const struct policy_ops policy_grandslam;
+extern const struct policy_ops policy_inferline;
+extern const struct policy_ops policy_ds2;
 
 static const struct policy_ops *const registry[] = {
     &policy_symphony,
@@ -18,6 +23,11 @@ static const struct policy_ops *const registry[] = {
     &policy_clockwork,
     &policy_shepherd,
     &policy_fifo,
+    &policy_fa2,
+    &policy_fa2_optimal,
+    &policy_grandslam,
+    &policy_inferline,
+    &policy_ds2,
 };
 
 int policy_count(void)

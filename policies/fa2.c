@@ -1,0 +1,362 @@
+/* fa2 — FA2's runtime (monitor, optimizer, controller) for applications (DAG pipelines), and
+ * the same runtime driven by the baselines' planners (spec: specs/fa2.md).
+ *
+ * Every executor is an instance of one DNN (an executor kind such as "xeon@1core": one CPU
+ * core, or a share of a GPU). Each DNN has one central queue (the engine's queue of the
+ * model); batches of b_s go to its idle instances in round-robin order. A batch smaller than
+ * b_s leaves once its first request has waited the planned collection time (b_s - 1)/lambda_s,
+ * so a plan's latency bound holds at low load too. A request is dropped once it has spent
+ * drop_factor x its SLA (3x) in the system.
+ *
+ * Every interval_s the monitor measures the application's arrival rate and the path mix of
+ * the requests that left the system in the interval (a request's path is known only when it
+ * leaves), the optimizer recomputes (n_s, b_s), and the controller sets batch sizes at once,
+ * adds instances (serving after cold_start_s) and removes surplus ones (they finish their
+ * batch). Registered as five policies that differ only in the planner:
+ *   fa2          graph transformation + dynamic program (fa2_plan_dp)
+ *   fa2-optimal  the exact optimum of the integer program (GLPK MILP)
+ *   grandslam    proportional SLA split, local sizing
+ *   inferline    greedy batch growth, no path coordination
+ *   ds2          batch 1, instances = rate x processing time */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fa2_plan.h"
+#include "policy.h"
+#include "sim_err.h"
+#include "sim_json.h"
+#include "wl_app.h"
+
+enum planner { PL_FA2, PL_OPTIMAL, PL_GRANDSLAM, PL_INFERLINE, PL_DS2 };
+
+enum { TAG_ADAPT = 1, TAG_PARTIAL = 2 };
+
+struct fa2 {
+    enum planner planner;
+    double interval_s, cold_start_s, drop_factor, initial_rate;
+    int kind;                          /* executor kind of the instances */
+    struct fa2_problem prob;           /* structure and profiles; rates set per interval */
+    int ndnn;
+    int b[FA2_MAX_DNN], target[FA2_MAX_DNN];
+    int64_t wait_ns[FA2_MAX_DNN];      /* planned collection time of a partial batch */
+    uint64_t partial_timer[FA2_MAX_DNN];
+    int rr[FA2_MAX_DNN];
+    int *dnn_of;                       /* [executor] DNN it serves, -1: none */
+    int *inflight;                     /* [executor] batches dispatched, not done */
+    int cap;
+    uint64_t last_arrived, last_exits[FA2_MAX_PATHS];
+    int plans, infeasible_plans;
+};
+
+static const char *const params[] = {"interval_s", "cold_start_s", "drop_factor", "delta",
+                                     "max_batch", "initial_rate_rps", NULL};
+
+static int grow(struct fa2 *st, int e)
+{
+    if (e < st->cap)
+        return 0;
+    int cap = st->cap ? st->cap : 64;
+    while (cap <= e)
+        cap *= 2;
+    int *d = realloc(st->dnn_of, (size_t)cap * sizeof *d);
+    if (d)
+        st->dnn_of = d;
+    int *f = d ? realloc(st->inflight, (size_t)cap * sizeof *f) : NULL;
+    if (!f)
+        return SIM_ENOMEM;
+    st->inflight = f;
+    for (int i = st->cap; i < cap; i++)
+        st->dnn_of[i] = -1, st->inflight[i] = 0;
+    st->cap = cap;
+    return 0;
+}
+
+static int plan(const struct fa2 *st, struct fa2_plan *out)
+{
+    switch (st->planner) {
+    case PL_FA2: return fa2_plan_dp(&st->prob, out);
+    case PL_OPTIMAL: return fa2_plan_milp(&st->prob, out);
+    case PL_GRANDSLAM: return fa2_plan_grandslam(&st->prob, out);
+    case PL_INFERLINE: return fa2_plan_inferline(&st->prob, out);
+    case PL_DS2: return fa2_plan_ds2(&st->prob, out);
+    }
+    return -1;
+}
+
+/* Instances of DNN m that are up or starting. */
+static int active(struct sim *s, const struct fa2 *st, int m)
+{
+    int n = 0;
+    for (int e = 0; e < sim_exec_count(s) && e < st->cap; e++) {
+        enum sim_exec_state x = sim_exec(s, e)->state;
+        n += st->dnn_of[e] == m && (x == SIM_EXEC_UP || x == SIM_EXEC_STARTING);
+    }
+    return n;
+}
+
+static void drop_expired(struct sim *s, const struct fa2 *st, int m)
+{
+    int64_t now = sim_now(s);
+    while (sim_queue_len(s, m) > 0) {
+        const struct sim_request *r = sim_queue_at(s, m, 0);
+        int64_t sla = r->deadline - r->t_arrival;
+        if (now - r->t_arrival <= (int64_t)(st->drop_factor * (double)sla))
+            break;
+        sim_queue_drop_head(s, m);
+    }
+}
+
+/* Sends batches of DNN m to its idle instances, round robin. */
+static void dispatch(struct sim *s, struct fa2 *st, int m)
+{
+    drop_expired(s, st, m);
+    int ne = sim_exec_count(s) < st->cap ? sim_exec_count(s) : st->cap;
+    while (sim_queue_len(s, m) > 0 && ne > 0) {
+        int e = -1;
+        for (int k = 0; k < ne && e < 0; k++) {
+            int c = (st->rr[m] + k) % ne;
+            if (st->dnn_of[c] == m && sim_exec(s, c)->state == SIM_EXEC_UP && !st->inflight[c])
+                e = c;
+        }
+        if (e < 0)
+            return;
+        int n = sim_queue_len(s, m);
+        if (n < st->b[m]) {
+            int64_t due = sim_queue_at(s, m, 0)->t_sched + st->wait_ns[m];
+            if (sim_now(s) < due) {    /* wait for the batch to fill, at most the plan's time */
+                sim_timer_cancel(s, st->partial_timer[m]);
+                st->partial_timer[m] = sim_timer_set(s, due, TAG_PARTIAL, (void *)(intptr_t)m);
+                return;
+            }
+        } else {
+            n = st->b[m];
+        }
+        if (!sim_dispatch(s, e, m, n, sim_now(s)))
+            return;
+        st->inflight[e]++;
+        st->rr[m] = (e + 1) % ne;
+    }
+}
+
+/* The controller: batch sizes now; instances added (cold start) or removed (they drain). */
+static void apply(struct sim *s, struct fa2 *st, const struct fa2_plan *p)
+{
+    double lambda[FA2_MAX_DNN];
+    fa2_rates(&st->prob, lambda);
+    int total = 0;
+    for (int m = 0; m < st->ndnn; m++) {
+        st->b[m] = p->b[m];
+        st->target[m] = p->n[m];
+        st->wait_ns[m] = st->b[m] > 1 && lambda[m] > 0
+                             ? (int64_t)llround(1e9 * (st->b[m] - 1) / lambda[m]) : 0;
+        int have = active(s, st, m);
+        int64_t delay = sim_now(s) == 0 ? 0 : (int64_t)llround(st->cold_start_s * 1e9);
+        for (; have < st->target[m]; have++) {
+            int e = sim_exec_add_after(s, delay);
+            if (e < 0)
+                break;
+            if (grow(st, e))
+                SIM_BUG("fa2: out of memory");
+            st->dnn_of[e] = m;
+            st->inflight[e] = 0;
+        }
+        /* surplus: starting ones first, then idle, then busy (they finish their batch) */
+        for (int pass = 0; pass < 3 && have > st->target[m]; pass++)
+            for (int e = sim_exec_count(s) - 1; e >= 0 && have > st->target[m]; e--) {
+                const struct sim_exec *x = sim_exec(s, e);
+                if (e >= st->cap || st->dnn_of[e] != m)
+                    continue;
+                bool pick = pass == 0 ? x->state == SIM_EXEC_STARTING
+                          : pass == 1 ? x->state == SIM_EXEC_UP && !st->inflight[e]
+                                      : x->state == SIM_EXEC_UP;
+                if (pick) {
+                    sim_exec_remove(s, e);
+                    have--;
+                }
+            }
+        total += have;
+        sim_ts_add(s, "fa2.instances", m, have);
+        sim_ts_add(s, "fa2.batch", m, st->b[m]);
+    }
+    sim_ts_add(s, "fa2.instances", -1, total);
+    for (int m = 0; m < st->ndnn; m++)
+        dispatch(s, st, m);
+}
+
+static void replan(struct sim *s, struct fa2 *st, double app_rate, const double *mix)
+{
+    for (int q = 0; q < st->prob.npaths; q++)
+        st->prob.paths[q].rate_rps = app_rate * mix[q];
+    struct fa2_plan p;
+    if (plan(st, &p))
+        SIM_BUG("fa2: the planner failed (GLPK or memory)");
+    st->plans++;
+    st->infeasible_plans += !p.feasible;
+    sim_ts_add(s, "fa2.rate_rps", -1, app_rate);
+    sim_ts_add(s, "fa2.feasible", -1, p.feasible);
+    apply(s, st, &p);
+}
+
+/* The monitor: arrivals in the interval, and the path mix of the requests that left. */
+static void adapt(struct sim *s, struct fa2 *st)
+{
+    const struct wl_app *app = sim_app(s);
+    uint64_t arrived = sim_arrived(s), exits = 0, d[FA2_MAX_PATHS];
+    for (int q = 0; q < app->npaths; q++) {
+        uint64_t x = sim_app_exits(s, q);
+        d[q] = x - st->last_exits[q];
+        st->last_exits[q] = x;
+        exits += d[q];
+    }
+    double mix[FA2_MAX_PATHS];
+    for (int q = 0; q < app->npaths; q++)   /* nothing left yet: the declared weights */
+        mix[q] = exits ? (double)d[q] / (double)exits : app->paths[q].prob;
+    double rate = (double)(arrived - st->last_arrived) / st->interval_s;
+    st->last_arrived = arrived;
+    replan(s, st, rate, mix);
+    sim_timer_set(s, sim_now(s) + (int64_t)llround(st->interval_s * 1e9), TAG_ADAPT, NULL);
+}
+
+static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum planner pl)
+{
+    const char *p = "policy.params";
+    const struct wl_app *app = sim_app(s);
+    const struct sim_config *cfg = sim_cfg(s);
+    long bmax = 16;
+    int rc;
+    st->planner = pl;
+    st->interval_s = 10;
+    st->cold_start_s = 6;
+    st->drop_factor = 3;
+    st->prob.delta = 1e-3;
+    st->initial_rate = cfg->rate_rps;
+    if ((rc = sim_json_num(pj, p, "interval_s", false, SIM_J_POS, &st->interval_s)) ||
+        (rc = sim_json_num(pj, p, "cold_start_s", false, SIM_J_NONNEG, &st->cold_start_s)) ||
+        (rc = sim_json_num(pj, p, "drop_factor", false, SIM_J_POS, &st->drop_factor)) ||
+        (rc = sim_json_num(pj, p, "delta", false, SIM_J_NONNEG, &st->prob.delta)) ||
+        (rc = sim_json_int(pj, p, "max_batch", false, 1, FA2_MAX_BATCH, &bmax)) ||
+        (rc = sim_json_num(pj, p, "initial_rate_rps", false, SIM_J_NONNEG, &st->initial_rate)))
+        return rc;
+    if (!app)
+        return sim_err_set(SIM_EINVAL, "policy: %s serves applications (DAG pipelines): the "
+                           "config needs an \"application\" section", cfg->policy);
+    if (sim_model_count(s) > FA2_MAX_DNN || app->npaths > FA2_MAX_PATHS)
+        return sim_err_set(SIM_EINVAL, "application: expected at most %d models and %d paths",
+                           FA2_MAX_DNN, FA2_MAX_PATHS);
+    st->ndnn = st->prob.ndnn = sim_model_count(s);
+    st->prob.npaths = app->npaths;
+    st->prob.bmax = (int)bmax;
+    for (int q = 0; q < app->npaths; q++) {
+        struct fa2_path *fp = &st->prob.paths[q];
+        fp->nstages = app->paths[q].nstages;
+        memcpy(fp->stages, app->paths[q].stages, (size_t)fp->nstages * sizeof *fp->stages);
+        fp->sla_ms = app->paths[q].sla_ms;
+    }
+    for (int m = 0; m < st->ndnn; m++) {
+        const struct sim_model_cfg *mc = sim_model(s, m)->cfg;
+        int k = sim_model_cfg_kind(mc, cfg->gpu_kind);
+        const struct sim_profile *pr = &mc->prof[k];
+        if (pr->form == SIM_PROF_QUADRATIC)
+            st->prob.a[m] = pr->a_ms, st->prob.b1[m] = pr->b_ms, st->prob.c[m] = pr->c_ms;
+        else if (pr->form == SIM_PROF_LINEAR)
+            st->prob.a[m] = 0, st->prob.b1[m] = pr->alpha_ms, st->prob.c[m] = pr->beta_ms;
+        else
+            return sim_err_set(SIM_EINVAL, "models: model \"%s\": %s plans with closed-form "
+                               "profiles (quadratic or linear), got a table on %s", mc->name,
+                               cfg->policy, cfg->gpu_kind);
+        if (sim_model(s, m)->max_batch < bmax)
+            return sim_err_set(SIM_EINVAL, "models: model \"%s\": max_batch %d is below "
+                               "policy.params.max_batch %ld", mc->name,
+                               sim_model(s, m)->max_batch, bmax);
+    }
+    if (grow(st, sim_exec_count(s)))
+        return SIM_ENOMEM;
+    /* the initial deployment, warm at time 0: the cluster's executors become instances,
+     * surplus ones are removed, missing ones added without a cold start */
+    int e = 0;
+    double mix[FA2_MAX_PATHS];
+    for (int q = 0; q < app->npaths; q++)
+        mix[q] = app->paths[q].prob;
+    for (int q = 0; q < app->npaths; q++)
+        st->prob.paths[q].rate_rps = st->initial_rate * mix[q];
+    struct fa2_plan p0;
+    if (plan(st, &p0))
+        return sim_err_set(SIM_EINTERNAL, "policy %s: the planner failed", cfg->policy);
+    for (int m = 0; m < st->ndnn; m++)
+        for (int i = 0; i < p0.n[m] && e < sim_exec_count(s); i++)
+            st->dnn_of[e++] = m;
+    for (; e < sim_exec_count(s); e++)
+        sim_exec_remove(s, e);
+    replan(s, st, st->initial_rate, mix);
+    st->last_arrived = 0;
+    sim_timer_set(s, (int64_t)llround(st->interval_s * 1e9), TAG_ADAPT, NULL);
+    return 0;
+}
+
+static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
+{
+    (void)r;
+    dispatch(s, state, m);
+}
+
+static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
+{
+    struct fa2 *st = state;
+    if (b->exec < st->cap && st->inflight[b->exec] > 0)
+        st->inflight[b->exec]--;
+    dispatch(s, st, b->model);
+}
+
+static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    struct fa2 *st = state;
+    if (tag == TAG_ADAPT) {
+        adapt(s, st);
+    } else {
+        int m = (int)(intptr_t)arg;
+        st->partial_timer[m] = 0;
+        dispatch(s, st, m);
+    }
+}
+
+static void on_exec_up(struct sim *s, void *state, int e)
+{
+    struct fa2 *st = state;
+    if (e < st->cap && st->dnn_of[e] >= 0)
+        dispatch(s, st, st->dnn_of[e]);
+}
+
+static void destroy(void *state)
+{
+    struct fa2 *st = state;
+    free(st->dnn_of);
+    free(st->inflight);
+}
+
+#define FA2_INIT(fn, pl) \
+    static int fn(struct sim *s, const cJSON *p, void *state) { return init_common(s, p, state, pl); }
+FA2_INIT(init_fa2, PL_FA2)
+FA2_INIT(init_optimal, PL_OPTIMAL)
+FA2_INIT(init_grandslam, PL_GRANDSLAM)
+FA2_INIT(init_inferline, PL_INFERLINE)
+FA2_INIT(init_ds2, PL_DS2)
+
+#define FA2_OPS(var, nm, sum, in)                                                             \
+    const struct policy_ops var = {.name = nm, .summary = sum, .state_size = sizeof(struct fa2), \
+                                   .param_keys = params, .init = in, .on_request = on_request, \
+                                   .on_batch_done = on_batch_done, .on_timer = on_timer,       \
+                                   .on_exec_up = on_exec_up, .dynamic_execs = true,            \
+                                   .destroy = destroy};
+FA2_OPS(policy_fa2, "fa2", "FA2: pipeline autoscaling by graph transformation + DP, per-path SLAs",
+        init_fa2)
+FA2_OPS(policy_fa2_optimal, "fa2-optimal",
+        "Pipelines: the exact optimum of FA2's integer program (GLPK MILP) each interval",
+        init_optimal)
+FA2_OPS(policy_grandslam, "grandslam",
+        "Pipelines: GrandSLAm-like SLA split by processing time, local batch sizing", init_grandslam)
+FA2_OPS(policy_inferline, "inferline",
+        "Pipelines: InferLine-like greedy batch growth within path SLAs", init_inferline)
+FA2_OPS(policy_ds2, "ds2", "Pipelines: DS2-like batch 1, instances = rate x processing time",
+        init_ds2)
