@@ -348,6 +348,7 @@ FA2_INIT(init_ds2, PL_DS2)
                                    .param_keys = params, .init = in, .on_request = on_request, \
                                    .on_batch_done = on_batch_done, .on_timer = on_timer,       \
                                    .on_exec_up = on_exec_up, .dynamic_execs = true,            \
+                                   .applications_only = true,                                  \
                                    .destroy = destroy};
 FA2_OPS(policy_fa2, "fa2", "FA2: pipeline autoscaling by graph transformation + DP, per-path SLAs",
         init_fa2)

@@ -186,15 +186,17 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
     for (int q = 0; q < p->npaths; q++)
         tmax = fmax(tmax, p->paths[q].sla_ms);
     int T = (int)floor(tmax + SLA_EPS);
-    /* the budget a segment starting at m brings: its SLA in whole slots (INT32_MAX: none) */
-    int start[FA2_MAX_DNN];
+    /* the budget a segment starting at m brings: its SLA in whole slots (INT32_MAX: none);
+     * a segment of m alone only caps l_m(b) (local[m]) and leaves m's successors alone */
+    int start[FA2_MAX_DNN], local[FA2_MAX_DNN];
     for (int s = 0; s < n; s++)
-        start[s] = INT32_MAX;
+        start[s] = local[s] = INT32_MAX;
     for (int k = 0; k < g.nseg; k++) {
         int m = p->paths[g.seg[k].path].stages[g.seg[k].first];
         int t = (int)floor(g.seg[k].sla_ms + SLA_EPS);
-        if (t < start[m])
-            start[m] = t;
+        int *into = g.seg[k].first == g.seg[k].last ? &local[m] : &start[m];
+        if (t < *into)
+            *into = t;
     }
     /* per (s, b): the latency in slots (rounded up, so DP plans keep their SLAs) and cost */
     int slots[FA2_MAX_DNN][FA2_MAX_BATCH + 1];
@@ -232,7 +234,7 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
             double best = INFINITY;
             int bb = 0;
             for (int b = 1; b <= p->bmax; b++) {
-                if (slots[s][b] > t)
+                if (slots[s][b] > t || slots[s][b] > local[s])
                     continue;
                 double v = cost[s][b];
                 for (int m = 0; m < n && isfinite(v); m++)

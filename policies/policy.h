@@ -43,6 +43,8 @@ struct policy_ops {
     void (*on_exec_up)(struct sim *, void *state, int e);
     /* Executor e was removed (now DRAINING or DOWN): send it nothing more. May be NULL. */
     void (*on_exec_remove)(struct sim *, void *state, int e);
+    /* Whether the policy serves only applications (DAG pipelines, config `application`). */
+    bool applications_only;
     /* Whether the policy copes with executors added and removed during a run (autoscaling). */
     bool dynamic_execs;
     /* May be NULL. Called every sampling period after the window's metrics are computed. */

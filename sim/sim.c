@@ -301,8 +301,10 @@ static void enter_model(struct sim *s, struct sim_request *r, int64_t at)
     s->ms[m].c_offered++;
     if (r->counted)
         s->ms[m].offered++;
-    if (s->obs.request_arrive)
+    if (r->stage == 0 && s->obs.request_arrive)
         s->obs.request_arrive(s->obs.ctx, s, r);
+    else if (r->stage > 0 && s->obs.request_stage)
+        s->obs.request_stage(s->obs.ctx, s, r);
     int to = s->pol->route ? s->pol->route(s, s->pstate, r) : SIM_CENTRAL;
     if (to == SIM_ROUTE_DROP) {
         end_request(s, r, SIM_REQ_DROPPED, s->now);

@@ -134,6 +134,8 @@ struct sim_observer {
     void (*batch_preempted)(void *ctx, const struct sim *, const struct sim_batch *);
     void (*batch_done)(void *ctx, const struct sim *, const struct sim_batch *);
     void (*request_arrive)(void *ctx, const struct sim *, const struct sim_request *);
+    /* a request of an application entering its next stage (r->stage > 0, r->model) */
+    void (*request_stage)(void *ctx, const struct sim *, const struct sim_request *);
     void (*request_end)(void *ctx, const struct sim *, const struct sim_request *);
     void (*event)(void *ctx, const struct sim *, int64_t time);
 };

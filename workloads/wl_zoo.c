@@ -113,7 +113,7 @@ int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
 {
     static const char *const keys[] = {"name", "slo_ms", "max_batch", "share", "alpha_ms",
                                        "beta_ms", "profile", "profiles", "weights_mb",
-                                       "static_mb", "dynamic_mb", "load_ms", NULL};
+                                       "static_mb", "dynamic_mb", "load_ms", "notes", NULL};
     int rc;
     const char *name = NULL;
     memset(m, 0, sizeof *m);

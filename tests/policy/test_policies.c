@@ -11,7 +11,7 @@
 /* ------------------------------------------------------------ conformance */
 
 struct audit {
-    uint64_t arrived, ended_count, violations;
+    uint64_t arrived, ended_count, violations, stages;
     unsigned char *state;         /* per request id: 1 arrived, 2 ended */
     size_t cap;
     int64_t last_event;
@@ -92,6 +92,21 @@ static void obs_request_arrive(void *ctx, const struct sim *s, const struct sim_
     a->arrived++;
 }
 
+/* A stage of an application's request completed and the next one begins: the request is in
+ * flight, its previous batch has finished, and its arrival and deadline are unchanged. */
+static void obs_request_stage(void *ctx, const struct sim *s, const struct sim_request *r)
+{
+    struct audit *a = ctx;
+    if (r->id >= a->cap || a->state[r->id] != 1 || r->t_finish > sim_now(s) ||
+        r->t_stage < r->t_finish || r->deadline <= r->t_arrival) {
+        fprintf(stderr, "request %llu entered stage %d out of order (finish %lld, now %lld)\n",
+                (unsigned long long)r->id, r->stage, (long long)r->t_finish,
+                (long long)sim_now(s));
+        a->violations++;
+    }
+    a->stages++;
+}
+
 static void obs_request_end(void *ctx, const struct sim *s, const struct sim_request *r)
 {
     struct audit *a = ctx;
@@ -124,13 +139,49 @@ static const char *const conformance_workloads[] = {
     "{\"scale\":1}]}",
 };
 
+/* An application of four DNNs (a shared entry, an ingress aggregator D) for every policy: the
+ * pipeline policies run only these, the others run them besides the model workloads. */
+static const char *const conformance_app =
+    "\"cluster\":{\"gpus\":4,\"max_gpus\":64},\"models\":["
+    "{\"name\":\"A\",\"slo_ms\":300,\"max_batch\":16,\"profile\":{\"form\":\"quadratic\","
+    "\"a_ms\":0.05,\"b_ms\":2,\"c_ms\":4}},"
+    "{\"name\":\"B\",\"slo_ms\":300,\"max_batch\":16,\"profile\":{\"form\":\"quadratic\","
+    "\"a_ms\":0.02,\"b_ms\":4,\"c_ms\":3}},"
+    "{\"name\":\"C\",\"slo_ms\":300,\"max_batch\":16,\"profile\":{\"form\":\"quadratic\","
+    "\"a_ms\":0.1,\"b_ms\":6,\"c_ms\":5}},"
+    "{\"name\":\"D\",\"slo_ms\":300,\"max_batch\":16,\"profile\":{\"form\":\"linear\","
+    "\"alpha_ms\":1,\"beta_ms\":2}}],"
+    "\"application\":{\"name\":\"conf\",\"paths\":["
+    "{\"stages\":[\"A\",\"B\",\"D\"],\"sla_ms\":120},{\"stages\":[\"A\",\"C\",\"D\"],\"sla_ms\":200},"
+    "{\"stages\":[\"B\",\"D\"],\"sla_ms\":90,\"weight\":2}]}";
+
+static const char *const conformance_app_workloads[] = {
+    "\"workload\":{\"rate_rps\":150}",
+    "\"workload\":{\"rate_rps\":300,\"arrival\":{\"kind\":\"gamma\",\"shape\":0.3},\"segments\":["
+    "{\"duration_s\":1.5,\"scale\":0.3},{\"duration_s\":1.5,\"scale\":3},{\"duration_s\":0.5,\"scale\":0},"
+    "{\"scale\":1}]},\"network\":{\"ctrl_us\":50,\"resp_us\":50,"
+    "\"jitter\":{\"kind\":\"exponential\",\"mean_us\":30}}",
+};
+
 static void conformance_every_policy(void)
 {
+    size_t nw = sizeof conformance_workloads / sizeof *conformance_workloads;
+    size_t na = sizeof conformance_app_workloads / sizeof *conformance_app_workloads;
     for (int p = 0; p < policy_count(); p++) {
         const struct policy_ops *ops = policy_at(p);
-        for (size_t w = 0; w < sizeof conformance_workloads / sizeof *conformance_workloads; w++) {
-            char text[2048];
-            snprintf(text, sizeof text,
+        for (size_t w = ops->applications_only ? nw : 0; w < nw + na; w++) {
+            char text[4096];
+            bool app = w >= nw;
+            if (app)
+                snprintf(text, sizeof text,
+                         "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":6,\"warmup_s\":0.5,"
+                         "%s,%s,\"policy\":{\"name\":\"%s\"%s},"
+                         "\"metrics\":{\"sample_period_s\":0.5}}",
+                         w + 1, conformance_app, conformance_app_workloads[w - nw], ops->name,
+                         ops->applications_only
+                             ? ",\"params\":{\"interval_s\":1,\"cold_start_s\":0.5}" : "");
+            else
+                snprintf(text, sizeof text,
                      "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"warmup_s\":0.5,"
                      "\"cluster\":{\"gpus\":4,\"gpu_memory_mb\":11264},"
                      "\"models\":[{\"zoo\":\"symphony_table1_1080ti\",\"select\":\"all\"}],"
@@ -140,11 +191,12 @@ static void conformance_every_policy(void)
             struct sim *s;
             REQUIRE_OK(sim_config_from_text(text, "conformance", ".", &cfg));
             REQUIRE_OK(sim_create(cfg, 1.0, &s));
-            struct audit a = {.last_event = 0, .nexec = sim_exec_count(s)};
+            struct audit a = {.last_event = 0, .nexec = 4096};
             a.exec_busy_until = calloc((size_t)a.nexec, sizeof *a.exec_busy_until);
             struct sim_observer obs = {.ctx = &a, .batch_start = obs_batch_start,
                                        .batch_preempted = obs_batch_preempted,
                                        .request_arrive = obs_request_arrive,
+                                       .request_stage = obs_request_stage,
                                        .request_end = obs_request_end, .event = obs_event};
             sim_set_observer(s, &obs);
             REQUIRE_OK(sim_run(s));
@@ -155,6 +207,9 @@ static void conformance_every_policy(void)
             CHECK(a.ended_count == a.arrived && a.arrived > 100,
                   "policy %s, workload %zu: %llu ended of %llu arrived", ops->name, w,
                   (unsigned long long)a.ended_count, (unsigned long long)a.arrived);
+            CHECK(!app || a.stages > a.arrived / 2, "policy %s, workload %zu: %llu stage "
+                  "transitions for %llu requests", ops->name, w, (unsigned long long)a.stages,
+                  (unsigned long long)a.arrived);
             for (size_t i = 0; i < a.cap; i++)
                 if (a.state[i] == 1) {
                     CHECK(0, "policy %s: request %zu never ended", ops->name, i);
