@@ -47,6 +47,7 @@ struct fa2 {
     int *inflight;                     /* [executor] batches dispatched, not done */
     int cap;
     uint64_t last_arrived, last_exits[FA2_MAX_PATHS];
+    double mix_w[FA2_MAX_PATHS];       /* exits per path, exponentially weighted over intervals */
     int plans, infeasible_plans;
 };
 
@@ -210,9 +211,14 @@ static void adapt(struct sim *s, struct fa2 *st)
         st->last_exits[q] = x;
         exits += d[q];
     }
-    double mix[FA2_MAX_PATHS];
-    for (int q = 0; q < app->npaths; q++)   /* nothing left yet: the declared weights */
-        mix[q] = exits ? (double)d[q] / (double)exits : app->paths[q].prob;
+    /* the mix: exits per path weighted over the last intervals (a few dozen requests per path
+     * and interval are too few on their own); nothing left yet: the declared weights */
+    double mix[FA2_MAX_PATHS], wsum = 0;
+    for (int q = 0; q < app->npaths; q++)
+        wsum += st->mix_w[q] = 0.5 * st->mix_w[q] + (double)d[q];
+    for (int q = 0; q < app->npaths; q++)
+        mix[q] = wsum > 0 ? st->mix_w[q] / wsum : app->paths[q].prob;
+    (void)exits;
     double rate = (double)(arrived - st->last_arrived) / st->interval_s;
     st->last_arrived = arrived;
     replan(s, st, rate, mix);
