@@ -36,19 +36,20 @@ enum { TAG_ADAPT = 1, TAG_PARTIAL = 2 };
 struct fa2 {
     enum planner planner;
     double interval_s, cold_start_s, drop_factor, initial_rate;
-    int kind;                          /* executor kind of the instances */
     struct fa2_problem prob;           /* structure and profiles; rates set per interval */
     int ndnn;
-    int b[FA2_MAX_DNN], target[FA2_MAX_DNN];
+    int b[FA2_MAX_DNN];
     int64_t wait_ns[FA2_MAX_DNN];      /* planned collection time of a partial batch */
     uint64_t partial_timer[FA2_MAX_DNN];
-    int rr[FA2_MAX_DNN];
+    struct pool {                      /* a DNN's instances up or starting, in round-robin order */
+        int *ids;
+        int n, cap, rr;
+    } inst[FA2_MAX_DNN], spare;        /* spare: the cluster's executors before the first plan */
     int *dnn_of;                       /* [executor] DNN it serves, -1: none */
     int *inflight;                     /* [executor] batches dispatched, not done */
     int cap;
     uint64_t last_arrived, last_exits[FA2_MAX_PATHS];
     double mix_w[FA2_MAX_PATHS];       /* exits per path, exponentially weighted over intervals */
-    int plans, infeasible_plans;
 };
 
 static const char *const params[] = {"interval_s", "cold_start_s", "drop_factor", "delta",
@@ -74,6 +75,36 @@ static int grow(struct fa2 *st, int e)
     return 0;
 }
 
+static void pool_push(struct pool *p, int e)
+{
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 16;
+        int *ids = realloc(p->ids, (size_t)cap * sizeof *ids);
+        if (!ids)
+            SIM_BUG("fa2: out of memory");
+        p->ids = ids;
+        p->cap = cap;
+    }
+    p->ids[p->n++] = e;
+}
+
+static void pool_del(struct pool *p, int i)
+{
+    p->ids[i] = p->ids[--p->n];
+    if (p->rr >= p->n)
+        p->rr = 0;
+}
+
+/* Executor e becomes an instance of DNN m. */
+static void assign(struct fa2 *st, int e, int m)
+{
+    if (grow(st, e))
+        SIM_BUG("fa2: out of memory");
+    st->dnn_of[e] = m;
+    st->inflight[e] = 0;
+    pool_push(&st->inst[m], e);
+}
+
 static int plan(const struct fa2 *st, struct fa2_plan *out)
 {
     switch (st->planner) {
@@ -84,17 +115,6 @@ static int plan(const struct fa2 *st, struct fa2_plan *out)
     case PL_DS2: return fa2_plan_ds2(&st->prob, out);
     }
     return -1;
-}
-
-/* Instances of DNN m that are up or starting. */
-static int active(struct sim *s, const struct fa2 *st, int m)
-{
-    int n = 0;
-    for (int e = 0; e < sim_exec_count(s) && e < st->cap; e++) {
-        enum sim_exec_state x = sim_exec(s, e)->state;
-        n += st->dnn_of[e] == m && (x == SIM_EXEC_UP || x == SIM_EXEC_STARTING);
-    }
-    return n;
 }
 
 static void drop_expired(struct sim *s, const struct fa2 *st, int m)
@@ -113,12 +133,12 @@ static void drop_expired(struct sim *s, const struct fa2 *st, int m)
 static void dispatch(struct sim *s, struct fa2 *st, int m)
 {
     drop_expired(s, st, m);
-    int ne = sim_exec_count(s) < st->cap ? sim_exec_count(s) : st->cap;
-    while (sim_queue_len(s, m) > 0 && ne > 0) {
-        int e = -1;
-        for (int k = 0; k < ne && e < 0; k++) {
-            int c = (st->rr[m] + k) % ne;
-            if (st->dnn_of[c] == m && sim_exec(s, c)->state == SIM_EXEC_UP && !st->inflight[c])
+    struct pool *p = &st->inst[m];
+    while (sim_queue_len(s, m) > 0) {
+        int e = -1, k = 0;
+        for (; k < p->n && e < 0; k++) {
+            int c = p->ids[(p->rr + k) % p->n];
+            if (sim_exec(s, c)->state == SIM_EXEC_UP && !st->inflight[c])
                 e = c;
         }
         if (e < 0)
@@ -137,79 +157,75 @@ static void dispatch(struct sim *s, struct fa2 *st, int m)
         if (!sim_dispatch(s, e, m, n, sim_now(s)))
             return;
         st->inflight[e]++;
-        st->rr[m] = (e + 1) % ne;
+        p->rr = (p->rr + k) % p->n;
     }
 }
 
-/* The controller: batch sizes now; instances added (cold start) or removed (they drain). */
-static void apply(struct sim *s, struct fa2 *st, const struct fa2_plan *p)
+/* The controller: batch sizes now; instances added (after `delay`, the cold start) or removed
+ * (they drain); spare executors are taken first and removed when no DNN needs them. */
+static void apply(struct sim *s, struct fa2 *st, const struct fa2_plan *p, int64_t delay)
 {
     double lambda[FA2_MAX_DNN];
     fa2_rates(&st->prob, lambda);
     int total = 0;
     for (int m = 0; m < st->ndnn; m++) {
+        struct pool *in = &st->inst[m];
         st->b[m] = p->b[m];
-        st->target[m] = p->n[m];
         st->wait_ns[m] = st->b[m] > 1 && lambda[m] > 0
                              ? (int64_t)llround(1e9 * (st->b[m] - 1) / lambda[m]) : 0;
-        int have = active(s, st, m);
-        int64_t delay = sim_now(s) == 0 ? 0 : (int64_t)llround(st->cold_start_s * 1e9);
-        for (; have < st->target[m]; have++) {
-            int e = sim_exec_add_after(s, delay);
+        while (in->n < p->n[m]) {
+            int e = st->spare.n ? st->spare.ids[--st->spare.n] : sim_exec_add_after(s, delay);
             if (e < 0)
                 break;
-            if (grow(st, e))
-                SIM_BUG("fa2: out of memory");
-            st->dnn_of[e] = m;
-            st->inflight[e] = 0;
+            assign(st, e, m);
         }
         /* surplus: starting ones first, then idle, then busy (they finish their batch) */
-        for (int pass = 0; pass < 3 && have > st->target[m]; pass++)
-            for (int e = sim_exec_count(s) - 1; e >= 0 && have > st->target[m]; e--) {
+        for (int pass = 0; pass < 3 && in->n > p->n[m]; pass++)
+            for (int i = in->n - 1; i >= 0 && in->n > p->n[m]; i--) {
+                int e = in->ids[i];
                 const struct sim_exec *x = sim_exec(s, e);
-                if (e >= st->cap || st->dnn_of[e] != m)
-                    continue;
                 bool pick = pass == 0 ? x->state == SIM_EXEC_STARTING
                           : pass == 1 ? x->state == SIM_EXEC_UP && !st->inflight[e]
                                       : x->state == SIM_EXEC_UP;
                 if (pick) {
+                    pool_del(in, i);
                     sim_exec_remove(s, e);
-                    have--;
                 }
             }
-        total += have;
-        sim_ts_add(s, "fa2.instances", m, have);
+        total += in->n;
+        sim_ts_add(s, "fa2.instances", m, in->n);
         sim_ts_add(s, "fa2.batch", m, st->b[m]);
     }
+    while (st->spare.n)
+        sim_exec_remove(s, st->spare.ids[--st->spare.n]);
     sim_ts_add(s, "fa2.instances", -1, total);
     for (int m = 0; m < st->ndnn; m++)
         dispatch(s, st, m);
 }
 
-static void replan(struct sim *s, struct fa2 *st, double app_rate, const double *mix)
+static int replan(struct sim *s, struct fa2 *st, double app_rate, const double *mix,
+                  int64_t delay)
 {
     for (int q = 0; q < st->prob.npaths; q++)
         st->prob.paths[q].rate_rps = app_rate * mix[q];
     struct fa2_plan p;
     if (plan(st, &p))
-        SIM_BUG("fa2: the planner failed (GLPK or memory)");
-    st->plans++;
-    st->infeasible_plans += !p.feasible;
+        return sim_err_set(SIM_EINTERNAL, "fa2: the planner failed (GLPK or memory)");
     sim_ts_add(s, "fa2.rate_rps", -1, app_rate);
     sim_ts_add(s, "fa2.feasible", -1, p.feasible);
-    apply(s, st, &p);
+    apply(s, st, &p, delay);
+    return 0;
 }
 
 /* The monitor: arrivals in the interval, and the path mix of the requests that left. */
 static void adapt(struct sim *s, struct fa2 *st)
 {
     const struct wl_app *app = sim_app(s);
-    uint64_t arrived = sim_arrived(s), exits = 0, d[FA2_MAX_PATHS];
+    uint64_t arrived = sim_arrived(s), d[FA2_MAX_PATHS];
     for (int q = 0; q < app->npaths; q++) {
         uint64_t x = sim_app_exits(s, q);
         d[q] = x - st->last_exits[q];
         st->last_exits[q] = x;
-        exits += d[q];
     }
     /* the mix: exits per path weighted over the last intervals (a few dozen requests per path
      * and interval are too few on their own); nothing left yet: the declared weights */
@@ -218,10 +234,10 @@ static void adapt(struct sim *s, struct fa2 *st)
         wsum += st->mix_w[q] = 0.5 * st->mix_w[q] + (double)d[q];
     for (int q = 0; q < app->npaths; q++)
         mix[q] = wsum > 0 ? st->mix_w[q] / wsum : app->paths[q].prob;
-    (void)exits;
     double rate = (double)(arrived - st->last_arrived) / st->interval_s;
     st->last_arrived = arrived;
-    replan(s, st, rate, mix);
+    if (replan(s, st, rate, mix, (int64_t)llround(st->cold_start_s * 1e9)))
+        SIM_BUG("%s", sim_err_msg());
     sim_timer_set(s, sim_now(s) + (int64_t)llround(st->interval_s * 1e9), TAG_ADAPT, NULL);
 }
 
@@ -277,26 +293,15 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
                                "policy.params.max_batch %ld", mc->name,
                                sim_model(s, m)->max_batch, bmax);
     }
-    if (grow(st, sim_exec_count(s)))
-        return SIM_ENOMEM;
     /* the initial deployment, warm at time 0: the cluster's executors become instances,
-     * surplus ones are removed, missing ones added without a cold start */
-    int e = 0;
+     * missing ones are added without a cold start, surplus ones removed */
     double mix[FA2_MAX_PATHS];
     for (int q = 0; q < app->npaths; q++)
         mix[q] = app->paths[q].prob;
-    for (int q = 0; q < app->npaths; q++)
-        st->prob.paths[q].rate_rps = st->initial_rate * mix[q];
-    struct fa2_plan p0;
-    if (plan(st, &p0))
-        return sim_err_set(SIM_EINTERNAL, "policy %s: the planner failed", cfg->policy);
-    for (int m = 0; m < st->ndnn; m++)
-        for (int i = 0; i < p0.n[m] && e < sim_exec_count(s); i++)
-            st->dnn_of[e++] = m;
-    for (; e < sim_exec_count(s); e++)
-        sim_exec_remove(s, e);
-    replan(s, st, st->initial_rate, mix);
-    st->last_arrived = 0;
+    for (int e = sim_exec_count(s) - 1; e >= 0; e--)
+        pool_push(&st->spare, e);
+    if ((rc = replan(s, st, st->initial_rate, mix, 0)))
+        return rc;
     sim_timer_set(s, (int64_t)llround(st->interval_s * 1e9), TAG_ADAPT, NULL);
     return 0;
 }
@@ -339,6 +344,9 @@ static void destroy(void *state)
     struct fa2 *st = state;
     free(st->dnn_of);
     free(st->inflight);
+    free(st->spare.ids);
+    for (int m = 0; m < FA2_MAX_DNN; m++)
+        free(st->inst[m].ids);
 }
 
 #define FA2_INIT(fn, pl) \

@@ -207,12 +207,15 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
             slots[s][b] = isfinite(l) && l <= T ? (int)ceil(l - 1e-9) : INT32_MAX;
             cost[s][b] = fa2_instances(p, s, b, lambda[s]) + p->delta * b;
         }
-    /* parents before children: depth order */
+    /* the forest's children, and parents before children: depth order */
+    int kids[FA2_MAX_DNN][FA2_MAX_DNN], nkids[FA2_MAX_DNN] = {0};
     int order[FA2_MAX_DNN], depth[FA2_MAX_DNN], no = 0;
     for (int s = 0; s < n; s++) {
         depth[s] = 0;
         for (int x = g.parent[s]; x >= 0; x = g.parent[x])
             depth[s]++;
+        if (g.parent[s] >= 0)
+            kids[g.parent[s]][nkids[g.parent[s]]++] = s;
     }
     for (int d = 0; no < n; d++)
         for (int s = 0; s < n; s++)
@@ -228,6 +231,8 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
     }
 #define OPT(s, t) opt[(size_t)(s) * (size_t)(T + 1) + (size_t)(t)]
 #define PICK(s, t) pick[(size_t)(s) * (size_t)(T + 1) + (size_t)(t)]
+/* a child's budget: what its parent leaves, or less when segments start at it */
+#define BUDGET(m, left) (start[m] < (left) ? start[m] : (left))
     for (int k = n - 1; k >= 0; k--) {          /* children before parents */
         int s = order[k];
         for (int t = 0; t <= T; t++) {
@@ -237,11 +242,10 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
                 if (slots[s][b] > t || slots[s][b] > local[s])
                     continue;
                 double v = cost[s][b];
-                for (int m = 0; m < n && isfinite(v); m++)
-                    if (g.parent[m] == s) {
-                        int tm = t - slots[s][b];
-                        v += OPT(m, start[m] < tm ? start[m] : tm);
-                    }
+                for (int i = 0; i < nkids[s] && isfinite(v); i++) {
+                    int m = kids[s][i];
+                    v += OPT(m, BUDGET(m, t - slots[s][b]));
+                }
                 if (v < best - 1e-12)
                     best = v, bb = b;
             }
@@ -263,14 +267,14 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
         int s = stack_s[--sp], t = stack_t[sp];
         int b = PICK(s, t);
         out->b[s] = b;
-        for (int m = 0; m < n; m++)
-            if (g.parent[m] == s) {
-                int tm = t - slots[s][b];
-                stack_s[sp] = m, stack_t[sp++] = start[m] < tm ? start[m] : tm;
-            }
+        for (int i = 0; i < nkids[s]; i++) {
+            int m = kids[s][i];
+            stack_s[sp] = m, stack_t[sp++] = BUDGET(m, t - slots[s][b]);
+        }
     }
 #undef OPT
 #undef PICK
+#undef BUDGET
     free(opt);
     free(pick);
     if (!ok) {

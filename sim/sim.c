@@ -194,26 +194,35 @@ static inline int req_path(const struct sim_request *r)
 /* The outcome of r's current stage at its model: the request's own outcome, or for a stage
  * of an application that is not the last, whether the stage's response came by the
  * request's (end-to-end) deadline. Latency and queueing count from entering the stage. */
+static void count_outcome(struct sim_outcomes *n, enum sim_outcome o, bool counted)
+{
+    n->c_completed += o != SIM_REQ_DROPPED;
+    if (o == SIM_REQ_ON_TIME)
+        n->c_ontime++;
+    else
+        n->c_bad++;
+    if (counted) {
+        switch (o) {
+        case SIM_REQ_ON_TIME: n->on_time++; break;
+        case SIM_REQ_LATE: n->late++; break;
+        case SIM_REQ_DROPPED: n->dropped++; break;
+        default: break;
+        }
+    }
+}
+
+static void count_offered(struct sim_outcomes *n, bool counted)
+{
+    n->c_offered++;
+    n->offered += counted;
+}
+
 static void stage_outcome(struct sim *s, const struct sim_request *r, enum sim_outcome o,
                           int64_t t_done)
 {
     struct sim_model_stats *ms = &s->ms[r->model];
-    if (o == SIM_REQ_DROPPED) {
-        ms->c_bad++;
-    } else {
-        ms->c_completed++;
-        if (o == SIM_REQ_ON_TIME)
-            ms->c_ontime++;
-        else
-            ms->c_bad++;
-    }
+    count_outcome(&ms->n, o, r->counted);
     if (r->counted) {
-        switch (o) {
-        case SIM_REQ_ON_TIME: ms->on_time++; break;
-        case SIM_REQ_LATE: ms->late++; break;
-        case SIM_REQ_DROPPED: ms->dropped++; break;
-        default: break;
-        }
         if (o != SIM_REQ_DROPPED) {
             sim_hist_add(&ms->latency, t_done - r->t_stage);
             sim_hist_add(&ms->queueing, r->t_start - r->t_stage);
@@ -232,22 +241,9 @@ static void end_request(struct sim *s, struct sim_request *r, enum sim_outcome o
     int p = req_path(r);
     if (p >= 0) {
         struct sim_path_stats *ps = &s->ps[p];
-        ps->c_exits++;
-        ps->c_completed += o != SIM_REQ_DROPPED;
-        if (o == SIM_REQ_ON_TIME)
-            ps->c_ontime++;
-        else
-            ps->c_bad++;
-        if (r->counted) {
-            switch (o) {
-            case SIM_REQ_ON_TIME: ps->on_time++; break;
-            case SIM_REQ_LATE: ps->late++; break;
-            case SIM_REQ_DROPPED: ps->dropped++; break;
-            default: break;
-            }
-            if (o != SIM_REQ_DROPPED)
-                sim_hist_add(&ps->latency, t_done - r->t_arrival);
-        }
+        count_outcome(&ps->n, o, r->counted);
+        if (r->counted && o != SIM_REQ_DROPPED)
+            sim_hist_add(&ps->latency, t_done - r->t_arrival);
     }
     if (s->obs.request_end)
         s->obs.request_end(s->obs.ctx, s, r);
@@ -298,9 +294,7 @@ static void enter_model(struct sim *s, struct sim_request *r, int64_t at)
     int m = r->model;
     r->exec = SIM_CENTRAL;
     r->t_stage = at;
-    s->ms[m].c_offered++;
-    if (r->counted)
-        s->ms[m].offered++;
+    count_offered(&s->ms[m].n, r->counted);
     if (r->stage == 0 && s->obs.request_arrive)
         s->obs.request_arrive(s->obs.ctx, s, r);
     else if (r->stage > 0 && s->obs.request_stage)
@@ -333,9 +327,7 @@ static void on_arrival(struct sim *s, int stream)
         int p = ri->path = (int)gsl_ran_discrete(s->path_rng, s->path_table);
         m = s->app->paths[p].stages[0];
         slo = sim_ms_to_ns(s->app->paths[p].sla_ms);
-        s->ps[p].c_offered++;
-        if (s->now >= s->warmup)
-            s->ps[p].offered++;
+        count_offered(&s->ps[p].n, s->now >= s->warmup);
     }
     r->id = s->next_req_id++;
     r->model = m;
@@ -727,10 +719,7 @@ static void exec_up(struct sim *s, int e)
 
 int sim_exec_active(const struct sim *s)
 {
-    int n = 0;
-    for (int e = 0; e < s->nexecs; e++)
-        n += s->execs[e].state == SIM_EXEC_UP || s->execs[e].state == SIM_EXEC_STARTING;
-    return n;
+    return s->nactive;
 }
 
 /* Room for one more executor slot (ids are never reused, so a long autoscaled run grows). */
@@ -762,6 +751,7 @@ int sim_exec_add_after(struct sim *s, int64_t delay_ns)
     exec_grow(s);
     int e = s->nexecs++;
     exec_init(s, e, SIM_EXEC_STARTING);
+    s->nactive++;
     push(s, s->now + (delay_ns > 0 ? delay_ns : 0), EV_EXEC_UP, (uint32_t)e, 0);
     return e;
 }
@@ -799,6 +789,7 @@ void sim_exec_remove(struct sim *s, int e)
     } else {
         return;
     }
+    s->nactive--;
     if (s->pol->on_exec_remove)
         s->pol->on_exec_remove(s, s->pstate, e);
 }
@@ -871,46 +862,43 @@ static int64_t busy_upto(const struct sim *s, int e)
     return busy;
 }
 
+/* The cumulative counts since the last tick, added into `sum`; snap catches up. */
+static struct sim_outcomes window_delta(struct sim_outcomes *sum, const struct sim_outcomes *n,
+                                        struct sim_outcomes *snap)
+{
+    struct sim_outcomes d = {.c_offered = n->c_offered - snap->c_offered,
+                             .c_completed = n->c_completed - snap->c_completed,
+                             .c_ontime = n->c_ontime - snap->c_ontime,
+                             .c_bad = n->c_bad - snap->c_bad};
+    sum->c_offered += d.c_offered;
+    sum->c_completed += d.c_completed;
+    sum->c_ontime += d.c_ontime;
+    sum->c_bad += d.c_bad;
+    *snap = *n;
+    return d;
+}
+
 static void on_tick(struct sim *s)
 {
     struct sim_window *w = &s->win;
     w->t0 = w->t1;
     w->t1 = s->now;
     double secs = (double)(w->t1 - w->t0) / 1e9;
-    uint64_t off = 0, comp = 0, bad = 0, ontime = 0;
+    /* the window's rates: an application's requests (its paths), else the models' */
+    struct sim_outcomes models = {0}, paths = {0};
     for (int m = 0; m < s->nmodels; m++) {
-        struct sim_model_stats *ms = &s->ms[m];
-        uint64_t o = ms->c_offered - s->snap_offered[m];
-        uint64_t c = ms->c_completed - s->snap_completed[m];
-        uint64_t g = ms->c_ontime - s->snap_ontime[m];
-        uint64_t b = ms->c_bad - s->snap_bad[m];
-        off += o;
-        comp += c;
-        ontime += g;
-        bad += b;
-        sim_ts_add(s, "model_offered_rps", m, (double)o / secs);
-        sim_ts_add(s, "model_ontime_rps", m, (double)g / secs);
-        s->snap_offered[m] = ms->c_offered;
-        s->snap_completed[m] = ms->c_completed;
-        s->snap_ontime[m] = ms->c_ontime;
-        s->snap_bad[m] = ms->c_bad;
+        struct sim_outcomes d = window_delta(&models, &s->ms[m].n, &s->ms[m].snap);
+        sim_ts_add(s, "model_offered_rps", m, (double)d.c_offered / secs);
+        sim_ts_add(s, "model_ontime_rps", m, (double)d.c_ontime / secs);
     }
     for (int p = 0; s->app && p < s->app->npaths; p++) {
-        /* an application's requests, not its stages, make the window's rates */
-        struct sim_path_stats *ps = &s->ps[p];
-        uint64_t o = ps->c_offered - ps->snap_offered, g = ps->c_ontime - ps->snap_ontime;
-        uint64_t b = ps->c_bad - ps->snap_bad, d = ps->c_completed - ps->snap_completed;
-        off = (p ? off : 0) + o;
-        ontime = (p ? ontime : 0) + g;
-        comp = (p ? comp : 0) + d;
-        bad = (p ? bad : 0) + b;
-        sim_ts_add(s, "path_offered_rps", p, (double)o / secs);
-        sim_ts_add(s, "path_bad_rate", p, g + b ? (double)b / (double)(g + b) : 0.0);
-        ps->snap_offered = ps->c_offered;
-        ps->snap_ontime = ps->c_ontime;
-        ps->snap_bad = ps->c_bad;
-        ps->snap_completed = ps->c_completed;
+        struct sim_outcomes d = window_delta(&paths, &s->ps[p].n, &s->ps[p].snap);
+        uint64_t ended = d.c_ontime + d.c_bad;
+        sim_ts_add(s, "path_offered_rps", p, (double)d.c_offered / secs);
+        sim_ts_add(s, "path_bad_rate", p, ended ? (double)d.c_bad / (double)ended : 0.0);
     }
+    const struct sim_outcomes *t = s->app ? &paths : &models;
+    uint64_t off = t->c_offered, comp = t->c_completed, ontime = t->c_ontime, bad = t->c_bad;
     int64_t busy = 0;
     int up = 0;
     for (int e = 0; e < s->nexecs; e++) {
@@ -1010,13 +998,9 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     s->pages = calloc((size_t)nm, sizeof *s->pages);
     s->load_ns = calloc((size_t)nm, sizeof *s->load_ns);
     s->ms = calloc((size_t)nm, sizeof *s->ms);
-    s->snap_offered = calloc((size_t)nm, sizeof(uint64_t));
-    s->snap_completed = calloc((size_t)nm, sizeof(uint64_t));
-    s->snap_ontime = calloc((size_t)nm, sizeof(uint64_t));
-    s->snap_bad = calloc((size_t)nm, sizeof(uint64_t));
     if (!s->models || !s->queues || !s->streams || !s->stream_model || !s->stream_fe ||
         !s->rr_frontend || !s->prof_of_kind || !s->dyn_mb_per_req || !s->pages || !s->load_ns ||
-        !s->ms || !s->snap_offered || !s->snap_completed || !s->snap_ontime || !s->snap_bad)
+        !s->ms)
         goto fail;
 
     /* executor kinds in use (one today: cluster.gpu_kind) */
@@ -1078,8 +1062,8 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     }
     if ((s->app = cfg->app)) {
         int np = s->app->npaths;
-        double prob[256];
-        if (np > 256 || !(s->ps = calloc((size_t)np, sizeof *s->ps)))
+        double prob[WL_APP_MAX_PATHS];
+        if (!(s->ps = calloc((size_t)np, sizeof *s->ps)))
             goto fail;
         for (int p = 0; p < np; p++) {
             prob[p] = s->app->paths[p].prob;
@@ -1109,7 +1093,7 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     for (int e = 0; e < s->max_execs; e++)
         if (!(s->xi[e].res = calloc((size_t)nm, sizeof *s->xi[e].res)))
             goto fail;
-    s->nexecs = cfg->gpus;
+    s->nexecs = s->nactive = cfg->gpus;
     for (int e = 0; e < s->nexecs; e++)
         exec_init(s, e, SIM_EXEC_UP);
 
@@ -1189,10 +1173,6 @@ void sim_destroy(struct sim *s)
     free(s->pages);
     free(s->load_ns);
     free(s->ms);
-    free(s->snap_offered);
-    free(s->snap_completed);
-    free(s->snap_ontime);
-    free(s->snap_bad);
     free(s->execs);
     free(s->xi);
     free(s->timers);
@@ -1278,7 +1258,10 @@ const struct sim_exec *sim_exec(const struct sim *s, int e) { return &s->execs[e
 int64_t sim_duration_ns(const struct sim *s) { return s->duration; }
 gsl_rng *sim_policy_rng(struct sim *s) { return s->prng; }
 const struct wl_app *sim_app(const struct sim *s) { return s->app; }
-uint64_t sim_app_exits(const struct sim *s, int p) { return s->ps[p].c_exits; }
+uint64_t sim_app_exits(const struct sim *s, int p)
+{
+    return s->ps[p].n.c_ontime + s->ps[p].n.c_bad;
+}
 uint64_t sim_arrived(const struct sim *s) { return s->arrived; }
 int64_t sim_resp_delay_ns(const struct sim *s) { return s->resp_ns; }
 

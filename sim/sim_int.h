@@ -20,10 +20,8 @@ struct sim_req_int {
 };
 
 struct sim_path_stats {          /* one application path */
-    uint64_t offered, on_time, late, dropped;   /* after warm-up */
+    struct sim_outcomes n, snap;                 /* snap: n at the last sampling tick */
     struct sim_hist latency;                     /* end to end (arrival -> response), ns */
-    uint64_t c_offered, c_exits, c_completed, c_ontime, c_bad;  /* cumulative over the run */
-    uint64_t snap_offered, snap_completed, snap_ontime, snap_bad;
 };
 
 struct sim_mqueue {              /* ring buffer of request pointers, ordered by deadline */
@@ -92,6 +90,7 @@ struct sim {
     double x_mu, x_sigma;
 
     int nexecs, max_execs;                  /* created so far (any state); capacity */
+    int nactive;                            /* executors UP or STARTING */
     struct sim_exec *execs;
     struct sim_exec_int *xi;
 
@@ -112,7 +111,6 @@ struct sim {
     gsl_ran_discrete_t *path_table;
     struct sim_ts ts;
     struct sim_window win;
-    uint64_t *snap_offered, *snap_completed, *snap_ontime, *snap_bad;
 
     uint64_t arrived, ended, next_req_id, events, batches_total, batch_serial;
     struct sim_observer obs;

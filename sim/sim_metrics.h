@@ -10,8 +10,14 @@
 
 #include "sim_hist.h"
 
+/* Request outcomes at a model (stages) or on an application path (requests). */
+struct sim_outcomes {
+    uint64_t offered, on_time, late, dropped;            /* after warm-up */
+    uint64_t c_offered, c_completed, c_ontime, c_bad;    /* cumulative over the whole run */
+};
+
 struct sim_model_stats {
-    uint64_t offered, on_time, late, dropped;    /* after warm-up */
+    struct sim_outcomes n, snap;                  /* snap: n at the last sampling tick */
     struct sim_hist latency;                      /* completed requests, ns */
     struct sim_hist queueing;                     /* arrival -> batch start, ns */
     uint64_t batches, batched;                    /* batches started after warm-up */
@@ -22,8 +28,6 @@ struct sim_model_stats {
     double pred_err_sum_ns, pred_abs_sum_ns;      /* sum of actual - predicted, |.| */
     int64_t pred_max_over_ns;
     uint64_t preempted;                           /* requests returned by preemption */
-    /* cumulative over the whole run (for windows and the time series) */
-    uint64_t c_offered, c_completed, c_ontime, c_bad;
 };
 
 struct sim_ts_point {

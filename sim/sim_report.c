@@ -17,6 +17,23 @@ static double ideal_batch(const struct sim_model_cfg *mc, int k, double slo_div)
     return b > 0 ? b : 0;
 }
 
+/* p-th percentile latency <= SLO  <=>  at most (1 - q) of requests are bad, dropped requests
+ * counting as infinitely late. */
+static bool within_slo(uint64_t bad, uint64_t offered, double q)
+{
+    return offered == 0 || (double)bad <= (1.0 - q) * (double)offered + 1e-9;
+}
+
+static void latency_summary(const struct sim_hist *h, double *p50, double *p90, double *p99,
+                            double *p999, double *mean)
+{
+    *p50 = sim_ns_to_ms(sim_hist_quantile(h, 0.50));
+    *p90 = sim_ns_to_ms(sim_hist_quantile(h, 0.90));
+    *p99 = sim_ns_to_ms(sim_hist_quantile(h, 0.99));
+    *p999 = sim_ns_to_ms(sim_hist_quantile(h, 0.999));
+    *mean = sim_hist_mean(h) / 1e6;
+}
+
 /* The application's paths; their requests replace the models' stages in the totals. */
 static int collect_paths(struct sim *s, struct sim_result *r, double q)
 {
@@ -39,15 +56,12 @@ static int collect_paths(struct sim *s, struct sim_result *r, double q)
         o->sla_ms = ap->sla_ms;
         o->prob = ap->prob;
         o->rate_rps = s->cfg->rate_rps * s->scale * ap->prob;
-        o->offered = ps->offered;
-        o->on_time = ps->on_time;
-        o->late = ps->late;
-        o->dropped = ps->dropped;
-        o->p50_ms = sim_ns_to_ms(sim_hist_quantile(&ps->latency, 0.50));
-        o->p90_ms = sim_ns_to_ms(sim_hist_quantile(&ps->latency, 0.90));
-        o->p99_ms = sim_ns_to_ms(sim_hist_quantile(&ps->latency, 0.99));
-        o->p999_ms = sim_ns_to_ms(sim_hist_quantile(&ps->latency, 0.999));
-        o->mean_ms = sim_hist_mean(&ps->latency) / 1e6;
+        o->offered = ps->n.offered;
+        o->on_time = ps->n.on_time;
+        o->late = ps->n.late;
+        o->dropped = ps->n.dropped;
+        latency_summary(&ps->latency, &o->p50_ms, &o->p90_ms, &o->p99_ms, &o->p999_ms,
+                        &o->mean_ms);
         uint64_t bad = o->late + o->dropped;
         o->bad_frac = o->offered ? (double)bad / (double)o->offered : 0;
         if (!(o->latency = malloc(sizeof *o->latency)))
@@ -57,7 +71,7 @@ static int collect_paths(struct sim *s, struct sim_result *r, double q)
         r->on_time += o->on_time;
         r->late += o->late;
         r->dropped += o->dropped;
-        if (o->offered && (double)bad > (1.0 - q) * (double)o->offered + 1e-9)
+        if (!within_slo(bad, o->offered, q))
             r->pass = false;
     }
     return 0;
@@ -96,15 +110,12 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         o->slo_ms = md->cfg->slo_ms;
         o->rate_rps = md->rate_rps * s->scale;
         o->max_batch = md->max_batch;
-        o->offered = ms->offered;
-        o->on_time = ms->on_time;
-        o->late = ms->late;
-        o->dropped = ms->dropped;
-        o->p50_ms = sim_ns_to_ms(sim_hist_quantile(&ms->latency, 0.50));
-        o->p90_ms = sim_ns_to_ms(sim_hist_quantile(&ms->latency, 0.90));
-        o->p99_ms = sim_ns_to_ms(sim_hist_quantile(&ms->latency, 0.99));
-        o->p999_ms = sim_ns_to_ms(sim_hist_quantile(&ms->latency, 0.999));
-        o->mean_ms = sim_hist_mean(&ms->latency) / 1e6;
+        o->offered = ms->n.offered;
+        o->on_time = ms->n.on_time;
+        o->late = ms->n.late;
+        o->dropped = ms->n.dropped;
+        latency_summary(&ms->latency, &o->p50_ms, &o->p90_ms, &o->p99_ms, &o->p999_ms,
+                        &o->mean_ms);
         o->mean_queue_ms = sim_hist_mean(&ms->queueing) / 1e6;
         o->p99_queue_ms = sim_ns_to_ms(sim_hist_quantile(&ms->queueing, 0.99));
         o->batches = ms->batches;
@@ -118,8 +129,8 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
             o->pred_over_frac = (double)ms->pred_over / n;
         }
         o->mean_batch = ms->batches ? (double)ms->batched / (double)ms->batches : 0;
-        uint64_t bad = ms->late + ms->dropped;
-        o->bad_frac = ms->offered ? (double)bad / (double)ms->offered : 0;
+        uint64_t bad = ms->n.late + ms->n.dropped;
+        o->bad_frac = ms->n.offered ? (double)bad / (double)ms->n.offered : 0;
         int k = sim_model_cfg_kind(md->cfg, c->gpu_kind);
         double n = c->gpus;
         o->ideal_batch_staggered = ideal_batch(md->cfg, k, 1.0 + 1.0 / n);
@@ -136,10 +147,7 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         r->on_time += o->on_time;
         r->late += o->late;
         r->dropped += o->dropped;
-        /* p-th percentile latency <= SLO  <=>  at most (1 - q) of requests are bad,
-         * dropped requests counting as infinitely late */
-        bool ok = o->offered == 0 || (double)bad <= (1.0 - q) * (double)o->offered + 1e-9;
-        if (!ok)
+        if (!within_slo(bad, o->offered, q))
             r->pass = false;
         if (o->bad_frac > worst) {
             worst = o->bad_frac;

@@ -21,17 +21,7 @@ void wl_app_free(struct wl_app *a)
     if (!a)
         return;
     free(a->paths);
-    free(a->topo);
     free(a);
-}
-
-int wl_app_edge_paths(const struct wl_app *a, int u, int v)
-{
-    int n = 0;
-    for (int p = 0; p < a->npaths; p++)
-        for (int i = 0; i + 1 < a->paths[p].nstages; i++)
-            n += a->paths[p].stages[i] == u && a->paths[p].stages[i + 1] == v;
-    return n;
 }
 
 double wl_app_model_rate(const struct wl_app *a, int m, double rate)
@@ -45,24 +35,24 @@ double wl_app_model_rate(const struct wl_app *a, int m, double rate)
 }
 
 /* Kahn's algorithm over the union of the paths' edges; fails on a cycle. */
-static int topo_sort(const struct sim_config *c, struct wl_app *a)
+static int check_acyclic(const struct sim_config *c, const struct wl_app *a)
 {
     int n = c->nmodels, rc = SIM_ENOMEM;
     int *indeg = calloc((size_t)n, sizeof *indeg);
     char *edge = calloc((size_t)n * (size_t)n, 1);
-    if (!indeg || !edge || !(a->topo = malloc((size_t)n * sizeof *a->topo)))
+    if (!indeg || !edge)
         goto out;
     for (int p = 0; p < a->npaths; p++)
         for (int i = 0; i + 1 < a->paths[p].nstages; i++) {
             int u = a->paths[p].stages[i], v = a->paths[p].stages[i + 1];
-            if (!edge[u * n + v]++)
-                indeg[v]++;
+            if (!edge[u * n + v])
+                edge[u * n + v] = 1, indeg[v]++;
         }
     int done = 0;
     for (int round = 0; done < n && round <= n; round++)
         for (int m = 0; m < n; m++)
             if (indeg[m] == 0) {
-                a->topo[done++] = m;
+                done++;
                 indeg[m] = -1;
                 for (int v = 0; v < n; v++)
                     if (edge[m * n + v])
@@ -97,8 +87,9 @@ int wl_app_parse(struct sim_config *c, const cJSON *root)
         (rc = sim_json_arr(o, "application", "paths", true, &paths)))
         return rc;
     int np = cJSON_GetArraySize(paths);
-    if (np == 0)
-        return sim_err_set(SIM_EINVAL, "application.paths: expected at least one path, got []");
+    if (np == 0 || np > WL_APP_MAX_PATHS)
+        return sim_err_set(SIM_EINVAL, "application.paths: expected 1 to %d paths, got %d",
+                           WL_APP_MAX_PATHS, np);
     struct wl_app *a = calloc(1, sizeof *a);
     if (!a || !(a->paths = calloc((size_t)np, sizeof *a->paths))) {
         wl_app_free(a);
@@ -172,5 +163,5 @@ int wl_app_parse(struct sim_config *c, const cJSON *root)
             return sim_err_set(SIM_EINVAL, "application.paths: model \"%s\" is on no path "
                                "(remove it from models or add it to a path)", c->models[m].name);
     }
-    return topo_sort(c, a);
+    return check_acyclic(c, a);
 }

@@ -18,6 +18,7 @@
 #include "sim_config.h"
 
 #define WL_APP_MAX_STAGES 16
+#define WL_APP_MAX_PATHS 256
 
 struct wl_app_path {
     char name[SIM_NAME_MAX];
@@ -31,7 +32,6 @@ struct wl_app {
     char name[SIM_NAME_MAX];
     int npaths;
     struct wl_app_path *paths;
-    int *topo;                         /* [nmodels] models in a topological order */
 };
 
 /* Parses `application` (absent: c->app stays NULL) against c->models. */
@@ -41,7 +41,5 @@ void wl_app_free(struct wl_app *a);
 /* Mean request rate at model m when the application receives `rate` requests/s: the sum of
  * rate * prob over the paths through m. */
 double wl_app_model_rate(const struct wl_app *a, int m, double rate);
-/* Whether the edge u -> v lies on some path, and how many paths use it (sharing degree). */
-int wl_app_edge_paths(const struct wl_app *a, int u, int v);
 
 #endif

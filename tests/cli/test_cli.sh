@@ -60,6 +60,15 @@ config_errors() {
     "{$base,\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":2,\"slo_ms\":20,\"profile\":{\"form\":\"linear\",\"alpha_ms\":1,\"beta_ms\":1}}]}"
   expect_error table_order "models[0].profile.latency_ms[2]: expected a positive latency" \
     "{$base,\"models\":[{\"name\":\"m\",\"slo_ms\":20,\"profile\":{\"form\":\"table\",\"latency_ms\":[1,2,1.5]}}]}"
+  # applications: stages name models, paths form a DAG, every model is on a path
+  local two='{"name":"a","alpha_ms":1,"beta_ms":2,"slo_ms":50},{"name":"b","alpha_ms":1,"beta_ms":2,"slo_ms":50}'
+  expect_error app_stage 'application.paths[1].stages[1]: expected the name of a model of this config, got "c"' \
+    "{$base,\"models\":[$two],\"application\":{\"paths\":[{\"stages\":[\"a\",\"b\"],\"sla_ms\":40},{\"stages\":[\"a\",\"c\"],\"sla_ms\":40}]}}"
+  expect_error app_cycle 'expected the paths to form a DAG, got a cycle' \
+    "{$base,\"models\":[$two],\"application\":{\"paths\":[{\"stages\":[\"a\",\"b\"],\"sla_ms\":40},{\"stages\":[\"b\",\"a\"],\"sla_ms\":40}]}}"
+  expect_error app_unused 'model "b" is on no path' \
+    "{$base,\"models\":[$two],\"application\":{\"paths\":[{\"stages\":[\"a\"],\"sla_ms\":40}]}}"
+  expect_error app_policy 'fa2 serves applications' "{$base,\"models\":[$model],\"policy\":{\"name\":\"fa2\"}}"
   expect_error set_range "out of range" "{$base,\"models\":[$model]}" --set 'models[3].slo_ms=5'
   expect_error set_type "cluster.gpus: expected an integer" "{$base,\"models\":[$model]}" --set 'cluster.gpus=many'
   # a file that does not exist, and a bad option

@@ -30,9 +30,24 @@ static void obs_event(void *ctx, const struct sim *s, int64_t t)
     a->last_event = t;
 }
 
+/* Executors join during a run (autoscaling, pipeline policies): the audit follows. */
+static void audit_execs(struct audit *a, const struct sim *s)
+{
+    int n = sim_exec_count(s);
+    if (n <= a->nexec)
+        return;
+    int64_t *u = realloc(a->exec_busy_until, (size_t)n * sizeof *u);
+    if (!u)
+        exit(1);
+    memset(u + a->nexec, 0, (size_t)(n - a->nexec) * sizeof *u);
+    a->exec_busy_until = u;
+    a->nexec = n;
+}
+
 static void obs_batch_start(void *ctx, const struct sim *s, const struct sim_batch *b)
 {
     struct audit *a = ctx;
+    audit_execs(a, s);
     const struct sim_model *m = sim_model(s, b->model);
     const struct sim_exec *x = sim_exec(s, b->exec);
     if (b->size < 1 || b->size > m->max_batch) {
@@ -191,8 +206,8 @@ static void conformance_every_policy(void)
             struct sim *s;
             REQUIRE_OK(sim_config_from_text(text, "conformance", ".", &cfg));
             REQUIRE_OK(sim_create(cfg, 1.0, &s));
-            struct audit a = {.last_event = 0, .nexec = 4096};
-            a.exec_busy_until = calloc((size_t)a.nexec, sizeof *a.exec_busy_until);
+            struct audit a = {.last_event = 0};
+            audit_execs(&a, s);
             struct sim_observer obs = {.ctx = &a, .batch_start = obs_batch_start,
                                        .batch_preempted = obs_batch_preempted,
                                        .request_arrive = obs_request_arrive,
