@@ -11,6 +11,11 @@
 
 #define SLA_EPS 1e-6                    /* ms: latency sums may round above the SLA */
 
+static int imin(int x, int y)
+{
+    return x < y ? x : y;
+}
+
 double fa2_d(const struct fa2_problem *p, int s, int b)
 {
     return p->a[s] * b * b + p->b1[s] * b + p->c[s];
@@ -186,18 +191,45 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
     for (int q = 0; q < p->npaths; q++)
         tmax = fmax(tmax, p->paths[q].sla_ms);
     int T = (int)floor(tmax + SLA_EPS);
-    /* the budget a segment starting at m brings: its SLA in whole slots (INT32_MAX: none);
-     * a segment of m alone only caps l_m(b) (local[m]) and leaves m's successors alone */
-    int start[FA2_MAX_DNN], local[FA2_MAX_DNN];
+    /* Budgets. Segments that started at the same DNN have spent the same time when they reach
+     * s (the forest has one route between two DNNs), so what they have left differs by their
+     * SLAs alone. The DP's state at s is t, the least time left to the segments through s that
+     * started at an ancestor of s; those starting at s have their SLA left, a constant. Child
+     * m of s gets, from the ancestors' segments going on to m, t - l_s(b) + off[m]: off[m] =
+     * least SLA through the edge s->m minus least SLA through s, per start (exact when one
+     * ancestor's segments are live at s; the least over starts otherwise, which never
+     * overstates a budget), and from s's own segments going on to m, own[m] - l_s(b). So a
+     * segment that ends at s, or turns to another child, does not limit m. cap[s]: the least
+     * SLA of the segments starting at s. Slots are whole ms rounded down; NONE: no such
+     * segment. */
+    enum { NONE = INT32_MAX };
+    double sla_at[FA2_MAX_DNN][FA2_MAX_DNN], sla_in[FA2_MAX_DNN][FA2_MAX_DNN];  /* [s][start] */
+    int cap[FA2_MAX_DNN], own[FA2_MAX_DNN], off[FA2_MAX_DNN];
     for (int s = 0; s < n; s++)
-        start[s] = local[s] = INT32_MAX;
+        for (int a = 0; a < n; a++)
+            sla_at[s][a] = sla_in[s][a] = INFINITY;
     for (int k = 0; k < g.nseg; k++) {
-        int m = p->paths[g.seg[k].path].stages[g.seg[k].first];
-        int t = (int)floor(g.seg[k].sla_ms + SLA_EPS);
-        int *into = g.seg[k].first == g.seg[k].last ? &local[m] : &start[m];
-        if (t < *into)
-            *into = t;
+        const struct fa2_segment *sg = &g.seg[k];
+        const int *st = p->paths[sg->path].stages;
+        int a = st[sg->first];
+        for (int i = sg->first; i <= sg->last; i++) {
+            sla_at[st[i]][a] = fmin(sla_at[st[i]][a], sg->sla_ms);
+            if (i > sg->first)      /* through the edge st[i-1] -> st[i] */
+                sla_in[st[i]][a] = fmin(sla_in[st[i]][a], sg->sla_ms);
+        }
     }
+#define SLOTS(ms) (isfinite(ms) ? (int)floor((ms) + SLA_EPS) : NONE)
+    for (int m = 0; m < n; m++) {
+        int s = g.parent[m];
+        double o = INFINITY;
+        for (int a = 0; s >= 0 && a < n; a++)
+            if (a != s && isfinite(sla_in[m][a]))
+                o = fmin(o, sla_in[m][a] - sla_at[s][a]);
+        cap[m] = SLOTS(sla_at[m][m]);
+        own[m] = s >= 0 ? SLOTS(sla_in[m][s]) : NONE;
+        off[m] = SLOTS(o);
+    }
+#undef SLOTS
     /* per (s, b): the latency in slots (rounded up, so DP plans keep their SLAs) and cost */
     int slots[FA2_MAX_DNN][FA2_MAX_BATCH + 1];
     double cost[FA2_MAX_DNN][FA2_MAX_BATCH + 1];
@@ -231,20 +263,22 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
     }
 #define OPT(s, t) opt[(size_t)(s) * (size_t)(T + 1) + (size_t)(t)]
 #define PICK(s, t) pick[(size_t)(s) * (size_t)(T + 1) + (size_t)(t)]
-/* a child's budget: what its parent leaves, or less when segments start at it */
-#define BUDGET(m, left) (start[m] < (left) ? start[m] : (left))
+/* the budget of child m when its parent had t and took l slots */
+#define BUDGET(m, t, l) imin(T, imin(off[m] == NONE ? T : (t) - (l) + off[m], \
+                                     own[m] == NONE ? T : own[m] - (l)))
     for (int k = n - 1; k >= 0; k--) {          /* children before parents */
         int s = order[k];
         for (int t = 0; t <= T; t++) {
             double best = INFINITY;
             int bb = 0;
             for (int b = 1; b <= p->bmax; b++) {
-                if (slots[s][b] > t || slots[s][b] > local[s])
+                /* a DNN on no path keeps batch 1 whatever its latency */
+                if (!(lambda[s] > 0) ? b > 1 : slots[s][b] > t || slots[s][b] > cap[s])
                     continue;
                 double v = cost[s][b];
                 for (int i = 0; i < nkids[s] && isfinite(v); i++) {
-                    int m = kids[s][i];
-                    v += OPT(m, BUDGET(m, t - slots[s][b]));
+                    int m = kids[s][i], tm = BUDGET(m, t, slots[s][b]);
+                    v += tm < 0 ? INFINITY : OPT(m, tm);
                 }
                 if (v < best - 1e-12)
                     best = v, bb = b;
@@ -253,15 +287,14 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
             PICK(s, t) = (unsigned char)bb;
         }
     }
-    /* the artificial root: every root DNN with the budget its segments bring */
+    /* the artificial root: every root DNN with no ancestor's segment to serve */
     memset(out, 0, sizeof *out);
     bool ok = true;
     int stack_s[FA2_MAX_DNN], stack_t[FA2_MAX_DNN], sp = 0;
     for (int s = 0; s < n; s++)
         if (g.parent[s] < 0) {
-            int t = start[s] < T ? start[s] : T;
-            ok &= isfinite(OPT(s, t));
-            stack_s[sp] = s, stack_t[sp++] = t;
+            ok &= isfinite(OPT(s, T));
+            stack_s[sp] = s, stack_t[sp++] = T;
         }
     while (ok && sp > 0) {                      /* backtrack (n, b) from the picks */
         int s = stack_s[--sp], t = stack_t[sp];
@@ -269,7 +302,7 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
         out->b[s] = b;
         for (int i = 0; i < nkids[s]; i++) {
             int m = kids[s][i];
-            stack_s[sp] = m, stack_t[sp++] = BUDGET(m, t - slots[s][b]);
+            stack_s[sp] = m, stack_t[sp++] = BUDGET(m, t, slots[s][b]);
         }
     }
 #undef OPT

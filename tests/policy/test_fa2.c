@@ -1,8 +1,10 @@
 /* test_fa2 — FA2's optimizer against the exact optimum, its graph transformation, the
  * baselines, and the FA2 runtime in the simulator (specs/fa2.md):
  *   - on random small DAGs, rates and quadratic profiles: the MILP equals enumeration (two
- *     independent exact solvers), FA2's DP is feasible whenever the optimum is, never below it,
- *     and equal to it in most cases (the match rate is printed; the paper reports 96.8%);
+ *     independent exact solvers), FA2's DP finds a plan whenever the optimum meets the SLAs
+ *     the graph transformation gives its segments (the split can exclude the optimum: 1 case
+ *     in 400 here), never goes below it, and equals it in most cases (the match rate is
+ *     printed: 95.8% here; the paper reports 96.8%);
  *   - the transformation leaves no ingress aggregator, splits each path's SLA into segments
  *     that sum to it, and keeps rates from the original graph;
  *   - a single DNN has a closed-form optimum (smallest ceil(lambda d(b) / b) over feasible b);
@@ -60,6 +62,26 @@ static void random_problem(gsl_rng *r, struct fa2_problem *p)
     }
 }
 
+/* Whether a plan meets the SLA of every segment of the transformed graph. */
+static bool meets_segments(const struct fa2_problem *p, const struct fa2_plan *plan)
+{
+    struct fa2_graph g;
+    double lambda[FA2_MAX_DNN];
+    if (fa2_transform(p, &g))
+        return false;
+    fa2_rates(p, lambda);
+    for (int k = 0; k < g.nseg; k++) {
+        double l = 0;
+        for (int i = g.seg[k].first; i <= g.seg[k].last; i++) {
+            int s = p->paths[g.seg[k].path].stages[i];
+            l += fa2_latency(p, s, plan->b[s], lambda[s]);
+        }
+        if (l > g.seg[k].sla_ms + 1e-6)
+            return false;
+    }
+    return true;
+}
+
 static void dp_matches_optimum(void)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -79,6 +101,9 @@ static void dp_matches_optimum(void)
             continue;
         feasible++;
         if (!d.feasible) {
+            /* the transformation's SLA split can exclude the optimum; nothing else may */
+            CHECK(!meets_segments(&p, &e), "problem %d: no DP plan, yet the optimum meets "
+                  "every segment's SLA", i);
             dp_infeasible++;
             continue;
         }
@@ -93,9 +118,10 @@ static void dp_matches_optimum(void)
            milp_ne_enum);
     CHECK(milp_ne_enum == 0, "the MILP and enumeration disagree in %d problems", milp_ne_enum);
     CHECK(feasible > n / 2, "only %d feasible problems: the generator is off", feasible);
-    CHECK(dp_infeasible <= feasible / 20, "DP infeasible in %d of %d feasible problems",
+    /* measured: no DP plan in 1 of 400 (the split), the optimum matched in 95.8% */
+    CHECK(dp_infeasible <= feasible / 100, "DP infeasible in %d of %d feasible problems",
           dp_infeasible, feasible);
-    CHECK(match >= 0.85 * feasible, "DP matched the optimum in %d of %d", match, feasible);
+    CHECK(match >= 0.93 * feasible, "DP matched the optimum in %d of %d", match, feasible);
     gsl_rng_free(r);
 }
 
