@@ -10,7 +10,9 @@
  *
  * Every interval_s the monitor measures the application's arrival rate and the path mix of
  * the requests that left the system in the interval (a request's path is known only when it
- * leaves), the optimizer recomputes (n_s, b_s), and the controller sets batch sizes at once,
+ * leaves) and each DNN's queue, the optimizer recomputes (n_s, b_s) for the rates plus a
+ * headroom (rate_z Poisson deviations, the queue drained within an interval; 0 and 0 give
+ * the paper's bare plan), and the controller sets batch sizes at once,
  * adds instances (serving after cold_start_s) and removes surplus ones (they finish their
  * batch). Registered as five policies that differ only in the planner:
  *   fa2          graph transformation + dynamic program (fa2_plan_dp)
@@ -36,6 +38,7 @@ enum { TAG_ADAPT = 1, TAG_PARTIAL = 2 };
 struct fa2 {
     enum planner planner;
     double interval_s, cold_start_s, drop_factor, initial_rate;
+    double rate_z, backlog;            /* headroom: Poisson deviations; share of the queue */
     struct fa2_problem prob;           /* structure and profiles; rates set per interval */
     int ndnn;
     int b[FA2_MAX_DNN];
@@ -53,7 +56,7 @@ struct fa2 {
 };
 
 static const char *const params[] = {"interval_s", "cold_start_s", "drop_factor", "delta",
-                                     "max_batch", "initial_rate_rps", NULL};
+                                     "max_batch", "initial_rate_rps", "rate_z", "backlog", NULL};
 
 static int grow(struct fa2 *st, int e)
 {
@@ -236,6 +239,17 @@ static void adapt(struct sim *s, struct fa2 *st)
         mix[q] = wsum > 0 ? st->mix_w[q] / wsum : app->paths[q].prob;
     double rate = (double)(arrived - st->last_arrived) / st->interval_s;
     st->last_arrived = arrived;
+    /* headroom at each DNN: a Poisson count n over the interval has standard deviation
+     * sqrt(n), so rate_z of them on top keeps a plan from falling short about half the time;
+     * and the requests waiting in its queue, to be served within the next interval */
+    for (int m = 0; m < st->ndnn; m++) {
+        double n = 0;
+        for (int q = 0; q < app->npaths; q++)
+            for (int i = 0; i < app->paths[q].nstages; i++)
+                n += app->paths[q].stages[i] == m ? rate * mix[q] * st->interval_s : 0;
+        st->prob.extra_rps[m] = (st->rate_z * sqrt(n) + st->backlog * sim_queue_len(s, m)) /
+                                st->interval_s;
+    }
     if (replan(s, st, rate, mix, (int64_t)llround(st->cold_start_s * 1e9)))
         SIM_BUG("%s", sim_err_msg());
     sim_timer_set(s, sim_now(s) + (int64_t)llround(st->interval_s * 1e9), TAG_ADAPT, NULL);
@@ -252,6 +266,8 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
     st->interval_s = 10;
     st->cold_start_s = 6;
     st->drop_factor = 3;
+    st->rate_z = 1;
+    st->backlog = 1;
     st->prob.delta = 1e-3;
     st->initial_rate = cfg->rate_rps;
     if ((rc = sim_json_num(pj, p, "interval_s", false, SIM_J_POS, &st->interval_s)) ||
@@ -259,7 +275,9 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
         (rc = sim_json_num(pj, p, "drop_factor", false, SIM_J_POS, &st->drop_factor)) ||
         (rc = sim_json_num(pj, p, "delta", false, SIM_J_NONNEG, &st->prob.delta)) ||
         (rc = sim_json_int(pj, p, "max_batch", false, 1, FA2_MAX_BATCH, &bmax)) ||
-        (rc = sim_json_num(pj, p, "initial_rate_rps", false, SIM_J_NONNEG, &st->initial_rate)))
+        (rc = sim_json_num(pj, p, "initial_rate_rps", false, SIM_J_NONNEG, &st->initial_rate)) ||
+        (rc = sim_json_num(pj, p, "rate_z", false, SIM_J_NONNEG, &st->rate_z)) ||
+        (rc = sim_json_num(pj, p, "backlog", false, SIM_J_NONNEG, &st->backlog)))
         return rc;
     if (!app)
         return sim_err_set(SIM_EINVAL, "policy: %s serves applications (DAG pipelines): the "

@@ -24,7 +24,7 @@ double fa2_d(const struct fa2_problem *p, int s, int b)
 void fa2_rates(const struct fa2_problem *p, double lambda[FA2_MAX_DNN])
 {
     for (int s = 0; s < p->ndnn; s++)
-        lambda[s] = 0;
+        lambda[s] = p->extra_rps[s];
     for (int q = 0; q < p->npaths; q++)
         for (int i = 0; i < p->paths[q].nstages; i++)
             lambda[p->paths[q].stages[i]] += p->paths[q].rate_rps;

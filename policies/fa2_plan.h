@@ -35,6 +35,8 @@ struct fa2_problem {
     int ndnn, npaths;
     struct fa2_path paths[FA2_MAX_PATHS];
     double a[FA2_MAX_DNN], b1[FA2_MAX_DNN], c[FA2_MAX_DNN];  /* d(b) in ms */
+    double extra_rps[FA2_MAX_DNN];     /* rate added at a DNN on top of its paths' (the
+                                        * runtime's headroom; 0 in the paper's problem) */
     int bmax;                          /* batch sizes 1..bmax (16 in the paper) */
     double delta;                      /* weight of sum b_s in the objective (small) */
 };
@@ -62,7 +64,7 @@ struct fa2_graph {
 };
 
 double fa2_d(const struct fa2_problem *p, int s, int b);
-/* Request rate at each DNN from the paths (the original graph). */
+/* Request rate at each DNN from the paths (the original graph), plus extra_rps. */
 void fa2_rates(const struct fa2_problem *p, double lambda[FA2_MAX_DNN]);
 /* l_s(b) in ms at rate lambda; b > 1 with lambda = 0 never fills: +inf. */
 double fa2_latency(const struct fa2_problem *p, int s, int b, double lambda);

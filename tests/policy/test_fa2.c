@@ -9,12 +9,10 @@
  *     that sum to it, and keeps rates from the original graph;
  *   - a single DNN has a closed-form optimum (smallest ceil(lambda d(b) / b) over feasible b);
  *   - on the paper's application (workloads/zoo/fa2_cpu.json): FA2 plans no more instances
- *     than GrandSLAm, InferLine and DS2 at every steady rate 6..60 req/s; a steady run keeps
- *     SLA violations bounded (the spec: about 1%; measured here 1.6-2.7% at 27 req/s, 6-7% at
- *     8 req/s); after a step 8 -> 27 req/s the instances follow within interval + cold start
- *     + a few seconds.
- * fewest_instances_on_steady_rates and reconverges_after_step do not pass yet (issue 7 is
- * open) and are not registered in ctest; run them by name. */
+ *     than GrandSLAm, InferLine and DS2 at every steady rate 6..60 req/s, and no fewer than
+ *     the optimum; a steady run keeps SLA violations near 1% (the spec; printed); after a
+ *     step 8 -> 27 req/s the instances in service follow within interval + cold start + a
+ *     few seconds and violations settle. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,11 +188,13 @@ static void transform_invariants(void)
             CHECK(covered == p.paths[q].nstages, "problem %d path %d: %d of %d stages covered",
                   i, q, covered, p.paths[q].nstages);
         }
-        /* rates from the original graph: every path through s counts */
+        /* rates from the original graph: every path through s counts, plus the headroom */
         double lambda[FA2_MAX_DNN];
+        for (int s = 0; s < p.ndnn; s++)
+            p.extra_rps[s] = i % 2 ? 0.25 * s : 0;
         fa2_rates(&p, lambda);
         for (int s = 0; s < p.ndnn; s++) {
-            double want = 0;
+            double want = p.extra_rps[s];
             for (int q = 0; q < p.npaths; q++)
                 for (int j = 0; j < p.paths[q].nstages; j++)
                     want += p.paths[q].stages[j] == s ? p.paths[q].rate_rps : 0;
@@ -358,12 +358,15 @@ static struct sim_result *run(const char *overrides)
     return r;
 }
 
-/* The spec expects about 1% on steady load; the bounds are what this runtime achieves on the
- * measured profiles (printed), so a regression shows. */
+/* The spec expects about 1% on steady load (measured here: 1.2% at 8 req/s, 1.1% at 27 req/s,
+ * with the runtime's default headroom; the paper's bare rates give 11% and 3.4%). */
 static void steady_violations_bounded(void)
 {
-    static const char *const loads[] = {"workload.rate_rps=8", "workload.rate_rps=27"};
-    for (int k = 0; k < 2; k++) {
+    static const char *const loads[] = {"workload.rate_rps=8", "workload.rate_rps=27",
+                                        "workload.rate_rps=8;policy.params.rate_z=0;"
+                                        "policy.params.backlog=0"};
+    double bad[3], cost[3];
+    for (int k = 0; k < 3; k++) {
         char o[256];
         snprintf(o, sizeof o, "%s;duration_s=400;warmup_s=60", loads[k]);
         struct sim_result *r = run(o);
@@ -372,13 +375,14 @@ static void steady_violations_bounded(void)
                (unsigned long long)r->dropped, (unsigned long long)r->offered, r->gpu_s);
         CHECK(r->npaths == 6 && r->offered > 1000, "%s: %d paths, %llu requests", loads[k],
               r->npaths, (unsigned long long)r->offered);
-        /* measured: 1.6% at 27 req/s; 6% at 8 req/s, where the heavy DNNs (BART, SSD) run one
-         * or two instances at the utilisation the plan allows (capacity = load) */
-        double bound = k == 0 ? 0.10 : 0.03;
-        CHECK(r->bad_rate < bound, "%s: SLA violations %.4f, want below %g", loads[k],
-              r->bad_rate, bound);
+        CHECK(k == 2 || r->bad_rate < 0.03, "%s: SLA violations %.4f, want below 3%%",
+              loads[k], r->bad_rate);
+        bad[k] = r->bad_rate, cost[k] = r->gpu_s;
         sim_result_destroy(r);
     }
+    /* the headroom buys its violations with instances: without it, fewer and more late */
+    CHECK(cost[2] < cost[0] && bad[2] > 2 * bad[0], "8 req/s without headroom: %.0f "
+          "instance-seconds, bad rate %.4f; with: %.0f, %.4f", cost[2], bad[2], cost[0], bad[0]);
 }
 
 /* Step 8 -> 27 req/s at t = 200 s: the instances in service reach the new plan within one
