@@ -36,9 +36,13 @@ static const char usage[] =
     "  goodput-vs     goodput against the config value at --x PATH\n"
     "  latency-cdf    latency CDF per model and policy (seeds merged)\n"
     "  queue-cdf      queueing delay (arrival to batch start) CDF per model and policy\n"
+    "  path-cdf       end-to-end latency CDF per execution path of an application: a\n"
+    "                  figure per path (its SLA as a line), a line per run\n"
     "  batch-hist     batch-size distribution per policy\n"
     "  timeline       one run over time: offered vs served rate, GPUs, bad rate, autoscaler\n"
-    "  all            every kind above but goodput-vs\n"
+    "  series         one time series of every selected run against time (--series)\n"
+    "  all            every kind above but goodput-vs and series (path-cdf where the runs\n"
+    "                  have paths)\n"
     "Goodput is the goodput search's result for `servesim goodput` runs, else the on-time\n"
     "throughput (the y label says which). Runs differing only in seed are averaged (error\n"
     "bars: standard deviation).\n"
@@ -50,6 +54,11 @@ static const char usage[] =
     "  --model NAME    latency-cdf, queue-cdf, batch-hist: only this model (default: each\n"
     "                  model, or all models merged when there would be more than 12 lines)\n"
     "  --x PATH        goodput-vs: the config path on the x axis, e.g. workload.rate_rps\n"
+    "  --path NAME     path-cdf: only this execution path\n"
+    "  --series NAME   series: the time series (default executors; e.g. bad_rate,\n"
+    "                  offered_rps, fa2.instances, path_bad_rate)\n"
+    "  --key KEY       series: the key of a keyed series (a model or path name)\n"
+    "  --window S      series: mean over S-second bins (default: every sample)\n"
     "  --out DIR       where the files go (default plots-out; created)\n"
     "  --prefix P      file names P-KIND.png/.svg/.dat (default: the experiment's name)\n"
     "  --size WxH      image size in pixels (default 900x560)\n"
@@ -62,9 +71,11 @@ static const char usage[] =
 
 struct opts {
     const char *db, *name_glob, *model, *xpath, *out, *prefix, *scripts;
+    const char *path, *series, *key;    /* path-cdf, series */
+    double window_s;                    /* series */
     int64_t runs[MAX_RUN_IDS];
     int nruns, w, h;
-    bool kinds[16];
+    bool kinds[16], all;
 };
 
 struct prun {
@@ -85,10 +96,10 @@ struct plot {
 };
 
 enum kind { K_GOODPUT, K_GOODPUT_GPUS, K_GOODPUT_SLO, K_GOODPUT_VS, K_LAT_CDF, K_QUEUE_CDF,
-            K_BATCH, K_TIMELINE, K_N };
+            K_PATH_CDF, K_BATCH, K_TIMELINE, K_SERIES, K_N };
 static const char *const kind_names[K_N] = {"goodput", "goodput-gpus", "goodput-slo",
                                             "goodput-vs", "latency-cdf", "queue-cdf",
-                                            "batch-hist", "timeline"};
+                                            "path-cdf", "batch-hist", "timeline", "series"};
 
 /* ---- small helpers ---- */
 
@@ -610,9 +621,10 @@ static void dist_sort(struct dist *d, int s)
         }
 }
 
-/* Reads `sql` (run_id bound as ?1, model as ?2 when --model) rows (model, edge, count, lo) for
- * every selected run into d; per model unless merge. */
-static int dist_load(struct plot *p, const char *sql, bool merge, struct dist *d)
+/* Reads `sql` (run_id bound as ?1, `only` as ?2 when not NULL) rows (model or path, edge,
+ * count, lo) for every selected run into d; a line per model or path unless merge. */
+static int dist_load(struct plot *p, const char *sql, const char *only, bool merge,
+                     struct dist *d)
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(p->db, sql, -1, &q, NULL) != SQLITE_OK)
@@ -621,8 +633,8 @@ static int dist_load(struct plot *p, const char *sql, bool merge, struct dist *d
     for (int i = 0; i < p->n && !rc; i++) {
         sqlite3_reset(q);
         sqlite3_bind_int64(q, 1, p->r[i].id);
-        if (p->o->model)
-            sqlite3_bind_text(q, 2, p->o->model, -1, SQLITE_STATIC);
+        if (only)
+            sqlite3_bind_text(q, 2, only, -1, SQLITE_STATIC);
         while (!rc && sqlite3_step(q) == SQLITE_ROW) {
             const char *model = (const char *)sqlite3_column_text(q, 0);
             char *t = series_title(&p->r[i], NULL, merge ? NULL : model);
@@ -639,21 +651,19 @@ static int dist_load(struct plot *p, const char *sql, bool merge, struct dist *d
     return rc;
 }
 
-/* SLO of the models shown (selected runs, --model) when they all share one (0 otherwise). */
-static double common_slo(struct plot *p)
+/* The value `sql` (min and max of one column; run_id as ?1, `only` as ?2 when not NULL)
+ * finds in every selected run when they all agree (an SLO shown as a line), else 0. */
+static double common_value(struct plot *p, const char *sql, const char *only)
 {
     sqlite3_stmt *q;
     double lo = INFINITY, hi = -INFINITY;
-    char sql[256];
-    snprintf(sql, sizeof sql, "SELECT min(slo_ms), max(slo_ms) FROM model_stats WHERE run_id = ?1 %s",
-             p->o->model ? "AND model = ?2" : "");
     if (sqlite3_prepare_v2(p->db, sql, -1, &q, NULL) != SQLITE_OK)
         return 0;
     for (int i = 0; i < p->n; i++) {
         sqlite3_reset(q);
         sqlite3_bind_int64(q, 1, p->r[i].id);
-        if (p->o->model)
-            sqlite3_bind_text(q, 2, p->o->model, -1, SQLITE_STATIC);
+        if (only)
+            sqlite3_bind_text(q, 2, only, -1, SQLITE_STATIC);
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
             lo = fmin(lo, sqlite3_column_double(q, 0));
             hi = fmax(hi, sqlite3_column_double(q, 1));
@@ -661,6 +671,39 @@ static double common_slo(struct plot *p)
     }
     sqlite3_finalize(q);
     return lo == hi ? lo : 0;
+}
+
+/* Writes the distributions of d as CDFs to FILE.dat and renders them (cdf.gp). */
+static int cdf_render(struct plot *p, struct dist *d, const char *file, const char *title,
+                      const char *xlab, double slo)
+{
+    char base[4096];
+    FILE *f = dat_open(p, file, base, sizeof base);
+    if (!f)
+        return SIM_EIO;
+    for (int s = 0; s < d->ser.n; s++) {
+        dist_sort(d, s);
+        double total = 0, run = 0;
+        for (size_t k = 0; k < d->count[s].n; k++)
+            total += d->count[s].v[k];
+        fprintf(f, "%s%s\n", s ? "\n\n" : "", d->ser.v[s]);
+        /* the CDF starts from 0 at the lowest bucket's lower edge (log axis: > 0) */
+        fprintf(f, "%.6g\t0\n", d->lo[s] > 0 ? d->lo[s] : 1e-3);
+        for (size_t k = 0; k < d->edge[s].n; k++) {
+            run += d->count[s].v[k];
+            fprintf(f, "%.6g\t%.6g\n", d->edge[s].v[k] > 0 ? d->edge[s].v[k] : 1e-3,
+                    total > 0 ? run / total : 0);
+        }
+    }
+    int rc = dat_close(f, base);
+    if (rc)
+        return rc;
+    char vars[2048];
+    gp_start(vars, sizeof vars, base, title);
+    gp_set(vars, sizeof vars, "xlab", xlab);
+    size_t len = strlen(vars);
+    snprintf(vars + len, sizeof vars - len, "; nser = %d; slo = %g", d->ser.n, slo);
+    return render(p, "cdf", base, vars);
 }
 
 static int plot_cdf(struct plot *p, bool queue)
@@ -674,52 +717,82 @@ static int plot_cdf(struct plot *p, bool queue)
     snprintf(sql, sizeof sql, "SELECT model, hi_ms, count, lo_ms FROM %s WHERE run_id = ?1 %s",
              table, p->o->model ? "AND model = ?2" : "");
     struct dist d = {0};
-    int rc = dist_load(p, sql, false, &d);
+    int rc = dist_load(p, sql, p->o->model, false, &d);
     bool merged = false;
     if (!rc && d.ser.n > MAX_LINES && !p->o->model) {
         dist_free(&d);
         memset(&d, 0, sizeof d);
-        rc = dist_load(p, sql, true, &d);
+        rc = dist_load(p, sql, p->o->model, true, &d);
         merged = true;
     }
     if (!rc && d.ser.n == 0)
         rc = sim_err_set(SIM_EINVAL, "%s: no %s rows for the selected runs%s%s", p->o->db, table,
                          p->o->model ? " and model " : "", p->o->model ? p->o->model : "");
-    char base[4096];
-    FILE *f = rc ? NULL : dat_open(p, queue ? "queue-cdf" : "latency-cdf", base, sizeof base);
-    if (!rc && !f)
-        rc = SIM_EIO;
     if (!rc) {
-        for (int s = 0; s < d.ser.n; s++) {
-            dist_sort(&d, s);
-            double total = 0, run = 0;
-            for (size_t k = 0; k < d.count[s].n; k++)
-                total += d.count[s].v[k];
-            fprintf(f, "%s%s\n", s ? "\n\n" : "", d.ser.v[s]);
-            /* the CDF starts from 0 at the lowest bucket's lower edge (log axis: > 0) */
-            fprintf(f, "%.6g\t0\n", d.lo[s] > 0 ? d.lo[s] : 1e-3);
-            for (size_t k = 0; k < d.edge[s].n; k++) {
-                run += d.count[s].v[k];
-                fprintf(f, "%.6g\t%.6g\n", d.edge[s].v[k] > 0 ? d.edge[s].v[k] : 1e-3,
-                        total > 0 ? run / total : 0);
-            }
-        }
-        rc = dat_close(f, base);
-    }
-    if (!rc) {
-        char vars[2048], title[512];
+        char title[512], slo_sql[256];
         snprintf(title, sizeof title, "%s: %s CDF%s", p->prefix,
                  queue ? "queueing delay (arrival to batch start)" : "latency",
                  merged ? " (models merged)" : "");
-        gp_start(vars, sizeof vars, base, title);
-        gp_set(vars, sizeof vars, "xlab", queue ? "queueing delay (ms, log scale)"
-                                                : "latency (ms, log scale)");
-        size_t len = strlen(vars);
-        snprintf(vars + len, sizeof vars - len, "; nser = %d; slo = %g", d.ser.n,
-                 queue ? 0.0 : common_slo(p));
-        rc = render(p, "cdf", base, vars);
+        snprintf(slo_sql, sizeof slo_sql, "SELECT min(slo_ms), max(slo_ms) FROM model_stats "
+                 "WHERE run_id = ?1 %s", p->o->model ? "AND model = ?2" : "");
+        rc = cdf_render(p, &d, queue ? "queue-cdf" : "latency-cdf", title,
+                        queue ? "queueing delay (ms, log scale)" : "latency (ms, log scale)",
+                        queue ? 0.0 : common_value(p, slo_sql, p->o->model));
     }
     dist_free(&d);
+    return rc;
+}
+
+/* End-to-end latency per execution path of an application: a figure per path (its SLA as
+ * the line), a line per run. */
+static int plot_path_cdf(struct plot *p)
+{
+    if (p->version < 6)
+        return sim_err_set(SIM_EINVAL, "%s: schema version %d has no paths (path_hist: "
+                           "version 6)", p->o->db, p->version);
+    struct names paths = {0};
+    sqlite3_stmt *q;
+    int rc = 0;
+    if (p->o->path) {
+        rc = names_index(&paths, p->o->path) < 0 ? SIM_ENOMEM : 0;
+    } else if (sqlite3_prepare_v2(p->db, "SELECT path FROM path_stats WHERE run_id = ?1 "
+                                         "ORDER BY rowid", -1, &q, NULL) != SQLITE_OK) {
+        rc = db_fail(p, "reading paths");
+    } else {
+        for (int i = 0; i < p->n && !rc; i++) {
+            sqlite3_reset(q);
+            sqlite3_bind_int64(q, 1, p->r[i].id);
+            while (!rc && sqlite3_step(q) == SQLITE_ROW)
+                rc = names_index(&paths, (const char *)sqlite3_column_text(q, 0)) < 0
+                         ? SIM_ENOMEM : 0;
+        }
+        sqlite3_finalize(q);
+    }
+    if (!rc && paths.n == 0 && !p->o->all)    /* `all` draws it where there are paths */
+        rc = sim_err_set(SIM_EINVAL, "%s: the selected runs have no application paths", p->o->db);
+    for (int k = 0; k < paths.n && !rc; k++) {
+        struct dist d = {0};
+        rc = dist_load(p, "SELECT path, hi_ms, count, lo_ms FROM path_hist WHERE run_id = ?1 "
+                          "AND path = ?2", paths.v[k], true, &d);
+        if (!rc && d.ser.n == 0)
+            rc = sim_err_set(SIM_EINVAL, "%s: no path_hist rows for path %s in the selected "
+                             "runs", p->o->db, paths.v[k]);
+        if (!rc) {
+            char file[200], title[512];
+            snprintf(file, sizeof file, "path-cdf-%s", paths.v[k]);
+            for (char *c = file; *c; c++)
+                if (!(*c == '-' || *c == '_' || *c == '.' || (*c >= '0' && *c <= '9') ||
+                      ((*c | 32) >= 'a' && (*c | 32) <= 'z')))
+                    *c = '_';
+            snprintf(title, sizeof title, "%s: end-to-end latency CDF of path %s", p->prefix,
+                     paths.v[k]);
+            rc = cdf_render(p, &d, file, title, "end-to-end latency (ms, log scale)",
+                            common_value(p, "SELECT min(sla_ms), max(sla_ms) FROM path_stats "
+                                            "WHERE run_id = ?1 AND path = ?2", paths.v[k]));
+        }
+        dist_free(&d);
+    }
+    names_free(&paths);
     return rc;
 }
 
@@ -729,7 +802,7 @@ static int plot_batch(struct plot *p)
     snprintf(sql, sizeof sql, "SELECT model, batch_size, count, batch_size FROM batch_hist WHERE run_id = ?1 %s",
              p->o->model ? "AND model = ?2" : "");
     struct dist d = {0};
-    int rc = dist_load(p, sql, true, &d);   /* per policy and setting, models merged */
+    int rc = dist_load(p, sql, p->o->model, true, &d);  /* per policy and setting, models merged */
     int maxb = 0;
     for (int s = 0; s < d.ser.n; s++)
         for (size_t k = 0; k < d.edge[s].n; k++)
@@ -855,6 +928,84 @@ static int plot_timeline(struct plot *p)
     return render(&pt, "timeline", base, vars);
 }
 
+/* ---- one time series across runs ---- */
+
+/* The time series --series (default executors; --key for a keyed one, e.g. a path's or a
+ * model's) of every selected run against time, a line per run; --window S averages it over
+ * S-second bins. */
+static int plot_series(struct plot *p)
+{
+    const char *name = p->o->series ? p->o->series : "executors";
+    const char *key = p->o->key ? p->o->key : "";
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(p->db, "SELECT t_s, value FROM timeseries WHERE run_id = ?1 AND "
+                                  "series = ?2 AND key = ?3 ORDER BY t_s", -1, &q, NULL) != SQLITE_OK)
+        return db_fail(p, "reading the time series");
+    char file[200], base[4096];
+    snprintf(file, sizeof file, "series-%s%s%s", name, key[0] ? "-" : "", key);
+    for (char *c = file; *c; c++)
+        if (*c == '/' || *c == ' ')
+            *c = '_';
+    FILE *f = dat_open(p, file, base, sizeof base);
+    if (!f) {
+        sqlite3_finalize(q);
+        return SIM_EIO;
+    }
+    int rc = 0, lines = 0;
+    double w = p->o->window_s;
+    for (int i = 0; i < p->n && !rc; i++) {
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, p->r[i].id);
+        sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 3, key, -1, SQLITE_STATIC);
+        char *t = series_title(&p->r[i], NULL, NULL);
+        if (!t) {
+            rc = SIM_ENOMEM;
+            break;
+        }
+        double bin = NAN, sum = 0;
+        int n = 0, step;
+        while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+            double ts = sqlite3_column_double(q, 0), v = sqlite3_column_double(q, 1);
+            double b = w > 0 ? floor(ts / w) : ts;
+            if (n && b != bin) {
+                fprintf(f, "%.6g\t%.6g\n", w > 0 ? (bin + 0.5) * w : bin, sum / n);
+                sum = 0, n = 0;
+            }
+            if (!n && isnan(bin))  /* the run's first row: its block and title */
+                fprintf(f, "%s%s\n", lines++ ? "\n\n" : "", t);
+            bin = b, sum += v, n++;
+        }
+        if (n)
+            fprintf(f, "%.6g\t%.6g\n", w > 0 ? (bin + 0.5) * w : bin, sum / n);
+        if (step != SQLITE_DONE)
+            rc = db_fail(p, "reading the time series");
+        free(t);
+    }
+    sqlite3_finalize(q);
+    int rc2 = dat_close(f, base);
+    if (!rc)
+        rc = rc2;
+    if (!rc && lines == 0)
+        rc = sim_err_set(SIM_EINVAL, "%s: no time series \"%s\"%s%s%s in the selected runs",
+                         p->o->db, name, key[0] ? " with key \"" : "", key, key[0] ? "\"" : "");
+    if (rc) {
+        discard(base);
+        return rc;
+    }
+    char vars[2048], title[512], ylab[256];
+    snprintf(title, sizeof title, "%s: %s%s%s", p->prefix, name, key[0] ? " of " : "", key);
+    if (w > 0)
+        snprintf(ylab, sizeof ylab, "%s%s%s (mean over %g s)", name, key[0] ? " " : "", key, w);
+    else
+        snprintf(ylab, sizeof ylab, "%s%s%s", name, key[0] ? " " : "", key);
+    gp_start(vars, sizeof vars, base, title);
+    gp_set(vars, sizeof vars, "ylab", ylab);
+    size_t len = strlen(vars);
+    snprintf(vars + len, sizeof vars - len, "; nser = %d", lines);
+    return render(p, "series", base, vars);
+}
+
 /* ---- runs, options, main ---- */
 
 static void runs_free(struct plot *p)
@@ -956,6 +1107,20 @@ static int parse(int argc, char **argv, struct opts *o)
             o->model = argv[++i];
         else if (strcmp(a, "--x") == 0 && nx)
             o->xpath = argv[++i];
+        else if (strcmp(a, "--path") == 0 && nx)
+            o->path = argv[++i];
+        else if (strcmp(a, "--series") == 0 && nx)
+            o->series = argv[++i];
+        else if (strcmp(a, "--key") == 0 && nx)
+            o->key = argv[++i];
+        else if (strcmp(a, "--window") == 0 && nx) {
+            char *end;
+            const char *v = argv[++i];
+            o->window_s = strtod(v, &end);
+            if (!*v || *end || !(o->window_s > 0) || !isfinite(o->window_s))
+                return sim_err_set(SIM_EUSAGE, "--window: expected seconds (a positive "
+                                   "number), got \"%s\"", v);
+        }
         else if (strcmp(a, "--out") == 0 && nx)
             o->out = argv[++i];
         else if (strcmp(a, "--prefix") == 0 && nx)
@@ -986,7 +1151,8 @@ static int parse(int argc, char **argv, struct opts *o)
             return sim_err_set(SIM_EUSAGE, "plot: unknown option or missing value: %s", a);
         } else if (strcmp(a, "all") == 0) {
             for (int k = 0; k < K_N; k++)
-                o->kinds[k] = k != K_GOODPUT_VS;
+                o->kinds[k] = k != K_GOODPUT_VS && k != K_SERIES;
+            o->all = true;
             nk++;
         } else {
             int k = 0;
@@ -995,7 +1161,8 @@ static int parse(int argc, char **argv, struct opts *o)
             if (k == K_N)
                 return sim_err_set(SIM_EUSAGE, "plot: unknown kind \"%s\" (expected goodput, "
                                    "goodput-gpus, goodput-slo, goodput-vs, latency-cdf, "
-                                   "queue-cdf, batch-hist, timeline or all)", a);
+                                   "queue-cdf, path-cdf, batch-hist, timeline, series or all)",
+                                   a);
             o->kinds[k] = true;
             nk++;
         }
@@ -1042,7 +1209,9 @@ int sim_plot_main(int argc, char **argv)
         case K_GOODPUT_VS: rc = plot_goodput_vs(&p, "goodput-vs", o.xpath, o.xpath); break;
         case K_LAT_CDF: rc = plot_cdf(&p, false); break;
         case K_QUEUE_CDF: rc = plot_cdf(&p, true); break;
+        case K_PATH_CDF: rc = plot_path_cdf(&p); break;
         case K_BATCH: rc = plot_batch(&p); break;
+        case K_SERIES: rc = plot_series(&p); break;
         case K_TIMELINE: rc = plot_timeline(&p); break;
         case K_N: break;
         }

@@ -296,6 +296,48 @@ JSON
   [ ! -e "$tmp/bad" ] || [ -z "$(ls -A "$tmp/bad")" ] || fail "failed plots left files: $(ls "$tmp/bad")"
 }
 
+# An application (two paths) under fa2 and ds2: path-cdf draws a figure per path with a line
+# per run, series a line per run whose binned values are the database's means.
+plot_paths() {
+  cat > "$tmp/app.json" <<'JSON'
+{"name": "ap", "seed": 3, "duration_s": 40, "warmup_s": 5, "cluster": {"gpus": 1, "max_gpus": 50},
+ "models": [{"name": "a", "alpha_ms": 8, "beta_ms": 4, "slo_ms": 200, "max_batch": 16},
+            {"name": "b", "alpha_ms": 5, "beta_ms": 3, "slo_ms": 200, "max_batch": 16},
+            {"name": "c", "alpha_ms": 12, "beta_ms": 2, "slo_ms": 200, "max_batch": 16}],
+ "application": {"paths": [{"name": "p-ab", "stages": ["a", "b"], "sla_ms": 150},
+                           {"name": "p-ac", "stages": ["a", "c"], "sla_ms": 300}]},
+ "workload": {"rate_rps": 60}, "policy": {"name": "fa2", "params": {"interval_s": 5}}}
+JSON
+  local db="$tmp/app.db" out="$tmp/afigs"
+  "$bin" run "$tmp/app.json" --db "$db" --quiet || { fail "fa2 run failed"; return; }
+  "$bin" run "$tmp/app.json" --db "$db" --quiet --set policy.name=ds2 || { fail "ds2 run failed"; return; }
+  "$bin" plot path-cdf series --db "$db" --out "$out" --series executors --window 5 2> "$tmp/err" ||
+    { fail "plot path-cdf series: $(cat "$tmp/err")"; return; }
+  for k in path-cdf-p-ab path-cdf-p-ac series-executors; do
+    png_ok "$out/ap-$k.png" 900 560
+    [ "$(grep -c '^fa2$\|^ds2$' "$out/ap-$k.dat")" = "2" ] || fail "$k: not one line per run"
+  done
+  awk -F'\t' 'NF == 2 && $1 ~ /^[0-9]/ {v = $2} /^$/ && v != "" {if (v != 1) bad = 1; v = ""} END {if (v != 1 || bad) exit 1}' \
+    "$out/ap-path-cdf-p-ab.dat" || fail "path CDF does not reach 1"
+  # the first bin of fa2's executors: the mean of its samples in [0, 5) s
+  local want got
+  want=$(sqlite3 "$db" "SELECT printf('%.6g', avg(value)) FROM timeseries WHERE run_id = 1 AND series = 'executors' AND key = '' AND t_s < 5")
+  got=$(awk -F'\t' '/^fa2$/ {getline; print $2; exit}' "$out/ap-series-executors.dat")
+  [ -n "$want" ] && [ "$got" = "$want" ] || fail "series bin: $got, database mean $want"
+  "$bin" plot path-cdf --db "$db" --out "$tmp/one" --path p-ac --run 2 2> /dev/null || fail "path-cdf --path --run"
+  [ "$(ls "$tmp/one" | grep -c 'path-cdf.*\.png')" = "1" ] || fail "--path p-ac: not one figure"
+  "$bin" plot path-cdf --db "$db" --out "$tmp/bad" --run 1 --path nowhere 2> "$tmp/err"
+  [ $? -eq 2 ] && grep -qF 'no path_hist rows for path nowhere' "$tmp/err" || fail "unknown path: $(cat "$tmp/err")"
+  "$bin" plot series --db "$db" --out "$tmp/bad" --series nothing 2> "$tmp/err"
+  [ $? -eq 2 ] && grep -qF 'no time series "nothing"' "$tmp/err" || fail "unknown series: $(cat "$tmp/err")"
+  "$bin" plot series --db "$db" --out "$tmp/bad" --window 0 2> "$tmp/err"
+  [ $? -eq 2 ] && grep -qF -- '--window: expected seconds' "$tmp/err" || fail "--window 0: $(cat "$tmp/err")"
+  "$bin" run --db "$tmp/noapp.db" --set duration_s=3 --quiet
+  "$bin" plot path-cdf --db "$tmp/noapp.db" --out "$tmp/bad" 2> "$tmp/err"
+  [ $? -eq 2 ] && grep -qF 'no application paths' "$tmp/err" || fail "no paths: $(cat "$tmp/err")"
+  [ ! -e "$tmp/bad" ] || [ -z "$(ls -A "$tmp/bad")" ] || fail "failed plots left files: $(ls "$tmp/bad")"
+}
+
 compare_inputs() {
   local a="$tmp/a.db" b="$tmp/b.db"
   for s in 1 2 3; do

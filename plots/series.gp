@@ -1,0 +1,13 @@
+# series.gp — one time series of several runs against time (e.g. instances, SLA violation
+# rate), a line per run. servesim plot sets the terminal and output, then defines: datafile,
+# plottitle, ylab, nser.
+# datafile: one block per run (two blank lines between), its first row the run's title, then
+# rows "time (s), value".
+set datafile separator tab
+set title plottitle
+set xlabel "time (s)"
+set ylabel ylab
+set grid
+set yrange [0:*]
+set key below
+plot for [i=0:nser-1] datafile index i using 1:2 with lines lw 2 title columnhead(1)
