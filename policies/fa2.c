@@ -11,10 +11,11 @@
  * Every interval_s the monitor measures the application's arrival rate and the path mix of
  * the requests that left the system in the interval (a request's path is known only when it
  * leaves) and each DNN's queue, the optimizer recomputes (n_s, b_s) for the rates plus a
- * headroom (rate_z Poisson deviations, the queue drained within an interval; 0 and 0 give
- * the paper's bare plan), and the controller sets batch sizes at once,
- * adds instances (serving after cold_start_s) and removes surplus ones (they finish their
- * batch). Registered as five policies that differ only in the planner:
+ * headroom (rate_z Poisson deviations, the queue drained within an interval), and the
+ * controller sets batch sizes at once, adds instances (serving after cold_start_s) and removes
+ * those no plan of the last scale_down_s wanted (they finish their batch); rate_z = backlog =
+ * scale_down_s = 0 is the paper's bare controller (docs/policies.md has the measured
+ * difference). Registered as five policies that differ only in the planner:
  *   fa2          graph transformation + dynamic program (fa2_plan_dp)
  *   fa2-optimal  the exact optimum of the integer program (GLPK MILP)
  *   grandslam    proportional SLA split, local sizing
@@ -34,11 +35,15 @@
 enum planner { PL_FA2, PL_OPTIMAL, PL_GRANDSLAM, PL_INFERLINE, PL_DS2 };
 
 enum { TAG_ADAPT = 1, TAG_PARTIAL = 2 };
+enum { FA2_HIST = 64 };                /* plans remembered for scale_down_s */
 
 struct fa2 {
     enum planner planner;
     double interval_s, cold_start_s, drop_factor, initial_rate;
     double rate_z, backlog;            /* headroom: Poisson deviations; share of the queue */
+    double scale_down_s;               /* instances kept until no plan of this long wants them */
+    int planned[FA2_HIST][FA2_MAX_DNN];/* the last plans' instance counts, a ring */
+    int nplans;
     struct fa2_problem prob;           /* structure and profiles; rates set per interval */
     int ndnn;
     int b[FA2_MAX_DNN];
@@ -56,7 +61,8 @@ struct fa2 {
 };
 
 static const char *const params[] = {"interval_s", "cold_start_s", "drop_factor", "delta",
-                                     "max_batch", "initial_rate_rps", "rate_z", "backlog", NULL};
+                                     "max_batch", "initial_rate_rps", "rate_z", "backlog",
+                                     "scale_down_s", NULL};
 
 static int grow(struct fa2 *st, int e)
 {
@@ -164,27 +170,36 @@ static void dispatch(struct sim *s, struct fa2 *st, int m)
     }
 }
 
-/* The controller: batch sizes now; instances added (after `delay`, the cold start) or removed
- * (they drain); spare executors are taken first and removed when no DNN needs them. */
+/* The controller: batch sizes now; instances added (after `delay`, the cold start) at once,
+ * removed (they drain) only when no plan of the last scale_down_s wanted them; spare
+ * executors are taken first and removed when no DNN needs them. */
 static void apply(struct sim *s, struct fa2 *st, const struct fa2_plan *p, int64_t delay)
 {
     double lambda[FA2_MAX_DNN];
     fa2_rates(&st->prob, lambda);
-    int total = 0;
+    int total = 0, keep = 1 + (int)floor(st->scale_down_s / st->interval_s + 1e-9);
+    if (keep > FA2_HIST)
+        keep = FA2_HIST;
+    memcpy(st->planned[st->nplans++ % FA2_HIST], p->n, sizeof p->n);
     for (int m = 0; m < st->ndnn; m++) {
         struct pool *in = &st->inst[m];
+        int want = 0;
+        for (int k = 1; k <= keep && k <= st->nplans; k++) {
+            int n = st->planned[(st->nplans - k) % FA2_HIST][m];
+            want = n > want ? n : want;
+        }
         st->b[m] = p->b[m];
         st->wait_ns[m] = st->b[m] > 1 && lambda[m] > 0
                              ? (int64_t)llround(1e9 * (st->b[m] - 1) / lambda[m]) : 0;
-        while (in->n < p->n[m]) {
+        while (in->n < want) {
             int e = st->spare.n ? st->spare.ids[--st->spare.n] : sim_exec_add_after(s, delay);
             if (e < 0)
                 break;
             assign(st, e, m);
         }
         /* surplus: starting ones first, then idle, then busy (they finish their batch) */
-        for (int pass = 0; pass < 3 && in->n > p->n[m]; pass++)
-            for (int i = in->n - 1; i >= 0 && in->n > p->n[m]; i--) {
+        for (int pass = 0; pass < 3 && in->n > want; pass++)
+            for (int i = in->n - 1; i >= 0 && in->n > want; i--) {
                 int e = in->ids[i];
                 const struct sim_exec *x = sim_exec(s, e);
                 bool pick = pass == 0 ? x->state == SIM_EXEC_STARTING
@@ -268,6 +283,7 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
     st->drop_factor = 3;
     st->rate_z = 1;
     st->backlog = 1;
+    st->scale_down_s = 30;
     st->prob.delta = 1e-3;
     st->initial_rate = cfg->rate_rps;
     if ((rc = sim_json_num(pj, p, "interval_s", false, SIM_J_POS, &st->interval_s)) ||
@@ -277,7 +293,8 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
         (rc = sim_json_int(pj, p, "max_batch", false, 1, FA2_MAX_BATCH, &bmax)) ||
         (rc = sim_json_num(pj, p, "initial_rate_rps", false, SIM_J_NONNEG, &st->initial_rate)) ||
         (rc = sim_json_num(pj, p, "rate_z", false, SIM_J_NONNEG, &st->rate_z)) ||
-        (rc = sim_json_num(pj, p, "backlog", false, SIM_J_NONNEG, &st->backlog)))
+        (rc = sim_json_num(pj, p, "backlog", false, SIM_J_NONNEG, &st->backlog)) ||
+        (rc = sim_json_num(pj, p, "scale_down_s", false, SIM_J_NONNEG, &st->scale_down_s)))
         return rc;
     if (!app)
         return sim_err_set(SIM_EINVAL, "policy: %s serves applications (DAG pipelines): the "

@@ -358,8 +358,8 @@ static struct sim_result *run(const char *overrides)
     return r;
 }
 
-/* The spec expects about 1% on steady load (measured here: 1.2% at 8 req/s, 1.1% at 27 req/s,
- * with the runtime's default headroom; the paper's bare rates give 11% and 3.4%). */
+/* The spec expects about 1% on steady load (measured, 400 s, seed 1: 0.15% at 8 req/s, 0.85%
+ * at 27 req/s with the runtime's default headroom; the bare rates give 6.9% at 8 req/s). */
 static void steady_violations_bounded(void)
 {
     static const char *const loads[] = {"workload.rate_rps=8", "workload.rate_rps=27",
@@ -385,52 +385,58 @@ static void steady_violations_bounded(void)
           "instance-seconds, bad rate %.4f; with: %.0f, %.4f", cost[2], bad[2], cost[0], bad[0]);
 }
 
-/* Step 8 -> 27 req/s at t = 200 s: the instances in service reach the new plan within one
- * interval (10 s) + the cold start (6 s) + a few seconds, and violations settle after. */
+/* Mean of time series `name` over (t0, t1] s. */
+static double ts_mean(const struct sim_result *r, const char *name, double t0, double t1)
+{
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; i < r->ts.n; i++) {
+        const struct sim_ts_point *p = &r->ts.pts[i];
+        double t = (double)p->t / 1e9;
+        if (!strcmp(r->ts.series[p->series], name) && p->key < 0 && t > t0 && t <= t1)
+            sum += p->value, n++;
+    }
+    return n ? sum / n : NAN;
+}
+
+/* First time after t0 at which series `name` is >= level (up) or <= level (!up); -1: never. */
+static double ts_reaches(const struct sim_result *r, const char *name, double t0, double level,
+                         bool up)
+{
+    for (size_t i = 0; i < r->ts.n; i++) {
+        const struct sim_ts_point *p = &r->ts.pts[i];
+        double t = (double)p->t / 1e9;
+        if (!strcmp(r->ts.series[p->series], name) && p->key < 0 && t > t0 &&
+            (up ? p->value >= level : p->value <= level))
+            return t - t0;
+    }
+    return -1;
+}
+
+/* Step 8 -> 27 req/s at t = 200 s and back to 8 at 400 s: the instances in service reach the
+ * new plan within one interval (10 s) + the cold start (6 s) + a few seconds, violations
+ * settle, and after the step down the surplus goes within scale_down_s (30 s) + an interval
+ * + a few seconds. */
 static void reconverges_after_step(void)
 {
-    struct sim_result *r = run("duration_s=400;warmup_s=30;"
-                               "workload.segments=[{\"duration_s\":200,\"scale\":1},{\"scale\":3.375}]");
-    int series_up = -1, series_bad = -1;
-    for (int i = 0; i < r->ts.nseries; i++) {
-        if (!strcmp(r->ts.series[i], "executors"))
-            series_up = i;
-        if (!strcmp(r->ts.series[i], "bad_rate"))
-            series_bad = i;
-    }
-    REQUIRE_OK(series_up >= 0 && series_bad >= 0 ? 0 : SIM_EINVAL);
-    double before = 0, after = 0, settled = -1;
-    int nb = 0, na = 0;
-    for (size_t i = 0; i < r->ts.n; i++) {
-        const struct sim_ts_point *p = &r->ts.pts[i];
-        double t = (double)p->t / 1e9;
-        if (p->series == series_up && t > 150 && t <= 200)
-            before += p->value, nb++;
-        if (p->series == series_up && t > 300)
-            after += p->value, na++;
-    }
-    before /= nb, after /= na;
-    for (size_t i = 0; i < r->ts.n; i++) {
-        const struct sim_ts_point *p = &r->ts.pts[i];
-        double t = (double)p->t / 1e9;
-        if (p->series == series_up && t > 200 && settled < 0 && p->value >= 0.95 * after)
-            settled = t - 200;
-    }
-    double bad_late = 0;
-    int nl = 0;
-    for (size_t i = 0; i < r->ts.n; i++) {
-        const struct sim_ts_point *p = &r->ts.pts[i];
-        if (p->series == series_bad && (double)p->t / 1e9 > 240)
-            bad_late += p->value, nl++;
-    }
-    bad_late /= nl;
-    printf("step 8 -> 27 req/s: %.1f instances before, %.1f after; in service %.0f s after the "
-           "step; mean per-second violation rate from 40 s after: %.4f\n", before, after,
-           settled, bad_late);
+    struct sim_result *r = run("duration_s=600;warmup_s=30;"
+                               "workload.segments=[{\"duration_s\":200,\"scale\":1},"
+                               "{\"duration_s\":200,\"scale\":3.375},{\"scale\":1}]");
+    double before = ts_mean(r, "executors", 150, 200), after = ts_mean(r, "executors", 300, 400);
+    double back = ts_mean(r, "executors", 500, 600);
+    double up = ts_reaches(r, "executors", 200, 0.95 * after, true);
+    double down = ts_reaches(r, "executors", 400, 1.05 * back, false);
+    double bad_late = ts_mean(r, "bad_rate", 240, 400);
+    printf("step 8 -> 27 -> 8 req/s: %.1f instances before, %.1f after, %.1f back; in service "
+           "%.0f s after the step up, surplus gone %.0f s after the step down; mean per-second "
+           "violation rate from 40 s after the step up: %.4f\n", before, after, back, up, down,
+           bad_late);
     CHECK(after > 1.5 * before, "instances %.1f -> %.1f: no scale-up", before, after);
-    CHECK(settled >= 0 && settled <= 10 + 6 + 5, "instances in service %.0f s after the step",
-          settled);
+    CHECK(up >= 0 && up <= 10 + 6 + 5, "instances in service %.0f s after the step", up);
     CHECK(bad_late < 0.03, "violations %.4f after re-convergence", bad_late);
+    CHECK(back < 1.2 * before && down >= 0 && down <= 30 + 10 + 5,
+          "after the step down: %.1f instances (before the step up %.1f), %.0f s", back, before,
+          down);
     sim_result_destroy(r);
 }
 
