@@ -6,6 +6,7 @@
 #include "sim.h"
 #include "sim_err.h"
 #include "sim_goodput.h"
+#include "sim_report.h"
 #include "test.h"
 
 /* ------------------------------------------------------------ conformance */
@@ -13,6 +14,8 @@
 struct audit {
     uint64_t arrived, ended_count, violations, stages;
     unsigned char *state;         /* per request id: 1 arrived, 2 ended */
+    int64_t *deadline;            /* per request id: its deadline at arrival */
+    uint64_t entries[64];         /* per model: requests that entered its queue (any stage) */
     size_t cap;
     int64_t last_event;
     int64_t *exec_busy_until;
@@ -96,6 +99,9 @@ static void obs_request_arrive(void *ctx, const struct sim *s, const struct sim_
         while (cap <= r->id)
             cap *= 2;
         a->state = realloc(a->state, cap);
+        a->deadline = realloc(a->deadline, cap * sizeof *a->deadline);
+        if (!a->state || !a->deadline)
+            exit(1);
         memset(a->state + a->cap, 0, cap - a->cap);
         a->cap = cap;
     }
@@ -104,21 +110,25 @@ static void obs_request_arrive(void *ctx, const struct sim *s, const struct sim_
         a->violations++;
     }
     a->state[r->id] = 1;
+    a->deadline[r->id] = r->deadline;
+    a->entries[r->model & 63]++;
     a->arrived++;
 }
 
 /* A stage of an application's request completed and the next one begins: the request is in
- * flight, its previous batch has finished, and its arrival and deadline are unchanged. */
+ * flight, its previous batch has finished, and its deadline is the one it arrived with. */
 static void obs_request_stage(void *ctx, const struct sim *s, const struct sim_request *r)
 {
     struct audit *a = ctx;
     if (r->id >= a->cap || a->state[r->id] != 1 || r->t_finish > sim_now(s) ||
-        r->t_stage < r->t_finish || r->deadline <= r->t_arrival) {
+        r->t_stage < r->t_finish || r->deadline != a->deadline[r->id] ||
+        r->deadline <= r->t_arrival) {
         fprintf(stderr, "request %llu entered stage %d out of order (finish %lld, now %lld)\n",
                 (unsigned long long)r->id, r->stage, (long long)r->t_finish,
                 (long long)sim_now(s));
         a->violations++;
     }
+    a->entries[r->model & 63]++;
     a->stages++;
 }
 
@@ -178,6 +188,41 @@ static const char *const conformance_app_workloads[] = {
     "\"jitter\":{\"kind\":\"exponential\",\"mean_us\":30}}",
 };
 
+/* Conservation across stages (no warm-up: every request counts): each model's offered count
+ * is the requests the observer saw enter its queue; the paths' requests are the arrivals; and
+ * a request that finished (on time or late) went through every stage of its path, one that
+ * was dropped through at most all of them. */
+static void check_stage_conservation(const char *policy, size_t w, struct sim *s,
+                                     const struct audit *a)
+{
+    struct sim_result *r;
+    REQUIRE_OK(sim_result_collect(s, &r));
+    uint64_t entries = 0, offered = 0, least = 0, most = 0;
+    for (int m = 0; m < r->nmodels; m++) {
+        CHECK(r->models[m].offered == a->entries[m], "policy %s, workload %zu: model %s "
+              "offered %llu, entered %llu", policy, w, r->models[m].name,
+              (unsigned long long)r->models[m].offered, (unsigned long long)a->entries[m]);
+        entries += a->entries[m];
+    }
+    for (int p = 0; p < r->npaths; p++) {
+        const struct sim_path_result *pr = &r->paths[p];
+        uint64_t len = 1;
+        for (const char *c = pr->stages; *c; c++)
+            len += *c == '>';
+        offered += pr->offered;
+        least += (pr->on_time + pr->late) * len + pr->dropped;
+        most += pr->offered * len;
+        CHECK(pr->on_time + pr->late + pr->dropped == pr->offered, "policy %s, path %s: "
+              "outcomes do not add up", policy, pr->name);
+    }
+    CHECK(offered == a->arrived, "policy %s, workload %zu: paths offered %llu, %llu arrived",
+          policy, w, (unsigned long long)offered, (unsigned long long)a->arrived);
+    CHECK(least <= entries && entries <= most, "policy %s, workload %zu: %llu stage entries, "
+          "paths allow %llu..%llu", policy, w, (unsigned long long)entries,
+          (unsigned long long)least, (unsigned long long)most);
+    sim_result_destroy(r);
+}
+
 static void conformance_every_policy(void)
 {
     size_t nw = sizeof conformance_workloads / sizeof *conformance_workloads;
@@ -189,7 +234,7 @@ static void conformance_every_policy(void)
             bool app = w >= nw;
             if (app)
                 snprintf(text, sizeof text,
-                         "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":6,\"warmup_s\":0.5,"
+                         "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":6,\"warmup_s\":0,"
                          "%s,%s,\"policy\":{\"name\":\"%s\"%s},"
                          "\"metrics\":{\"sample_period_s\":0.5}}",
                          w + 1, conformance_app, conformance_app_workloads[w - nw], ops->name,
@@ -230,7 +275,10 @@ static void conformance_every_policy(void)
                     CHECK(0, "policy %s: request %zu never ended", ops->name, i);
                     break;
                 }
+            if (app)
+                check_stage_conservation(ops->name, w, s, &a);
             free(a.state);
+            free(a.deadline);
             free(a.exec_busy_until);
             sim_destroy(s);
             sim_config_destroy(cfg);
