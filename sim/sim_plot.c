@@ -54,6 +54,8 @@ static const char usage[] =
     "  --model NAME    latency-cdf, queue-cdf, batch-hist: only this model (default: each\n"
     "                  model, or all models merged when there would be more than 12 lines)\n"
     "  --x PATH        goodput-vs: the config path on the x axis, e.g. workload.rate_rps\n"
+    "  --y METRIC      goodput-vs (and -gpus, -slo): draw goodput (default), bad_rate,\n"
+    "                  gpu_s (executor-seconds) or gpus_max against x\n"
     "  --path NAME     path-cdf: only this execution path\n"
     "  --series NAME   series: the time series (default executors; e.g. bad_rate,\n"
     "                  offered_rps, fa2.instances, path_bad_rate)\n"
@@ -73,6 +75,7 @@ struct opts {
     const char *db, *name_glob, *model, *xpath, *out, *prefix, *scripts;
     const char *path, *series, *key;    /* path-cdf, series */
     double window_s;                    /* series */
+    int y;                              /* goodput-vs: index into y_names */
     int64_t runs[MAX_RUN_IDS];
     int nruns, w, h;
     bool kinds[16], all;
@@ -83,6 +86,7 @@ struct prun {
     char *name, *kind, *policy, *settings, *config;
     uint64_t seed;
     double value;                       /* goodput_rps for goodput runs, else ontime_rps */
+    double metric[3];                   /* goodput-vs --y: bad_rate, gpu_s, gpus_max */
     bool goodput;
 };
 
@@ -100,6 +104,13 @@ enum kind { K_GOODPUT, K_GOODPUT_GPUS, K_GOODPUT_SLO, K_GOODPUT_VS, K_LAT_CDF, K
 static const char *const kind_names[K_N] = {"goodput", "goodput-gpus", "goodput-slo",
                                             "goodput-vs", "latency-cdf", "queue-cdf",
                                             "path-cdf", "batch-hist", "timeline", "series"};
+
+/* goodput-vs --y: what is drawn against x (0: goodput; then prun.metric[y - 1]). */
+enum { Y_N = 4 };
+static const char *const y_names[Y_N] = {"goodput", "bad_rate", "gpu_s", "gpus_max"};
+static const char *const y_labels[Y_N] = {"", "late or dropped (fraction of requests)",
+                                          "GPU-seconds (executors up x time)",
+                                          "GPUs at most (executors at once)"};
 
 /* ---- small helpers ---- */
 
@@ -511,11 +522,16 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
             k++;
         if (k == npts[s])
             row[npts[s]++].x = x;
-        if ((rc = vec_push(&row[k].y, r->value)))
+        if ((rc = vec_push(&row[k].y, p->o->y ? r->metric[p->o->y - 1] : r->value)))
             goto out;
     }
     char base[4096];
-    FILE *f = dat_open(p, file, base, sizeof base);
+    char yfile[256];
+    if (p->o->y)                          /* goodput-vs -> gpu_s-vs, goodput-gpus -> gpu_s-gpus */
+        snprintf(yfile, sizeof yfile, "%s-%s", y_names[p->o->y], file + strlen("goodput-"));
+    else
+        snprintf(yfile, sizeof yfile, "%s", file);
+    FILE *f = dat_open(p, yfile, base, sizeof base);
     if (!f) {
         rc = SIM_EIO;
         goto out;
@@ -533,9 +549,9 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
     if ((rc = dat_close(f, base)))
         goto out;
     char vars[2048], title[512];
-    snprintf(title, sizeof title, "%s: goodput vs %s", p->prefix, xlab);
+    snprintf(title, sizeof title, "%s: %s vs %s", p->prefix, y_names[p->o->y], xlab);
     gp_start(vars, sizeof vars, base, title);
-    gp_set(vars, sizeof vars, "ylab", goodput_ylabel(p));
+    gp_set(vars, sizeof vars, "ylab", p->o->y ? y_labels[p->o->y] : goodput_ylabel(p));
     gp_set(vars, sizeof vars, "xlab", xlab);
     size_t len = strlen(vars);
     snprintf(vars + len, sizeof vars - len, "; nser = %d", ser.n);
@@ -1036,7 +1052,8 @@ static int load_runs(struct plot *p)
     }
     snprintf(sql, sizeof sql,
              "SELECT r.id, r.name, r.kind, r.policy, r.seed, r.config_json, r.goodput_rps, "
-             "r.ontime_rps, %s FROM runs r %s WHERE r.status = 'ok' %s%s%s %s %s ORDER BY r.id",
+             "r.ontime_rps, %s, r.bad_rate, r.gpu_s, r.gpus_max FROM runs r %s "
+             "WHERE r.status = 'ok' %s%s%s %s %s ORDER BY r.id",
              p->version >= 2 ? "sp.settings_json" : "NULL",
              p->version >= 2 ? "LEFT JOIN sweep_points sp ON sp.run_id = r.id" : "",
              o->nruns ? "AND r.id IN (" : "", ids, o->nruns ? ")" : "",
@@ -1067,6 +1084,9 @@ static int load_runs(struct plot *p)
         r->config = xstrdup((const char *)sqlite3_column_text(q, 5));
         r->goodput = strcmp(r->kind, "goodput") == 0 && sqlite3_column_type(q, 6) != SQLITE_NULL;
         r->value = sqlite3_column_double(q, r->goodput ? 6 : 7);
+        for (int k = 0; k < 3; k++)
+            r->metric[k] = sqlite3_column_type(q, 9 + k) == SQLITE_NULL
+                               ? NAN : sqlite3_column_double(q, 9 + k);
         r->settings = sqlite3_column_type(q, 8) == SQLITE_NULL
                           ? NULL : xstrdup((const char *)sqlite3_column_text(q, 8));
         if (!r->name || !r->kind || !r->policy || !r->config)
@@ -1107,7 +1127,15 @@ static int parse(int argc, char **argv, struct opts *o)
             o->model = argv[++i];
         else if (strcmp(a, "--x") == 0 && nx)
             o->xpath = argv[++i];
-        else if (strcmp(a, "--path") == 0 && nx)
+        else if (strcmp(a, "--y") == 0 && nx) {
+            const char *v = argv[++i];
+            o->y = 0;
+            while (o->y < Y_N && strcmp(v, y_names[o->y]) != 0)
+                o->y++;
+            if (o->y == Y_N)
+                return sim_err_set(SIM_EUSAGE, "--y: expected goodput, bad_rate, gpu_s or "
+                                   "gpus_max, got \"%s\"", v);
+        } else if (strcmp(a, "--path") == 0 && nx)
             o->path = argv[++i];
         else if (strcmp(a, "--series") == 0 && nx)
             o->series = argv[++i];

@@ -324,6 +324,13 @@ JSON
   want=$(sqlite3 "$db" "SELECT printf('%.6g', avg(value)) FROM timeseries WHERE run_id = 1 AND series = 'executors' AND key = '' AND t_s < 5")
   got=$(awk -F'\t' '/^fa2$/ {getline; print $2; exit}' "$out/ap-series-executors.dat")
   [ -n "$want" ] && [ "$got" = "$want" ] || fail "series bin: $got, database mean $want"
+  # goodput-vs --y gpu_s: each run's executor-seconds against its rate
+  "$bin" plot goodput-vs --x workload.rate_rps --y gpu_s --db "$db" --out "$out" 2> /dev/null || fail "goodput-vs --y gpu_s"
+  want=$(sqlite3 "$db" "SELECT printf('%.6g', gpu_s) FROM runs WHERE policy = 'ds2'")
+  got=$(awk -F'\t' '/^ds2$/ {getline; print $2; exit}' "$out/ap-gpu_s-vs.dat")
+  [ -n "$want" ] && [ "$got" = "$want" ] || fail "gpu_s-vs: $got, database $want"
+  "$bin" plot goodput-vs --x workload.rate_rps --y cost --db "$db" --out "$tmp/bad" 2> "$tmp/err"
+  [ $? -eq 2 ] && grep -qF -- '--y: expected goodput, bad_rate, gpu_s or gpus_max, got "cost"' "$tmp/err" || fail "--y cost: $(cat "$tmp/err")"
   "$bin" plot path-cdf --db "$db" --out "$tmp/one" --path p-ac --run 2 2> /dev/null || fail "path-cdf --path --run"
   [ "$(ls "$tmp/one" | grep -c 'path-cdf.*\.png')" = "1" ] || fail "--path p-ac: not one figure"
   "$bin" plot path-cdf --db "$db" --out "$tmp/bad" --run 1 --path nowhere 2> "$tmp/err"
