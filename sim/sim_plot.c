@@ -171,6 +171,16 @@ static int vec_push(struct vec *x, double d)
     return 0;
 }
 
+/* A name from the database (a path, a series, a key) made fit for a file name: letters,
+ * digits, '-', '_' and '.' stay, anything else becomes '_'. */
+static void file_safe(char *name)
+{
+    for (char *c = name; *c; c++)
+        if (!(*c == '-' || *c == '_' || *c == '.' || (*c >= '0' && *c <= '9') ||
+              ((*c | 32) >= 'a' && (*c | 32) <= 'z')))
+            *c = '_';
+}
+
 static int db_fail(struct plot *p, const char *what)
 {
     return sim_err_set(SIM_EINVAL, "%s: %s: %s", p->o->db, what, sqlite3_errmsg(p->db));
@@ -796,10 +806,7 @@ static int plot_path_cdf(struct plot *p)
         if (!rc) {
             char file[200], title[512];
             snprintf(file, sizeof file, "path-cdf-%s", paths.v[k]);
-            for (char *c = file; *c; c++)
-                if (!(*c == '-' || *c == '_' || *c == '.' || (*c >= '0' && *c <= '9') ||
-                      ((*c | 32) >= 'a' && (*c | 32) <= 'z')))
-                    *c = '_';
+            file_safe(file);
             snprintf(title, sizeof title, "%s: end-to-end latency CDF of path %s", p->prefix,
                      paths.v[k]);
             rc = cdf_render(p, &d, file, title, "end-to-end latency (ms, log scale)",
@@ -959,9 +966,7 @@ static int plot_series(struct plot *p)
         return db_fail(p, "reading the time series");
     char file[200], base[4096];
     snprintf(file, sizeof file, "series-%s%s%s", name, key[0] ? "-" : "", key);
-    for (char *c = file; *c; c++)
-        if (*c == '/' || *c == ' ')
-            *c = '_';
+    file_safe(file);
     FILE *f = dat_open(p, file, base, sizeof base);
     if (!f) {
         sqlite3_finalize(q);
@@ -1221,9 +1226,7 @@ int sim_plot_main(int argc, char **argv)
         for (int i = 1; i < p.n; i++)
             same &= strcmp(p.r[i].name, p.r[0].name) == 0;
         snprintf(p.prefix, sizeof p.prefix, "%s", o.prefix ? o.prefix : same ? p.r[0].name : "runs");
-        for (char *c = p.prefix; *c; c++)
-            if (*c == '/')
-                *c = '_';
+        file_safe(p.prefix);
     }
     for (int k = 0; k < K_N && !rc; k++) {
         if (!o.kinds[k])
