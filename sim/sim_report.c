@@ -302,6 +302,22 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
     }
 }
 
+/* The outcome fields a model and a path share: counts and latency quantiles p50..p999. */
+static cJSON *outcomes_json(const char *name, uint64_t offered, uint64_t on_time, uint64_t late,
+                            uint64_t dropped, const double q[4])
+{
+    static const char *const qn[4] = {"p50_ms", "p90_ms", "p99_ms", "p999_ms"};
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", name);
+    cJSON_AddNumberToObject(j, "offered", (double)offered);
+    cJSON_AddNumberToObject(j, "on_time", (double)on_time);
+    cJSON_AddNumberToObject(j, "late", (double)late);
+    cJSON_AddNumberToObject(j, "dropped", (double)dropped);
+    for (int i = 0; i < 4; i++)
+        cJSON_AddNumberToObject(j, qn[i], q[i]);
+    return j;
+}
+
 char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
 {
     cJSON *o = cJSON_CreateObject();
@@ -337,17 +353,12 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
         cJSON *pa = cJSON_AddArrayToObject(o, "paths");
         for (int p = 0; p < r->npaths; p++) {
             const struct sim_path_result *x = &r->paths[p];
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddStringToObject(j, "name", x->name);
+            cJSON *j = outcomes_json(x->name, x->offered, x->on_time, x->late, x->dropped,
+                                     (const double[4]){x->p50_ms, x->p90_ms, x->p99_ms,
+                                                       x->p999_ms});
             cJSON_AddStringToObject(j, "stages", x->stages);
             cJSON_AddNumberToObject(j, "sla_ms", x->sla_ms);
             cJSON_AddNumberToObject(j, "prob", x->prob);
-            cJSON_AddNumberToObject(j, "offered", (double)x->offered);
-            cJSON_AddNumberToObject(j, "on_time", (double)x->on_time);
-            cJSON_AddNumberToObject(j, "late", (double)x->late);
-            cJSON_AddNumberToObject(j, "dropped", (double)x->dropped);
-            cJSON_AddNumberToObject(j, "p50_ms", x->p50_ms);
-            cJSON_AddNumberToObject(j, "p99_ms", x->p99_ms);
             cJSON_AddNumberToObject(j, "mean_ms", x->mean_ms);
             cJSON_AddNumberToObject(j, "bad_frac", x->bad_frac);
             cJSON_AddItemToArray(pa, j);
@@ -356,17 +367,9 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
     cJSON *ms = cJSON_AddArrayToObject(o, "models");
     for (int m = 0; m < r->nmodels; m++) {
         const struct sim_model_result *x = &r->models[m];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "name", x->name);
+        cJSON *j = outcomes_json(x->name, x->offered, x->on_time, x->late, x->dropped,
+                                 (const double[4]){x->p50_ms, x->p90_ms, x->p99_ms, x->p999_ms});
         cJSON_AddNumberToObject(j, "slo_ms", x->slo_ms);
-        cJSON_AddNumberToObject(j, "offered", (double)x->offered);
-        cJSON_AddNumberToObject(j, "on_time", (double)x->on_time);
-        cJSON_AddNumberToObject(j, "late", (double)x->late);
-        cJSON_AddNumberToObject(j, "dropped", (double)x->dropped);
-        cJSON_AddNumberToObject(j, "p50_ms", x->p50_ms);
-        cJSON_AddNumberToObject(j, "p90_ms", x->p90_ms);
-        cJSON_AddNumberToObject(j, "p99_ms", x->p99_ms);
-        cJSON_AddNumberToObject(j, "p999_ms", x->p999_ms);
         cJSON_AddNumberToObject(j, "mean_queue_ms", x->mean_queue_ms);
         cJSON_AddNumberToObject(j, "mean_batch", x->mean_batch);
         cJSON_AddNumberToObject(j, "ideal_batch_staggered", x->ideal_batch_staggered);
