@@ -24,6 +24,19 @@ static bool within_slo(uint64_t bad, uint64_t offered, double q)
     return offered == 0 || (double)bad <= (1.0 - q) * (double)offered + 1e-9;
 }
 
+/* Adds one model's or path's outcomes to the run's totals and verdict; its bad fraction. */
+static double add_outcomes(struct sim_result *r, const struct sim_outcomes *n, double q)
+{
+    uint64_t bad = n->late + n->dropped;
+    r->offered += n->offered;
+    r->on_time += n->on_time;
+    r->late += n->late;
+    r->dropped += n->dropped;
+    if (!within_slo(bad, n->offered, q))
+        r->pass = false;
+    return n->offered ? (double)bad / (double)n->offered : 0;
+}
+
 static void latency_summary(const struct sim_hist *h, double *p50, double *p90, double *p99,
                             double *p999, double *mean)
 {
@@ -62,17 +75,10 @@ static int collect_paths(struct sim *s, struct sim_result *r, double q)
         o->dropped = ps->n.dropped;
         latency_summary(&ps->latency, &o->p50_ms, &o->p90_ms, &o->p99_ms, &o->p999_ms,
                         &o->mean_ms);
-        uint64_t bad = o->late + o->dropped;
-        o->bad_frac = o->offered ? (double)bad / (double)o->offered : 0;
+        o->bad_frac = add_outcomes(r, &ps->n, q);
         if (!(o->latency = malloc(sizeof *o->latency)))
             return SIM_ENOMEM;
         memcpy(o->latency, &ps->latency, sizeof *o->latency);
-        r->offered += o->offered;
-        r->on_time += o->on_time;
-        r->late += o->late;
-        r->dropped += o->dropped;
-        if (!within_slo(bad, o->offered, q))
-            r->pass = false;
     }
     return 0;
 }
@@ -129,8 +135,7 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
             o->pred_over_frac = (double)ms->pred_over / n;
         }
         o->mean_batch = ms->batches ? (double)ms->batched / (double)ms->batches : 0;
-        uint64_t bad = ms->n.late + ms->n.dropped;
-        o->bad_frac = ms->n.offered ? (double)bad / (double)ms->n.offered : 0;
+        o->bad_frac = add_outcomes(r, &ms->n, q);
         int k = sim_model_cfg_kind(md->cfg, c->gpu_kind);
         double n = c->gpus;
         o->ideal_batch_staggered = ideal_batch(md->cfg, k, 1.0 + 1.0 / n);
@@ -143,12 +148,6 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         memcpy(o->batch_hist, ms->batch_hist, ((size_t)md->max_batch + 1) * sizeof *o->batch_hist);
         memcpy(o->latency, &ms->latency, sizeof *o->latency);
         memcpy(o->queueing, &ms->queueing, sizeof *o->queueing);
-        r->offered += o->offered;
-        r->on_time += o->on_time;
-        r->late += o->late;
-        r->dropped += o->dropped;
-        if (!within_slo(bad, o->offered, q))
-            r->pass = false;
         if (o->bad_frac > worst) {
             worst = o->bad_frac;
             r->worst_model = m;
