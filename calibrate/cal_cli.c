@@ -3,6 +3,7 @@
  * checks the simulator against a real serving loop. Usage: servesim-calibrate --help.
  * Exit codes: 0 done, 1 internal error, 2 bad input, 77 backend unavailable here (no GPU). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,11 +118,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 #define INT(dst, lo)                                                                      \
     do {                                                                                  \
         VAL();                                                                            \
-        char *e_;                                                                         \
-        long x_ = strtol(v, &e_, 10);                                                     \
-        if (*e_ || e_ == v || x_ < (lo) || x_ > 1000000)                                  \
-            return sim_err_set(SIM_EUSAGE, "%s: expected an integer >= %d, got \"%s\"", a, \
-                               (lo), v);                                                  \
+        long long x_;                                                                     \
+        if ((rc = sim_arg_int(a, v, (lo), 1000000, &x_)))                                 \
+            return rc;                                                                    \
         dst = (int)x_;                                                                    \
     } while (0)
         if (!strcmp(a, "--backend")) { VAL(); o->backend = v; }
@@ -151,11 +150,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
         else if (!strcmp(a, "--tol") || !strcmp(a, "--tol-check")) {
             VAL();
-            char *e;
-            double x = strtod(v, &e);
-            if (*e || e == v || !(x > 0))
-                return sim_err_set(SIM_EUSAGE, "%s: expected a positive number, got \"%s\"", a, v);
-            *(!strcmp(a, "--tol") ? &o->tol : &o->tol_check) = x;
+            rc = sim_arg_num(a, v, 0, true, INFINITY,
+                             !strcmp(a, "--tol") ? &o->tol : &o->tol_check);
         } else if (a[0] == '-')
             return sim_err_set(SIM_EUSAGE, "unknown option %s (see --help)", a);
         else if (o->nnets < 64)

@@ -87,16 +87,6 @@ static int fail(int rc)
     return exit_code(rc);
 }
 
-static int parse_num(const char *opt, const char *v, double *out)
-{
-    char *end;
-    double x = strtod(v, &end);
-    if (!*v || *end || !(x > 0))
-        return sim_err_set(SIM_EUSAGE, "%s: expected a positive number, got \"%s\"", opt, v);
-    *out = x;
-    return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -111,7 +101,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         bool has_next = i + 1 < argc;
-        double x;
+        long long n;
         int rc;
         if (strcmp(a, "--json") == 0) {
             o->json = true;
@@ -126,46 +116,34 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                 return sim_err_set(SIM_EUSAGE, "--set: at most %d overrides", MAX_SETS);
             o->sets[o->nsets++] = argv[++i];
         } else if (strcmp(a, "--seed") == 0 && has_next) {
-            char *end;
-            const char *v = argv[++i];
-            unsigned long long s = strtoull(v, &end, 10);
-            if (!*v || *end || v[0] == '-' || s > (1ULL << 53))
-                return sim_err_set(SIM_EUSAGE, "--seed: expected an integer in [0, 2^53], got \"%s\"", v);
-            o->seed = s;
+            if ((rc = sim_arg_int(a, argv[++i], 0, 1LL << 53, &n)))
+                return rc;
+            o->seed = (uint64_t)n;
             o->seed_given = true;
         } else if (strcmp(a, "--duration") == 0 && has_next) {
-            if ((rc = parse_num(a, argv[++i], &o->duration)))
+            if ((rc = sim_arg_num(a, argv[++i], 0, true, INFINITY, &o->duration)))
                 return rc;
         } else if (strcmp(a, "--rate") == 0 && has_next) {
-            if ((rc = parse_num(a, argv[++i], &o->rate)))
+            if ((rc = sim_arg_num(a, argv[++i], 0, true, INFINITY, &o->rate)))
                 return rc;
         } else if (strcmp(a, "--sample") == 0 && has_next) {
-            const char *v = argv[++i];
-            char *end;
-            o->sample = strtod(v, &end);
-            if (!*v || *end || !(o->sample >= 0))
-                return sim_err_set(SIM_EUSAGE, "--sample: expected a number >= 0, got \"%s\"", v);
+            if ((rc = sim_arg_num(a, argv[++i], 0, false, INFINITY, &o->sample)))
+                return rc;
         } else if (strcmp(a, "--gpus") == 0 && has_next) {
-            if ((rc = parse_num(a, argv[++i], &x)))
+            if ((rc = sim_arg_int(a, argv[++i], 1, 100000, &n)))
                 return rc;
-            if (x != floor(x) || x > 100000)
-                return sim_err_set(SIM_EUSAGE, "--gpus: expected an integer in [1, 100000], got \"%s\"", argv[i]);
-            o->gpus = (int)x;
+            o->gpus = (int)n;
         } else if ((strcmp(a, "--min") == 0 || strcmp(a, "--max") == 0) && has_next) {
-            if ((rc = parse_num(a, argv[++i], &x)))
+            if ((rc = sim_arg_int(a, argv[++i], 1, 100000, &n)))
                 return rc;
-            if (x != floor(x) || x > 100000)
-                return sim_err_set(SIM_EUSAGE, "%s: expected an integer in [1, 100000], got \"%s\"", a, argv[i]);
-            *(a[3] == 'i' ? &o->min_gpus : &o->max_gpus) = (int)x;
+            *(a[3] == 'i' ? &o->min_gpus : &o->max_gpus) = (int)n;
         } else if (strcmp(a, "--trace-dir") == 0 && has_next) {
             if (setenv("SERVESIM_TRACE_DIR", argv[++i], 1))
                 return sim_err_set(SIM_EUSAGE, "--trace-dir: cannot set it");
         } else if ((strcmp(a, "-j") == 0 || strcmp(a, "--jobs") == 0) && has_next) {
-            if ((rc = parse_num(a, argv[++i], &x)))
+            if ((rc = sim_arg_int(a, argv[++i], 1, 256, &n)))
                 return rc;
-            if (x != floor(x) || x > 256)
-                return sim_err_set(SIM_EUSAGE, "-j: expected an integer in [1, 256], got \"%s\"", argv[i]);
-            o->jobs = (int)x;
+            o->jobs = (int)n;
         } else if (a[0] == '-') {
             return sim_err_set(SIM_EUSAGE, "unknown option or missing value: %s (see servesim --help)", a);
         } else if (!o->config) {

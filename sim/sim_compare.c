@@ -417,17 +417,6 @@ static int print_json(const struct opts *o, const struct row *rows, size_t n,
     return 0;
 }
 
-static int parse_real(const char *opt, const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    double x = strtod(v, &end);
-    if (!*v || *end || !(x >= lo && x <= hi))
-        return sim_err_set(SIM_EUSAGE, "%s: expected a number in [%g, %g], got \"%s\"", opt, lo,
-                           hi, v);
-    *out = x;
-    return 0;
-}
-
 static int parse_metrics(const char *v, bool gate[SIM_MET_N])
 {
     char buf[256];
@@ -460,11 +449,11 @@ static int parse(int argc, char **argv, struct opts *o)
         const char *a = argv[i];
         bool nx = i + 1 < argc;
         if (strcmp(a, "--tol") == 0 && nx)
-            rc = parse_real(a, argv[++i], 0, 100, &o->tol);
+            rc = sim_arg_num(a, argv[++i], 0, false, 100, &o->tol);
         else if (strcmp(a, "--bad-tol") == 0 && nx)
-            rc = parse_real(a, argv[++i], 0, 1, &o->bad_tol);
+            rc = sim_arg_num(a, argv[++i], 0, false, 1, &o->bad_tol);
         else if (strcmp(a, "--alpha") == 0 && nx)
-            rc = parse_real(a, argv[++i], 1e-12, 1, &o->alpha);
+            rc = sim_arg_num(a, argv[++i], 0, true, 1, &o->alpha);
         else if (strcmp(a, "--metrics") == 0 && nx)
             rc = parse_metrics(argv[++i], o->gate);
         else if (strcmp(a, "--match") == 0 && nx) {

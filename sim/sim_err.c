@@ -1,6 +1,10 @@
-/* sim_err — error names, texts and the process-wide detailed-message buffer. */
+/* sim_err — error names, texts and the process-wide detailed-message buffer; command-line
+ * option values and their usage errors. */
 #include "sim_err.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +63,41 @@ bool sim_err_is_input(int code)
 {
     return code == SIM_EINVAL || code == SIM_ENOENT || code == SIM_EUSAGE ||
            code == SIM_EPOLICY;
+}
+
+int sim_arg_num(const char *opt, const char *v, double lo, bool lo_open, double hi,
+                double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (*v && !*end && !errno && isfinite(x) && (lo_open ? x > lo : x >= lo) && x <= hi) {
+        *out = x;
+        return 0;
+    }
+    char want[96];
+    if (isinf(hi) && lo == 0 && lo_open)
+        snprintf(want, sizeof want, "a positive number");
+    else if (isinf(hi))
+        snprintf(want, sizeof want, "a number %s %g", lo_open ? ">" : ">=", lo);
+    else
+        snprintf(want, sizeof want, "a number in %c%g, %g]", lo_open ? '(' : '[', lo, hi);
+    return sim_err_set(SIM_EUSAGE, "%s: expected %s, got \"%s\"", opt, want, v);
+}
+
+int sim_arg_int(const char *opt, const char *v, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (*v && !*end && !errno && x >= lo && x <= hi) {
+        *out = x;
+        return 0;
+    }
+    if (hi == LLONG_MAX)
+        return sim_err_set(SIM_EUSAGE, "%s: expected an integer >= %lld, got \"%s\"", opt, lo, v);
+    return sim_err_set(SIM_EUSAGE, "%s: expected an integer in [%lld, %lld], got \"%s\"", opt,
+                       lo, hi, v);
 }
 
 void sim_bug(const char *file, int line, const char *fmt, ...)

@@ -43,6 +43,14 @@ void sim_err_clear(void);
 /* True for errors caused by the user's input (exit 2), false for internal ones (exit 1). */
 bool sim_err_is_input(int code);
 
+/* Values of command-line options, parsed whole: a finite number in [lo, hi] (lo itself
+ * excluded when lo_open), an integer in [lo, hi]. Anything else is a usage error naming the
+ * option and the range, e.g. `--tol: expected a number in [0, 100], got "fast"`. */
+int sim_arg_num(const char *opt, const char *v, double lo, bool lo_open, double hi,
+                double *out /* OUT */);
+int sim_arg_int(const char *opt, const char *v, long long lo, long long hi,
+                long long *out /* OUT */);
+
 /* A broken invariant is a bug: print where and why, then abort. */
 #define SIM_BUG(...) sim_bug(__FILE__, __LINE__, __VA_ARGS__)
 _Noreturn void sim_bug(const char *file, int line, const char *fmt, ...)

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <gsl/gsl_statistics_double.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -1120,7 +1121,7 @@ static int parse(int argc, char **argv, struct opts *o)
     o->out = "plots-out";
     o->w = 900;
     o->h = 560;
-    int nk = 0;
+    int nk = 0, rc;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         bool nx = i + 1 < argc;
@@ -1147,12 +1148,8 @@ static int parse(int argc, char **argv, struct opts *o)
         else if (strcmp(a, "--key") == 0 && nx)
             o->key = argv[++i];
         else if (strcmp(a, "--window") == 0 && nx) {
-            char *end;
-            const char *v = argv[++i];
-            o->window_s = strtod(v, &end);
-            if (!*v || *end || !(o->window_s > 0) || !isfinite(o->window_s))
-                return sim_err_set(SIM_EUSAGE, "--window: expected seconds (a positive "
-                                   "number), got \"%s\"", v);
+            if ((rc = sim_arg_num(a, argv[++i], 0, true, INFINITY, &o->window_s)))
+                return rc;
         }
         else if (strcmp(a, "--out") == 0 && nx)
             o->out = argv[++i];
@@ -1161,12 +1158,9 @@ static int parse(int argc, char **argv, struct opts *o)
         else if (strcmp(a, "--scripts") == 0 && nx)
             o->scripts = argv[++i];
         else if (strcmp(a, "--run") == 0 && nx) {
-            char *end;
-            const char *v = argv[++i];
-            long long id = strtoll(v, &end, 10);
-            if (!*v || *end || id < 1)
-                return sim_err_set(SIM_EUSAGE, "--run: expected a run id (a positive integer), "
-                                   "got \"%s\"", v);
+            long long id;
+            if ((rc = sim_arg_int(a, argv[++i], 1, LLONG_MAX, &id)))
+                return rc;
             if (o->nruns == MAX_RUN_IDS)
                 return sim_err_set(SIM_EUSAGE, "--run: at most %d", MAX_RUN_IDS);
             o->runs[o->nruns++] = id;

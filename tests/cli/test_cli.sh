@@ -338,7 +338,7 @@ JSON
   "$bin" plot series --db "$db" --out "$tmp/bad" --series nothing 2> "$tmp/err"
   [ $? -eq 2 ] && grep -qF 'no time series "nothing"' "$tmp/err" || fail "unknown series: $(cat "$tmp/err")"
   "$bin" plot series --db "$db" --out "$tmp/bad" --window 0 2> "$tmp/err"
-  [ $? -eq 2 ] && grep -qF -- '--window: expected seconds' "$tmp/err" || fail "--window 0: $(cat "$tmp/err")"
+  [ $? -eq 2 ] && grep -qF -- '--window: expected a positive number, got "0"' "$tmp/err" || fail "--window 0: $(cat "$tmp/err")"
   "$bin" run --db "$tmp/noapp.db" --set duration_s=3 --quiet
   "$bin" plot path-cdf --db "$tmp/noapp.db" --out "$tmp/bad" 2> "$tmp/err"
   [ $? -eq 2 ] && grep -qF 'no application paths' "$tmp/err" || fail "no paths: $(cat "$tmp/err")"
@@ -428,6 +428,18 @@ help_and_policies() {
   "$bin" --help | grep -q "^  plot KIND" || fail "--help lacks plot"
   "$bin" compare --help | grep -q "Exit status: 0 no regression, 3 regression" || fail "compare --help"
   "$bin" plot --help | grep -q "latency-cdf" || fail "plot --help"
+  # option values go through one parser: whole, in range, the range in the message
+  local args
+  for args in '--seed -1|run --no-db --seed -1|expected an integer in [0, 9007199254740992], got "-1"' \
+              '--sample|bench --sample -1|--sample: expected a number >= 0, got "-1"' \
+              '--duration|bench --duration 3x|--duration: expected a positive number, got "3x"' \
+              '--alpha|compare a b --alpha 0|--alpha: expected a number in (0, 1], got "0"' \
+              '--run|plot series --run 0|--run: expected an integer >= 1, got "0"'; do
+    IFS='|' read -r name cmd want <<< "$args"
+    # shellcheck disable=SC2086
+    "$bin" $cmd 2> "$tmp/err"; local rc=$?
+    [ $rc -eq 2 ] && grep -qF -- "$want" "$tmp/err" || fail "$name: exit $rc, $(cat "$tmp/err")"
+  done
 }
 
 "$case_name"
