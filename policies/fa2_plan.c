@@ -44,6 +44,12 @@ int fa2_instances(const struct fa2_problem *p, int s, int b, double lambda)
     return n < 1 ? 1 : (int)n;
 }
 
+/* DNN s's term of the objective at batch b: its instances + delta * b. */
+static double term(const struct fa2_problem *p, int s, int b, double lambda)
+{
+    return fa2_instances(p, s, b, lambda) + p->delta * b;
+}
+
 void fa2_plan_eval(const struct fa2_problem *p, struct fa2_plan *plan)
 {
     double lambda[FA2_MAX_DNN];
@@ -53,7 +59,7 @@ void fa2_plan_eval(const struct fa2_problem *p, struct fa2_plan *plan)
     for (int s = 0; s < p->ndnn; s++) {
         plan->n[s] = fa2_instances(p, s, plan->b[s], lambda[s]);
         plan->instances += plan->n[s];
-        plan->cost += plan->n[s] + p->delta * plan->b[s];
+        plan->cost += term(p, s, plan->b[s], lambda[s]);
     }
     plan->feasible = true;
     for (int q = 0; q < p->npaths; q++) {
@@ -237,7 +243,7 @@ int fa2_plan_dp(const struct fa2_problem *p, struct fa2_plan *out)
         for (int b = 1; b <= p->bmax; b++) {
             double l = fa2_latency(p, s, b, lambda[s]);
             slots[s][b] = isfinite(l) && l <= T ? (int)ceil(l - 1e-9) : INT32_MAX;
-            cost[s][b] = fa2_instances(p, s, b, lambda[s]) + p->delta * b;
+            cost[s][b] = term(p, s, b, lambda[s]);
         }
     /* the forest's children, and parents before children: depth order */
     int kids[FA2_MAX_DNN][FA2_MAX_DNN], nkids[FA2_MAX_DNN] = {0};
@@ -344,7 +350,7 @@ int fa2_plan_milp(const struct fa2_problem *p, struct fa2_plan *out)
             col[s][b] = ++ncols;
             glp_add_cols(lp, 1);
             glp_set_col_kind(lp, ncols, GLP_BV);
-            glp_set_obj_coef(lp, ncols, fa2_instances(p, s, b, lambda[s]) + p->delta * b);
+            glp_set_obj_coef(lp, ncols, term(p, s, b, lambda[s]));
         }
     size_t cap = (size_t)ncols * (size_t)(1 + p->npaths) + 1;
     int *ia = malloc(cap * sizeof *ia), *ja = malloc(cap * sizeof *ja);
@@ -447,7 +453,7 @@ int fa2_plan_exhaustive(const struct fa2_problem *p, struct fa2_plan *out)
         double lo = INFINITY;
         for (int b = 1; b <= p->bmax; b++) {
             x->lat[s][b] = fa2_latency(p, s, b, x->lambda[s]);
-            x->cost[s][b] = fa2_instances(p, s, b, x->lambda[s]) + p->delta * b;
+            x->cost[s][b] = term(p, s, b, x->lambda[s]);
             if (isfinite(x->lat[s][b]))
                 lo = fmin(lo, x->cost[s][b]);
         }
