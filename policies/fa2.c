@@ -45,7 +45,6 @@ struct fa2 {
     int planned[FA2_HIST][FA2_MAX_DNN];/* the last plans' instance counts, a ring */
     int nplans;
     struct fa2_problem prob;           /* structure and profiles; rates set per interval */
-    int ndnn;
     int b[FA2_MAX_DNN];
     int64_t wait_ns[FA2_MAX_DNN];      /* planned collection time of a partial batch */
     uint64_t partial_timer[FA2_MAX_DNN];
@@ -181,7 +180,7 @@ static void apply(struct sim *s, struct fa2 *st, const struct fa2_plan *p, int64
     if (keep > FA2_HIST)
         keep = FA2_HIST;
     memcpy(st->planned[st->nplans++ % FA2_HIST], p->n, sizeof p->n);
-    for (int m = 0; m < st->ndnn; m++) {
+    for (int m = 0; m < st->prob.ndnn; m++) {
         struct pool *in = &st->inst[m];
         int want = 0;
         for (int k = 1; k <= keep && k <= st->nplans; k++) {
@@ -217,7 +216,7 @@ static void apply(struct sim *s, struct fa2 *st, const struct fa2_plan *p, int64
     while (st->spare.n)
         sim_exec_remove(s, st->spare.ids[--st->spare.n]);
     sim_ts_add(s, "fa2.instances", -1, total);
-    for (int m = 0; m < st->ndnn; m++)
+    for (int m = 0; m < st->prob.ndnn; m++)
         dispatch(s, st, m);
 }
 
@@ -257,7 +256,7 @@ static void adapt(struct sim *s, struct fa2 *st)
     /* headroom at each DNN: a Poisson count n over the interval has standard deviation
      * sqrt(n), so rate_z of them on top keeps a plan from falling short about half the time;
      * and the requests waiting in its queue, to be served within the next interval */
-    for (int m = 0; m < st->ndnn; m++) {
+    for (int m = 0; m < st->prob.ndnn; m++) {
         double n = 0;
         for (int q = 0; q < app->npaths; q++)
             for (int i = 0; i < app->paths[q].nstages; i++)
@@ -268,6 +267,39 @@ static void adapt(struct sim *s, struct fa2 *st)
     if (replan(s, st, rate, mix, (int64_t)llround(st->cold_start_s * 1e9)))
         SIM_BUG("%s", sim_err_msg());
     sim_timer_set(s, sim_now(s) + (int64_t)llround(st->interval_s * 1e9), TAG_ADAPT, NULL);
+}
+
+int fa2_problem_of(const struct sim_config *cfg, int bmax, double delta, struct fa2_problem *p)
+{
+    const struct wl_app *app = cfg->app;
+    if (cfg->nmodels > FA2_MAX_DNN || app->npaths > FA2_MAX_PATHS)
+        return sim_err_set(SIM_EINVAL, "application: expected at most %d models and %d paths",
+                           FA2_MAX_DNN, FA2_MAX_PATHS);
+    memset(p, 0, sizeof *p);
+    p->ndnn = cfg->nmodels;
+    p->npaths = app->npaths;
+    p->bmax = bmax;
+    p->delta = delta;
+    for (int q = 0; q < app->npaths; q++) {
+        struct fa2_path *fp = &p->paths[q];
+        fp->nstages = app->paths[q].nstages;
+        memcpy(fp->stages, app->paths[q].stages, (size_t)fp->nstages * sizeof *fp->stages);
+        fp->sla_ms = app->paths[q].sla_ms;
+    }
+    for (int m = 0; m < p->ndnn; m++) {
+        const struct sim_model_cfg *mc = &cfg->models[m];
+        int k = sim_model_cfg_kind(mc, cfg->gpu_kind);
+        const struct sim_profile *pr = &mc->prof[k];
+        if (pr->form == SIM_PROF_QUADRATIC)
+            p->a[m] = pr->a_ms, p->b1[m] = pr->b_ms, p->c[m] = pr->c_ms;
+        else if (pr->form == SIM_PROF_LINEAR)
+            p->a[m] = 0, p->b1[m] = pr->alpha_ms, p->c[m] = pr->beta_ms;
+        else
+            return sim_err_set(SIM_EINVAL, "models: model \"%s\": %s plans with closed-form "
+                               "profiles (quadratic or linear), got a table on %s", mc->name,
+                               cfg->policy, cfg->gpu_kind);
+    }
+    return 0;
 }
 
 static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum planner pl)
@@ -299,35 +331,13 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
     if (!app)
         return sim_err_set(SIM_EINVAL, "policy: %s serves applications (DAG pipelines): the "
                            "config needs an \"application\" section", cfg->policy);
-    if (sim_model_count(s) > FA2_MAX_DNN || app->npaths > FA2_MAX_PATHS)
-        return sim_err_set(SIM_EINVAL, "application: expected at most %d models and %d paths",
-                           FA2_MAX_DNN, FA2_MAX_PATHS);
-    st->ndnn = st->prob.ndnn = sim_model_count(s);
-    st->prob.npaths = app->npaths;
-    st->prob.bmax = (int)bmax;
-    for (int q = 0; q < app->npaths; q++) {
-        struct fa2_path *fp = &st->prob.paths[q];
-        fp->nstages = app->paths[q].nstages;
-        memcpy(fp->stages, app->paths[q].stages, (size_t)fp->nstages * sizeof *fp->stages);
-        fp->sla_ms = app->paths[q].sla_ms;
-    }
-    for (int m = 0; m < st->ndnn; m++) {
-        const struct sim_model_cfg *mc = sim_model(s, m)->cfg;
-        int k = sim_model_cfg_kind(mc, cfg->gpu_kind);
-        const struct sim_profile *pr = &mc->prof[k];
-        if (pr->form == SIM_PROF_QUADRATIC)
-            st->prob.a[m] = pr->a_ms, st->prob.b1[m] = pr->b_ms, st->prob.c[m] = pr->c_ms;
-        else if (pr->form == SIM_PROF_LINEAR)
-            st->prob.a[m] = 0, st->prob.b1[m] = pr->alpha_ms, st->prob.c[m] = pr->beta_ms;
-        else
-            return sim_err_set(SIM_EINVAL, "models: model \"%s\": %s plans with closed-form "
-                               "profiles (quadratic or linear), got a table on %s", mc->name,
-                               cfg->policy, cfg->gpu_kind);
+    if ((rc = fa2_problem_of(cfg, (int)bmax, st->prob.delta, &st->prob)))
+        return rc;
+    for (int m = 0; m < st->prob.ndnn; m++)
         if (sim_model(s, m)->max_batch < bmax)
             return sim_err_set(SIM_EINVAL, "models: model \"%s\": max_batch %d is below "
-                               "policy.params.max_batch %ld", mc->name,
+                               "policy.params.max_batch %ld", sim_model(s, m)->cfg->name,
                                sim_model(s, m)->max_batch, bmax);
-    }
     /* the initial deployment, warm at time 0: the cluster's executors become instances,
      * missing ones are added without a cold start, surplus ones removed */
     double mix[FA2_MAX_PATHS];

@@ -298,22 +298,9 @@ static struct sim_config *paper_config(const char *overrides)
 /* The problem FA2 plans for the shipped application at a steady rate (as its runtime does). */
 static void shipped_problem(const struct sim_config *cfg, double rate, struct fa2_problem *p)
 {
-    const struct wl_app *a = cfg->app;
-    memset(p, 0, sizeof *p);
-    p->ndnn = cfg->nmodels;
-    p->npaths = a->npaths;
-    p->bmax = 16;
-    p->delta = 1e-3;
-    for (int m = 0; m < cfg->nmodels; m++) {
-        const struct sim_profile *pr = &cfg->models[m].prof[0];
-        p->a[m] = pr->a_ms, p->b1[m] = pr->b_ms, p->c[m] = pr->c_ms;
-    }
-    for (int q = 0; q < a->npaths; q++) {
-        p->paths[q].nstages = a->paths[q].nstages;
-        memcpy(p->paths[q].stages, a->paths[q].stages, sizeof p->paths[q].stages);
-        p->paths[q].sla_ms = a->paths[q].sla_ms;
-        p->paths[q].rate_rps = rate * a->paths[q].prob;
-    }
+    REQUIRE_OK(fa2_problem_of(cfg, 16, 1e-3, p));
+    for (int q = 0; q < p->npaths; q++)
+        p->paths[q].rate_rps = rate * cfg->app->paths[q].prob;
 }
 
 static void fewest_instances_on_steady_rates(void)
