@@ -191,9 +191,7 @@ static inline int req_path(const struct sim_request *r)
     return ((const struct sim_req_int *)r)->path;
 }
 
-/* The outcome of r's current stage at its model: the request's own outcome, or for a stage
- * of an application that is not the last, whether the stage's response came by the
- * request's (end-to-end) deadline. Latency and queueing count from entering the stage. */
+/* Counts one outcome: cumulative always, after warm-up when `counted`. */
 static void count_outcome(struct sim_outcomes *n, enum sim_outcome o, bool counted)
 {
     n->c_completed += o != SIM_REQ_DROPPED;
@@ -217,17 +215,24 @@ static void count_offered(struct sim_outcomes *n, bool counted)
     n->offered += counted;
 }
 
+/* The outcome of r's current stage at its model: the request's own outcome, or for a stage
+ * of an application that is not the last, whether the stage's response came by the
+ * request's (end-to-end) deadline. Latency and queueing count from entering the stage. */
 static void stage_outcome(struct sim *s, const struct sim_request *r, enum sim_outcome o,
                           int64_t t_done)
 {
     struct sim_model_stats *ms = &s->ms[r->model];
     count_outcome(&ms->n, o, r->counted);
-    if (r->counted) {
-        if (o != SIM_REQ_DROPPED) {
-            sim_hist_add(&ms->latency, t_done - r->t_stage);
-            sim_hist_add(&ms->queueing, r->t_start - r->t_stage);
-        }
+    if (r->counted && o != SIM_REQ_DROPPED) {
+        sim_hist_add(&ms->latency, t_done - r->t_stage);
+        sim_hist_add(&ms->queueing, r->t_start - r->t_stage);
     }
+}
+
+/* On time or late: a response at t against r's end-to-end deadline. */
+static enum sim_outcome by_deadline(const struct sim_request *r, int64_t t)
+{
+    return t <= r->deadline ? SIM_REQ_ON_TIME : SIM_REQ_LATE;
 }
 
 static void end_request(struct sim *s, struct sim_request *r, enum sim_outcome o, int64_t t_done)
@@ -357,7 +362,7 @@ static bool next_stage(struct sim *s, struct sim_request *r, int64_t t_done)
     int p = req_path(r);
     if (p < 0 || r->stage + 1 >= s->app->paths[p].nstages)
         return false;
-    stage_outcome(s, r, t_done <= r->deadline ? SIM_REQ_ON_TIME : SIM_REQ_LATE, t_done);
+    stage_outcome(s, r, by_deadline(r, t_done), t_done);
     r->stage++;
     r->model = s->app->paths[p].stages[r->stage];
     enter_model(s, r, t_done);
@@ -466,7 +471,7 @@ static void on_batch_done(struct sim *s, int e, uint64_t serial)
         }
         int64_t t_done = s->now + s->resp_ns + jitter(s);
         if (!next_stage(s, r, t_done))
-            end_request(s, r, t_done <= r->deadline ? SIM_REQ_ON_TIME : SIM_REQ_LATE, t_done);
+            end_request(s, r, by_deadline(r, t_done), t_done);
     }
     b->reqs = NULL;
     if (counted && ok) {
