@@ -16,6 +16,7 @@
 #include "cal_ref.h"
 #include "cal_validate.h"
 #include "sim_err.h"
+#include "sim_wall.h"
 #include "sim_store.h"
 
 static const char usage[] =

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "sim_err.h"
-#include "sim_goodput.h"
+#include "sim_wall.h"
 
 #define MAX_ARGS 12
 

@@ -15,6 +15,7 @@
 #include "sim.h"
 #include "sim_config.h"
 #include "sim_err.h"
+#include "sim_wall.h"
 #include "sim_goodput.h"
 #include "sim_json.h"
 
@@ -172,16 +173,16 @@ static int capacity(const struct cal_validate_opts *o, const char *model, char *
     rc = sim_config_from_text(text, "validate", o->scratch, &cfg);
     if (rc)
         return rc;
-    const struct sim_model_cfg *m = &cfg->models[0];
-    int k = sim_model_cfg_kind(m, cfg->gpu_kind);
+    const struct sim_model_cfg *m = &cfg->world.models[0];
+    int k = sim_model_cfg_kind(m, cfg->world.gpu_kind);
     if (k < 0)
         rc = sim_err_set(SIM_EINVAL, "%s: model %s has no profile for kind %s", o->zoo, model,
-                         cfg->gpu_kind);
+                         cfg->world.gpu_kind);
     else {
         *mu = o->max_batch / sim_profile_ms(&m->prof[k], o->max_batch) * 1e3;
         for (int b = 1; b <= o->max_batch; b++)
             prof_ms[b] = sim_profile_ms(&m->prof[k], b);
-        snprintf(kind, ksize, "%s", cfg->gpu_kind);
+        snprintf(kind, ksize, "%s", cfg->world.gpu_kind);
     }
     sim_config_destroy(cfg);
     return rc;

@@ -30,7 +30,6 @@
 #include "policy.h"
 #include "sim_err.h"
 #include "sim_json.h"
-#include "wl_app.h"
 
 enum planner { PL_FA2, PL_OPTIMAL, PL_GRANDSLAM, PL_INFERLINE, PL_DS2 };
 
@@ -237,7 +236,7 @@ static int replan(struct sim *s, struct fa2 *st, double app_rate, const double *
 /* The monitor: arrivals in the interval, and the path mix of the requests that left. */
 static void adapt(struct sim *s, struct fa2 *st)
 {
-    const struct wl_app *app = sim_app(s);
+    const struct sim_app *app = sim_app(s);
     uint64_t arrived = sim_arrived(s), d[FA2_MAX_PATHS];
     for (int q = 0; q < app->npaths; q++) {
         uint64_t x = sim_app_exits(s, q);
@@ -269,9 +268,9 @@ static void adapt(struct sim *s, struct fa2 *st)
     sim_timer_set(s, sim_now(s) + (int64_t)llround(st->interval_s * 1e9), TAG_ADAPT, NULL);
 }
 
-int fa2_problem_of(const struct sim_config *cfg, int bmax, double delta, struct fa2_problem *p)
+int fa2_problem_of(const struct sim_world *cfg, int bmax, double delta, struct fa2_problem *p)
 {
-    const struct wl_app *app = cfg->app;
+    const struct sim_app *app = cfg->app;
     if (cfg->nmodels > FA2_MAX_DNN || app->npaths > FA2_MAX_PATHS)
         return sim_err_set(SIM_EINVAL, "application: expected at most %d models and %d paths",
                            FA2_MAX_DNN, FA2_MAX_PATHS);
@@ -297,7 +296,7 @@ int fa2_problem_of(const struct sim_config *cfg, int bmax, double delta, struct 
         else
             return sim_err_set(SIM_EINVAL, "models: model \"%s\": %s plans with closed-form "
                                "profiles (quadratic or linear), got a table on %s", mc->name,
-                               cfg->policy, cfg->gpu_kind);
+                               cfg->policy->name, cfg->gpu_kind);
     }
     return 0;
 }
@@ -305,8 +304,8 @@ int fa2_problem_of(const struct sim_config *cfg, int bmax, double delta, struct 
 static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum planner pl)
 {
     const char *p = "policy.params";
-    const struct wl_app *app = sim_app(s);
-    const struct sim_config *cfg = sim_cfg(s);
+    const struct sim_app *app = sim_app(s);
+    const struct sim_world *cfg = sim_world(s);
     long bmax = 16;
     int rc;
     st->planner = pl;
@@ -330,7 +329,7 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
         return rc;
     if (!app)
         return sim_err_set(SIM_EINVAL, "policy: %s serves applications (DAG pipelines): the "
-                           "config needs an \"application\" section", cfg->policy);
+                           "config needs an \"application\" section", cfg->policy->name);
     if ((rc = fa2_problem_of(cfg, (int)bmax, st->prob.delta, &st->prob)))
         return rc;
     for (int m = 0; m < st->prob.ndnn; m++)

@@ -86,12 +86,12 @@ int fa2_plan_grandslam(const struct fa2_problem *p, struct fa2_plan *out /* OUT 
 int fa2_plan_inferline(const struct fa2_problem *p, struct fa2_plan *out /* OUT */);
 int fa2_plan_ds2(const struct fa2_problem *p, struct fa2_plan *out /* OUT */);
 
-/* The problem of a servesim config with an application (policies/fa2.c): its models as
+/* The problem of a world with an application (policies/fa2.c): its models as
  * DNNs with their closed-form profile on cluster.gpu_kind, its paths with their SLAs, rates 0
  * (set them per path). Returns 0, or SIM_EINVAL with a message for a table profile or too
  * many models or paths. */
-struct sim_config;
-int fa2_problem_of(const struct sim_config *cfg, int bmax, double delta,
+struct sim_world;
+int fa2_problem_of(const struct sim_world *cfg, int bmax, double delta,
                    struct fa2_problem *out /* OUT */);
 
 #endif

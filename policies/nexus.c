@@ -900,7 +900,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->nx = sim_exec_count(s);
     st->kind = sim_exec(s, 0)->kind;
     st->resp_ns = sim_resp_delay_ns(s);
-    int maxx = st->maxx = sim_cfg(s)->max_gpus > st->nx ? sim_cfg(s)->max_gpus : st->nx;
+    int maxx = st->maxx = sim_world(s)->max_gpus > st->nx ? sim_world(s)->max_gpus : st->nx;
     st->ss = calloc((size_t)st->nm, sizeof *st->ss);
     st->bk = calloc((size_t)maxx, sizeof *st->bk);
     st->rt = calloc((size_t)(st->nf * st->nm), sizeof *st->rt);

@@ -1,9 +1,10 @@
-/* policy — the interface between the engine and a scheduling/autoscaling policy.
+/* policy — the registries of scheduling policies and autoscalers, and what they share.
  *
- * A policy is a table of hooks (like the Linux scheduler's struct sched_class) built with
- * designated initializers and listed in registry.c; configs select it by name. The engine
- * allocates and zeroes `state_size` bytes of state and passes it to every hook. A policy acts
- * only through the engine API in sim.h. Hooks that may be NULL say so, with their default. */
+ * The tables themselves (struct policy_ops, struct sim_autoscaler_ops) are the engine's
+ * (sim_policy.h): the engine calls them and nothing else of this folder. A policy is one
+ * file here exporting `const struct policy_ops policy_<name>`; registry.c lists policies and
+ * autoscalers, and configs select them by name. A policy acts only through the engine API
+ * in sim.h. */
 #ifndef POLICY_H
 #define POLICY_H
 
@@ -13,45 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "sim.h"
-
-struct policy_ops {
-    const char *name, *summary;
-    size_t state_size;
-    /* May be NULL (false). True when, with these params, executors start with no model
-     * loaded and the policy loads them (sim_load, sim_preload); otherwise every executor
-     * holds every model from the start and whenever it joins. */
-    bool (*cold_start)(const cJSON *params);
-    /* Keys accepted in policy.params (NULL-terminated); others are config errors. */
-    const char *const *param_keys;
-    /* Required. Reads params (may be NULL), sets up state. Errors via sim_err_set, with the
-     * JSON path (policy.params.x). */
-    int (*init)(struct sim *, const cJSON *params, void *state);
-    /* May be NULL: every request goes to the central scheduler. Called when a request
-     * arrives at its frontend (r->frontend); returns the executor to send it to directly
-     * (it then waits in that executor's queue of its model), SIM_CENTRAL, or SIM_ROUTE_DROP. */
-    int (*route)(struct sim *, void *state, const struct sim_request *);
-    /* Required. A request of model m reached its queue: sim_queue(m) when r->exec is
-     * SIM_CENTRAL, else executor r->exec's queue of m. */
-    void (*on_request)(struct sim *, void *state, int m, struct sim_request *);
-    /* May be NULL (nothing to do). A batch finished on its executor. */
-    void (*on_batch_done)(struct sim *, void *state, const struct sim_batch *);
-    /* May be NULL if the policy sets no timers. */
-    void (*on_timer)(struct sim *, void *state, uint64_t tag, void *arg);
-    /* May be NULL. A load started by sim_load finished (ok) or was rejected (!ok). */
-    void (*on_load_done)(struct sim *, void *state, int e, int m, bool ok);
-    /* May be NULL. An executor added by sim_exec_add is up. */
-    void (*on_exec_up)(struct sim *, void *state, int e);
-    /* Executor e was removed (now DRAINING or DOWN): send it nothing more. May be NULL. */
-    void (*on_exec_remove)(struct sim *, void *state, int e);
-    /* Whether the policy serves only applications (DAG pipelines, config `application`). */
-    bool applications_only;
-    /* Whether the policy copes with executors added and removed during a run (autoscaling). */
-    bool dynamic_execs;
-    /* May be NULL. Called every sampling period after the window's metrics are computed. */
-    void (*on_tick)(struct sim *, void *state);
-    /* May be NULL. Frees what init allocated (not the state block itself). */
-    void (*destroy)(void *state);
-};
+#include "sim_policy.h"
 
 const struct policy_ops *policy_find(const char *name);
 int policy_count(void);
@@ -60,6 +23,19 @@ const struct policy_ops *policy_at(int i);
 void policy_names(char *buf, size_t size);
 /* Checks policy.params against the policy's param_keys (unknown keys are errors). */
 int policy_check_params(const struct policy_ops *p, const cJSON *params);
-bool policy_cold_start(const struct policy_ops *p, const cJSON *params);
+
+/* The parameters of config `autoscale` (autoscale.c), shared by the autoscalers. */
+struct policy_autoscale {
+    int min_gpus;                      /* never fewer executors up or starting */
+    double bad_rate_threshold;         /* symphony: add N r/(1-r) when r is above it */
+    double keep_idle;                  /* symphony: release N (f - keep_idle) */
+    double target_util, tolerance;     /* target_util: desired = ceil(N u / target) outside +-tol */
+    double cooldown_s;                 /* no release within this long of the last action */
+};
+
+/* The autoscaler named `name` ("symphony", "target_util"), or NULL. */
+const struct sim_autoscaler_ops *autoscaler_find(const char *name);
+int autoscaler_count(void);
+const struct sim_autoscaler_ops *autoscaler_at(int i);
 
 #endif

@@ -1,4 +1,5 @@
-/* registry — the table of policies. Add a policy by declaring its ops here and listing it. */
+/* registry — the tables of policies and autoscalers. Add one by declaring its ops here and
+ * listing it. */
 #include "policy.h"
 
 #include <stdio.h>
@@ -16,6 +17,8 @@ extern const struct policy_ops policy_fa2_optimal;
 extern const struct policy_ops policy_grandslam;
 extern const struct policy_ops policy_inferline;
 extern const struct policy_ops policy_ds2;
+extern const struct sim_autoscaler_ops autoscaler_symphony;
+extern const struct sim_autoscaler_ops autoscaler_target_util;
 
 static const struct policy_ops *const registry[] = {
     &policy_symphony,
@@ -65,7 +68,25 @@ int policy_check_params(const struct policy_ops *p, const cJSON *params)
     return sim_json_keys(params, "policy.params", p->param_keys ? p->param_keys : none);
 }
 
-bool policy_cold_start(const struct policy_ops *p, const cJSON *params)
+static const struct sim_autoscaler_ops *const autoscalers[] = {
+    &autoscaler_symphony,
+    &autoscaler_target_util,
+};
+
+int autoscaler_count(void)
 {
-    return p->cold_start && p->cold_start(params);
+    return (int)(sizeof autoscalers / sizeof autoscalers[0]);
+}
+
+const struct sim_autoscaler_ops *autoscaler_at(int i)
+{
+    return (i >= 0 && i < autoscaler_count()) ? autoscalers[i] : NULL;
+}
+
+const struct sim_autoscaler_ops *autoscaler_find(const char *name)
+{
+    for (int i = 0; i < autoscaler_count(); i++)
+        if (strcmp(autoscalers[i]->name, name) == 0)
+            return autoscalers[i];
+    return NULL;
 }

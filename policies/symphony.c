@@ -290,7 +290,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->tau_ns = window_ms * 1e6;
     st->nm = sim_model_count(s);
     st->kind = sim_exec(s, 0)->kind;
-    int cap = sim_cfg(s)->max_gpus > sim_exec_count(s) ? sim_cfg(s)->max_gpus : sim_exec_count(s);
+    int cap = sim_world(s)->max_gpus > sim_exec_count(s) ? sim_world(s)->max_gpus : sim_exec_count(s);
     st->resp_ns = sim_resp_delay_ns(s);
     st->c = calloc((size_t)st->nm, sizeof *st->c);
     st->parked = calloc(2 * (size_t)st->nm, sizeof *st->parked);

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
-#include "sim_autoscale.h"
 #include "sim_err.h"
 #include "sim_int.h"
 #include "sim_rng.h"
@@ -158,7 +157,7 @@ static void push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t
 
 static int64_t jitter(struct sim *s)
 {
-    const struct sim_config *c = s->cfg;
+    const struct sim_world *c = s->cfg;
     double us = 0;
     switch (c->jitter) {
     case SIM_JIT_NONE:
@@ -266,10 +265,10 @@ static void deliver(struct sim *s, struct sim_request *r)
     s->pol->on_request(s, s->pstate, r->model, r);
 }
 
-static int pick_frontend(struct sim *s, int stream, int m)
+static int pick_frontend(struct sim *s, int src, int m)
 {
-    if (s->stream_fe[stream] >= 0)
-        return s->stream_fe[stream];
+    if (s->src[src].src.frontend >= 0)
+        return s->src[src].src.frontend;
     int f = s->rr_frontend[m];
     if (s->cfg->frontend_split == SIM_SPLIT_RANDOM)
         return (int)gsl_rng_uniform_int(s->split_rng, (unsigned long)s->cfg->frontends);
@@ -277,19 +276,22 @@ static int pick_frontend(struct sim *s, int stream, int m)
     return f;
 }
 
-/* The replay's next arrival into the heap (stream 0), or none at its end or an error. */
-static void replay_push(struct sim *s)
+/* Source i's next arrival into the heap, or none at its end (or past the arrivals window)
+ * or on an error. */
+static void source_push(struct sim *s, int i)
 {
-    int rc = wl_replay_next(s->replay, &s->rp_t, &s->rp_model, &s->rp_size);
+    struct sim_src *q = &s->src[i];
+    int64_t t;
+    int rc = q->src.next(q->src.ctx, &t, &q->model, &q->size);
     if (rc < 0) {
-        s->rp_err = rc;                 /* sim_run reports it; the run is not written */
+        s->src_err = rc;                /* sim_run reports it; the run is not written */
         return;
     }
-    if (rc == 1 && s->rp_t < s->now)
-        SIM_BUG("trace replay went backwards: %lld after %lld", (long long)s->rp_t,
+    if (rc == 1 && t < s->now)
+        SIM_BUG("arrival source %d went backwards: %lld after %lld", i, (long long)t,
                 (long long)s->now);
-    if (rc == 1 && s->rp_t < s->duration)
-        push(s, s->rp_t, EV_ARRIVAL, 0, 0);
+    if (rc == 1 && t < s->duration)
+        push(s, t, EV_ARRIVAL, (uint32_t)i, 0);
 }
 
 /* r enters its current model (r->model): counted as offered there, routed by the policy,
@@ -321,11 +323,11 @@ static void enter_model(struct sim *s, struct sim_request *r, int64_t at)
         push(s, s->now + d, EV_DELIVER, 0, (uint64_t)(uintptr_t)r);
 }
 
-static void on_arrival(struct sim *s, int stream)
+static void on_arrival(struct sim *s, int src)
 {
     struct sim_req_int *ri = pool_get(&s->req_pool);
     struct sim_request *r = &ri->pub;
-    int m = s->replay ? s->rp_model : s->stream_model[stream];
+    int m = s->src[src].model;
     int64_t slo = m >= 0 ? s->models[m].slo_ns : 0;
     ri->path = -1;
     if (s->app) {                       /* the path is drawn now and kept from the policy */
@@ -338,20 +340,14 @@ static void on_arrival(struct sim *s, int stream)
     r->model = m;
     r->stage = 0;
     r->outcome = SIM_REQ_PENDING;
-    r->frontend = pick_frontend(s, stream, m);
+    r->frontend = pick_frontend(s, src, m);
     r->t_arrival = s->now;
     r->deadline = s->now + slo;
-    r->size = s->replay ? s->rp_size : 0;
+    r->size = s->src[src].size;
     r->counted = s->now >= s->warmup;
     s->arrived++;
 
-    if (s->replay) {
-        replay_push(s);
-    } else {
-        int64_t next = wl_stream_next(&s->streams[stream]);
-        if (next < s->duration)
-            push(s, next, EV_ARRIVAL, (uint32_t)stream, 0);
-    }
+    source_push(s, src);
     enter_model(s, r, s->now);
 }
 
@@ -704,7 +700,7 @@ static void exec_init(struct sim *s, int e, enum sim_exec_state st)
     /* the weights cache: memory less room for the largest batch's activations */
     x->pages_total = x->memory_mb > 0 ? (int)floor((x->memory_mb - max_dyn) / s->cfg->page_mb)
                                       : INT32_MAX / 2;
-    if (!policy_cold_start(s->pol, s->cfg->policy_params))
+    if (!sim_policy_cold_start(s->pol, s->cfg->policy_params))
         for (int m = 0; m < s->nmodels; m++)
             if (sim_preload(s, e, m))
                 SIM_BUG("model %d does not fit executor %d (config check missed it)", m, e);
@@ -929,7 +925,12 @@ static void on_tick(struct sim *s)
     sim_ts_add(s, "executors", -1, up);
     if (s->pol->on_tick)
         s->pol->on_tick(s, s->pstate);
-    sim_autoscale_step(s, &s->as_last);
+    if (s->cfg->autoscaler)
+        s->cfg->autoscaler->step(s, s->cfg->autoscale_params, s->astate);
+    int billed = 0;                     /* up, starting or draining */
+    for (int e = 0; e < s->nexecs; e++)
+        billed += s->execs[e].state != SIM_EXEC_DOWN;
+    sim_ts_add(s, "gpus_billed", -1, billed);
     int64_t next = s->now + s->tick_ns;
     if (next <= s->duration)
         push(s, next, EV_TICK, 0, 0);
@@ -959,22 +960,30 @@ static int kind_index(struct sim *s, const char *kind)
     return s->nkinds++;
 }
 
-int sim_create(const struct sim_config *cfg, double scale, struct sim **out)
+static void close_sources(struct sim_source *src, int n)
 {
-    return sim_create_with_policy(cfg, scale, policy_find(cfg->policy), out);
+    for (int i = 0; i < n; i++)
+        if (src[i].close)
+            src[i].close(src[i].ctx);
 }
 
-int sim_create_with_policy(const struct sim_config *cfg, double scale,
-                           const struct policy_ops *pol, struct sim **out)
+int sim_create(const struct sim_world *cfg, double scale, const struct policy_ops *pol,
+               struct sim_source *src, int nsrc, struct sim **out)
 {
     int rc = SIM_ENOMEM;
     struct sim *s = calloc(1, sizeof *s);
     *out = NULL;
-    if (!s)
+    if (!s || !(s->src = calloc((size_t)(nsrc ? nsrc : 1), sizeof *s->src))) {
+        close_sources(src, nsrc);
+        free(s);
         return SIM_ENOMEM;
+    }
+    for (int i = 0; i < nsrc; i++)
+        s->src[i].src = src[i];
+    s->nsrc = nsrc;
     s->cfg = cfg;
     s->scale = scale;
-    s->pol = pol;
+    s->pol = pol ? pol : cfg->policy;
     s->duration = (int64_t)llround(cfg->duration_s * 1e9);
     s->warmup = (int64_t)llround(cfg->warmup_s * 1e9);
     s->stop_at = s->duration + (int64_t)llround(cfg->drain_s * 1e9);
@@ -988,24 +997,16 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     sim_ts_init(&s->ts);
 
     int nm = s->nmodels = cfg->nmodels;
-    int nf = cfg->frontends;
-    bool indep = cfg->frontend_split == SIM_SPLIT_INDEPENDENT && nf > 1 && !cfg->trace;
-    int sources = cfg->app ? 1 : nm;    /* an application is one source of requests */
-    s->nstreams = cfg->trace ? 1 : indep ? sources * nf : sources;
     s->models = calloc((size_t)nm, sizeof *s->models);
     s->queues = calloc((size_t)nm, sizeof *s->queues);
-    s->streams = calloc((size_t)s->nstreams, sizeof *s->streams);
-    s->stream_model = calloc((size_t)s->nstreams, sizeof *s->stream_model);
-    s->stream_fe = calloc((size_t)s->nstreams, sizeof *s->stream_fe);
     s->rr_frontend = calloc((size_t)nm, sizeof *s->rr_frontend);
     s->prof_of_kind = calloc((size_t)nm, sizeof *s->prof_of_kind);
     s->dyn_mb_per_req = calloc((size_t)nm, sizeof *s->dyn_mb_per_req);
     s->pages = calloc((size_t)nm, sizeof *s->pages);
     s->load_ns = calloc((size_t)nm, sizeof *s->load_ns);
     s->ms = calloc((size_t)nm, sizeof *s->ms);
-    if (!s->models || !s->queues || !s->streams || !s->stream_model || !s->stream_fe ||
-        !s->rr_frontend || !s->prof_of_kind || !s->dyn_mb_per_req || !s->pages || !s->load_ns ||
-        !s->ms)
+    if (!s->models || !s->queues || !s->rr_frontend || !s->prof_of_kind || !s->dyn_mb_per_req ||
+        !s->pages || !s->load_ns || !s->ms)
         goto fail;
 
     /* executor kinds in use (one today: cluster.gpu_kind) */
@@ -1042,32 +1043,9 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
             goto fail;
         rc = SIM_ENOMEM;
     }
-    /* arrival streams: one per model, or one per (model, frontend) when split independently;
-     * a single frontend keeps the stream name (and draws) of the unsplit model */
-    for (int i = 0; i < s->nstreams && !cfg->trace; i++) {
-        int m = indep ? i / nf : i;
-        const char *src = cfg->app ? cfg->app->name : cfg->models[m].name;
-        char name[SIM_NAME_MAX + 32];
-        s->stream_model[i] = cfg->app ? -1 : m;
-        s->stream_fe[i] = indep ? i % nf : nf == 1 ? 0 : -1;
-        if (indep)
-            snprintf(name, sizeof name, "arrivals.%s.f%d", src, i % nf);
-        else
-            snprintf(name, sizeof name, "arrivals.%s", src);
-        double rate = (cfg->app ? cfg->rate_rps : s->models[m].rate_rps) * scale / (indep ? nf : 1);
-        if (wl_stream_init(&s->streams[i], cfg, name, rate))
-            goto fail;
-    }
-
-    if (cfg->trace) {                   /* frontends: round robin unless random */
-        s->stream_fe[0] = nf == 1 ? 0 : -1;
-        if ((rc = wl_replay_open(cfg, scale, &s->replay)))
-            goto fail;
-        rc = SIM_ENOMEM;
-    }
     if ((s->app = cfg->app)) {
         int np = s->app->npaths;
-        double prob[WL_APP_MAX_PATHS];
+        double prob[SIM_APP_MAX_PATHS];
         if (!(s->ps = calloc((size_t)np, sizeof *s->ps)))
             goto fail;
         for (int p = 0; p < np; p++) {
@@ -1108,6 +1086,9 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     s->pstate = calloc(1, s->pol->state_size ? s->pol->state_size : 1);
     if (!s->prng || !s->pstate)
         goto fail;
+    if (cfg->autoscaler &&
+        !(s->astate = calloc(1, cfg->autoscaler->state_size ? cfg->autoscaler->state_size : 1)))
+        goto fail;
     if ((rc = s->pol->init(s, cfg->policy_params, s->pstate))) {
         s->pol->destroy ? s->pol->destroy(s->pstate) : (void)0;
         free(s->pstate);
@@ -1116,17 +1097,12 @@ int sim_create_with_policy(const struct sim_config *cfg, double scale,
     }
 
     /* first arrivals and the first sampling tick */
-    if (s->replay) {
-        replay_push(s);
-        if (s->rp_err) {
-            rc = s->rp_err;
+    for (int i = 0; i < s->nsrc; i++) {
+        source_push(s, i);
+        if (s->src_err) {
+            rc = s->src_err;
             goto fail;
         }
-    }
-    for (int i = 0; i < s->nstreams && !s->replay; i++) {
-        int64_t t = wl_stream_next(&s->streams[i]);
-        if (t < s->duration)
-            push(s, t, EV_ARRIVAL, (uint32_t)i, 0);
     }
     if (s->tick_ns > 0 && s->tick_ns <= s->duration)
         push(s, s->tick_ns, EV_TICK, 0, 0);
@@ -1155,10 +1131,10 @@ void sim_destroy(struct sim *s)
             for (int k = 0; k < SIM_MAX_KINDS; k++)
                 free(s->lat[m * SIM_MAX_KINDS + k]);
     }
-    for (int i = 0; i < s->nstreams && s->streams; i++)
-        if (s->streams[i].rng)
-            wl_stream_free(&s->streams[i]);
-    wl_replay_close(s->replay);
+    for (int i = 0; i < s->nsrc; i++)
+        close_sources(&s->src[i].src, 1);
+    free(s->src);
+    free(s->astate);
     for (int e = 0; e < s->max_execs && s->xi; e++) {
         if (s->xi[e].q)
             for (int m = 0; m < s->nmodels; m++)
@@ -1169,9 +1145,6 @@ void sim_destroy(struct sim *s)
     free(s->lat);
     free(s->models);
     free(s->queues);
-    free(s->streams);
-    free(s->stream_model);
-    free(s->stream_fe);
     free(s->rr_frontend);
     free(s->prof_of_kind);
     free(s->dyn_mb_per_req);
@@ -1243,8 +1216,8 @@ int sim_run(struct sim *s)
     }
     if (!s->stopping)
         begin_stop(s);                  /* queued requests nobody will serve are dropped */
-    if (s->rp_err)
-        return s->rp_err;
+    if (s->src_err)
+        return s->src_err;
     if (s->arrived != s->ended || s->req_pool.live != 0)
         SIM_BUG("requests lost: arrived %llu, ended %llu, live %zu",
                 (unsigned long long)s->arrived, (unsigned long long)s->ended, s->req_pool.live);
@@ -1254,7 +1227,7 @@ int sim_run(struct sim *s)
 /* ---------------------------------------------------------------- read access */
 
 int64_t sim_now(const struct sim *s) { return s->now; }
-const struct sim_config *sim_cfg(const struct sim *s) { return s->cfg; }
+const struct sim_world *sim_world(const struct sim *s) { return s->cfg; }
 double sim_load_scale(const struct sim *s) { return s->scale; }
 int sim_model_count(const struct sim *s) { return s->nmodels; }
 const struct sim_model *sim_model(const struct sim *s, int m) { return &s->models[m]; }
@@ -1262,7 +1235,7 @@ int sim_exec_count(const struct sim *s) { return s->nexecs; }
 const struct sim_exec *sim_exec(const struct sim *s, int e) { return &s->execs[e]; }
 int64_t sim_duration_ns(const struct sim *s) { return s->duration; }
 gsl_rng *sim_policy_rng(struct sim *s) { return s->prng; }
-const struct wl_app *sim_app(const struct sim *s) { return s->app; }
+const struct sim_app *sim_app(const struct sim *s) { return s->app; }
 uint64_t sim_app_exits(const struct sim *s, int p)
 {
     return s->ps[p].n.c_ontime + s->ps[p].n.c_bad;

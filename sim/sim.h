@@ -7,8 +7,9 @@
  * the metrics. A policy (policies/) decides *when* and *where* batches run; it reads the
  * queues and the clock and calls sim_dispatch / sim_queue_drop_head / sim_timer_*.
  *
- * Life of a request: it arrives at a frontend (lazily generated: one pending arrival per
- * model stream), its id and deadline reach the scheduler after the control delay and it
+ * The engine is built from a world config (sim_world.h) and a set of arrival sources (below);
+ * it parses no file. Life of a request: it arrives at a frontend (lazily generated: one
+ * pending arrival per source), its id and deadline reach the scheduler after the control delay and it
  * joins its model's queue (policy on_request). The policy dispatches a batch to an
  * executor: the executor receives it after the control delay plus the per-request data delay,
  * starts it no earlier than the policy's start time and never while another batch runs, and
@@ -27,8 +28,8 @@
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
 
-#include "sim_config.h"
 #include "sim_hist.h"
+#include "sim_world.h"
 
 #define SIM_NS_PER_MS 1000000LL
 #define SIM_NS_PER_S 1000000000LL
@@ -82,7 +83,7 @@ struct sim_batch {
 
 struct sim_model {
     int id;
-    const struct sim_model_cfg *cfg;  /* name, slo, memory, profiles */
+    const struct sim_model_cfg *cfg;  /* name, slo, memory, profiles (the world's) */
     int64_t slo_ns;
     int max_batch;
     double rate_rps;             /* configured mean rate at load scale 1 */
@@ -116,11 +117,27 @@ struct policy_ops;
 
 /* ---- building and running ---- */
 
-/* An engine for `cfg` with every arrival rate multiplied by `load_scale`. */
-int sim_create(const struct sim_config *cfg, double load_scale, struct sim **out /* OUT */);
-/* The same with an explicit policy table (tests, out-of-tree policies). */
-int sim_create_with_policy(const struct sim_config *cfg, double load_scale,
-                           const struct policy_ops *pol, struct sim **out /* OUT */);
+/* Where arrivals come from: a stream the engine pulls one arrival at a time, keeping exactly
+ * one pending (so memory does not grow with the run). The inputs layer (workloads/) makes
+ * them; the engine only calls them. */
+struct sim_source {
+    /* The next arrival: its time in ns from the run's start (never before the previous),
+     * its model (-1: a request of the world's application, whose path the engine draws) and
+     * size (0 if none). Returns 1, 0 when there are no more, or a negative code with
+     * sim_err_msg set (the run then fails and writes nothing). */
+    int (*next)(void *ctx, int64_t *t_ns /* OUT */, int *model /* OUT */, double *size /* OUT */);
+    void (*close)(void *ctx);          /* may be NULL */
+    void *ctx;
+    int frontend;                      /* the frontend of all its arrivals, or -1: each request
+                                        * gets one by world->frontend_split */
+};
+
+/* An engine for world `w`, with every arrival rate multiplied by `load_scale` (the sources
+ * already generate at that scale; the engine reports it to policies), run by policy `pol`
+ * (NULL: w->policy). It takes over the `nsrc` sources, closing them in sim_destroy (also
+ * when it fails). */
+int sim_create(const struct sim_world *w, double load_scale, const struct policy_ops *pol,
+               struct sim_source *src, int nsrc, struct sim **out /* OUT */);
 void sim_destroy(struct sim *s);
 /* Runs to the end (duration, then drain). Returns 0 or a negative code. */
 int sim_run(struct sim *s);
@@ -144,7 +161,7 @@ void sim_set_observer(struct sim *s, const struct sim_observer *obs);
 /* ---- read access ---- */
 
 int64_t sim_now(const struct sim *s);
-const struct sim_config *sim_cfg(const struct sim *s);
+const struct sim_world *sim_world(const struct sim *s);
 double sim_load_scale(const struct sim *s);
 int sim_model_count(const struct sim *s);
 const struct sim_model *sim_model(const struct sim *s, int m);
@@ -233,11 +250,10 @@ gsl_rng *sim_policy_rng(struct sim *s);
 
 /* ---- applications (DAG pipelines; docs/config.md `application`) ---- */
 
-struct wl_app;
 /* The application's structure (models, paths, SLAs, path weights), or NULL without one. The
  * path of a request in flight is never shown: a policy sees a request reach a model's queue
  * (on_request, r->stage > 0 after the first) only once the previous stage has completed. */
-const struct wl_app *sim_app(const struct sim *s);
+const struct sim_app *sim_app(const struct sim *s);
 /* Requests of path p that have left the system so far (on time, late or dropped): what a
  * monitor at the application's exit observes. */
 uint64_t sim_app_exits(const struct sim *s, int p);

@@ -1,17 +1,13 @@
 /* sim_int — the engine's private state, shared by sim.c and the result collector
- * (sim_report.c). Policies never include this: they use sim.h. */
+ * (sim_result.c). Nothing outside sim/ includes this: policies use sim.h. */
 #ifndef SIM_INT_H
 #define SIM_INT_H
 
-#include "policy.h"
 #include "sim.h"
 #include "sim_heap.h"
 #include "sim_metrics.h"
+#include "sim_policy.h"
 #include <gsl/gsl_randist.h>
-
-#include "wl_app.h"
-#include "wl_arrival.h"
-#include "wl_replay.h"
 
 /* A request as the engine holds it: the part policies see first, then what stays hidden. */
 struct sim_req_int {
@@ -59,8 +55,14 @@ struct sim_exec_int {
     struct sim_resid *res;       /* [nmodels] */
 };
 
+struct sim_src {                 /* an arrival source and its pending arrival */
+    struct sim_source src;
+    int model;
+    double size;
+};
+
 struct sim {
-    const struct sim_config *cfg;
+    const struct sim_world *cfg;
     double scale;
     int64_t now, duration, warmup, stop_at, tick_ns, next_tick;
     struct sim_heap heap;
@@ -69,14 +71,10 @@ struct sim {
     int nmodels;
     struct sim_model *models;
     struct sim_mqueue *queues;
-    int nstreams;                           /* models x frontends ("independent") or models */
-    struct wl_stream *streams;
-    struct wl_replay *replay;               /* workload.trace: one merged stream */
-    int64_t rp_t;                           /* its pending arrival */
-    int rp_model, rp_err;
-    double rp_size;
-    int64_t as_last;                        /* autoscaler: last action */
-    int *stream_model, *stream_fe;          /* stream_fe < 0: assign per request */
+    int nsrc;
+    struct sim_src *src;
+    int src_err;                            /* a source's error: sim_run returns it */
+    void *astate;                           /* the autoscaler's state */
     int *rr_frontend;                       /* [model] round-robin position */
     gsl_rng *split_rng;
     int nkinds;
@@ -105,7 +103,7 @@ struct sim {
     int64_t ctrl_ns, data_ns, resp_ns;
 
     struct sim_model_stats *ms;
-    const struct wl_app *app;               /* cfg->app */
+    const struct sim_app *app;              /* cfg->app */
     struct sim_path_stats *ps;              /* [app->npaths] */
     gsl_rng *path_rng;                      /* "application.paths" */
     gsl_ran_discrete_t *path_table;

@@ -7,18 +7,18 @@
 #include "sim_err.h"
 #include "sim_rng.h"
 
-int wl_stream_init(struct wl_stream *st, const struct sim_config *cfg, const char *name,
-                   double rate_rps)
+int wl_stream_init(struct wl_stream *st, const struct wl_workload *w, uint64_t seed,
+                   const char *name, double rate_rps)
 {
-    st->rng = sim_rng_stream(cfg->seed, name);
+    st->rng = sim_rng_stream(seed, name);
     if (!st->rng)
         return SIM_ENOMEM;
-    st->kind = cfg->arrival;
-    st->shape = cfg->gamma_shape;
+    st->kind = w->arrival;
+    st->shape = w->gamma_shape;
     st->rate_per_ns = rate_rps / 1e9;
     st->u = 0;
-    st->seg = cfg->segments;
-    st->nseg = cfg->nsegments;
+    st->seg = w->segments;
+    st->nseg = w->nsegments;
     st->cur = 0;
     st->seg_t0 = st->seg_m0 = 0;
     st->started = false;
@@ -34,11 +34,11 @@ void wl_stream_free(struct wl_stream *st)
 static double gap(struct wl_stream *st)
 {
     switch (st->kind) {
-    case SIM_ARR_POISSON:
+    case WL_ARR_POISSON:
         return gsl_ran_exponential(st->rng, 1.0);
-    case SIM_ARR_GAMMA:
+    case WL_ARR_GAMMA:
         return gsl_ran_gamma(st->rng, st->shape, 1.0 / st->shape);
-    case SIM_ARR_UNIFORM:
+    case WL_ARR_UNIFORM:
         if (!st->started)
             return gsl_rng_uniform(st->rng);   /* random phase */
         return 1.0;
@@ -56,7 +56,7 @@ int64_t wl_stream_next(struct wl_stream *st)
     if (st->nseg == 0)
         return (int64_t)llround(m_target);
     for (;;) {
-        const struct sim_segment *sg = &st->seg[st->cur];
+        const struct wl_segment *sg = &st->seg[st->cur];
         bool last = (st->cur == st->nseg - 1);
         double m_end = st->seg_m0 + sg->scale * sg->duration_s * 1e9;
         if (last || m_target < m_end) {
@@ -71,23 +71,24 @@ int64_t wl_stream_next(struct wl_stream *st)
     }
 }
 
-void wl_popularity_shares(const struct sim_config *cfg, double *shares)
+void wl_popularity_shares(const struct wl_workload *w, const struct sim_world *world,
+                          double *shares)
 {
     double sum = 0;
-    for (int i = 0; i < cfg->nmodels; i++) {
-        switch (cfg->popularity) {
-        case SIM_POP_UNIFORM:
+    for (int i = 0; i < world->nmodels; i++) {
+        switch (w->popularity) {
+        case WL_POP_UNIFORM:
             shares[i] = 1.0;
             break;
-        case SIM_POP_ZIPF:
-            shares[i] = 1.0 / pow((double)(i + 1), cfg->zipf_s);
+        case WL_POP_ZIPF:
+            shares[i] = 1.0 / pow((double)(i + 1), w->zipf_s);
             break;
-        case SIM_POP_EXPLICIT:
-            shares[i] = cfg->models[i].share;
+        case WL_POP_EXPLICIT:
+            shares[i] = world->models[i].share;
             break;
         }
         sum += shares[i];
     }
-    for (int i = 0; i < cfg->nmodels; i++)
+    for (int i = 0; i < world->nmodels; i++)
         shares[i] = sum > 0 ? shares[i] / sum : 0;
 }

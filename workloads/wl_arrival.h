@@ -13,28 +13,53 @@
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
 
-#include "sim_config.h"
+#include "sim_world.h"
+
+enum wl_arrival { WL_ARR_POISSON, WL_ARR_GAMMA, WL_ARR_UNIFORM };
+enum wl_popularity { WL_POP_UNIFORM, WL_POP_ZIPF, WL_POP_EXPLICIT };
+
+struct wl_segment {
+    double duration_s;                 /* <= 0 for the last: until the end */
+    double scale;                      /* multiplies the rate */
+};
+
+struct wl_trace_cfg;
+
+/* The workload of an experiment, typed (the experiment layer fills it from `workload`): the
+ * synthetic arrival process and popularity, or a real trace. The mean rates it gives each
+ * model at load scale 1 are the world's rate_rps and model_rps. */
+struct wl_workload {
+    enum wl_arrival arrival;
+    double gamma_shape;
+    enum wl_popularity popularity;
+    double zipf_s;
+    int nsegments;
+    struct wl_segment *segments;
+    struct wl_trace_cfg *trace;        /* a real trace instead of rate_rps, or NULL; owned */
+};
 
 struct wl_stream {
     gsl_rng *rng;
-    enum sim_arrival kind;
+    enum wl_arrival kind;
     double shape;
     double rate_per_ns;          /* at multiplier 1 */
     double u;                    /* cumulative operational time */
-    const struct sim_segment *seg;
+    const struct wl_segment *seg;
     int nseg, cur;               /* segment cursor */
     double seg_t0, seg_m0;       /* real time (ns) and M (ns) at the cursor's start */
     bool started;
 };
 
-/* rate_rps: this stream's mean rate at multiplier 1 (already including the load scale). */
-int wl_stream_init(struct wl_stream *st, const struct sim_config *cfg, const char *name,
-                   double rate_rps);
+/* Stream `name` of the run with master seed `seed`; rate_rps: its mean rate at multiplier 1
+ * (already including the load scale). */
+int wl_stream_init(struct wl_stream *st, const struct wl_workload *w, uint64_t seed,
+                   const char *name, double rate_rps);
 void wl_stream_free(struct wl_stream *st);
 /* The next arrival time in ns, or INT64_MAX when the rate stays zero forever. */
 int64_t wl_stream_next(struct wl_stream *st);
 
-/* Normalised popularity shares (sum 1) of cfg's models into shares[nmodels]. */
-void wl_popularity_shares(const struct sim_config *cfg, double *shares /* OUT */);
+/* Normalised popularity shares (sum 1) of the world's models into shares[nmodels]. */
+void wl_popularity_shares(const struct wl_workload *w, const struct sim_world *world,
+                          double *shares /* OUT */);
 
 #endif

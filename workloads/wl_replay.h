@@ -1,6 +1,7 @@
 /* wl_replay — a real trace (traces/) as the arrivals of a run.
  *
- * Config: `workload.trace` (docs/config.md). The pipeline, all streaming:
+ * Config: `workload.trace` (docs/config.md; parsed by the experiment layer into wl_trace_cfg).
+ * The pipeline, all streaming:
  *   reader records -> intervals (records of one time grouped; timestamp traces either pass
  *   requests through or, with cv_scale, become windows with a fitted CV)
  *   -> window [start_s, start_s + window_s) of trace time (partial intervals prorated)
@@ -22,11 +23,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <cjson/cJSON.h>
-
+#include "sim_world.h"
 #include "trace.h"
-
-struct sim_config;
+#include "wl_arrival.h"
 
 enum wl_gap { WL_GAP_ERROR, WL_GAP_ZERO, WL_GAP_SKIP, WL_GAP_HOLD, WL_GAP_INTERPOLATE };
 enum wl_map { WL_MAP_POPULARITY, WL_MAP_ROUND_ROBIN, WL_MAP_VOLUME, WL_MAP_EXPLICIT };
@@ -50,6 +49,8 @@ struct wl_trace_cfg {
     bool timestamps;                   /* requests, not intervals */
 };
 
+void wl_trace_cfg_free(struct wl_trace_cfg *tc);
+
 /* What a scan of the replay (at load scale 1) found. */
 struct wl_trace_info {
     double span_s;                     /* simulated seconds the window covers */
@@ -62,17 +63,14 @@ struct wl_trace_info {
     double *model_total;               /* [nmodels] arrivals per model, owned */
 };
 
-/* Parses `trace` (at JSON path workload.trace) against cfg's models; *out owned. */
-int wl_trace_cfg_parse(const struct sim_config *cfg, const cJSON *trace,
-                       struct wl_trace_cfg **out /* OUT */);
-void wl_trace_cfg_free(struct wl_trace_cfg *tc);
-
 /* Reads the whole window once: totals, span, gaps; with gaps "error", any gap is an error. */
-int wl_trace_scan(const struct sim_config *cfg, struct wl_trace_info *info /* OUT */);
+int wl_trace_scan(const struct wl_workload *w, const struct sim_world *world,
+                  struct wl_trace_info *info /* OUT */);
 void wl_trace_info_free(struct wl_trace_info *info);
 
 struct wl_replay;
-int wl_replay_open(const struct sim_config *cfg, double load_scale, struct wl_replay **out);
+int wl_replay_open(const struct wl_workload *w, const struct sim_world *world, double load_scale,
+                   struct wl_replay **out);
 /* 1: the next arrival (time in ns from the run's start, model, size); 0: no more; < 0 error. */
 int wl_replay_next(struct wl_replay *rp, int64_t *t_ns, int *model, double *size);
 /* Gaps met so far (a full replay: all of the window's). */

@@ -68,35 +68,6 @@ static int parse_profile(const cJSON *o, const char *path, struct sim_profile *p
     return 0;
 }
 
-double sim_profile_ms(const struct sim_profile *p, int b)
-{
-    double x = b;
-    switch (p->form) {
-    case SIM_PROF_LINEAR:
-        return p->alpha_ms * x + p->beta_ms;
-    case SIM_PROF_QUADRATIC:
-        return p->a_ms * x * x + p->b_ms * x + p->c_ms;
-    case SIM_PROF_TABLE:
-        if (b <= p->table_n)
-            return p->table_ms[b - 1];
-        if (p->table_n == 1)
-            return p->table_ms[0] * x;
-        /* extend with the slope of the last two entries */
-        return p->table_ms[p->table_n - 1] +
-               (p->table_ms[p->table_n - 1] - p->table_ms[p->table_n - 2]) * (x - p->table_n);
-    }
-    return 0;
-}
-
-void wl_model_free(struct sim_model_cfg *m)
-{
-    for (int k = 0; k < m->nprof; k++) {
-        free(m->prof[k].table_ms);
-        m->prof[k].table_ms = NULL;
-    }
-    m->nprof = 0;
-}
-
 static int add_profile(struct sim_model_cfg *m, const char *kind, const char *path)
 {
     if (m->nprof == SIM_MAX_KINDS)
@@ -189,7 +160,7 @@ int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
     }
     return 0;
 fail:
-    wl_model_free(m);
+    sim_model_cfg_free(m);
     return rc;
 }
 
@@ -317,7 +288,7 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
             double ratio = k >= 0 && mc->prof[k].form == SIM_PROF_LINEAR && mc->prof[k].alpha_ms > 0
                                ? mc->prof[k].beta_ms / mc->prof[k].alpha_ms : -1;
             if (ratio < 0 || (gt >= 0 && !(ratio > gt)) || (lt >= 0 && !(ratio < lt))) {
-                wl_model_free(&(*models)[*n]);
+                sim_model_cfg_free(&(*models)[*n]);
                 continue;
             }
         }

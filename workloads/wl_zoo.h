@@ -12,13 +12,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim_config.h"
+#include "sim_world.h"
 
 /* Parses one model entry at `path`. Linear shorthand (alpha_ms/beta_ms) and "profile" apply
  * to `default_kind`; "profiles" names kinds explicitly. */
 int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
                    struct sim_model_cfg *out /* OUT */);
-void wl_model_free(struct sim_model_cfg *m);
 
 /* Expands the zoo reference object `ref` (at JSON `path`) into models appended to
  * (*models, *n). `base_dir` resolves relative zoo paths. */

@@ -45,7 +45,7 @@ static void nexus_worked_example(void)
         "{\"name\":\"b\",\"alpha_ms\":1,\"beta_ms\":5,\"slo_ms\":25},"
         "{\"name\":\"c\",\"alpha_ms\":1,\"beta_ms\":5,\"slo_ms\":25}],\"policy\":{\"name\":\"nexus\"}}");
     struct sim *s;
-    REQUIRE_OK(sim_create(cfg, 1.0, &s));
+    REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
     struct nexus_inst_view v;
     CHECK(nexus_instance(s, 0, 1.0, 0, &v), "saturated instance");
     CHECK(v.batch == 6 && v.max_batch == 6, "B_max %d (max %d), expected 6", v.batch, v.max_batch);

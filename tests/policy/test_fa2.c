@@ -27,7 +27,6 @@
 #include "sim_err.h"
 #include "sim_report.h"
 #include "test.h"
-#include "wl_app.h"
 
 /* A random DAG: ndnn DNNs in index order (edges go up in index), npaths paths of 1..4
  * stages, profiles with a in [0, 0.3], b1 in [2, 40], c in [2, 40] ms, rates 2..40 req/s,
@@ -298,7 +297,7 @@ static struct sim_config *paper_config(const char *overrides)
 /* The problem FA2 plans for the shipped application at a steady rate (as its runtime does). */
 static void shipped_problem(const struct sim_config *cfg, double rate, struct fa2_problem *p)
 {
-    REQUIRE_OK(fa2_problem_of(cfg, 16, 1e-3, p));
+    REQUIRE_OK(fa2_problem_of(&cfg->world, 16, 1e-3, p));
     for (int q = 0; q < p->npaths; q++)
         p->paths[q].rate_rps = rate * cfg->app->paths[q].prob;
 }
@@ -336,7 +335,7 @@ static struct sim_result *run(const char *overrides)
     struct sim_config *cfg = paper_config(overrides);
     struct sim *s = NULL;
     struct sim_result *r = NULL;
-    if (!cfg || sim_create(cfg, 1.0, &s) || sim_run(s) || sim_result_collect(s, &r)) {
+    if (!cfg || sim_config_engine(cfg, 1.0, NULL, &s, NULL) || sim_run(s) || sim_result_collect(s, &r)) {
         fprintf(stderr, "run failed: %s\n", sim_err_msg());
         exit(1);
     }

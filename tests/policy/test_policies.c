@@ -250,7 +250,7 @@ static void conformance_every_policy(void)
             struct sim_config *cfg;
             struct sim *s;
             REQUIRE_OK(sim_config_from_text(text, "conformance", ".", &cfg));
-            REQUIRE_OK(sim_create(cfg, 1.0, &s));
+            REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
             struct audit a = {.last_event = 0};
             audit_execs(&a, s);
             struct sim_observer obs = {.ctx = &a, .batch_start = obs_batch_start,
@@ -324,7 +324,7 @@ static double goodput(const struct sim_config *cfg, double *mean_batch)
 {
     struct sim_goodput g;
     REQUIRE_OK(sim_goodput_search(cfg, false, &g));
-    CHECK(g.found, "no passing load for %s", cfg->name);
+    CHECK(g.found, "no passing load for %s", cfg->world.name);
     double gp = g.goodput_rps;
     if (mean_batch)
         *mean_batch = g.best->models[0].mean_batch;

@@ -342,7 +342,7 @@ static void profile_read_back_by_simulator(void)
              " \"workload\": {\"rate_rps\": 20}, \"policy\": {\"name\": \"fifo\"}}", zoo);
     struct sim_config *cfg = NULL;
     REQUIRE_OK(sim_config_from_text(text, "t", dir, &cfg));
-    const struct sim_model_cfg *m = &cfg->models[0];
+    const struct sim_model_cfg *m = &cfg->world.models[0];
     int k = sim_model_cfg_kind(m, "testcpu@1core");
     CHECK(k >= 0 && m->max_batch == 8, "kind %d max_batch %d", k, m->max_batch);
     /* the closed form is the fit; the table form (a negative coefficient) is the medians,

@@ -122,7 +122,7 @@ static void timers_cancelled_never_fire(void)
     struct sim *s;
     memset(&observed, 0, sizeof observed);
     REQUIRE_OK(sim_config_from_text(tiny_cfg, "tiny", ".", &cfg));
-    REQUIRE_OK(sim_create_with_policy(cfg, 1.0, &ops, &s));
+    REQUIRE_OK(sim_config_engine(cfg, 1.0, &ops, &s, NULL));
     REQUIRE_OK(sim_run(s));
     /* expected firing order: tags 9,8,6,5,10,4,2,1,0 (3 and 7 cancelled, 11 cancelled) */
     static const int want[] = {9, 8, 6, 5, 10, 4, 2, 1, 0};
@@ -204,7 +204,7 @@ static void arrival_rates_and_burstiness(void)
         struct sim_config *cfg;
         REQUIRE_OK(sim_config_from_text(text, "arr", ".", &cfg));
         struct wl_stream st;
-        REQUIRE_OK(wl_stream_init(&st, cfg, "arrivals.m", 100.0));
+        REQUIRE_OK(wl_stream_init(&st, &cfg->workload, cfg->world.seed, "arrivals.m", 100.0));
         enum { N = 200000 };
         double *g = malloc(N * sizeof *g);
         int64_t prev = wl_stream_next(&st);
@@ -233,7 +233,7 @@ static void segments_scale_the_rate(void)
     struct sim_config *cfg;
     REQUIRE_OK(sim_config_from_text(text, "seg", ".", &cfg));
     struct wl_stream st;
-    REQUIRE_OK(wl_stream_init(&st, cfg, "arrivals.m", 1000.0));
+    REQUIRE_OK(wl_stream_init(&st, &cfg->workload, cfg->world.seed, "arrivals.m", 1000.0));
     int count[3] = {0, 0, 0};
     for (;;) {
         int64_t t = wl_stream_next(&st);

@@ -236,7 +236,7 @@ static long replay_bins(const struct sim_config *c, double scale, int64_t bin_ns
     double size;
     long n = 0;
     memset(bins, 0, 2 * (size_t)nbins * sizeof *bins);
-    REQUIRE_OK(wl_replay_open(c, scale, &rp));
+    REQUIRE_OK(wl_replay_open(&c->workload, &c->world, scale, &rp));
     while (wl_replay_next(rp, &t, &m, &size) == 1) {
         CHECK(t >= prev, "arrivals out of order: %lld after %lld", (long long)t, (long long)prev);
         prev = t;
@@ -271,7 +271,7 @@ static void replay_counts_exact_per_interval(void)
         CHECK(c != NULL, "config: %s", sim_err_msg());
         if (!c)
             return;
-        CHECK(fabs(c->duration_s - 60) < 1e-9, "duration %g (from the trace)", c->duration_s);
+        CHECK(fabs(c->world.duration_s - 60) < 1e-9, "duration %g (from the trace)", c->world.duration_s);
         long bins[2 * 60];
         int64_t last;
         long got = replay_bins(c, 1.0, 1000000000, 60, bins, &last);
@@ -310,12 +310,12 @@ static void replay_scaling_preserves_totals(void)
     CHECK(got == (long)floor(0.37 * (double)total + 1e-9), "rate_scale 0.37: %ld of %ld", got, total);
     got = replay_bins(c, 2.0, 10000000000, 100, bins, &last);
     CHECK(got == (long)floor(0.74 * (double)total + 1e-9), "x load 2: %ld", got);
-    CHECK(fabs(c->rate_rps - 0.37 * (double)total / 1000) < 1e-9, "mean rate %g", c->rate_rps);
+    CHECK(fabs(c->world.rate_rps - 0.37 * (double)total / 1000) < 1e-9, "mean rate %g", c->world.rate_rps);
     sim_config_destroy(c);
     /* time_scale 10: the same requests in a tenth of the time, interval by interval */
     c = config(TWO_MODELS, "{\"format\": \"csv_counts\", \"files\": [\"tens.csv\"], "
                "\"csv\": {\"interval_s\": 10}, \"time_scale\": 10}", NULL);
-    CHECK(c && fabs(c->duration_s - 100) < 1e-9, "duration %g", c ? c->duration_s : -1);
+    CHECK(c && fabs(c->world.duration_s - 100) < 1e-9, "duration %g", c ? c->world.duration_s : -1);
     got = replay_bins(c, 1.0, 1000000000, 100, bins, &last);
     int wrong = 0;
     for (int i = 0; i < 100; i++)
@@ -330,8 +330,8 @@ static void replay_scaling_preserves_totals(void)
     for (int i = 20; i < 50; i++)
         wtot += 7 + i % 5;
     got = replay_bins(c, 1.0, 10000000000, 100, bins, &last);
-    CHECK(c && got == wtot && fabs(c->duration_s - 300) < 1e-9, "window: %ld of %ld, %g s",
-          got, wtot, c ? c->duration_s : -1);
+    CHECK(c && got == wtot && fabs(c->world.duration_s - 300) < 1e-9, "window: %ld of %ld, %g s",
+          got, wtot, c ? c->world.duration_s : -1);
     sim_config_destroy(c);
 }
 
@@ -351,7 +351,7 @@ static void replay_timestamps_exact(void)
     int64_t t;
     int m, i = 0;
     double size;
-    REQUIRE_OK(wl_replay_open(c, 1.0, &rp));
+    REQUIRE_OK(wl_replay_open(&c->workload, &c->world, 1.0, &rp));
     while (wl_replay_next(rp, &t, &m, &size) == 1 && i < 5) {
         CHECK(llabs(t - want[i]) <= 1 && size == i + 1, "request %d at %lld size %g", i,
               (long long)t, size);
@@ -363,7 +363,7 @@ static void replay_timestamps_exact(void)
     int64_t last;
     CHECK(replay_bins(c, 2.0, 1000000000, 10, bins, &last) == 10, "x2: copies");
     CHECK(replay_bins(c, 0.5, 1000000000, 10, bins, &last) == 2, "x0.5: floor(2.5)");
-    CHECK(c->duration_s > 7.0000001, "duration %.9f covers the last request", c->duration_s);
+    CHECK(c->world.duration_s > 7.0000001, "duration %.9f covers the last request", c->world.duration_s);
     sim_config_destroy(c);
 }
 
@@ -379,7 +379,7 @@ static void replay_functions_onto_models(void)
     CHECK(c != NULL, "%s", sim_err_msg());
     if (!c)
         return;
-    CHECK(fabs(c->duration_s - 2 * 86400) < 1e-6, "duration %g", c->duration_s);
+    CHECK(fabs(c->world.duration_s - 2 * 86400) < 1e-6, "duration %g", c->world.duration_s);
     static long bins[2 * 2880];
     int64_t last;
     replay_bins(c, 1.0, 60000000000, 2880, bins, &last);
@@ -415,15 +415,15 @@ static void gaps_are_explicit(void)
     int64_t last;
     snprintf(t, sizeof t, "%s", GAPTR("zero"));
     c = config(TWO_MODELS, t, NULL);
-    CHECK(c && c->duration_s == 4 * 3600 && c->trace_gaps == 1 && c->trace_gap_s == 3600,
-          "zero: %g s, %d gaps", c ? c->duration_s : -1, c ? c->trace_gaps : -1);
+    CHECK(c && c->world.duration_s == 4 * 3600 && c->trace_gaps == 1 && c->trace_gap_s == 3600,
+          "zero: %g s, %d gaps", c ? c->world.duration_s : -1, c ? c->trace_gaps : -1);
     replay_bins(c, 1.0, 3600000000000, 4, bins, &last);
     CHECK(bins[2] + bins[6] == 0 && bins[3] + bins[7] == 3600, "zero: hour 2 %ld, hour 3 %ld",
           bins[2] + bins[6], bins[3] + bins[7]);
     sim_config_destroy(c);
     snprintf(t, sizeof t, "%s", GAPTR("skip"));
     c = config(TWO_MODELS, t, NULL);
-    CHECK(c && c->duration_s == 3 * 3600, "skip: %g s", c ? c->duration_s : -1);
+    CHECK(c && c->world.duration_s == 3 * 3600, "skip: %g s", c ? c->world.duration_s : -1);
     replay_bins(c, 1.0, 3600000000000, 4, bins, &last);
     CHECK(bins[2] + bins[6] == 3600 && bins[3] + bins[7] == 0, "skip: hour 2 %ld", bins[2] + bins[6]);
     sim_config_destroy(c);
@@ -442,12 +442,12 @@ static void gaps_are_explicit(void)
     fixture("zeros.csv", "s,n\n0,4\n1,0\n2,0\n3,0\n4,0\n5,0\n6,4\n");
     c = config(TWO_MODELS, "{\"format\": \"csv_counts\", \"files\": [\"zeros.csv\"], "
                "\"csv\": {\"interval_s\": 1}, \"zero_run_s\": 10}", NULL);
-    CHECK(c && c->trace_gaps == 0 && c->duration_s == 7, "short zero run: %s", c ? "" : sim_err_msg());
+    CHECK(c && c->trace_gaps == 0 && c->world.duration_s == 7, "short zero run: %s", c ? "" : sim_err_msg());
     sim_config_destroy(c);
     c = config(TWO_MODELS, "{\"format\": \"csv_counts\", \"files\": [\"zeros.csv\"], "
                "\"csv\": {\"interval_s\": 1}, \"zero_run_s\": 5, \"gaps\": \"skip\"}", NULL);
-    CHECK(c && c->trace_gaps == 1 && c->duration_s == 2, "long zero run skipped: %g s",
-          c ? c->duration_s : -1);
+    CHECK(c && c->trace_gaps == 1 && c->world.duration_s == 2, "long zero run skipped: %g s",
+          c ? c->world.duration_s : -1);
     sim_config_destroy(c);
 }
 
@@ -498,9 +498,9 @@ static void real_traces_match_their_readmes(void)
     snprintf(text, sizeof text, "{\"format\": \"wikipedia\", \"dir\": \"%s/wikipedia_en_hourly\", "
              "\"files\": [\"en_wikipedia_hourly_2014-03-03_to_2014-03-16.csv\"]}", base);
     c = config(TWO_MODELS, text, NULL);
-    CHECK(c && c->trace_total == 3373804377.0 && c->duration_s == 336 * 3600 && c->trace_gaps == 0,
+    CHECK(c && c->trace_total == 3373804377.0 && c->world.duration_s == 336 * 3600 && c->trace_gaps == 0,
           "wikipedia: total %.0f (README 3,373,804,377), %g s", c ? c->trace_total : -1,
-          c ? c->duration_s : -1);
+          c ? c->world.duration_s : -1);
     CHECK(c && fabs(c->trace_peak_rps - 13497074.0 / 3600) < 1e-6, "peak %g", c ? c->trace_peak_rps : -1);
     sim_config_destroy(c);
     snprintf(text, sizeof text, "{\"format\": \"azure_llm\", \"dir\": \"%s/azure_llm_inference_2023\", "
@@ -508,9 +508,9 @@ static void real_traces_match_their_readmes(void)
     c = config(TWO_MODELS, text, NULL);
     /* the README says 19,365 rows: it counted newlines, and the file has none after its
      * last row (CRLF lines); Python's csv module also reads 19,366 */
-    CHECK(c && c->trace_total == 19366 && fabs(c->duration_s - 3501.7) < 0.1,
+    CHECK(c && c->trace_total == 19366 && fabs(c->world.duration_s - 3501.7) < 0.1,
           "llm conv: %.0f requests (19,366 rows), %.1f s (README 3,501.7)",
-          c ? c->trace_total : -1, c ? c->duration_s : -1);
+          c ? c->trace_total : -1, c ? c->world.duration_s : -1);
     sim_config_destroy(c);
     /* Twitter: three 1,739-s zero runs are gaps at zero_run_s 300; the short ones are not */
     snprintf(text, sizeof text, "{\"format\": \"csv_counts\", \"dir\": "
@@ -519,8 +519,8 @@ static void real_traces_match_their_readmes(void)
              "\"gaps\": \"skip\"}", base);
     c = config(TWO_MODELS, text, NULL);
     CHECK(c && c->trace_gaps == 3 && c->trace_gap_s == 3 * 1739 &&
-          c->duration_s == 259200 - 3 * 1739, "twitter: %d gaps, %g s, duration %g",
-          c ? c->trace_gaps : -1, c ? c->trace_gap_s : -1, c ? c->duration_s : -1);
+          c->world.duration_s == 259200 - 3 * 1739, "twitter: %d gaps, %g s, duration %g",
+          c ? c->trace_gaps : -1, c ? c->trace_gap_s : -1, c ? c->world.duration_s : -1);
     CHECK(c && fabs(c->trace_total - 63.73 * 259200) < 0.005 * 63.73 * 259200, "total %.0f",
           c ? c->trace_total : -1);
     sim_config_destroy(c);

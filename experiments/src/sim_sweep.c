@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "sim_err.h"
+#include "sim_wall.h"
 #include "sim_goodput.h"
 #include "sim_json.h"
 #include "sim_rng.h"

@@ -8,15 +8,11 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
-#include "policy.h"
-#include "sim.h"
+#include "sim_config_int.h"
 #include "sim_err.h"
 #include "sim_json.h"
 #include "sim_rng.h"
-#include "sim_autoscale.h"
-#include "wl_app.h"
-#include "wl_arrival.h"
-#include "wl_replay.h"
+#include "wl_source.h"
 #include "wl_zoo.h"
 
 static const char *const ARRIVALS[] = {"poisson", "gamma", "uniform", NULL};
@@ -24,25 +20,17 @@ static const char *const POPULARITY[] = {"uniform", "zipf", "explicit", NULL};
 static const char *const JITTERS[] = {"none", "exponential", "lognormal", NULL};
 static const char *const SPLITS[] = {"independent", "round_robin", "random", NULL};
 
-int sim_model_cfg_kind(const struct sim_model_cfg *m, const char *kind)
-{
-    for (int k = 0; k < m->nprof; k++)
-        if (strcmp(m->prof_kind[k], kind) == 0)
-            return k;
-    return -1;
-}
-
 void sim_config_destroy(struct sim_config *cfg)
 {
     if (!cfg)
         return;
-    for (int i = 0; i < cfg->nmodels; i++)
-        wl_model_free(&cfg->models[i]);
-    free(cfg->models);
-    free(cfg->segments);
-    wl_trace_cfg_free(cfg->trace);
-    wl_app_free(cfg->app);
-    free(cfg->model_rps);
+    for (int i = 0; i < cfg->world.nmodels; i++)
+        sim_model_cfg_free(&cfg->world.models[i]);
+    free(cfg->world.models);
+    free(cfg->workload.segments);
+    wl_trace_cfg_free(cfg->workload.trace);
+    sim_app_free(cfg->app);
+    free(cfg->world.model_rps);
     free(cfg->file);
     free(cfg->dir);
     cJSON_Delete(cfg->json);
@@ -57,18 +45,18 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
     const char *kind = "1080ti";
     long gpus = 0, max_gpus = 0;
     int rc;
-    c->page_mb = 16;
-    c->load_gb_s = 12;
-    c->provision_s = 10;
+    c->world.page_mb = 16;
+    c->world.load_gb_s = 12;
+    c->world.provision_s = 10;
     if ((rc = sim_json_obj(root, "", "cluster", true, &o)) || (rc = sim_json_keys(o, "cluster", keys)) ||
         (rc = sim_json_int(o, "cluster", "gpus", true, 1, 100000, &gpus)) ||
         (rc = sim_json_int(o, "cluster", "max_gpus", false, 1, 100000, &max_gpus)) ||
         (rc = sim_json_str(o, "cluster", "gpu_kind", false, &kind)) ||
-        (rc = sim_json_num(o, "cluster", "gpu_memory_mb", false, SIM_J_NONNEG, &c->gpu_memory_mb)) ||
-        (rc = sim_json_num(o, "cluster", "page_mb", false, SIM_J_POS, &c->page_mb)) ||
-        (rc = sim_json_num(o, "cluster", "load_gb_s", false, SIM_J_POS, &c->load_gb_s)) ||
-        (rc = sim_json_num(o, "cluster", "provision_s", false, SIM_J_NONNEG, &c->provision_s)) ||
-        (rc = sim_json_num(o, "cluster", "exec_cv", false, SIM_J_NONNEG, &c->exec_cv)))
+        (rc = sim_json_num(o, "cluster", "gpu_memory_mb", false, SIM_J_NONNEG, &c->world.gpu_memory_mb)) ||
+        (rc = sim_json_num(o, "cluster", "page_mb", false, SIM_J_POS, &c->world.page_mb)) ||
+        (rc = sim_json_num(o, "cluster", "load_gb_s", false, SIM_J_POS, &c->world.load_gb_s)) ||
+        (rc = sim_json_num(o, "cluster", "provision_s", false, SIM_J_NONNEG, &c->world.provision_s)) ||
+        (rc = sim_json_num(o, "cluster", "exec_cv", false, SIM_J_NONNEG, &c->world.exec_cv)))
         return rc;
     if (strlen(kind) >= SIM_NAME_MAX)
         return sim_err_set(SIM_EINVAL, "cluster.gpu_kind: expected at most %d characters",
@@ -76,9 +64,9 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
     if (max_gpus && max_gpus < gpus)
         return sim_err_set(SIM_EINVAL, "cluster.max_gpus: expected at least cluster.gpus (%ld), "
                            "got %ld", gpus, max_gpus);
-    c->gpus = (int)gpus;
-    c->max_gpus = max_gpus ? (int)max_gpus : (int)gpus;
-    snprintf(c->gpu_kind, sizeof c->gpu_kind, "%s", kind);
+    c->world.gpus = (int)gpus;
+    c->world.max_gpus = max_gpus ? (int)max_gpus : (int)gpus;
+    snprintf(c->world.gpu_kind, sizeof c->world.gpu_kind, "%s", kind);
     return 0;
 }
 
@@ -96,35 +84,35 @@ static int parse_models(struct sim_config *c, const cJSON *root)
         char p[SIM_JPATH_MAX];
         sim_jpath_idx(p, sizeof p, "models", i++);
         if (cJSON_IsObject(it) && cJSON_GetObjectItemCaseSensitive(it, "zoo")) {
-            if ((rc = wl_zoo_expand(it, p, c->dir, &c->models, &c->nmodels)))
+            if ((rc = wl_zoo_expand(it, p, c->dir, &c->world.models, &c->world.nmodels)))
                 return rc;
             continue;
         }
-        struct sim_model_cfg *nm = realloc(c->models, (size_t)(c->nmodels + 1) * sizeof *nm);
+        struct sim_model_cfg *nm = realloc(c->world.models, (size_t)(c->world.nmodels + 1) * sizeof *nm);
         if (!nm)
             return SIM_ENOMEM;
-        c->models = nm;
-        if ((rc = wl_model_parse(it, p, c->gpu_kind, &c->models[c->nmodels])))
+        c->world.models = nm;
+        if ((rc = wl_model_parse(it, p, c->world.gpu_kind, &c->world.models[c->world.nmodels])))
             return rc;
-        c->nmodels++;
+        c->world.nmodels++;
     }
     /* cross-model checks against the cluster */
-    for (int m = 0; m < c->nmodels; m++) {
-        struct sim_model_cfg *md = &c->models[m];
+    for (int m = 0; m < c->world.nmodels; m++) {
+        struct sim_model_cfg *md = &c->world.models[m];
         for (int j = 0; j < m; j++)
-            if (strcmp(c->models[j].name, md->name) == 0)
+            if (strcmp(c->world.models[j].name, md->name) == 0)
                 return sim_err_set(SIM_EINVAL, "models: model \"%s\" appears twice", md->name);
-        int k = sim_model_cfg_kind(md, c->gpu_kind);
+        int k = sim_model_cfg_kind(md, c->world.gpu_kind);
         if (k < 0)
             return sim_err_set(SIM_EINVAL,
                                "models: model \"%s\" has no profile for cluster.gpu_kind \"%s\" "
-                               "(it has: %s%s)", md->name, c->gpu_kind, md->prof_kind[0],
+                               "(it has: %s%s)", md->name, c->world.gpu_kind, md->prof_kind[0],
                                md->nprof > 1 ? ", ..." : "");
         double l1 = sim_profile_ms(&md->prof[k], 1);
         if (l1 > md->slo_ms)
             return sim_err_set(SIM_EINVAL,
                                "models: model \"%s\": slo_ms %g is below its batch-1 latency "
-                               "%g ms on %s", md->name, md->slo_ms, l1, c->gpu_kind);
+                               "%g ms on %s", md->name, md->slo_ms, l1, c->world.gpu_kind);
         if (md->max_batch == 0) {
             int b = 1;
             while (b < 1024 && sim_profile_ms(&md->prof[k], b + 1) <= md->slo_ms)
@@ -139,26 +127,26 @@ static int parse_models(struct sim_config *c, const cJSON *root)
  * with a cold-start policy (models loaded on demand) each must fit alone. */
 static int check_memory(const struct sim_config *c)
 {
-    if (c->gpu_memory_mb <= 0)
+    if (c->world.gpu_memory_mb <= 0)
         return 0;
-    bool all = !policy_cold_start(policy_find(c->policy), c->policy_params);
+    bool all = !sim_policy_cold_start(c->world.policy, c->world.policy_params);
     double fixed_mb = 0, max_dyn = 0;
-    for (int m = 0; m < c->nmodels; m++) {
-        const struct sim_model_cfg *md = &c->models[m];
+    for (int m = 0; m < c->world.nmodels; m++) {
+        const struct sim_model_cfg *md = &c->world.models[m];
         fixed_mb += md->weights_mb + md->static_mb;
         if (md->dynamic_mb > max_dyn)
             max_dyn = md->dynamic_mb;
         double alone = md->weights_mb + md->static_mb + md->dynamic_mb;
-        if (!all && alone > c->gpu_memory_mb)
+        if (!all && alone > c->world.gpu_memory_mb)
             return sim_err_set(SIM_EINVAL, "cluster.gpu_memory_mb: expected at least %g MB "
-                               "(model \"%s\" alone), got %g", alone, md->name, c->gpu_memory_mb);
+                               "(model \"%s\" alone), got %g", alone, md->name, c->world.gpu_memory_mb);
     }
-    if (all && fixed_mb + max_dyn > c->gpu_memory_mb)
+    if (all && fixed_mb + max_dyn > c->world.gpu_memory_mb)
         return sim_err_set(SIM_EINVAL,
                            "cluster.gpu_memory_mb: expected at least %g MB (weights and static "
                            "memory of all models plus the largest dynamic memory, since every "
                            "GPU loads every model with policy \"%s\"), got %g",
-                           fixed_mb + max_dyn, c->policy, c->gpu_memory_mb);
+                           fixed_mb + max_dyn, c->world.policy->name, c->world.gpu_memory_mb);
     return 0;
 }
 
@@ -181,22 +169,22 @@ static int parse_random_segments(struct sim_config *c, const cJSON *w, const cJS
         (rc = sim_json_num(o, p, "period_s", true, SIM_J_POS, &period)) ||
         (rc = sim_json_num(o, p, "min_rps", false, SIM_J_POS, &lo)))
         return rc;
-    if (!(c->rate_rps > 0))
+    if (!(c->world.rate_rps > 0))
         return sim_err_set(SIM_EINVAL, "%s: needs workload.rate_rps (the mean)", p);
-    double n = ceil(c->duration_s / period);
+    double n = ceil(c->world.duration_s / period);
     if (n > 1e6)
         return sim_err_set(SIM_EINVAL, "%s.period_s: expected at most 1e6 periods in duration_s, "
                            "got %g", p, n);
-    gsl_rng *r = sim_rng_stream(c->seed, "workload.random_segments");
-    if (!r || !(c->segments = calloc((size_t)n, sizeof *c->segments))) {
+    gsl_rng *r = sim_rng_stream(c->world.seed, "workload.random_segments");
+    if (!r || !(c->workload.segments = calloc((size_t)n, sizeof *c->workload.segments))) {
         gsl_rng_free(r);
         return SIM_ENOMEM;
     }
-    c->nsegments = (int)n;
-    for (int i = 0; i < c->nsegments; i++) {
-        double rate = c->rate_rps + gsl_ran_gaussian_ziggurat(r, sd);
-        c->segments[i].duration_s = i + 1 < c->nsegments ? period : 0;
-        c->segments[i].scale = fmax(rate, lo) / c->rate_rps;
+    c->workload.nsegments = (int)n;
+    for (int i = 0; i < c->workload.nsegments; i++) {
+        double rate = c->world.rate_rps + gsl_ran_gaussian_ziggurat(r, sd);
+        c->workload.segments[i].duration_s = i + 1 < c->workload.nsegments ? period : 0;
+        c->workload.segments[i].scale = fmax(rate, lo) / c->world.rate_rps;
     }
     gsl_rng_free(r);
     return 0;
@@ -215,38 +203,38 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
     if ((rc = sim_json_obj(root, "", "workload", true, &w)) ||
         (rc = sim_json_keys(w, "workload", keys)) ||
         (rc = sim_json_obj(w, "workload", "trace", false, &tr)) ||
-        (rc = sim_json_num(w, "workload", "rate_rps", !tr, SIM_J_POS, &c->rate_rps)) ||
+        (rc = sim_json_num(w, "workload", "rate_rps", !tr, SIM_J_POS, &c->world.rate_rps)) ||
         (rc = sim_json_obj(w, "workload", "arrival", false, &a)) ||
         (rc = sim_json_obj(w, "workload", "popularity", false, &p)) ||
         (rc = sim_json_arr(w, "workload", "segments", false, &segs)))
         return rc;
     if ((rc = parse_random_segments(c, w, segs)))
         return rc;
-    if (tr && (cJSON_GetObjectItem(w, "rate_rps") || a || segs || c->nsegments))
+    if (tr && (cJSON_GetObjectItem(w, "rate_rps") || a || segs || c->workload.nsegments))
         return sim_err_set(SIM_EINVAL, "workload: rate_rps, arrival and segments describe a "
                            "synthetic workload; with workload.trace the trace gives the rates "
                            "(use workload.trace.rate_scale, process, cv)");
-    c->arrival = SIM_ARR_POISSON;
+    c->workload.arrival = WL_ARR_POISSON;
     if (a) {
         if ((rc = sim_json_keys(a, "workload.arrival", akeys)) ||
             (rc = sim_json_enum(a, "workload.arrival", "kind", true, ARRIVALS, &kind)))
             return rc;
-        c->arrival = (enum sim_arrival)kind;
-        if (c->arrival == SIM_ARR_GAMMA) {
-            if ((rc = sim_json_num(a, "workload.arrival", "shape", true, SIM_J_POS, &c->gamma_shape)))
+        c->workload.arrival = (enum wl_arrival)kind;
+        if (c->workload.arrival == WL_ARR_GAMMA) {
+            if ((rc = sim_json_num(a, "workload.arrival", "shape", true, SIM_J_POS, &c->workload.gamma_shape)))
                 return rc;
         } else if (cJSON_GetObjectItemCaseSensitive(a, "shape")) {
             return sim_err_set(SIM_EINVAL, "workload.arrival.shape: only for kind \"gamma\"");
         }
     }
-    c->popularity = SIM_POP_UNIFORM;
+    c->workload.popularity = WL_POP_UNIFORM;
     if (p) {
         if ((rc = sim_json_keys(p, "workload.popularity", pkeys)) ||
             (rc = sim_json_enum(p, "workload.popularity", "kind", true, POPULARITY, &kind)))
             return rc;
-        c->popularity = (enum sim_popularity)kind;
-        if (c->popularity == SIM_POP_ZIPF) {
-            if ((rc = sim_json_num(p, "workload.popularity", "s", true, SIM_J_NONNEG, &c->zipf_s)))
+        c->workload.popularity = (enum wl_popularity)kind;
+        if (c->workload.popularity == WL_POP_ZIPF) {
+            if ((rc = sim_json_num(p, "workload.popularity", "s", true, SIM_J_NONNEG, &c->workload.zipf_s)))
                 return rc;
         } else if (cJSON_GetObjectItemCaseSensitive(p, "s")) {
             return sim_err_set(SIM_EINVAL, "workload.popularity.s: only for kind \"zipf\"");
@@ -254,8 +242,8 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
     }
     if (segs) {
         int n = cJSON_GetArraySize(segs);
-        c->segments = calloc((size_t)(n ? n : 1), sizeof *c->segments);
-        if (!c->segments)
+        c->workload.segments = calloc((size_t)(n ? n : 1), sizeof *c->workload.segments);
+        if (!c->workload.segments)
             return SIM_ENOMEM;
         for (int i = 0; i < n; i++) {
             char sp[SIM_JPATH_MAX];
@@ -265,47 +253,48 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
                 return sim_json_expected(sp, "{duration_s, scale}", s);
             bool last = (i == n - 1);
             if ((rc = sim_json_keys(s, sp, skeys)) ||
-                (rc = sim_json_num(s, sp, "duration_s", !last, SIM_J_POS, &c->segments[i].duration_s)) ||
-                (rc = sim_json_num(s, sp, "scale", true, SIM_J_NONNEG, &c->segments[i].scale)))
+                (rc = sim_json_num(s, sp, "duration_s", !last, SIM_J_POS, &c->workload.segments[i].duration_s)) ||
+                (rc = sim_json_num(s, sp, "scale", true, SIM_J_NONNEG, &c->workload.segments[i].scale)))
                 return rc;
         }
-        c->nsegments = n;
+        c->workload.nsegments = n;
     }
     /* popularity shares */
-    for (int m = 0; m < c->nmodels; m++) {
-        bool has = c->models[m].share >= 0;
-        if (c->popularity == SIM_POP_EXPLICIT && !has)
+    for (int m = 0; m < c->world.nmodels; m++) {
+        bool has = c->world.models[m].share >= 0;
+        if (c->workload.popularity == WL_POP_EXPLICIT && !has)
             return sim_err_set(SIM_EINVAL, "models: model \"%s\": missing share (expected a "
                                "non-negative number with workload.popularity.kind \"explicit\")",
-                               c->models[m].name);
-        if (c->popularity != SIM_POP_EXPLICIT && has)
+                               c->world.models[m].name);
+        if (c->workload.popularity != WL_POP_EXPLICIT && has)
             return sim_err_set(SIM_EINVAL, "models: model \"%s\": share is only used with "
-                               "workload.popularity.kind \"explicit\"", c->models[m].name);
+                               "workload.popularity.kind \"explicit\"", c->world.models[m].name);
     }
-    if (!(c->model_rps = calloc((size_t)c->nmodels, sizeof *c->model_rps)))
+    if (!(c->world.model_rps = calloc((size_t)c->world.nmodels, sizeof *c->world.model_rps)))
         return SIM_ENOMEM;
     if (c->app && p)
         return sim_err_set(SIM_EINVAL, "workload.popularity: with an application, requests "
                            "are the application's (its paths' weights split them)");
     if (!tr) {
-        wl_popularity_shares(c, c->model_rps);
-        for (int m = 0; m < c->nmodels; m++)
-            c->model_rps[m] = c->app ? wl_app_model_rate(c->app, m, c->rate_rps)
-                                     : c->model_rps[m] * c->rate_rps;
+        wl_popularity_shares(&c->workload, &c->world, c->world.model_rps);
+        for (int m = 0; m < c->world.nmodels; m++)
+            c->world.model_rps[m] = c->app ? sim_app_model_rate(c->app, m, c->world.rate_rps)
+                                     : c->world.model_rps[m] * c->world.rate_rps;
     } else {
         struct wl_trace_info info;
         bool dur_given = cJSON_GetObjectItem(root, "duration_s") != NULL;
-        if ((rc = wl_trace_cfg_parse(c, tr, &c->trace)) || (rc = wl_trace_scan(c, &info)))
+        if ((rc = sim_config_parse_trace(c, tr, &c->workload.trace)) ||
+            (rc = wl_trace_scan(&c->workload, &c->world, &info)))
             return rc;
         c->trace_total = info.total;
         c->trace_peak_rps = info.peak_rps;
         c->trace_gaps = info.ngaps;
         c->trace_gap_s = info.gap_s;
-        c->rate_rps = info.mean_rps;
+        c->world.rate_rps = info.mean_rps;
         if (!dur_given)
-            c->duration_s = info.span_s;
-        for (int m = 0; m < c->nmodels; m++)   /* multi-stream traces: by the mapping */
-            c->model_rps[m] = c->app ? wl_app_model_rate(c->app, m, c->rate_rps)
+            c->world.duration_s = info.span_s;
+        for (int m = 0; m < c->world.nmodels; m++)   /* multi-stream traces: by the mapping */
+            c->world.model_rps[m] = c->app ? sim_app_model_rate(c->app, m, c->world.rate_rps)
                               : info.span_s > 0 ? info.model_total[m] / info.span_s : 0;
         wl_trace_info_free(&info);
         if (info.total <= 0)
@@ -321,30 +310,30 @@ static int parse_network(struct sim_config *c, const cJSON *root)
     static const char *const jkeys[] = {"kind", "mean_us", "sigma", NULL};
     const cJSON *n, *j;
     int rc, kind = 0;
-    c->ctrl_us = 20;
-    c->data_us_per_request = 10;
-    c->resp_us = 20;
+    c->world.ctrl_us = 20;
+    c->world.data_us_per_request = 10;
+    c->world.resp_us = 20;
     if ((rc = sim_json_obj(root, "", "network", false, &n)))
         return rc;
     if (!n)
         return 0;
     if ((rc = sim_json_keys(n, "network", keys)) ||
-        (rc = sim_json_num(n, "network", "ctrl_us", false, SIM_J_NONNEG, &c->ctrl_us)) ||
-        (rc = sim_json_num(n, "network", "data_us_per_request", false, SIM_J_NONNEG, &c->data_us_per_request)) ||
-        (rc = sim_json_num(n, "network", "resp_us", false, SIM_J_NONNEG, &c->resp_us)) ||
+        (rc = sim_json_num(n, "network", "ctrl_us", false, SIM_J_NONNEG, &c->world.ctrl_us)) ||
+        (rc = sim_json_num(n, "network", "data_us_per_request", false, SIM_J_NONNEG, &c->world.data_us_per_request)) ||
+        (rc = sim_json_num(n, "network", "resp_us", false, SIM_J_NONNEG, &c->world.resp_us)) ||
         (rc = sim_json_obj(n, "network", "jitter", false, &j)))
         return rc;
     if (j) {
         if ((rc = sim_json_keys(j, "network.jitter", jkeys)) ||
             (rc = sim_json_enum(j, "network.jitter", "kind", true, JITTERS, &kind)))
             return rc;
-        c->jitter = (enum sim_jitter)kind;
-        if (c->jitter != SIM_JIT_NONE &&
-            (rc = sim_json_num(j, "network.jitter", "mean_us", true, SIM_J_POS, &c->jitter_mean_us)))
+        c->world.jitter = (enum sim_jitter)kind;
+        if (c->world.jitter != SIM_JIT_NONE &&
+            (rc = sim_json_num(j, "network.jitter", "mean_us", true, SIM_J_POS, &c->world.jitter_mean_us)))
             return rc;
-        c->jitter_sigma = 1.0;
-        if (c->jitter == SIM_JIT_LOGNORMAL &&
-            (rc = sim_json_num(j, "network.jitter", "sigma", false, SIM_J_POS, &c->jitter_sigma)))
+        c->world.jitter_sigma = 1.0;
+        if (c->world.jitter == SIM_JIT_LOGNORMAL &&
+            (rc = sim_json_num(j, "network.jitter", "sigma", false, SIM_J_POS, &c->world.jitter_sigma)))
             return rc;
     }
     return 0;
@@ -360,15 +349,14 @@ static int parse_policy(struct sim_config *c, const cJSON *root)
         return rc;
     if (p && ((rc = sim_json_keys(p, "policy", keys)) ||
               (rc = sim_json_str(p, "policy", "name", false, &name)) ||
-              (rc = sim_json_obj(p, "policy", "params", false, &c->policy_params))))
+              (rc = sim_json_obj(p, "policy", "params", false, &c->world.policy_params))))
         return rc;
-    if (!policy_find(name)) {
+    if (!(c->world.policy = policy_find(name))) {
         char list[512];
         policy_names(list, sizeof list);
         return sim_err_set(SIM_EINVAL, "policy.name: expected one of %s, got \"%s\"", list, name);
     }
-    snprintf(c->policy, sizeof c->policy, "%s", name);
-    return policy_check_params(policy_find(name), c->policy_params);
+    return policy_check_params(c->world.policy, c->world.policy_params);
 }
 
 static int parse_rest(struct sim_config *c, const cJSON *root)
@@ -378,8 +366,8 @@ static int parse_rest(struct sim_config *c, const cJSON *root)
     const cJSON *m, *s;
     long fe = 1, probes = 24;
     int rc, split = 0;
-    c->percentile = 99;
-    c->sample_period_s = 1;
+    c->world.percentile = 99;
+    c->world.sample_period_s = 1;
     c->search_start_scale = 1;
     c->search_tol = 0.02;
     if ((rc = sim_json_int(root, "", "frontends", false, 1, 4096, &fe)) ||
@@ -387,21 +375,75 @@ static int parse_rest(struct sim_config *c, const cJSON *root)
         (rc = sim_json_obj(root, "", "metrics", false, &m)) ||
         (rc = sim_json_obj(root, "", "search", false, &s)))
         return rc;
-    c->frontends = (int)fe;
-    c->frontend_split = (enum sim_split)split;
+    c->world.frontends = (int)fe;
+    c->world.frontend_split = (enum sim_split)split;
     if (m && ((rc = sim_json_keys(m, "metrics", mkeys)) ||
-              (rc = sim_json_num(m, "metrics", "percentile", false, SIM_J_POS, &c->percentile)) ||
-              (rc = sim_json_num(m, "metrics", "sample_period_s", false, SIM_J_NONNEG, &c->sample_period_s))))
+              (rc = sim_json_num(m, "metrics", "percentile", false, SIM_J_POS, &c->world.percentile)) ||
+              (rc = sim_json_num(m, "metrics", "sample_period_s", false, SIM_J_NONNEG, &c->world.sample_period_s))))
         return rc;
-    if (c->percentile >= 100)
+    if (c->world.percentile >= 100)
         return sim_err_set(SIM_EINVAL, "metrics.percentile: expected a number in (0, 100), got %g",
-                           c->percentile);
+                           c->world.percentile);
     if (s && ((rc = sim_json_keys(s, "search", skeys)) ||
               (rc = sim_json_num(s, "search", "start_scale", false, SIM_J_POS, &c->search_start_scale)) ||
               (rc = sim_json_num(s, "search", "tolerance", false, SIM_J_POS, &c->search_tol)) ||
               (rc = sim_json_int(s, "search", "max_probes", false, 2, 200, &probes))))
         return rc;
     c->search_max_probes = (int)probes;
+    return 0;
+}
+
+/* `autoscale` (policies/autoscale.c): which autoscaler, and its parameters. */
+static int parse_autoscale(struct sim_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"kind", "min_gpus", "bad_rate_threshold", "keep_idle",
+                                       "target_util", "tolerance", "cooldown_s", NULL};
+    static const char *const KINDS[] = {"none", "symphony", "target_util", NULL};
+    const char *P = "autoscale";
+    struct policy_autoscale *a = &c->autoscale;
+    const cJSON *o;
+    int kind = 0, rc;
+    long min_gpus = 1;
+    memset(a, 0, sizeof *a);
+    a->bad_rate_threshold = 0.01;
+    a->keep_idle = 0.1;
+    a->target_util = 0.7;
+    a->tolerance = 0.1;
+    a->cooldown_s = 30;
+    c->world.autoscaler = NULL;
+    c->world.autoscale_params = a;
+    if ((rc = sim_json_obj(root, "", "autoscale", false, &o)) || !o)
+        return rc;
+    if ((rc = sim_json_keys(o, P, keys)) ||
+        (rc = sim_json_enum(o, P, "kind", true, KINDS, &kind)) ||
+        (rc = sim_json_int(o, P, "min_gpus", false, 1, 1 << 20, &min_gpus)) ||
+        (rc = sim_json_num(o, P, "bad_rate_threshold", false, SIM_J_UNIT, &a->bad_rate_threshold)) ||
+        (rc = sim_json_num(o, P, "keep_idle", false, SIM_J_UNIT, &a->keep_idle)) ||
+        (rc = sim_json_num(o, P, "target_util", false, SIM_J_UNIT, &a->target_util)) ||
+        (rc = sim_json_num(o, P, "tolerance", false, SIM_J_UNIT, &a->tolerance)) ||
+        (rc = sim_json_num(o, P, "cooldown_s", false, SIM_J_NONNEG, &a->cooldown_s)))
+        return rc;
+    a->min_gpus = (int)min_gpus;
+    if (kind == 0)
+        return 0;
+    c->world.autoscaler = autoscaler_find(KINDS[kind]);
+    if (a->target_util <= 0)
+        return sim_err_set(SIM_EINVAL, "autoscale.target_util: expected a number in (0, 1], "
+                           "got 0");
+    if (!c->world.policy->dynamic_execs)
+        return sim_err_set(SIM_EINVAL, "autoscale: policy \"%s\" does not support executors "
+                           "added or removed during a run (policies that do: see servesim "
+                           "policies)", c->world.policy->name);
+    if (c->world.sample_period_s <= 0)
+        return sim_err_set(SIM_EINVAL, "autoscale: needs metrics.sample_period_s > 0 (its "
+                           "control period)");
+    if (c->world.max_gpus <= c->world.gpus)
+        return sim_err_set(SIM_EINVAL, "cluster.max_gpus: expected more than cluster.gpus (%d) "
+                           "for the autoscaler to add executors, got %d", c->world.gpus,
+                           c->world.max_gpus);
+    if (a->min_gpus > c->world.max_gpus)
+        return sim_err_set(SIM_EINVAL, "autoscale.min_gpus: expected at most cluster.max_gpus "
+                           "(%d), got %d", c->world.max_gpus, a->min_gpus);
     return 0;
 }
 
@@ -418,28 +460,28 @@ static int build(struct sim_config *c)
     int rc;
     if (!cJSON_IsObject(root))
         return sim_err_set(SIM_EINVAL, "expected a JSON object at the top level");
-    c->duration_s = 60;
-    c->warmup_s = 0;
-    c->drain_s = 10;
+    c->world.duration_s = 60;
+    c->world.warmup_s = 0;
+    c->world.drain_s = 10;
     if ((rc = sim_json_keys(root, "", keys)) || (rc = sim_json_str(root, "", "name", false, &name)) ||
         (rc = sim_json_int(root, "", "seed", false, 0, (1L << 53), &seed)) ||
-        (rc = sim_json_num(root, "", "duration_s", false, SIM_J_POS, &c->duration_s)) ||
-        (rc = sim_json_num(root, "", "warmup_s", false, SIM_J_NONNEG, &c->warmup_s)) ||
-        (rc = sim_json_num(root, "", "drain_s", false, SIM_J_NONNEG, &c->drain_s)))
+        (rc = sim_json_num(root, "", "duration_s", false, SIM_J_POS, &c->world.duration_s)) ||
+        (rc = sim_json_num(root, "", "warmup_s", false, SIM_J_NONNEG, &c->world.warmup_s)) ||
+        (rc = sim_json_num(root, "", "drain_s", false, SIM_J_NONNEG, &c->world.drain_s)))
         return rc;
-    snprintf(c->name, sizeof c->name, "%s", name);
-    c->seed = (uint64_t)seed;
+    snprintf(c->world.name, sizeof c->world.name, "%s", name);
+    c->world.seed = (uint64_t)seed;
     if ((rc = parse_cluster(c, root)) || (rc = parse_models(c, root)) ||
-        (rc = wl_app_parse(c, root)) || (rc = parse_workload(c, root)))
+        (rc = sim_config_parse_app(c, root)) || (rc = parse_workload(c, root)))
         return rc;
-    if (c->warmup_s >= c->duration_s)
+    if (c->world.warmup_s >= c->world.duration_s)
         return sim_err_set(SIM_EINVAL, "warmup_s: expected less than duration_s (%g), got %g",
-                           c->duration_s, c->warmup_s);
-    if (c->duration_s > 1e7)
-        return sim_err_set(SIM_EINVAL, "duration_s: expected at most 1e7 s, got %g", c->duration_s);
+                           c->world.duration_s, c->world.warmup_s);
+    if (c->world.duration_s > 1e7)
+        return sim_err_set(SIM_EINVAL, "duration_s: expected at most 1e7 s, got %g", c->world.duration_s);
     if ((rc = parse_network(c, root)) || (rc = parse_policy(c, root)) ||
         (rc = check_memory(c)) || (rc = parse_rest(c, root)) ||
-        (rc = sim_autoscale_parse(c, root)))
+        (rc = parse_autoscale(c, root)))
         return rc;
     return 0;
 }
@@ -451,7 +493,7 @@ static int finish(struct sim_config *c, const char *label)
         /* policy params are checked by the policy's own init, on a throw-away engine, so
          * their errors surface here (with the file name), before any database is touched */
         struct sim *s = NULL;
-        rc = sim_create(c, 1.0, &s);
+        rc = sim_config_engine(c, 1.0, NULL, &s, NULL);
         sim_destroy(s);
     }
     if (rc)
@@ -543,4 +585,17 @@ void sim_config_hash(const struct sim_config *cfg, char out[17])
     uint64_t h = s ? sim_fnv1a(SIM_FNV_OFFSET, s, strlen(s)) : 0;
     snprintf(out, 17, "%016llx", (unsigned long long)h);
     free(s);
+}
+
+int sim_config_engine(const struct sim_config *cfg, double scale, const struct policy_ops *pol,
+                      struct sim **out, struct wl_replay **replay)
+{
+    struct sim_source *src;
+    int n, rc;
+    *out = NULL;
+    if ((rc = wl_sources_open(&cfg->workload, &cfg->world, scale, &src, &n, replay)))
+        return rc;
+    rc = sim_create(&cfg->world, scale, pol, src, n, out);
+    free(src);
+    return rc;
 }

@@ -1,5 +1,6 @@
-/* wl_app — parsing and checking applications (DAG pipelines); see wl_app.h. */
-#include "wl_app.h"
+/* sim_config_app — the config's `application` section: parsed and checked into the world's
+ * sim_app (DAG pipelines; sim_world.h has the semantics, docs/config.md the keys). */
+#include "sim_config_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,34 +11,16 @@
 
 static int model_index(const struct sim_config *c, const char *name)
 {
-    for (int m = 0; m < c->nmodels; m++)
-        if (!strcmp(c->models[m].name, name))
+    for (int m = 0; m < c->world.nmodels; m++)
+        if (!strcmp(c->world.models[m].name, name))
             return m;
     return -1;
 }
 
-void wl_app_free(struct wl_app *a)
-{
-    if (!a)
-        return;
-    free(a->paths);
-    free(a);
-}
-
-double wl_app_model_rate(const struct wl_app *a, int m, double rate)
-{
-    double r = 0;
-    for (int p = 0; p < a->npaths; p++)
-        for (int i = 0; i < a->paths[p].nstages; i++)
-            if (a->paths[p].stages[i] == m)
-                r += rate * a->paths[p].prob;
-    return r;
-}
-
 /* Kahn's algorithm over the union of the paths' edges; fails on a cycle. */
-static int check_acyclic(const struct sim_config *c, const struct wl_app *a)
+static int check_acyclic(const struct sim_config *c, const struct sim_app *a)
 {
-    int n = c->nmodels, rc = SIM_ENOMEM;
+    int n = c->world.nmodels, rc = SIM_ENOMEM;
     int *indeg = calloc((size_t)n, sizeof *indeg);
     char *edge = calloc((size_t)n * (size_t)n, 1);
     if (!indeg || !edge)
@@ -64,7 +47,7 @@ static int check_acyclic(const struct sim_config *c, const struct wl_app *a)
         while (indeg[m] < 0)
             m++;
         rc = sim_err_set(SIM_EINVAL, "application.paths: expected the paths to form a DAG, got "
-                         "a cycle through model \"%s\"", c->models[m].name);
+                         "a cycle through model \"%s\"", c->world.models[m].name);
     }
 out:
     free(indeg);
@@ -72,7 +55,7 @@ out:
     return rc;
 }
 
-int wl_app_parse(struct sim_config *c, const cJSON *root)
+int sim_config_parse_app(struct sim_config *c, const cJSON *root)
 {
     static const char *const keys[] = {"name", "description", "paths", NULL};
     static const char *const pkeys[] = {"name", "description", "stages", "sla_ms", "weight",
@@ -87,22 +70,23 @@ int wl_app_parse(struct sim_config *c, const cJSON *root)
         (rc = sim_json_arr(o, "application", "paths", true, &paths)))
         return rc;
     int np = cJSON_GetArraySize(paths);
-    if (np == 0 || np > WL_APP_MAX_PATHS)
+    if (np == 0 || np > SIM_APP_MAX_PATHS)
         return sim_err_set(SIM_EINVAL, "application.paths: expected 1 to %d paths, got %d",
-                           WL_APP_MAX_PATHS, np);
-    struct wl_app *a = calloc(1, sizeof *a);
+                           SIM_APP_MAX_PATHS, np);
+    struct sim_app *a = calloc(1, sizeof *a);
     if (!a || !(a->paths = calloc((size_t)np, sizeof *a->paths))) {
-        wl_app_free(a);
+        sim_app_free(a);
         return SIM_ENOMEM;
     }
     c->app = a;
+    c->world.app = a;
     snprintf(a->name, sizeof a->name, "%s", name);
     a->npaths = np;
     double wsum = 0;
     for (int p = 0; p < np; p++) {
         char pp[SIM_JPATH_MAX], sp[SIM_JPATH_MAX];
         const cJSON *po = cJSON_GetArrayItem(paths, p), *st, *s;
-        struct wl_app_path *ap = &a->paths[p];
+        struct sim_app_path *ap = &a->paths[p];
         sim_jpath_idx(pp, sizeof pp, "application.paths", p);
         if (!cJSON_IsObject(po))
             return sim_json_expected(pp, "{stages, sla_ms}", po);
@@ -118,9 +102,9 @@ int wl_app_parse(struct sim_config *c, const cJSON *root)
             return rc;
         sim_jpath(sp, sizeof sp, pp, "stages");
         int ns = cJSON_GetArraySize(st);
-        if (ns < 1 || ns > WL_APP_MAX_STAGES)
+        if (ns < 1 || ns > SIM_APP_MAX_STAGES)
             return sim_err_set(SIM_EINVAL, "%s: expected 1 to %d model names, got %d", sp,
-                               WL_APP_MAX_STAGES, ns);
+                               SIM_APP_MAX_STAGES, ns);
         char auto_name[SIM_NAME_MAX] = "";
         int i = 0;
         cJSON_ArrayForEach(s, st) {
@@ -154,14 +138,14 @@ int wl_app_parse(struct sim_config *c, const cJSON *root)
                            "weight, got all zero");
     for (int p = 0; p < np; p++)
         a->paths[p].prob = a->paths[p].weight / wsum;
-    for (int m = 0; m < c->nmodels; m++) {
+    for (int m = 0; m < c->world.nmodels; m++) {
         bool on = false;
         for (int p = 0; p < np && !on; p++)
             for (int i = 0; i < a->paths[p].nstages; i++)
                 on |= a->paths[p].stages[i] == m;
         if (!on)
             return sim_err_set(SIM_EINVAL, "application.paths: model \"%s\" is on no path "
-                               "(remove it from models or add it to a path)", c->models[m].name);
+                               "(remove it from models or add it to a path)", c->world.models[m].name);
     }
     return check_acyclic(c, a);
 }

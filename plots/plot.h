@@ -1,4 +1,4 @@
-/* sim_plot — `servesim plot KIND...`: figures from a results database through the gnuplot
+/* plot — `servesim plot KIND...`: figures from a results database through the gnuplot
  * scripts of plots/ (compiled in; --scripts DIR reads them from a folder instead).
  *
  * For each figure it queries the database (opened read-only), writes the data as a
@@ -10,9 +10,9 @@
  *
  * Exit status: 0 figures written, 2 bad input (options, database, nothing to plot), 1 gnuplot
  * or I/O failure. */
-#ifndef SIM_PLOT_H
-#define SIM_PLOT_H
+#ifndef PLOT_H
+#define PLOT_H
 
-int sim_plot_main(int argc, char **argv);
+int plot_main(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "sim_err.h"
+#include "sim_wall.h"
 
 struct sim_store {
     sqlite3 *db;
@@ -142,14 +143,6 @@ static const char migrate_v3_sql[] =
     "ALTER TABLE profiles ADD COLUMN activations_mb REAL;\n"
     "ALTER TABLE profiles ADD COLUMN workspace_mb REAL;\n"
     "ALTER TABLE profiles ADD COLUMN load_ms REAL;\n";
-
-void sim_utc_now(char buf[32])
-{
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 const char *sim_store_schema_sql(void)
 {

@@ -3,29 +3,23 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "sim_err.h"
-
-double sim_wall_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "sim_wall.h"
 
 int sim_run_once(const struct sim_config *cfg, double scale, const struct sim_observer *obs,
                  struct sim_result **out)
 {
     struct sim *s = NULL;
+    struct wl_replay *rp;
     double t0 = sim_wall_seconds();
-    int rc = sim_create(cfg, scale, &s);
+    int rc = sim_config_engine(cfg, scale, NULL, &s, &rp);
     if (rc)
         return rc;
     if (obs)
         sim_set_observer(s, obs);
-    if (!(rc = sim_run(s)))
-        rc = sim_result_collect(s, out);
+    if (!(rc = sim_run(s)) && !(rc = sim_result_collect(s, out)) && rp)
+        (*out)->trace_gaps = wl_replay_gaps(rp, &(*out)->trace_gap_s);
     sim_destroy(s);
     if (!rc)
         (*out)->wall_s = sim_wall_seconds() - t0;

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 
+#include "sim_config.h"
 #include "sim_report.h"
 
 /* Builds, runs and collects one engine at `scale`; obs may be NULL. */
@@ -28,8 +29,5 @@ int sim_run_once(const struct sim_config *cfg, double scale, const struct sim_ob
 
 int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_goodput *g /* OUT */);
 void sim_goodput_free(struct sim_goodput *g);
-
-/* Seconds of wall time since an arbitrary point (for wall_s and benchmarks only). */
-double sim_wall_seconds(void);
 
 #endif

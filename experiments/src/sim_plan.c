@@ -45,17 +45,17 @@ static int store(const struct sim_plan_input *in, const struct sim_config *cfg,
 static void lower_bound(const struct sim_config *cfg, struct sim_plan *p)
 {
     double busy = 0;
-    for (int m = 0; m < cfg->nmodels; m++) {
-        const struct sim_model_cfg *mc = &cfg->models[m];
-        int k = sim_model_cfg_kind(mc, cfg->gpu_kind);
+    for (int m = 0; m < cfg->world.nmodels; m++) {
+        const struct sim_model_cfg *mc = &cfg->world.models[m];
+        int k = sim_model_cfg_kind(mc, cfg->world.gpu_kind);
         int b = mc->max_batch;
-        busy += cfg->model_rps[m] * sim_profile_ms(&mc->prof[k], b) / 1e3 / b;
+        busy += cfg->world.model_rps[m] * sim_profile_ms(&mc->prof[k], b) / 1e3 / b;
     }
     p->lower_bound = (int)ceil(busy - 1e-9);
     if (p->lower_bound < 1)
         p->lower_bound = 1;
-    p->trace_mean_rps = cfg->rate_rps;
-    p->trace_peak_rps = cfg->trace ? cfg->trace_peak_rps : cfg->rate_rps;
+    p->trace_mean_rps = cfg->world.rate_rps;
+    p->trace_peak_rps = cfg->workload.trace ? cfg->trace_peak_rps : cfg->world.rate_rps;
     p->trace_gaps = cfg->trace_gaps;
 }
 
@@ -172,7 +172,7 @@ static int autoscaled(const struct sim_plan_input *in, struct sim_plan *p,
     }
     if (in->progress)
         fprintf(stderr, "plan: autoscaled from %d GPUs: %.1f GPU-hours, %s (%.1f s)\n",
-                base->gpus, r->gpu_s / 3600, r->pass ? "pass" : "FAIL", r->wall_s);
+                base->world.gpus, r->gpu_s / 3600, r->pass ? "pass" : "FAIL", r->wall_s);
     p->autoscale_result = r;
     return 0;
 }
@@ -187,7 +187,7 @@ static int write_plan(const struct sim_plan_input *in, const struct sim_plan *p,
     sim_config_hash(base, hash);
     int rc = sim_store_open(in->db, &st);
     if (!rc)
-        rc = sim_store_plan_write(st, p, hash, base->percentile);
+        rc = sim_store_plan_write(st, p, hash, base->world.percentile);
     sim_store_close(st);
     return rc;
 }
@@ -201,12 +201,12 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
         return rc;
     char hash[17];
     sim_config_hash(base, hash);
-    snprintf(p->name, sizeof p->name, "%s", base->name);
-    p->duration_s = base->duration_s;
-    snprintf(p->id, sizeof p->id, "%s@%s", base->name, hash);
+    snprintf(p->name, sizeof p->name, "%s", base->world.name);
+    p->duration_s = base->world.duration_s;
+    snprintf(p->id, sizeof p->id, "%s@%s", base->world.name, hash);
     lower_bound(base, p);
     p->min_gpus = in->min_gpus > 0 ? in->min_gpus : 1;
-    p->max_gpus = in->max_gpus > 0 ? in->max_gpus : base->max_gpus > base->gpus ? base->max_gpus
+    p->max_gpus = in->max_gpus > 0 ? in->max_gpus : base->world.max_gpus > base->world.gpus ? base->world.max_gpus
                                                                                  : 4096;
     if (p->max_gpus < p->min_gpus) {
         rc = sim_err_set(SIM_EUSAGE, "plan: --max %d is below --min %d", p->max_gpus,
@@ -226,10 +226,9 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
     if ((rc = search(in, p)))
         goto out;
     check_monotone(p);
-    if (base->autoscale.kind != SIM_AS_NONE) {
+    if (base->world.autoscaler) {
         p->autoscaled = true;
-        snprintf(p->autoscaler, sizeof p->autoscaler, "%s",
-                 base->autoscale.kind == SIM_AS_SYMPHONY ? "symphony" : "target_util");
+        snprintf(p->autoscaler, sizeof p->autoscaler, "%s", base->world.autoscaler->name);
         if ((rc = autoscaled(in, p, base)))
             goto out;
     }

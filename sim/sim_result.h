@@ -1,15 +1,14 @@
-/* sim_report — the results of one run, detached from the engine, and their presentation.
+/* sim_result — the results of one run, detached from the engine.
  *
- * sim_result_collect() copies what a finished engine measured (per model, per executor, the
- * time series) so the engine can be destroyed; the results store writes a sim_result, the CLI
- * prints it as a table or as JSON. A goodput search keeps its probes and the sim_result of
- * the highest passing probe. Nothing here depends on wall-clock time except `wall_s`. */
-#ifndef SIM_REPORT_H
-#define SIM_REPORT_H
+ * sim_result_collect() copies what a finished engine measured (per model, per application
+ * path, per executor, the time series) so the engine can be destroyed; the layers above
+ * store, print and compare a sim_result. Nothing here depends on wall-clock time except
+ * `wall_s`, which the caller fills. */
+#ifndef SIM_RESULT_H
+#define SIM_RESULT_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "sim.h"
 #include "sim_hist.h"
@@ -62,7 +61,8 @@ struct sim_result {
     int nmodels, nexecs;
     double gpu_s;                       /* executor-seconds billed in [0, duration) */
     int gpus_max;                       /* most executors billed at once */
-    int trace_gaps;                     /* gaps the trace replay met (workload.trace) */
+    int trace_gaps;                     /* gaps the trace replay met (workload.trace; filled
+                                         * by the caller, who owns the sources) */
     double trace_gap_s;
     struct sim_model_result *models;
     struct sim_exec_result *execs;
@@ -77,23 +77,8 @@ struct sim_result {
 int sim_result_collect(struct sim *s, struct sim_result **out /* OUT */);
 void sim_result_destroy(struct sim_result *r);
 
-struct sim_probe {
-    double scale, offered_rps, worst_bad_frac, worst_p99_ms;
-    bool pass;
-    char worst_model[SIM_NAME_MAX];
-};
-
-struct sim_goodput {
-    int nprobes;
-    struct sim_probe probes[256];
-    double goodput_rps, goodput_scale;
-    bool monotone;                      /* no passing probe above a failing one */
-    bool found;                         /* some probe passed */
-    struct sim_result *best;            /* the highest passing probe's result (or the lowest) */
-};
-
-void sim_result_print_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g);
-/* One JSON object (see docs/results.md); `g` may be NULL for a plain run. */
-char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g);
+/* Copies a finished engine's measurements (the time series is moved out of it). */
+int sim_result_collect(struct sim *s, struct sim_result **out /* OUT */);
+void sim_result_destroy(struct sim_result *r);
 
 #endif

@@ -58,9 +58,6 @@ struct sim_store_profile_point {
 int sim_store_profiles_write(struct sim_store *st, const struct sim_store_profile *p, int n,
                              const struct sim_store_profile_point *const *pts, const int *npts);
 
-/* The current UTC time as ISO 8601 ("2026-11-21T16:23:26Z"), as stored in the tables. */
-void sim_utc_now(char buf[32]);
-
 /* The schema as SQL text (for docs and tests). */
 const char *sim_store_schema_sql(void);
 

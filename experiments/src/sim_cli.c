@@ -11,9 +11,10 @@
 #include "sim_compare.h"
 #include "sim_config.h"
 #include "sim_err.h"
+#include "sim_wall.h"
 #include "sim_goodput.h"
 #include "sim_plan.h"
-#include "sim_plot.h"
+#include "plot.h"
 #include "sim_report.h"
 #include "sim_results.h"
 #include "sim_store.h"
@@ -361,7 +362,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "export") == 0)
         return cmd_export(argc, argv);
     if (strcmp(argv[1], "plot") == 0)
-        return sim_plot_main(argc, argv);
+        return plot_main(argc, argv);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage, stdout);

@@ -1,0 +1,66 @@
+/* sim_config — an experiment config (JSON) turned into what the layers below are built from.
+ *
+ * sim_config_load() reads a file (or the embedded quickstart), applies --set overrides,
+ * checks every key (unknown keys are errors; every error names the JSON path, what was
+ * expected and what was found, prefixed by the file name) and fills:
+ *   - `world`: the engine's world config (sim_world.h): cluster, models with their profiles,
+ *     application, network, the policy's and the autoscaler's tables and parameters, metrics;
+ *   - `workload`: the inputs' description of the arrivals (wl_arrival.h): synthetic process
+ *     and popularity, or a trace (wl_replay.h);
+ *   - what only this layer uses: the goodput search's settings, what the trace scan found.
+ * A config value walks one way: parse -> world/workload -> engine -> results. The result is
+ * immutable during runs: the goodput search builds many engines from one config at different
+ * load scales. The effective JSON (after overrides) is kept, printed canonically, for the
+ * results database and its hash. Keys: see docs/config.md. */
+#ifndef SIM_CONFIG_H
+#define SIM_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "policy.h"
+#include "sim.h"
+#include "wl_arrival.h"
+#include "wl_replay.h"
+
+struct sim_config {
+    cJSON *json;                       /* effective config, owned */
+    char *file;                        /* for messages; "(embedded quickstart)" */
+    char *dir;                         /* relative paths resolve here */
+
+    struct sim_world world;            /* the engine's part; its arrays are owned here */
+    struct wl_workload workload;       /* the arrivals */
+    struct sim_app *app;               /* world.app, owned */
+    struct policy_autoscale autoscale; /* world.autoscale_params points here */
+
+    double trace_total, trace_peak_rps;/* from the scan at load (load scale 1) */
+    int trace_gaps;
+    double trace_gap_s;
+
+    double search_start_scale, search_tol;
+    int search_max_probes;
+};
+
+/* Loads `file` (NULL: the embedded quickstart), applying `nsets` overrides "path=value" and
+ * `seed` if seed_given. Returns 0, or SIM_EINVAL/SIM_ENOENT/... with sim_err_msg() set. */
+int sim_config_load(const char *file, const char *const *sets, int nsets, bool seed_given,
+                    uint64_t seed, struct sim_config **out /* OUT */);
+/* Builds from an in-memory JSON text (tests); `dir` resolves relative paths. */
+int sim_config_from_text(const char *text, const char *name, const char *dir,
+                         struct sim_config **out /* OUT */);
+void sim_config_destroy(struct sim_config *cfg);
+
+/* Canonical JSON text (caller frees) and its FNV-1a 64 hash as 16 hex digits. */
+char *sim_config_canonical(const struct sim_config *cfg);
+void sim_config_hash(const struct sim_config *cfg, char out[17]);
+
+/* An engine for cfg at load scale `scale`, its arrival sources opened from cfg's workload;
+ * `pol` NULL runs the config's policy. *replay (may be NULL) receives the trace replay among
+ * the sources, or NULL: borrowed, valid until sim_destroy. */
+int sim_config_engine(const struct sim_config *cfg, double scale, const struct policy_ops *pol,
+                      struct sim **out /* OUT */, struct wl_replay **replay /* OUT */);
+
+extern const char *const sim_quickstart_json;
+
+#endif

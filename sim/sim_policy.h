@@ -1,0 +1,76 @@
+/* sim_policy — the tables through which the engine calls what sits above it: a scheduling
+ * policy (struct policy_ops) and an autoscaler (struct sim_autoscaler_ops).
+ *
+ * Like the Linux scheduler's struct sched_class, each is a table of hooks built with
+ * designated initializers; the implementations and their registries live in policies/, and
+ * the world config names the ones a run uses. The engine calls them only through these
+ * tables, never by name, and passes their parameters (parsed above it) through unread.
+ * The engine allocates and zeroes `state_size` bytes of state for each and passes it to
+ * every hook. Hooks that may be NULL say so, with their default. */
+#ifndef SIM_POLICY_H
+#define SIM_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+struct cJSON;
+
+struct policy_ops {
+    const char *name, *summary;
+    size_t state_size;
+    /* May be NULL (false). True when, with these params, executors start with no model
+     * loaded and the policy loads them (sim_load, sim_preload); otherwise every executor
+     * holds every model from the start and whenever it joins. */
+    bool (*cold_start)(const struct cJSON *params);
+    /* Keys accepted in policy.params (NULL-terminated); others are config errors. */
+    const char *const *param_keys;
+    /* Required. Reads params (may be NULL), sets up state. Errors via sim_err_set, with the
+     * JSON path (policy.params.x). */
+    int (*init)(struct sim *, const struct cJSON *params, void *state);
+    /* May be NULL: every request goes to the central scheduler. Called when a request
+     * arrives at its frontend (r->frontend); returns the executor to send it to directly
+     * (it then waits in that executor's queue of its model), SIM_CENTRAL, or SIM_ROUTE_DROP. */
+    int (*route)(struct sim *, void *state, const struct sim_request *);
+    /* Required. A request of model m reached its queue: sim_queue(m) when r->exec is
+     * SIM_CENTRAL, else executor r->exec's queue of m. */
+    void (*on_request)(struct sim *, void *state, int m, struct sim_request *);
+    /* May be NULL (nothing to do). A batch finished on its executor. */
+    void (*on_batch_done)(struct sim *, void *state, const struct sim_batch *);
+    /* May be NULL if the policy sets no timers. */
+    void (*on_timer)(struct sim *, void *state, uint64_t tag, void *arg);
+    /* May be NULL. A load started by sim_load finished (ok) or was rejected (!ok). */
+    void (*on_load_done)(struct sim *, void *state, int e, int m, bool ok);
+    /* May be NULL. An executor added by sim_exec_add is up. */
+    void (*on_exec_up)(struct sim *, void *state, int e);
+    /* Executor e was removed (now DRAINING or DOWN): send it nothing more. May be NULL. */
+    void (*on_exec_remove)(struct sim *, void *state, int e);
+    /* Whether the policy serves only applications (DAG pipelines, config `application`). */
+    bool applications_only;
+    /* Whether the policy copes with executors added and removed during a run (autoscaling). */
+    bool dynamic_execs;
+    /* May be NULL. Called every sampling period after the window's metrics are computed. */
+    void (*on_tick)(struct sim *, void *state);
+    /* May be NULL. Frees what init allocated (not the state block itself). */
+    void (*destroy)(void *state);
+};
+
+/* An autoscaler: adds and removes executors during a run (sim_exec_add / sim_exec_remove),
+ * with any policy whose dynamic_execs is true. */
+struct sim_autoscaler_ops {
+    const char *name, *summary;
+    size_t state_size;
+    /* Required. Every sampling period, after the policy's on_tick (sim_last_window holds the
+     * window just closed). `params` is the world's autoscale_params. */
+    void (*step)(struct sim *, const void *params, void *state);
+};
+
+/* Whether policy p, with these params, starts executors empty (policy_ops.cold_start). */
+static inline bool sim_policy_cold_start(const struct policy_ops *p, const struct cJSON *params)
+{
+    return p->cold_start && p->cold_start(params);
+}
+
+#endif

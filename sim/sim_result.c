@@ -1,0 +1,223 @@
+/* sim_result — collecting the results of a finished engine (see sim_result.h). */
+#include "sim_result.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+#include "sim_int.h"
+
+static double ideal_batch(const struct sim_model_cfg *mc, int k, double slo_div)
+{
+    if (k < 0 || mc->prof[k].form != SIM_PROF_LINEAR || mc->prof[k].alpha_ms <= 0)
+        return 0;
+    double b = floor((mc->slo_ms / slo_div - mc->prof[k].beta_ms) / mc->prof[k].alpha_ms);
+    return b > 0 ? b : 0;
+}
+
+/* p-th percentile latency <= SLO  <=>  at most (1 - q) of requests are bad, dropped requests
+ * counting as infinitely late. */
+static bool within_slo(uint64_t bad, uint64_t offered, double q)
+{
+    return offered == 0 || (double)bad <= (1.0 - q) * (double)offered + 1e-9;
+}
+
+/* Adds one model's or path's outcomes to the run's totals and verdict; its bad fraction. */
+static double add_outcomes(struct sim_result *r, const struct sim_outcomes *n, double q)
+{
+    uint64_t bad = n->late + n->dropped;
+    r->offered += n->offered;
+    r->on_time += n->on_time;
+    r->late += n->late;
+    r->dropped += n->dropped;
+    if (!within_slo(bad, n->offered, q))
+        r->pass = false;
+    return n->offered ? (double)bad / (double)n->offered : 0;
+}
+
+static void latency_summary(const struct sim_hist *h, double *p50, double *p90, double *p99,
+                            double *p999, double *mean)
+{
+    *p50 = sim_ns_to_ms(sim_hist_quantile(h, 0.50));
+    *p90 = sim_ns_to_ms(sim_hist_quantile(h, 0.90));
+    *p99 = sim_ns_to_ms(sim_hist_quantile(h, 0.99));
+    *p999 = sim_ns_to_ms(sim_hist_quantile(h, 0.999));
+    *mean = sim_hist_mean(h) / 1e6;
+}
+
+/* The application's paths; their requests replace the models' stages in the totals. */
+static int collect_paths(struct sim *s, struct sim_result *r, double q)
+{
+    const struct sim_app *a = s->app;
+    if (!(r->paths = calloc((size_t)a->npaths, sizeof *r->paths)))
+        return SIM_ENOMEM;
+    r->npaths = a->npaths;
+    r->offered = r->on_time = r->late = r->dropped = 0;
+    r->pass = true;
+    for (int p = 0; p < a->npaths; p++) {
+        const struct sim_path_stats *ps = &s->ps[p];
+        const struct sim_app_path *ap = &a->paths[p];
+        struct sim_path_result *o = &r->paths[p];
+        snprintf(o->name, sizeof o->name, "%s", ap->name);
+        for (int i = 0; i < ap->nstages; i++) {
+            size_t len = strlen(o->stages);
+            snprintf(o->stages + len, sizeof o->stages - len, "%s%s", i ? ">" : "",
+                     s->models[ap->stages[i]].cfg->name);
+        }
+        o->sla_ms = ap->sla_ms;
+        o->prob = ap->prob;
+        o->rate_rps = s->cfg->rate_rps * s->scale * ap->prob;
+        o->offered = ps->n.offered;
+        o->on_time = ps->n.on_time;
+        o->late = ps->n.late;
+        o->dropped = ps->n.dropped;
+        latency_summary(&ps->latency, &o->p50_ms, &o->p90_ms, &o->p99_ms, &o->p999_ms,
+                        &o->mean_ms);
+        o->bad_frac = add_outcomes(r, &ps->n, q);
+        if (!(o->latency = malloc(sizeof *o->latency)))
+            return SIM_ENOMEM;
+        memcpy(o->latency, &ps->latency, sizeof *o->latency);
+    }
+    return 0;
+}
+
+int sim_result_collect(struct sim *s, struct sim_result **out)
+{
+    const struct sim_world *c = s->cfg;
+    struct sim_result *r = calloc(1, sizeof *r);
+    *out = NULL;
+    if (!r)
+        return SIM_ENOMEM;
+    snprintf(r->name, sizeof r->name, "%s", c->name);
+    snprintf(r->policy, sizeof r->policy, "%s", s->pol->name);
+    r->seed = c->seed;
+    r->load_scale = s->scale;
+    r->duration_s = c->duration_s;
+    r->warmup_s = c->warmup_s;
+    r->percentile = c->percentile;
+    r->events = s->events;
+    r->nmodels = s->nmodels;
+    r->nexecs = s->nexecs;
+    r->models = calloc((size_t)s->nmodels, sizeof *r->models);
+    r->execs = calloc((size_t)s->nexecs, sizeof *r->execs);
+    if (!r->models || !r->execs)
+        goto fail;
+    double measured = c->duration_s - c->warmup_s;
+    double q = c->percentile / 100.0;
+    double worst = -1;
+    r->pass = true;
+    for (int m = 0; m < s->nmodels; m++) {
+        const struct sim_model_stats *ms = &s->ms[m];
+        const struct sim_model *md = &s->models[m];
+        struct sim_model_result *o = &r->models[m];
+        snprintf(o->name, sizeof o->name, "%s", md->cfg->name);
+        o->slo_ms = md->cfg->slo_ms;
+        o->rate_rps = md->rate_rps * s->scale;
+        o->max_batch = md->max_batch;
+        o->offered = ms->n.offered;
+        o->on_time = ms->n.on_time;
+        o->late = ms->n.late;
+        o->dropped = ms->n.dropped;
+        latency_summary(&ms->latency, &o->p50_ms, &o->p90_ms, &o->p99_ms, &o->p999_ms,
+                        &o->mean_ms);
+        o->mean_queue_ms = sim_hist_mean(&ms->queueing) / 1e6;
+        o->p99_queue_ms = sim_ns_to_ms(sim_hist_quantile(&ms->queueing, 0.99));
+        o->batches = ms->batches;
+        o->preempted = ms->preempted;
+        o->pred_n = ms->pred_n;
+        if (ms->pred_n) {
+            double n = (double)ms->pred_n;
+            o->pred_mean_err_ms = ms->pred_err_sum_ns / n / 1e6;
+            o->pred_mean_abs_err_ms = ms->pred_abs_sum_ns / n / 1e6;
+            o->pred_max_over_ms = sim_ns_to_ms(ms->pred_max_over_ns);
+            o->pred_over_frac = (double)ms->pred_over / n;
+        }
+        o->mean_batch = ms->batches ? (double)ms->batched / (double)ms->batches : 0;
+        o->bad_frac = add_outcomes(r, &ms->n, q);
+        int k = sim_model_cfg_kind(md->cfg, c->gpu_kind);
+        double n = c->gpus;
+        o->ideal_batch_staggered = ideal_batch(md->cfg, k, 1.0 + 1.0 / n);
+        o->ideal_batch_uncoord = ideal_batch(md->cfg, k, 2.0);
+        o->batch_hist = malloc(((size_t)md->max_batch + 1) * sizeof *o->batch_hist);
+        o->latency = malloc(sizeof *o->latency);
+        o->queueing = malloc(sizeof *o->queueing);
+        if (!o->batch_hist || !o->latency || !o->queueing)
+            goto fail;
+        memcpy(o->batch_hist, ms->batch_hist, ((size_t)md->max_batch + 1) * sizeof *o->batch_hist);
+        memcpy(o->latency, &ms->latency, sizeof *o->latency);
+        memcpy(o->queueing, &ms->queueing, sizeof *o->queueing);
+        if (o->bad_frac > worst) {
+            worst = o->bad_frac;
+            r->worst_model = m;
+        }
+    }
+    if (s->app && collect_paths(s, r, q))
+        goto fail;
+    r->worst_bad_frac = worst;
+    r->offered_rps = measured > 0 ? (double)r->offered / measured : 0;
+    r->ontime_rps = measured > 0 ? (double)r->on_time / measured : 0;
+    r->bad_rate = r->offered ? (double)(r->late + r->dropped) / (double)r->offered : 0;
+    for (int e = 0; e < s->nexecs; e++) {
+        const struct sim_exec *x = &s->execs[e];
+        struct sim_exec_result *o = &r->execs[e];
+        o->id = e;
+        snprintf(o->kind, sizeof o->kind, "%s", s->kinds[x->kind]);
+        int64_t end = x->state == SIM_EXEC_DOWN ? x->down_at : s->now;
+        int64_t span = x->state == SIM_EXEC_STARTING ? 0 : end - x->up_since;
+        o->up_s = (double)span / 1e9;
+        o->busy_frac = span > 0 ? (double)x->busy_ns / (double)span : 0;
+        o->load_busy_frac = span > 0 ? (double)x->load_busy_ns / (double)span : 0;
+        o->wasted_ms = sim_ns_to_ms(x->wasted_ns);
+        o->batches = x->batches;
+        o->requests = x->requests;
+        o->load_events = x->load_events;
+        o->evictions = x->evictions;
+        o->rejected = x->rejected;
+        o->preemptions = x->preemptions;
+        o->models_loaded = x->models_loaded;
+    }
+    /* billing: from the request to DOWN (or the end of the arrivals window) */
+    for (int e = 0; e < s->nexecs; e++) {
+        const struct sim_exec *x = &s->execs[e];
+        int64_t end = x->state == SIM_EXEC_DOWN && x->down_at < s->duration ? x->down_at
+                                                                             : s->duration;
+        if (end > x->added_at)
+            r->gpu_s += (double)(end - x->added_at) / 1e9;
+        int at = 0;
+        for (int f = 0; f < s->nexecs; f++) {
+            const struct sim_exec *y = &s->execs[f];
+            at += y->added_at <= x->added_at &&
+                  !(y->state == SIM_EXEC_DOWN && y->down_at <= x->added_at);
+        }
+        if (at > r->gpus_max)
+            r->gpus_max = at;
+    }
+    r->ts = s->ts;                      /* move */
+    sim_ts_init(&s->ts);
+    *out = r;
+    return 0;
+fail:
+    sim_result_destroy(r);
+    return SIM_ENOMEM;
+}
+
+void sim_result_destroy(struct sim_result *r)
+{
+    if (!r)
+        return;
+    for (int m = 0; m < r->nmodels && r->models; m++) {
+        free(r->models[m].batch_hist);
+        free(r->models[m].latency);
+        free(r->models[m].queueing);
+    }
+    free(r->models);
+    free(r->execs);
+    for (int p = 0; p < r->npaths && r->paths; p++)
+        free(r->paths[p].latency);
+    free(r->paths);
+    sim_ts_free(&r->ts);
+    free(r);
+}
+

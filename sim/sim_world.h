@@ -1,0 +1,125 @@
+/* sim_world — the world config: the validated C structure an engine is built from.
+ *
+ * The experiment layer (experiments/src/sim_config.c) turns a JSON config into this; the
+ * engine never sees JSON or the config file's format. Everything here is plain data in the
+ * engine's terms: the cluster, the models and their latency profiles (and how a profile is
+ * evaluated), an optional application (DAG of the models), the network, the policy and the
+ * autoscaler (their tables, and their parameters as the layers above parsed them), metrics.
+ * A world is immutable while engines run: a goodput search builds many engines from one. */
+#ifndef SIM_WORLD_H
+#define SIM_WORLD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SIM_NAME_MAX 64
+#define SIM_MAX_KINDS 8
+
+enum sim_prof_form { SIM_PROF_LINEAR, SIM_PROF_QUADRATIC, SIM_PROF_TABLE };
+
+/* A latency profile over batch size b >= 1, in milliseconds:
+ * linear l(b) = alpha*b + beta (Symphony); quadratic d(b) = a*b^2 + b*b + c (FA2);
+ * table: latency_ms[b-1] measured per batch size, extended linearly past its end. */
+struct sim_profile {
+    enum sim_prof_form form;
+    double alpha_ms, beta_ms;          /* linear */
+    double a_ms, b_ms, c_ms;           /* quadratic */
+    int table_n;
+    double *table_ms;                  /* table, owned */
+};
+
+double sim_profile_ms(const struct sim_profile *p, int b);
+
+struct sim_model_cfg {
+    char name[SIM_NAME_MAX];
+    double slo_ms;
+    int max_batch;                     /* >= 1 (the parser derives it when the file has 0) */
+    double share;                      /* explicit popularity; < 0 when not given */
+    double weights_mb, static_mb, dynamic_mb;  /* dynamic: activations at max_batch */
+    double load_ms;                    /* time to load onto an executor */
+    int nprof;
+    char prof_kind[SIM_MAX_KINDS][SIM_NAME_MAX];
+    struct sim_profile prof[SIM_MAX_KINDS];
+};
+
+/* Index of `kind` in model m's profiles, or -1. */
+int sim_model_cfg_kind(const struct sim_model_cfg *m, const char *kind);
+/* Frees the profiles' tables (not m itself). */
+void sim_model_cfg_free(struct sim_model_cfg *m);
+
+/* ---- applications (DAG pipelines; docs/config.md `application`) ----
+ * Every stage names a model of the world; a model appears at most once on a path, every
+ * model is on some path, and the union of the paths' edges is acyclic. With an application
+ * every arrival is a request of the application: its path is drawn at arrival with
+ * probability `prob` (stream "application.paths"), its deadline is arrival + the path's SLA,
+ * and it visits the path's models in order. The path stays inside the engine: a policy
+ * learns the next model only when a stage completes. */
+#define SIM_APP_MAX_STAGES 16
+#define SIM_APP_MAX_PATHS 256
+
+struct sim_app_path {
+    char name[SIM_NAME_MAX];
+    int nstages;
+    int stages[SIM_APP_MAX_STAGES];    /* model indices, in order */
+    double sla_ms;
+    double weight, prob;               /* prob = weight / sum of weights */
+};
+
+struct sim_app {
+    char name[SIM_NAME_MAX];
+    int npaths;
+    struct sim_app_path *paths;
+};
+
+void sim_app_free(struct sim_app *a);
+/* Mean request rate at model m when the application receives `rate` requests/s: the sum of
+ * rate * prob over the paths through m. */
+double sim_app_model_rate(const struct sim_app *a, int m, double rate);
+
+enum sim_jitter { SIM_JIT_NONE, SIM_JIT_EXPONENTIAL, SIM_JIT_LOGNORMAL };
+/* How a model's arrivals are split over several frontends: a stream per frontend, or one
+ * stream whose requests are dealt round robin or at random. */
+enum sim_split { SIM_SPLIT_INDEPENDENT, SIM_SPLIT_ROUND_ROBIN, SIM_SPLIT_RANDOM };
+
+struct policy_ops;
+struct sim_autoscaler_ops;
+struct cJSON;
+
+struct sim_world {
+    char name[128];                    /* the experiment's name, for results */
+    uint64_t seed;
+    double duration_s, warmup_s, drain_s;
+
+    /* the cluster: executors of one kind today */
+    int gpus, max_gpus;                /* at start; upper bound for sim_exec_add */
+    char gpu_kind[SIM_NAME_MAX];
+    double gpu_memory_mb;              /* 0 = unlimited */
+    double page_mb;                    /* weights cache page */
+    double load_gb_s;                  /* weights transfer when a model has no load_ms */
+    double provision_s;                /* delay before an added executor is up */
+    double exec_cv;                    /* execution-time jitter: lognormal, mean 1, this cv */
+
+    int nmodels;
+    struct sim_model_cfg *models;
+    const struct sim_app *app;         /* or NULL */
+    double rate_rps;                   /* mean total arrival rate at load scale 1 */
+    double *model_rps;                 /* [nmodels] mean offered rate per model at scale 1 */
+
+    int frontends;
+    enum sim_split frontend_split;
+    double ctrl_us, data_us_per_request, resp_us;
+    enum sim_jitter jitter;
+    double jitter_mean_us, jitter_sigma;
+
+    /* The policy's table and its parameters, handed to its init unread by the engine. */
+    const struct policy_ops *policy;
+    const struct cJSON *policy_params;
+    /* The autoscaler's table (NULL: none) and its parameters, likewise opaque here. */
+    const struct sim_autoscaler_ops *autoscaler;
+    const void *autoscale_params;
+
+    double percentile;                 /* e.g. 99: the SLO predicate of the results */
+    double sample_period_s;            /* 0 = no time series and no control ticks */
+};
+
+#endif
