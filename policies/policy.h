@@ -35,7 +35,5 @@ struct policy_autoscale {
 
 /* The autoscaler named `name` ("symphony", "target_util"), or NULL. */
 const struct sim_autoscaler_ops *autoscaler_find(const char *name);
-int autoscaler_count(void);
-const struct sim_autoscaler_ops *autoscaler_at(int i);
 
 #endif

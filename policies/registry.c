@@ -73,19 +73,9 @@ static const struct sim_autoscaler_ops *const autoscalers[] = {
     &autoscaler_target_util,
 };
 
-int autoscaler_count(void)
-{
-    return (int)(sizeof autoscalers / sizeof autoscalers[0]);
-}
-
-const struct sim_autoscaler_ops *autoscaler_at(int i)
-{
-    return (i >= 0 && i < autoscaler_count()) ? autoscalers[i] : NULL;
-}
-
 const struct sim_autoscaler_ops *autoscaler_find(const char *name)
 {
-    for (int i = 0; i < autoscaler_count(); i++)
+    for (size_t i = 0; i < sizeof autoscalers / sizeof autoscalers[0]; i++)
         if (strcmp(autoscalers[i]->name, name) == 0)
             return autoscalers[i];
     return NULL;

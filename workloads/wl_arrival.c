@@ -2,6 +2,7 @@
 #include "wl_arrival.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <gsl/gsl_randist.h>
 
 #include "sim_err.h"
@@ -69,6 +70,40 @@ int64_t wl_stream_next(struct wl_stream *st)
         st->seg_m0 = m_end;
         st->cur++;
     }
+}
+
+struct stream_src {
+    struct wl_stream st;
+    int model;                          /* -1: the application's requests */
+};
+
+static int stream_src_next(void *ctx, int64_t *t, int *model, double *size)
+{
+    struct stream_src *q = ctx;
+    *t = wl_stream_next(&q->st);
+    *model = q->model;
+    *size = 0;
+    return 1;
+}
+
+static void stream_src_close(void *ctx)
+{
+    struct stream_src *q = ctx;
+    wl_stream_free(&q->st);
+    free(q);
+}
+
+int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *name,
+                     double rate_rps, int model, struct sim_source *out)
+{
+    struct stream_src *q = malloc(sizeof *q);
+    if (!q || wl_stream_init(&q->st, w, seed, name, rate_rps)) {
+        free(q);
+        return SIM_ENOMEM;
+    }
+    q->model = model;
+    *out = (struct sim_source){stream_src_next, stream_src_close, q, -1};
+    return 0;
 }
 
 void wl_popularity_shares(const struct wl_workload *w, const struct sim_world *world,

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
 
-#include "sim_world.h"
+#include "sim.h"
 
 enum wl_arrival { WL_ARR_POISSON, WL_ARR_GAMMA, WL_ARR_UNIFORM };
 enum wl_popularity { WL_POP_UNIFORM, WL_POP_ZIPF, WL_POP_EXPLICIT };
@@ -57,6 +57,11 @@ int wl_stream_init(struct wl_stream *st, const struct wl_workload *w, uint64_t s
 void wl_stream_free(struct wl_stream *st);
 /* The next arrival time in ns, or INT64_MAX when the rate stays zero forever. */
 int64_t wl_stream_next(struct wl_stream *st);
+
+/* Stream `name` as an engine arrival source (sim.h) whose arrivals are of `model` (-1: the
+ * application's); its frontend is left -1. */
+int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *name,
+                     double rate_rps, int model, struct sim_source *out /* OUT */);
 
 /* Normalised popularity shares (sum 1) of the world's models into shares[nmodels]. */
 void wl_popularity_shares(const struct wl_workload *w, const struct sim_world *world,

@@ -6,27 +6,6 @@
 
 #include "sim_err.h"
 
-struct stream_src {
-    struct wl_stream st;
-    int model;                          /* -1: the application's requests */
-};
-
-static int stream_next(void *ctx, int64_t *t, int *model, double *size)
-{
-    struct stream_src *q = ctx;
-    *t = wl_stream_next(&q->st);
-    *model = q->model;
-    *size = 0;
-    return 1;
-}
-
-static void stream_close(void *ctx)
-{
-    struct stream_src *q = ctx;
-    wl_stream_free(&q->st);
-    free(q);
-}
-
 static int replay_next(void *ctx, int64_t *t, int *model, double *size)
 {
     return wl_replay_next(ctx, t, model, size);
@@ -74,22 +53,18 @@ int wl_sources_open(const struct wl_workload *w, const struct sim_world *world, 
         int m = indep ? i / nf : i;
         const char *name = world->app ? world->app->name : world->models[m].name;
         char sname[SIM_NAME_MAX + 32];
-        struct stream_src *q = malloc(sizeof *q);
         if (indep)
             snprintf(sname, sizeof sname, "arrivals.%s.f%d", name, i % nf);
         else
             snprintf(sname, sizeof sname, "arrivals.%s", name);
         double rate = (world->app ? world->rate_rps : world->model_rps[m]) * scale /
                       (indep ? nf : 1);
-        if (!q || wl_stream_init(&q->st, w, world->seed, sname, rate)) {
-            free(q);
+        if (wl_stream_source(w, world->seed, sname, rate, world->app ? -1 : m, &src[i])) {
             close_all(src, i);
             free(src);
             return SIM_ENOMEM;
         }
-        q->model = world->app ? -1 : m;
-        src[i] = (struct sim_source){stream_next, stream_close, q,
-                                     indep ? i % nf : nf == 1 ? 0 : -1};
+        src[i].frontend = indep ? i % nf : nf == 1 ? 0 : -1;
     }
     *out = src;
     *n = ns;
