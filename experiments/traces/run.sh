@@ -2,7 +2,8 @@
 # Capacity plans of the trace experiments: each trace with Symphony and with Shepherd (the
 # baseline), each plan = the static GPU-count search plus one autoscaled run (the config's
 # `autoscale`). Results go to the database given (default traces.db), a summary to stdout.
-# usage: experiments/traces/run.sh [DB]   (needs SERVESIM_TRACE_DIR or ../shared/traces)
+# usage: experiments/traces/run.sh [DB]   (SERVESIM_TRACE_DIR: a folder from scripts/download-traces.sh;
+#                                            default ../shared/traces beside the checkout)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
