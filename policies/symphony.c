@@ -22,7 +22,7 @@
  * almost-expired head) and throughput collapses instead of showing the spec's flat top.
  * Autoscaling signals (bad rate, idle fraction, and the GPUs the spec's rules would add or
  * release) are recorded in the time series every sampling period; the autoscaler that acts
- * on them is a separate component (sim/sim_autoscale.c). GPUs may join and leave: the
+ * on them is a separate component (policies/autoscale.c). GPUs may join and leave: the
  * free-time heap holds the GPUs up, and every candidate is recomputed when the set changes. */
 #include <math.h>
 #include <stdlib.h>

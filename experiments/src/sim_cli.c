@@ -1,4 +1,5 @@
-/* sim_cli — the `servesim` command: run, goodput, policies, bench.
+/* sim_cli — the `servesim` command, the front end on top of every layer (docs/architecture.md):
+ * run, goodput, sweep, plan, plot, compare, export, policies, bench.
  * Exit codes: 0 success, 2 bad input (config, usage), 1 internal or I/O error. */
 #include <math.h>
 #include <stdio.h>
