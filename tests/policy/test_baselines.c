@@ -172,6 +172,36 @@ static void clockwork_lru_eviction(void)
     sim_result_destroy(r);
 }
 
+/* The scheduling deadline is arrival + exec_slo, exec_slo = slo - buffer (5 ms) = 20 ms for a
+ * 25 ms SLO, whatever the response delay (the buffer covers it: specs/clockwork.md). On an
+ * idle GPU a request's batch completes, by Clockwork's own plan, at arrival + 1 ms (the
+ * earliest plan) + ctrl + data + l(1); it runs iff that is before the deadline, else it
+ * times out. So l(1) 50 us below 20 - 1 - ctrl - data ms serves every request and 50 us
+ * above serves none, for any response delay. */
+static void clockwork_exec_deadline_is_slo_minus_buffer(void)
+{
+    static const double ctrl[] = {100, 300, 300}, resp[] = {2000, 2000, 0};
+    for (int i = 0; i < 3; i++)
+        for (int above = 0; above <= 1; above++) {
+            double l1 = 20 - 1 - (ctrl[i] + 50) / 1000 + (above ? 0.05 : -0.05);
+            char text[1024];
+            snprintf(text, sizeof text,
+                     "{\"duration_s\":20,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"m\","
+                     "\"alpha_ms\":0.001,\"beta_ms\":%.4f,\"slo_ms\":25}],\"workload\":{\"rate_rps\":2},"
+                     "\"network\":{\"ctrl_us\":%g,\"data_us_per_request\":50,\"resp_us\":%g},"
+                     "\"policy\":{\"name\":\"clockwork\",\"params\":{\"preload\":true}},"
+                     "\"metrics\":{\"sample_period_s\":0}}", l1 - 0.001, ctrl[i], resp[i]);
+            struct sim_result *r = run(text);
+            const struct sim_model_result *m = &r->models[0];
+            uint64_t want = above ? 0 : m->offered;
+            CHECK(m->offered > 20 && m->on_time == want,
+                  "ctrl %g us, resp %g us, l(1) %.3f ms: %llu of %llu on time, expected %llu",
+                  ctrl[i], resp[i], l1, (unsigned long long)m->on_time,
+                  (unsigned long long)m->offered, (unsigned long long)want);
+            sim_result_destroy(r);
+        }
+}
+
 static void clockwork_rejects_overruns(void)
 {
     /* execution times with cv 1: batches overrun their prediction by more than the 2 ms
@@ -244,5 +274,6 @@ TEST_MAIN({"nexus_worked_example", nexus_worked_example},
           {"clockwork_cold_start_waits_for_load", clockwork_cold_start_waits_for_load},
           {"clockwork_lru_eviction", clockwork_lru_eviction},
           {"clockwork_rejects_overruns", clockwork_rejects_overruns},
+          {"clockwork_exec_deadline_is_slo_minus_buffer", clockwork_exec_deadline_is_slo_minus_buffer},
           {"shepherd_preempts_under_bursts", shepherd_preempts_under_bursts},
           {"single_model_ordering", single_model_ordering})
