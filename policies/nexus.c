@@ -866,6 +866,19 @@ static int parse_static(struct sim *s, struct nexus *st, const cJSON *arr)
     return 0;
 }
 
+/* The epoch scheduler re-plans every epoch_s from rates it has measured since the last one:
+ * the first plan from measured rates comes after one epoch, and it is in force over the
+ * whole of the second. Without epoch scheduling the initial schedule stands. */
+static double converge_s(const cJSON *p)
+{
+    bool epochs = true;
+    double epoch_s = 30;
+    if (sim_json_bool(p, "policy.params", "epoch_schedule", false, &epochs) ||
+        sim_json_num(p, "policy.params", "epoch_s", false, SIM_J_POS, &epoch_s))
+        sim_err_clear();                /* init reports bad params */
+    return epochs ? 2 * epoch_s : 0;
+}
+
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct nexus *st = state;
@@ -991,6 +1004,7 @@ const struct policy_ops policy_nexus = {
     .state_size = sizeof(struct nexus),
     .param_keys = params,
     .cold_start = cold_start,
+    .converge_s = converge_s,
     .init = init,
     .route = route,
     .on_request = on_request,

@@ -49,6 +49,10 @@ struct policy_ops {
     void (*on_exec_remove)(struct sim *, void *state, int e);
     /* Whether the policy serves only applications (DAG pipelines, config `application`). */
     bool applications_only;
+    /* May be NULL (0). Seconds from the start that the policy's control loop needs, with these
+     * params, to reach its steady state (Nexus: two epochs). The experiment layer warns when
+     * warmup_s is shorter: the measured window would include the start-up transient. */
+    double (*converge_s)(const struct cJSON *params);
     /* Whether the policy copes with executors added and removed during a run (autoscaling). */
     bool dynamic_execs;
     /* May be NULL. Called every sampling period after the window's metrics are computed. */

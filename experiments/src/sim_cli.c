@@ -191,9 +191,12 @@ static int cmd_run(const struct opts *o, bool goodput)
     struct sim_result *r = NULL;
     struct sim_goodput g;
     bool have_g = false;
+    char note[512];
     int rc = sim_config_load(o->config, o->sets, o->nsets, o->seed_given, o->seed, &cfg);
     if (rc)
         return fail(rc);
+    if (sim_config_transient(cfg, note, sizeof note))
+        fprintf(stderr, "%s\n", note);
     if (!o->no_db) {                     /* fail early on an unusable database */
         struct sim_store *st = NULL;
         if ((rc = sim_store_open(o->db, &st)))

@@ -599,3 +599,16 @@ int sim_config_engine(const struct sim_config *cfg, double scale, const struct p
     free(src);
     return rc;
 }
+
+bool sim_config_transient(const struct sim_config *cfg, char *msg, size_t size)
+{
+    const struct sim_world *w = &cfg->world;
+    double need = w->policy->converge_s ? w->policy->converge_s(w->policy_params) : 0;
+    if (!(w->warmup_s < need))
+        return false;
+    snprintf(msg, size, "warning: %s: warmup_s %g is shorter than the %g s policy %s needs to "
+             "reach its steady state (docs/policies.md): the results include its start-up "
+             "transient; set warmup_s to at least %g", cfg->file, w->warmup_s, need,
+             w->policy->name, need);
+    return true;
+}

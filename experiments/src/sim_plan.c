@@ -199,7 +199,9 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
     int rc = load(in, NULL, 0, &base);
     if (rc)
         return rc;
-    char hash[17];
+    char hash[17], note[512];
+    if (sim_config_transient(base, note, sizeof note))
+        fprintf(stderr, "%s\n", note);
     sim_config_hash(base, hash);
     snprintf(p->name, sizeof p->name, "%s", base->world.name);
     p->duration_s = base->world.duration_s;

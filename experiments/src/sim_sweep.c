@@ -309,12 +309,16 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     if (rc)
         goto out;
     /* every point's config must be valid before anything runs */
+    long transient = 0;
+    char note[512];
     for (long i = 0; i < w.npoints; i++) {
         struct point p;
         struct sim_config *cfg = NULL;
         if ((rc = make_point(&w, i, &p)))
             goto out;
         rc = sim_config_load(w.base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
+        if (!rc && sim_config_transient(cfg, note, sizeof note) && transient++ == 0)
+            fprintf(stderr, "%s (point %ld: %s)\n", note, i, p.key);
         if (rc) {
             char msg[1024];
             snprintf(msg, sizeof msg, "%s", sim_err_msg());
@@ -325,6 +329,9 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
         if (rc)
             goto out;
     }
+    if (transient > 1)
+        fprintf(stderr, "warning: %ld of %ld points of %s warm up for less than their policy "
+                "needs to converge\n", transient, w.npoints, file);
     struct sim_store *st = NULL;
     if ((rc = sim_store_open(db, &st)))
         goto out;

@@ -4,6 +4,7 @@
  * comparison of the Symphony paper's setting. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nexus.h"
 #include "policy.h"
@@ -219,6 +220,41 @@ static void clockwork_rejects_overruns(void)
     sim_result_destroy(r);
 }
 
+/* Nexus needs two epochs to converge: a shorter warm-up is flagged (with the numbers), a long
+ * enough one or another epoch length or no epoch scheduling is not, nor is a policy without a
+ * convergence time. */
+static void nexus_warns_on_short_warmup(void)
+{
+    static const struct {
+        const char *policy;
+        double warmup;
+        bool warn;
+    } cases[] = {
+        {"{\"name\":\"nexus\"}", 5, true},
+        {"{\"name\":\"nexus\"}", 59.9, true},
+        {"{\"name\":\"nexus\"}", 60, false},
+        {"{\"name\":\"nexus\",\"params\":{\"epoch_s\":10}}", 25, false},
+        {"{\"name\":\"nexus\",\"params\":{\"epoch_s\":20}}", 25, true},
+        {"{\"name\":\"nexus\",\"params\":{\"epoch_schedule\":false}}", 0, false},
+        {"{\"name\":\"symphony\"}", 0, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024], note[512] = "";
+        snprintf(text, sizeof text,
+                 "{\"duration_s\":100,\"warmup_s\":%g,\"cluster\":{\"gpus\":2},"
+                 "\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":5,\"slo_ms\":25}],"
+                 "\"workload\":{\"rate_rps\":100},\"policy\":%s}", cases[i].warmup, cases[i].policy);
+        struct sim_config *cfg = config(text);
+        bool warn = sim_config_transient(cfg, note, sizeof note);
+        CHECK(warn == cases[i].warn, "%s, warm-up %g s: warned %d, expected %d (%s)",
+              cases[i].policy, cases[i].warmup, warn, cases[i].warn, note);
+        if (warn && i == 0)
+            CHECK(strstr(note, "warmup_s 5 is shorter than the 60 s policy nexus") != NULL,
+                  "message: %s", note);
+        sim_config_destroy(cfg);
+    }
+}
+
 /* ------------------------------------------------------------ Shepherd */
 
 static void shepherd_preempts_under_bursts(void)
@@ -275,5 +311,6 @@ TEST_MAIN({"nexus_worked_example", nexus_worked_example},
           {"clockwork_lru_eviction", clockwork_lru_eviction},
           {"clockwork_rejects_overruns", clockwork_rejects_overruns},
           {"clockwork_exec_deadline_is_slo_minus_buffer", clockwork_exec_deadline_is_slo_minus_buffer},
+          {"nexus_warns_on_short_warmup", nexus_warns_on_short_warmup},
           {"shepherd_preempts_under_bursts", shepherd_preempts_under_bursts},
           {"single_model_ordering", single_model_ordering})
