@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "sim_bench.h"
 #include "sim_compare.h"
 #include "sim_config.h"
 #include "sim_err.h"
@@ -64,6 +65,8 @@ static const char usage[] =
     "  --rate R          offered requests/s (default 5200, about goodput)\n"
     "  --gpus N          GPUs (default 64)\n"
     "  --sample S        time-series sampling period in s (default 1; 0 = off)\n"
+    "  --policy NAME     the policy to run (default symphony)\n"
+    "  --no-reference    skip the reference simulator (the speed ratio's denominator)\n"
     "\n"
     "Exit status: 0 success, 2 bad input, 1 internal error (compare: 3 regression).\n"
     "Docs: README.md, docs/.\n";
@@ -72,7 +75,8 @@ struct opts {
     const char *config, *db;
     const char *sets[MAX_SETS];
     int nsets;
-    bool seed_given, json, quiet, no_db;
+    bool seed_given, json, quiet, no_db, no_reference;
+    const char *policy;
     uint64_t seed;
     double duration, rate, sample;
     int gpus, jobs, min_gpus, max_gpus;
@@ -100,6 +104,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->sample = 1;
     o->gpus = 64;
     o->jobs = 1;
+    o->policy = "symphony";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         bool has_next = i + 1 < argc;
@@ -111,6 +116,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->quiet = true;
         } else if (strcmp(a, "--no-db") == 0) {
             o->no_db = true;
+        } else if (strcmp(a, "--no-reference") == 0) {
+            o->no_reference = true;
+        } else if (strcmp(a, "--policy") == 0 && has_next) {
+            o->policy = argv[++i];
         } else if (strcmp(a, "--db") == 0 && has_next) {
             o->db = argv[++i];
         } else if (strcmp(a, "--set") == 0 && has_next) {
@@ -273,8 +282,8 @@ static int cmd_bench(const struct opts *o)
              " \"cluster\": {\"gpus\": %d, \"gpu_kind\": \"1080ti\"},"
              " \"models\": [{\"zoo\": \"symphony_1080ti\", \"select\": \"all\"}],"
              " \"workload\": {\"rate_rps\": %.17g, \"arrival\": {\"kind\": \"poisson\"}},"
-             " \"policy\": {\"name\": \"symphony\"}, \"metrics\": {\"sample_period_s\": %.17g}}",
-             o->duration, o->gpus, o->rate, o->sample);
+             " \"policy\": {\"name\": \"%s\"}, \"metrics\": {\"sample_period_s\": %.17g}}",
+             o->duration, o->gpus, o->rate, o->policy, o->sample);
     struct sim_config *cfg = NULL;
     struct sim_result *r = NULL;
     int rc = sim_config_from_text(text, "bench", ".", &cfg);
@@ -287,21 +296,36 @@ static int cmd_bench(const struct opts *o)
     }
     uint64_t reqs = r->offered;
     double rps = (double)reqs / r->wall_s, eps = (double)r->events / r->wall_s;
+    double epr = reqs ? (double)r->events / (double)reqs : 0;
     long rss = peak_rss_kb();
+    struct sim_bench_ref ref = {0};
+    if (!o->no_reference && (rc = sim_bench_reference(reqs, 1, &ref))) {
+        sim_result_destroy(r);
+        sim_config_destroy(cfg);
+        return fail(rc);
+    }
+    double ratio = ref.requests_per_s > 0 ? rps / ref.requests_per_s : 0;
     if (o->json)
-        printf("{\"duration_s\": %g, \"gpus\": %d, \"models\": %d, \"requests\": %llu, "
-               "\"events\": %llu, \"wall_s\": %.3f, \"requests_per_s\": %.0f, "
-               "\"events_per_s\": %.0f, \"peak_rss_kb\": %ld, \"rss_before_run_kb\": %ld, "
-               "\"bad_rate\": %.5f, \"timeseries_points\": %zu}\n",
-               o->duration, o->gpus, r->nmodels, (unsigned long long)reqs,
-               (unsigned long long)r->events, r->wall_s, rps, eps, rss, rss0, r->bad_rate, r->ts.n);
-    else
-        printf("bench: %d GPUs x %d models, %.0f req/s offered for %g s simulated\n"
-               "  requests %llu, events %llu, wall %.3f s\n"
+        printf("{\"policy\": \"%s\", \"duration_s\": %g, \"gpus\": %d, \"models\": %d, "
+               "\"requests\": %llu, \"events\": %llu, \"events_per_request\": %.3f, "
+               "\"wall_s\": %.3f, \"requests_per_s\": %.0f, \"events_per_s\": %.0f, "
+               "\"reference_requests_per_s\": %.0f, \"speed_ratio\": %.4f, "
+               "\"peak_rss_kb\": %ld, \"rss_before_run_kb\": %ld, \"bad_rate\": %.5f, "
+               "\"timeseries_points\": %zu}\n",
+               o->policy, o->duration, o->gpus, r->nmodels, (unsigned long long)reqs,
+               (unsigned long long)r->events, epr, r->wall_s, rps, eps, ref.requests_per_s,
+               ratio, rss, rss0, r->bad_rate, r->ts.n);
+    else {
+        printf("bench: %s, %d GPUs x %d models, %.0f req/s offered for %g s simulated\n"
+               "  requests %llu, events %llu (%.2f per request), wall %.3f s\n"
                "  %.0f simulated requests / wall second, %.0f events / s\n"
                "  peak RSS %ld KiB (before the run %ld KiB); bad rate %.4f\n",
-               o->gpus, r->nmodels, o->rate, o->duration, (unsigned long long)reqs,
-               (unsigned long long)r->events, r->wall_s, rps, eps, rss, rss0, r->bad_rate);
+               o->policy, o->gpus, r->nmodels, o->rate, o->duration, (unsigned long long)reqs,
+               (unsigned long long)r->events, epr, r->wall_s, rps, eps, rss, rss0, r->bad_rate);
+        if (!o->no_reference)
+            printf("  reference batching simulator (sim_bench.h): %.0f requests / wall second;"
+                   " speed ratio %.3f\n", ref.requests_per_s, ratio);
+    }
     sim_result_destroy(r);
     sim_config_destroy(cfg);
     return 0;
