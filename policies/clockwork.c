@@ -74,15 +74,15 @@ struct model {
 struct clockwork {
     bool infer5, preload, skip_satisfied;
     int64_t ahead, max_exec, default_slo;
-    int max_batch, nm, ng, kind;
+    int max_batch, nm, ng, capg, kind;  /* ng: executor ids seen so far; capg: room */
     int sizes_mode;                 /* 0 pow2, 1 all, 2 list */
     int list[MAXB];
     int nlist;
     struct model *ms;
     struct gpu *gs;
     int64_t *cur;                   /* INFER4 cursors [g][m][slot] */
-    uint64_t *last_used;            /* [m][g] */
-    uint8_t *on;                    /* [m][g]: 0 no, 1 loading, 2 loaded */
+    uint64_t *last_used;            /* [g][m] */
+    uint8_t *on;                    /* [g][m]: 0 no, 1 loading, 2 loaded */
     uint64_t seq;
     int *cap;                       /* scratch [nm]: INFER5 size caps in one pass */
     double *w;                      /* scratch [ng]: load tracker weights */
@@ -94,6 +94,14 @@ static const char *const params[] = {"scheduler", "batch_sizes", "max_batch", "m
 static const char *const SCHEDS[] = {"infer4", "infer5", NULL};
 
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline uint8_t *on_at(const struct clockwork *st, int m, int g)
+{
+    return &st->on[(size_t)g * (size_t)st->nm + (size_t)m];
+}
+static inline uint64_t *used_at(const struct clockwork *st, int m, int g)
+{
+    return &st->last_used[(size_t)g * (size_t)st->nm + (size_t)m];
+}
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* ---------------------------------------------------------------- estimates */
@@ -247,24 +255,24 @@ static void spread(const struct sim *s, struct clockwork *st)
         if (E == 0)
             continue;
         for (int g = 0; g < st->ng; g++)
-            if (st->on[m * st->ng + g])
+            if (*on_at(st, m, g))
                 sw += w[g];
         for (int g = 0; g < st->ng && sw > 0; g++)
-            if (st->on[m * st->ng + g])
+            if (*on_at(st, m, g))
                 st->gs[g].O += E * w[g] / sw;
     }
 }
 
 static double load_prio(const struct sim *s, const struct clockwork *st, int m, int g)
 {
-    if (st->on[m * st->ng + g])
-        return (double)st->last_used[m * st->ng + g];
+    if (*on_at(st, m, g))
+        return (double)*used_at(st, m, g);
     double C = (double)st->default_slo / 1e6, W = load_demand(s, st, m), sw = 0, absorbed = 0;
     for (int h = 0; h < st->ng; h++)
-        if (st->on[m * st->ng + h])
+        if (*on_at(st, m, h))
             sw += C / st->gs[h].O;
     for (int h = 0; h < st->ng && sw > 0; h++)
-        if (st->on[m * st->ng + h])
+        if (*on_at(st, m, h))
             absorbed += C * (W * (C / st->gs[h].O) / sw) / st->gs[h].O;
     return W - absorbed;
 }
@@ -280,7 +288,7 @@ static bool before(const struct sim *s, const struct clockwork *st, int g, int a
         return !ea;
     if (pa != pb)
         return pa > pb;
-    return st->last_used[a * st->ng + g] > st->last_used[b * st->ng + g];
+    return *used_at(st, a, g) > *used_at(st, b, g);
 }
 
 static void schedule_infer(struct sim *s, struct clockwork *st, int g);
@@ -289,7 +297,7 @@ static void schedule_load(struct sim *s, struct clockwork *st, int g)
 {
     struct gpu *gp = &st->gs[g];
     int64_t now = sim_now(s);
-    if (gp->held == st->nm || now < gp->last_load + LOAD_SPACING_NS ||
+    if (sim_exec(s, g)->state != SIM_EXEC_UP || gp->held == st->nm || now < gp->last_load + LOAD_SPACING_NS ||
         (!st->infer5 && gp->loads >= 2))
         return;
     int64_t pcie_at = tr_available(&gp->pcie, now);
@@ -304,14 +312,14 @@ static void schedule_load(struct sim *s, struct clockwork *st, int g)
     gp->last_load = now;
     bool any = false;                   /* a model not on g with pending demand? */
     for (int m = 0; m < st->nm && !any; m++)
-        any = !st->on[m * st->ng + g] && sim_queue_len(s, m) + st->ms[m].inflight > 0;
+        any = !*on_at(st, m, g) && sim_queue_len(s, m) + st->ms[m].inflight > 0;
     if (!any)
         return;
     spread(s, st);
     int best = -1;
     double bp = 0;
     for (int m = 0; m < st->nm; m++) {
-        if (st->on[m * st->ng + g])
+        if (*on_at(st, m, g))
             continue;
         double p = load_prio(s, st, m, g);
         if (best < 0 || before(s, st, g, m, p, best, bp)) {
@@ -329,7 +337,7 @@ static void schedule_load(struct sim *s, struct clockwork *st, int g)
         int v = -1;
         double vp = 0;
         for (int k = 0; k < st->nm; k++) {
-            if (st->on[k * st->ng + g] != 2)
+            if (*on_at(st, k, g) != 2)
                 continue;
             double p = load_prio(s, st, k, g);
             if (v < 0 || before(s, st, g, v, vp, k, p)) {
@@ -340,15 +348,15 @@ static void schedule_load(struct sim *s, struct clockwork *st, int g)
         if (v < 0)
             return;                     /* nothing evictable: the load fails */
         sim_evict(s, g, v);
-        st->on[v * st->ng + g] = 0;
+        *on_at(st, v, g) = 0;
         st->ms[v].held_by--;
         gp->held--;
     }
     int64_t latest = max64(now + FUTURE_NS + st->ahead, pcie_at + st->ahead);
     if (sim_load(s, g, m, latest) != 0)
         return;
-    st->on[m * st->ng + g] = 1;
-    st->last_used[m * st->ng + g] = ++st->seq;
+    *on_at(st, m, g) = 1;
+    *used_at(st, m, g) = ++st->seq;
     st->ms[m].held_by++;
     gp->held++;
     gp->loads++;
@@ -430,7 +438,7 @@ static bool top4(struct sim *s, struct clockwork *st, int g, int *om, int *oslot
     int bslot = 0, bsz = 0, bm = -1;
     for (int m = 0; m < st->nm; m++) {
         int q = sim_queue_len(s, m);
-        if (q == 0 || st->on[m * st->ng + g] != 2)
+        if (q == 0 || *on_at(st, m, g) != 2)
             continue;
         struct model *md = &st->ms[m];
         for (int i = 0; i < md->nsizes; i++) {
@@ -508,7 +516,7 @@ static bool top5(struct sim *s, struct clockwork *st, int g, const int *cap, int
     int64_t bp = 0;
     for (int m = 0; m < st->nm; m++) {
         int q = sim_queue_len(s, m);
-        if (q == 0 || st->on[m * st->ng + g] != 2)
+        if (q == 0 || *on_at(st, m, g) != 2)
             continue;
         struct model *md = &st->ms[m];
         for (int i = 0; i < md->nsizes && md->sizes[i] <= cap[m]; i++) {
@@ -535,6 +543,8 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
     struct gpu *gp = &st->gs[g];
     int64_t now = sim_now(s);
     int *cap = st->cap;
+    if (sim_exec(s, g)->state != SIM_EXEC_UP)
+        return;                         /* removed: it finishes what it has */
     for (int m = 0; st->infer5 && m < st->nm; m++)
         cap[m] = MAXB;
     for (;;) {
@@ -569,7 +579,7 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
 static void schedule_all(struct sim *s, struct clockwork *st, int m)
 {
     for (int g = 0; g < st->ng; g++)
-        if (sim_exec(s, g)->state == SIM_EXEC_UP && (m < 0 || st->on[m * st->ng + g] == 2))
+        if (sim_exec(s, g)->state == SIM_EXEC_UP && (m < 0 || *on_at(st, m, g) == 2))
             schedule_infer(s, st, g);
 }
 
@@ -592,7 +602,7 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     st->ms[m].inflight -= b->size;
     if (b->status == SIM_BATCH_OK) {
         est_add(&st->ms[m].est[b->size], b->t_finish - b->t_start);
-        st->last_used[m * st->ng + g] = ++st->seq;
+        *used_at(st, m, g) = ++st->seq;
     }
     schedule_infer(s, st, g);
     schedule_load(s, st, g);
@@ -604,14 +614,16 @@ static void on_load_done(struct sim *s, void *state, int g, int m, bool ok)
     struct gpu *gp = &st->gs[g];
     gp->loads--;
     tr_result(&gp->pcie, sim_now(s));
+    if (sim_exec(s, g)->state != SIM_EXEC_UP)
+        return;                         /* removed meanwhile: on_exec_remove let go of m */
     if (ok) {
-        st->on[m * st->ng + g] = 2;
+        *on_at(st, m, g) = 2;
         est_add(&st->ms[m].weights, sim_load_ns(s, m));
         for (int i = 0; i < st->ms[m].nsizes; i++)
             *cursor(st, g, m, i) = st->ms[m].removed;   /* strategies of queued requests */
         schedule_infer(s, st, g);
     } else {
-        st->on[m * st->ng + g] = 0;
+        *on_at(st, m, g) = 0;
         st->ms[m].held_by--;
         gp->held--;
     }
@@ -637,6 +649,73 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
 }
 
 /* ---------------------------------------------------------------- setup */
+
+/* Room for executors 0..n-1 in the per-GPU arrays (g-major, so they grow at the end); new
+ * GPUs start with an empty timeline and nothing loaded. */
+static int grow(struct clockwork *st, int n)
+{
+    if (n <= st->capg)
+        return 0;
+    int cap = st->capg ? st->capg : 1;
+    while (cap < n)
+        cap *= 2;
+    size_t old = (size_t)st->capg, cg = (size_t)cap, nm = (size_t)st->nm;
+    struct gpu *gs = realloc(st->gs, cg * sizeof *gs);
+    if (gs)
+        st->gs = gs;
+    int64_t *cur = realloc(st->cur, cg * nm * MAXB * sizeof *cur);
+    if (cur)
+        st->cur = cur;
+    uint64_t *used = realloc(st->last_used, cg * nm * sizeof *used);
+    if (used)
+        st->last_used = used;
+    uint8_t *on = realloc(st->on, cg * nm * sizeof *on);
+    if (on)
+        st->on = on;
+    double *w = realloc(st->w, cg * sizeof *w);
+    if (w)
+        st->w = w;
+    if (!gs || !cur || !used || !on || !w)
+        return SIM_ENOMEM;
+    memset(gs + old, 0, (cg - old) * sizeof *gs);
+    memset(cur + old * nm * MAXB, 0, (cg - old) * nm * MAXB * sizeof *cur);
+    memset(used + old * nm, 0, (cg - old) * nm * sizeof *used);
+    memset(on + old * nm, 0, (cg - old) * nm * sizeof *on);
+    for (size_t g = old; g < cg; g++) {
+        gs[g].O = 1;
+        gs[g].last_load = -LOAD_SPACING_NS;
+    }
+    st->capg = cap;
+    return 0;
+}
+
+/* An executor added during the run (autoscaling) is up: it is a cold worker, and loads
+ * start on it where there is demand (Clockwork loads on demand). */
+static void on_exec_up(struct sim *s, void *state, int e)
+{
+    struct clockwork *st = state;
+    if (grow(st, e + 1))
+        SIM_BUG("out of memory growing Clockwork's GPU tables to %d", e + 1);
+    if (e >= st->ng)
+        st->ng = e + 1;
+    schedule_load(s, st, e);
+}
+
+/* Executor e drains: nothing more goes to it, and the models it held count no more. */
+static void on_exec_remove(struct sim *s, void *state, int e)
+{
+    struct clockwork *st = state;
+    struct gpu *gp = &st->gs[e];
+    for (int m = 0; m < st->nm; m++)
+        if (*on_at(st, m, e)) {
+            *on_at(st, m, e) = 0;
+            st->ms[m].held_by--;
+        }
+    gp->held = 0;
+    sim_timer_cancel(s, gp->infer_timer);
+    sim_timer_cancel(s, gp->pcie_timer);
+    gp->infer_timer = gp->pcie_timer = 0;
+}
 
 static int parse_sizes(struct clockwork *st, const cJSON *p)
 {
@@ -685,17 +764,12 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->max_exec = sim_ms_to_ns(max_exec_ms);
     st->default_slo = sim_ms_to_ns(slo_ms);
     st->nm = sim_model_count(s);
-    st->ng = sim_exec_count(s);
     st->kind = sim_exec(s, 0)->kind;
     st->ms = calloc((size_t)st->nm, sizeof *st->ms);
-    st->gs = calloc((size_t)st->ng, sizeof *st->gs);
-    st->cur = calloc((size_t)st->ng * (size_t)st->nm * MAXB, sizeof *st->cur);
-    st->last_used = calloc((size_t)st->ng * (size_t)st->nm, sizeof *st->last_used);
-    st->on = calloc((size_t)st->ng * (size_t)st->nm, sizeof *st->on);
     st->cap = calloc((size_t)st->nm, sizeof *st->cap);
-    st->w = calloc((size_t)st->ng, sizeof *st->w);
-    if (!st->ms || !st->gs || !st->cur || !st->last_used || !st->on || !st->cap || !st->w)
+    if (!st->ms || !st->cap || grow(st, sim_exec_count(s)))
         return SIM_ENOMEM;
+    st->ng = sim_exec_count(s);
     for (int m = 0; m < st->nm; m++) {
         struct model *md = &st->ms[m];
         int mb = sim_model(s, m)->max_batch;
@@ -730,16 +804,12 @@ static int init(struct sim *s, const cJSON *p, void *state)
                               : min64(min64(MAX_WEIGHTS_SLO_NS, slo), rest);
         md->weights_slo = max64(ws, st->ahead + BUFFER_NS);
     }
-    for (int g = 0; g < st->ng; g++) {
-        st->gs[g].O = 1;
-        st->gs[g].last_load = -LOAD_SPACING_NS;
-    }
     /* GPUs start cold; with preload, fill them round-robin until memory is full */
     for (int g = 0; st->preload && g < st->ng; g++)
         for (int i = 0; i < st->nm; i++) {
             int m = (g + i) % st->nm;
             if (sim_preload(s, g, m) == 0) {
-                st->on[m * st->ng + g] = 2;
+                *on_at(st, m, g) = 2;
                 st->ms[m].held_by++;
                 st->gs[g].held++;
             }
@@ -780,5 +850,8 @@ const struct policy_ops policy_clockwork = {
     .on_batch_done = on_batch_done,
     .on_timer = on_timer,
     .on_load_done = on_load_done,
+    .on_exec_up = on_exec_up,
+    .on_exec_remove = on_exec_remove,
+    .dynamic_execs = true,
     .destroy = destroy,
 };

@@ -353,6 +353,9 @@ static void regroup(struct sim *s, struct symphony *st)
 static void on_exec_up(struct sim *s, void *state, int e)
 {
     struct symphony *st = state;
+    /* ids are never reused: a long autoscaled run outgrows cluster.max_gpus */
+    if (e >= st->gpus.cap && sim_iheap_reserve(&st->gpus, 2 * e + 1))
+        SIM_BUG("out of memory growing Symphony's GPU heap to %d", 2 * e + 1);
     sim_iheap_set(&st->gpus, e, sim_now(s));
     st->ng++;
     regroup(s, st);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "policy.h"
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_goodput.h"
@@ -151,6 +152,59 @@ static void step(const char *kind)
 static void autoscale_step_symphony(void) { step("symphony"); }
 static void autoscale_step_target_util(void) { step("target_util"); }
 
+/* Every policy that takes executors joining and leaving (dynamic_execs), on a trace that
+ * steps between 1000 and 3000 req/s every 50 s, with Symphony's autoscaler: executors added
+ * mid-run receive work, removed ones drain, no request is lost (every offered request ends
+ * on time, late or dropped), and executor ids past cluster.max_gpus (ids are never reused)
+ * work. */
+static void autoscale_every_dynamic_policy(void)
+{
+    enum { T = 400 };
+    int rate[T];
+    for (int i = 0; i < T; i++)
+        rate[i] = (i / 50) % 2 ? 3000 : 1000;
+    counts_trace("step2.csv", rate, T);
+    int tested = 0, past_max = 0;
+    for (int i = 0; i < policy_count(); i++) {
+        const struct policy_ops *pol = policy_at(i);
+        if (!pol->dynamic_execs || pol->applications_only)
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "dyn_%s", pol->name);
+        const char *file = write_config(name, "step2.csv",
+                                        "{\"gpus\": 2, \"max_gpus\": 12, \"provision_s\": 5,"
+                                        " \"gpu_memory_mb\": 8000}",
+                                        pol->name, "{\"kind\": \"symphony\", \"cooldown_s\": 10}");
+        struct sim_config *cfg;
+        struct sim_result *r;
+        REQUIRE_OK(sim_config_load(file, NULL, 0, false, 0, &cfg));
+        REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+        uint64_t added_batches = 0;
+        int added = 0, drained = 0;
+        for (int e = 2; e < r->nexecs; e++) {
+            added++;
+            added_batches += r->execs[e].batches;
+        }
+        for (int e = 0; e < r->nexecs; e++)
+            drained += r->execs[e].up_s < T - 1;
+        past_max += r->nexecs > 12;
+        CHECK(added > 0 && added_batches > 0, "%s: %d executors added, %llu batches on them",
+              pol->name, added, (unsigned long long)added_batches);
+        CHECK(drained > 0, "%s: no executor was released after the step down", pol->name);
+        CHECK(r->offered == r->on_time + r->late + r->dropped,
+              "%s: offered %llu != on time %llu + late %llu + dropped %llu", pol->name,
+              (unsigned long long)r->offered, (unsigned long long)r->on_time,
+              (unsigned long long)r->late, (unsigned long long)r->dropped);
+        printf("%s: %d executors added (%llu batches), %d released, bad rate %.4f\n", pol->name,
+               added, (unsigned long long)added_batches, drained, r->bad_rate);
+        tested++;
+        sim_result_destroy(r);
+        sim_config_destroy(cfg);
+    }
+    CHECK(tested >= 4, "only %d dynamic policies", tested);
+    CHECK(past_max > 0, "no run used executor ids past cluster.max_gpus");
+}
+
 static void autoscale_needs_dynamic_policy(void)
 {
     int rate[10] = {100, 100, 100, 100, 100, 100, 100, 100, 100, 100};
@@ -176,6 +230,7 @@ int main(int argc, char **argv)
         {"autoscale_step_symphony", autoscale_step_symphony},
         {"autoscale_step_target_util", autoscale_step_target_util},
         {"autoscale_needs_dynamic_policy", autoscale_needs_dynamic_policy},
+        {"autoscale_every_dynamic_policy", autoscale_every_dynamic_policy},
     };
     int rc = test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
     test_scratch_done();
