@@ -729,9 +729,69 @@ static void on_load_done(struct sim *s, void *state, int e, int m, bool ok)
         rebuild_routes(s, st, m);
 }
 
+/* Room for backends 0..n-1 (ids are never reused: an autoscaled run can outgrow
+ * cluster.max_gpus). New backends are idle and host nothing. */
+static int grow(struct nexus *st, int n)
+{
+    if (n <= st->maxx)
+        return 0;
+    int cap = 2 * n;
+    struct backend *bk = realloc(st->bk, (size_t)cap * sizeof *bk);
+    if (!bk)
+        return SIM_ENOMEM;
+    st->bk = bk;
+    memset(bk + st->maxx, 0, (size_t)(cap - st->maxx) * sizeof *bk);
+    int old = st->maxx;
+    st->maxx = cap;                     /* destroy frees what the new slots get */
+    for (int g = old; g < cap; g++) {
+        bk[g].in = calloc((size_t)st->nm, sizeof *bk[g].in);
+        bk[g].batch = calloc((size_t)st->nm, sizeof *bk[g].batch);
+        if (!bk[g].in || !bk[g].batch)
+            return SIM_ENOMEM;
+        bk[g].idle = true;
+    }
+    for (int m = 0; m < st->nm; m++) {
+        double *w = realloc(st->ss[m].weights, (size_t)cap * sizeof *w);
+        if (!w)
+            return SIM_ENOMEM;
+        memset(w + old, 0, (size_t)(cap - old) * sizeof *w);
+        st->ss[m].weights = w;
+    }
+    int *idx = realloc(st->idx, (size_t)(cap > st->nm ? cap : st->nm) * sizeof *idx);
+    if (!idx)
+        return SIM_ENOMEM;
+    st->idx = idx;
+    return 0;
+}
+
+/* A backend removed during the run (autoscaling) drains: its instances are unloaded and
+ * their rates placed again on the others at once, as the scheduler does when a backend
+ * leaves, so the frontends stop routing to it. */
+static void on_exec_remove(struct sim *s, void *state, int e)
+{
+    struct nexus *st = state;
+    if (st->bk[e].n == 0)
+        return;                         /* hosted nothing (e.g. an elastic release) */
+    double *rate = calloc((size_t)st->nm, sizeof *rate);
+    if (!rate)
+        SIM_BUG("out of memory in the Nexus planner");
+    for (int m = 0; m < st->nm; m++)
+        if (st->bk[e].in[m].on) {
+            rate[m] = st->ss[m].weights[e];
+            unload(s, st, e, m);
+        }
+    for (int m = 0; m < st->nm; m++)
+        if (rate[m] > 0)
+            allocate(s, st, m, rate[m]);
+    free(rate);
+    publish(s, st);
+}
+
 static void on_exec_up(struct sim *s, void *state, int e)
 {
     struct nexus *st = state;
+    if (grow(st, e + 1))
+        SIM_BUG("out of memory growing Nexus's backends to %d", e + 1);
     if (e >= st->nx)
         st->nx = e + 1;
     st->bk[e].idle_since = sim_now(s);
@@ -1012,5 +1072,7 @@ const struct policy_ops policy_nexus = {
     .on_timer = on_timer,
     .on_load_done = on_load_done,
     .on_exec_up = on_exec_up,
+    .on_exec_remove = on_exec_remove,
+    .dynamic_execs = true,
     .destroy = destroy,
 };
