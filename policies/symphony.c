@@ -23,7 +23,14 @@
  * Autoscaling signals (bad rate, idle fraction, and the GPUs the spec's rules would add or
  * release) are recorded in the time series every sampling period; the autoscaler that acts
  * on them is a separate component (policies/autoscale.c). GPUs may join and leave: the
- * free-time heap holds the GPUs up, and every candidate is recomputed when the set changes. */
+ * free-time heap holds the GPUs up, and every candidate is recomputed when the set changes.
+ *
+ * Sub-clusters (param sub_clusters > 1, or 0 for the fewest that fit): the partitioner
+ * (symphony_part.h) splits the models so each sub-cluster's models fit one GPU's memory (and
+ * one dispatcher's rate), and the GPUs are split in proportion to each sub-cluster's work at
+ * the configured rates; every GPU holds its sub-cluster's models, and each sub-cluster is
+ * scheduled as above with its own heap, parked list and rank timer. A GPU added at run time
+ * joins the sub-cluster with the most work per GPU once its models are loaded. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -31,6 +38,7 @@
 #include "sim_err.h"
 #include "sim_iheap.h"
 #include "sim_json.h"
+#include "symphony_part.h"
 
 enum { TAG_MODEL = 1, TAG_RANK = 2 };
 
@@ -45,22 +53,33 @@ struct cand {
     int64_t beta_ns;             /* fixed cost of a batch: 2 l(1) - l(2) */
 };
 
-struct symphony {
-    bool wc, overload_drop;
-    double tau_ns;
-    double bad_threshold;
-    int nm, ng, kind;
-    int64_t resp_ns;
-    struct cand *c;
+struct group {                   /* a sub-cluster: its GPUs and what waits for them */
+    int ng;                      /* GPUs up in it */
     struct sim_iheap gpus;       /* GPU -> free_at */
     int *parked;
     int nparked;
     uint64_t rank_timer;
     int64_t rank_at;
+    double work;                 /* GPU-seconds per second at the configured rates */
+};
+
+struct symphony {
+    bool wc, overload_drop;
+    double tau_ns;
+    double bad_threshold;
+    int nm, kind, k;
+    int64_t resp_ns;
+    struct cand *c;
+    struct group *grp;           /* [k] */
+    int *gof;                    /* [nm] sub-cluster of each model */
+    int *gpu_grp, *loading;      /* [gcap] sub-cluster of each GPU (-1: none), loads pending */
+    int gcap;
 };
 
 static const char *const params[] = {"work_conserving", "rate_window_ms", "bad_rate_threshold",
-                                     "overload_drop", NULL};
+                                     "overload_drop", "sub_clusters", "partition_time_limit_s",
+                                     "dispatcher_max_rps", "partitioner", NULL};
+static const char *const PARTITIONERS[] = {"milp", "random", NULL};
 
 static inline int64_t lat(const struct sim *s, const struct symphony *st, int m, int b)
 {
@@ -116,7 +135,7 @@ static void update(struct sim *s, struct symphony *st, int m, int64_t gfree)
     int bs = prefix_batch(s, st, m, 0, gfree);
     double lambda = c->rate_c / st->tau_ns;                 /* requests per ns */
     /* N GPUs keep up with rate lambda at batch b only if N b >= lambda l(b) */
-    bool behind = (double)st->ng * bs < lambda * (double)lat(s, st, m, bs);
+    bool behind = (double)st->grp[st->gof[m]].ng * bs < lambda * (double)lat(s, st, m, bs);
     if (st->overload_drop && behind && bs < len && bs < maxb) {
         /* Overload: the oldest requests limit the batch. Drop them when that lets a strictly
          * larger batch meet its deadline (Nexus-style early drop); otherwise batches shrink
@@ -159,9 +178,10 @@ static void unpark(struct symphony *st, int m)
     if (!st->c[m].parked)
         return;
     st->c[m].parked = false;
-    for (int i = 0; i < st->nparked; i++)
-        if (st->parked[i] == m) {
-            st->parked[i] = st->parked[--st->nparked];
+    struct group *G = &st->grp[st->gof[m]];
+    for (int i = 0; i < G->nparked; i++)
+        if (G->parked[i] == m) {
+            G->parked[i] = G->parked[--G->nparked];
             return;
         }
 }
@@ -182,82 +202,88 @@ static void schedule(struct sim *s, struct symphony *st, int m)
     arm(s, c, m, c->parked ? c->drop_at : t_send);
 }
 
-static void rank_rearm(struct sim *s, struct symphony *st)
+static void rank_rearm(struct sim *s, struct symphony *st, int gi)
 {
-    if (st->nparked == 0) {
-        sim_timer_cancel(s, st->rank_timer);
-        st->rank_timer = 0;
+    struct group *G = &st->grp[gi];
+    if (G->nparked == 0) {
+        sim_timer_cancel(s, G->rank_timer);
+        G->rank_timer = 0;
         return;
     }
     int64_t maxd = 0;
-    for (int i = 0; i < st->nparked; i++) {
-        int64_t d = sim_dispatch_delay_ns(s, st->c[st->parked[i]].bs);
+    for (int i = 0; i < G->nparked; i++) {
+        int64_t d = sim_dispatch_delay_ns(s, st->c[G->parked[i]].bs);
         if (d > maxd)
             maxd = d;
     }
-    int g = sim_iheap_top(&st->gpus);
-    int64_t at = max64(sim_now(s), sim_iheap_key(&st->gpus, g) - maxd);
-    if (st->rank_timer && st->rank_at == at)
+    int g = sim_iheap_top(&G->gpus);
+    int64_t at = max64(sim_now(s), sim_iheap_key(&G->gpus, g) - maxd);
+    if (G->rank_timer && G->rank_at == at)
         return;
-    sim_timer_cancel(s, st->rank_timer);
-    st->rank_timer = sim_timer_set(s, at, TAG_RANK, NULL);
-    st->rank_at = at;
+    sim_timer_cancel(s, G->rank_timer);
+    G->rank_timer = sim_timer_set(s, at, TAG_RANK, (void *)(intptr_t)gi);
+    G->rank_at = at;
 }
 
 static void refresh(struct sim *s, struct symphony *st, int m)
 {
-    int g = sim_iheap_top(&st->gpus);
+    struct group *G = &st->grp[st->gof[m]];
+    int g = sim_iheap_top(&G->gpus);
     if (g < 0)
-        SIM_BUG("symphony: no GPU up (the autoscaler keeps at least min_gpus)");
-    update(s, st, m, sim_iheap_key(&st->gpus, g));
+        SIM_BUG("symphony: no GPU up in the sub-cluster of model %d (the autoscaler keeps at "
+                "least min_gpus)", m);
+    update(s, st, m, sim_iheap_key(&G->gpus, g));
     schedule(s, st, m);
 }
 
 static void grant(struct sim *s, struct symphony *st, int g, int m)
 {
     struct cand *c = &st->c[m];
+    struct group *G = &st->grp[st->gof[m]];
     unpark(st, m);
-    update(s, st, m, sim_iheap_key(&st->gpus, g));
+    update(s, st, m, sim_iheap_key(&G->gpus, g));
     if (c->valid) {
         sim_dispatch(s, g, m, c->bs, c->exec_at);
-        sim_iheap_set(&st->gpus, g, c->exec_at + lat(s, st, m, c->bs));
+        sim_iheap_set(&G->gpus, g, c->exec_at + lat(s, st, m, c->bs));
     }
     refresh(s, st, m);
-    rank_rearm(s, st);
+    rank_rearm(s, st, st->gof[m]);
 }
 
 static void on_model_timer(struct sim *s, struct symphony *st, int m)
 {
     struct cand *c = &st->c[m];
+    struct group *G = &st->grp[st->gof[m]];
     c->timer = 0;
     if (c->parked) {                       /* the earliest deadline passed while waiting */
         refresh(s, st, m);
-        rank_rearm(s, st);
+        rank_rearm(s, st, st->gof[m]);
         return;
     }
-    int g = sim_iheap_top(&st->gpus);
+    int g = sim_iheap_top(&G->gpus);
     if (!c->valid)
         return;
-    if (sim_iheap_key(&st->gpus, g) <= c->exec_at) {
+    if (sim_iheap_key(&G->gpus, g) <= c->exec_at) {
         grant(s, st, g, m);
         return;
     }
     c->parked = true;
-    st->parked[st->nparked++] = m;
+    G->parked[G->nparked++] = m;
     arm(s, c, m, c->drop_at);
-    rank_rearm(s, st);
+    rank_rearm(s, st, st->gof[m]);
 }
 
-static void on_rank_timer(struct sim *s, struct symphony *st)
+static void on_rank_timer(struct sim *s, struct symphony *st, int gi)
 {
-    st->rank_timer = 0;
-    int g = sim_iheap_top(&st->gpus);
-    int64_t f = sim_iheap_key(&st->gpus, g);
+    struct group *G = &st->grp[gi];
+    G->rank_timer = 0;
+    int g = sim_iheap_top(&G->gpus);
+    int64_t f = sim_iheap_key(&G->gpus, g);
     int best = -1;
     int nstale = 0;
-    int *stale = st->parked + st->nparked;    /* scratch space after the parked list */
-    for (int i = 0; i < st->nparked; i++) {
-        int p = st->parked[i];
+    int *stale = G->parked + G->nparked;      /* scratch space after the parked list */
+    for (int i = 0; i < G->nparked; i++) {
+        int p = G->parked[i];
         if (f > st->c[p].invalid_after)
             stale[nstale++] = p;
         else if (best < 0 || st->c[p].exec_at < st->c[best].exec_at ||
@@ -272,35 +298,181 @@ static void on_rank_timer(struct sim *s, struct symphony *st)
     if (best >= 0)
         grant(s, st, g, best);
     else
-        rank_rearm(s, st);
+        rank_rearm(s, st, gi);
+}
+
+/* Room for GPU ids 0..n-1 in the per-GPU tables and every sub-cluster's heap (ids are never
+ * reused: a long autoscaled run outgrows cluster.max_gpus). */
+static int reserve_gpus(struct symphony *st, int n)
+{
+    if (n <= st->gcap)
+        return 0;
+    int cap = st->gcap ? 2 * n - 1 : n;
+    int *gg = realloc(st->gpu_grp, (size_t)cap * sizeof *gg);
+    if (gg)
+        st->gpu_grp = gg;
+    int *ld = realloc(st->loading, (size_t)cap * sizeof *ld);
+    if (ld)
+        st->loading = ld;
+    if (!gg || !ld)
+        return SIM_ENOMEM;
+    for (int g = st->gcap; g < cap; g++)
+        gg[g] = -1, ld[g] = 0;
+    for (int i = 0; i < st->k; i++)
+        if (sim_iheap_reserve(&st->grp[i].gpus, cap))
+            return SIM_ENOMEM;
+    st->gcap = cap;
+    return 0;
+}
+
+/* GPU g joins sub-cluster gi (its models resident), free now. */
+static void join(struct sim *s, struct symphony *st, int g, int gi)
+{
+    st->gpu_grp[g] = gi;
+    sim_iheap_set(&st->grp[gi].gpus, g, sim_now(s));
+    st->grp[gi].ng++;
+}
+
+/* The partition of the models at their configured rates into st->gof and the GPUs split by
+ * work (each sub-cluster at least one), for `want` sub-clusters (0: the fewest that fit). */
+static int partition(struct sim *s, struct symphony *st, int want, double limit_s, double rmax,
+                     bool random)
+{
+    const struct sim_world *w = sim_world(s);
+    int ng = sim_exec_count(s);
+    if (st->nm > SYM_PART_MAX_MODELS)
+        return sim_err_set(SIM_EINVAL, "policy.params.sub_clusters: at most %d models can be "
+                           "partitioned, got %d", SYM_PART_MAX_MODELS, st->nm);
+    struct sym_part_problem *p = calloc(1, sizeof *p);
+    struct sym_part_result *r = calloc(1, sizeof *r);
+    double work[SYM_PART_MAX_MODELS];
+    int rc = SIM_ENOMEM;
+    if (!p || !r)
+        goto out;
+    p->n = st->nm;
+    p->r_max = rmax;
+    p->s_max = w->gpu_memory_mb;
+    p->time_limit_s = limit_s;
+    for (int m = 0; m < st->nm; m++) {
+        const struct sim_model_cfg *mc = sim_model(s, m)->cfg;
+        int b = sim_model(s, m)->max_batch;
+        p->r[m] = sim_model(s, m)->rate_rps * sim_load_scale(s);
+        p->s[m] = mc->weights_mb + mc->static_mb;
+        p->d[m] = mc->dynamic_mb;
+        work[m] = p->r[m] * (double)lat(s, st, m, b) / 1e9 / b;
+    }
+    int lo = want ? want : 1, hi = want ? want : (ng < st->nm ? ng : st->nm);
+    r->feasible = false;
+    for (p->k = lo; p->k <= hi; p->k++)
+        if ((rc = random ? sym_part_random(p, 1000, sim_policy_rng(s), r) : sym_part_milp(p, r)) ||
+            r->feasible)
+            break;
+    if (rc)
+        goto out;
+    rc = SIM_EINVAL;
+    if (!r->feasible) {
+        sim_err_set(rc, "policy.params.sub_clusters: no partition into %d%s sub-clusters puts "
+                    "each one's models (weights, static memory and the largest dynamic memory) "
+                    "within cluster.gpu_memory_mb %g%s", hi, want ? "" : " or fewer",
+                    w->gpu_memory_mb, rmax > 0 ? " and its rate within dispatcher_max_rps" : "");
+        goto out;
+    }
+    st->k = p->k;
+    if (ng < st->k) {
+        sim_err_set(rc, "policy.params.sub_clusters: %d sub-clusters need at least as many GPUs, "
+                    "the cluster starts with %d", st->k, ng);
+        goto out;
+    }
+    rc = 0;
+    for (int m = 0; m < st->nm; m++) {
+        st->gof[m] = r->assign[m];
+        st->grp[r->assign[m]].work += work[m];
+    }
+out:
+    free(p);
+    free(r);
+    return rc;
+}
+
+/* GPUs per sub-cluster in proportion to its work: each one first, then largest remainders
+ * (ties: the lower index). */
+static void split_gpus(struct symphony *st, int ng, int *count)
+{
+    double total = 0, rem[SYM_PART_MAX_GROUPS];
+    int left = ng - st->k;
+    for (int i = 0; i < st->k; i++)
+        total += st->grp[i].work;
+    for (int i = 0; i < st->k; i++) {
+        double share = total > 0 ? left * st->grp[i].work / total : (double)left / st->k;
+        count[i] = 1 + (int)floor(share);
+        rem[i] = share - floor(share);
+    }
+    int given = 0;
+    for (int i = 0; i < st->k; i++)
+        given += count[i];
+    for (; given < ng; given++) {
+        int best = 0;
+        for (int i = 1; i < st->k; i++)
+            if (rem[i] > rem[best])
+                best = i;
+        count[best]++;
+        rem[best] = -1;
+    }
 }
 
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct symphony *st = state;
-    double window_ms = 1000;
-    int rc;
+    double window_ms = 1000, limit_s = 10, rmax = 0;
+    long want = 1;
+    int rc, partitioner = 0;
     st->bad_threshold = 0.01;
     st->overload_drop = true;
     if ((rc = sim_json_bool(p, "policy.params", "work_conserving", false, &st->wc)) ||
         (rc = sim_json_bool(p, "policy.params", "overload_drop", false, &st->overload_drop)) ||
         (rc = sim_json_num(p, "policy.params", "rate_window_ms", false, SIM_J_POS, &window_ms)) ||
-        (rc = sim_json_num(p, "policy.params", "bad_rate_threshold", false, SIM_J_UNIT, &st->bad_threshold)))
+        (rc = sim_json_num(p, "policy.params", "bad_rate_threshold", false, SIM_J_UNIT, &st->bad_threshold)) ||
+        (rc = sim_json_int(p, "policy.params", "sub_clusters", false, 0, SYM_PART_MAX_GROUPS, &want)) ||
+        (rc = sim_json_num(p, "policy.params", "partition_time_limit_s", false, SIM_J_POS, &limit_s)) ||
+        (rc = sim_json_num(p, "policy.params", "dispatcher_max_rps", false, SIM_J_NONNEG, &rmax)) ||
+        (rc = sim_json_enum(p, "policy.params", "partitioner", false, PARTITIONERS, &partitioner)))
         return rc;
     st->tau_ns = window_ms * 1e6;
     st->nm = sim_model_count(s);
     st->kind = sim_exec(s, 0)->kind;
-    int cap = sim_world(s)->max_gpus > sim_exec_count(s) ? sim_world(s)->max_gpus : sim_exec_count(s);
     st->resp_ns = sim_resp_delay_ns(s);
     st->c = calloc((size_t)st->nm, sizeof *st->c);
-    st->parked = calloc(2 * (size_t)st->nm, sizeof *st->parked);
-    if (!st->c || !st->parked || sim_iheap_init(&st->gpus, cap))
+    st->gof = calloc((size_t)st->nm, sizeof *st->gof);
+    st->grp = calloc(SYM_PART_MAX_GROUPS, sizeof *st->grp);
+    if (!st->c || !st->gof || !st->grp)
         return SIM_ENOMEM;
-    for (int g = 0; g < sim_exec_count(s); g++)
-        if (sim_exec(s, g)->state == SIM_EXEC_UP) {
-            sim_iheap_set(&st->gpus, g, 0);
-            st->ng++;
-        }
+    st->k = 1;
+    if (want != 1 && (rc = partition(s, st, (int)want, limit_s, rmax, partitioner == 1)))
+        return rc;
+    int ng = sim_exec_count(s);
+    int cap = sim_world(s)->max_gpus > ng ? sim_world(s)->max_gpus : ng;
+    for (int i = 0; i < st->k; i++)
+        if (!(st->grp[i].parked = calloc(2 * (size_t)st->nm, sizeof *st->grp[i].parked)) ||
+            sim_iheap_init(&st->grp[i].gpus, cap))
+            return SIM_ENOMEM;
+    if ((rc = reserve_gpus(st, cap)))
+        return rc;
+    int count[SYM_PART_MAX_GROUPS] = {ng};
+    if (st->k > 1)
+        split_gpus(st, ng, count);
+    for (int g = 0, gi = 0, in = 0; g < ng; g++) {
+        if (sim_exec(s, g)->state != SIM_EXEC_UP)
+            continue;
+        while (in == count[gi])
+            gi++, in = 0;
+        in++;
+        if (st->k > 1)                  /* cold start: each GPU holds its sub-cluster's models */
+            for (int m = 0; m < st->nm; m++)
+                if (st->gof[m] == gi && sim_preload(s, g, m))
+                    return sim_err_set(SIM_EINVAL, "policy.params.sub_clusters: the models of "
+                                       "sub-cluster %d do not fit GPU %d", gi, g);
+        join(s, st, g, gi);
+    }
     for (int m = 0; m < st->nm; m++) {
         int64_t b = 2 * lat(s, st, m, 1) - lat(s, st, m, 2);
         st->c[m].beta_ns = b > 0 ? b : 0;
@@ -311,9 +483,15 @@ static int init(struct sim *s, const cJSON *p, void *state)
 static void destroy(void *state)
 {
     struct symphony *st = state;
+    for (int i = 0; st->grp && i < st->k; i++) {
+        free(st->grp[i].parked);
+        sim_iheap_free(&st->grp[i].gpus);
+    }
+    free(st->grp);
     free(st->c);
-    free(st->parked);
-    sim_iheap_free(&st->gpus);
+    free(st->gof);
+    free(st->gpu_grp);
+    free(st->loading);
 }
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
@@ -326,7 +504,7 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
     c->rate_t = now;
     refresh(s, st, m);
     if (c->parked)
-        rank_rearm(s, st);
+        rank_rearm(s, st, st->gof[m]);
 }
 
 static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
@@ -335,40 +513,84 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
     if (tag == TAG_MODEL)
         on_model_timer(s, st, (int)(intptr_t)arg);
     else
-        on_rank_timer(s, st);
+        on_rank_timer(s, st, (int)(intptr_t)arg);
 }
 
-/* Executors joining and leaving (autoscaling): the GPU set changed, so every candidate's
- * start time may have; recompute them all. */
-static void regroup(struct sim *s, struct symphony *st)
+/* Executors joining and leaving (autoscaling): sub-cluster gi's GPU set changed, so every
+ * candidate's start time there may have; recompute them all. */
+static void regroup(struct sim *s, struct symphony *st, int gi)
 {
     for (int m = 0; m < st->nm; m++)
-        if (st->c[m].valid || sim_queue_len(s, m) > 0) {
+        if (st->gof[m] == gi && (st->c[m].valid || sim_queue_len(s, m) > 0)) {
             unpark(st, m);
             refresh(s, st, m);
         }
-    rank_rearm(s, st);
+    rank_rearm(s, st, gi);
 }
 
+/* A GPU added during the run joins the sub-cluster with the most work per GPU up (ties:
+ * the lower index) once that sub-cluster's models are loaded on it. */
 static void on_exec_up(struct sim *s, void *state, int e)
 {
     struct symphony *st = state;
-    /* ids are never reused: a long autoscaled run outgrows cluster.max_gpus */
-    if (e >= st->gpus.cap && sim_iheap_reserve(&st->gpus, 2 * e + 1))
-        SIM_BUG("out of memory growing Symphony's GPU heap to %d", 2 * e + 1);
-    sim_iheap_set(&st->gpus, e, sim_now(s));
-    st->ng++;
-    regroup(s, st);
+    if (reserve_gpus(st, e + 1))
+        SIM_BUG("out of memory growing Symphony's GPU tables to %d", e + 1);
+    if (st->k == 1) {
+        join(s, st, e, 0);
+        regroup(s, st, 0);
+        return;
+    }
+    int gi = 0;
+    for (int i = 1; i < st->k; i++)
+        if (st->grp[i].work * (st->grp[gi].ng + 1) > st->grp[gi].work * (st->grp[i].ng + 1))
+            gi = i;
+    st->gpu_grp[e] = gi;
+    for (int m = 0; m < st->nm; m++)
+        if (st->gof[m] == gi && sim_load(s, e, m, 0) == 0)
+            st->loading[e]++;
+    if (st->loading[e] == 0) {
+        join(s, st, e, gi);
+        regroup(s, st, gi);
+    }
+}
+
+static void on_load_done(struct sim *s, void *state, int e, int m, bool ok)
+{
+    struct symphony *st = state;
+    (void)m;
+    int gi = st->gpu_grp[e];
+    if (gi < 0 || st->loading[e] == 0 || sim_exec(s, e)->state != SIM_EXEC_UP)
+        return;
+    if (!ok)
+        SIM_BUG("symphony: loading model %d onto GPU %d of sub-cluster %d failed", m, e, gi);
+    if (--st->loading[e] == 0) {
+        join(s, st, e, gi);
+        regroup(s, st, gi);
+    }
 }
 
 static void on_exec_remove(struct sim *s, void *state, int e)
 {
     struct symphony *st = state;
-    if (st->gpus.pos[e] < 0)
+    if (e >= st->gcap)
         return;
-    sim_iheap_remove(&st->gpus, e);
-    st->ng--;
-    regroup(s, st);
+    int gi = st->gpu_grp[e];
+    st->loading[e] = 0;                 /* loads still running: it never joins */
+    if (gi < 0 || st->grp[gi].gpus.pos[e] < 0)
+        return;
+    sim_iheap_remove(&st->grp[gi].gpus, e);
+    st->grp[gi].ng--;
+    regroup(s, st, gi);
+}
+
+/* With sub-clusters a GPU holds only its own models: executors start empty and the policy
+ * preloads them. */
+static bool cold_start(const cJSON *p)
+{
+    long want = 1;
+    if (sim_json_int(p, "policy.params", "sub_clusters", false, 0, SYM_PART_MAX_GROUPS, &want))
+        sim_err_clear();                /* init reports bad params */
+    return want != 1;
 }
 
 static void on_tick(struct sim *s, void *state)
@@ -386,9 +608,11 @@ const struct policy_ops policy_symphony = {
     .summary = "Symphony: centralized, non-work-conserving deferred batching (arXiv 2023)",
     .state_size = sizeof(struct symphony),
     .param_keys = params,
+    .cold_start = cold_start,
     .init = init,
     .on_request = on_request,
     .on_timer = on_timer,
+    .on_load_done = on_load_done,
     .on_tick = on_tick,
     .on_exec_up = on_exec_up,
     .on_exec_remove = on_exec_remove,

@@ -442,9 +442,85 @@ static void symphony_flat_top_under_overload(void)
     sim_config_destroy(cfg);
 }
 
+/* Sub-clusters: twelve VGG16-like models that no 11,264-MB GPU holds together (22,400 MB):
+ * Symphony takes the fewest sub-clusters that fit (4 of 3 models), so every GPU runs the
+ * models of one sub-cluster only; the engine's invariants hold (conformance audit), and the
+ * cluster serves 1,500 req/s within SLO. */
+struct ran {
+    struct audit a;
+    uint32_t models[64];                /* per GPU: bit m set once it ran model m */
+};
+
+static void ran_batch_start(void *ctx, const struct sim *s, const struct sim_batch *b)
+{
+    struct ran *r = ctx;
+    if (b->exec < 64)
+        r->models[b->exec] |= 1u << b->model;
+    obs_batch_start(&r->a, s, b);
+}
+
+static void symphony_sub_clusters_keep_models_apart(void)
+{
+    char models[2048] = "";
+    for (int i = 0; i < 12; i++) {
+        size_t l = strlen(models);
+        snprintf(models + l, sizeof models - l, "%s{\"name\":\"vgg%d\",\"slo_ms\":33,"
+                 "\"alpha_ms\":2.734,\"beta_ms\":5.786,\"weights_mb\":528,\"static_mb\":822,"
+                 "\"dynamic_mb\":6200}", i ? "," : "", i);
+    }
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"seed\":1,\"duration_s\":20,\"warmup_s\":5,\"cluster\":{\"gpus\":16,"
+             "\"gpu_memory_mb\":11264},\"models\":[%s],\"workload\":{\"rate_rps\":1500,"
+             "\"popularity\":{\"kind\":\"zipf\",\"s\":0.9}},\"policy\":{\"name\":\"symphony\","
+             "\"params\":{\"sub_clusters\":0}},\"metrics\":{\"sample_period_s\":0}}", models);
+    struct sim_config *cfg;
+    struct sim *s;
+    struct sim_result *res;
+    REQUIRE_OK(sim_config_from_text(text, "sub", ".", &cfg));
+    REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
+    struct ran r = {.a = {.last_event = 0}};
+    audit_execs(&r.a, s);
+    struct sim_observer obs = {.ctx = &r, .batch_start = ran_batch_start,
+                               .request_arrive = obs_request_arrive,
+                               .request_end = obs_request_end, .event = obs_event};
+    sim_set_observer(s, &obs);
+    REQUIRE_OK(sim_run(s));
+    REQUIRE_OK(sim_result_collect(s, &res));
+    CHECK(r.a.violations == 0 && r.a.ended_count == r.a.arrived, "%llu violations, %llu of "
+          "%llu ended", (unsigned long long)r.a.violations,
+          (unsigned long long)r.a.ended_count, (unsigned long long)r.a.arrived);
+    /* the GPUs' model sets are disjoint or equal: sub-clusters */
+    uint32_t groups[16];
+    int ngroups = 0;
+    for (int g = 0; g < 16; g++) {
+        uint32_t m = r.models[g];
+        CHECK(m != 0, "GPU %d ran nothing", g);
+        int j = 0;
+        while (j < ngroups && groups[j] != m) {
+            CHECK((groups[j] & m) == 0, "GPU %d ran models %#x, overlapping another GPU's %#x",
+                  g, m, groups[j]);
+            j++;
+        }
+        if (j == ngroups && ngroups < 16)
+            groups[ngroups++] = m;
+    }
+    CHECK(ngroups == 4, "%d sub-clusters, expected the fewest that fit: 4", ngroups);
+    for (int j = 0; j < ngroups; j++)
+        CHECK(__builtin_popcount(groups[j]) == 3, "sub-cluster %#x: not 3 models", groups[j]);
+    CHECK(res->pass && res->bad_rate < 0.01, "bad rate %.4f at 1,500 req/s", res->bad_rate);
+    sim_result_destroy(res);
+    sim_destroy(s);
+    free(r.a.state);
+    free(r.a.deadline);
+    free(r.a.exec_busy_until);
+    sim_config_destroy(cfg);
+}
+
 TEST_MAIN({"conformance_every_policy", conformance_every_policy},
           {"registry_is_well_formed", registry_is_well_formed},
           {"symphony_uniform_near_staggered_ideal", symphony_uniform_near_staggered_ideal},
           {"symphony_large_beta_alpha_tight_slo", symphony_large_beta_alpha_tight_slo},
           {"symphony_nwc_not_worse_on_grid", symphony_nwc_not_worse_on_grid},
-          {"symphony_flat_top_under_overload", symphony_flat_top_under_overload})
+          {"symphony_flat_top_under_overload", symphony_flat_top_under_overload},
+          {"symphony_sub_clusters_keep_models_apart", symphony_sub_clusters_keep_models_apart})
