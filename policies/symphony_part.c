@@ -112,6 +112,24 @@ int sym_part_enumerate(const struct sym_part_problem *p, struct sym_part_result 
     return 0;
 }
 
+/* A row over ind/val[1..len] with GLPK bounds (type, lo, hi). */
+static void add_row(glp_prob *lp, int len, const int *ind, const double *val, int type, double lo,
+                    double hi)
+{
+    int row = glp_add_rows(lp, 1);
+    glp_set_mat_row(lp, row, len, ind, val);
+    glp_set_row_bnds(lp, row, type, lo, hi);
+}
+
+/* |sum over ind/val[1..n] - avg| <= column dev, as two rows (uses slot n + 1). */
+static void deviation(glp_prob *lp, int n, int *ind, double *val, int dev, double avg)
+{
+    ind[n + 1] = dev, val[n + 1] = -1;
+    add_row(lp, n + 1, ind, val, GLP_UP, 0, avg);
+    val[n + 1] = 1;
+    add_row(lp, n + 1, ind, val, GLP_LO, avg, 0);
+}
+
 int sym_part_milp(const struct sym_part_problem *p, struct sym_part_result *res)
 {
     if (!problem_ok(p))
@@ -138,48 +156,26 @@ int sym_part_milp(const struct sym_part_problem *p, struct sym_part_result *res)
     if (!p->prev)                       /* sub-clusters are alike: model 0 goes to the first */
         glp_set_col_bnds(lp, 1, GLP_FX, 1, 1);
     for (int i = 0; i < n; i++) {       /* each model in one sub-cluster */
-        int row = glp_add_rows(lp, 1);
         for (int j = 0; j < k; j++)
             ind[j + 1] = 1 + i * k + j, val[j + 1] = 1;
-        glp_set_mat_row(lp, row, k, ind, val);
-        glp_set_row_bnds(lp, row, GLP_FX, 1, 1);
+        add_row(lp, k, ind, val, GLP_FX, 1, 1);
     }
     for (int j = 0; j < k; j++) {
         /* rate: within R_max and within dR of the average */
         for (int i = 0; i < n; i++)
             ind[i + 1] = 1 + i * k + j, val[i + 1] = p->r[i];
-        int row = glp_add_rows(lp, 1);
-        glp_set_mat_row(lp, row, n, ind, val);
-        glp_set_row_bnds(lp, row, p->r_max > 0 ? GLP_UP : GLP_FR, 0, p->r_max);
-        ind[n + 1] = colR, val[n + 1] = -1;
-        row = glp_add_rows(lp, 1);
-        glp_set_mat_row(lp, row, n + 1, ind, val);
-        glp_set_row_bnds(lp, row, GLP_UP, 0, rsum / k);
-        val[n + 1] = 1;
-        row = glp_add_rows(lp, 1);
-        glp_set_mat_row(lp, row, n + 1, ind, val);
-        glp_set_row_bnds(lp, row, GLP_LO, rsum / k, 0);
+        add_row(lp, n, ind, val, p->r_max > 0 ? GLP_UP : GLP_FR, 0, p->r_max);
+        deviation(lp, n, ind, val, colR, rsum / k);
         /* static memory: within dS of the average, and with D_j within S_max */
         for (int i = 0; i < n; i++)
             val[i + 1] = p->s[i];
-        ind[n + 1] = colS, val[n + 1] = -1;
-        row = glp_add_rows(lp, 1);
-        glp_set_mat_row(lp, row, n + 1, ind, val);
-        glp_set_row_bnds(lp, row, GLP_UP, 0, ssum / k);
-        val[n + 1] = 1;
-        row = glp_add_rows(lp, 1);
-        glp_set_mat_row(lp, row, n + 1, ind, val);
-        glp_set_row_bnds(lp, row, GLP_LO, ssum / k, 0);
+        deviation(lp, n, ind, val, colS, ssum / k);
         ind[n + 1] = colD + j, val[n + 1] = 1;
-        row = glp_add_rows(lp, 1);
-        glp_set_mat_row(lp, row, n + 1, ind, val);
-        glp_set_row_bnds(lp, row, p->s_max > 0 ? GLP_UP : GLP_FR, 0, p->s_max);
+        add_row(lp, n + 1, ind, val, p->s_max > 0 ? GLP_UP : GLP_FR, 0, p->s_max);
         for (int i = 0; i < n; i++) {   /* D_j >= d_i x_ij */
             int two[3] = {0, colD + j, 1 + i * k + j};
             double v[3] = {0, 1, -p->d[i]};
-            row = glp_add_rows(lp, 1);
-            glp_set_mat_row(lp, row, 2, two, v);
-            glp_set_row_bnds(lp, row, GLP_LO, 0, 0);
+            add_row(lp, 2, two, v, GLP_LO, 0, 0);
         }
     }
     if (p->prev) {                      /* moves: sum (c_i / 2) |x_ij - x'_ij| <= C_max */
@@ -191,9 +187,7 @@ int sym_part_milp(const struct sym_part_problem *p, struct sym_part_result *res)
                 val[i * k + j + 1] = (was ? -p->c[i] : p->c[i]) / 2;
                 fixed += was ? p->c[i] / 2 : 0;
             }
-        int row = glp_add_rows(lp, 1);
-        glp_set_mat_row(lp, row, nx, ind, val);
-        glp_set_row_bnds(lp, row, GLP_UP, 0, p->c_max - fixed);
+        add_row(lp, nx, ind, val, GLP_UP, 0, p->c_max - fixed);
     }
     glp_iocp parm;
     glp_init_iocp(&parm);
