@@ -113,6 +113,10 @@ static void on_request(struct sim *s, void *state, int x0, struct sim_request *r
     while (nchanged > 0) {
         int x = st->changed[--nchanged];
         st->in_changed[x] = false;
+        /* x's batch from its queue alone is the same for every GPU that does not run x,
+         * until an assignment changes the queues: computed once (candidate's early drops
+         * are done by the first call at this instant) */
+        int from_queue = -1;
         for (int n = 0; n < sim_exec_count(s); n++) {
             const struct sim_exec *ex = sim_exec(s, n);
             if (ex->state != SIM_EXEC_UP)
@@ -121,7 +125,11 @@ static void on_request(struct sim *s, void *state, int x0, struct sim_request *r
             int old_bs = bc ? bc->size : 0;
             if (sim_queue_len(s, x) == 0 && (!bc || sim_queue_len(s, bc->model) == 0))
                 continue;               /* nothing queued that could form a batch */
-            int best_m = x, best = candidate(s, st, x, bc, now);
+            int best_m = x, best;
+            if (bc && bc->model == x)
+                best = candidate(s, st, x, bc, now);
+            else
+                best = from_queue >= 0 ? from_queue : (from_queue = candidate(s, st, x, NULL, now));
             if (bc && bc->model != x) {
                 int c = candidate(s, st, bc->model, bc, now);
                 if (c > best) {
@@ -133,8 +141,10 @@ static void on_request(struct sim *s, void *state, int x0, struct sim_request *r
                 continue;
             if (!bc) {
                 assign(s, n, best_m, best);
+                from_queue = -1;
             } else if ((double)best >= st->lambda * old_bs) {
                 assign(s, n, best_m, best);
+                from_queue = -1;
                 if (best_m != x)
                     mark_changed(st, &nchanged, best_m);
             }
