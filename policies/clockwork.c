@@ -85,6 +85,9 @@ struct clockwork {
     uint8_t *on;                    /* [g][m]: 0 no, 1 loading, 2 loaded */
     uint64_t seq;
     int *cap;                       /* scratch [nm]: INFER5 size caps in one pass */
+    struct strat *sh;               /* scratch: INFER4 strategies of one GPU, a min-heap */
+    int nsh, capsh;
+    uint32_t *mver;                 /* [nm] version of each model's entries in sh */
     double *w;                      /* scratch [ng]: load tracker weights */
 };
 
@@ -297,8 +300,8 @@ static void schedule_load(struct sim *s, struct clockwork *st, int g)
 {
     struct gpu *gp = &st->gs[g];
     int64_t now = sim_now(s);
-    if (sim_exec(s, g)->state != SIM_EXEC_UP || gp->held == st->nm || now < gp->last_load + LOAD_SPACING_NS ||
-        (!st->infer5 && gp->loads >= 2))
+    if (sim_exec(s, g)->state != SIM_EXEC_UP || gp->held == st->nm ||
+        now < gp->last_load + LOAD_SPACING_NS || (!st->infer5 && gp->loads >= 2))
         return;
     int64_t pcie_at = tr_available(&gp->pcie, now);
     if (pcie_at >= now + st->ahead) {
@@ -430,40 +433,98 @@ static bool try_dequeue4(struct sim *s, struct clockwork *st, int g, int m, int6
     return true;
 }
 
-/* The most urgent strategy of GPU g (INFER4): model, slot of the size, anchor position. */
-static bool top4(struct sim *s, struct clockwork *st, int g, int *om, int *oslot, int64_t *opos)
+/* The INFER4 strategies of one GPU during one schedule_infer call: a min-heap by priority
+ * (deadline - est(b)), then anchor position, then b, then model (the order of a scan over
+ * models and sizes). A try changes only its own model's queue and cursors, so only that
+ * model's entries are pushed again (the old ones go stale by version), instead of rescanning
+ * every model and size for the next most urgent strategy. */
+struct strat {
+    int64_t p, pos;
+    int b, m, slot;
+    uint32_t ver;
+};
+
+static bool strat_before(const struct strat *a, const struct strat *b)
 {
-    bool found = false;
-    int64_t bp = 0, bpos = 0;
-    int bslot = 0, bsz = 0, bm = -1;
-    for (int m = 0; m < st->nm; m++) {
-        int q = sim_queue_len(s, m);
-        if (q == 0 || *on_at(st, m, g) != 2)
+    if (a->p != b->p)
+        return a->p < b->p;
+    if (a->pos != b->pos)
+        return a->pos < b->pos;
+    if (a->b != b->b)
+        return a->b < b->b;
+    return a->m < b->m;
+}
+
+static void strat_push(struct clockwork *st, struct strat e)
+{
+    if (st->nsh == st->capsh) {
+        int cap = st->capsh ? 2 * st->capsh : 64;
+        struct strat *h = realloc(st->sh, (size_t)cap * sizeof *h);
+        if (!h)
+            SIM_BUG("out of memory growing Clockwork's strategy heap to %d", cap);
+        st->sh = h;
+        st->capsh = cap;
+    }
+    int i = st->nsh++;
+    while (i > 0 && strat_before(&e, &st->sh[(i - 1) / 2])) {
+        st->sh[i] = st->sh[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    st->sh[i] = e;
+}
+
+static struct strat strat_pop(struct clockwork *st)
+{
+    struct strat top = st->sh[0], last = st->sh[--st->nsh];
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= st->nsh)
+            break;
+        if (c + 1 < st->nsh && strat_before(&st->sh[c + 1], &st->sh[c]))
+            c++;
+        if (!strat_before(&st->sh[c], &last))
+            break;
+        st->sh[i] = st->sh[c];
+        i = c;
+    }
+    st->sh[i] = last;
+    return top;
+}
+
+/* (Re)enters model m's strategies on GPU g, one per supported size at its cursor. */
+static void strat_model(struct sim *s, struct clockwork *st, int g, int m)
+{
+    struct model *md = &st->ms[m];
+    uint32_t ver = ++st->mver[m];
+    int q = sim_queue_len(s, m);
+    if (q == 0 || *on_at(st, m, g) != 2)
+        return;
+    int64_t head_dl = sched_dl(st, sim_queue_at(s, m, 0));  /* most cursors are there */
+    for (int i = 0; i < md->nsizes; i++) {
+        int64_t *c = cursor(st, g, m, i);
+        if (*c < md->removed)
+            *c = md->removed;
+        int idx = (int)(*c - md->removed);
+        if (idx >= q)
             continue;
-        struct model *md = &st->ms[m];
-        for (int i = 0; i < md->nsizes; i++) {
-            int64_t *c = cursor(st, g, m, i);
-            if (*c < md->removed)
-                *c = md->removed;
-            int idx = (int)(*c - md->removed);
-            if (idx >= q)
-                continue;
-            int b = md->sizes[i];
-            int64_t p = sched_dl(st, sim_queue_at(s, m, idx)) - est_of(st, m, b);
-            if (!found || p < bp || (p == bp && (*c < bpos || (*c == bpos && b < bsz)))) {
-                found = true;
-                bp = p;
-                bpos = *c;
-                bslot = i;
-                bsz = b;
-                bm = m;
-            }
+        int b = md->sizes[i];
+        int64_t dl = idx == 0 ? head_dl : sched_dl(st, sim_queue_at(s, m, idx));
+        strat_push(st, (struct strat){dl - est_of(st, m, b), *c, b, m, i, ver});
+    }
+}
+
+/* The most urgent live strategy (INFER4), if any. */
+static bool strat_top(struct clockwork *st, struct strat *out)
+{
+    while (st->nsh > 0) {
+        struct strat e = strat_pop(st);
+        if (e.ver == st->mver[e.m]) {
+            *out = e;
+            return true;
         }
     }
-    *om = bm;
-    *oslot = bslot;
-    *opos = bpos;
-    return found;
+    return false;
 }
 
 /* ---------------------------------------------------------------- INFER5 */
@@ -547,6 +608,8 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
         return;                         /* removed: it finishes what it has */
     for (int m = 0; st->infer5 && m < st->nm; m++)
         cap[m] = MAXB;
+    bool built = false;                 /* INFER4: the strategy heap of this call */
+    st->nsh = 0;
     for (;;) {
         int64_t exec_at = tr_available(&gp->exec, now);
         if (exec_at >= now + st->ahead) {
@@ -558,13 +621,18 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
             }
             break;
         }
-        int m, slot, b;
-        int64_t pos;
+        int m, b;
         if (!st->infer5) {
-            if (!top4(s, st, g, &m, &slot, &pos))
+            struct strat e;
+            for (int k = 0; !built && k < st->nm; k++)
+                strat_model(s, st, g, k);
+            built = true;
+            if (!strat_top(st, &e))
                 break;
-            if (!try_dequeue4(s, st, g, m, pos, st->ms[m].sizes[slot], exec_at))
-                (*cursor(st, g, m, slot))++;    /* discarded on this GPU */
+            m = e.m;
+            if (!try_dequeue4(s, st, g, m, e.pos, e.b, exec_at))
+                (*cursor(st, g, m, e.slot))++;  /* discarded on this GPU */
+            strat_model(s, st, g, m);
         } else {
             if (!top5(s, st, g, cap, &m, &b))
                 break;
@@ -767,7 +835,8 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->kind = sim_exec(s, 0)->kind;
     st->ms = calloc((size_t)st->nm, sizeof *st->ms);
     st->cap = calloc((size_t)st->nm, sizeof *st->cap);
-    if (!st->ms || !st->cap || grow(st, sim_exec_count(s)))
+    st->mver = calloc((size_t)st->nm, sizeof *st->mver);
+    if (!st->ms || !st->cap || !st->mver || grow(st, sim_exec_count(s)))
         return SIM_ENOMEM;
     st->ng = sim_exec_count(s);
     for (int m = 0; m < st->nm; m++) {
@@ -831,6 +900,8 @@ static void destroy(void *state)
     free(st->on);
     free(st->cap);
     free(st->w);
+    free(st->sh);
+    free(st->mver);
 }
 
 static bool cold_start(const cJSON *p)
