@@ -72,10 +72,45 @@ static int push(struct sim_samples *ss, const char *name, const char *kind, cons
     return 0;
 }
 
+/* Appends " key=val" (or " val" without a key) to the label *out of *cap bytes; false on
+ * running out of memory. */
+static bool label_add(char **out, size_t *cap, const char *key, const char *val)
+{
+    size_t len = strlen(*out), need = len + (key ? strlen(key) + 1 : 0) + strlen(val) + 2;
+    if (need > *cap) {
+        char *o = realloc(*out, *cap = 2 * need);
+        if (!o)
+            return false;
+        *out = o;
+    }
+    snprintf(*out + len, *cap - len, "%s%s%s%s", len ? " " : "", key ? key : "", key ? "=" : "",
+             val);
+    return true;
+}
+
+/* An object value reads as its leaves: a "name" by its value alone ("clockwork"), others as
+ * leaf=value ("schedule_ahead_ms=5"); scalars as key=value. */
+static bool label_item(char **out, size_t *cap, const cJSON *it, bool nested)
+{
+    if (cJSON_IsObject(it)) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, it) {
+            if (!label_item(out, cap, c, true))
+                return false;
+        }
+        return true;
+    }
+    char *v = cJSON_IsString(it) ? strdup(it->valuestring) : cJSON_PrintUnformatted(it);
+    bool ok = v && label_add(out, cap, nested && strcmp(it->string, "name") == 0 ? NULL
+                                                                               : it->string, v);
+    free(v);
+    return ok;
+}
+
 char *sim_results_label(const char *settings_json, const char *const *drop, int ndrop)
 {
     cJSON *j = settings_json ? cJSON_Parse(settings_json) : NULL;
-    size_t len = 1, cap = 256;
+    size_t cap = 256;
     char *out = malloc(cap);
     if (!out)
         goto done;
@@ -85,32 +120,11 @@ char *sim_results_label(const char *settings_json, const char *const *drop, int 
         bool skip = strcmp(it->string, "seed") == 0;
         for (int d = 0; d < ndrop && !skip; d++)
             skip = strcmp(it->string, drop[d]) == 0;
-        if (skip)
-            continue;
-        char *v = cJSON_IsString(it) ? strdup(it->valuestring) : cJSON_PrintUnformatted(it);
-        if (!v) {
+        if (!skip && !label_item(&out, &cap, it, false)) {
             free(out);
             out = NULL;
             goto done;
         }
-        size_t need = len + strlen(it->string) + strlen(v) + 2;
-        if (need > cap) {
-            char *o = realloc(out, cap = 2 * need);
-            if (!o) {
-                free(v);
-                free(out);
-                out = NULL;
-                goto done;
-            }
-            out = o;
-        }
-        if (len > 1)
-            strcat(out, " ");
-        strcat(out, it->string);
-        strcat(out, "=");
-        strcat(out, v);
-        len = strlen(out) + 1;
-        free(v);
     }
 done:
     cJSON_Delete(j);
