@@ -5,50 +5,23 @@
 #include <gsl/gsl_randist.h>
 
 #include "sim_err.h"
+#include "sim_heap.h"
 #include "sim_rng.h"
 #include "sim_wall.h"
 
 enum { SERVERS = 1000, BATCH = 8 };
 #define RATE_PER_NS 5e-4                /* 500,000 requests/s */
 #define BATCH_NS 10000000               /* 10 ms */
+#define ARRIVAL UINT32_MAX              /* an event's idx: an arrival, else the server done */
 
-struct ev {
-    int64_t t;
-    int server;                         /* -1: an arrival */
-};
-
-struct heap {
-    struct ev *a;
-    size_t n;
-};
-
-static void heap_push(struct heap *h, struct ev e)
+static int push(struct sim_heap *h, int64_t t, uint32_t idx)
 {
-    size_t i = h->n++;
-    while (i > 0 && h->a[(i - 1) / 2].t > e.t) {
-        h->a[i] = h->a[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->a[i] = e;
+    return sim_heap_push(h, (struct sim_event){.time = t, .idx = idx});
 }
 
-static struct ev heap_pop(struct heap *h)
+static int64_t gap_ns(gsl_rng *rng)
 {
-    struct ev top = h->a[0], last = h->a[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && h->a[c + 1].t < h->a[c].t)
-            c++;
-        if (h->a[c].t >= last.t)
-            break;
-        h->a[i] = h->a[c];
-        i = c;
-    }
-    h->a[i] = last;
-    return top;
+    return (int64_t)gsl_ran_exponential(rng, 1 / RATE_PER_NS);
 }
 
 int sim_bench_reference(uint64_t requests, uint64_t seed, struct sim_bench_ref *out)
@@ -56,10 +29,11 @@ int sim_bench_reference(uint64_t requests, uint64_t seed, struct sim_bench_ref *
     size_t cap = 1u << 20;              /* queue ring; grows if the queue ever gets longer */
     int64_t *q = malloc(cap * sizeof *q);
     int *idle = malloc(SERVERS * sizeof *idle);
-    struct heap h = {malloc((SERVERS + 1) * sizeof *h.a), 0};
+    struct sim_heap h;
     gsl_rng *rng = sim_rng_stream(seed, "bench.reference");
     int rc = SIM_ENOMEM;
-    if (!q || !idle || !h.a || !rng)
+    sim_heap_init(&h);
+    if (!q || !idle || !rng)
         goto out;
     size_t head = 0, len = 0;
     int nidle = SERVERS;
@@ -68,11 +42,12 @@ int sim_bench_reference(uint64_t requests, uint64_t seed, struct sim_bench_ref *
     uint64_t arrived = 0, events = 0;
     double lat_sum = 0;
     double t0 = sim_wall_seconds();
-    heap_push(&h, (struct ev){(int64_t)gsl_ran_exponential(rng, 1 / RATE_PER_NS), -1});
-    while (h.n) {
-        struct ev e = heap_pop(&h);
+    struct sim_event e;
+    if (push(&h, gap_ns(rng), ARRIVAL))
+        goto out;
+    while (sim_heap_pop(&h, &e) == 0) {
         events++;
-        int server = e.server;
+        int server = e.idx == ARRIVAL ? -1 : (int)e.idx;
         if (server < 0) {               /* an arrival: queue it, draw the next */
             if (len == cap) {
                 int64_t *nq = malloc(2 * cap * sizeof *nq);
@@ -85,10 +60,9 @@ int sim_bench_reference(uint64_t requests, uint64_t seed, struct sim_bench_ref *
                 head = 0;
                 cap *= 2;
             }
-            q[(head + len++) % cap] = e.t;
-            if (++arrived < requests)
-                heap_push(&h, (struct ev){e.t + (int64_t)gsl_ran_exponential(rng, 1 / RATE_PER_NS),
-                                          -1});
+            q[(head + len++) % cap] = e.time;
+            if (++arrived < requests && push(&h, e.time + gap_ns(rng), ARRIVAL))
+                goto out;
             if (nidle == 0)
                 continue;
             server = idle[--nidle];
@@ -97,10 +71,11 @@ int sim_bench_reference(uint64_t requests, uint64_t seed, struct sim_bench_ref *
             idle[nidle++] = server;
             continue;
         }
-        int64_t done = e.t + BATCH_NS;
+        int64_t done = e.time + BATCH_NS;
         for (int b = 0; b < BATCH && len; b++, len--, head = (head + 1) % cap)
             lat_sum += (double)(done - q[head]);
-        heap_push(&h, (struct ev){done, server});
+        if (push(&h, done, (uint32_t)server))
+            goto out;
     }
     out->wall_s = sim_wall_seconds() - t0;
     out->requests = arrived;
@@ -111,7 +86,7 @@ int sim_bench_reference(uint64_t requests, uint64_t seed, struct sim_bench_ref *
 out:
     free(q);
     free(idle);
-    free(h.a);
+    sim_heap_free(&h);
     gsl_rng_free(rng);
     return rc;
 }

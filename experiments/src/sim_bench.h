@@ -1,7 +1,7 @@
 /* sim_bench — the speed-of-light reference of `servesim bench`.
  *
  * A minimal batching simulator in plain C, run in the same process as the benchmark: one
- * binary heap of events (arrival, batch done), 1,000 servers, Poisson arrivals into one FIFO
+ * binary heap of events (arrival, batch done; the engine's sim_heap), 1,000 servers, Poisson arrivals into one FIFO
  * queue, batches of up to 8 that take a fixed 10 ms, an idle server starting a batch as soon
  * as requests wait. It does the least work any discrete-event serving simulator must do per
  * request, so servesim's simulated requests per wall second divided by its figure is a speed
