@@ -24,6 +24,22 @@ void policy_names(char *buf, size_t size);
 /* Checks policy.params against the policy's param_keys (unknown keys are errors). */
 int policy_check_params(const struct policy_ops *p, const cJSON *params);
 
+/* A named set of policy.params (presets.c): how a system's authors configured it. */
+struct policy_preset {
+    const char *policy, *name;
+    bool is_default;       /* its params are the policy's built-in defaults */
+    const char *summary, *source;
+    const char *params;    /* a JSON object */
+};
+int policy_preset_count(void);
+const struct policy_preset *policy_preset_at(int i);
+/* Policy `policy`'s preset `name`, or NULL. */
+const struct policy_preset *policy_preset_find(const char *policy, const char *name);
+/* "\"a\", \"b\"": the presets of `policy`, for messages. */
+void policy_preset_names(const char *policy, char *buf, size_t size);
+/* Adds to the object `params` each of the preset's keys that it does not have. */
+int policy_preset_apply(const struct policy_preset *ps, cJSON *params);
+
 /* The parameters of config `autoscale` (autoscale.c), shared by the autoscalers. */
 struct policy_autoscale {
     int min_gpus;                      /* never fewer executors up or starting */

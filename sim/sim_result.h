@@ -74,9 +74,6 @@ struct sim_result {
     double wall_s;
 };
 
-int sim_result_collect(struct sim *s, struct sim_result **out /* OUT */);
-void sim_result_destroy(struct sim_result *r);
-
 /* Copies a finished engine's measurements (the time series is moved out of it). */
 int sim_result_collect(struct sim *s, struct sim_result **out /* OUT */);
 void sim_result_destroy(struct sim_result *r);

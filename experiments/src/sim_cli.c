@@ -262,8 +262,18 @@ static int cmd_plan(const struct opts *o)
 
 static int cmd_policies(void)
 {
-    for (int i = 0; i < policy_count(); i++)
-        printf("%-12s %s\n", policy_at(i)->name, policy_at(i)->summary);
+    for (int i = 0; i < policy_count(); i++) {
+        const struct policy_ops *p = policy_at(i);
+        printf("%-12s %s\n", p->name, p->summary);
+        for (int k = 0; k < policy_preset_count(); k++) {
+            const struct policy_preset *ps = policy_preset_at(k);
+            if (strcmp(ps->policy, p->name) == 0)
+                printf("  preset %-10s%s %s\n      source: %s\n      params: %s\n", ps->name,
+                       ps->is_default ? " (default)" : "", ps->summary, ps->source, ps->params);
+        }
+    }
+    printf("\nSelect a preset with \"policy\": {\"name\": ..., \"preset\": ...}; keys in "
+           "policy.params override it.\n");
     return 0;
 }
 

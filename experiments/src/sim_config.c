@@ -339,22 +339,42 @@ static int parse_network(struct sim_config *c, const cJSON *root)
     return 0;
 }
 
-static int parse_policy(struct sim_config *c, const cJSON *root)
+/* policy: {name, preset, params}. A preset's params are merged into the config's own tree
+ * (keys given in params win), so the stored config_json holds what the run used. */
+static int parse_policy(struct sim_config *c, cJSON *root)
 {
-    static const char *const keys[] = {"name", "params", NULL};
+    static const char *const keys[] = {"name", "preset", "params", NULL};
     const cJSON *p;
-    const char *name = "symphony";
+    const char *name = "symphony", *preset = NULL;
     int rc;
     if ((rc = sim_json_obj(root, "", "policy", false, &p)))
         return rc;
     if (p && ((rc = sim_json_keys(p, "policy", keys)) ||
               (rc = sim_json_str(p, "policy", "name", false, &name)) ||
+              (rc = sim_json_str(p, "policy", "preset", false, &preset)) ||
               (rc = sim_json_obj(p, "policy", "params", false, &c->world.policy_params))))
         return rc;
     if (!(c->world.policy = policy_find(name))) {
         char list[512];
         policy_names(list, sizeof list);
         return sim_err_set(SIM_EINVAL, "policy.name: expected one of %s, got \"%s\"", list, name);
+    }
+    if (preset) {
+        const struct policy_preset *ps = policy_preset_find(name, preset);
+        if (!ps) {
+            char list[512];
+            policy_preset_names(name, list, sizeof list);
+            return sim_err_set(SIM_EINVAL, "policy.preset: expected one of the presets of "
+                               "policy \"%s\" (%s), got \"%s\"", name,
+                               list[0] ? list : "it has none", preset);
+        }
+        cJSON *pol = cJSON_GetObjectItemCaseSensitive(root, "policy");
+        cJSON *params = cJSON_GetObjectItemCaseSensitive(pol, "params");
+        if (!params && !(params = cJSON_AddObjectToObject(pol, "params")))
+            return SIM_ENOMEM;
+        if ((rc = policy_preset_apply(ps, params)))
+            return rc;
+        c->world.policy_params = params;
     }
     return policy_check_params(c->world.policy, c->world.policy_params);
 }
@@ -479,7 +499,7 @@ static int build(struct sim_config *c)
                            c->world.duration_s, c->world.warmup_s);
     if (c->world.duration_s > 1e7)
         return sim_err_set(SIM_EINVAL, "duration_s: expected at most 1e7 s, got %g", c->world.duration_s);
-    if ((rc = parse_network(c, root)) || (rc = parse_policy(c, root)) ||
+    if ((rc = parse_network(c, root)) || (rc = parse_policy(c, c->json)) ||
         (rc = check_memory(c)) || (rc = parse_rest(c, root)) ||
         (rc = parse_autoscale(c, root)))
         return rc;

@@ -223,13 +223,21 @@ static void check_stage_conservation(const char *policy, size_t w, struct sim *s
     sim_result_destroy(r);
 }
 
+/* Every policy at its defaults, then every preset that is not a policy's default (those
+ * equal the defaults: presets_are_well_formed), on the model workloads. */
 static void conformance_every_policy(void)
 {
     size_t nw = sizeof conformance_workloads / sizeof *conformance_workloads;
     size_t na = sizeof conformance_app_workloads / sizeof *conformance_app_workloads;
-    for (int p = 0; p < policy_count(); p++) {
-        const struct policy_ops *ops = policy_at(p);
-        for (size_t w = ops->applications_only ? nw : 0; w < nw + na; w++) {
+    for (int p = 0; p < policy_count() + policy_preset_count(); p++) {
+        const struct policy_preset *ps = p < policy_count() ? NULL : policy_preset_at(p - policy_count());
+        if (ps && ps->is_default)
+            continue;
+        const struct policy_ops *ops = ps ? policy_find(ps->policy) : policy_at(p);
+        char pol[160];
+        snprintf(pol, sizeof pol, "\"%s\"%s%s%s", ops->name, ps ? ",\"preset\":\"" : "",
+                 ps ? ps->name : "", ps ? "\"" : "");
+        for (size_t w = ops->applications_only ? nw : 0; w < (ps ? nw : nw + na); w++) {
             char text[4096];
             bool app = w >= nw;
             if (app)
@@ -245,8 +253,8 @@ static void conformance_every_policy(void)
                      "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"warmup_s\":0.5,"
                      "\"cluster\":{\"gpus\":4,\"gpu_memory_mb\":11264},"
                      "\"models\":[{\"zoo\":\"symphony_table1_1080ti\",\"select\":\"all\"}],"
-                     "%s,\"policy\":{\"name\":\"%s\"},\"metrics\":{\"sample_period_s\":0.5}}",
-                     w + 1, conformance_workloads[w], ops->name);
+                     "%s,\"policy\":{\"name\":%s},\"metrics\":{\"sample_period_s\":0.5}}",
+                     w + 1, conformance_workloads[w], pol);
             struct sim_config *cfg;
             struct sim *s;
             REQUIRE_OK(sim_config_from_text(text, "conformance", ".", &cfg));
@@ -298,6 +306,83 @@ static void registry_is_well_formed(void)
             CHECK(strcmp(policy_at(j)->name, p->name) != 0, "duplicate name %s", p->name);
     }
     CHECK(policy_find("no-such-policy") == NULL, "found a policy that does not exist");
+}
+
+/* Each preset names a policy and parses as its params; a policy has at most one default
+ * preset and it gives the same run as no preset at all (so the table documents the real
+ * defaults); params given beside a preset override its keys; an unknown preset is an error
+ * that lists the known ones. */
+static struct sim_result *run_text(const char *text)
+{
+    struct sim_config *cfg;
+    struct sim_result *r = NULL;
+    REQUIRE_OK(sim_config_from_text(text, "presets", ".", &cfg));
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    sim_config_destroy(cfg);
+    return r;
+}
+
+#define PRESET_RUN(policy) \
+    "{\"name\":\"p\",\"seed\":3,\"duration_s\":3,\"warmup_s\":0.5,\"cluster\":{\"gpus\":4," \
+    "\"gpu_memory_mb\":11264},\"models\":[{\"zoo\":\"symphony_table1_1080ti\",\"select\":\"all\"}]," \
+    "\"workload\":{\"rate_rps\":2500,\"arrival\":{\"kind\":\"gamma\",\"shape\":0.3}}," \
+    "\"metrics\":{\"sample_period_s\":0},\"policy\":" policy "}"
+
+static void presets_are_well_formed(void)
+{
+    CHECK(policy_preset_count() >= 6, "only %d presets", policy_preset_count());
+    for (int i = 0; i < policy_preset_count(); i++) {
+        const struct policy_preset *ps = policy_preset_at(i);
+        const struct policy_ops *ops = policy_find(ps->policy);
+        CHECK(ops != NULL, "preset %s: no policy %s", ps->name, ps->policy);
+        CHECK(ps->summary && ps->source && strlen(ps->source) > 10, "preset %s/%s: no source",
+              ps->policy, ps->name);
+        cJSON *j = cJSON_Parse(ps->params);
+        CHECK(cJSON_IsObject(j) && ops && policy_check_params(ops, j) == 0,
+              "preset %s/%s: params do not parse as the policy's: %s", ps->policy, ps->name,
+              sim_err_msg());
+        cJSON_Delete(j);
+        for (int k = 0; k < i; k++) {
+            const struct policy_preset *o = policy_preset_at(k);
+            CHECK(strcmp(o->policy, ps->policy) || strcmp(o->name, ps->name),
+                  "preset %s/%s twice", ps->policy, ps->name);
+            CHECK(strcmp(o->policy, ps->policy) || !o->is_default || !ps->is_default,
+                  "policy %s has two default presets", ps->policy);
+        }
+        if (!ps->is_default || !ops)
+            continue;
+        char with[512], without[512];
+        snprintf(with, sizeof with, "{\"name\":\"%s\",\"preset\":\"%s\"}", ps->policy, ps->name);
+        snprintf(without, sizeof without, "{\"name\":\"%s\"}", ps->policy);
+        char a[2048], b[2048];
+        snprintf(a, sizeof a, PRESET_RUN("%s"), with);
+        snprintf(b, sizeof b, PRESET_RUN("%s"), without);
+        struct sim_result *ra = run_text(a), *rb = run_text(b);
+        CHECK(ra->offered == rb->offered && ra->on_time == rb->on_time && ra->late == rb->late &&
+              ra->dropped == rb->dropped && ra->events == rb->events && ra->offered > 1000,
+              "default preset %s/%s: %llu/%llu on time, %llu/%llu events against the defaults "
+              "(%llu/%llu)", ps->policy, ps->name, (unsigned long long)ra->on_time,
+              (unsigned long long)ra->offered, (unsigned long long)ra->events,
+              (unsigned long long)rb->events, (unsigned long long)rb->on_time,
+              (unsigned long long)rb->offered);
+        sim_result_destroy(ra);
+        sim_result_destroy(rb);
+    }
+    /* params beside a preset win; the preset fills in the rest */
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(PRESET_RUN("{\"name\":\"nexus\",\"preset\":\"original\","
+                                               "\"params\":{\"profile_multiplier\":1.3}}"),
+                                    "presets", ".", &cfg));
+    const cJSON *pm = cJSON_GetObjectItemCaseSensitive(cfg->world.policy_params, "profile_multiplier");
+    const cJSON *ml = cJSON_GetObjectItemCaseSensitive(cfg->world.policy_params, "model_load");
+    CHECK(cJSON_IsNumber(pm) && pm->valuedouble == 1.3, "params did not override the preset");
+    CHECK(cJSON_IsString(ml) && strcmp(ml->valuestring, "on_assign") == 0,
+          "the preset's model_load was not applied");
+    sim_config_destroy(cfg);
+    CHECK(sim_config_from_text(PRESET_RUN("{\"name\":\"nexus\",\"preset\":\"paper\"}"), "presets",
+                               ".", &cfg) != 0 &&
+              strstr(sim_err_msg(), "policy.preset") && strstr(sim_err_msg(), "\"original\""),
+          "unknown preset: %s", sim_err_msg());
 }
 
 /* ------------------------------------------------------------ Symphony */
@@ -519,6 +604,7 @@ static void symphony_sub_clusters_keep_models_apart(void)
 
 TEST_MAIN({"conformance_every_policy", conformance_every_policy},
           {"registry_is_well_formed", registry_is_well_formed},
+          {"presets_are_well_formed", presets_are_well_formed},
           {"symphony_uniform_near_staggered_ideal", symphony_uniform_near_staggered_ideal},
           {"symphony_large_beta_alpha_tight_slo", symphony_large_beta_alpha_tight_slo},
           {"symphony_nwc_not_worse_on_grid", symphony_nwc_not_worse_on_grid},

@@ -1,0 +1,109 @@
+/* presets — named sets of policy.params: how a published system's authors (or the paper
+ * that compared against it) configured it, each with its source.
+ *
+ * A config selects one with "policy": {"name": ..., "preset": ...}; keys given in
+ * policy.params override the preset's. A policy's default preset holds exactly the values the
+ * policy uses when no params are given (tests/policies check that both runs are identical), so
+ * the table documents the defaults too. Sources and what the settings give on the Symphony
+ * paper's single-model setups: docs/policies.md, "How the baselines' authors ran them". */
+#include "policy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim_err.h"
+
+static const struct policy_preset presets[] = {
+    {"symphony", "nexuslb", true,
+     "Symphony as its authors' harness runs it (rankmt in abcdabcd987/nexuslb)",
+     "abcdabcd987/nexuslb dbb9043: src/rankmt/",
+     "{\"work_conserving\": false, \"overload_drop\": true, \"rate_window_ms\": 1000,"
+     " \"bad_rate_threshold\": 0.01, \"sub_clusters\": 1}"},
+    {"nexus", "nexuslb", true,
+     "Nexus as the Symphony paper's harness runs it: sleep# profiles x1.0, every model "
+     "starts on one GPU at rate 0, 30-s epochs, 1-s beacons, 10-s EWMA",
+     "abcdabcd987/nexuslb dbb9043: src/nexus/ (tools/nexus_scheduler, model_db.cpp)",
+     "{\"profile_multiplier\": 1.0, \"epoch_schedule\": true, \"initial_rate\": \"zero\","
+     " \"model_load\": \"preloaded\", \"drop_policy\": \"sliding_window\", \"beacon_s\": 1,"
+     " \"epoch_s\": 30, \"min_epoch_s\": 10, \"avg_interval_s\": 10}"},
+    {"nexus", "original", false,
+     "the original Nexus (SOSP'19 code): profiles x1.15 (its headroom), models loaded when "
+     "a schedule assigns them",
+     "uwsampl/nexus: src/nexus/common/model_db.cpp (FLAGS_profile_multiplier)",
+     "{\"profile_multiplier\": 1.15, \"epoch_schedule\": true, \"initial_rate\": \"zero\","
+     " \"model_load\": \"on_assign\", \"drop_policy\": \"sliding_window\", \"beacon_s\": 1,"
+     " \"epoch_s\": 30, \"min_epoch_s\": 10, \"avg_interval_s\": 10}"},
+    {"clockwork", "infer4", true,
+     "Clockwork's INFER4 controller with the constants of its code: schedule_ahead 10 ms, "
+     "batches 1-16 in powers of two, max_exec 250 ms, cold GPUs",
+     "malixian/clockwork (2020 fork of the OSDI'20 code): src/clockwork/controller/infer4/",
+     "{\"scheduler\": \"infer4\", \"schedule_ahead_ms\": 10, \"max_batch\": 16,"
+     " \"batch_sizes\": \"pow2\", \"max_exec_ms\": 250, \"default_slo_ms\": 100,"
+     " \"preload\": false}"},
+    {"clockwork", "infer5", false,
+     "Clockwork's INFER5 controller: one queue copy per batch size, max batch 8",
+     "malixian/clockwork: src/clockwork/controller/infer5/",
+     "{\"scheduler\": \"infer5\", \"schedule_ahead_ms\": 10, \"max_batch\": 8,"
+     " \"batch_sizes\": \"pow2\", \"max_exec_ms\": 250, \"default_slo_ms\": 100,"
+     " \"preload\": false}"},
+    {"shepherd", "paper", true,
+     "Shepherd's Flex scheduler as its paper describes it: preemption factor 3.03, the "
+     "timeout scan reads each queue from its oldest request",
+     "Zhang et al., NSDI'23, Algorithm 1",
+     "{\"lambda\": 3.03, \"drop_scan\": \"head\"}"},
+    {"shepherd", "nexuslb", false,
+     "Shepherd as the Symphony paper's harness re-implements it: the timeout scan reads the "
+     "newest request of each queue",
+     "abcdabcd987/nexuslb dbb9043: src/shepherd/",
+     "{\"lambda\": 3.03, \"drop_scan\": \"nexuslb_tail\"}"},
+};
+
+int policy_preset_count(void)
+{
+    return (int)(sizeof presets / sizeof presets[0]);
+}
+
+const struct policy_preset *policy_preset_at(int i)
+{
+    return (i >= 0 && i < policy_preset_count()) ? &presets[i] : NULL;
+}
+
+const struct policy_preset *policy_preset_find(const char *policy, const char *name)
+{
+    for (int i = 0; i < policy_preset_count(); i++)
+        if (strcmp(presets[i].policy, policy) == 0 && strcmp(presets[i].name, name) == 0)
+            return &presets[i];
+    return NULL;
+}
+
+void policy_preset_names(const char *policy, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < policy_preset_count(); i++) {
+        if (strcmp(presets[i].policy, policy) != 0)
+            continue;
+        size_t l = strlen(buf);
+        snprintf(buf + l, size - l, "%s\"%s\"", l ? ", " : "", presets[i].name);
+    }
+}
+
+int policy_preset_apply(const struct policy_preset *ps, cJSON *params)
+{
+    cJSON *pre = cJSON_Parse(ps->params);
+    if (!pre || !cJSON_IsObject(pre)) {
+        cJSON_Delete(pre);
+        return sim_err_set(SIM_EINVAL, "preset %s/%s: its params are not a JSON object (a bug)",
+                           ps->policy, ps->name);
+    }
+    cJSON *it = pre->child;
+    while (it) {
+        cJSON *next = it->next;
+        if (!cJSON_GetObjectItemCaseSensitive(params, it->string)) {
+            cJSON_DetachItemViaPointer(pre, it);
+            cJSON_AddItemToObject(params, it->string, it);
+        }
+        it = next;
+    }
+    cJSON_Delete(pre);
+    return 0;
+}
