@@ -55,6 +55,7 @@ struct gpu {
     int held;                       /* models loaded or loading */
     uint64_t infer_timer, pcie_timer;
     int64_t infer_at, pcie_at;
+    int64_t full_until;             /* the exec window is full before this (0: not known) */
     double O;                       /* load tracker: outstanding work (ms) */
 };
 
@@ -492,8 +493,14 @@ static struct strat strat_pop(struct clockwork *st)
     return top;
 }
 
-/* (Re)enters model m's strategies on GPU g, one per supported size at its cursor. */
-static void strat_model(struct sim *s, struct clockwork *st, int g, int m)
+/* (Re)enters model m's most urgent strategy on GPU g: over its supported sizes, the entry
+ * at each size's cursor, least by strat_before (the heap holds one entry per model, so the
+ * global order is that of all strategies). Strategies whose priority is <= skip are
+ * discarded first (their cursors advance): try_dequeue4 would fail them on its first test
+ * (deadline <= free_at + est(b)) with no other effect. Callers pass skip = the GPU's
+ * current free time only while its window is open, when the heap would pop every such
+ * strategy before any other (INT64_MIN otherwise). */
+static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64_t skip)
 {
     struct model *md = &st->ms[m];
     uint32_t ver = ++st->mver[m];
@@ -501,17 +508,31 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m)
     if (q == 0 || *on_at(st, m, g) != 2)
         return;
     int64_t head_dl = sched_dl(st, sim_queue_at(s, m, 0));  /* most cursors are there */
+    struct strat best = {0};
+    bool any = false;
     for (int i = 0; i < md->nsizes; i++) {
         int64_t *c = cursor(st, g, m, i);
         if (*c < md->removed)
             *c = md->removed;
         int idx = (int)(*c - md->removed);
+        int b = md->sizes[i];
+        int64_t est = est_of(st, m, b);
+        int64_t dl = 0;
+        for (; idx < q; idx++, ++*c) {
+            dl = idx == 0 ? head_dl : sched_dl(st, sim_queue_at(s, m, idx));
+            if (dl - est > skip)
+                break;
+        }
         if (idx >= q)
             continue;
-        int b = md->sizes[i];
-        int64_t dl = idx == 0 ? head_dl : sched_dl(st, sim_queue_at(s, m, idx));
-        strat_push(st, (struct strat){dl - est_of(st, m, b), *c, b, m, i, ver});
+        struct strat e = {dl - est, *c, b, m, i, ver};
+        if (!any || strat_before(&e, &best)) {
+            best = e;
+            any = true;
+        }
     }
+    if (any)
+        strat_push(st, best);
 }
 
 /* The most urgent live strategy (INFER4), if any. */
@@ -606,6 +627,7 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
     int *cap = st->cap;
     if (sim_exec(s, g)->state != SIM_EXEC_UP)
         return;                         /* removed: it finishes what it has */
+    gp->full_until = 0;
     for (int m = 0; st->infer5 && m < st->nm; m++)
         cap[m] = MAXB;
     bool built = false;                 /* INFER4: the strategy heap of this call */
@@ -614,6 +636,7 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
         int64_t exec_at = tr_available(&gp->exec, now);
         if (exec_at >= now + st->ahead) {
             int64_t at = exec_at - st->ahead + 1;   /* the first instant with room */
+            gp->full_until = at;
             if (!gp->infer_timer || gp->infer_at != at) {
                 sim_timer_cancel(s, gp->infer_timer);
                 gp->infer_at = at;
@@ -625,14 +648,18 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
         if (!st->infer5) {
             struct strat e;
             for (int k = 0; !built && k < st->nm; k++)
-                strat_model(s, st, g, k);
+                strat_model(s, st, g, k, exec_at);
             built = true;
             if (!strat_top(st, &e))
                 break;
             m = e.m;
-            if (!try_dequeue4(s, st, g, m, e.pos, e.b, exec_at))
+            if (e.p <= exec_at)         /* entered after a send moved exec_at: discard */
+                strat_model(s, st, g, m, exec_at);
+            else if (!try_dequeue4(s, st, g, m, e.pos, e.b, exec_at)) {
                 (*cursor(st, g, m, e.slot))++;  /* discarded on this GPU */
-            strat_model(s, st, g, m);
+                strat_model(s, st, g, m, exec_at);
+            } else
+                strat_model(s, st, g, m, INT64_MIN);
         } else {
             if (!top5(s, st, g, cap, &m, &b))
                 break;
@@ -644,10 +671,16 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
     }
 }
 
+/* Offers model m's work to every GPU that holds it and has room in its window. A GPU whose
+ * window was full at its last schedule_infer stays full until the timer that call armed:
+ * its tracker changes only through send and results, both of which call schedule_infer,
+ * and between them its available time never decreases. */
 static void schedule_all(struct sim *s, struct clockwork *st, int m)
 {
+    int64_t now = sim_now(s);
     for (int g = 0; g < st->ng; g++)
-        if (sim_exec(s, g)->state == SIM_EXEC_UP && (m < 0 || *on_at(st, m, g) == 2))
+        if (now >= st->gs[g].full_until && (m < 0 || *on_at(st, m, g) == 2) &&
+            sim_exec(s, g)->state == SIM_EXEC_UP)
             schedule_infer(s, st, g);
 }
 

@@ -86,6 +86,17 @@ static int candidate(struct sim *s, const struct shepherd *st, int m, const stru
     return k;
 }
 
+/* Whether the batch a GPU running `old_bs` requests of m could form from them and m's queue
+ * (candidate) can reach lambda * old_bs, the size that preempts: it holds at most old_bs +
+ * the queue's length. When it cannot, that batch changes no decision — a preemption then
+ * needs another model's batch of lambda * old_bs, larger than it anyway — so the arrival
+ * pass skips computing it (after candidate's early drops, which it still does). */
+static bool reaches(struct sim *s, const struct shepherd *st, int m, int old_bs, int64_t t)
+{
+    drop_expired(s, st, m, t);
+    return (double)(old_bs + sim_queue_len(s, m)) >= st->lambda * old_bs;
+}
+
 /* Runs a batch of `bs` of model m on GPU n, preempting what n runs (its requests return to
  * their queue in deadline order, ahead of the later arrivals the new batch extends to). */
 static void assign(struct sim *s, int n, int m, int bs)
@@ -127,10 +138,10 @@ static void on_request(struct sim *s, void *state, int x0, struct sim_request *r
                 continue;               /* nothing queued that could form a batch */
             int best_m = x, best;
             if (bc && bc->model == x)
-                best = candidate(s, st, x, bc, now);
+                best = reaches(s, st, x, old_bs, now) ? candidate(s, st, x, bc, now) : 0;
             else
                 best = from_queue >= 0 ? from_queue : (from_queue = candidate(s, st, x, NULL, now));
-            if (bc && bc->model != x) {
+            if (bc && bc->model != x && reaches(s, st, bc->model, old_bs, now)) {
                 int c = candidate(s, st, bc->model, bc, now);
                 if (c > best) {
                     best = c;
