@@ -648,7 +648,8 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
         if (!st->infer5) {
             struct strat e;
             for (int k = 0; !built && k < st->nm; k++)
-                strat_model(s, st, g, k, exec_at);
+                if (sim_queue_len(s, k) > 0 && *on_at(st, k, g) == 2)  /* else it has none */
+                    strat_model(s, st, g, k, exec_at);
             built = true;
             if (!strat_top(st, &e))
                 break;
