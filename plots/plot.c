@@ -451,8 +451,17 @@ static int plot_goodput(struct plot *p)
     snprintf(title, sizeof title, "%s: goodput by policy", p->prefix);
     gp_start(vars, sizeof vars, base, title);
     gp_set(vars, sizeof vars, "ylab", goodput_ylabel(p));
+    /* settings that each name one policy (a sweep over policies and their params): one bar
+     * per setting in its policy's colour, not a group with a slot per policy */
+    int one = 1;
+    for (int g = 0; g < groups.n && one; g++) {
+        int k = 0;
+        for (int j = 0; j < pols.n; j++)
+            k += cell[g * pols.n + j].n > 0;
+        one = k == 1;
+    }
     size_t len = strlen(vars);
-    snprintf(vars + len, sizeof vars - len, "; npol = %d", pols.n);
+    snprintf(vars + len, sizeof vars - len, "; npol = %d; onebar = %d", pols.n, one);
     rc = render(p, "goodput", base, vars);
 out:
     if (cell)

@@ -1,8 +1,10 @@
 /* nexus — Nexus (specs/nexus.md): an epoch-scale scheduler off the data path (squishy bin
  * packing of sessions onto GPUs), frontends that route each request on their own with
  * deficit round-robin weighted by allocated throughput, and GPUs that serve their sessions
- * round-robin, one batch at a time, with early drop. Follows nexuslb (the Symphony paper's
- * baseline); the original's values are parameters.
+ * round-robin, one batch at a time, with early drop. The algorithms follow nexuslb (the
+ * Symphony paper's baseline); the defaults are the original system's (profile multiplier
+ * 1.15, models loaded when a schedule assigns them: preset "original"), and preset
+ * "nexuslb" restores the harness's (presets.c).
  *
  * Layout: profile math (B_max, residual batches, calc_cycle), the backend placement state
  * and the epoch schedule; frontend routing (policy_ops.route); the backend loop on the
@@ -942,10 +944,10 @@ static double converge_s(const cJSON *p)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct nexus *st = state;
-    int rc, drop = 0, load = 0, rate = 0;
+    int rc, drop = 0, load = 1, rate = 0;  /* defaults: the original system (presets.c) */
     double beacon_s = 1, epoch_s = 30, min_epoch_s = 10, avg_s = 10;
     const cJSON *stat = NULL;
-    st->mult = 1.0;
+    st->mult = 1.15;
     st->epoch_sched = true;
     if ((rc = sim_json_num(p, "policy.params", "profile_multiplier", false, SIM_J_POS, &st->mult)) ||
         (rc = sim_json_bool(p, "policy.params", "epoch_schedule", false, &st->epoch_sched)) ||
@@ -1055,7 +1057,7 @@ static void destroy(void *state)
 static bool cold_start(const cJSON *p)
 {
     const cJSON *v = p ? cJSON_GetObjectItemCaseSensitive(p, "model_load") : NULL;
-    return cJSON_IsString(v) && strcmp(v->valuestring, "on_assign") == 0;
+    return !cJSON_IsString(v) || strcmp(v->valuestring, "on_assign") == 0;  /* the default */
 }
 
 const struct policy_ops policy_nexus = {

@@ -19,14 +19,14 @@ static const struct policy_preset presets[] = {
      "abcdabcd987/nexuslb dbb9043: src/rankmt/",
      "{\"work_conserving\": false, \"overload_drop\": true, \"rate_window_ms\": 1000,"
      " \"bad_rate_threshold\": 0.01, \"sub_clusters\": 1}"},
-    {"nexus", "nexuslb", true,
+    {"nexus", "nexuslb", false,
      "Nexus as the Symphony paper's harness runs it: sleep# profiles x1.0, every model "
      "starts on one GPU at rate 0, 30-s epochs, 1-s beacons, 10-s EWMA",
      "abcdabcd987/nexuslb dbb9043: src/nexus/ (tools/nexus_scheduler, model_db.cpp)",
      "{\"profile_multiplier\": 1.0, \"epoch_schedule\": true, \"initial_rate\": \"zero\","
      " \"model_load\": \"preloaded\", \"drop_policy\": \"sliding_window\", \"beacon_s\": 1,"
      " \"epoch_s\": 30, \"min_epoch_s\": 10, \"avg_interval_s\": 10}"},
-    {"nexus", "original", false,
+    {"nexus", "original", true,
      "the original Nexus (SOSP'19 code): profiles x1.15 (its headroom), models loaded when "
      "a schedule assigns them",
      "uwsampl/nexus: src/nexus/common/model_db.cpp (FLAGS_profile_multiplier)",

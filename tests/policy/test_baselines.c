@@ -1,7 +1,8 @@
 /* test_baselines — Nexus, Clockwork and Shepherd against their specs: the Nexus planner's
  * worked example (specs/nexus.md), Clockwork's batch-size sets, cold start, LRU eviction
  * and action rejection (specs/clockwork.md), Shepherd's preemption, and the single-model
- * comparison of the Symphony paper's setting. */
+ * ordering the Symphony paper reports on its ResNet50-like setup, with every baseline at its
+ * default preset. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,18 +87,30 @@ static void nexus_worked_example(void)
 
 static void nexus_plateau_above_saturation(void)
 {
-    /* offered 2x the pool's N*T_max: every GPU saturated with B_max = 6 (l(6) = 11.39 <=
-     * (25 - 2) / 2 ms), served rate near N*B_max/l(B_max) = 4214 r/s */
-    struct sim_result *r = run(ONE_MODEL("{\"name\":\"nexus\"}", 8000, ""));
-    double ref = 8 * 6 / (6 * 1.053 + 5.072) * 1000;
-    CHECK(r->ontime_rps > 0.85 * ref && r->ontime_rps < 1.05 * ref,
-          "on time %.0f r/s, reference %.0f", r->ontime_rps, ref);
-    CHECK(r->models[0].mean_batch <= 6.0 + 1e-9 && r->models[0].mean_batch > 5,
-          "mean batch %.2f, expected near B_max 6", r->models[0].mean_batch);
-    CHECK(r->models[0].dropped > 10 * r->models[0].late, "violations should be early drops: "
-          "%llu dropped, %llu late", (unsigned long long)r->models[0].dropped,
-          (unsigned long long)r->models[0].late);
-    sim_result_destroy(r);
+    /* offered 2x the pool's N*T_max: every GPU saturated with B_max, the largest b with
+     * multiplier * l(b) <= (25 - 2) / 2 ms: 6 with the harness's multiplier 1.0 (l(6) = 11.39),
+     * 4 with the original's 1.15 (1.15 l(4) = 10.68; 1.15 l(5) = 11.89); served rate near
+     * N*B_max/l(B_max) = 4214 and 3478 r/s */
+    static const struct { const char *policy; int bmax; } cases[] = {
+        {"{\"name\":\"nexus\",\"preset\":\"nexuslb\"}", 6},
+        {"{\"name\":\"nexus\"}", 4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, ONE_MODEL("%s", 8000, ""), cases[i].policy);
+        struct sim_result *r = run(text);
+        int b = cases[i].bmax;
+        double ref = 8 * b / (b * 1.053 + 5.072) * 1000;
+        CHECK(r->ontime_rps > 0.85 * ref && r->ontime_rps < 1.05 * ref,
+              "%s: on time %.0f r/s, reference %.0f", cases[i].policy, r->ontime_rps, ref);
+        CHECK(r->models[0].mean_batch <= b + 1e-9 && r->models[0].mean_batch > b - 1,
+              "%s: mean batch %.2f, expected near B_max %d", cases[i].policy,
+              r->models[0].mean_batch, b);
+        CHECK(r->models[0].dropped > 10 * r->models[0].late, "violations should be early drops: "
+              "%llu dropped, %llu late", (unsigned long long)r->models[0].dropped,
+              (unsigned long long)r->models[0].late);
+        sim_result_destroy(r);
+    }
 }
 
 static void nexus_more_frontends_no_better(void)
@@ -278,29 +291,46 @@ static void shepherd_preempts_under_bursts(void)
 
 /* ------------------------------------------------------------ side by side */
 
+/* The Symphony paper's ResNet50-like single-model setup: 8 GPUs, Poisson, the nexuslb
+ * harness's network, 60 s of warm-up (two Nexus epochs) and 30 s measured. */
+#define PAPER_R50(policy)                                                                      \
+    "{\"name\":\"r50\",\"seed\":1,\"duration_s\":90,\"warmup_s\":60,\"cluster\":{\"gpus\":8},"     \
+    "\"models\":[{\"name\":\"r50\",\"alpha_ms\":1.053,\"beta_ms\":5.072,\"slo_ms\":25}],"          \
+    "\"workload\":{\"rate_rps\":2000},\"network\":{\"ctrl_us\":100,\"data_us_per_request\":50,"    \
+    "\"resp_us\":2000},\"policy\":" policy ",\"metrics\":{\"sample_period_s\":0},"               \
+    "\"search\":{\"tolerance\":0.03}}"
+
 static double goodput_of(const char *policy)
 {
     char text[1024];
-    snprintf(text, sizeof text, ONE_MODEL("%s", 2000, ",\"search\":{\"tolerance\":0.05}"), policy);
+    snprintf(text, sizeof text, PAPER_R50("%s"), policy);
     struct sim_config *cfg = config(text);
     struct sim_goodput g;
     REQUIRE_OK(sim_goodput_search(cfg, false, &g));
     double v = g.found ? g.goodput_rps : 0;
     fprintf(stderr, "  %-40s goodput %.0f r/s, mean batch %.2f\n", policy, v,
-            g.best->models[0].mean_batch);
+            g.found ? g.best->models[0].mean_batch : 0.0);
     sim_goodput_free(&g);
     sim_config_destroy(cfg);
     return v;
 }
 
-static void single_model_ordering(void)
+/* Every baseline at its default preset (as its authors' code configures it): the ordering
+ * the Symphony paper reports, Symphony > Nexus > Clockwork, and no baseline further below
+ * Symphony than the paper's largest gap ("5x higher goodput" than prior systems). */
+static void published_ordering(void)
 {
     double sy = goodput_of("{\"name\":\"symphony\"}");
-    double nx = goodput_of("{\"name\":\"nexus\",\"params\":{\"initial_rate\":\"configured\"}}");
+    double nx = goodput_of("{\"name\":\"nexus\"}");
     double cw = goodput_of("{\"name\":\"clockwork\"}");
     double sh = goodput_of("{\"name\":\"shepherd\"}");
-    CHECK(sy > nx && sy > cw && sy > sh, "Symphony %.0f not above Nexus %.0f, Clockwork %.0f, "
-          "Shepherd %.0f", sy, nx, cw, sh);
+    double ff = goodput_of("{\"name\":\"fifo\"}");
+    CHECK(sy > nx && nx > cw, "expected Symphony %.0f > Nexus %.0f > Clockwork %.0f", sy, nx, cw);
+    CHECK(sy > sh && sy > ff, "Symphony %.0f not above Shepherd %.0f and fifo %.0f", sy, sh, ff);
+    const double base[] = {nx, cw, sh, ff};
+    const char *name[] = {"Nexus", "Clockwork", "Shepherd", "fifo"};
+    for (int i = 0; i < 4; i++)
+        CHECK(base[i] >= sy / 5, "%s %.0f below a fifth of Symphony %.0f", name[i], base[i], sy);
 }
 
 TEST_MAIN({"nexus_worked_example", nexus_worked_example},
@@ -313,4 +343,4 @@ TEST_MAIN({"nexus_worked_example", nexus_worked_example},
           {"clockwork_exec_deadline_is_slo_minus_buffer", clockwork_exec_deadline_is_slo_minus_buffer},
           {"nexus_warns_on_short_warmup", nexus_warns_on_short_warmup},
           {"shepherd_preempts_under_bursts", shepherd_preempts_under_bursts},
-          {"single_model_ordering", single_model_ordering})
+          {"published_ordering", published_ordering})
