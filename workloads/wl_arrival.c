@@ -23,6 +23,7 @@ int wl_stream_init(struct wl_stream *st, const struct wl_workload *w, uint64_t s
     st->cur = 0;
     st->seg_t0 = st->seg_m0 = 0;
     st->started = false;
+    st->model = -1;
     return 0;
 }
 
@@ -59,11 +60,12 @@ int64_t wl_stream_next(struct wl_stream *st)
     for (;;) {
         const struct wl_segment *sg = &st->seg[st->cur];
         bool last = (st->cur == st->nseg - 1);
-        double m_end = st->seg_m0 + sg->scale * sg->duration_s * 1e9;
+        double scale = sg->scale * (sg->model_scale && st->model >= 0 ? sg->model_scale[st->model] : 1);
+        double m_end = st->seg_m0 + scale * sg->duration_s * 1e9;
         if (last || m_target < m_end) {
-            if (sg->scale <= 0)
+            if (scale <= 0)
                 return INT64_MAX;                  /* zero rate from here on */
-            double t = st->seg_t0 + (m_target - st->seg_m0) / sg->scale;
+            double t = st->seg_t0 + (m_target - st->seg_m0) / scale;
             return (int64_t)llround(t);
         }
         st->seg_t0 += sg->duration_s * 1e9;
@@ -102,6 +104,7 @@ int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *nam
         return SIM_ENOMEM;
     }
     q->model = model;
+    q->st.model = model;
     *out = (struct sim_source){stream_src_next, stream_src_close, q, -1};
     return 0;
 }

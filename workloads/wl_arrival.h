@@ -21,6 +21,8 @@ enum wl_popularity { WL_POP_UNIFORM, WL_POP_ZIPF, WL_POP_EXPLICIT };
 struct wl_segment {
     double duration_s;                 /* <= 0 for the last: until the end */
     double scale;                      /* multiplies the rate */
+    double *model_scale;               /* [nmodels] a further factor per model, or NULL (1);
+                                        * owned by the workload */
 };
 
 struct wl_trace_cfg;
@@ -48,10 +50,12 @@ struct wl_stream {
     int nseg, cur;               /* segment cursor */
     double seg_t0, seg_m0;       /* real time (ns) and M (ns) at the cursor's start */
     bool started;
+    int model;                   /* the segments' model_scale index; -1: none */
 };
 
 /* Stream `name` of the run with master seed `seed`; rate_rps: its mean rate at multiplier 1
- * (already including the load scale). */
+ * (already including the load scale). Its segments' per-model factors are those of model
+ * st->model, which it sets to -1 (none); wl_stream_source sets it. */
 int wl_stream_init(struct wl_stream *st, const struct wl_workload *w, uint64_t seed,
                    const char *name, double rate_rps);
 void wl_stream_free(struct wl_stream *st);

@@ -27,6 +27,8 @@ void sim_config_destroy(struct sim_config *cfg)
     for (int i = 0; i < cfg->world.nmodels; i++)
         sim_model_cfg_free(&cfg->world.models[i]);
     free(cfg->world.models);
+    for (int i = 0; i < cfg->workload.nsegments; i++)
+        free(cfg->workload.segments[i].model_scale);
     free(cfg->workload.segments);
     wl_trace_cfg_free(cfg->workload.trace);
     sim_app_free(cfg->app);
@@ -190,13 +192,45 @@ static int parse_random_segments(struct sim_config *c, const cJSON *w, const cJS
     return 0;
 }
 
+/* workload.segments[i].models {"model name": factor, ...}: those models' rates are further
+ * multiplied by their factor during the segment (a shift in popularity); others by 1. */
+static int parse_segment_models(struct sim_config *c, const cJSON *ms, const char *sp,
+                                struct wl_segment *seg)
+{
+    char mp[SIM_JPATH_MAX];
+    snprintf(mp, sizeof mp, "%s.models", sp);
+    if (c->app)
+        return sim_err_set(SIM_EINVAL, "%s: with an application, requests are the "
+                           "application's; per-model factors do not apply", mp);
+    if (!(seg->model_scale = malloc((size_t)c->world.nmodels * sizeof *seg->model_scale)))
+        return SIM_ENOMEM;
+    for (int m = 0; m < c->world.nmodels; m++)
+        seg->model_scale[m] = 1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, ms) {
+        int m = 0;
+        while (m < c->world.nmodels && strcmp(c->world.models[m].name, it->string) != 0)
+            m++;
+        if (m == c->world.nmodels)
+            return sim_err_set(SIM_EINVAL, "%s: no model named \"%s\" in the config's models",
+                               mp, it->string);
+        if (!cJSON_IsNumber(it) || it->valuedouble < 0) {
+            char kp[SIM_JPATH_MAX + 64];
+            snprintf(kp, sizeof kp, "%s.%s", mp, it->string);
+            return sim_json_expected(kp, "a factor >= 0", it);
+        }
+        seg->model_scale[m] = it->valuedouble;
+    }
+    return 0;
+}
+
 static int parse_workload(struct sim_config *c, const cJSON *root)
 {
     static const char *const keys[] = {"rate_rps", "arrival", "popularity", "segments",
                                        "random_segments", "trace", NULL};
     static const char *const akeys[] = {"kind", "shape", NULL};
     static const char *const pkeys[] = {"kind", "s", NULL};
-    static const char *const skeys[] = {"duration_s", "scale", NULL};
+    static const char *const skeys[] = {"duration_s", "scale", "models", NULL};
     const cJSON *w, *a, *p, *segs;
     int rc, kind = 0;
     const cJSON *tr = NULL;
@@ -250,11 +284,15 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
             const cJSON *s = cJSON_GetArrayItem(segs, i);
             sim_jpath_idx(sp, sizeof sp, "workload.segments", i);
             if (!cJSON_IsObject(s))
-                return sim_json_expected(sp, "{duration_s, scale}", s);
+                return sim_json_expected(sp, "{duration_s, scale, models}", s);
             bool last = (i == n - 1);
+            const cJSON *ms;
+            c->workload.nsegments = i + 1;      /* freed with the config from here on */
             if ((rc = sim_json_keys(s, sp, skeys)) ||
                 (rc = sim_json_num(s, sp, "duration_s", !last, SIM_J_POS, &c->workload.segments[i].duration_s)) ||
-                (rc = sim_json_num(s, sp, "scale", true, SIM_J_NONNEG, &c->workload.segments[i].scale)))
+                (rc = sim_json_num(s, sp, "scale", true, SIM_J_NONNEG, &c->workload.segments[i].scale)) ||
+                (rc = sim_json_obj(s, sp, "models", false, &ms)) ||
+                (ms && (rc = parse_segment_models(c, ms, sp, &c->workload.segments[i]))))
                 return rc;
         }
         c->workload.nsegments = n;

@@ -248,6 +248,52 @@ static void segments_scale_the_rate(void)
     sim_config_destroy(cfg);
 }
 
+/* Per-model factors in a segment shift the popularity: model a at 3x in the first 10 s, b at
+ * 0 in the last 10 s, the others (and the other segments) at the segment's scale; the sources
+ * the engine runs (wl_stream_source) count 3x and 0 there. An unknown model is an error with
+ * its JSON path. */
+static void segments_shift_popularity(void)
+{
+    const char *text =
+        "{\"duration_s\":30,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"a\",\"alpha_ms\":1,"
+        "\"beta_ms\":1,\"slo_ms\":10},{\"name\":\"b\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10}],"
+        "\"workload\":{\"rate_rps\":2000,\"segments\":[{\"duration_s\":10,\"scale\":1,"
+        "\"models\":{\"a\":3}},{\"duration_s\":10,\"scale\":2},{\"scale\":1,\"models\":{\"b\":0}}]}}";
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "seg", ".", &cfg));
+    int count[2][3] = {{0}};
+    for (int m = 0; m < 2; m++) {
+        struct sim_source src;
+        REQUIRE_OK(wl_stream_source(&cfg->workload, cfg->world.seed, m ? "arrivals.b" : "arrivals.a",
+                                    cfg->world.model_rps[m], m, &src));
+        for (;;) {
+            int64_t t;
+            int model;
+            double size;
+            src.next(src.ctx, &t, &model, &size);
+            if (t >= 30 * SIM_NS_PER_S)
+                break;
+            CHECK(model == m, "source of model %d gave model %d", m, model);
+            count[m][t / (10 * SIM_NS_PER_S)]++;
+        }
+        src.close(src.ctx);
+    }
+    CHECK_NEAR(count[0][0], 30000, 0.03);   /* 1000 r/s x 3 */
+    CHECK_NEAR(count[1][0], 10000, 0.03);
+    CHECK_NEAR(count[0][1], 20000, 0.03);   /* x 2 both */
+    CHECK_NEAR(count[1][1], 20000, 0.03);
+    CHECK_NEAR(count[0][2], 10000, 0.03);
+    CHECK(count[1][2] == 0, "model b at factor 0 had %d arrivals", count[1][2]);
+    sim_config_destroy(cfg);
+    const char *bad =
+        "{\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"a\",\"alpha_ms\":1,\"beta_ms\":1,"
+        "\"slo_ms\":10}],\"workload\":{\"rate_rps\":10,\"segments\":[{\"scale\":1,"
+        "\"models\":{\"z\":2}}]}}";
+    CHECK(sim_config_from_text(bad, "seg", ".", &cfg) == SIM_EINVAL &&
+              strstr(sim_err_msg(), "workload.segments[0].models") && strstr(sim_err_msg(), "\"z\""),
+          "unknown model: %s", sim_err_msg());
+}
+
 static void json_set_paths(void)
 {
     cJSON *root = cJSON_Parse("{\"cluster\":{\"gpus\":4},\"models\":[{\"slo_ms\":20},{\"slo_ms\":30}]}");
@@ -302,5 +348,6 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"rng_streams_depend_on_name_and_seed_only", rng_streams_depend_on_name_and_seed_only},
           {"arrival_rates_and_burstiness", arrival_rates_and_burstiness},
           {"segments_scale_the_rate", segments_scale_the_rate},
+          {"segments_shift_popularity", segments_shift_popularity},
           {"json_set_paths", json_set_paths},
           {"md1_mean_wait", md1_mean_wait})
