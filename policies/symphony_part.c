@@ -29,12 +29,22 @@ bool sym_part_eval(const struct sym_part_problem *p, const int *assign,
 {
     double R[SYM_PART_MAX_GROUPS] = {0}, S[SYM_PART_MAX_GROUPS] = {0};
     double D[SYM_PART_MAX_GROUPS] = {0}, rsum = 0, ssum = 0, move = 0;
+    double TS[SYM_PART_MAX_GROUPS] = {0}, TD[SYM_PART_MAX_GROUPS] = {0};  /* old and new */
+    bool trans = p->prev && p->transition;
     for (int i = 0; i < p->n; i++) {
         int j = assign[i];
         res->assign[i] = j;
         R[j] += p->r[i];
         S[j] += p->s[i];
         D[j] = fmax(D[j], p->d[i]);
+        if (trans) {
+            TS[j] += p->s[i];
+            TD[j] = fmax(TD[j], p->d[i]);
+            if (p->prev[i] != j) {
+                TS[p->prev[i]] += p->s[i];
+                TD[p->prev[i]] = fmax(TD[p->prev[i]], p->d[i]);
+            }
+        }
         rsum += p->r[i];
         ssum += p->s[i];
         if (p->prev && p->prev[i] != j)
@@ -48,6 +58,7 @@ bool sym_part_eval(const struct sym_part_problem *p, const int *assign,
         ds = fmax(ds, fabs(S[j] - savg));
         ok &= p->r_max <= 0 || R[j] <= p->r_max + 1e-9;
         ok &= p->s_max <= 0 || S[j] + D[j] <= p->s_max + 1e-9;
+        ok &= !trans || p->s_max <= 0 || TS[j] + TD[j] <= p->s_max + 1e-9;
         rlo = fmin(rlo, R[j]), rhi = fmax(rhi, R[j]);
         mlo = fmin(mlo, S[j] + D[j]), mhi = fmax(mhi, S[j] + D[j]);
         mavg += (S[j] + D[j]) / p->k;
@@ -166,12 +177,21 @@ int sym_part_milp(const struct sym_part_problem *p, struct sym_part_result *res)
             ind[i + 1] = 1 + i * k + j, val[i + 1] = p->r[i];
         add_row(lp, n, ind, val, p->r_max > 0 ? GLP_UP : GLP_FR, 0, p->r_max);
         deviation(lp, n, ind, val, colR, rsum / k);
-        /* static memory: within dS of the average, and with D_j within S_max */
+        /* static memory: within dS of the average, and with D_j within S_max; in transition
+         * the old models count too (constant: their s_i, and d_i as D_j's lower bound) */
         for (int i = 0; i < n; i++)
             val[i + 1] = p->s[i];
         deviation(lp, n, ind, val, colS, ssum / k);
+        double old_s = 0, old_d = 0;
+        for (int i = 0; p->prev && p->transition && i < n; i++)
+            if (p->prev[i] == j) {
+                old_s += p->s[i];
+                old_d = fmax(old_d, p->d[i]);
+                val[i + 1] = 0;         /* in the union whether it stays or not */
+            }
+        glp_set_col_bnds(lp, colD + j, GLP_LO, old_d, 0);
         ind[n + 1] = colD + j, val[n + 1] = 1;
-        add_row(lp, n + 1, ind, val, p->s_max > 0 ? GLP_UP : GLP_FR, 0, p->s_max);
+        add_row(lp, n + 1, ind, val, p->s_max > 0 ? GLP_UP : GLP_FR, 0, p->s_max - old_s);
         for (int i = 0; i < n; i++) {   /* D_j >= d_i x_ij */
             int two[3] = {0, colD + j, 1 + i * k + j};
             double v[3] = {0, 1, -p->d[i]};

@@ -7,7 +7,10 @@
  *   sum_i s_i x_ij + max_i d_i x_ij <= S_max   (static memory plus the largest dynamic)
  *   |sum_i r_i x_ij - R_avg| <= dR,  |sum_i s_i x_ij - S_avg| <= dS,  sum_j x_ij = 1,
  * and, re-partitioning from x', sum (c_i / 2) |x_ij - x'_ij| <= C_max: a model that moves
- * costs c_i (the spec's c_ij |x_ij - x'_ij| counts it twice, leaving and joining). The max is
+ * costs c_i (the spec's c_ij |x_ij - x'_ij| counts it twice, leaving and joining). With
+ * `transition`, the memory row holds for the union of old and new models of each sub-cluster
+ * (sum_i s_i max(x_ij, x'_ij) + max_i d_i max(x_ij, x'_ij) <= S_max, linear as x' is given), so
+ * a model can be loaded where it goes before it leaves where it was. The max is
  * linearised with D_j >= d_i x_ij. Solved with GLPK under a time limit; a random-restart
  * baseline and exhaustive enumeration (small instances, tests) use the same objective,
  * evaluated on an assignment as max_j |R_j - R_avg| + w max_j |S_j - S_avg|. */
@@ -30,6 +33,7 @@ struct sym_part_problem {
     const int *prev;                    /* [n] the current partition, or NULL */
     double c[SYM_PART_MAX_MODELS];      /* cost of moving model i (with prev) */
     double c_max;                       /* budget of moves (with prev) */
+    bool transition;                    /* (with prev) old and new models fit together */
     double time_limit_s;                /* the MILP's; <= 0: none */
 };
 

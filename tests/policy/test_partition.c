@@ -1,7 +1,8 @@
 /* test_partition — Symphony's partitioner (policies/symphony_part.h) against exhaustive
  * enumeration on small random instances: the GLPK MILP finds the optimum of the objective
  * (and agrees on infeasibility); re-partitioning keeps within its move budget (a zero budget
- * keeps the partition); the random-restart baseline is never better than the optimum. */
+ * keeps the partition) and, with the transition constraint, fits old and new models together;
+ * the random-restart baseline is never better than the optimum. */
 #include <gsl/gsl_rng.h>
 
 #include "sim_err.h"
@@ -102,5 +103,56 @@ static void repartition_within_move_budget(void)
     gsl_rng_free(g);
 }
 
+/* With `transition` every sub-cluster must hold its old and new models at once (so a moving
+ * model is loaded where it goes before it leaves): the MILP agrees with enumeration, and its
+ * answer meets the union's memory, recomputed here. Memory is set so that the union binds. */
+static void repartition_transition_memory(void)
+{
+    gsl_rng *g = sim_rng_stream(13, "test.partition.transition");
+    int binds = 0;
+    for (int t = 0; t < 30; t++) {
+        struct sym_part_problem p;
+        struct sym_part_result first, free_, trans, e;
+        instance(g, 6 + t % 2, 3, 0, &p);
+        double ssum = 0, dmax = 0;
+        for (int i = 0; i < p.n; i++)
+            ssum += p.s[i], dmax = fmax(dmax, p.d[i]);
+        p.s_max = 1.3 * ssum / p.k + dmax;  /* a fair share and a little: the union is tight */
+        REQUIRE_OK(sym_part_milp(&p, &first));
+        if (!first.feasible)
+            continue;
+        int prev[SYM_PART_MAX_MODELS];
+        for (int i = 0; i < p.n; i++)
+            prev[i] = first.assign[i];
+        p.r[t % p.n] *= 6;              /* the load shifts */
+        p.prev = prev;
+        p.c_max = 6000;
+        REQUIRE_OK(sym_part_milp(&p, &free_));
+        p.transition = true;
+        REQUIRE_OK(sym_part_milp(&p, &trans));
+        REQUIRE_OK(sym_part_enumerate(&p, &e));
+        CHECK(trans.feasible == e.feasible, "instance %d: MILP feasible %d, enumeration %d", t,
+              trans.feasible, e.feasible);
+        if (!e.feasible)
+            continue;
+        CHECK(fabs(trans.objective - e.objective) <= 1e-6 * fmax(1, e.objective),
+              "instance %d: MILP %.9g, optimum %.9g", t, trans.objective, e.objective);
+        CHECK(trans.objective >= free_.objective - 1e-9, "instance %d: the union constraint "
+              "made it better", t);
+        binds += trans.objective > free_.objective + 1e-9;
+        for (int j = 0; j < p.k; j++) {
+            double sm = 0, dm = 0;
+            for (int i = 0; i < p.n; i++)
+                if (trans.assign[i] == j || prev[i] == j)
+                    sm += p.s[i], dm = fmax(dm, p.d[i]);
+            CHECK(sm + dm <= p.s_max + 1e-6, "instance %d: sub-cluster %d holds %.1f MB in "
+                  "transition, limit %.1f", t, j, sm + dm, p.s_max);
+        }
+    }
+    CHECK(binds >= 3, "the union constraint bound on only %d instances", binds);
+    gsl_rng_free(g);
+}
+
 TEST_MAIN({"milp_matches_enumeration", milp_matches_enumeration},
-          {"repartition_within_move_budget", repartition_within_move_budget})
+          {"repartition_within_move_budget", repartition_within_move_budget},
+          {"repartition_transition_memory", repartition_transition_memory})
