@@ -30,9 +30,12 @@
  * one dispatcher's rate), and the GPUs are split in proportion to each sub-cluster's work at
  * the configured rates; every GPU holds its sub-cluster's models, and each sub-cluster is
  * scheduled as above with its own heap, parked list and rank timer. A GPU added at run time
- * joins the sub-cluster with the most work per GPU once its models are loaded. */
+ * joins the sub-cluster with the most work per GPU once its models are loaded. With
+ * repartition_s the partition follows the measured load (repartition(): models move make
+ * before break, then GPUs follow the work; docs/policies.md). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy.h"
 #include "sim_err.h"
@@ -40,7 +43,7 @@
 #include "sim_json.h"
 #include "symphony_part.h"
 
-enum { TAG_MODEL = 1, TAG_RANK = 2 };
+enum { TAG_MODEL = 1, TAG_RANK = 2, TAG_REPART = 3 };
 
 struct cand {
     bool valid, parked;
@@ -74,12 +77,42 @@ struct symphony {
     int *gof;                    /* [nm] sub-cluster of each model */
     int *gpu_grp, *loading;      /* [gcap] sub-cluster of each GPU (-1: none), loads pending */
     int gcap;
+    /* re-partitioning at run time (repartition_s > 0): a model moves to next[m] once it is
+     * loaded on every GPU serving there (mload[m] loads to go, pend marks them), then leaves
+     * its old GPUs as their batches of it finish; then GPUs move between sub-clusters (out of
+     * service until idle, re-loaded, joined). One re-partition at a time. */
+    int64_t rep_ns;
+    double rep_threshold, rep_gain, rmax, limit_s;
+    int rep_moves;
+    bool random_part;
+    int *next, *mload;           /* [nm] */
+    double *mwork;               /* [nm] GPU-seconds per second at the last measured rates */
+    int *inflight;               /* [gcap * nm] batches dispatched and not done */
+    int *busy;                   /* [gcap] batches in flight on the GPU */
+    unsigned char *pend;         /* [gcap * nm] a load for a model's move */
+    bool *moving;                /* [gcap] between sub-clusters: joins gpu_grp[g] when loaded */
+    int models_moving, gpus_moving;
+    int repartitions, models_moved, gpus_moved;  /* re-partitions that moved something */
 };
 
 static const char *const params[] = {"work_conserving", "rate_window_ms", "bad_rate_threshold",
                                      "overload_drop", "sub_clusters", "partition_time_limit_s",
-                                     "dispatcher_max_rps", "partitioner", NULL};
+                                     "dispatcher_max_rps", "partitioner", "repartition_s",
+                                     "repartition_threshold", "repartition_max_moves",
+                                     "repartition_gain", NULL};
 static const char *const PARTITIONERS[] = {"milp", "random", NULL};
+
+static inline int *inflight_at(struct symphony *st, int g, int m)
+{
+    return &st->inflight[(size_t)g * (size_t)st->nm + (size_t)m];
+}
+
+static inline unsigned char *pend_at(struct symphony *st, int g, int m)
+{
+    return &st->pend[(size_t)g * (size_t)st->nm + (size_t)m];
+}
+
+static void repartition(struct sim *s, struct symphony *st);
 
 static inline int64_t lat(const struct sim *s, const struct symphony *st, int m, int b)
 {
@@ -245,6 +278,8 @@ static void grant(struct sim *s, struct symphony *st, int g, int m)
     if (c->valid) {
         sim_dispatch(s, g, m, c->bs, c->exec_at);
         sim_iheap_set(&G->gpus, g, c->exec_at + lat(s, st, m, c->bs));
+        (*inflight_at(st, g, m))++;
+        st->busy[g]++;
     }
     refresh(s, st, m);
     rank_rearm(s, st, st->gof[m]);
@@ -314,10 +349,25 @@ static int reserve_gpus(struct symphony *st, int n)
     int *ld = realloc(st->loading, (size_t)cap * sizeof *ld);
     if (ld)
         st->loading = ld;
-    if (!gg || !ld)
+    size_t nm = (size_t)st->nm, old = (size_t)st->gcap, nc = (size_t)cap;
+    int *in = realloc(st->inflight, nc * nm * sizeof *in);
+    if (in)
+        st->inflight = in;
+    int *bz = realloc(st->busy, nc * sizeof *bz);
+    if (bz)
+        st->busy = bz;
+    unsigned char *pd = realloc(st->pend, nc * nm);
+    if (pd)
+        st->pend = pd;
+    bool *mv = realloc(st->moving, nc * sizeof *mv);
+    if (mv)
+        st->moving = mv;
+    if (!gg || !ld || !in || !bz || !pd || !mv)
         return SIM_ENOMEM;
+    memset(in + old * nm, 0, (nc - old) * nm * sizeof *in);
+    memset(pd + old * nm, 0, (nc - old) * nm);
     for (int g = st->gcap; g < cap; g++)
-        gg[g] = -1, ld[g] = 0;
+        gg[g] = -1, ld[g] = 0, bz[g] = 0, mv[g] = false;
     for (int i = 0; i < st->k; i++)
         if (sim_iheap_reserve(&st->grp[i].gpus, cap))
             return SIM_ENOMEM;
@@ -423,8 +473,10 @@ static void split_gpus(struct symphony *st, int ng, int *count)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct symphony *st = state;
-    double window_ms = 1000, limit_s = 10, rmax = 0;
-    long want = 1;
+    double window_ms = 1000, limit_s = 10, rmax = 0, rep_s = 0;
+    long want = 1, moves = 2;
+    st->rep_threshold = 0.25;
+    st->rep_gain = 0.2;
     int rc, partitioner = 0;
     st->bad_threshold = 0.01;
     st->overload_drop = true;
@@ -435,8 +487,22 @@ static int init(struct sim *s, const cJSON *p, void *state)
         (rc = sim_json_int(p, "policy.params", "sub_clusters", false, 0, SYM_PART_MAX_GROUPS, &want)) ||
         (rc = sim_json_num(p, "policy.params", "partition_time_limit_s", false, SIM_J_POS, &limit_s)) ||
         (rc = sim_json_num(p, "policy.params", "dispatcher_max_rps", false, SIM_J_NONNEG, &rmax)) ||
-        (rc = sim_json_enum(p, "policy.params", "partitioner", false, PARTITIONERS, &partitioner)))
+        (rc = sim_json_enum(p, "policy.params", "partitioner", false, PARTITIONERS, &partitioner)) ||
+        (rc = sim_json_num(p, "policy.params", "repartition_s", false, SIM_J_NONNEG, &rep_s)) ||
+        (rc = sim_json_num(p, "policy.params", "repartition_threshold", false, SIM_J_NONNEG,
+                           &st->rep_threshold)) ||
+        (rc = sim_json_int(p, "policy.params", "repartition_max_moves", false, 0,
+                           SYM_PART_MAX_MODELS, &moves)) ||
+        (rc = sim_json_num(p, "policy.params", "repartition_gain", false, SIM_J_UNIT, &st->rep_gain)))
         return rc;
+    if (rep_s > 0 && want == 1)
+        return sim_err_set(SIM_EINVAL, "policy.params.repartition_s: re-partitioning needs "
+                           "sub-clusters (sub_clusters 0 for the fewest that fit, or > 1)");
+    st->rep_ns = (int64_t)llround(rep_s * 1e9);
+    st->rep_moves = (int)moves;
+    st->rmax = rmax;
+    st->limit_s = limit_s;
+    st->random_part = partitioner == 1;
     st->tau_ns = window_ms * 1e6;
     st->nm = sim_model_count(s);
     st->kind = sim_exec(s, 0)->kind;
@@ -444,7 +510,10 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->c = calloc((size_t)st->nm, sizeof *st->c);
     st->gof = calloc((size_t)st->nm, sizeof *st->gof);
     st->grp = calloc(SYM_PART_MAX_GROUPS, sizeof *st->grp);
-    if (!st->c || !st->gof || !st->grp)
+    st->next = calloc((size_t)st->nm, sizeof *st->next);
+    st->mload = calloc((size_t)st->nm, sizeof *st->mload);
+    st->mwork = calloc((size_t)st->nm, sizeof *st->mwork);
+    if (!st->c || !st->gof || !st->grp || !st->next || !st->mload || !st->mwork)
         return SIM_ENOMEM;
     st->k = 1;
     if (want != 1 && (rc = partition(s, st, (int)want, limit_s, rmax, partitioner == 1)))
@@ -476,7 +545,10 @@ static int init(struct sim *s, const cJSON *p, void *state)
     for (int m = 0; m < st->nm; m++) {
         int64_t b = 2 * lat(s, st, m, 1) - lat(s, st, m, 2);
         st->c[m].beta_ns = b > 0 ? b : 0;
+        st->next[m] = st->gof[m];
     }
+    if (st->rep_ns > 0)
+        sim_timer_set(s, st->rep_ns, TAG_REPART, NULL);
     return 0;
 }
 
@@ -492,6 +564,13 @@ static void destroy(void *state)
     free(st->gof);
     free(st->gpu_grp);
     free(st->loading);
+    free(st->next);
+    free(st->mload);
+    free(st->mwork);
+    free(st->inflight);
+    free(st->busy);
+    free(st->pend);
+    free(st->moving);
 }
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
@@ -512,8 +591,12 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
     struct symphony *st = state;
     if (tag == TAG_MODEL)
         on_model_timer(s, st, (int)(intptr_t)arg);
-    else
+    else if (tag == TAG_RANK)
         on_rank_timer(s, st, (int)(intptr_t)arg);
+    else {
+        repartition(s, st);
+        sim_timer_set(s, sim_now(s) + st->rep_ns, TAG_REPART, NULL);
+    }
 }
 
 /* Executors joining and leaving (autoscaling): sub-cluster gi's GPU set changed, so every
@@ -526,6 +609,189 @@ static void regroup(struct sim *s, struct symphony *st, int gi)
             refresh(s, st, m);
         }
     rank_rearm(s, st, gi);
+}
+
+/* ---------------------------------------------------------------- re-partitioning */
+
+
+/* Whether GPU g is serving in its sub-cluster (in its heap), not moving or loading to join. */
+static bool serving(const struct symphony *st, int g)
+{
+    int gi = st->gpu_grp[g];
+    return gi >= 0 && st->grp[gi].gpus.pos[g] >= 0;
+}
+
+/* Model m is resident on g but belongs neither to g's sub-cluster nor is moving there, and no
+ * batch of it is in flight on g: its pages go. */
+static void evict_if_done(struct sim *s, struct symphony *st, int g, int m)
+{
+    int gi = st->gpu_grp[g];
+    if (sim_resident(s, g, m) == SIM_RES_LOADED && st->gof[m] != gi && st->next[m] != gi &&
+        *inflight_at(st, g, m) == 0)
+        sim_evict(s, g, m);
+}
+
+static void move_gpus(struct sim *s, struct symphony *st);
+
+/* Model m is loaded on every GPU serving its new sub-cluster: it is scheduled there from now
+ * on (its candidate recomputed against those GPUs) and leaves the old ones. */
+static void switch_model(struct sim *s, struct symphony *st, int m)
+{
+    int from = st->gof[m], to = st->next[m];
+    unpark(st, m);
+    st->gof[m] = to;
+    st->models_moving--;
+    if (st->c[m].valid || sim_queue_len(s, m) > 0)
+        refresh(s, st, m);
+    rank_rearm(s, st, from);
+    rank_rearm(s, st, to);
+    for (int g = 0; g < st->gcap && g < sim_exec_count(s); g++)
+        if (st->gpu_grp[g] == from)
+            evict_if_done(s, st, g, m);
+    if (st->models_moving == 0)
+        move_gpus(s, st);
+}
+
+/* GPU g, out of service and idle, sheds the models its new sub-cluster does not have and
+ * loads those it lacks (the sub-cluster's own and those moving in); it joins when loaded. */
+static void settle(struct sim *s, struct symphony *st, int g)
+{
+    int gi = st->gpu_grp[g];
+    for (int m = 0; m < st->nm; m++)
+        evict_if_done(s, st, g, m);
+    for (int m = 0; m < st->nm; m++)
+        if ((st->gof[m] == gi || st->next[m] == gi) && sim_resident(s, g, m) == SIM_RES_NONE) {
+            if (sim_load(s, g, m, 0) != 0)
+                SIM_BUG("symphony: GPU %d cannot hold the models of sub-cluster %d", g, gi);
+            st->loading[g]++;
+        }
+    if (st->loading[g] == 0) {
+        st->moving[g] = false;
+        st->gpus_moving--;
+        join(s, st, g, gi);
+        regroup(s, st, gi);
+    }
+}
+
+/* The second step of a re-partition: GPUs per sub-cluster in proportion to its work; each
+ * sub-cluster with more gives its highest-numbered serving GPUs to those with fewer. */
+static void move_gpus(struct sim *s, struct symphony *st)
+{
+    int ng = 0, count[SYM_PART_MAX_GROUPS], need[SYM_PART_MAX_GROUPS];
+    for (int i = 0; i < st->k; i++)
+        ng += st->grp[i].ng;
+    if (ng < st->k)
+        return;
+    split_gpus(st, ng, count);
+    for (int i = 0; i < st->k; i++)
+        need[i] = count[i] - st->grp[i].ng;
+    int to = 0;
+    for (int from = 0; from < st->k; from++)
+        for (int g = sim_exec_count(s) - 1; g >= 0 && need[from] < 0; g--) {
+            if (g >= st->gcap || st->gpu_grp[g] != from || !serving(st, g))
+                continue;
+            while (to < st->k && need[to] <= 0)
+                to++;
+            if (to == st->k)
+                return;
+            sim_iheap_remove(&st->grp[from].gpus, g);
+            st->grp[from].ng--;
+            need[from]++;
+            need[to]--;
+            st->gpu_grp[g] = to;
+            st->moving[g] = true;
+            st->gpus_moving++;
+            st->gpus_moved++;
+            regroup(s, st, from);
+            if (st->busy[g] == 0)
+                settle(s, st, g);
+        }
+}
+
+/* Every repartition_s: the models' work at their measured rates; when the work per GPU of
+ * the sub-clusters is more uneven than repartition_threshold ((max - min) / mean), the
+ * partitioner runs again from the current partition, moving at most repartition_max_moves
+ * models, with old and new models fitting together (transition); its answer is taken only
+ * if it lowers the partitioner's objective by repartition_gain (else models stay: measured
+ * rates are noisy), and the GPUs follow the work either way. */
+static void repartition(struct sim *s, struct symphony *st)
+{
+    if (st->models_moving > 0 || st->gpus_moving > 0)
+        return;
+    int64_t now = sim_now(s);
+    struct sym_part_problem *p = calloc(1, sizeof *p);
+    struct sym_part_result *r = calloc(1, sizeof *r);
+    if (!p || !r)
+        SIM_BUG("out of memory re-partitioning");
+    double W[SYM_PART_MAX_GROUPS] = {0};
+    for (int m = 0; m < st->nm; m++) {
+        struct cand *c = &st->c[m];
+        double per_ns = c->rate_c * exp(-(double)(now - c->rate_t) / st->tau_ns) / st->tau_ns;
+        int b = sim_model(s, m)->max_batch;
+        p->r[m] = per_ns * 1e9;
+        st->mwork[m] = p->r[m] * (double)lat(s, st, m, b) / 1e9 / b;
+        W[st->gof[m]] += st->mwork[m];
+    }
+    double lo = INFINITY, hi = 0, sum = 0;
+    int groups = 0;
+    for (int i = 0; i < st->k; i++)
+        if (st->grp[i].ng > 0) {
+            double x = W[i] / st->grp[i].ng;
+            lo = fmin(lo, x), hi = fmax(hi, x), sum += x, groups++;
+        }
+    if (groups < st->k || sum <= 0 || (hi - lo) / (sum / groups) <= st->rep_threshold)
+        goto out;
+    /* memory in the engine's pages: the weights cache of a GPU (memory less room for the
+     * largest activations), so what the partitioner allows always loads */
+    p->n = st->nm;
+    p->k = st->k;
+    p->r_max = st->rmax;
+    p->s_max = sim_exec(s, 0)->pages_total;
+    p->time_limit_s = st->limit_s;
+    p->prev = st->gof;
+    p->c_max = st->rep_moves;
+    p->transition = true;
+    for (int m = 0; m < st->nm; m++) {
+        p->s[m] = sim_model_pages(s, m);
+        p->c[m] = 1;
+    }
+    struct sym_part_result cur;
+    sym_part_eval(p, st->gof, &cur);
+    if ((st->random_part ? sym_part_random(p, 1000, sim_policy_rng(s), r) : sym_part_milp(p, r)) ||
+        !r->feasible || r->objective > (1 - st->rep_gain) * cur.objective)
+        sym_part_eval(p, st->gof, r);   /* not worth moving models: the GPUs may still move */
+    sim_err_clear();
+    int mm0 = st->models_moved, gm0 = st->gpus_moved;
+    for (int i = 0; i < st->k; i++)
+        st->grp[i].work = 0;
+    for (int m = 0; m < st->nm; m++)
+        st->grp[r->assign[m]].work += st->mwork[m];
+    for (int m = 0; m < st->nm; m++) {
+        int to = r->assign[m];
+        if (to == st->gof[m])
+            continue;
+        st->next[m] = to;
+        st->models_moving++;
+        st->models_moved++;
+        for (int g = 0; g < st->gcap && g < sim_exec_count(s); g++) {
+            if (st->gpu_grp[g] != to || !serving(st, g) || sim_resident(s, g, m) != SIM_RES_NONE)
+                continue;
+            if (sim_load(s, g, m, 0) != 0)
+                SIM_BUG("symphony: GPU %d of sub-cluster %d has no room for model %d moving "
+                        "in", g, to, m);
+            *pend_at(st, g, m) = 1;
+            st->mload[m]++;
+        }
+    }
+    for (int m = 0; m < st->nm; m++)    /* already resident wherever it goes */
+        if (st->next[m] != st->gof[m] && st->mload[m] == 0)
+            switch_model(s, st, m);
+    if (st->models_moving == 0)
+        move_gpus(s, st);
+    st->repartitions += st->models_moved > mm0 || st->gpus_moved > gm0;
+out:
+    free(p);
+    free(r);
 }
 
 /* A GPU added during the run joins the sub-cluster with the most work per GPU up (ties:
@@ -545,8 +811,8 @@ static void on_exec_up(struct sim *s, void *state, int e)
         if (st->grp[i].work * (st->grp[gi].ng + 1) > st->grp[gi].work * (st->grp[i].ng + 1))
             gi = i;
     st->gpu_grp[e] = gi;
-    for (int m = 0; m < st->nm; m++)
-        if (st->gof[m] == gi && sim_load(s, e, m, 0) == 0)
+    for (int m = 0; m < st->nm; m++)   /* its models, and those moving in (re-partition) */
+        if ((st->gof[m] == gi || st->next[m] == gi) && sim_load(s, e, m, 0) == 0)
             st->loading[e]++;
     if (st->loading[e] == 0) {
         join(s, st, e, gi);
@@ -557,16 +823,45 @@ static void on_exec_up(struct sim *s, void *state, int e)
 static void on_load_done(struct sim *s, void *state, int e, int m, bool ok)
 {
     struct symphony *st = state;
-    (void)m;
     int gi = st->gpu_grp[e];
+    if (*pend_at(st, e, m)) { /* a load for a model's move */
+        *pend_at(st, e, m) = 0;
+        if (!ok && sim_exec(s, e)->state == SIM_EXEC_UP)
+            SIM_BUG("symphony: loading model %d onto GPU %d for its move failed", m, e);
+        if (--st->mload[m] == 0)
+            switch_model(s, st, m);
+        return;
+    }
     if (gi < 0 || st->loading[e] == 0 || sim_exec(s, e)->state != SIM_EXEC_UP)
         return;
     if (!ok)
         SIM_BUG("symphony: loading model %d onto GPU %d of sub-cluster %d failed", m, e, gi);
     if (--st->loading[e] == 0) {
+        if (st->moving[e]) {
+            st->moving[e] = false;
+            st->gpus_moving--;
+        }
         join(s, st, e, gi);
         regroup(s, st, gi);
     }
+}
+
+/* A batch is done: the GPU's in-flight counts fall; a model that has left the GPU's
+ * sub-cluster goes when its last batch there is done, and a GPU moving between sub-clusters
+ * settles when it has nothing in flight. */
+static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
+{
+    struct symphony *st = state;
+    int g = b->exec, m = b->model;
+    if (g >= st->gcap)
+        return;
+    (*inflight_at(st, g, m))--;
+    st->busy[g]--;
+    if (st->rep_ns == 0 || sim_exec(s, g)->state != SIM_EXEC_UP)
+        return;
+    evict_if_done(s, st, g, m);
+    if (st->moving[g] && st->busy[g] == 0 && st->loading[g] == 0)
+        settle(s, st, g);
 }
 
 static void on_exec_remove(struct sim *s, void *state, int e)
@@ -576,6 +871,10 @@ static void on_exec_remove(struct sim *s, void *state, int e)
         return;
     int gi = st->gpu_grp[e];
     st->loading[e] = 0;                 /* loads still running: it never joins */
+    if (st->moving[e]) {
+        st->moving[e] = false;
+        st->gpus_moving--;
+    }
     if (gi < 0 || st->grp[gi].gpus.pos[e] < 0)
         return;
     sim_iheap_remove(&st->grp[gi].gpus, e);
@@ -601,6 +900,13 @@ static void on_tick(struct sim *s, void *state)
     double add = (r > st->bad_threshold && r < 1) ? n * r / (1 - r) : 0;
     sim_ts_add(s, "symphony.add_gpus", -1, add);
     sim_ts_add(s, "symphony.release_gpus", -1, add > 0 ? 0 : n * f);
+    if (st->rep_ns > 0) {
+        sim_ts_add(s, "symphony.repartitions", -1, st->repartitions);
+        sim_ts_add(s, "symphony.models_moved", -1, st->models_moved);
+        sim_ts_add(s, "symphony.gpus_moved", -1, st->gpus_moved);
+        for (int m = 0; m < st->nm; m++)
+            sim_ts_add(s, "symphony.sub_cluster", m, st->gof[m]);
+    }
 }
 
 const struct policy_ops policy_symphony = {
@@ -613,6 +919,7 @@ const struct policy_ops policy_symphony = {
     .on_request = on_request,
     .on_timer = on_timer,
     .on_load_done = on_load_done,
+    .on_batch_done = on_batch_done,
     .on_tick = on_tick,
     .on_exec_up = on_exec_up,
     .on_exec_remove = on_exec_remove,

@@ -274,7 +274,7 @@ static void summary(const struct sweep *w, const char *db)
     }
     if (sqlite3_prepare_v2(h,
                            "SELECT p.point, p.point_key, p.status, r.id, r.goodput_rps, "
-                           "r.ontime_rps, r.bad_rate FROM sweep_points p LEFT JOIN runs r ON "
+                           "r.ontime_rps, r.bad_rate, r.offered_rps FROM sweep_points p LEFT JOIN runs r ON "
                            "r.id = p.run_id WHERE p.sweep = ? ORDER BY p.point",
                            -1, &q, NULL) == SQLITE_OK) {
         sqlite3_bind_text(q, 1, w->id, -1, SQLITE_TRANSIENT);
@@ -288,7 +288,8 @@ static void summary(const struct sweep *w, const char *db)
                 continue;
             }
             printf("%5d %7lld %12.1f %12.1f %9.4f  %s\n", sqlite3_column_int(q, 0),
-                   (long long)sqlite3_column_int64(q, 3), sqlite3_column_double(q, 4),
+                   (long long)sqlite3_column_int64(q, 3),
+                   sqlite3_column_double(q, w->goodput ? 4 : 7),   /* offered, for runs */
                    sqlite3_column_double(q, 5), sqlite3_column_double(q, 6),
                    sqlite3_column_text(q, 1));
         }

@@ -602,6 +602,69 @@ static void symphony_sub_clusters_keep_models_apart(void)
     sim_config_destroy(cfg);
 }
 
+/* ------------------------------------------------------------ re-partitioning */
+
+#define VGG(n) "{\"name\":\"v" #n "\",\"slo_ms\":33,\"alpha_ms\":2.734,\"beta_ms\":5.786," \
+               "\"weights_mb\":528,\"static_mb\":822,\"dynamic_mb\":6200}"
+
+static struct sim_result *shift_run(double rep_s)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"name\":\"shift\",\"seed\":2,\"duration_s\":60,\"warmup_s\":5,"
+             "\"cluster\":{\"gpus\":12,\"gpu_memory_mb\":11264},\"models\":[" VGG(0) "," VGG(1) ","
+             VGG(2) "," VGG(3) "," VGG(4) "," VGG(5) "],\"workload\":{\"rate_rps\":1800,"
+             "\"popularity\":{\"kind\":\"zipf\",\"s\":0.9},\"segments\":[{\"duration_s\":20,"
+             "\"scale\":1},{\"scale\":0.4638,\"models\":{\"v4\":8,\"v5\":8}}]},"
+             "\"policy\":{\"name\":\"symphony\",\"params\":{\"sub_clusters\":3,"
+             "\"repartition_s\":%g}},\"metrics\":{\"sample_period_s\":1}}", rep_s);
+    struct sim_config *cfg;
+    struct sim_result *r = NULL;
+    REQUIRE_OK(sim_config_from_text(text, "shift", ".", &cfg));
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    sim_config_destroy(cfg);
+    return r;
+}
+
+static double ts_last(const struct sim_result *r, const char *name)
+{
+    double v = -1;
+    for (size_t i = 0; i < r->ts.n; i++)
+        if (!strcmp(r->ts.series[r->ts.pts[i].series], name) && r->ts.pts[i].key < 0)
+            v = r->ts.pts[i].value;
+    return v;
+}
+
+/* Six VGG16-like models in three sub-clusters of two (three fit a GPU, so a model can move:
+ * old and new fit together); after 20 s two cold models become 8x as popular at the same
+ * total rate. Re-partitioning every 5 s moves models and GPUs to where the work went, every
+ * request still ends once and no batch meets an evicted model (no rejections), and the bad
+ * rate falls well below that of the partition made at the start. */
+static void symphony_repartition_follows_shift(void)
+{
+    struct sim_result *fixed = shift_run(0), *moving = shift_run(5);
+    const struct sim_result *rs[2] = {fixed, moving};
+    for (int i = 0; i < 2; i++) {
+        uint64_t ended = 0, rejected = 0;
+        for (int m = 0; m < rs[i]->nmodels; m++)
+            ended += rs[i]->models[m].on_time + rs[i]->models[m].late + rs[i]->models[m].dropped;
+        for (int e = 0; e < rs[i]->nexecs; e++)
+            rejected += rs[i]->execs[e].rejected;
+        CHECK(rejected == 0, "run %d: %llu batches rejected", i, (unsigned long long)rejected);
+        CHECK(ended == rs[i]->offered,
+              "run %d: %llu ended of %llu", i, (unsigned long long)ended,
+              (unsigned long long)rs[i]->offered);
+    }
+    double mm = ts_last(moving, "symphony.models_moved"), gm = ts_last(moving, "symphony.gpus_moved");
+    CHECK(mm >= 1 && gm >= 1, "moved %g models and %g GPUs", mm, gm);
+    CHECK(ts_last(fixed, "symphony.models_moved") < 0, "series recorded without re-partitioning");
+    CHECK(fixed->bad_rate > 0.008 && moving->bad_rate < fixed->bad_rate / 3,
+          "bad rate %.4f re-partitioning, %.4f partitioned once", moving->bad_rate,
+          fixed->bad_rate);
+    sim_result_destroy(fixed);
+    sim_result_destroy(moving);
+}
+
 TEST_MAIN({"conformance_every_policy", conformance_every_policy},
           {"registry_is_well_formed", registry_is_well_formed},
           {"presets_are_well_formed", presets_are_well_formed},
@@ -609,4 +672,5 @@ TEST_MAIN({"conformance_every_policy", conformance_every_policy},
           {"symphony_large_beta_alpha_tight_slo", symphony_large_beta_alpha_tight_slo},
           {"symphony_nwc_not_worse_on_grid", symphony_nwc_not_worse_on_grid},
           {"symphony_flat_top_under_overload", symphony_flat_top_under_overload},
-          {"symphony_sub_clusters_keep_models_apart", symphony_sub_clusters_keep_models_apart})
+          {"symphony_sub_clusters_keep_models_apart", symphony_sub_clusters_keep_models_apart},
+          {"symphony_repartition_follows_shift", symphony_repartition_follows_shift})
