@@ -105,6 +105,10 @@ int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *nam
     }
     q->model = model;
     q->st.model = model;
+    if (model >= 0 && w->schedules && w->schedules[model].n > 0) {
+        q->st.seg = w->schedules[model].seg;    /* its own steps instead of the workload's */
+        q->st.nseg = w->schedules[model].n;
+    }
     *out = (struct sim_source){stream_src_next, stream_src_close, q, -1};
     return 0;
 }

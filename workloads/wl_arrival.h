@@ -27,6 +27,14 @@ struct wl_segment {
 
 struct wl_trace_cfg;
 
+/* A model's own rate over time (workload.rate_schedules): steps of step_s each, the last held
+ * to the end, as segments whose scales are the steps' rates over the model's mean rate
+ * (world.model_rps, at load scale 1). */
+struct wl_schedule {
+    int n;                             /* 0: the model follows the workload's rate */
+    struct wl_segment *seg;            /* [n], owned */
+};
+
 /* The workload of an experiment, typed (the experiment layer fills it from `workload`): the
  * synthetic arrival process and popularity, or a real trace. The mean rates it gives each
  * model at load scale 1 are the world's rate_rps and model_rps. */
@@ -38,6 +46,7 @@ struct wl_workload {
     int nsegments;
     struct wl_segment *segments;
     struct wl_trace_cfg *trace;        /* a real trace instead of rate_rps, or NULL; owned */
+    struct wl_schedule *schedules;     /* [nmodels] or NULL; owned */
 };
 
 struct wl_stream {

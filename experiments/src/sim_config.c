@@ -30,6 +30,9 @@ void sim_config_destroy(struct sim_config *cfg)
     for (int i = 0; i < cfg->workload.nsegments; i++)
         free(cfg->workload.segments[i].model_scale);
     free(cfg->workload.segments);
+    for (int m = 0; cfg->workload.schedules && m < cfg->world.nmodels; m++)
+        free(cfg->workload.schedules[m].seg);
+    free(cfg->workload.schedules);
     wl_trace_cfg_free(cfg->workload.trace);
     sim_app_free(cfg->app);
     free(cfg->world.model_rps);
@@ -224,20 +227,94 @@ static int parse_segment_models(struct sim_config *c, const cJSON *ms, const cha
     return 0;
 }
 
+/* workload.rate_schedules {"model name": {"step_s": s, "rps": [r0, r1, ...]}}: that model's
+ * rate is r0 for s seconds, then r1, ..., the last held to the end; its mean over the run
+ * becomes its configured rate (what policies read), and the steps segments scaled by it.
+ * Returns the number of models with a schedule in *n. */
+static int parse_rate_schedules(struct sim_config *c, const cJSON *o, int *n)
+{
+    static const char *const keys[] = {"step_s", "rps", NULL};
+    *n = 0;
+    if (!o)
+        return 0;
+    if (c->app)
+        return sim_err_set(SIM_EINVAL, "workload.rate_schedules: with an application, requests "
+                           "are the application's; per-model schedules do not apply");
+    if (!(c->workload.schedules = calloc((size_t)c->world.nmodels, sizeof *c->workload.schedules)))
+        return SIM_ENOMEM;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o) {
+        char p[SIM_JPATH_MAX + SIM_NAME_MAX];
+        snprintf(p, sizeof p, "workload.rate_schedules.%s", it->string);
+        int m = 0;
+        while (m < c->world.nmodels && strcmp(c->world.models[m].name, it->string) != 0)
+            m++;
+        if (m == c->world.nmodels)
+            return sim_err_set(SIM_EINVAL, "%s: no model named \"%s\" in the config's models", p,
+                               it->string);
+        const cJSON *rps;
+        double step = 0;
+        int rc;
+        if (!cJSON_IsObject(it))
+            return sim_json_expected(p, "{step_s, rps}", it);
+        if ((rc = sim_json_keys(it, p, keys)) ||
+            (rc = sim_json_num(it, p, "step_s", true, SIM_J_POS, &step)) ||
+            (rc = sim_json_arr(it, p, "rps", true, &rps)))
+            return rc;
+        int k = cJSON_GetArraySize(rps);
+        if (k == 0)
+            return sim_err_set(SIM_EINVAL, "%s.rps: expected at least one rate", p);
+        struct wl_schedule *sc = &c->workload.schedules[m];
+        if (!(sc->seg = calloc((size_t)k, sizeof *sc->seg)))
+            return SIM_ENOMEM;
+        sc->n = k;
+        double dur = c->world.duration_s, sum = 0;
+        for (int i = 0; i < k; i++) {
+            const cJSON *r = cJSON_GetArrayItem(rps, i);
+            if (!cJSON_IsNumber(r) || r->valuedouble < 0) {
+                char ip[SIM_JPATH_MAX + SIM_NAME_MAX + 16];
+                snprintf(ip, sizeof ip, "%s.rps[%d]", p, i);
+                return sim_json_expected(ip, "a rate >= 0 (req/s)", r);
+            }
+            double t0 = i * step, t1 = i == k - 1 ? fmax(dur, t0) : (i + 1) * step;
+            sum += r->valuedouble * fmax(0, fmin(t1, dur) - fmin(t0, dur));
+            sc->seg[i] = (struct wl_segment){i == k - 1 ? 0 : step, r->valuedouble, NULL};
+        }
+        double mean = dur > 0 ? sum / dur : 0;
+        for (int i = 0; i < k; i++)
+            sc->seg[i].scale = mean > 0 ? sc->seg[i].scale / mean : 0;
+        c->world.model_rps[m] = mean;
+        (*n)++;
+    }
+    return 0;
+}
+
 static int parse_workload(struct sim_config *c, const cJSON *root)
 {
     static const char *const keys[] = {"rate_rps", "arrival", "popularity", "segments",
-                                       "random_segments", "trace", NULL};
+                                       "random_segments", "trace", "rate_schedules", NULL};
     static const char *const akeys[] = {"kind", "shape", NULL};
     static const char *const pkeys[] = {"kind", "s", NULL};
     static const char *const skeys[] = {"duration_s", "scale", "models", NULL};
-    const cJSON *w, *a, *p, *segs;
-    int rc, kind = 0;
+    const cJSON *w, *a, *p, *segs, *sched;
+    int rc, kind = 0, nsched = 0;
     const cJSON *tr = NULL;
+    if (!(c->world.model_rps = calloc((size_t)c->world.nmodels, sizeof *c->world.model_rps)))
+        return SIM_ENOMEM;
     if ((rc = sim_json_obj(root, "", "workload", true, &w)) ||
         (rc = sim_json_keys(w, "workload", keys)) ||
         (rc = sim_json_obj(w, "workload", "trace", false, &tr)) ||
-        (rc = sim_json_num(w, "workload", "rate_rps", !tr, SIM_J_POS, &c->world.rate_rps)) ||
+        (rc = sim_json_obj(w, "workload", "rate_schedules", false, &sched)) ||
+        (rc = parse_rate_schedules(c, sched, &nsched)))
+        return rc;
+    bool all_sched = nsched == c->world.nmodels;
+    if (sched && (tr || cJSON_GetObjectItem(w, "segments") || cJSON_GetObjectItem(w, "random_segments")))
+        return sim_err_set(SIM_EINVAL, "workload.rate_schedules: give the models' rates either by "
+                           "schedules or by %s, not both", tr ? "a trace" : "segments");
+    if (all_sched && cJSON_GetObjectItem(w, "rate_rps"))
+        return sim_err_set(SIM_EINVAL, "workload.rate_rps: every model has a rate schedule, so "
+                           "there is no rate left to split; remove rate_rps");
+    if ((rc = sim_json_num(w, "workload", "rate_rps", !tr && !all_sched, SIM_J_POS, &c->world.rate_rps)) ||
         (rc = sim_json_obj(w, "workload", "arrival", false, &a)) ||
         (rc = sim_json_obj(w, "workload", "popularity", false, &p)) ||
         (rc = sim_json_arr(w, "workload", "segments", false, &segs)))
@@ -308,12 +385,24 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
             return sim_err_set(SIM_EINVAL, "models: model \"%s\": share is only used with "
                                "workload.popularity.kind \"explicit\"", c->world.models[m].name);
     }
-    if (!(c->world.model_rps = calloc((size_t)c->world.nmodels, sizeof *c->world.model_rps)))
-        return SIM_ENOMEM;
     if (c->app && p)
         return sim_err_set(SIM_EINVAL, "workload.popularity: with an application, requests "
                            "are the application's (its paths' weights split them)");
-    if (!tr) {
+    if (!tr && nsched) {                /* rate_rps splits over the models without schedules */
+        double *share = calloc((size_t)c->world.nmodels, sizeof *share), sum = 0, total = 0;
+        if (!share)
+            return SIM_ENOMEM;
+        wl_popularity_shares(&c->workload, &c->world, share);
+        for (int m = 0; m < c->world.nmodels; m++)
+            sum += c->workload.schedules[m].n ? 0 : share[m];
+        for (int m = 0; m < c->world.nmodels; m++) {
+            if (!c->workload.schedules[m].n)
+                c->world.model_rps[m] = sum > 0 ? share[m] / sum * c->world.rate_rps : 0;
+            total += c->world.model_rps[m];
+        }
+        free(share);
+        c->world.rate_rps = total;      /* the mean total, as without schedules */
+    } else if (!tr) {
         wl_popularity_shares(&c->workload, &c->world, c->world.model_rps);
         for (int m = 0; m < c->world.nmodels; m++)
             c->world.model_rps[m] = c->app ? sim_app_model_rate(c->app, m, c->world.rate_rps)

@@ -56,6 +56,10 @@ config_errors() {
   expect_error share 'missing share' \
     '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"popularity":{"kind":"explicit"}}}'
   expect_error warmup "warmup_s: expected less than duration_s" "{$base,\"warmup_s\":5,\"models\":[$model]}"
+  expect_error schedule_negative 'workload.rate_schedules.m.rps[1]: expected a rate >= 0 (req/s), got -3' \
+    '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_schedules":{"m":{"step_s":1,"rps":[2,-3]}}}}'
+  expect_error segment_model 'workload.segments[0].models: no model named "q"' \
+    '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"segments":[{"scale":1,"models":{"q":2}}]}}'
   expect_error profile_two "expected exactly one of alpha_ms+beta_ms, profile or profiles" \
     "{$base,\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":2,\"slo_ms\":20,\"profile\":{\"form\":\"linear\",\"alpha_ms\":1,\"beta_ms\":1}}]}"
   expect_error table_order "models[0].profile.latency_ms[2]: expected a positive latency" \

@@ -294,6 +294,76 @@ static void segments_shift_popularity(void)
           "unknown model: %s", sim_err_msg());
 }
 
+/* workload.rate_schedules: model a follows its own steps (100 r/s for 10 s, then 300 held to
+ * the end), its configured rate is the steps' mean over the run; the workload's rate_rps
+ * splits over the others (b and c: 50 each); every model's arrivals match per step. Bad
+ * schedules are errors with their JSON path. */
+static void rate_schedules_drive_each_model(void)
+{
+    const char *text =
+        "{\"duration_s\":30,\"cluster\":{\"gpus\":1},\"models\":["
+        "{\"name\":\"a\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10},"
+        "{\"name\":\"b\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10},"
+        "{\"name\":\"c\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10}],"
+        "\"workload\":{\"rate_rps\":100,\"rate_schedules\":{\"a\":{\"step_s\":10,"
+        "\"rps\":[100,300]}}}}";
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "sched", ".", &cfg));
+    CHECK_NEAR(cfg->world.model_rps[0], (100.0 * 10 + 300.0 * 20) / 30, 1e-9);
+    CHECK_NEAR(cfg->world.model_rps[1], 50, 1e-9);
+    CHECK_NEAR(cfg->world.model_rps[2], 50, 1e-9);
+    CHECK_NEAR(cfg->world.rate_rps, 100 + (100.0 * 10 + 300.0 * 20) / 30, 1e-9);
+    int count[3][3] = {{0}};
+    for (int m = 0; m < 3; m++) {
+        struct sim_source src;
+        char name[32];
+        snprintf(name, sizeof name, "arrivals.%c", 'a' + m);
+        REQUIRE_OK(wl_stream_source(&cfg->workload, cfg->world.seed, name, cfg->world.model_rps[m],
+                                    m, &src));
+        for (;;) {
+            int64_t t;
+            int model;
+            double size;
+            src.next(src.ctx, &t, &model, &size);
+            if (t >= 30 * SIM_NS_PER_S)
+                break;
+            count[m][t / (10 * SIM_NS_PER_S)]++;
+        }
+        src.close(src.ctx);
+    }
+    CHECK_NEAR(count[0][0], 1000, 0.08);
+    CHECK_NEAR(count[0][1], 3000, 0.05);
+    CHECK_NEAR(count[0][2], 3000, 0.05);
+    for (int k = 0; k < 3; k++)
+        CHECK_NEAR(count[1][k], 500, 0.12);
+    sim_config_destroy(cfg);
+    static const struct { const char *work, *want; } bad[] = {
+        {"\"rate_rps\":10,\"rate_schedules\":{\"a\":{\"step_s\":10,\"rps\":[5,-1]}}",
+         "workload.rate_schedules.a.rps[1]"},
+        {"\"rate_rps\":10,\"rate_schedules\":{\"z\":{\"step_s\":10,\"rps\":[5]}}",
+         "no model named \"z\""},
+        {"\"rate_rps\":10,\"rate_schedules\":{\"a\":{\"step_s\":0,\"rps\":[5]}}",
+         "workload.rate_schedules.a"},
+        {"\"rate_rps\":10,\"rate_schedules\":{\"a\":{\"step_s\":1,\"rps\":[5]}},"
+         "\"segments\":[{\"scale\":1}]", "not both"},
+        {"\"rate_rps\":10,\"rate_schedules\":{\"a\":{\"step_s\":1,\"rps\":[5]},"
+         "\"b\":{\"step_s\":1,\"rps\":[5]},\"c\":{\"step_s\":1,\"rps\":[5]}}",
+         "remove rate_rps"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "{\"duration_s\":30,\"cluster\":{\"gpus\":1},\"models\":["
+                 "{\"name\":\"a\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10},"
+                 "{\"name\":\"b\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10},"
+                 "{\"name\":\"c\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10}],"
+                 "\"workload\":{%s}}", bad[i].work);
+        CHECK(sim_config_from_text(t, "sched", ".", &cfg) == SIM_EINVAL &&
+                  strstr(sim_err_msg(), bad[i].want),
+              "case %zu: expected \"%s\" in: %s", i, bad[i].want, sim_err_msg());
+    }
+}
+
 static void json_set_paths(void)
 {
     cJSON *root = cJSON_Parse("{\"cluster\":{\"gpus\":4},\"models\":[{\"slo_ms\":20},{\"slo_ms\":30}]}");
@@ -349,5 +419,6 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"arrival_rates_and_burstiness", arrival_rates_and_burstiness},
           {"segments_scale_the_rate", segments_scale_the_rate},
           {"segments_shift_popularity", segments_shift_popularity},
+          {"rate_schedules_drive_each_model", rate_schedules_drive_each_model},
           {"json_set_paths", json_set_paths},
           {"md1_mean_wait", md1_mean_wait})
