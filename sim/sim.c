@@ -278,30 +278,90 @@ static int pick_frontend(struct sim *s, int src, int m)
 
 /* Source i's next arrival into the heap, or none at its end (or past the arrivals window)
  * or on an error. */
+/* Source i's next arrival into *a; false at its end, past the arrivals window, or on an
+ * error (src_err). */
+static bool source_next(struct sim *s, int i, struct sim_arrival *a)
+{
+    struct sim_src *q = &s->src[i];
+    if (q->ended)
+        return false;
+    int rc = q->src.next(q->src.ctx, &a->t, &a->model, &a->size);
+    if (rc < 0)
+        s->src_err = rc;                /* sim_run reports it; the run is not written */
+    a->counted = false;
+    q->ended = rc != 1 || a->t >= s->duration;
+    return !q->ended;
+}
+
 static void source_push(struct sim *s, int i)
 {
     struct sim_src *q = &s->src[i];
-    int64_t t;
-    int rc = q->src.next(q->src.ctx, &t, &q->model, &q->size);
-    if (rc < 0) {
-        s->src_err = rc;                /* sim_run reports it; the run is not written */
+    int64_t after = q->pending ? q->cur.t : s->now;
+    if (q->head < q->nahead)
+        q->cur = q->ahead[q->head++];
+    else if (!source_next(s, i, &q->cur)) {
+        q->pending = false;
         return;
     }
-    if (rc == 1 && t < s->now)
-        SIM_BUG("arrival source %d went backwards: %lld after %lld", i, (long long)t,
-                (long long)s->now);
-    if (rc == 1 && t < s->duration)
-        push(s, t, EV_ARRIVAL, (uint32_t)i, 0);
+    if (q->head == q->nahead)
+        q->head = q->nahead = 0;
+    if (q->cur.t < after)
+        SIM_BUG("arrival source %d went backwards: %lld after %lld", i, (long long)q->cur.t,
+                (long long)after);
+    q->pending = true;                  /* folded: the event is the delivery to the scheduler */
+    push(s, s->fold ? q->cur.t + s->ctrl_ns : q->cur.t, EV_ARRIVAL, (uint32_t)i, 0);
 }
 
-/* r enters its current model (r->model): counted as offered there, routed by the policy,
- * and delivered at `at` plus the control delay (the input too, straight to an executor). */
-static void enter_model(struct sim *s, struct sim_request *r, int64_t at)
+/* Folded arrivals: before tick `now` closes its window, every arrival before it is counted as
+ * offered in it, also those whose (delivery) events come later: the pending one and any the
+ * source yields before `now`, which wait in `ahead`. */
+static void count_in_flight(struct sim *s)
+{
+    for (int i = 0; i < s->nsrc; i++) {
+        struct sim_src *q = &s->src[i];
+        if (!q->pending || q->cur.t >= s->now)
+            continue;
+        if (!q->cur.counted) {
+            count_offered(&s->ms[q->cur.model].n, q->cur.t >= s->warmup);
+            q->cur.counted = true;
+        }
+        for (int k = q->head; k < q->nahead; k++)
+            if (!q->ahead[k].counted && q->ahead[k].t < s->now) {
+                count_offered(&s->ms[q->ahead[k].model].n, q->ahead[k].t >= s->warmup);
+                q->ahead[k].counted = true;
+            }
+        for (;;) {
+            int64_t last = q->nahead > q->head ? q->ahead[q->nahead - 1].t : q->cur.t;
+            struct sim_arrival a;
+            if (last >= s->now || !source_next(s, i, &a))
+                break;
+            if (q->nahead == q->cap) {
+                int cap = q->cap ? 2 * q->cap : 8;
+                struct sim_arrival *b = realloc(q->ahead, (size_t)cap * sizeof *b);
+                if (!b)
+                    SIM_BUG("out of memory holding arrivals of source %d", i);
+                q->ahead = b;
+                q->cap = cap;
+            }
+            if (a.t < s->now) {
+                count_offered(&s->ms[a.model].n, a.t >= s->warmup);
+                a.counted = true;
+            }
+            q->ahead[q->nahead++] = a;
+        }
+    }
+}
+
+/* r enters its current model (r->model) at `at`: counted as offered there (unless a tick
+ * did already), routed by the policy, and delivered at `at` plus the control delay (the input
+ * too, straight to an executor): at once when that time is now (a folded arrival). */
+static void enter_model(struct sim *s, struct sim_request *r, int64_t at, bool counted)
 {
     int m = r->model;
     r->exec = SIM_CENTRAL;
     r->t_stage = at;
-    count_offered(&s->ms[m].n, r->counted);
+    if (!counted)
+        count_offered(&s->ms[m].n, r->counted);
     if (r->stage == 0 && s->obs.request_arrive)
         s->obs.request_arrive(s->obs.ctx, s, r);
     else if (r->stage > 0 && s->obs.request_stage)
@@ -327,7 +387,9 @@ static void on_arrival(struct sim *s, int src)
 {
     struct sim_req_int *ri = pool_get(&s->req_pool);
     struct sim_request *r = &ri->pub;
-    int m = s->src[src].model;
+    int m = s->src[src].cur.model;
+    int64_t t = s->src[src].cur.t;      /* now, or a control delay ago when folded */
+    bool counted = s->src[src].cur.counted;
     int64_t slo = m >= 0 ? s->models[m].slo_ns : 0;
     ri->path = -1;
     if (s->app) {                       /* the path is drawn now and kept from the policy */
@@ -341,14 +403,14 @@ static void on_arrival(struct sim *s, int src)
     r->stage = 0;
     r->outcome = SIM_REQ_PENDING;
     r->frontend = pick_frontend(s, src, m);
-    r->t_arrival = s->now;
-    r->deadline = s->now + slo;
-    r->size = s->src[src].size;
-    r->counted = s->now >= s->warmup;
+    r->t_arrival = t;
+    r->deadline = t + slo;
+    r->size = s->src[src].cur.size;
+    r->counted = t >= s->warmup;
     s->arrived++;
 
     source_push(s, src);
-    enter_model(s, r, s->now);
+    enter_model(s, r, t, counted);
 }
 
 /* A stage of r's application path is done and its response leaves at t_done: the next stage
@@ -361,7 +423,7 @@ static bool next_stage(struct sim *s, struct sim_request *r, int64_t t_done)
     stage_outcome(s, r, by_deadline(r, t_done), t_done);
     r->stage++;
     r->model = s->app->paths[p].stages[r->stage];
-    enter_model(s, r, t_done);
+    enter_model(s, r, t_done, false);
     return true;
 }
 
@@ -887,6 +949,8 @@ static void on_tick(struct sim *s)
     double secs = (double)(w->t1 - w->t0) / 1e9;
     /* the window's rates: an application's requests (its paths), else the models' */
     struct sim_outcomes models = {0}, paths = {0};
+    if (s->fold)
+        count_in_flight(s);
     for (int m = 0; m < s->nmodels; m++) {
         struct sim_outcomes d = window_delta(&models, &s->ms[m].n, &s->ms[m].snap);
         sim_ts_add(s, "model_offered_rps", m, (double)d.c_offered / secs);
@@ -1096,6 +1160,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         goto fail;
     }
 
+    s->fold = !cfg->app && !s->pol->route && cfg->jitter == SIM_JIT_NONE && s->ctrl_ns > 0;
     /* first arrivals and the first sampling tick */
     for (int i = 0; i < s->nsrc; i++) {
         source_push(s, i);
@@ -1131,8 +1196,10 @@ void sim_destroy(struct sim *s)
             for (int k = 0; k < SIM_MAX_KINDS; k++)
                 free(s->lat[m * SIM_MAX_KINDS + k]);
     }
-    for (int i = 0; i < s->nsrc; i++)
+    for (int i = 0; i < s->nsrc; i++) {
         close_sources(&s->src[i].src, 1);
+        free(s->src[i].ahead);
+    }
     free(s->src);
     free(s->astate);
     for (int e = 0; e < s->max_execs && s->xi; e++) {

@@ -55,10 +55,22 @@ struct sim_exec_int {
     struct sim_resid *res;       /* [nmodels] */
 };
 
-struct sim_src {                 /* an arrival source and its pending arrival */
-    struct sim_source src;
+struct sim_arrival {
+    int64_t t;
     int model;
     double size;
+    bool counted;                /* a tick has counted it as offered already (folded) */
+};
+
+struct sim_src {                 /* an arrival source and its pending arrival */
+    struct sim_source src;
+    struct sim_arrival cur;      /* the arrival whose event is in the heap, if pending */
+    bool pending;
+    /* folded: arrivals a tick pulled early (they arrived before it, their events are not
+     * due yet), in order; cur is taken from here before the source is asked again */
+    struct sim_arrival *ahead;
+    int nahead, head, cap;
+    bool ended;                  /* the source has nothing more (or went past duration) */
 };
 
 struct sim {
@@ -73,6 +85,10 @@ struct sim {
     struct sim_mqueue *queues;
     int nsrc;
     struct sim_src *src;
+    /* Arrivals folded into their delivery: one event at arrival + control delay does both,
+     * when nothing can see the request in between (no route hook, no application, no
+     * jitter); ticks count the arrivals still in flight (sim.c, source_push). */
+    bool fold;
     int src_err;                            /* a source's error: sim_run returns it */
     void *astate;                           /* the autoscaler's state */
     int *rr_frontend;                       /* [model] round-robin position */
