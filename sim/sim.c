@@ -431,6 +431,12 @@ static bool next_stage(struct sim *s, struct sim_request *r, int64_t t_done)
 
 static void exec_maybe_down(struct sim *s, int e);
 
+/* ns for `work` (ns on one core) at milli/1000 cores: rounded up, so never early. */
+static int64_t cpu_time(int64_t work, int milli)
+{
+    return (int64_t)(((__int128)work * 1000 + milli - 1) / milli);
+}
+
 static void batch_start(struct sim *s, struct sim_batch *b)
 {
     struct sim_exec *x = &s->execs[b->exec];
@@ -444,7 +450,12 @@ static void batch_start(struct sim *s, struct sim_batch *b)
     b->t_start = t;
     if (b->status == SIM_BATCH_OK && b->latest > 0 && t > b->latest)
         b->status = SIM_BATCH_REJECTED_LATE;
-    if (b->status == SIM_BATCH_OK) {
+    if (b->status == SIM_BATCH_OK && x->cpu) {
+        struct sim_exec_int *xi = &s->xi[b->exec];
+        xi->work_left = exec_time(s, sim_latency_ns(s, b->model, x->kind, b->size));
+        xi->work_since = t;
+        b->t_finish = t + cpu_time(xi->work_left, x->milli_cores);
+    } else if (b->status == SIM_BATCH_OK) {
         b->t_finish = t + exec_time(s, sim_latency_ns(s, b->model, x->kind, b->size));
     } else {
         b->t_finish = t;                /* rejected when it would start */
@@ -563,6 +574,9 @@ const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch
                 md->cfg->name, q->len, md->max_batch);
     if (x->state != SIM_EXEC_UP)
         SIM_BUG("dispatch to executor %d in state %d", e, x->state);
+    if (x->cpu && m != x->model)
+        SIM_BUG("dispatch of model %s to CPU executor %d, which serves %s", md->cfg->name, e,
+                s->models[x->model].cfg->name);
     double need = x->resident_mb + s->dyn_mb_per_req[m] * n;
     if (x->memory_mb > 0 && need > x->memory_mb + 1e-9)
         SIM_BUG("batch of %d %s needs %.1f MB on executor %d with %.1f MB", n, md->cfg->name,
@@ -751,7 +765,10 @@ static void exec_init(struct sim *s, int e, enum sim_exec_state st)
 {
     struct sim_exec *x = &s->execs[e];
     x->id = e;
-    x->kind = 0;                        /* one kind today: cluster.gpu_kind */
+    x->kind = 0;                        /* cluster.gpu_kind; a CPU executor sets its own */
+    x->node = 0;
+    x->cpu = false;
+    x->model = -1;
     x->state = st;
     x->added_at = s->now;
     x->memory_mb = s->cfg->gpu_memory_mb;
@@ -824,6 +841,111 @@ int sim_exec_add(struct sim *s)
     return sim_exec_add_after(s, (int64_t)llround(s->cfg->provision_s * 1e9));
 }
 
+static void core_accrue(struct sim *s, int e);
+
+static int node_cores(const struct sim *s, int n)
+{
+    return n < s->cfg->nnodes ? s->cfg->nodes[n].cores : 0;
+}
+
+int sim_node_milli_used(const struct sim *s, int n)
+{
+    if (n < 0 || n >= (s->cfg->nnodes > 0 ? s->cfg->nnodes : 1))
+        SIM_BUG("node %d out of range", n);
+    return s->node_milli[n];
+}
+
+int sim_exec_add_cpu(struct sim *s, int node, int model, int milli_cores)
+{
+    if (node < 0 || node >= (s->cfg->nnodes > 0 ? s->cfg->nnodes : 1) || model < 0 ||
+        model >= s->nmodels)
+        SIM_BUG("CPU executor for model %d on node %d out of range", model, node);
+    const struct sim_node_cfg *nd = node < s->cfg->nnodes ? &s->cfg->nodes[node] : NULL;
+    int kind = s->node_cpu_kind[node];
+    if (kind < 0 || !nd)
+        return sim_err_set(SIM_EINVAL, "node %d has no CPU cores (cluster.nodes[%d].cores)", node,
+                           node), -1;
+    if (s->prof_of_kind[model][kind] < 0)
+        return sim_err_set(SIM_EINVAL, "model \"%s\" has no profile for CPU kind \"%s\" of "
+                           "node \"%s\"", s->models[model].cfg->name, nd->cpu_kind, nd->name), -1;
+    if (milli_cores < 1 || s->node_milli[node] + milli_cores > nd->cores * 1000)
+        return sim_err_set(SIM_EINVAL, "node \"%s\": %.3f cores asked, %.3f of %d free",
+                           nd->name, milli_cores / 1000.0,
+                           nd->cores - s->node_milli[node] / 1000.0, nd->cores), -1;
+    exec_grow(s);
+    int e = s->nexecs++;
+    struct sim_exec *x = &s->execs[e];
+    x->id = e;
+    x->kind = kind;
+    x->node = node;
+    x->cpu = true;
+    x->model = model;
+    x->milli_cores = milli_cores;
+    x->state = SIM_EXEC_UP;
+    x->added_at = x->up_since = x->last_finish = s->now;
+    x->memory_mb = 0;
+    x->pages_total = INT32_MAX / 2;
+    set_resident(s, e, model, SIM_RES_LOADED);  /* its model, in host memory */
+    x->models_loaded = 1;
+    s->xi[e].core_since = s->now;
+    s->node_milli[node] += milli_cores;
+    return e;
+}
+
+int sim_exec_set_cores(struct sim *s, int e, int milli_cores)
+{
+    if (e < 0 || e >= s->nexecs || !s->execs[e].cpu)
+        SIM_BUG("set_cores on executor %d, which is not a CPU executor", e);
+    struct sim_exec *x = &s->execs[e];
+    struct sim_exec_int *xi = &s->xi[e];
+    int old = x->milli_cores, cores = node_cores(s, x->node);
+    if (x->state != SIM_EXEC_UP && x->state != SIM_EXEC_DRAINING)
+        return sim_err_set(SIM_EINVAL, "executor %d is down", e), -1;
+    if (milli_cores < 1 || s->node_milli[x->node] - old + milli_cores > cores * 1000)
+        return sim_err_set(SIM_EINVAL, "node \"%s\": %.3f cores asked for executor %d, %.3f of "
+                           "%d free", s->cfg->nodes[x->node].name, milli_cores / 1000.0, e,
+                           cores - (s->node_milli[x->node] - old) / 1000.0, cores), -1;
+    core_accrue(s, e);
+    s->node_milli[x->node] += milli_cores - old;
+    x->milli_cores = milli_cores;
+    struct sim_batch *b = xi->running;
+    if (!b || b->status != SIM_BATCH_OK || b->t_finish <= s->now || milli_cores == old)
+        return 0;
+    if (s->now > xi->work_since) {      /* the work done so far, rounded down */
+        int64_t done = (int64_t)((__int128)(s->now - xi->work_since) * old / 1000);
+        xi->work_left = done < xi->work_left ? xi->work_left - done : 0;
+        xi->work_since = s->now;
+    }
+    int64_t fin = xi->work_since + cpu_time(xi->work_left, milli_cores);
+    if (fin == b->t_finish)
+        return 0;
+    b->t_finish = fin;
+    x->last_finish = fin;
+    for (struct sim_request *r = b->reqs; r; r = r->next)
+        r->t_finish = fin;
+    b->serial = ++s->batch_serial;      /* the old completion event goes stale */
+    push(s, fin, EV_BATCH_DONE, (uint32_t)e, b->serial);
+    return 0;
+}
+
+/* The allocation's integral of CPU executor e up to min(now, duration), in milli-core ns. */
+static void core_accrue(struct sim *s, int e)
+{
+    struct sim_exec_int *xi = &s->xi[e];
+    int64_t t = s->now < s->duration ? s->now : s->duration;
+    if (t > xi->core_since)
+        xi->core_acc += (t - xi->core_since) * (int64_t)s->execs[e].milli_cores;
+    xi->core_since = t > xi->core_since ? t : xi->core_since;
+}
+
+/* A CPU executor going DOWN gives its cores back to the node. */
+static void cpu_release(struct sim *s, int e)
+{
+    core_accrue(s, e);
+    s->node_milli[s->execs[e].node] -= s->execs[e].milli_cores;
+    s->execs[e].milli_cores = 0;
+}
+
 static void exec_maybe_down(struct sim *s, int e)
 {
     struct sim_exec *x = &s->execs[e];
@@ -832,6 +954,8 @@ static void exec_maybe_down(struct sim *s, int e)
         return;
     x->state = SIM_EXEC_DOWN;
     x->down_at = s->now;
+    if (x->cpu)
+        cpu_release(s, e);
     if (xi->q)
         for (int m = 0; m < s->nmodels; m++)
             while (xi->q[m].len)
@@ -852,7 +976,8 @@ void sim_exec_remove(struct sim *s, int e)
     } else {
         return;
     }
-    s->nactive--;
+    if (!x->cpu)
+        s->nactive--;
     if (s->pol->on_exec_remove)
         s->pol->on_exec_remove(s, s->pstate, e);
 }
@@ -966,8 +1091,9 @@ static void on_tick(struct sim *s)
     uint64_t off = t->c_offered, comp = t->c_completed, ontime = t->c_ontime, bad = t->c_bad;
     int64_t busy = 0;
     int up = 0;
-    for (int e = 0; e < s->nexecs; e++) {
-        if (s->execs[e].state != SIM_EXEC_UP && s->execs[e].state != SIM_EXEC_DRAINING)
+    for (int e = 0; e < s->nexecs; e++) {     /* GPUs: CPU executors are counted in cores */
+        if (s->execs[e].cpu ||
+            (s->execs[e].state != SIM_EXEC_UP && s->execs[e].state != SIM_EXEC_DRAINING))
             continue;
         up++;
         int64_t bu = busy_upto(s, e);
@@ -993,7 +1119,7 @@ static void on_tick(struct sim *s)
         s->cfg->autoscaler->step(s, s->cfg->autoscale_params, s->astate);
     int billed = 0;                     /* up, starting or draining */
     for (int e = 0; e < s->nexecs; e++)
-        billed += s->execs[e].state != SIM_EXEC_DOWN;
+        billed += !s->execs[e].cpu && s->execs[e].state != SIM_EXEC_DOWN;
     sim_ts_add(s, "gpus_billed", -1, billed);
     int64_t next = s->now + s->tick_ns;
     if (next <= s->duration)
@@ -1073,8 +1199,16 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         !s->pages || !s->load_ns || !s->ms)
         goto fail;
 
-    /* executor kinds in use (one today: cluster.gpu_kind) */
+    /* executor kinds in use: the GPUs' (cluster.gpu_kind), then the nodes' CPU kinds */
     kind_index(s, cfg->gpu_kind);
+    int nn = cfg->nnodes > 0 ? cfg->nnodes : 1;
+    s->node_milli = calloc((size_t)nn, sizeof *s->node_milli);
+    s->node_cpu_kind = calloc((size_t)nn, sizeof *s->node_cpu_kind);
+    if (!s->node_milli || !s->node_cpu_kind)
+        goto fail;
+    for (int n = 0; n < nn; n++)
+        s->node_cpu_kind[n] = n < cfg->nnodes && cfg->nodes[n].cores > 0
+                                  ? kind_index(s, cfg->nodes[n].cpu_kind) : -1;
     s->lat = calloc((size_t)nm * SIM_MAX_KINDS, sizeof *s->lat);
     if (!s->lat)
         goto fail;
@@ -1141,8 +1275,13 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         if (!(s->xi[e].res = calloc((size_t)nm, sizeof *s->xi[e].res)))
             goto fail;
     s->nexecs = s->nactive = cfg->gpus;
-    for (int e = 0; e < s->nexecs; e++)
+    for (int e = 0, n = 0, in = 0; e < s->nexecs; e++) {
         exec_init(s, e, SIM_EXEC_UP);
+        while (n < cfg->nnodes - 1 && in >= cfg->nodes[n].gpus)
+            n++, in = 0;                /* the nodes' GPUs in order; the rest on the last */
+        s->execs[e].node = n;
+        in++;
+    }
 
     char pname[SIM_NAME_MAX + 16];
     snprintf(pname, sizeof pname, "policy.%s", s->pol->name);
@@ -1214,6 +1353,8 @@ void sim_destroy(struct sim *s)
     free(s->queues);
     free(s->rr_frontend);
     free(s->prof_of_kind);
+    free(s->node_milli);
+    free(s->node_cpu_kind);
     free(s->dyn_mb_per_req);
     free(s->pages);
     free(s->load_ns);

@@ -94,6 +94,10 @@ enum sim_exec_state { SIM_EXEC_STARTING, SIM_EXEC_UP, SIM_EXEC_DRAINING, SIM_EXE
 struct sim_exec {
     int id;
     int kind;                    /* index into the engine's kinds */
+    int node;                    /* index into world.nodes */
+    bool cpu;                    /* a CPU executor (sim_exec_add_cpu), else a GPU */
+    int model;                   /* CPU: the one model it serves; GPU: -1 */
+    int milli_cores;             /* CPU: cores allocated, in thousandths */
     enum sim_exec_state state;
     double memory_mb;            /* 0 = unlimited */
     double resident_mb;          /* weights + static of loaded and loading models */
@@ -230,6 +234,20 @@ int sim_load(struct sim *s, int e, int m, int64_t latest);
 void sim_evict(struct sim *s, int e, int m);
 /* Makes m resident on e at once; only before the first event (policy init, preloading). */
 int sim_preload(struct sim *s, int e, int m);
+
+/* CPU executors (ROMA): one on `node` serving only `model`, up at once, with `milli_cores`
+ * thousandths of the node's cores. A batch of b requests there needs the work of the model's
+ * profile for the node's cpu_kind at b (the latency on one core) and progresses at
+ * milli_cores / 1000 of it per ns (linear scaling). Returns the executor, or -1 (with
+ * sim_err set) when the node lacks the cores or the model a profile for its CPU kind. CPU
+ * executors are not counted or billed as GPUs: their cost is core-seconds. */
+int sim_exec_add_cpu(struct sim *s, int node, int model, int milli_cores);
+/* Sets a CPU executor's allocation; a batch running there keeps the work it has done and
+ * finishes at the new speed (re-timed in integer ns, never earlier than its work allows).
+ * Returns 0, or -1 (sim_err set) above the node's free cores or below one thousandth. */
+int sim_exec_set_cores(struct sim *s, int e, int milli_cores);
+/* Thousandths of node n's cores allocated to its CPU executors. */
+int sim_node_milli_used(const struct sim *s, int n);
 
 /* Executors join after cluster.provision_s (policy on_exec_up), while fewer than
  * cluster.max_gpus are up or starting; returns the new id or -1 at the limit. Ids are never

@@ -53,6 +53,9 @@ struct sim_exec_int {
     int64_t busy_snap;           /* busy time at the last sampling tick */
     struct sim_mqueue *q;        /* [nmodels] queues at this executor, allocated on first use */
     struct sim_resid *res;       /* [nmodels] */
+    /* CPU executors: the running batch's work left (ns on one core) as of work_since, and
+     * the allocation's integral (milli-core ns) up to core_since */
+    int64_t work_left, work_since, core_acc, core_since;
 };
 
 struct sim_arrival {
@@ -93,6 +96,8 @@ struct sim {
     void *astate;                           /* the autoscaler's state */
     int *rr_frontend;                       /* [model] round-robin position */
     gsl_rng *split_rng;
+    int *node_milli;                        /* [nnodes] cores allocated, thousandths */
+    int *node_cpu_kind;                     /* [nnodes] kind index of its CPU (-1: none) */
     int nkinds;
     const char *kinds[SIM_MAX_KINDS];
     int (*prof_of_kind)[SIM_MAX_KINDS];     /* [model][kind] -> model cfg profile index */

@@ -164,6 +164,18 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         struct sim_exec_result *o = &r->execs[e];
         o->id = e;
         snprintf(o->kind, sizeof o->kind, "%s", s->kinds[x->kind]);
+        o->node = x->node;
+        o->cpu = x->cpu;
+        o->model = x->model;
+        if (x->cpu) {
+            const struct sim_exec_int *xi = &s->xi[e];
+            int64_t t = s->duration, acc = xi->core_acc;   /* held to the end */
+            if (x->state != SIM_EXEC_DOWN && t > xi->core_since)
+                acc += (t - xi->core_since) * (int64_t)x->milli_cores;
+            o->cores = x->milli_cores / 1000.0;
+            o->core_s = (double)acc / 1e12;
+            r->core_s += o->core_s;
+        }
         int64_t end = x->state == SIM_EXEC_DOWN ? x->down_at : s->now;
         int64_t span = x->state == SIM_EXEC_STARTING ? 0 : end - x->up_since;
         o->up_s = (double)span / 1e9;
@@ -181,6 +193,8 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     /* billing: from the request to DOWN (or the end of the arrivals window) */
     for (int e = 0; e < s->nexecs; e++) {
         const struct sim_exec *x = &s->execs[e];
+        if (x->cpu)
+            continue;                   /* billed in core-seconds */
         int64_t end = x->state == SIM_EXEC_DOWN && x->down_at < s->duration ? x->down_at
                                                                              : s->duration;
         if (end > x->added_at)
@@ -188,7 +202,7 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         int at = 0;
         for (int f = 0; f < s->nexecs; f++) {
             const struct sim_exec *y = &s->execs[f];
-            at += y->added_at <= x->added_at &&
+            at += !y->cpu && y->added_at <= x->added_at &&
                   !(y->state == SIM_EXEC_DOWN && y->down_at <= x->added_at);
         }
         if (at > r->gpus_max)

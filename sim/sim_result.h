@@ -44,6 +44,11 @@ struct sim_path_result {
 struct sim_exec_result {
     int id;
     char kind[SIM_NAME_MAX];
+    int node;                           /* index into world.nodes */
+    bool cpu;                           /* a CPU executor bound to `model` */
+    int model;
+    double cores;                       /* CPU: allocation at the end (or when it went down) */
+    double core_s;                      /* CPU: the allocation's integral over [0, duration) */
     double busy_frac, up_s, wasted_ms, load_busy_frac;
     uint64_t batches, requests, load_events, evictions, rejected, preemptions;
     int models_loaded;
@@ -59,7 +64,8 @@ struct sim_result {
     int worst_model;
     double worst_bad_frac;
     int nmodels, nexecs;
-    double gpu_s;                       /* executor-seconds billed in [0, duration) */
+    double gpu_s;                       /* GPU-seconds billed in [0, duration) */
+    double core_s;                      /* CPU core-seconds allocated in [0, duration) */
     int gpus_max;                       /* most executors billed at once */
     int trace_gaps;                     /* gaps the trace replay met (workload.trace; filled
                                          * by the caller, who owns the sources) */

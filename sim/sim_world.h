@@ -81,6 +81,17 @@ enum sim_jitter { SIM_JIT_NONE, SIM_JIT_EXPONENTIAL, SIM_JIT_LOGNORMAL };
  * stream whose requests are dealt round robin or at random. */
 enum sim_split { SIM_SPLIT_INDEPENDENT, SIM_SPLIT_ROUND_ROBIN, SIM_SPLIT_RANDOM };
 
+/* A worker node (cluster.nodes[i]; a config with cluster.gpus is one node without cores):
+ * GPU executors of gpu_kind, and CPU cores that policies allocate to CPU executors bound to
+ * one model (sim_exec_add_cpu), whose speed is the model's profile for cpu_kind (the latency
+ * on one core) scaled linearly by the cores allocated. */
+struct sim_node_cfg {
+    char name[SIM_NAME_MAX];
+    int cores;                         /* CPU cores for CPU executors (0: none) */
+    int gpus;                          /* GPU executors it starts with */
+    char gpu_kind[SIM_NAME_MAX], cpu_kind[SIM_NAME_MAX];
+};
+
 struct policy_ops;
 struct sim_autoscaler_ops;
 struct cJSON;
@@ -90,9 +101,11 @@ struct sim_world {
     uint64_t seed;
     double duration_s, warmup_s, drain_s;
 
-    /* the cluster: executors of one kind today */
-    int gpus, max_gpus;                /* at start; upper bound for sim_exec_add */
+    /* the cluster: GPU executors of one kind (every node's), and the nodes they are on */
+    int gpus, max_gpus;                /* at start (all nodes); upper bound for sim_exec_add */
     char gpu_kind[SIM_NAME_MAX];
+    int nnodes;
+    struct sim_node_cfg *nodes;        /* GPUs added at run time join node 0 */
     double gpu_memory_mb;              /* 0 = unlimited */
     double page_mb;                    /* weights cache page */
     double load_gb_s;                  /* weights transfer when a model has no load_ms */

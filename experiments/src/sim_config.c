@@ -27,6 +27,7 @@ void sim_config_destroy(struct sim_config *cfg)
     for (int i = 0; i < cfg->world.nmodels; i++)
         sim_model_cfg_free(&cfg->world.models[i]);
     free(cfg->world.models);
+    free(cfg->world.nodes);
     for (int i = 0; i < cfg->workload.nsegments; i++)
         free(cfg->workload.segments[i].model_scale);
     free(cfg->workload.segments);
@@ -42,11 +43,71 @@ void sim_config_destroy(struct sim_config *cfg)
     free(cfg);
 }
 
+/* cluster.nodes[] {name, cores, gpus, gpu_kind, cpu_kind}: worker nodes (ROMA's), instead of
+ * cluster.gpus / cluster.gpu_kind. Every node's GPUs are of one kind (heterogeneous GPUs are
+ * not supported by the policies yet); CPU kinds may differ. */
+static int parse_nodes(struct sim_config *c, const cJSON *arr, const char **kind, long *gpus)
+{
+    static const char *const keys[] = {"name", "cores", "gpus", "gpu_kind", "cpu_kind", NULL};
+    int n = cJSON_GetArraySize(arr), rc;
+    if (n == 0)
+        return sim_err_set(SIM_EINVAL, "cluster.nodes: expected at least one node, got []");
+    if (!(c->world.nodes = calloc((size_t)n, sizeof *c->world.nodes)))
+        return SIM_ENOMEM;
+    c->world.nnodes = n;
+    *gpus = 0;
+    for (int i = 0; i < n; i++) {
+        char p[SIM_JPATH_MAX];
+        const cJSON *it = cJSON_GetArrayItem(arr, i);
+        struct sim_node_cfg *nd = &c->world.nodes[i];
+        const char *gk = *kind, *ck = "cpu", *name = NULL;
+        long cores = 0, g = 0;
+        sim_jpath_idx(p, sizeof p, "cluster.nodes", i);
+        if (!cJSON_IsObject(it))
+            return sim_json_expected(p, "{name, cores, gpus, gpu_kind, cpu_kind}", it);
+        if ((rc = sim_json_keys(it, p, keys)) || (rc = sim_json_str(it, p, "name", false, &name)) ||
+            (rc = sim_json_int(it, p, "cores", true, 1, 4096, &cores)) ||
+            (rc = sim_json_int(it, p, "gpus", false, 0, 100000, &g)) ||
+            (rc = sim_json_str(it, p, "gpu_kind", false, &gk)) ||
+            (rc = sim_json_str(it, p, "cpu_kind", false, &ck)))
+            return rc;
+        if ((name && strlen(name) >= SIM_NAME_MAX) || strlen(gk) >= SIM_NAME_MAX ||
+            strlen(ck) >= SIM_NAME_MAX)
+            return sim_err_set(SIM_EINVAL, "%s: names and kinds have at most %d characters", p,
+                               SIM_NAME_MAX - 1);
+        if (g > 0 && *gpus > 0 && strcmp(gk, *kind) != 0)
+            return sim_err_set(SIM_EINVAL, "%s.gpu_kind: every node's GPUs must be of one kind "
+                               "(\"%s\" before), got \"%s\"", p, *kind, gk);
+        if (g > 0)
+            *kind = gk;
+        if (name)
+            snprintf(nd->name, sizeof nd->name, "%s", name);
+        else
+            snprintf(nd->name, sizeof nd->name, "node%d", i);
+        for (int k = 0; k < i; k++)
+            if (strcmp(c->world.nodes[k].name, nd->name) == 0)
+                return sim_err_set(SIM_EINVAL, "%s.name: node \"%s\" appears twice", p, nd->name);
+        nd->cores = (int)cores;
+        nd->gpus = (int)g;
+        snprintf(nd->gpu_kind, sizeof nd->gpu_kind, "%s", gk);
+        snprintf(nd->cpu_kind, sizeof nd->cpu_kind, "%s", ck);
+        *gpus += g;
+    }
+    if (*gpus < 1)
+        return sim_err_set(SIM_EINVAL, "cluster.nodes: expected at least one GPU over all nodes, "
+                           "got 0");
+    for (int i = 0; i < n; i++)        /* GPU-less nodes name the cluster's kind too */
+        if (c->world.nodes[i].gpus == 0)
+            snprintf(c->world.nodes[i].gpu_kind, sizeof c->world.nodes[i].gpu_kind, "%s", *kind);
+    return 0;
+}
+
 static int parse_cluster(struct sim_config *c, const cJSON *root)
 {
     static const char *const keys[] = {"gpus", "gpu_kind", "gpu_memory_mb", "max_gpus",
-                                       "page_mb", "load_gb_s", "provision_s", "exec_cv", NULL};
-    const cJSON *o;
+                                       "page_mb", "load_gb_s", "provision_s", "exec_cv",
+                                       "nodes", NULL};
+    const cJSON *o, *nodes;
     const char *kind = "1080ti";
     long gpus = 0, max_gpus = 0;
     int rc;
@@ -54,7 +115,12 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
     c->world.load_gb_s = 12;
     c->world.provision_s = 10;
     if ((rc = sim_json_obj(root, "", "cluster", true, &o)) || (rc = sim_json_keys(o, "cluster", keys)) ||
-        (rc = sim_json_int(o, "cluster", "gpus", true, 1, 100000, &gpus)) ||
+        (rc = sim_json_arr(o, "cluster", "nodes", false, &nodes)))
+        return rc;
+    if (nodes && (cJSON_GetObjectItem(o, "gpus") || cJSON_GetObjectItem(o, "gpu_kind")))
+        return sim_err_set(SIM_EINVAL, "cluster: give either nodes or gpus and gpu_kind, not both");
+    if ((nodes && (rc = parse_nodes(c, nodes, &kind, &gpus))) ||
+        (!nodes && (rc = sim_json_int(o, "cluster", "gpus", true, 1, 100000, &gpus))) ||
         (rc = sim_json_int(o, "cluster", "max_gpus", false, 1, 100000, &max_gpus)) ||
         (rc = sim_json_str(o, "cluster", "gpu_kind", false, &kind)) ||
         (rc = sim_json_num(o, "cluster", "gpu_memory_mb", false, SIM_J_NONNEG, &c->world.gpu_memory_mb)) ||
@@ -72,6 +138,16 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
     c->world.gpus = (int)gpus;
     c->world.max_gpus = max_gpus ? (int)max_gpus : (int)gpus;
     snprintf(c->world.gpu_kind, sizeof c->world.gpu_kind, "%s", kind);
+    if (!nodes) {                       /* one node: the GPUs, no cores */
+        if (!(c->world.nodes = calloc(1, sizeof *c->world.nodes)))
+            return SIM_ENOMEM;
+        c->world.nnodes = 1;
+        struct sim_node_cfg *nd = &c->world.nodes[0];
+        snprintf(nd->name, sizeof nd->name, "node0");
+        nd->gpus = (int)gpus;
+        snprintf(nd->gpu_kind, sizeof nd->gpu_kind, "%s", kind);
+        snprintf(nd->cpu_kind, sizeof nd->cpu_kind, "cpu");
+    }
     return 0;
 }
 

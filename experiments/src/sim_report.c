@@ -36,15 +36,21 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
         }
     }
     double busy = 0;
-    for (int e = 0; e < r->nexecs; e++)
-        busy += r->execs[e].busy_frac;
+    int gpus = 0, cpus = 0;
+    for (int e = 0; e < r->nexecs; e++) {
+        gpus += !r->execs[e].cpu;
+        cpus += r->execs[e].cpu;
+        busy += r->execs[e].cpu ? 0 : r->execs[e].busy_frac;
+    }
     fprintf(f, "total: offered %.1f req/s, on time %.1f req/s, bad rate %.4f, GPU busy %.1f%% "
                "(%d GPUs), %s at p%g\n", r->offered_rps, r->ontime_rps, r->bad_rate,
-            r->nexecs ? 100 * busy / r->nexecs : 0.0, r->nexecs,
+            gpus ? 100 * busy / gpus : 0.0, gpus,
             r->pass ? (r->npaths ? "every path within SLA" : "every model within SLO")
                     : "SLO missed", r->percentile);
     fprintf(f, "cost: %.1f GPU-hours (%.0f GPU-s), at most %d GPUs at once\n", r->gpu_s / 3600,
             r->gpu_s, r->gpus_max);
+    if (cpus)
+        fprintf(f, "CPU: %d executors, %.1f core-seconds allocated\n", cpus, r->core_s);
     if (r->trace_gaps)
         fprintf(f, "trace: %d gaps, %.0f s of trace time (handled as workload.trace.gaps says)\n",
                 r->trace_gaps, r->trace_gap_s);
@@ -114,6 +120,7 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
     cJSON_AddNumberToObject(o, "bad_rate", r->bad_rate);
     cJSON_AddNumberToObject(o, "gpu_s", r->gpu_s);
     cJSON_AddNumberToObject(o, "gpus_max", r->gpus_max);
+    cJSON_AddNumberToObject(o, "core_s", r->core_s);
     cJSON_AddNumberToObject(o, "trace_gaps", r->trace_gaps);
     cJSON_AddNumberToObject(o, "trace_gap_s", r->trace_gap_s);
     cJSON_AddBoolToObject(o, "slo_met", r->pass);
@@ -172,6 +179,13 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
     for (int e = 0; e < r->nexecs; e++) {
         const struct sim_exec_result *x = &r->execs[e];
         cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "node", x->node);
+        cJSON_AddStringToObject(j, "class", x->cpu ? "cpu" : "gpu");
+        if (x->cpu) {
+            cJSON_AddStringToObject(j, "model", r->models[x->model].name);
+            cJSON_AddNumberToObject(j, "cores", x->cores);
+            cJSON_AddNumberToObject(j, "core_s", x->core_s);
+        }
         cJSON_AddNumberToObject(j, "busy_frac", x->busy_frac);
         cJSON_AddNumberToObject(j, "up_s", x->up_s);
         cJSON_AddNumberToObject(j, "batches", (double)x->batches);

@@ -28,7 +28,8 @@ static const char schema_sql[] =
     "  load_scale REAL NOT NULL, offered_rps REAL NOT NULL, ontime_rps REAL NOT NULL,\n"
     "  bad_rate REAL NOT NULL, slo_met INTEGER NOT NULL, percentile REAL NOT NULL,\n"
     "  goodput_rps REAL, events INTEGER NOT NULL, gpu_s REAL, gpus_max INTEGER,\n"
-    "  trace_gaps INTEGER NOT NULL DEFAULT 0, trace_gap_s REAL NOT NULL DEFAULT 0);\n"
+    "  trace_gaps INTEGER NOT NULL DEFAULT 0, trace_gap_s REAL NOT NULL DEFAULT 0,\n"
+    "  core_s REAL);\n"
     "CREATE TABLE IF NOT EXISTS model_stats(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL, slo_ms REAL NOT NULL,\n"
     "  rate_rps REAL NOT NULL, max_batch INTEGER NOT NULL, offered INTEGER NOT NULL,\n"
@@ -46,6 +47,8 @@ static const char schema_sql[] =
     "  requests INTEGER NOT NULL, models_loaded INTEGER NOT NULL, load_events INTEGER NOT NULL,\n"
     "  up_s REAL, wasted_ms REAL, load_busy_frac REAL, evictions INTEGER NOT NULL DEFAULT 0,\n"
     "  rejected INTEGER NOT NULL DEFAULT 0, preemptions INTEGER NOT NULL DEFAULT 0,\n"
+    "  node INTEGER NOT NULL DEFAULT 0, class TEXT NOT NULL DEFAULT 'gpu', model TEXT,\n"
+    "  cores REAL, core_s REAL,\n"
     "  PRIMARY KEY(run_id, executor));\n"
     "CREATE TABLE IF NOT EXISTS timeseries(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), t_s REAL NOT NULL, series TEXT NOT NULL,\n"
@@ -126,6 +129,16 @@ static const char migrate_v2_sql[] =
     "ALTER TABLE runs ADD COLUMN trace_gaps INTEGER NOT NULL DEFAULT 0;\n"
     "ALTER TABLE runs ADD COLUMN trace_gap_s REAL NOT NULL DEFAULT 0;\n";
 
+/* Version 6 -> 7: nodes and CPU executors (issue 19): where an executor is, its class, the
+ * model a CPU executor serves, its cores and core-seconds; core-seconds per run. */
+static const char migrate_v6_sql[] =
+    "ALTER TABLE executor_stats ADD COLUMN node INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE executor_stats ADD COLUMN class TEXT NOT NULL DEFAULT 'gpu';\n"
+    "ALTER TABLE executor_stats ADD COLUMN model TEXT;\n"
+    "ALTER TABLE executor_stats ADD COLUMN cores REAL;\n"
+    "ALTER TABLE executor_stats ADD COLUMN core_s REAL;\n"
+    "ALTER TABLE runs ADD COLUMN core_s REAL;\n";
+
 /* Version 3 -> 4: calibration provenance and fits on profiles (profile_points is new). */
 static const char migrate_v3_sql[] =
     "ALTER TABLE profiles ADD COLUMN network TEXT;\n"
@@ -204,6 +217,7 @@ int sim_store_open(const char *path, struct sim_store **out)
         if ((rc = exec(st, "BEGIN IMMEDIATE")) || (v == 1 && (rc = exec(st, migrate_v1_sql))) ||
             (v >= 1 && v <= 2 && (rc = exec(st, migrate_v2_sql))) ||
             (v >= 1 && v <= 3 && (rc = exec(st, migrate_v3_sql))) ||
+            (v >= 1 && v <= 6 && (rc = exec(st, migrate_v6_sql))) ||
             (rc = exec(st, schema_sql)) ||
             (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
             exec(st, "ROLLBACK");
@@ -296,10 +310,10 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
     if ((rc = prep(st, "INSERT INTO runs(name, kind, policy, seed, config_json, config_hash, "
                        "version, started_at, wall_s, status, duration_s, warmup_s, load_scale, "
                        "offered_rps, ontime_rps, bad_rate, slo_met, percentile, goodput_rps, events, "
-                       "gpu_s, gpus_max, trace_gaps, trace_gap_s) "
-                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
+                       "gpu_s, gpus_max, trace_gaps, trace_gap_s, core_s) "
+                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
         (rc = prep(st, "INSERT INTO model_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ms)) ||
-        (rc = prep(st, "INSERT INTO executor_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_es)) ||
+        (rc = prep(st, "INSERT INTO executor_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_es)) ||
         (rc = prep(st, "INSERT INTO timeseries VALUES(?,?,?,?,?)", &q_ts)) ||
         (rc = prep(st, "INSERT INTO batch_hist VALUES(?,?,?,?)", &q_bh)) ||
         (rc = prep(st, "INSERT INTO latency_hist VALUES(?,?,?,?,?)", &q_lh)) ||
@@ -309,12 +323,13 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?)", &q_gs)) ||
         (rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,?,?,?)", &q_sp)))
         goto rollback;
-    if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddidiid" : "ttttttttdtddddddidnidiid",
+    if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddidiidd" : "ttttttttdtddddddidnidiidd",
                      r->name, kind, r->policy, seed_text, json, hash, SERVESIM_VERSION,
                      started, r->wall_s, "ok", r->duration_s, r->warmup_s, r->load_scale,
                      r->offered_rps, r->ontime_rps, r->bad_rate, (int64_t)r->pass,
                      r->percentile, g && g->found ? g->goodput_rps : 0.0, (int64_t)r->events,
-                     r->gpu_s, (int64_t)r->gpus_max, (int64_t)r->trace_gaps, r->trace_gap_s)))
+                     r->gpu_s, (int64_t)r->gpus_max, (int64_t)r->trace_gaps, r->trace_gap_s,
+                     r->core_s)))
         goto rollback;
     int64_t id = sqlite3_last_insert_rowid(st->db);
     for (int m = 0; m < r->nmodels; m++) {
@@ -348,10 +363,19 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
     }
     for (int e = 0; e < r->nexecs; e++) {
         const struct sim_exec_result *x = &r->execs[e];
-        if ((rc = insert(st, q_es, "iitdiiiidddiii", id, (int64_t)x->id, x->kind, x->busy_frac,
-                         (int64_t)x->batches, (int64_t)x->requests, (int64_t)x->models_loaded,
-                         (int64_t)x->load_events, x->up_s, x->wasted_ms, x->load_busy_frac,
-                         (int64_t)x->evictions, (int64_t)x->rejected, (int64_t)x->preemptions)))
+        if ((rc = x->cpu
+                      ? insert(st, q_es, "iitdiiiidddiiiittdd", id, (int64_t)x->id, x->kind,
+                               x->busy_frac, (int64_t)x->batches, (int64_t)x->requests,
+                               (int64_t)x->models_loaded, (int64_t)x->load_events, x->up_s,
+                               x->wasted_ms, x->load_busy_frac, (int64_t)x->evictions,
+                               (int64_t)x->rejected, (int64_t)x->preemptions, (int64_t)x->node,
+                               "cpu", r->models[x->model].name, x->cores, x->core_s)
+                      : insert(st, q_es, "iitdiiiidddiiiitnnn", id, (int64_t)x->id, x->kind,
+                               x->busy_frac, (int64_t)x->batches, (int64_t)x->requests,
+                               (int64_t)x->models_loaded, (int64_t)x->load_events, x->up_s,
+                               x->wasted_ms, x->load_busy_frac, (int64_t)x->evictions,
+                               (int64_t)x->rejected, (int64_t)x->preemptions, (int64_t)x->node,
+                               "gpu", 0.0, 0.0, 0.0)))
             goto rollback;
     }
     for (size_t i = 0; i < r->ts.n; i++) {

@@ -16,7 +16,7 @@
 #include "sim_config.h"
 #include "sim_report.h"
 
-#define SIM_STORE_SCHEMA 6
+#define SIM_STORE_SCHEMA 7
 
 struct sim_store;
 

@@ -137,7 +137,7 @@ db_atomic() {
   n=$(sqlite3 "$db" "SELECT count(*) FROM runs; SELECT count(DISTINCT run_id) FROM model_stats; SELECT count(DISTINCT run_id) FROM latency_hist;" | tr '\n' ' ')
   [ "$n" = "1 1 1 " ] || fail "half-written run left behind: runs/model_stats/latency_hist = $n"
   v=$(sqlite3 "$db" "PRAGMA user_version")
-  [ "$v" = "6" ] || fail "schema version $v"
+  [ "$v" = "7" ] || fail "schema version $v"
   sqlite3 "$db" "PRAGMA user_version = 99"
   "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
   [ $rc -ne 0 ] && grep -q "newer than this servesim" "$tmp/err" || fail "newer schema accepted (exit $rc)"
@@ -149,7 +149,10 @@ db_migrate_v1() {
   sqlite3 "$db" < "$src/tests/cli/schema_v1.sql" || fail "cannot build the v1 fixture"
   sqlite3 "$db" "INSERT INTO runs VALUES(7,'old','run','symphony',1,'{}','h','0.0.1','t',0,'ok',1,0,1,1,1,0,1,99,NULL,1);"
   "$bin" run --db "$db" --set duration_s=4 --quiet || fail "run on a v1 database failed"
-  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "6" ] || fail "not migrated to version 6"
+  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "7" ] || fail "not migrated to version 7"
+  # 6 -> 7: nodes and CPU executors (GPU rows: class gpu, node 0)
+  [ "$(sqlite3 "$db" "SELECT DISTINCT class || node FROM executor_stats")" = "gpu0" ] || fail "executor_stats class/node missing"
+  sqlite3 "$db" "SELECT core_s FROM runs" > /dev/null || fail "runs.core_s missing"
   # 3 -> 4: calibration provenance on profiles, profile_points
   sqlite3 "$db" "SELECT backend, precision, fits_json FROM profiles; SELECT count(*) FROM profile_points" \
     > /dev/null || fail "profiles provenance columns or profile_points missing"

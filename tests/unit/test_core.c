@@ -1,5 +1,8 @@
 /* test_core — unit tests of the engine's building blocks: event order, timers, histogram
  * accuracy, random streams, arrival processes, --set paths, and the M/D/1 queueing oracle. */
+#include <math.h>
+#include <string.h>
+
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -10,6 +13,7 @@
 #include "sim_goodput.h"
 #include "sim_heap.h"
 #include "sim_json.h"
+#include "sim_result.h"
 #include "sim_rng.h"
 #include "test.h"
 #include "wl_arrival.h"
@@ -411,6 +415,198 @@ static void md1_mean_wait(void)
     sim_config_destroy(cfg);
 }
 
+/* ------------------------------------------------------------ nodes and CPU executors */
+
+/* Arrivals at fixed times (ns), all of model 0. */
+struct fixed_src { const int64_t *t; int n, i; };
+static int fixed_next(void *ctx, int64_t *t, int *model, double *size)
+{
+    struct fixed_src *f = ctx;
+    if (f->i >= f->n)
+        return 0;
+    *t = f->t[f->i++];
+    *model = 0;
+    *size = 0;
+    return 1;
+}
+static void fixed_close(void *ctx) { (void)ctx; }
+
+/* A test policy: one CPU executor of model 0 on node 0 with 1 core; it serves the queue one
+ * request at a time; a timer at `at` sets its cores to `milli`. */
+struct cpu_pol { int e; int64_t at; int milli; int set_rc; };
+static struct cpu_pol cpu_cfg;
+static void cpu_serve(struct sim *s, struct cpu_pol *c)
+{
+    const struct sim_exec *x = sim_exec(s, c->e);
+    if (!x->running && x->pending == 0 && sim_queue_len(s, 0) > 0)
+        sim_dispatch(s, c->e, 0, 1, sim_now(s));
+}
+static int cpu_init(struct sim *s, const cJSON *p, void *state)
+{
+    (void)p;
+    struct cpu_pol *c = state;
+    *c = cpu_cfg;
+    if ((c->e = sim_exec_add_cpu(s, 0, 0, 1000)) < 0)
+        return SIM_EINVAL;
+    if (c->at > 0)
+        sim_timer_set(s, c->at, 1, NULL);
+    return 0;
+}
+static void cpu_on_request(struct sim *s, void *state, int m, struct sim_request *r)
+{
+    (void)m, (void)r;
+    cpu_serve(s, state);
+}
+static void cpu_on_done(struct sim *s, void *state, const struct sim_batch *b)
+{
+    (void)b;
+    cpu_serve(s, state);
+}
+static void cpu_on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    (void)tag, (void)arg;
+    struct cpu_pol *c = state;
+    c->set_rc = sim_exec_set_cores(s, c->e, c->milli);
+}
+static const struct policy_ops cpu_test_policy = {
+    .name = "cpu-test", .summary = "test", .state_size = sizeof(struct cpu_pol),
+    .init = cpu_init, .on_request = cpu_on_request, .on_batch_done = cpu_on_done,
+    .on_timer = cpu_on_timer,
+};
+
+struct cpu_seen { int64_t finish[4]; int n; };
+static void seen_end(void *ctx, const struct sim *s, const struct sim_request *r)
+{
+    (void)s;
+    struct cpu_seen *v = ctx;
+    if (v->n < 4)
+        v->finish[v->n++] = r->t_finish;
+}
+
+/* One run of the test policy on a node of 4 cores (the model takes 100 ms on one core):
+ * arrivals at `t`, cores set to `milli` at `at`; returns the engine (run) and the finish
+ * times seen. */
+static struct sim *cpu_run(const int64_t *t, int n, int64_t at, int milli, struct cpu_seen *v,
+                           struct sim_config **cfgp)
+{
+    const char *text =
+        "{\"duration_s\":2,\"cluster\":{\"nodes\":[{\"name\":\"w0\",\"cores\":4,\"gpus\":1,"
+        "\"cpu_kind\":\"xeon\"}]},\"models\":[{\"name\":\"m\",\"slo_ms\":1000,\"profiles\":{"
+        "\"1080ti\":{\"form\":\"linear\",\"alpha_ms\":1,\"beta_ms\":1},"
+        "\"xeon\":{\"form\":\"linear\",\"alpha_ms\":40,\"beta_ms\":60}}}],"
+        "\"workload\":{\"rate_rps\":1},\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,"
+        "\"resp_us\":0},\"metrics\":{\"sample_period_s\":0}}";
+    struct sim_config *cfg;
+    struct sim *s;
+    REQUIRE_OK(sim_config_from_text(text, "cpu", ".", &cfg));
+    static struct fixed_src f;
+    f = (struct fixed_src){t, n, 0};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0};
+    cpu_cfg = (struct cpu_pol){.at = at, .milli = milli};
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, &cpu_test_policy, &src, 1, &s));
+    struct sim_observer obs = {.ctx = v, .request_end = seen_end};
+    sim_set_observer(s, &obs);
+    REQUIRE_OK(sim_run(s));
+    *cfgp = cfg;
+    return s;
+}
+
+/* A CPU executor runs a request for its profile's one-core latency divided by its cores; a
+ * change of cores mid-request keeps the work done and re-times the rest exactly (100 ms of
+ * work at 1 core: 40 ms done by t = 40 ms, the other 60 ms at 2 cores take 30 ms: done at 70
+ * ms; at 0.3 cores from 40 ms, 200 ms: done at 240 ms); the node refuses more cores than it
+ * has; core-seconds are the allocation's integral (1 core to 40 ms, then 2 cores to 2 s:
+ * 0.04 + 3.92 = 3.96); the CPU executor is not billed or counted as a GPU. */
+static void cpu_executor_retimes_exactly(void)
+{
+    static const int64_t one[] = {0}, two[] = {0, 10000000};
+    struct cpu_seen v = {{0}, 0};
+    struct sim_config *cfg;
+    struct sim *s = cpu_run(one, 1, 0, 0, &v, &cfg);
+    CHECK(v.n == 1 && v.finish[0] == 100000000, "finish %lld, expected 100 ms",
+          (long long)v.finish[0]);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+
+    v = (struct cpu_seen){{0}, 0};
+    s = cpu_run(one, 1, 40000000, 2000, &v, &cfg);
+    CHECK(v.n == 1 && v.finish[0] == 70000000, "2 cores at 40 ms: finish %lld, expected 70 ms",
+          (long long)v.finish[0]);
+    struct sim_result *r;
+    REQUIRE_OK(sim_result_collect(s, &r));
+    int cpu = -1, gpus = 0;
+    for (int e = 0; e < r->nexecs; e++) {
+        if (r->execs[e].cpu)
+            cpu = e;
+        gpus += !r->execs[e].cpu;
+    }
+    CHECK(cpu >= 0 && gpus == 1 && r->execs[cpu].model == 0 && r->execs[cpu].node == 0,
+          "executors: cpu %d, %d GPUs", cpu, gpus);
+    CHECK(cpu >= 0 && fabs(r->execs[cpu].core_s - 3.96) < 1e-9 && fabs(r->core_s - 3.96) < 1e-9,
+          "core-seconds %.9f (run %.9f), expected 3.96", cpu >= 0 ? r->execs[cpu].core_s : -1,
+          r->core_s);
+    CHECK(fabs(r->gpu_s - 2.0) < 1e-9 && r->gpus_max == 1, "GPU billing %.3f s, max %d",
+          r->gpu_s, r->gpus_max);
+    sim_result_destroy(r);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+
+    v = (struct cpu_seen){{0}, 0};
+    s = cpu_run(two, 2, 40000000, 300, &v, &cfg);
+    CHECK(v.n == 2 && v.finish[0] == 240000000 && v.finish[1] == 240000000 + 333333334,
+          "0.3 cores at 40 ms: finishes %lld, %lld; expected 240 ms and 573.333334 ms",
+          (long long)v.finish[0], (long long)v.finish[1]);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+
+    v = (struct cpu_seen){{0}, 0};
+    s = cpu_run(one, 1, 40000000, 4001, &v, &cfg);
+    CHECK(v.n == 1 && v.finish[0] == 100000000, "a refused change re-timed the request: %lld",
+          (long long)v.finish[0]);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
+/* cluster.nodes: GPUs are spread over the nodes in order; bad nodes are errors with paths. */
+static void nodes_config(void)
+{
+    const char *text =
+        "{\"duration_s\":1,\"cluster\":{\"nodes\":[{\"cores\":6,\"gpus\":1},{\"cores\":6,"
+        "\"gpus\":2}]},\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":50}],"
+        "\"workload\":{\"rate_rps\":10}}";
+    struct sim_config *cfg;
+    struct sim *s;
+    REQUIRE_OK(sim_config_from_text(text, "nodes", ".", &cfg));
+    CHECK(cfg->world.nnodes == 2 && cfg->world.gpus == 3 && !strcmp(cfg->world.nodes[1].name, "node1"),
+          "nodes %d, gpus %d", cfg->world.nnodes, cfg->world.gpus);
+    REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
+    CHECK(sim_exec(s, 0)->node == 0 && sim_exec(s, 1)->node == 1 && sim_exec(s, 2)->node == 1,
+          "GPU nodes %d %d %d", sim_exec(s, 0)->node, sim_exec(s, 1)->node, sim_exec(s, 2)->node);
+    CHECK(sim_exec_add_cpu(s, 0, 0, 1000) < 0 && strstr(sim_err_msg(), "no profile for CPU kind"),
+          "a CPU executor without a profile: %s", sim_err_msg());
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+    static const struct { const char *cluster, *want; } bad[] = {
+        {"{\"nodes\":[{\"cores\":0,\"gpus\":1}]}", "cluster.nodes[0].cores"},
+        {"{\"nodes\":[{\"cores\":2}]}", "at least one GPU"},
+        {"{\"nodes\":[{\"cores\":2,\"gpus\":1}],\"gpus\":2}", "not both"},
+        {"{\"nodes\":[{\"cores\":2,\"gpus\":1,\"gpu_kind\":\"a100\"},{\"cores\":2,\"gpus\":1,"
+         "\"gpu_kind\":\"1080ti\"}]}",
+         "cluster.nodes[1].gpu_kind"},
+        {"{\"nodes\":[{\"name\":\"w\",\"cores\":2,\"gpus\":1},{\"name\":\"w\",\"cores\":2}]}",
+         "appears twice"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char t[1024];
+        snprintf(t, sizeof t, "{\"duration_s\":1,\"cluster\":%s,\"models\":[{\"name\":\"m\","
+                 "\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":50}],\"workload\":{\"rate_rps\":10}}",
+                 bad[i].cluster);
+        CHECK(sim_config_from_text(t, "nodes", ".", &cfg) == SIM_EINVAL &&
+                  strstr(sim_err_msg(), bad[i].want),
+              "case %zu: expected \"%s\" in: %s", i, bad[i].want, sim_err_msg());
+    }
+}
+
 TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_order},
           {"heap_random_times_sorted", heap_random_times_sorted},
           {"timers_cancelled_never_fire", timers_cancelled_never_fire},
@@ -420,5 +616,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"segments_scale_the_rate", segments_scale_the_rate},
           {"segments_shift_popularity", segments_shift_popularity},
           {"rate_schedules_drive_each_model", rate_schedules_drive_each_model},
+          {"cpu_executor_retimes_exactly", cpu_executor_retimes_exactly},
+          {"nodes_config", nodes_config},
           {"json_set_paths", json_set_paths},
           {"md1_mean_wait", md1_mean_wait})
