@@ -17,6 +17,11 @@ extern const struct policy_ops policy_fa2_optimal;
 extern const struct policy_ops policy_grandslam;
 extern const struct policy_ops policy_inferline;
 extern const struct policy_ops policy_ds2;
+extern const struct policy_ops policy_roma;
+extern const struct policy_ops policy_rr_ct;
+extern const struct policy_ops policy_rr_rules;
+extern const struct policy_ops policy_rr_max;
+extern const struct policy_ops policy_rr_min;
 extern const struct sim_autoscaler_ops autoscaler_symphony;
 extern const struct sim_autoscaler_ops autoscaler_target_util;
 
@@ -31,6 +36,11 @@ static const struct policy_ops *const registry[] = {
     &policy_grandslam,
     &policy_inferline,
     &policy_ds2,
+    &policy_roma,
+    &policy_rr_ct,
+    &policy_rr_rules,
+    &policy_rr_max,
+    &policy_rr_min,
 };
 
 int policy_count(void)

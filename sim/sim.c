@@ -807,7 +807,7 @@ static void exec_grow(struct sim *s)
 {
     if (s->nexecs < s->max_execs)
         return;
-    int cap = s->max_execs * 2;
+    int cap = s->max_execs > 4 ? s->max_execs * 2 : 8;
     struct sim_exec *x = realloc(s->execs, (size_t)cap * sizeof *x);
     if (x)
         s->execs = x;

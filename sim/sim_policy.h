@@ -55,6 +55,9 @@ struct policy_ops {
     double (*converge_s)(const struct cJSON *params);
     /* Whether the policy copes with executors added and removed during a run (autoscaling). */
     bool dynamic_execs;
+    /* Whether the policy can run with no GPU at all (its work on CPU executors); others need
+     * at least one GPU executor. */
+    bool needs_no_gpus;
     /* May be NULL. Called every sampling period after the window's metrics are computed. */
     void (*on_tick)(struct sim *, void *state);
     /* May be NULL. Frees what init allocated (not the state block itself). */

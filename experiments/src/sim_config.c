@@ -93,9 +93,6 @@ static int parse_nodes(struct sim_config *c, const cJSON *arr, const char **kind
         snprintf(nd->cpu_kind, sizeof nd->cpu_kind, "%s", ck);
         *gpus += g;
     }
-    if (*gpus < 1)
-        return sim_err_set(SIM_EINVAL, "cluster.nodes: expected at least one GPU over all nodes, "
-                           "got 0");
     for (int i = 0; i < n; i++)        /* GPU-less nodes name the cluster's kind too */
         if (c->world.nodes[i].gpus == 0)
             snprintf(c->world.nodes[i].gpu_kind, sizeof c->world.nodes[i].gpu_kind, "%s", *kind);
@@ -702,8 +699,12 @@ static int build(struct sim_config *c)
                            c->world.duration_s, c->world.warmup_s);
     if (c->world.duration_s > 1e7)
         return sim_err_set(SIM_EINVAL, "duration_s: expected at most 1e7 s, got %g", c->world.duration_s);
-    if ((rc = parse_network(c, root)) || (rc = parse_policy(c, c->json)) ||
-        (rc = check_memory(c)) || (rc = parse_rest(c, root)) ||
+    if ((rc = parse_network(c, root)) || (rc = parse_policy(c, c->json)))
+        return rc;
+    if (c->world.gpus < 1 && !c->world.policy->needs_no_gpus)
+        return sim_err_set(SIM_EINVAL, "cluster.nodes: policy \"%s\" needs at least one GPU over "
+                           "all nodes, got 0", c->world.policy->name);
+    if ((rc = check_memory(c)) || (rc = parse_rest(c, root)) ||
         (rc = parse_autoscale(c, root)))
         return rc;
     return 0;

@@ -56,6 +56,10 @@ config_errors() {
   expect_error share 'missing share' \
     '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"popularity":{"kind":"explicit"}}}'
   expect_error warmup "warmup_s: expected less than duration_s" "{$base,\"warmup_s\":5,\"models\":[$model]}"
+  expect_error node_no_cores 'cluster.nodes[0].cores: expected an integer in [1, 4096], got 0' \
+    '{"duration_s":2,"cluster":{"nodes":[{"cores":0,"gpus":1}]},"models":['"$model"'],"workload":{"rate_rps":1}}'
+  expect_error cpu_profile 'model "m" has no profile for CPU kind "cpu" of node "node0"' \
+    '{"duration_s":2,"cluster":{"nodes":[{"cores":2,"gpus":1}]},"models":['"$model"'],"workload":{"rate_rps":1},"policy":{"name":"roma"}}'
   expect_error schedule_negative 'workload.rate_schedules.m.rps[1]: expected a rate >= 0 (req/s), got -3' \
     '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_schedules":{"m":{"step_s":1,"rps":[2,-3]}}}}'
   expect_error segment_model 'workload.segments[0].models: no model named "q"' \

@@ -1,0 +1,594 @@
+/* roma — ROMA (Baresi, Quattrocchi, Rasi, "Resource Management for TensorFlow Inference",
+ * ICSOC 2021; specs/roma.md) and its four baselines, one policy file:
+ *  - GPUs: when a GPU is free (a request done, or an arrival while it idles; lowest id first)
+ *    it takes the head of the neediest model (gpu_scheduler "roma": largest relative excess
+ *    of W = beta E + (1 - beta) R over the set point alpha * SLA) or of the next non-empty
+ *    queue after the last one served ("rr"). No batching: one request at a time.
+ *  - CPUs: on every worker node one CPU executor per model (sim_exec_add_cpu); an idle one
+ *    takes its model's head (an arrival goes to an idle GPU first, else to a random idle CPU
+ *    executor of its model, else it waits).
+ *  - cpu_control "ct": every period_s a PI controller per CPU executor moves its cores toward
+ *    holding the model's mean response time at the set point (gains K, a from the paper, or by
+ *    pole placement), then each node's supervisor scales the demands to the cores available;
+ *    "rules": every 15 s +1 core above 0.8 SLA, -1 below 0.2 SLA; "static": fixed cores.
+ * Registered as roma, rr-ct, rr-rules, rr-max and rr-min (the baselines' defaults).
+ * Response time = queue + service + the response delay; completions are kept per model for
+ * the windows (window_s for the GPU heuristic, the control period, 15 s for the rules). */
+#include "roma.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_rng.h>
+
+#include "policy.h"
+#include "sim_err.h"
+#include "sim_json.h"
+
+enum { TAG_CTRL = 1, TAG_RULES = 2 };
+enum { GPU_ROMA, GPU_RR };
+enum { CPU_CT, CPU_RULES, CPU_STATIC };
+#define RULES_NS 15000000000LL
+
+/* ---------------------------------------------------------------- the rules as functions */
+
+double roma_pi(double u_prev, double e, double e_prev, double K, double a, double u_min,
+               double u_max)
+{
+    double u = u_prev + K * e - K * a * e_prev;
+    return u < u_min ? u_min : u > u_max ? u_max : u;
+}
+
+double roma_supervise(const double *u, int n, double ac, double gamma, double *out)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += u[i];
+    double eta = sum > 0 ? ac / sum : INFINITY;
+    for (int i = 0; i < n; i++)
+        out[i] = !(sum > 0) ? u[i] : eta < 1 ? eta * u[i] : eta > 1 ? u[i] + gamma * (eta - 1) * u[i]
+                                                                      : u[i];
+    return eta;
+}
+
+int roma_pole_gains(double k, double b, double q, double *K, double *a)
+{
+    double den = q - 2 * b + 1;
+    if (k == 0 || den == 0)
+        return -1;
+    *a = ((2 - b) * q - b) / den;
+    if (b == *a)
+        return -1;
+    *K = 4 * (*a - 1) * (b - 1) / (k * (b - *a) * (b - *a));
+    return 0;
+}
+
+int roma_pick(int n, const int *qlen, const double *E, const double *R, const int *has_r,
+              const double *set, const double *head, double beta)
+{
+    int best = -1;
+    double beps = 0;
+    for (int m = 0; m < n; m++) {
+        if (qlen[m] <= 0)
+            continue;
+        double W = has_r[m] ? beta * E[m] + (1 - beta) * R[m] : E[m];
+        double eps = W < set[m] ? 0 : (W - set[m]) / set[m];
+        if (best < 0 || eps > beps || (eps == beps && (qlen[m] > qlen[best] ||
+                                                      (qlen[m] == qlen[best] && head[m] < head[best])))) {
+            best = m;
+            beps = eps;
+        }
+    }
+    return best;
+}
+
+/* ---------------------------------------------------------------- state */
+
+struct done {                       /* a completed request */
+    int64_t t, resp;
+    bool gpu;
+};
+
+struct ring {                       /* a model's recent completions, oldest first */
+    struct done *d;
+    int head, n, cap;
+    int w;                          /* index (from head) of the first inside window_s */
+    double wsum;                    /* response times of d[w..n) */
+};
+
+struct roma {
+    int gpu_mode, cpu_mode;
+    double alpha, beta, gamma, gc, u_min, u0, static_cores, q;
+    bool pole;
+    int64_t period_ns, window_ns, resp_ns, keep_ns;
+    int nm, nn, rr_last;
+    double *set, *pg, *K, *a;       /* [nm] set point (s), GPU time (s), gains */
+    struct ring *done;              /* [nm] */
+    int *cpu;                       /* [nn * nm] CPU executor or -1 */
+    double *u, *e_prev;             /* [nn * nm] granted cores, last error */
+    double *ac;                     /* [nn] cores for CPU executors */
+    int64_t *arr;                   /* [executors] arrival of the request it runs, or -1 */
+    int narr;
+    /* scratch */
+    int *qlen, *has_r, *idle;
+    double *E, *R, *head, *dem, *grant;
+};
+
+static const char *const params[] = {"gpu_scheduler", "cpu_control", "static_cores_per_node",
+                                     "alpha", "beta", "gamma", "gc_cores", "K", "a", "gains",
+                                     "q", "period_s", "window_s", "u_min", "u0", NULL};
+static const char *const GPUS[] = {"roma", "rr", NULL};
+static const char *const CPUS[] = {"ct", "rules", "static", NULL};
+static const char *const GAINS[] = {"paper", "pole", NULL};
+
+static void ring_add(struct ring *r, struct done d)
+{
+    if (r->n == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 64;
+        struct done *nd = malloc((size_t)cap * sizeof *nd);
+        if (!nd)
+            SIM_BUG("out of memory keeping ROMA's completions");
+        for (int i = 0; i < r->n; i++)
+            nd[i] = r->d[(r->head + i) % r->cap];
+        free(r->d);
+        r->d = nd;
+        r->head = 0;
+        r->cap = cap;
+    }
+    r->d[(r->head + r->n++) % r->cap] = d;
+    r->wsum += (double)d.resp;
+}
+
+static inline const struct done *ring_at(const struct ring *r, int i)
+{
+    return &r->d[(r->head + i) % r->cap];
+}
+
+/* Drops what no window needs and moves the window_s cursor up to now. */
+static void ring_trim(struct roma *st, struct ring *r, int64_t now)
+{
+    while (r->w < r->n && ring_at(r, r->w)->t <= now - st->window_ns)
+        r->wsum -= (double)ring_at(r, r->w++)->resp;
+    while (r->n > 0 && r->w > 0 && ring_at(r, 0)->t <= now - st->keep_ns) {
+        r->head = (r->head + 1) % r->cap;
+        r->n--;
+        r->w--;
+    }
+}
+
+/* Mean response time (s) of the completions in (now - span, now], and their count on GPUs
+ * and CPUs. */
+static double ring_mean(const struct ring *r, int64_t now, int64_t span, int *n, int *ngpu)
+{
+    double sum = 0;
+    *n = *ngpu = 0;
+    for (int i = r->n - 1; i >= 0 && ring_at(r, i)->t > now - span; i--) {
+        sum += (double)ring_at(r, i)->resp;
+        (*n)++;
+        *ngpu += ring_at(r, i)->gpu;
+    }
+    return *n ? sum / *n / 1e9 : 0;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+static bool idle(const struct sim *s, int e)
+{
+    const struct sim_exec *x = sim_exec(s, e);
+    return x->state == SIM_EXEC_UP && !x->running && x->pending == 0;
+}
+
+static void start(struct sim *s, struct roma *st, int e, int m)
+{
+    if (e >= st->narr) {
+        int n = 2 * e + 2;
+        int64_t *a = realloc(st->arr, (size_t)n * sizeof *a);
+        if (!a)
+            SIM_BUG("out of memory growing ROMA's executors");
+        for (int i = st->narr; i < n; i++)
+            a[i] = -1;
+        st->arr = a;
+        st->narr = n;
+    }
+    st->arr[e] = sim_queue_at(s, m, 0)->t_arrival;
+    sim_dispatch(s, e, m, 1, sim_now(s));
+}
+
+/* Every idle GPU, lowest id first, takes the head of the model its heuristic picks. */
+static void schedule_gpus(struct sim *s, struct roma *st)
+{
+    int64_t now = sim_now(s);
+    for (int g = 0; g < sim_exec_count(s); g++) {
+        if (sim_exec(s, g)->cpu || !idle(s, g))
+            continue;
+        int m = -1, any = 0;
+        for (int k = 0; k < st->nm; k++)
+            any |= (st->qlen[k] = sim_queue_len(s, k)) > 0;
+        if (!any)
+            return;
+        if (st->gpu_mode == GPU_RR) {
+            for (int i = 1; i <= st->nm && m < 0; i++)
+                if (st->qlen[(st->rr_last + i) % st->nm] > 0)
+                    m = (st->rr_last + i) % st->nm;
+            st->rr_last = m;
+        } else {
+            for (int k = 0; k < st->nm; k++) {
+                int q = st->qlen[k];
+                struct ring *r = &st->done[k];
+                ring_trim(st, r, now);
+                st->has_r[k] = r->n - r->w > 0;
+                st->R[k] = st->has_r[k] ? r->wsum / (r->n - r->w) / 1e9 : 0;
+                if (q == 0)
+                    continue;
+                double age = 0;
+                for (int i = 0; i < q; i++)
+                    age += (double)(now - sim_queue_at(s, k, i)->t_arrival);
+                st->E[k] = age / q / 1e9 + st->pg[k] * (q - 1) / 2.0;
+                st->head[k] = (double)sim_queue_at(s, k, 0)->t_arrival;
+            }
+            m = roma_pick(st->nm, st->qlen, st->E, st->R, st->has_r, st->set, st->head, st->beta);
+        }
+        start(s, st, g, m);
+    }
+}
+
+/* Model m's idle CPU executors (chosen at random) take its queue's head while both last. */
+static void serve_cpu(struct sim *s, struct roma *st, int m)
+{
+    while (sim_queue_len(s, m) > 0) {
+        int n = 0;
+        for (int node = 0; node < st->nn; node++) {
+            int e = st->cpu[node * st->nm + m];
+            if (e >= 0 && idle(s, e))
+                st->idle[n++] = e;
+        }
+        if (n == 0)
+            return;
+        int e = st->idle[n == 1 ? 0 : gsl_rng_uniform_int(sim_policy_rng(s), (unsigned long)n)];
+        start(s, st, e, m);
+    }
+}
+
+static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
+{
+    (void)r;
+    struct roma *st = state;
+    schedule_gpus(s, st);
+    serve_cpu(s, st, m);
+}
+
+static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
+{
+    struct roma *st = state;
+    int e = b->exec, m = b->model;
+    const struct sim_exec *x = sim_exec(s, e);
+    if (b->status == SIM_BATCH_OK && e < st->narr && st->arr[e] >= 0)
+        ring_add(&st->done[m], (struct done){b->t_finish, b->t_finish + st->resp_ns - st->arr[e],
+                                             !x->cpu});
+    if (e < st->narr)
+        st->arr[e] = -1;
+    if (x->cpu)
+        serve_cpu(s, st, m);
+    else
+        schedule_gpus(s, st);
+}
+
+/* ---------------------------------------------------------------- control */
+
+/* Applies node n's grants: the executors' cores in thousandths (rounded down, so the node's
+ * sum stays within its cores), those that shrink first so that no step oversubscribes. */
+static void apply(struct sim *s, struct roma *st, int node)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int m = 0; m < st->nm; m++) {
+            int e = st->cpu[node * st->nm + m];
+            if (e < 0)
+                continue;
+            int milli = (int)floor(st->u[node * st->nm + m] * 1000);
+            if (milli < 1)
+                milli = 1;
+            if ((milli < sim_exec(s, e)->milli_cores) != (pass == 0))
+                continue;
+            if (sim_exec_set_cores(s, e, milli))
+                SIM_BUG("roma: %s", sim_err_msg());
+        }
+}
+
+/* The node's supervisor over the demands in dem[nm] (models without an executor: 0). */
+static double supervise(struct sim *s, struct roma *st, int node)
+{
+    int n = 0;
+    for (int m = 0; m < st->nm; m++)
+        if (st->cpu[node * st->nm + m] >= 0)
+            st->dem[n++] = st->dem[m];
+    double eta = roma_supervise(st->dem, n, st->ac[node], st->cpu_mode == CPU_CT ? st->gamma : 0,
+                                st->grant);
+    for (int m = 0, i = 0; m < st->nm; m++)   /* (the rules: gamma 0, so only scaled down) */
+        if (st->cpu[node * st->nm + m] >= 0)
+            st->u[node * st->nm + m] = st->grant[i++];
+    apply(s, st, node);
+    return eta;
+}
+
+/* tau_R(k) for model m over the last period: the mean of its completions, else the mean age
+ * of its requests waiting or running, else 0. */
+static double tau_r(struct sim *s, struct roma *st, int m, int *ngpu, int *n)
+{
+    int64_t now = sim_now(s);
+    double t = ring_mean(&st->done[m], now, st->period_ns, n, ngpu);
+    if (*n)
+        return t;
+    double age = 0;
+    int k = 0;
+    for (int i = 0; i < sim_queue_len(s, m); i++, k++)
+        age += (double)(now - sim_queue_at(s, m, i)->t_arrival);
+    for (int e = 0; e < sim_exec_count(s) && e < st->narr; e++)
+        if (st->arr[e] >= 0 && sim_exec(s, e)->running && sim_exec(s, e)->running->model == m)
+            age += (double)(now - st->arr[e]), k++;
+    return k ? age / k / 1e9 : 0;
+}
+
+static void control(struct sim *s, struct roma *st)
+{
+    double etas = 0;
+    int nodes = 0;
+    for (int m = 0; m < st->nm; m++) {
+        int n, ng;
+        double tau = tau_r(s, st, m, &ng, &n), e = tau - st->set[m];
+        double secs = (double)st->period_ns / 1e9;
+        sim_ts_add(s, "roma.response_s", m, tau);
+        sim_ts_add(s, "roma.gpu_rps", m, ng / secs);
+        sim_ts_add(s, "roma.cpu_rps", m, (n - ng) / secs);
+        for (int node = 0; node < st->nn; node++) {
+            int i = node * st->nm + m;
+            if (st->cpu[i] < 0)
+                continue;
+            st->u[i] = roma_pi(st->u[i], e, st->e_prev[i], st->K[m], st->a[m], st->u_min,
+                               st->ac[node]);
+            st->e_prev[i] = e;
+        }
+    }
+    for (int node = 0; node < st->nn; node++) {
+        if (st->ac[node] <= 0)
+            continue;
+        for (int m = 0; m < st->nm; m++)
+            st->dem[m] = st->u[node * st->nm + m];
+        etas += supervise(s, st, node);
+        nodes++;
+    }
+    for (int m = 0; m < st->nm; m++) {
+        double c = 0;
+        for (int node = 0; node < st->nn; node++)
+            c += st->cpu[node * st->nm + m] >= 0 ? st->u[node * st->nm + m] : 0;
+        sim_ts_add(s, "roma.cores", m, c);
+    }
+    if (nodes)
+        sim_ts_add(s, "roma.eta", -1, etas / nodes);
+}
+
+static void rules(struct sim *s, struct roma *st)
+{
+    for (int node = 0; node < st->nn; node++) {
+        if (st->ac[node] <= 0)
+            continue;
+        for (int m = 0; m < st->nm; m++) {
+            int i = node * st->nm + m, n, ng;
+            if (st->cpu[i] < 0)
+                continue;
+            double t = ring_mean(&st->done[m], sim_now(s), RULES_NS, &n, &ng);
+            double sla = sim_model(s, m)->cfg->slo_ms / 1e3, u = st->u[i];
+            if (n && t >= 0.8 * sla)
+                u += 1;
+            else if (n && t <= 0.2 * sla)
+                u -= 1;
+            st->dem[m] = u < st->u_min ? st->u_min : u > st->ac[node] ? st->ac[node] : u;
+        }
+        supervise(s, st, node);
+    }
+    for (int m = 0; m < st->nm; m++) {
+        double c = 0;
+        for (int node = 0; node < st->nn; node++)
+            c += st->cpu[node * st->nm + m] >= 0 ? st->u[node * st->nm + m] : 0;
+        sim_ts_add(s, "roma.cores", m, c);
+    }
+}
+
+static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    (void)arg;
+    struct roma *st = state;
+    if (tag == TAG_CTRL) {
+        control(s, st);
+        sim_timer_set(s, sim_now(s) + st->period_ns, TAG_CTRL, NULL);
+    } else {
+        rules(s, st);
+        sim_timer_set(s, sim_now(s) + RULES_NS, TAG_RULES, NULL);
+    }
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, int cpu,
+                     double static_cores)
+{
+    const char *path = "policy.params";
+    int rc, gains = 0;
+    double period_s = 1, window_s = 1, K = 0.15, a = 0.11;
+    const struct sim_world *w = sim_world(s);
+    st->gpu_mode = gpu;
+    st->cpu_mode = cpu;
+    st->static_cores = static_cores;
+    st->alpha = 0.8;
+    st->beta = 0.5;
+    st->u_min = 0.1;
+    st->u0 = 1;
+    st->q = 0.5;
+    if ((rc = sim_json_enum(p, path, "gpu_scheduler", false, GPUS, &st->gpu_mode)) ||
+        (rc = sim_json_enum(p, path, "cpu_control", false, CPUS, &st->cpu_mode)) ||
+        (rc = sim_json_num(p, path, "static_cores_per_node", false, SIM_J_POS, &st->static_cores)) ||
+        (rc = sim_json_num(p, path, "alpha", false, SIM_J_UNIT, &st->alpha)) ||
+        (rc = sim_json_num(p, path, "beta", false, SIM_J_UNIT, &st->beta)) ||
+        (rc = sim_json_num(p, path, "gamma", false, SIM_J_UNIT, &st->gamma)) ||
+        (rc = sim_json_num(p, path, "gc_cores", false, SIM_J_NONNEG, &st->gc)) ||
+        (rc = sim_json_num(p, path, "K", false, SIM_J_POS, &K)) ||
+        (rc = sim_json_num(p, path, "a", false, SIM_J_NONNEG, &a)) ||
+        (rc = sim_json_enum(p, path, "gains", false, GAINS, &gains)) ||
+        (rc = sim_json_num(p, path, "q", false, SIM_J_NONNEG, &st->q)) ||
+        (rc = sim_json_num(p, path, "period_s", false, SIM_J_POS, &period_s)) ||
+        (rc = sim_json_num(p, path, "window_s", false, SIM_J_POS, &window_s)) ||
+        (rc = sim_json_num(p, path, "u_min", false, SIM_J_POS, &st->u_min)) ||
+        (rc = sim_json_num(p, path, "u0", false, SIM_J_POS, &st->u0)))
+        return rc;
+    if (st->alpha <= 0)
+        return sim_err_set(SIM_EINVAL, "%s.alpha: expected a fraction in (0, 1], got 0", path);
+    if (st->q >= 1)
+        return sim_err_set(SIM_EINVAL, "%s.q: expected a pole in [0, 1), got %g", path, st->q);
+    if (st->cpu_mode == CPU_STATIC && st->static_cores <= 0)
+        return sim_err_set(SIM_EINVAL, "%s.static_cores_per_node: needed with cpu_control "
+                           "\"static\"", path);
+    st->pole = gains == 1;
+    st->period_ns = (int64_t)llround(period_s * 1e9);
+    st->window_ns = (int64_t)llround(window_s * 1e9);
+    st->keep_ns = st->window_ns > st->period_ns ? st->window_ns : st->period_ns;
+    if (st->cpu_mode == CPU_RULES && st->keep_ns < RULES_NS)
+        st->keep_ns = RULES_NS;
+    st->resp_ns = sim_resp_delay_ns(s);
+    st->nm = sim_model_count(s);
+    st->nn = w->nnodes;
+    size_t nm = (size_t)st->nm, nn = (size_t)st->nn;
+    st->set = calloc(nm, sizeof *st->set);
+    st->pg = calloc(nm, sizeof *st->pg);
+    st->K = calloc(nm, sizeof *st->K);
+    st->a = calloc(nm, sizeof *st->a);
+    st->done = calloc(nm, sizeof *st->done);
+    st->cpu = malloc(nn * nm * sizeof *st->cpu);
+    st->u = calloc(nn * nm, sizeof *st->u);
+    st->e_prev = calloc(nn * nm, sizeof *st->e_prev);
+    st->ac = calloc(nn, sizeof *st->ac);
+    st->qlen = calloc(nm, sizeof *st->qlen);
+    st->has_r = calloc(nm, sizeof *st->has_r);
+    st->idle = calloc(nn, sizeof *st->idle);
+    st->E = calloc(nm, sizeof *st->E);
+    st->R = calloc(nm, sizeof *st->R);
+    st->head = calloc(nm, sizeof *st->head);
+    st->dem = calloc(nm, sizeof *st->dem);
+    st->grant = calloc(nm, sizeof *st->grant);
+    if (!st->set || !st->pg || !st->K || !st->a || !st->done || !st->cpu || !st->u ||
+        !st->e_prev || !st->ac || !st->qlen || !st->has_r || !st->idle || !st->E || !st->R ||
+        !st->head || !st->dem || !st->grant)
+        return SIM_ENOMEM;
+    st->rr_last = st->nm - 1;
+    int gpu_kind = sim_exec_count(s) > 0 ? sim_exec(s, 0)->kind : -1;
+    for (int m = 0; m < st->nm; m++) {
+        st->set[m] = st->alpha * sim_model(s, m)->cfg->slo_ms / 1e3;
+        st->pg[m] = gpu_kind >= 0 ? (double)sim_latency_ns(s, m, gpu_kind, 1) / 1e9 : 0;
+        st->K[m] = K;
+        st->a[m] = a;
+    }
+    int cpu_nodes = 0;
+    for (int node = 0; node < st->nn; node++) {
+        const struct sim_node_cfg *nd = &w->nodes[node];
+        st->ac[node] = nd->cores > 0 ? nd->cores - st->gc : 0;
+        if (nd->cores > 0 && st->ac[node] <= 0)
+            return sim_err_set(SIM_EINVAL, "%s.gc_cores: %g leaves node \"%s\" (%d cores) none "
+                               "for CPU executors", path, st->gc, nd->name, nd->cores);
+        double each = st->cpu_mode == CPU_STATIC
+                          ? fmin(st->static_cores, st->ac[node]) / st->nm
+                          : fmin(st->u0, st->ac[node] / st->nm);
+        for (int m = 0; m < st->nm; m++) {
+            int i = node * st->nm + m;
+            st->cpu[i] = -1;
+            if (nd->cores <= 0)
+                continue;
+            st->u[i] = each;
+            int milli = (int)floor(each * 1000 + 1e-9);
+            if ((st->cpu[i] = sim_exec_add_cpu(s, node, m, milli < 1 ? 1 : milli)) < 0)
+                return SIM_EINVAL;      /* the engine's message names the model and node */
+            if (st->pole && m >= 0) {   /* the plant at the set point and the configured rate */
+                const struct sim_model *md = sim_model(s, m);
+                double mu = 1e9 / (double)sim_latency_ns(s, m, sim_exec(s, st->cpu[i])->kind, 1);
+                double tau0 = st->set[m], rO = md->rate_rps * sim_load_scale(s);
+                double k = rO > 0 ? mu * tau0 / rO : 0, b = 1 - period_s / tau0;
+                if (roma_pole_gains(k, b, st->q, &st->K[m], &st->a[m]))
+                    return sim_err_set(SIM_EINVAL, "%s.gains \"pole\": no gains for model "
+                                       "\"%s\" (k %g, b %g, q %g)", path, md->cfg->name, k, b,
+                                       st->q);
+            }
+        }
+        cpu_nodes += nd->cores > 0;
+    }
+    if (!cpu_nodes)
+        return sim_err_set(SIM_EINVAL, "no node has CPU cores for its CPU executors "
+                           "(cluster.nodes[].cores)");
+    if (st->cpu_mode == CPU_CT)
+        sim_timer_set(s, st->period_ns, TAG_CTRL, NULL);
+    else if (st->cpu_mode == CPU_RULES)
+        sim_timer_set(s, RULES_NS, TAG_RULES, NULL);
+    return 0;
+}
+
+static int init_roma(struct sim *s, const cJSON *p, void *st)
+{
+    return init_with(s, p, st, GPU_ROMA, CPU_CT, 0);
+}
+static int init_rr_ct(struct sim *s, const cJSON *p, void *st)
+{
+    return init_with(s, p, st, GPU_RR, CPU_CT, 0);
+}
+static int init_rr_rules(struct sim *s, const cJSON *p, void *st)
+{
+    return init_with(s, p, st, GPU_RR, CPU_RULES, 0);
+}
+/* rr-max: every core of a node split evenly (a large static_cores is capped at the node's) */
+static int init_rr_max(struct sim *s, const cJSON *p, void *st)
+{
+    return init_with(s, p, st, GPU_RR, CPU_STATIC, 1e9);
+}
+static int init_rr_min(struct sim *s, const cJSON *p, void *st)
+{
+    return init_with(s, p, st, GPU_RR, CPU_STATIC, 1);
+}
+
+static void destroy(void *state)
+{
+    struct roma *st = state;
+    for (int m = 0; st->done && m < st->nm; m++)
+        free(st->done[m].d);
+    free(st->done);
+    free(st->set);
+    free(st->pg);
+    free(st->K);
+    free(st->a);
+    free(st->cpu);
+    free(st->u);
+    free(st->e_prev);
+    free(st->ac);
+    free(st->arr);
+    free(st->qlen);
+    free(st->has_r);
+    free(st->idle);
+    free(st->E);
+    free(st->R);
+    free(st->head);
+    free(st->dem);
+    free(st->grant);
+}
+
+#define ROMA_OPS(var, pname, psummary, pinit)                                                  \
+    const struct policy_ops var = {                                                            \
+        .name = pname, .summary = psummary, .state_size = sizeof(struct roma),                 \
+        .param_keys = params, .init = pinit, .on_request = on_request,                         \
+        .on_batch_done = on_batch_done, .on_timer = on_timer, .destroy = destroy,              \
+        .needs_no_gpus = true,                                                                 \
+    }
+
+ROMA_OPS(policy_roma, "roma", "ROMA: neediest-model GPU heuristic, PI core control per CPU "
+         "executor under a node supervisor (ICSOC'21)", init_roma);
+ROMA_OPS(policy_rr_ct, "rr-ct", "ROMA baseline: round-robin GPUs, ROMA's PI core control",
+         init_rr_ct);
+ROMA_OPS(policy_rr_rules, "rr-rules", "ROMA baseline: round-robin GPUs, +-1 core every 15 s "
+         "by SLA rules", init_rr_rules);
+ROMA_OPS(policy_rr_max, "rr-max", "ROMA baseline: round-robin GPUs, all cores split evenly "
+         "(static)", init_rr_max);
+ROMA_OPS(policy_rr_min, "rr-min", "ROMA baseline: round-robin GPUs, one core per node split "
+         "evenly (static)", init_rr_min);
