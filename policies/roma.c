@@ -25,7 +25,7 @@
 #include "sim_err.h"
 #include "sim_json.h"
 
-enum { TAG_CTRL = 1, TAG_RULES = 2 };
+enum { TAG_CTRL = 1, TAG_RULES = 2, TAG_METRICS = 3 };
 enum { GPU_ROMA, GPU_RR };
 enum { CPU_CT, CPU_RULES, CPU_STATIC };
 #define RULES_NS 15000000000LL
@@ -328,6 +328,23 @@ static double tau_r(struct sim *s, struct roma *st, int m, int *ngpu, int *n)
     return k ? age / k / 1e9 : 0;
 }
 
+/* Every period_s, whatever controls the cores: per model the mean response time of the
+ * requests completed in the period (0 when none), where they ran, and its cores. */
+static void metrics(struct sim *s, struct roma *st)
+{
+    double secs = (double)st->period_ns / 1e9;
+    for (int m = 0; m < st->nm; m++) {
+        int n, ng;
+        double t = ring_mean(&st->done[m], sim_now(s), st->period_ns, &n, &ng), c = 0;
+        sim_ts_add(s, "roma.response_s", m, t);
+        sim_ts_add(s, "roma.gpu_rps", m, ng / secs);
+        sim_ts_add(s, "roma.cpu_rps", m, (n - ng) / secs);
+        for (int node = 0; node < st->nn; node++)
+            c += st->cpu[node * st->nm + m] >= 0 ? st->u[node * st->nm + m] : 0;
+        sim_ts_add(s, "roma.cores", m, c);
+    }
+}
+
 static void control(struct sim *s, struct roma *st)
 {
     double etas = 0;
@@ -335,10 +352,6 @@ static void control(struct sim *s, struct roma *st)
     for (int m = 0; m < st->nm; m++) {
         int n, ng;
         double tau = tau_r(s, st, m, &ng, &n), e = tau - st->set[m];
-        double secs = (double)st->period_ns / 1e9;
-        sim_ts_add(s, "roma.response_s", m, tau);
-        sim_ts_add(s, "roma.gpu_rps", m, ng / secs);
-        sim_ts_add(s, "roma.cpu_rps", m, (n - ng) / secs);
         for (int node = 0; node < st->nn; node++) {
             int i = node * st->nm + m;
             if (st->cpu[i] < 0)
@@ -355,12 +368,6 @@ static void control(struct sim *s, struct roma *st)
             st->dem[m] = st->u[node * st->nm + m];
         etas += supervise(s, st, node);
         nodes++;
-    }
-    for (int m = 0; m < st->nm; m++) {
-        double c = 0;
-        for (int node = 0; node < st->nn; node++)
-            c += st->cpu[node * st->nm + m] >= 0 ? st->u[node * st->nm + m] : 0;
-        sim_ts_add(s, "roma.cores", m, c);
     }
     if (nodes)
         sim_ts_add(s, "roma.eta", -1, etas / nodes);
@@ -385,19 +392,18 @@ static void rules(struct sim *s, struct roma *st)
         }
         supervise(s, st, node);
     }
-    for (int m = 0; m < st->nm; m++) {
-        double c = 0;
-        for (int node = 0; node < st->nn; node++)
-            c += st->cpu[node * st->nm + m] >= 0 ? st->u[node * st->nm + m] : 0;
-        sim_ts_add(s, "roma.cores", m, c);
-    }
 }
 
 static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
 {
     (void)arg;
     struct roma *st = state;
-    if (tag == TAG_CTRL) {
+    if (sim_now(s) > sim_duration_ns(s))
+        return;                         /* the drain: the run's measurements are over */
+    if (tag == TAG_METRICS) {
+        metrics(s, st);
+        sim_timer_set(s, sim_now(s) + st->period_ns, TAG_METRICS, NULL);
+    } else if (tag == TAG_CTRL) {
         control(s, st);
         sim_timer_set(s, sim_now(s) + st->period_ns, TAG_CTRL, NULL);
     } else {
@@ -520,6 +526,7 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
     if (!cpu_nodes)
         return sim_err_set(SIM_EINVAL, "no node has CPU cores for its CPU executors "
                            "(cluster.nodes[].cores)");
+    sim_timer_set(s, st->period_ns, TAG_METRICS, NULL);  /* before the controller's */
     if (st->cpu_mode == CPU_CT)
         sim_timer_set(s, st->period_ns, TAG_CTRL, NULL);
     else if (st->cpu_mode == CPU_RULES)

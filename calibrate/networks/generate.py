@@ -290,6 +290,53 @@ def inceptionv3():
     return n
 
 
+def googlenet():
+    n = Net("GoogLeNet", "Szegedy et al., CVPR 2015 (Inception v1, as torchvision googlenet, eval "
+            "mode without the training-only auxiliary classifiers; its 3x3 'ceil_mode' max pools "
+            "are written with padding 1, which gives the same output sizes; the 5x5 branch is a "
+            "3x3 convolution, as in torchvision's weights)",
+            {"shape": [3, 224, 224]},
+            {"params": 6624904, "gmacs": 1.5,
+             "ref": "torchvision googlenet IMAGENET1K_V1: 6,624,904 params, 1.50 GFLOPS (MACs)"})
+    E = 0.001
+
+    def bc(name, out, k, s=1, p=0, x=None):
+        return conv_bn_relu(n, name, out, k, s, p, x, eps=E)
+
+    bc("conv1", 64, 7, 2, 3)
+    n.add("pool1", "maxpool", k=3, s=2, p=1)
+    bc("conv2", 64, 1)
+    bc("conv3", 192, 3, 1, 1)
+    n.add("pool2", "maxpool", k=3, s=2, p=1)
+
+    def inception(pre, c1, c3r, c3, c5r, c5, pp):
+        x = n.last
+        b1 = bc(pre + "_b1", c1, 1, x=x)
+        bc(pre + "_b2a", c3r, 1, x=x)
+        b2 = bc(pre + "_b2b", c3, 3, 1, 1)
+        bc(pre + "_b3a", c5r, 1, x=x)
+        b3 = bc(pre + "_b3b", c5, 3, 1, 1)
+        n.add(pre + "_pool", "maxpool", x, k=3, s=1, p=1)
+        b4 = bc(pre + "_b4", pp, 1)
+        n.add(pre + "_cat", "concat", [b1, b2, b3, b4])
+
+    inception("i3a", 64, 96, 128, 16, 32, 32)
+    inception("i3b", 128, 128, 192, 32, 96, 64)
+    n.add("pool3", "maxpool", k=3, s=2, p=1)
+    inception("i4a", 192, 96, 208, 16, 48, 64)
+    inception("i4b", 160, 112, 224, 24, 64, 64)
+    inception("i4c", 128, 128, 256, 24, 64, 64)
+    inception("i4d", 112, 144, 288, 32, 64, 64)
+    inception("i4e", 256, 160, 320, 32, 128, 128)
+    n.add("pool4", "maxpool", k=2, s=2)
+    inception("i5a", 256, 160, 320, 32, 128, 128)
+    inception("i5b", 384, 192, 384, 48, 128, 128)
+    n.add("gap", "gap")
+    n.add("fc", "fc", out=1000)
+    n.add("prob", "softmax")
+    return n
+
+
 def encoder_layer(n, pre, x, d, heads, ffn, eps=1e-12, memory=None):
     """One post-norm transformer layer (BERT, BART): self-attention, optionally
     cross-attention on `memory` (a decoder layer), then the feed-forward block."""
@@ -464,6 +511,7 @@ def main():
     mobilenetv2().write("mobilenetv2.json")
     densenet121().write("densenet121.json")
     inceptionv3().write("inceptionv3.json")
+    googlenet().write("googlenet.json")
     bert("BERT-base", 12, 768, 12, 3072, 30522, 512, 128,
          {"params": 109482240, "gmacs": 11.17,
           "ref": "Hugging Face bert-base-uncased BertModel: 109,482,240 params (the paper's "
