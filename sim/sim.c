@@ -431,10 +431,11 @@ static bool next_stage(struct sim *s, struct sim_request *r, int64_t t_done)
 
 static void exec_maybe_down(struct sim *s, int e);
 
-/* ns for `work` (ns on one core) at milli/1000 cores: rounded up, so never early. */
-static int64_t cpu_time(int64_t work, int milli)
+/* ns for `work` (ns on one core) at `speed` millionths of one core's speed: rounded up, so
+ * never early. */
+static int64_t cpu_time(int64_t work, int speed)
 {
-    return (int64_t)(((__int128)work * 1000 + milli - 1) / milli);
+    return (int64_t)(((__int128)work * 1000000 + speed - 1) / speed);
 }
 
 static void batch_start(struct sim *s, struct sim_batch *b)
@@ -454,7 +455,7 @@ static void batch_start(struct sim *s, struct sim_batch *b)
         struct sim_exec_int *xi = &s->xi[b->exec];
         xi->work_left = exec_time(s, sim_latency_ns(s, b->model, x->kind, b->size));
         xi->work_since = t;
-        b->t_finish = t + cpu_time(xi->work_left, x->milli_cores);
+        b->t_finish = t + cpu_time(xi->work_left, xi->speed);
     } else if (b->status == SIM_BATCH_OK) {
         b->t_finish = t + exec_time(s, sim_latency_ns(s, b->model, x->kind, b->size));
     } else {
@@ -843,6 +844,43 @@ int sim_exec_add(struct sim *s)
 
 static void core_accrue(struct sim *s, int e);
 
+/* Millionths of one core's speed for model m on node n at `milli` thousandths of cores. */
+static int cpu_speed(const struct sim *s, int n, int m, int milli)
+{
+    const struct sim_node_cfg *nd = &s->cfg->nodes[n];
+    if (nd->cpu_scaling == SIM_CPU_LINEAR)
+        return milli * 1000;
+    const struct sim_model_cfg *mc = s->models[m].cfg;
+    char base[SIM_NAME_MAX], kind[SIM_NAME_MAX + 16];
+    snprintf(base, sizeof base, "%s", nd->cpu_kind);
+    char *at = strrchr(base, '@');
+    if (at)
+        *at = '\0';
+    double u = milli / 1000.0, l1 = 0, lo_n = 0, lo_r = 0, hi_n = 0, hi_r = 0;
+    for (int n2 = 1; n2 <= 256; n2++) {  /* rates 1/l(n) of the measured thread counts */
+        snprintf(kind, sizeof kind, "%s@%dcore", base, n2);
+        int k = sim_model_cfg_kind(mc, kind);
+        if (k < 0)
+            continue;
+        double r = 1 / sim_profile_ms(&mc->prof[k], 1);
+        if (n2 == 1)
+            l1 = 1 / r;
+        if (n2 <= u)
+            lo_n = n2, lo_r = r;
+        if (n2 >= u && !hi_n)
+            hi_n = n2, hi_r = r;
+    }
+    double rate;                        /* requests per ms at u cores */
+    if (u < 1 || !lo_n)
+        rate = u / l1;
+    else if (!hi_n || hi_n == lo_n)
+        rate = lo_r;
+    else
+        rate = lo_r + (hi_r - lo_r) * (u - lo_n) / (hi_n - lo_n);
+    long sp = (long)floor(1e6 * rate * l1 + 1e-9);   /* down: never faster than measured */
+    return sp < 1 ? 1 : (int)sp;
+}
+
 static int node_cores(const struct sim *s, int n)
 {
     return n < s->cfg->nnodes ? s->cfg->nodes[n].cores : 0;
@@ -881,6 +919,7 @@ int sim_exec_add_cpu(struct sim *s, int node, int model, int milli_cores)
     x->cpu = true;
     x->model = model;
     x->milli_cores = milli_cores;
+    s->xi[e].speed = cpu_speed(s, node, model, milli_cores);
     x->state = SIM_EXEC_UP;
     x->added_at = x->up_since = x->last_finish = s->now;
     x->memory_mb = 0;
@@ -908,15 +947,17 @@ int sim_exec_set_cores(struct sim *s, int e, int milli_cores)
     core_accrue(s, e);
     s->node_milli[x->node] += milli_cores - old;
     x->milli_cores = milli_cores;
+    int sp_old = xi->speed;
+    xi->speed = cpu_speed(s, x->node, x->model, milli_cores);
     struct sim_batch *b = xi->running;
-    if (!b || b->status != SIM_BATCH_OK || b->t_finish <= s->now || milli_cores == old)
+    if (!b || b->status != SIM_BATCH_OK || b->t_finish <= s->now || xi->speed == sp_old)
         return 0;
     if (s->now > xi->work_since) {      /* the work done so far, rounded down */
-        int64_t done = (int64_t)((__int128)(s->now - xi->work_since) * old / 1000);
+        int64_t done = (int64_t)((__int128)(s->now - xi->work_since) * sp_old / 1000000);
         xi->work_left = done < xi->work_left ? xi->work_left - done : 0;
         xi->work_since = s->now;
     }
-    int64_t fin = xi->work_since + cpu_time(xi->work_left, milli_cores);
+    int64_t fin = xi->work_since + cpu_time(xi->work_left, xi->speed);
     if (fin == b->t_finish)
         return 0;
     b->t_finish = fin;

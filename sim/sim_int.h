@@ -56,6 +56,7 @@ struct sim_exec_int {
     /* CPU executors: the running batch's work left (ns on one core) as of work_since, and
      * the allocation's integral (milli-core ns) up to core_since */
     int64_t work_left, work_since, core_acc, core_since;
+    int speed;                   /* millionths of one core's speed at its allocation */
 };
 
 struct sim_arrival {

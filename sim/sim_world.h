@@ -85,9 +85,16 @@ enum sim_split { SIM_SPLIT_INDEPENDENT, SIM_SPLIT_ROUND_ROBIN, SIM_SPLIT_RANDOM 
  * GPU executors of gpu_kind, and CPU cores that policies allocate to CPU executors bound to
  * one model (sim_exec_add_cpu), whose speed is the model's profile for cpu_kind (the latency
  * on one core) scaled linearly by the cores allocated. */
+enum sim_cpu_scaling { SIM_CPU_LINEAR, SIM_CPU_MEASURED };
+
 struct sim_node_cfg {
     char name[SIM_NAME_MAX];
     int cores;                         /* CPU cores for CPU executors (0: none) */
+    /* linear: speed = cores x one core's; measured: the model's latency at u cores is
+     * interpolated in rate between its profiles for "<base>@<n>core" (n = 1, 2, ...: kinds
+     * written by servesim-calibrate --threads; cpu_kind is the one-core kind), l(1)/u below
+     * one core, the largest n's above it */
+    enum sim_cpu_scaling cpu_scaling;
     int gpus;                          /* GPU executors it starts with */
     char gpu_kind[SIM_NAME_MAX], cpu_kind[SIM_NAME_MAX];
 };

@@ -48,7 +48,9 @@ void sim_config_destroy(struct sim_config *cfg)
  * not supported by the policies yet); CPU kinds may differ. */
 static int parse_nodes(struct sim_config *c, const cJSON *arr, const char **kind, long *gpus)
 {
-    static const char *const keys[] = {"name", "cores", "gpus", "gpu_kind", "cpu_kind", NULL};
+    static const char *const keys[] = {"name", "cores", "gpus", "gpu_kind", "cpu_kind",
+                                       "cpu_scaling", NULL};
+    static const char *const SCALINGS[] = {"linear", "measured", NULL};
     int n = cJSON_GetArraySize(arr), rc;
     if (n == 0)
         return sim_err_set(SIM_EINVAL, "cluster.nodes: expected at least one node, got []");
@@ -62,6 +64,7 @@ static int parse_nodes(struct sim_config *c, const cJSON *arr, const char **kind
         struct sim_node_cfg *nd = &c->world.nodes[i];
         const char *gk = *kind, *ck = "cpu", *name = NULL;
         long cores = 0, g = 0;
+        int scaling = 0;
         sim_jpath_idx(p, sizeof p, "cluster.nodes", i);
         if (!cJSON_IsObject(it))
             return sim_json_expected(p, "{name, cores, gpus, gpu_kind, cpu_kind}", it);
@@ -69,8 +72,15 @@ static int parse_nodes(struct sim_config *c, const cJSON *arr, const char **kind
             (rc = sim_json_int(it, p, "cores", true, 1, 4096, &cores)) ||
             (rc = sim_json_int(it, p, "gpus", false, 0, 100000, &g)) ||
             (rc = sim_json_str(it, p, "gpu_kind", false, &gk)) ||
-            (rc = sim_json_str(it, p, "cpu_kind", false, &ck)))
+            (rc = sim_json_str(it, p, "cpu_kind", false, &ck)) ||
+            (rc = sim_json_enum(it, p, "cpu_scaling", false, SCALINGS, &scaling)))
             return rc;
+        nd->cpu_scaling = (enum sim_cpu_scaling)scaling;
+        size_t ckl = strlen(ck);
+        if (scaling == SIM_CPU_MEASURED && (ckl < 6 || strcmp(ck + ckl - 6, "@1core") != 0))
+            return sim_err_set(SIM_EINVAL, "%s.cpu_kind: with cpu_scaling \"measured\" expected "
+                               "the one-core kind \"<cpu>@1core\" (its @<n>core siblings give "
+                               "the other thread counts), got \"%s\"", p, ck);
         if ((name && strlen(name) >= SIM_NAME_MAX) || strlen(gk) >= SIM_NAME_MAX ||
             strlen(ck) >= SIM_NAME_MAX)
             return sim_err_set(SIM_EINVAL, "%s: names and kinds have at most %d characters", p,

@@ -567,6 +567,54 @@ static void cpu_executor_retimes_exactly(void)
     sim_config_destroy(cfg);
 }
 
+/* cpu_scaling "measured": a model measured at 1, 2 and 4 threads (100, 60 and 40 ms) runs at
+ * u cores in the time interpolated in rate between them: 3 cores -> 1/((1/60 + 1/40) / 2) =
+ * 48 ms, 0.5 cores -> 200 ms (l(1)/u below one core), 6 cores -> 40 ms (the largest measured
+ * count above it), 2 cores -> 60 ms. */
+static void cpu_measured_scaling(void)
+{
+    static const struct { int milli; int64_t want; } cases[] = {
+        {3000, 48000000}, {500, 200000000}, {6000, 40000000}, {2000, 60000000}, {1000, 100000000}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *text =
+            "{\"duration_s\":2,\"cluster\":{\"nodes\":[{\"cores\":8,\"gpus\":1,"
+            "\"cpu_kind\":\"xeon@1core\",\"cpu_scaling\":\"measured\"}]},\"models\":[{\"name\":\"m\","
+            "\"slo_ms\":1000,\"profiles\":{\"1080ti\":{\"form\":\"linear\",\"alpha_ms\":1,\"beta_ms\":1},"
+            "\"xeon@1core\":{\"form\":\"table\",\"latency_ms\":[100]},"
+            "\"xeon@2core\":{\"form\":\"table\",\"latency_ms\":[60]},"
+            "\"xeon@4core\":{\"form\":\"table\",\"latency_ms\":[40]}}}],"
+            "\"workload\":{\"rate_rps\":1},\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,"
+            "\"resp_us\":0},\"metrics\":{\"sample_period_s\":0}}";
+        struct sim_config *cfg;
+        struct sim *s;
+        REQUIRE_OK(sim_config_from_text(text, "measured", ".", &cfg));
+        static const int64_t at0[] = {0};
+        static struct fixed_src f;
+        f = (struct fixed_src){at0, 1, 0};
+        struct sim_source src = {fixed_next, fixed_close, &f, 0};
+        cpu_cfg = (struct cpu_pol){.at = 0, .milli = 0};
+        REQUIRE_OK(sim_create(&cfg->world, 1.0, &cpu_test_policy, &src, 1, &s));
+        /* the policy made its executor with 1 core; set the case's before anything runs */
+        int e = sim_exec_count(s) - 1;
+        REQUIRE_OK(sim_exec_set_cores(s, e, cases[i].milli));
+        struct cpu_seen v = {{0}, 0};
+        struct sim_observer obs = {.ctx = &v, .request_end = seen_end};
+        sim_set_observer(s, &obs);
+        REQUIRE_OK(sim_run(s));
+        CHECK(v.n == 1 && llabs(v.finish[0] - cases[i].want) <= 1000 && v.finish[0] >= cases[i].want,
+              "%d milli-cores: finish %lld, expected %lld (speed in millionths: within 1 us, never early)",
+              cases[i].milli, (long long)v.finish[0], (long long)cases[i].want);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+    struct sim_config *cfg;
+    CHECK(sim_config_from_text("{\"duration_s\":1,\"cluster\":{\"nodes\":[{\"cores\":2,\"gpus\":1,"
+                               "\"cpu_scaling\":\"measured\"}]},\"models\":[{\"name\":\"m\","
+                               "\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":50}],"
+                               "\"workload\":{\"rate_rps\":1}}", "m", ".", &cfg) == SIM_EINVAL &&
+              strstr(sim_err_msg(), "cluster.nodes[0].cpu_kind"), "%s", sim_err_msg());
+}
+
 /* cluster.nodes: GPUs are spread over the nodes in order; bad nodes are errors with paths. */
 static void nodes_config(void)
 {
@@ -618,5 +666,6 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"rate_schedules_drive_each_model", rate_schedules_drive_each_model},
           {"cpu_executor_retimes_exactly", cpu_executor_retimes_exactly},
           {"nodes_config", nodes_config},
+          {"cpu_measured_scaling", cpu_measured_scaling},
           {"json_set_paths", json_set_paths},
           {"md1_mean_wait", md1_mean_wait})
