@@ -25,7 +25,13 @@ struct audit {
 static void obs_event(void *ctx, const struct sim *s, int64_t t)
 {
     struct audit *a = ctx;
-    (void)s;
+    const struct sim_world *w = sim_world(s);
+    for (int n = 0; n < w->nnodes; n++)  /* the node's ledger: never more than its cores */
+        if (sim_node_milli_used(s, n) > w->nodes[n].cores * 1000 || sim_node_milli_used(s, n) < 0) {
+            fprintf(stderr, "node %d: %d milli-cores allocated of %d cores\n", n,
+                    sim_node_milli_used(s, n), w->nodes[n].cores);
+            a->violations++;
+        }
     if (t < a->last_event) {
         fprintf(stderr, "time went backwards: %lld after %lld\n", (long long)t, (long long)a->last_event);
         a->violations++;
