@@ -58,6 +58,8 @@ config_errors() {
   expect_error warmup "warmup_s: expected less than duration_s" "{$base,\"warmup_s\":5,\"models\":[$model]}"
   expect_error node_no_cores 'cluster.nodes[0].cores: expected an integer in [1, 4096], got 0' \
     '{"duration_s":2,"cluster":{"nodes":[{"cores":0,"gpus":1}]},"models":['"$model"'],"workload":{"rate_rps":1}}'
+  expect_error cpu_overcommit 'policy.params.static_cores_per_node: 8 is more than node "node0" has for CPU executors (2)' \
+    '{"duration_s":2,"cluster":{"nodes":[{"cores":2,"gpus":1}]},"models":[{"name":"m","slo_ms":100,"profiles":{"1080ti":{"form":"linear","alpha_ms":1,"beta_ms":2},"cpu":{"form":"linear","alpha_ms":10,"beta_ms":20}}}],"workload":{"rate_rps":1},"policy":{"name":"rr-max","params":{"static_cores_per_node":8}}}'
   expect_error cpu_profile 'model "m" has no profile for CPU kind "cpu" of node "node0"' \
     '{"duration_s":2,"cluster":{"nodes":[{"cores":2,"gpus":1}]},"models":['"$model"'],"workload":{"rate_rps":1},"policy":{"name":"roma"}}'
   expect_error schedule_negative 'workload.rate_schedules.m.rps[1]: expected a rate >= 0 (req/s), got -3' \
