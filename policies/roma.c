@@ -343,6 +343,15 @@ static void metrics(struct sim *s, struct roma *st)
             c += st->cpu[node * st->nm + m] >= 0 ? st->u[node * st->nm + m] : 0;
         sim_ts_add(s, "roma.cores", m, c);
     }
+    for (int node = 0; node < st->nn; node++) {
+        if (st->ac[node] <= 0)
+            continue;
+        double c = 0;
+        for (int m = 0; m < st->nm; m++)
+            c += st->u[node * st->nm + m];
+        sim_ts_add(s, "node.cores", node, c);
+        sim_ts_add(s, "node.eta", node, c > 0 ? st->ac[node] / c : 0);
+    }
 }
 
 static void control(struct sim *s, struct roma *st)

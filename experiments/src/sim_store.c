@@ -381,8 +381,10 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
     for (size_t i = 0; i < r->ts.n; i++) {
         const struct sim_ts_point *p = &r->ts.pts[i];
         const char *sn = r->ts.series[p->series], *key = "";
-        if (!strncmp(sn, "path_", 5))   /* path series are keyed by path, the rest by model */
+        if (!strncmp(sn, "path_", 5))   /* path series are keyed by path, node. by node, */
             key = p->key >= 0 && p->key < r->npaths ? r->paths[p->key].name : "";
+        else if (!strncmp(sn, "node.", 5)) /* the rest by model */
+            key = p->key >= 0 && p->key < cfg->world.nnodes ? cfg->world.nodes[p->key].name : "";
         else if (p->key >= 0 && p->key < r->nmodels)
             key = r->models[p->key].name;
         if ((rc = insert(st, q_ts, "idttd", id, (double)p->t / 1e9, sn, key,
