@@ -27,7 +27,7 @@ struct sweep {
     char name[128], id[160], base[4096];
     bool goodput;
     int naxes;
-    const char *path[MAX_AXES];
+    const char *path[MAX_AXES];         /* NULL: the `cases` axis (objects of overrides) */
     const cJSON *values[MAX_AXES];
     int size[MAX_AXES];
     long npoints;
@@ -63,10 +63,11 @@ static char *assignment(const char *path, const cJSON *v)
 
 static int parse(struct sweep *w, const char *file, const char *const *sets, int nsets)
 {
-    static const char *const keys[] = {"name", "description", "base", "mode", "grid", "set", NULL};
+    static const char *const keys[] = {"name", "description", "base", "mode", "grid", "set",
+                                       "cases", NULL};
     static const char *const MODES[] = {"run", "goodput", NULL};
     const char *name, *base;
-    const cJSON *grid, *set;
+    const cJSON *grid, *set, *cases;
     int rc, mode = 0;
     if ((rc = sim_json_load_file(file, &w->json)))
         return rc;
@@ -76,7 +77,8 @@ static int parse(struct sweep *w, const char *file, const char *const *sets, int
     if ((rc = sim_json_keys(j, "", keys)) || (rc = sim_json_str(j, "", "name", true, &name)) ||
         (rc = sim_json_str(j, "", "base", true, &base)) ||
         (rc = sim_json_enum(j, "", "mode", false, MODES, &mode)) ||
-        (rc = sim_json_obj(j, "", "grid", true, &grid)) || (rc = sim_json_obj(j, "", "set", false, &set)))
+        (rc = sim_json_arr(j, "", "cases", false, &cases)) ||
+        (rc = sim_json_obj(j, "", "grid", !cases, &grid)) || (rc = sim_json_obj(j, "", "set", false, &set)))
         return sim_err_prefix(rc, file);
     snprintf(w->name, sizeof w->name, "%s", name);
     w->goodput = mode == 1;
@@ -89,6 +91,26 @@ static int parse(struct sweep *w, const char *file, const char *const *sets, int
         snprintf(w->base, sizeof w->base, "%s/%s", dirname(tmp), base);
     free(tmp);
     w->npoints = 1;
+    if (cases) {                        /* the first axis: named sets of overrides */
+        int n = cJSON_GetArraySize(cases), k = 0;
+        if (n == 0)
+            return sim_err_set(SIM_EINVAL, "%s: cases: expected at least one case, got []", file);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cases) {
+            char p[SIM_JPATH_MAX];
+            const char *cn;
+            sim_jpath_idx(p, sizeof p, "cases", k++);
+            if (!cJSON_IsObject(c))
+                return sim_err_prefix(sim_json_expected(p, "an object of overrides with a \"name\"", c), file);
+            if ((rc = sim_json_str(c, p, "name", true, &cn)))
+                return sim_err_prefix(rc, file);
+        }
+        w->path[0] = NULL;
+        w->values[0] = cases;
+        w->size[0] = n;
+        w->npoints = n;
+        w->naxes = 1;
+    }
     const cJSON *ax;
     cJSON_ArrayForEach(ax, grid) {
         char p[SIM_JPATH_MAX];
@@ -144,8 +166,13 @@ static int parse(struct sweep *w, const char *file, const char *const *sets, int
 static int make_point(const struct sweep *w, long idx, struct point *p)
 {
     memset(p, 0, sizeof *p);
-    p->sets = calloc((size_t)(w->nfixed + w->naxes), sizeof *p->sets);
+    int nmax = w->nfixed + w->naxes;
+    if (w->naxes && !w->path[0])
+        for (const cJSON *c = w->values[0]->child; c; c = c->next)
+            nmax += cJSON_GetArraySize(c);
+    p->sets = calloc((size_t)nmax, sizeof *p->sets);
     cJSON *settings = cJSON_CreateObject();
+    char *label[MAX_AXES] = {0};
     size_t klen = 1;
     if (!p->sets || !settings)
         goto oom;
@@ -160,10 +187,22 @@ static int make_point(const struct sweep *w, long idx, struct point *p)
     }
     for (int a = 0; a < w->naxes; a++) {
         const cJSON *v = cJSON_GetArrayItem(w->values[a], pick[a]);
-        if (!(p->sets[p->nsets++] = assignment(w->path[a], v)))
-            goto oom;
-        cJSON_AddItemToObject(settings, w->path[a], cJSON_Duplicate(v, true));
-        klen += strlen(p->sets[p->nsets - 1]) + 1;
+        if (!w->path[a]) {              /* a case: each member is an override */
+            for (const cJSON *m = v->child; m; m = m->next)
+                if (!(p->sets[p->nsets++] = assignment(m->string, m)))
+                    goto oom;
+            const char *cn = cJSON_GetObjectItemCaseSensitive(v, "name")->valuestring;
+            cJSON_AddStringToObject(settings, "case", cn);
+            if (!(label[a] = malloc(strlen(cn) + 6)))
+                goto oom;
+            sprintf(label[a], "case=%s", cn);
+        } else {
+            if (!(p->sets[p->nsets++] = assignment(w->path[a], v)) ||
+                !(label[a] = strdup(p->sets[p->nsets - 1])))
+                goto oom;
+            cJSON_AddItemToObject(settings, w->path[a], cJSON_Duplicate(v, true));
+        }
+        klen += strlen(label[a]) + 1;
     }
     p->key = calloc(klen, 1);
     p->settings = cJSON_PrintUnformatted(settings);
@@ -172,11 +211,14 @@ static int make_point(const struct sweep *w, long idx, struct point *p)
     for (int a = 0; a < w->naxes; a++) {
         if (a)
             strcat(p->key, ";");
-        strcat(p->key, p->sets[w->nfixed + a]);
+        strcat(p->key, label[a]);
+        free(label[a]);
     }
     cJSON_Delete(settings);
     return 0;
 oom:
+    for (int a = 0; a < w->naxes; a++)
+        free(label[a]);
     cJSON_Delete(settings);
     point_free(p);
     return SIM_ENOMEM;

@@ -5,7 +5,9 @@
  *    "grid": {"policy.name": ["symphony", "nexus"], "seed": [1, 2]},
  *    "set": {"duration_s": 30}}
  * Points are the cartesian product of the grid (the last axis varies fastest), each applied
- * to the base like --set (`set` and command-line --set apply first). Every point's config is
+ * to the base like --set (`set` and command-line --set apply first). `cases`, a list of
+ * objects each with a "name", is a first axis of named sets of overrides (every member is
+ * applied like --set; the name is the config's name too): tests that differ in several keys. Every point's config is
  * validated before anything runs. N worker processes run points; each finished point is
  * written with its sweep_points row in one transaction, so an interrupted sweep resumes by
  * skipping points already in the database, without duplicates. A point that fails is

@@ -203,6 +203,18 @@ sweep_resume_and_jobs() {
   grep -q "$before already in" "$tmp/resume.err" || fail "resume did not skip done points: $(head -1 "$tmp/resume.err")"
   [ "$(sqlite3 "$tmp/k.db" "SELECT count(*) FROM sweep_points WHERE status='ok'")" = "8" ] || fail "not 8 points after resume"
   [ "$(sqlite3 "$tmp/k.db" "SELECT count(*) FROM runs")" = "8" ] || fail "duplicate or orphan runs after resume"
+  # cases: named sets of overrides as the first axis (their names label points and runs)
+  printf '%s' '{"name":"c","base":"base.json","mode":"run","set":{"duration_s":3},
+    "cases":[{"name":"slow","workload":{"rate_rps":50}},{"name":"fast","workload":{"rate_rps":400},"policy":{"name":"fifo"}}],
+    "grid":{"seed":[1,2]}}' > "$tmp/c.json"
+  "$bin" sweep "$tmp/c.json" --db "$tmp/c.db" > "$tmp/c.out" 2>&1 || fail "cases sweep failed: $(tail -2 "$tmp/c.out")"
+  [ "$(sqlite3 "$tmp/c.db" "SELECT group_concat(name || ':' || policy || ':' || seed, ' ') FROM (SELECT * FROM runs ORDER BY id)")" = \
+    "slow:symphony:1 slow:symphony:2 fast:fifo:1 fast:fifo:2" ] || fail "cases: runs $(sqlite3 "$tmp/c.db" "SELECT name, policy FROM runs")"
+  [ "$(sqlite3 "$tmp/c.db" "SELECT point_key FROM sweep_points WHERE point = 2")" = "case=fast;seed=1" ] ||
+    fail "cases: point key $(sqlite3 "$tmp/c.db" "SELECT point_key FROM sweep_points WHERE point = 2")"
+  printf '%s' '{"name":"c2","base":"base.json","cases":[{"workload":{"rate_rps":50}}]}' > "$tmp/c2.json"
+  "$bin" sweep "$tmp/c2.json" --db "$tmp/c2.db" > /dev/null 2> "$tmp/c2.err" && fail "a case without a name was accepted"
+  grep -qF 'cases[0].name: missing' "$tmp/c2.err" || fail "cases: message $(cat "$tmp/c2.err")"
 }
 
 trace_plan() {
