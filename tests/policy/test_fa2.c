@@ -27,6 +27,7 @@
 #include "sim_err.h"
 #include "sim_report.h"
 #include "test.h"
+#include "test_ts.h"
 
 /* A random DAG: ndnn DNNs in index order (edges go up in index), npaths paths of 1..4
  * stages, profiles with a in [0, 0.3], b1 in [2, 40], c in [2, 40] ms, rates 2..40 req/s,
@@ -371,34 +372,6 @@ static void steady_violations_bounded(void)
           "instance-seconds, bad rate %.4f; with: %.0f, %.4f", cost[2], bad[2], cost[0], bad[0]);
 }
 
-/* Mean of time series `name` over (t0, t1] s. */
-static double ts_mean(const struct sim_result *r, const char *name, double t0, double t1)
-{
-    double sum = 0;
-    int n = 0;
-    for (size_t i = 0; i < r->ts.n; i++) {
-        const struct sim_ts_point *p = &r->ts.pts[i];
-        double t = (double)p->t / 1e9;
-        if (!strcmp(r->ts.series[p->series], name) && p->key < 0 && t > t0 && t <= t1)
-            sum += p->value, n++;
-    }
-    return n ? sum / n : NAN;
-}
-
-/* First time after t0 at which series `name` is >= level (up) or <= level (!up); -1: never. */
-static double ts_reaches(const struct sim_result *r, const char *name, double t0, double level,
-                         bool up)
-{
-    for (size_t i = 0; i < r->ts.n; i++) {
-        const struct sim_ts_point *p = &r->ts.pts[i];
-        double t = (double)p->t / 1e9;
-        if (!strcmp(r->ts.series[p->series], name) && p->key < 0 && t > t0 &&
-            (up ? p->value >= level : p->value <= level))
-            return t - t0;
-    }
-    return -1;
-}
-
 /* Step 8 -> 27 req/s at t = 200 s and back to 8 at 400 s: the instances in service reach the
  * new plan within one interval (10 s) + the cold start (6 s) + a few seconds, violations
  * settle, and after the step down the surplus goes within scale_down_s (30 s) + an interval
@@ -408,11 +381,12 @@ static void reconverges_after_step(void)
     struct sim_result *r = run("duration_s=600;warmup_s=30;"
                                "workload.segments=[{\"duration_s\":200,\"scale\":1},"
                                "{\"duration_s\":200,\"scale\":3.375},{\"scale\":1}]");
-    double before = ts_mean(r, "executors", 150, 200), after = ts_mean(r, "executors", 300, 400);
-    double back = ts_mean(r, "executors", 500, 600);
-    double up = ts_reaches(r, "executors", 200, 0.95 * after, true);
-    double down = ts_reaches(r, "executors", 400, 1.05 * back, false);
-    double bad_late = ts_mean(r, "bad_rate", 240, 400);
+    double before = test_ts_mean(r, "executors", -1, 150, 200);
+    double after = test_ts_mean(r, "executors", -1, 300, 400);
+    double back = test_ts_mean(r, "executors", -1, 500, 600);
+    double up = test_ts_reaches(r, "executors", -1, 200, 0.95 * after, true);
+    double down = test_ts_reaches(r, "executors", -1, 400, 1.05 * back, false);
+    double bad_late = test_ts_mean(r, "bad_rate", -1, 240, 400);
     printf("step 8 -> 27 -> 8 req/s: %.1f instances before, %.1f after, %.1f back; in service "
            "%.0f s after the step up, surplus gone %.0f s after the step down; mean per-second "
            "violation rate from 40 s after the step up: %.4f\n", before, after, back, up, down,

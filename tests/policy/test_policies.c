@@ -8,6 +8,7 @@
 #include "sim_goodput.h"
 #include "sim_report.h"
 #include "test.h"
+#include "test_ts.h"
 
 /* ------------------------------------------------------------ conformance */
 
@@ -648,15 +649,6 @@ static struct sim_result *shift_run(double rep_s)
     return r;
 }
 
-static double ts_last(const struct sim_result *r, const char *name)
-{
-    double v = -1;
-    for (size_t i = 0; i < r->ts.n; i++)
-        if (!strcmp(r->ts.series[r->ts.pts[i].series], name) && r->ts.pts[i].key < 0)
-            v = r->ts.pts[i].value;
-    return v;
-}
-
 /* Six VGG16-like models in three sub-clusters of two (three fit a GPU, so a model can move:
  * old and new fit together); after 20 s two cold models become 8x as popular at the same
  * total rate. Re-partitioning every 5 s moves models and GPUs to where the work went, every
@@ -677,9 +669,10 @@ static void symphony_repartition_follows_shift(void)
               "run %d: %llu ended of %llu", i, (unsigned long long)ended,
               (unsigned long long)rs[i]->offered);
     }
-    double mm = ts_last(moving, "symphony.models_moved"), gm = ts_last(moving, "symphony.gpus_moved");
+    double mm = test_ts_last(moving, "symphony.models_moved", -1);
+    double gm = test_ts_last(moving, "symphony.gpus_moved", -1);
     CHECK(mm >= 1 && gm >= 1, "moved %g models and %g GPUs", mm, gm);
-    CHECK(ts_last(fixed, "symphony.models_moved") < 0, "series recorded without re-partitioning");
+    CHECK(test_ts_last(fixed, "symphony.models_moved", -1) < 0, "series recorded without re-partitioning");
     CHECK(fixed->bad_rate > 0.008 && moving->bad_rate < fixed->bad_rate / 3,
           "bad rate %.4f re-partitioning, %.4f partitioned once", moving->bad_rate,
           fixed->bad_rate);

@@ -12,6 +12,7 @@
 #include "sim_err.h"
 #include "sim_goodput.h"
 #include "test.h"
+#include "test_ts.h"
 
 static void pi_update_and_clamp(void)
 {
@@ -100,32 +101,18 @@ static struct sim_result *closed_loop(int gpus)
     return r;
 }
 
-/* Mean of series `name` (key m) over (t0, t1] s. */
-static double ts_mean(const struct sim_result *r, const char *name, int key, double t0, double t1)
-{
-    double sum = 0;
-    int n = 0;
-    for (size_t i = 0; i < r->ts.n; i++) {
-        const struct sim_ts_point *p = &r->ts.pts[i];
-        double t = (double)p->t / 1e9;
-        if (!strcmp(r->ts.series[p->series], name) && p->key == key && t > t0 && t <= t1)
-            sum += p->value, n++;
-    }
-    return n ? sum / n : NAN;
-}
-
 static void cpu_loop_holds_the_set_point(void)
 {
     struct sim_result *cpu = closed_loop(0);
-    double resp = ts_mean(cpu, "roma.response_s", 0, 100, 300);
-    double cores = ts_mean(cpu, "roma.cores", 0, 100, 300);
+    double resp = test_ts_mean(cpu, "roma.response_s", 0, 100, 300);
+    double cores = test_ts_mean(cpu, "roma.cores", 0, 100, 300);
     /* 12 req/s of 100 ms on one core need 1.2 cores just to keep up */
     CHECK(fabs(resp - 0.4) < 0.06, "mean response %.3f s over 100-300 s, set point 0.4", resp);
     CHECK(cores > 1.2 && cores < 6, "mean cores %.2f", cores);
     CHECK(cpu->core_s > 1.2 * 300 && cpu->core_s < 6 * 300, "core-seconds %.1f", cpu->core_s);
     struct sim_result *gpu = closed_loop(1);
-    double gcores = ts_mean(gpu, "roma.cores", 0, 100, 300);
-    double gcpu = ts_mean(gpu, "roma.cpu_rps", 0, 100, 300);
+    double gcores = test_ts_mean(gpu, "roma.cores", 0, 100, 300);
+    double gcpu = test_ts_mean(gpu, "roma.cpu_rps", 0, 100, 300);
     CHECK(gcores < cores / 2 && gcpu < 6, "with a GPU: %.2f cores (%.2f without), CPU serves "
           "%.1f req/s", gcores, cores, gcpu);
     sim_result_destroy(cpu);

@@ -252,6 +252,28 @@ static void segments_scale_the_rate(void)
     sim_config_destroy(cfg);
 }
 
+/* Model m's arrivals in 30 s from its engine source (wl_stream_source), per 10-s third;
+ * every arrival must be of model m. */
+static void count_arrivals(const struct sim_config *cfg, int m, int count[3])
+{
+    struct sim_source src;
+    char name[SIM_NAME_MAX + 16];
+    snprintf(name, sizeof name, "arrivals.%s", cfg->world.models[m].name);
+    REQUIRE_OK(wl_stream_source(&cfg->workload, cfg->world.seed, name, cfg->world.model_rps[m], m,
+                                &src));
+    for (;;) {
+        int64_t t;
+        int model;
+        double size;
+        src.next(src.ctx, &t, &model, &size);
+        if (t >= 30 * SIM_NS_PER_S)
+            break;
+        CHECK(model == m, "source of model %d gave model %d", m, model);
+        count[t / (10 * SIM_NS_PER_S)]++;
+    }
+    src.close(src.ctx);
+}
+
 /* Per-model factors in a segment shift the popularity: model a at 3x in the first 10 s, b at
  * 0 in the last 10 s, the others (and the other segments) at the segment's scale; the sources
  * the engine runs (wl_stream_source) count 3x and 0 there. An unknown model is an error with
@@ -266,22 +288,8 @@ static void segments_shift_popularity(void)
     struct sim_config *cfg;
     REQUIRE_OK(sim_config_from_text(text, "seg", ".", &cfg));
     int count[2][3] = {{0}};
-    for (int m = 0; m < 2; m++) {
-        struct sim_source src;
-        REQUIRE_OK(wl_stream_source(&cfg->workload, cfg->world.seed, m ? "arrivals.b" : "arrivals.a",
-                                    cfg->world.model_rps[m], m, &src));
-        for (;;) {
-            int64_t t;
-            int model;
-            double size;
-            src.next(src.ctx, &t, &model, &size);
-            if (t >= 30 * SIM_NS_PER_S)
-                break;
-            CHECK(model == m, "source of model %d gave model %d", m, model);
-            count[m][t / (10 * SIM_NS_PER_S)]++;
-        }
-        src.close(src.ctx);
-    }
+    for (int m = 0; m < 2; m++)
+        count_arrivals(cfg, m, count[m]);
     CHECK_NEAR(count[0][0], 30000, 0.03);   /* 1000 r/s x 3 */
     CHECK_NEAR(count[1][0], 10000, 0.03);
     CHECK_NEAR(count[0][1], 20000, 0.03);   /* x 2 both */
@@ -318,23 +326,8 @@ static void rate_schedules_drive_each_model(void)
     CHECK_NEAR(cfg->world.model_rps[2], 50, 1e-9);
     CHECK_NEAR(cfg->world.rate_rps, 100 + (100.0 * 10 + 300.0 * 20) / 30, 1e-9);
     int count[3][3] = {{0}};
-    for (int m = 0; m < 3; m++) {
-        struct sim_source src;
-        char name[32];
-        snprintf(name, sizeof name, "arrivals.%c", 'a' + m);
-        REQUIRE_OK(wl_stream_source(&cfg->workload, cfg->world.seed, name, cfg->world.model_rps[m],
-                                    m, &src));
-        for (;;) {
-            int64_t t;
-            int model;
-            double size;
-            src.next(src.ctx, &t, &model, &size);
-            if (t >= 30 * SIM_NS_PER_S)
-                break;
-            count[m][t / (10 * SIM_NS_PER_S)]++;
-        }
-        src.close(src.ctx);
-    }
+    for (int m = 0; m < 3; m++)
+        count_arrivals(cfg, m, count[m]);
     CHECK_NEAR(count[0][0], 1000, 0.08);
     CHECK_NEAR(count[0][1], 3000, 0.05);
     CHECK_NEAR(count[0][2], 3000, 0.05);
