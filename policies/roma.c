@@ -262,9 +262,11 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     struct roma *st = state;
     int e = b->exec, m = b->model;
     const struct sim_exec *x = sim_exec(s, e);
-    if (b->status == SIM_BATCH_OK && e < st->narr && st->arr[e] >= 0)
+    if (b->status == SIM_BATCH_OK && e < st->narr && st->arr[e] >= 0) {
         ring_add(&st->done[m], (struct done){b->t_finish, b->t_finish + st->resp_ns - st->arr[e],
                                              !x->cpu});
+        ring_trim(st, &st->done[m], sim_now(s));  /* memory stays that of the longest window */
+    }
     if (e < st->narr)
         st->arr[e] = -1;
     if (x->cpu)
