@@ -212,8 +212,7 @@ static void arm_timeout(struct sim *s, struct clockwork *st, int m)
     int64_t at = sched_dl(st, sim_queue_at(s, m, 0));
     if (md->timeout && md->timeout_at == at)
         return;
-    sim_timer_cancel(s, md->timeout);
-    md->timeout = sim_timer_set(s, at, TAG_TIMEOUT, (void *)(intptr_t)m);
+    md->timeout = sim_timer_rearm(s, md->timeout, at, TAG_TIMEOUT, (void *)(intptr_t)m);
     md->timeout_at = at;
 }
 
@@ -307,9 +306,9 @@ static void schedule_load(struct sim *s, struct clockwork *st, int g)
     int64_t pcie_at = tr_available(&gp->pcie, now);
     if (pcie_at >= now + st->ahead) {
         if (!gp->pcie_timer || gp->pcie_at != pcie_at - st->ahead + 1) {
-            sim_timer_cancel(s, gp->pcie_timer);
             gp->pcie_at = pcie_at - st->ahead + 1;
-            gp->pcie_timer = sim_timer_set(s, gp->pcie_at, TAG_PCIE, (void *)(intptr_t)g);
+            gp->pcie_timer = sim_timer_rearm(s, gp->pcie_timer, gp->pcie_at, TAG_PCIE,
+                                             (void *)(intptr_t)g);
         }
         return;
     }
@@ -638,9 +637,9 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
             int64_t at = exec_at - st->ahead + 1;   /* the first instant with room */
             gp->full_until = at;
             if (!gp->infer_timer || gp->infer_at != at) {
-                sim_timer_cancel(s, gp->infer_timer);
                 gp->infer_at = at;
-                gp->infer_timer = sim_timer_set(s, at, TAG_INFER, (void *)(intptr_t)g);
+                gp->infer_timer = sim_timer_rearm(s, gp->infer_timer, at, TAG_INFER,
+                                                  (void *)(intptr_t)g);
             }
             break;
         }

@@ -154,8 +154,8 @@ static void dispatch(struct sim *s, struct fa2 *st, int m)
         if (n < st->b[m]) {
             int64_t due = sim_queue_at(s, m, 0)->t_sched + st->wait_ns[m];
             if (sim_now(s) < due) {    /* wait for the batch to fill, at most the plan's time */
-                sim_timer_cancel(s, st->partial_timer[m]);
-                st->partial_timer[m] = sim_timer_set(s, due, TAG_PARTIAL, (void *)(intptr_t)m);
+                st->partial_timer[m] = sim_timer_rearm(s, st->partial_timer[m], due, TAG_PARTIAL,
+                                                       (void *)(intptr_t)m);
                 return;
             }
         } else {

@@ -54,6 +54,7 @@ struct cand {
     double rate_c;               /* exponentially decayed arrival count */
     int64_t rate_t;
     int64_t beta_ns;             /* fixed cost of a batch: 2 l(1) - l(2) */
+    const int64_t *lat;          /* l(b) for b in 1..max_batch + 1 (sim_latency_table) */
 };
 
 struct group {                   /* a sub-cluster: its GPUs and what waits for them */
@@ -116,7 +117,8 @@ static void repartition(struct sim *s, struct symphony *st);
 
 static inline int64_t lat(const struct sim *s, const struct symphony *st, int m, int b)
 {
-    return sim_latency_ns(s, m, st->kind, b);
+    (void)s;
+    return st->c[m].lat[b];      /* every caller asks for 1 <= b <= max_batch + 1 */
 }
 
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -135,15 +137,22 @@ static bool fits(const struct sim *s, const struct symphony *st, int m, int firs
     return max64(sim_now(s) + sim_dispatch_delay_ns(s, b), gfree) + lat(s, st, m, b) <= dl;
 }
 
-/* Step 2: the largest batch starting at request `first` that fits (0 if none). */
+/* Step 2: the largest batch starting at request `first` that fits (0 if none): fits() by
+ * binary search, with the deadline, clock and delays read once. */
 static int prefix_batch(const struct sim *s, const struct symphony *st, int m, int first,
                         int64_t gfree)
 {
     int maxb = sim_model(s, m)->max_batch, len = sim_queue_len(s, m) - first;
     int lo = 0, hi = len < maxb ? len : maxb;
+    if (hi <= 0)
+        return 0;
+    const int64_t *L = st->c[m].lat;
+    int64_t dl = eff_dl(st, sim_queue_at(s, m, first));
+    int64_t t0 = sim_now(s) + sim_dispatch_delay_ns(s, 0);
+    int64_t per = sim_dispatch_delay_ns(s, 1) - sim_dispatch_delay_ns(s, 0);
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
-        if (fits(s, st, m, first, mid, gfree))
+        if (max64(t0 + per * mid, gfree) + L[mid] <= dl)
             lo = mid;
         else
             hi = mid - 1;
@@ -201,8 +210,7 @@ static void arm(struct sim *s, struct cand *c, int m, int64_t at)
 {
     if (c->timer && c->timer_at == at)
         return;
-    sim_timer_cancel(s, c->timer);
-    c->timer = sim_timer_set(s, at, TAG_MODEL, (void *)(intptr_t)m);
+    c->timer = sim_timer_rearm(s, c->timer, at, TAG_MODEL, (void *)(intptr_t)m);
     c->timer_at = at;
 }
 
@@ -253,8 +261,7 @@ static void rank_rearm(struct sim *s, struct symphony *st, int gi)
     int64_t at = max64(sim_now(s), sim_iheap_key(&G->gpus, g) - maxd);
     if (G->rank_timer && G->rank_at == at)
         return;
-    sim_timer_cancel(s, G->rank_timer);
-    G->rank_timer = sim_timer_set(s, at, TAG_RANK, (void *)(intptr_t)gi);
+    G->rank_timer = sim_timer_rearm(s, G->rank_timer, at, TAG_RANK, (void *)(intptr_t)gi);
     G->rank_at = at;
 }
 
@@ -508,6 +515,9 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->kind = sim_exec(s, 0)->kind;
     st->resp_ns = sim_resp_delay_ns(s);
     st->c = calloc((size_t)st->nm, sizeof *st->c);
+    if (st->c)
+        for (int m = 0; m < st->nm; m++)
+            st->c[m].lat = sim_latency_table(s, m, st->kind);
     st->gof = calloc((size_t)st->nm, sizeof *st->gof);
     st->grp = calloc(SYM_PART_MAX_GROUPS, sizeof *st->grp);
     st->next = calloc((size_t)st->nm, sizeof *st->next);

@@ -10,7 +10,7 @@
 #include "sim_int.h"
 #include "sim_rng.h"
 
-enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TIMER, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP };
+enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP };
 
 /* ---------------------------------------------------------------- pools */
 
@@ -1023,62 +1023,6 @@ void sim_exec_remove(struct sim *s, int e)
         s->pol->on_exec_remove(s, s->pstate, e);
 }
 
-/* ---------------------------------------------------------------- timers */
-
-uint64_t sim_timer_set(struct sim *s, int64_t at, uint64_t tag, void *arg)
-{
-    uint32_t slot;
-    if (s->free_timer) {
-        slot = s->free_timer - 1;
-        s->free_timer = s->timers[slot].next_free;
-    } else {
-        if (s->ntimers == s->cap_timers) {
-            uint32_t cap = s->cap_timers ? 2 * s->cap_timers : 64;
-            struct sim_timer_slot *t = realloc(s->timers, cap * sizeof *t);
-            if (!t)
-                SIM_BUG("out of memory growing timers");
-            s->timers = t;
-            s->cap_timers = cap;
-        }
-        slot = s->ntimers++;
-        s->timers[slot].gen = 1;
-    }
-    struct sim_timer_slot *ts = &s->timers[slot];
-    ts->live = true;
-    ts->tag = tag;
-    ts->arg = arg;
-    if (at < s->now)
-        at = s->now;
-    push(s, at, EV_TIMER, slot, ts->gen);
-    return ((uint64_t)ts->gen << 32) | (uint64_t)(slot + 1);
-}
-
-void sim_timer_cancel(struct sim *s, uint64_t h)
-{
-    if (!h)
-        return;
-    uint32_t slot = (uint32_t)(h & 0xffffffffu) - 1;
-    uint32_t gen = (uint32_t)(h >> 32);
-    if (slot < s->ntimers && s->timers[slot].gen == gen)
-        s->timers[slot].live = false;
-}
-
-static void on_timer(struct sim *s, uint32_t slot, uint64_t gen)
-{
-    struct sim_timer_slot *ts = &s->timers[slot];
-    if (ts->gen != (uint32_t)gen)
-        SIM_BUG("timer slot %u reused before its event fired", slot);
-    bool live = ts->live && !s->stopping;
-    uint64_t tag = ts->tag;
-    void *arg = ts->arg;
-    ts->live = false;
-    ts->gen++;                          /* stale handles no longer match */
-    ts->next_free = s->free_timer;
-    s->free_timer = slot + 1;
-    if (live)
-        s->pol->on_timer(s, s->pstate, tag, arg);
-}
-
 /* ---------------------------------------------------------------- sampling */
 
 static int64_t busy_upto(const struct sim *s, int e)
@@ -1402,7 +1346,7 @@ void sim_destroy(struct sim *s)
     free(s->ms);
     free(s->execs);
     free(s->xi);
-    free(s->timers);
+    sim_timer_free(s);
     gsl_rng_free(s->prng);
     gsl_rng_free(s->jrng);
     gsl_rng_free(s->split_rng);
@@ -1440,23 +1384,34 @@ static void begin_stop(struct sim *s)
 int sim_run(struct sim *s)
 {
     struct sim_event ev;
-    while (sim_heap_pop(&s->heap, &ev) == 0) {
-        if (ev.time < s->now)
-            SIM_BUG("time went backwards: event at %lld, now %lld", (long long)ev.time,
+    for (;;) {
+        /* the least (time, seq) of the event heap's top and the earliest timer */
+        const struct sim_event *top = sim_heap_peek(&s->heap);
+        const struct sim_timer_slot *tm = sim_timer_next(s);
+        bool timer = tm && (!top || tm->at < top->time || (tm->at == top->time && tm->seq < top->seq));
+        if (!timer && !top)
+            break;
+        int64_t t = timer ? tm->at : top->time;
+        if (t < s->now)
+            SIM_BUG("time went backwards: event at %lld, now %lld", (long long)t,
                     (long long)s->now);
-        if (!s->stopping && ev.time > s->stop_at) {
+        if (!s->stopping && t > s->stop_at) {
             s->now = s->stop_at;
             begin_stop(s);
         }
-        s->now = ev.time;
+        s->now = t;
         s->events++;
         if (s->obs.event)
             s->obs.event(s->obs.ctx, s, s->now);
+        if (timer) {
+            sim_timer_fire(s);
+            continue;
+        }
+        sim_heap_pop(&s->heap, &ev);
         switch (ev.type) {
         case EV_ARRIVAL: on_arrival(s, (int)ev.idx); break;
         case EV_DELIVER: deliver(s, (struct sim_request *)(uintptr_t)ev.gen); break;
         case EV_BATCH_DONE: on_batch_done(s, (int)ev.idx, ev.gen); break;
-        case EV_TIMER: on_timer(s, ev.idx, ev.gen); break;
         case EV_TICK: if (!s->stopping) on_tick(s); break;
         case EV_LOAD_DONE: on_load_done(s, (int)ev.idx, (int)(ev.gen >> 1), ev.gen & 1); break;
         case EV_EXEC_UP: exec_up(s, (int)ev.idx); break;
@@ -1507,6 +1462,14 @@ int64_t sim_latency_ns(const struct sim *s, int m, int kind, int b)
         return t[b];
     int pk = s->prof_of_kind[m][kind];
     return sim_ms_to_ns(sim_profile_ms(&md->cfg->prof[pk], b < 1 ? 1 : b));
+}
+
+const int64_t *sim_latency_table(const struct sim *s, int m, int kind)
+{
+    const int64_t *t = s->lat[m * SIM_MAX_KINDS + kind];
+    if (!t)
+        SIM_BUG("model %s has no profile for executor kind %d", s->models[m].cfg->name, kind);
+    return t;
 }
 
 int sim_queue_len(const struct sim *s, int m) { return s->queues[m].len; }

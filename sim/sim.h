@@ -174,6 +174,9 @@ const struct sim_exec *sim_exec(const struct sim *s, int e);
 /* Profile latency of model m at batch size b on an executor of `kind` (b may exceed
  * max_batch by one, for look-ahead; larger b is computed from the profile). */
 int64_t sim_latency_ns(const struct sim *s, int m, int kind, int b);
+/* The same as a table for hot loops: t[b] = sim_latency_ns(s, m, kind, b) for b in
+ * 1..max_batch + 1, valid for the whole run. */
+const int64_t *sim_latency_table(const struct sim *s, int m, int kind);
 /* Nominal network delays (policies plan with these; jitter, if configured, comes on top). */
 int64_t sim_dispatch_delay_ns(const struct sim *s, int batch_size);
 int64_t sim_resp_delay_ns(const struct sim *s);
@@ -259,9 +262,14 @@ int sim_exec_add_after(struct sim *s, int64_t delay_ns);
 /* Executors up or starting (not draining or down). */
 int sim_exec_active(const struct sim *s);
 void sim_exec_remove(struct sim *s, int e);
-/* A timer calling the policy's on_timer(tag, arg) at `at` (>= now). Returns a handle > 0.
- * Cancel is O(1) and lazy; cancelling a fired or cancelled handle is a no-op. */
+/* A timer calling the policy's on_timer(tag, arg) at `at` (a time before now means now).
+ * Returns a handle > 0. Timers and events fire in one order: by time, then by when they were
+ * set. Cancel removes it (O(log timers)); cancelling a fired or cancelled handle is a no-op.
+ * Rearm is cancel + set in one step (the same order, less work): it moves the armed timer
+ * `handle` to `at` with tag and arg, or sets a new one if it has fired or was cancelled
+ * (handle 0 included), and returns the handle to keep. */
 uint64_t sim_timer_set(struct sim *s, int64_t at, uint64_t tag, void *arg);
+uint64_t sim_timer_rearm(struct sim *s, uint64_t handle, int64_t at, uint64_t tag, void *arg);
 void sim_timer_cancel(struct sim *s, uint64_t handle);
 /* The policy's own random stream ("policy.<name>"). */
 gsl_rng *sim_policy_rng(struct sim *s);

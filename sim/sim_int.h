@@ -25,10 +25,12 @@ struct sim_mqueue {              /* ring buffer of request pointers, ordered by 
     int head, len, cap;
 };
 
-struct sim_timer_slot {
-    uint32_t gen;
-    bool live;
+struct sim_timer_slot {          /* a policy timer (sim_timer.c) */
+    uint32_t gen;                /* bumped when it fires or is cancelled: old handles miss */
+    uint32_t pos;                /* its place in the timer heap while armed */
     uint32_t next_free;
+    int64_t at;
+    uint64_t seq;                /* from the event heap's counter: one order for both */
     uint64_t tag;
     void *arg;
 };
@@ -115,8 +117,9 @@ struct sim {
     struct sim_exec_int *xi;
 
     struct sim_pool req_pool, batch_pool;
-    struct sim_timer_slot *timers;
-    uint32_t ntimers, cap_timers, free_timer;
+    struct sim_timer_slot *timers;          /* slots; armed ones are in theap */
+    uint32_t *theap;                        /* min-heap of armed slots by (at, seq) */
+    uint32_t ntimers, cap_timers, free_timer, ntheap;
 
     const struct policy_ops *pol;
     void *pstate;
@@ -135,5 +138,11 @@ struct sim {
     uint64_t arrived, ended, next_req_id, events, batches_total, batch_serial;
     struct sim_observer obs;
 };
+
+/* sim_timer.c: the earliest armed timer (NULL: none); fire it (the policy's on_timer unless
+ * the run is stopping); free the slots. */
+const struct sim_timer_slot *sim_timer_next(const struct sim *s);
+void sim_timer_fire(struct sim *s);
+void sim_timer_free(struct sim *s);
 
 #endif

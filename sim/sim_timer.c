@@ -1,0 +1,149 @@
+/* sim_timer — policy timers: a small indexed min-heap of timer slots keyed by (time, seq),
+ * beside the event heap. A timer takes its seq from the event heap's counter, so sim_run,
+ * which fires whichever of the two heaps' tops is least, runs every event and timer in the
+ * same (time, seq) order as if timers were ordinary events. Cancelling removes the timer at
+ * once (O(log timers)) instead of leaving a dead event to be popped and skipped: policies that
+ * re-arm a timer on every arrival (Symphony's model timers) no longer grow the event heap. */
+#include <stdlib.h>
+
+#include "sim_err.h"
+#include "sim_int.h"
+
+static inline bool t_less(const struct sim_timer_slot *a, const struct sim_timer_slot *b)
+{
+    return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+static void t_place(struct sim *s, uint32_t p, uint32_t slot)
+{
+    s->theap[p] = slot;
+    s->timers[slot].pos = p;
+}
+
+static void t_sift_up(struct sim *s, uint32_t p)
+{
+    uint32_t slot = s->theap[p];
+    while (p > 0) {
+        uint32_t q = (p - 1) / 2;
+        if (!t_less(&s->timers[slot], &s->timers[s->theap[q]]))
+            break;
+        t_place(s, p, s->theap[q]);
+        p = q;
+    }
+    t_place(s, p, slot);
+}
+
+static void t_sift_down(struct sim *s, uint32_t p)
+{
+    uint32_t slot = s->theap[p], n = s->ntheap;
+    for (;;) {
+        uint32_t c = 2 * p + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && t_less(&s->timers[s->theap[c + 1]], &s->timers[s->theap[c]]))
+            c++;
+        if (!t_less(&s->timers[s->theap[c]], &s->timers[slot]))
+            break;
+        t_place(s, p, s->theap[c]);
+        p = c;
+    }
+    t_place(s, p, slot);
+}
+
+/* Takes slot out of the heap and returns it to the free list; stale handles stop matching. */
+static void t_release(struct sim *s, uint32_t slot)
+{
+    struct sim_timer_slot *ts = &s->timers[slot];
+    uint32_t p = ts->pos, last = s->theap[--s->ntheap];
+    if (p != s->ntheap) {
+        t_place(s, p, last);
+        t_sift_up(s, p);
+        t_sift_down(s, s->timers[last].pos);
+    }
+    ts->gen++;
+    ts->next_free = s->free_timer;
+    s->free_timer = slot + 1;
+}
+
+uint64_t sim_timer_set(struct sim *s, int64_t at, uint64_t tag, void *arg)
+{
+    uint32_t slot;
+    if (s->free_timer) {
+        slot = s->free_timer - 1;
+        s->free_timer = s->timers[slot].next_free;
+    } else {
+        if (s->ntimers == s->cap_timers) {
+            uint32_t cap = s->cap_timers ? 2 * s->cap_timers : 64;
+            struct sim_timer_slot *t = realloc(s->timers, cap * sizeof *t);
+            uint32_t *h = t ? realloc(s->theap, cap * sizeof *h) : NULL;
+            if (t)
+                s->timers = t;
+            if (!h)
+                SIM_BUG("out of memory growing timers");
+            s->theap = h;
+            s->cap_timers = cap;
+        }
+        slot = s->ntimers++;
+        s->timers[slot].gen = 1;
+    }
+    struct sim_timer_slot *ts = &s->timers[slot];
+    ts->tag = tag;
+    ts->arg = arg;
+    ts->at = at < s->now ? s->now : at;
+    ts->seq = s->heap.next_seq++;
+    t_place(s, s->ntheap++, slot);
+    t_sift_up(s, ts->pos);
+    return ((uint64_t)ts->gen << 32) | (uint64_t)(slot + 1);
+}
+
+uint64_t sim_timer_rearm(struct sim *s, uint64_t h, int64_t at, uint64_t tag, void *arg)
+{
+    uint32_t slot = (uint32_t)(h & 0xffffffffu) - 1;
+    if (!h || slot >= s->ntimers || s->timers[slot].gen != (uint32_t)(h >> 32))
+        return sim_timer_set(s, at, tag, arg);
+    struct sim_timer_slot *ts = &s->timers[slot];
+    int64_t old = ts->at;
+    ts->tag = tag;
+    ts->arg = arg;
+    ts->at = at < s->now ? s->now : at;
+    ts->seq = s->heap.next_seq++;       /* later than all before, as a new timer would be */
+    if (ts->at < old)                   /* earlier: up; same time or later (seq grew): down */
+        t_sift_up(s, ts->pos);
+    else
+        t_sift_down(s, ts->pos);
+    return h;
+}
+
+void sim_timer_cancel(struct sim *s, uint64_t h)
+{
+    if (!h)
+        return;
+    uint32_t slot = (uint32_t)(h & 0xffffffffu) - 1;
+    uint32_t gen = (uint32_t)(h >> 32);
+    if (slot < s->ntimers && s->timers[slot].gen == gen)
+        t_release(s, slot);
+}
+
+const struct sim_timer_slot *sim_timer_next(const struct sim *s)
+{
+    return s->ntheap ? &s->timers[s->theap[0]] : NULL;
+}
+
+void sim_timer_fire(struct sim *s)
+{
+    uint32_t slot = s->theap[0];
+    uint64_t tag = s->timers[slot].tag;
+    void *arg = s->timers[slot].arg;
+    t_release(s, slot);
+    if (!s->stopping)
+        s->pol->on_timer(s, s->pstate, tag, arg);
+}
+
+void sim_timer_free(struct sim *s)
+{
+    free(s->timers);
+    free(s->theap);
+    s->timers = NULL;
+    s->theap = NULL;
+    s->ntimers = s->cap_timers = s->ntheap = s->free_timer = 0;
+}
