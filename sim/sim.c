@@ -438,6 +438,19 @@ static int64_t cpu_time(int64_t work, int speed)
     return (int64_t)(((__int128)work * 1000000 + speed - 1) / speed);
 }
 
+/* b's standalone time on executor kind `kind`: the profile's l(size), times the largest
+ * request size in it for a model with sizes (a batch is padded to its longest request). */
+static int64_t batch_work(const struct sim *s, const struct sim_batch *b, int kind)
+{
+    int64_t l = sim_latency_ns(s, b->model, kind, b->size);
+    if (!s->models[b->model].cfg->sized)
+        return l;
+    double f = 0;
+    for (const struct sim_request *r = b->reqs; r; r = r->next)
+        f = r->size > f ? r->size : f;
+    return (int64_t)llround((double)l * f);
+}
+
 static void batch_start(struct sim *s, struct sim_batch *b)
 {
     struct sim_exec *x = &s->execs[b->exec];
@@ -453,11 +466,11 @@ static void batch_start(struct sim *s, struct sim_batch *b)
         b->status = SIM_BATCH_REJECTED_LATE;
     if (b->status == SIM_BATCH_OK && x->cpu) {
         struct sim_exec_int *xi = &s->xi[b->exec];
-        xi->work_left = exec_time(s, sim_latency_ns(s, b->model, x->kind, b->size));
+        xi->work_left = exec_time(s, batch_work(s, b, x->kind));
         xi->work_since = t;
         b->t_finish = t + cpu_time(xi->work_left, xi->speed);
     } else if (b->status == SIM_BATCH_OK) {
-        b->t_finish = t + exec_time(s, sim_latency_ns(s, b->model, x->kind, b->size));
+        b->t_finish = t + exec_time(s, batch_work(s, b, x->kind));
     } else {
         b->t_finish = t;                /* rejected when it would start */
         x->rejected++;
@@ -1348,6 +1361,8 @@ void sim_destroy(struct sim *s)
     free(s->xi);
     sim_timer_free(s);
     gsl_rng_free(s->prng);
+    for (int i = 0; i < s->npstreams; i++)
+        gsl_rng_free(s->pstreams[i].rng);
     gsl_rng_free(s->jrng);
     gsl_rng_free(s->split_rng);
     gsl_rng_free(s->path_rng);
@@ -1439,6 +1454,25 @@ int sim_exec_count(const struct sim *s) { return s->nexecs; }
 const struct sim_exec *sim_exec(const struct sim *s, int e) { return &s->execs[e]; }
 int64_t sim_duration_ns(const struct sim *s) { return s->duration; }
 gsl_rng *sim_policy_rng(struct sim *s) { return s->prng; }
+
+gsl_rng *sim_policy_rng_named(struct sim *s, const char *sub)
+{
+    for (int i = 0; i < s->npstreams; i++)
+        if (strcmp(s->pstreams[i].name, sub) == 0)
+            return s->pstreams[i].rng;
+    if (s->npstreams == SIM_POLICY_STREAMS || strlen(sub) >= SIM_NAME_MAX)
+        return sim_err_set(SIM_EINVAL, "policy %s: stream \"%s\": at most %d named streams of "
+                           "names under %d characters", s->pol->name, sub, SIM_POLICY_STREAMS,
+                           SIM_NAME_MAX), NULL;
+    char name[2 * SIM_NAME_MAX + 16];
+    snprintf(name, sizeof name, "policy.%s.%s", s->pol->name, sub);
+    gsl_rng *r = sim_rng_stream(s->cfg->seed, name);
+    if (!r)
+        return sim_err_set(SIM_ENOMEM, "out of memory"), NULL;
+    snprintf(s->pstreams[s->npstreams].name, SIM_NAME_MAX, "%s", sub);
+    s->pstreams[s->npstreams++].rng = r;
+    return r;
+}
 const struct sim_app *sim_app(const struct sim *s) { return s->app; }
 uint64_t sim_app_exits(const struct sim *s, int p)
 {

@@ -57,7 +57,7 @@ struct sim_request {
     int64_t t_sched;             /* reached the scheduler's queue */
     int64_t deadline;            /* t_arrival + SLO (an application: + the path's SLA) */
     int64_t t_start, t_finish;   /* of its batch on the executor */
-    double size;                 /* per-request size from a trace (tokens), else 0 */
+    double size;                 /* from a trace (tokens), or a size factor (sizes), else 0 */
     uint8_t outcome;             /* enum sim_outcome */
     bool counted;                /* arrived after warm-up: enters the statistics */
     struct sim_request *next;    /* intrusive link: pool free list, batch membership */
@@ -273,6 +273,13 @@ uint64_t sim_timer_rearm(struct sim *s, uint64_t handle, int64_t at, uint64_t ta
 void sim_timer_cancel(struct sim *s, uint64_t handle);
 /* The policy's own random stream ("policy.<name>"). */
 gsl_rng *sim_policy_rng(struct sim *s);
+/* A further named stream of the policy ("policy.<name>.<sub>"), seeded from the run's seed
+ * and the name only: a policy keeps independent draws apart (exploration, a model's
+ * initialisation), and adding a stream or drawing more from one never shifts another. The
+ * same sub-name returns the same stream; the engine frees them. At most SIM_POLICY_STREAMS
+ * names; NULL (with sim_err) past that or out of memory. */
+#define SIM_POLICY_STREAMS 16
+gsl_rng *sim_policy_rng_named(struct sim *s, const char *sub);
 
 /* ---- applications (DAG pipelines; docs/config.md `application`) ---- */
 

@@ -124,6 +124,8 @@ struct sim {
     const struct policy_ops *pol;
     void *pstate;
     gsl_rng *prng, *jrng;
+    struct { char name[SIM_NAME_MAX]; gsl_rng *rng; } pstreams[SIM_POLICY_STREAMS];
+    int npstreams;
 
     int64_t ctrl_ns, data_ns, resp_ns;
 

@@ -37,6 +37,9 @@ struct sim_model_cfg {
     double share;                      /* explicit popularity; < 0 when not given */
     double weights_mb, static_mb, dynamic_mb;  /* dynamic: activations at max_batch */
     double load_ms;                    /* time to load onto an executor */
+    bool sized;                        /* requests carry a size factor (workload.sizes) that
+                                        * multiplies their batch's standalone time: the
+                                        * largest in the batch (padded to the longest) */
     int nprof;
     char prof_kind[SIM_MAX_KINDS][SIM_NAME_MAX];
     struct sim_profile prof[SIM_MAX_KINDS];

@@ -2,7 +2,9 @@
 #include "wl_arrival.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <gsl/gsl_randist.h>
 
 #include "sim_err.h"
@@ -77,6 +79,8 @@ int64_t wl_stream_next(struct wl_stream *st)
 struct stream_src {
     struct wl_stream st;
     int model;                          /* -1: the application's requests */
+    gsl_rng *size_rng;                  /* sizes.<model>, or NULL: no sizes */
+    double mean, mu, sigma;             /* lognormal: ln size ~ N(mu, sigma^2) */
 };
 
 static int stream_src_next(void *ctx, int64_t *t, int *model, double *size)
@@ -84,7 +88,8 @@ static int stream_src_next(void *ctx, int64_t *t, int *model, double *size)
     struct stream_src *q = ctx;
     *t = wl_stream_next(&q->st);
     *model = q->model;
-    *size = 0;
+    *size = !q->size_rng ? 0 : q->sigma > 0 ? gsl_ran_lognormal(q->size_rng, q->mu, q->sigma)
+                                            : q->mean;
     return 1;
 }
 
@@ -92,18 +97,32 @@ static void stream_src_close(void *ctx)
 {
     struct stream_src *q = ctx;
     wl_stream_free(&q->st);
+    gsl_rng_free(q->size_rng);
     free(q);
 }
 
 int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *name,
                      double rate_rps, int model, struct sim_source *out)
 {
-    struct stream_src *q = malloc(sizeof *q);
+    struct stream_src *q = calloc(1, sizeof *q);
     if (!q || wl_stream_init(&q->st, w, seed, name, rate_rps)) {
         free(q);
         return SIM_ENOMEM;
     }
     q->model = model;
+    if (model >= 0 && w->sizes && w->sizes[model].mean > 0) {
+        const struct wl_size *z = &w->sizes[model];
+        char sname[SIM_NAME_MAX + 64];
+        snprintf(sname, sizeof sname, "sizes.%s", name + (strncmp(name, "arrivals.", 9) ? 0 : 9));
+        q->mean = z->mean;
+        q->sigma = sqrt(log1p(z->cv * z->cv));
+        q->mu = log(z->mean) - q->sigma * q->sigma / 2;   /* E[size] = mean */
+        if (!(q->size_rng = sim_rng_stream(seed, sname))) {
+            wl_stream_free(&q->st);
+            free(q);
+            return SIM_ENOMEM;
+        }
+    }
     q->st.model = model;
     if (model >= 0 && w->schedules && w->schedules[model].n > 0) {
         q->st.seg = w->schedules[model].seg;    /* its own steps instead of the workload's */

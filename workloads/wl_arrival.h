@@ -35,6 +35,13 @@ struct wl_schedule {
     struct wl_segment *seg;            /* [n], owned */
 };
 
+/* A model's request sizes (workload.sizes): lognormal with this mean and coefficient of
+ * variation (cv 0: every request exactly `mean`), drawn from the stream "sizes.<model>", so
+ * arrival times do not change when sizes are added. mean 0: the model's requests have none. */
+struct wl_size {
+    double mean, cv;
+};
+
 /* The workload of an experiment, typed (the experiment layer fills it from `workload`): the
  * synthetic arrival process and popularity, or a real trace. The mean rates it gives each
  * model at load scale 1 are the world's rate_rps and model_rps. */
@@ -47,6 +54,7 @@ struct wl_workload {
     struct wl_segment *segments;
     struct wl_trace_cfg *trace;        /* a real trace instead of rate_rps, or NULL; owned */
     struct wl_schedule *schedules;     /* [nmodels] or NULL; owned */
+    struct wl_size *sizes;             /* [nmodels] or NULL; owned */
 };
 
 struct wl_stream {

@@ -34,6 +34,7 @@ void sim_config_destroy(struct sim_config *cfg)
     for (int m = 0; cfg->workload.schedules && m < cfg->world.nmodels; m++)
         free(cfg->workload.schedules[m].seg);
     free(cfg->workload.schedules);
+    free(cfg->workload.sizes);
     wl_trace_cfg_free(cfg->workload.trace);
     sim_app_free(cfg->app);
     free(cfg->world.model_rps);
@@ -310,6 +311,45 @@ static int parse_segment_models(struct sim_config *c, const cJSON *ms, const cha
     return 0;
 }
 
+/* workload.sizes {"model name": {"mean": m, "cv": c}}: that model's requests carry a
+ * lognormal size factor that multiplies their batch's standalone time (the engine takes the
+ * largest in a batch). Synthetic arrivals only: a trace's sizes are its own (tokens). */
+static int parse_sizes(struct sim_config *c, const cJSON *o, bool trace)
+{
+    static const char *const keys[] = {"mean", "cv", NULL};
+    if (!o)
+        return 0;
+    if (trace)
+        return sim_err_set(SIM_EINVAL, "workload.sizes: a trace's requests carry the trace's "
+                           "sizes (workload.trace.size); sizes are drawn for synthetic "
+                           "arrivals only");
+    if (c->app)
+        return sim_err_set(SIM_EINVAL, "workload.sizes: with an application, requests are the "
+                           "application's; per-model sizes do not apply");
+    if (!(c->workload.sizes = calloc((size_t)c->world.nmodels, sizeof *c->workload.sizes)))
+        return SIM_ENOMEM;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o) {
+        char p[SIM_JPATH_MAX + SIM_NAME_MAX];
+        snprintf(p, sizeof p, "workload.sizes.%s", it->string);
+        int m = 0, rc;
+        while (m < c->world.nmodels && strcmp(c->world.models[m].name, it->string) != 0)
+            m++;
+        if (m == c->world.nmodels)
+            return sim_err_set(SIM_EINVAL, "%s: no model named \"%s\" in the config's models", p,
+                               it->string);
+        struct wl_size *z = &c->workload.sizes[m];
+        if (!cJSON_IsObject(it))
+            return sim_json_expected(p, "{mean, cv}", it);
+        if ((rc = sim_json_keys(it, p, keys)) ||
+            (rc = sim_json_num(it, p, "mean", true, SIM_J_POS, &z->mean)) ||
+            (rc = sim_json_num(it, p, "cv", true, SIM_J_NONNEG, &z->cv)))
+            return rc;
+        c->world.models[m].sized = true;
+    }
+    return 0;
+}
+
 /* workload.rate_schedules {"model name": {"step_s": s, "rps": [r0, r1, ...]}}: that model's
  * rate is r0 for s seconds, then r1, ..., the last held to the end; its mean over the run
  * becomes its configured rate (what policies read), and the steps segments scaled by it.
@@ -375,11 +415,12 @@ static int parse_rate_schedules(struct sim_config *c, const cJSON *o, int *n)
 static int parse_workload(struct sim_config *c, const cJSON *root)
 {
     static const char *const keys[] = {"rate_rps", "arrival", "popularity", "segments",
-                                       "random_segments", "trace", "rate_schedules", NULL};
+                                       "random_segments", "trace", "rate_schedules", "sizes",
+                                       NULL};
     static const char *const akeys[] = {"kind", "shape", NULL};
     static const char *const pkeys[] = {"kind", "s", NULL};
     static const char *const skeys[] = {"duration_s", "scale", "models", NULL};
-    const cJSON *w, *a, *p, *segs, *sched;
+    const cJSON *w, *a, *p, *segs, *sched, *sizes;
     int rc, kind = 0, nsched = 0;
     const cJSON *tr = NULL;
     if (!(c->world.model_rps = calloc((size_t)c->world.nmodels, sizeof *c->world.model_rps)))
@@ -388,7 +429,9 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
         (rc = sim_json_keys(w, "workload", keys)) ||
         (rc = sim_json_obj(w, "workload", "trace", false, &tr)) ||
         (rc = sim_json_obj(w, "workload", "rate_schedules", false, &sched)) ||
-        (rc = parse_rate_schedules(c, sched, &nsched)))
+        (rc = parse_rate_schedules(c, sched, &nsched)) ||
+        (rc = sim_json_obj(w, "workload", "sizes", false, &sizes)) ||
+        (rc = parse_sizes(c, sizes, tr != NULL)))
         return rc;
     bool all_sched = nsched == c->world.nmodels;
     if (sched && (tr || cJSON_GetObjectItem(w, "segments") || cJSON_GetObjectItem(w, "random_segments")))

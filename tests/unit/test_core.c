@@ -15,6 +15,7 @@
 #include "sim_json.h"
 #include "sim_result.h"
 #include "sim_rng.h"
+#include "sim_rng.h"
 #include "test.h"
 #include "wl_arrival.h"
 
@@ -408,6 +409,64 @@ static void md1_mean_wait(void)
     sim_config_destroy(cfg);
 }
 
+/* Request sizes (workload.sizes) against M/G/1: service D times a lognormal size (mean 1,
+ * cv c) has E[S^2] = D^2 (1 + c^2), so Pollaczek-Khinchine gives the mean wait
+ * lambda E[S^2] / (2 (1 - rho)); with cv 0 and mean k every service is exactly k D (M/D/1).
+ * Sizes come from their own stream: the arrivals are the same with and without them. */
+static void sizes_mg1_mean_wait(void)
+{
+    const double D_ms = 10, rho = 0.6, lambda = rho * 1000.0 / D_ms;
+    static const struct { double mean, cv; } cases[] = {{0, 0}, {1, 0.6}, {2, 0}};
+    uint64_t offered[3] = {0};
+    for (int i = 0; i < 3; i++) {
+        double mean = cases[i].mean, cv = cases[i].cv;
+        double rate = mean > 0 ? lambda / mean : lambda;   /* the same utilisation */
+        char text[1024], sizes[128] = "";
+        if (mean > 0)
+            snprintf(sizes, sizeof sizes, ",\"sizes\":{\"m\":{\"mean\":%g,\"cv\":%g}}", mean, cv);
+        snprintf(text, sizeof text,
+                 "{\"name\":\"mg1\",\"seed\":3,\"duration_s\":3000,\"warmup_s\":20,"
+                 "\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"m\",\"alpha_ms\":0,\"beta_ms\":%g,"
+                 "\"slo_ms\":1e6,\"max_batch\":1}],\"workload\":{\"rate_rps\":%g%s},"
+                 "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
+                 "\"policy\":{\"name\":\"fifo\",\"params\":{\"drop_late\":false}},"
+                 "\"metrics\":{\"sample_period_s\":0}}", D_ms, rate, sizes);
+        struct sim_config *cfg;
+        struct sim_result *r;
+        REQUIRE_OK(sim_config_from_text(text, "mg1", ".", &cfg));
+        REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+        double k = mean > 0 ? mean : 1, es2 = D_ms * D_ms * k * k * (1 + cv * cv);
+        double want = rate / 1000 * es2 / (2 * (1 - rho));
+        CHECK_NEAR(r->models[0].mean_queue_ms, want, 0.05);
+        CHECK_NEAR(r->models[0].mean_ms - r->models[0].mean_queue_ms, k * D_ms, 0.02);
+        printf("sizes mean %g cv %g: mean wait %.3f ms, M/G/1 %.3f ms; service %.3f ms\n", mean,
+               cv, r->models[0].mean_queue_ms, want, r->models[0].mean_ms - r->models[0].mean_queue_ms);
+        offered[i] = r->offered;
+        sim_result_destroy(r);
+        sim_config_destroy(cfg);
+    }
+    CHECK(offered[0] == offered[1], "sizes moved the arrivals: %llu vs %llu offered",
+          (unsigned long long)offered[0], (unsigned long long)offered[1]);
+    static const struct { const char *work, *want; } bad[] = {
+        {"\"rate_rps\":10,\"sizes\":{\"z\":{\"mean\":1,\"cv\":0}}", "no model named \"z\""},
+        {"\"rate_rps\":10,\"sizes\":{\"m\":{\"mean\":0,\"cv\":0}}", "workload.sizes.m.mean"},
+        {"\"rate_rps\":10,\"sizes\":{\"m\":{\"mean\":1,\"cv\":-1}}", "workload.sizes.m.cv"},
+        {"\"rate_rps\":10,\"sizes\":{\"m\":{\"mean\":1}}", "workload.sizes.m"},
+        {"\"rate_rps\":10,\"sizes\":{\"m\":{\"mean\":1,\"cv\":0,\"sd\":1}}", "sd"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char t[1024];
+        struct sim_config *cfg;
+        snprintf(t, sizeof t,
+                 "{\"duration_s\":30,\"cluster\":{\"gpus\":1},\"models\":["
+                 "{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10}],"
+                 "\"workload\":{%s}}", bad[i].work);
+        CHECK(sim_config_from_text(t, "sizes", ".", &cfg) == SIM_EINVAL &&
+                  strstr(sim_err_msg(), bad[i].want),
+              "case %zu: expected \"%s\" in: %s", i, bad[i].want, sim_err_msg());
+    }
+}
+
 /* ------------------------------------------------------------ nodes and CPU executors */
 
 /* Arrivals at fixed times (ns), all of model 0. */
@@ -474,6 +533,70 @@ static void seen_end(void *ctx, const struct sim *s, const struct sim_request *r
     struct cpu_seen *v = ctx;
     if (v->n < 4)
         v->finish[v->n++] = r->t_finish;
+}
+
+/* Named policy streams: "policy.<name>.<sub>" seeded from the run's seed and the name only;
+ * the same name gives the same stream; drawing from one (or making another first) does not
+ * shift another; past SIM_POLICY_STREAMS names the call fails with a message. */
+static struct { bool other_first; double a[3]; bool same, distinct; gsl_rng *over; } streams_seen;
+static int streams_init(struct sim *s, const cJSON *p, void *state)
+{
+    (void)p, (void)state;
+    if (streams_seen.other_first) {
+        gsl_rng *b = sim_policy_rng_named(s, "estimator");
+        for (int i = 0; i < 100; i++)
+            gsl_rng_uniform(b);
+    }
+    gsl_rng *a = sim_policy_rng_named(s, "explore");
+    for (int i = 0; i < 3; i++)
+        streams_seen.a[i] = gsl_rng_uniform(a);
+    streams_seen.same = sim_policy_rng_named(s, "explore") == a;
+    streams_seen.distinct = a != sim_policy_rng(s) && a != sim_policy_rng_named(s, "estimator");
+    char name[16];
+    for (int i = 0; i < SIM_POLICY_STREAMS; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        streams_seen.over = sim_policy_rng_named(s, name);
+    }
+    return 0;
+}
+static const struct policy_ops streams_test_policy = {
+    .name = "streams-test", .summary = "test", .state_size = 1, .init = streams_init,
+};
+
+static void policy_named_streams(void)
+{
+    const char *text = "{\"seed\":7,\"duration_s\":1,\"cluster\":{\"gpus\":1},\"models\":["
+                       "{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10}],"
+                       "\"workload\":{\"rate_rps\":1},\"metrics\":{\"sample_period_s\":0}}";
+    double first[3];
+    for (int run = 0; run < 2; run++) {
+        struct sim_config *cfg;
+        struct sim *s;
+        REQUIRE_OK(sim_config_from_text(text, "streams", ".", &cfg));
+        static struct fixed_src f;
+        f = (struct fixed_src){NULL, 0, 0};
+        struct sim_source src = {fixed_next, fixed_close, &f, 0};
+        streams_seen.other_first = run == 1;
+        REQUIRE_OK(sim_create(&cfg->world, 1.0, &streams_test_policy, &src, 1, &s));
+        CHECK(streams_seen.same, "the same name gave another stream");
+        CHECK(streams_seen.distinct, "a named stream is the policy's stream or another name's");
+        CHECK(streams_seen.over == NULL && strstr(sim_err_msg(), "at most 16 named streams"),
+              "stream 17 of a policy: %p, %s", (void *)streams_seen.over, sim_err_msg());
+        if (run == 0) {
+            gsl_rng *ref = sim_rng_stream(7, "policy.streams-test.explore");
+            for (int i = 0; i < 3; i++) {
+                first[i] = streams_seen.a[i];
+                CHECK(first[i] == gsl_rng_uniform(ref), "draw %d is not the named stream's", i);
+            }
+            gsl_rng_free(ref);
+        } else {
+            for (int i = 0; i < 3; i++)
+                CHECK(streams_seen.a[i] == first[i], "draw %d shifted by another stream: %g vs %g",
+                      i, streams_seen.a[i], first[i]);
+        }
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
 }
 
 /* One run of the test policy on a node of 4 cores (the model takes 100 ms on one core):
@@ -661,4 +784,6 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"nodes_config", nodes_config},
           {"cpu_measured_scaling", cpu_measured_scaling},
           {"json_set_paths", json_set_paths},
-          {"md1_mean_wait", md1_mean_wait})
+          {"md1_mean_wait", md1_mean_wait},
+          {"sizes_mg1_mean_wait", sizes_mg1_mean_wait},
+          {"policy_named_streams", policy_named_streams})
