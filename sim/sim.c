@@ -438,16 +438,19 @@ static int64_t cpu_time(int64_t work, int speed)
     return (int64_t)(((__int128)work * 1000000 + speed - 1) / speed);
 }
 
-/* b's standalone time on executor kind `kind`: the profile's l(size), times the largest
- * request size in it for a model with sizes (a batch is padded to its longest request). */
+/* b's standalone time on executor kind `kind`: the profile's l(size), times the mean or the
+ * largest request size in it for a model with sizes (sim_model_cfg.sized). */
 static int64_t batch_work(const struct sim *s, const struct sim_batch *b, int kind)
 {
     int64_t l = sim_latency_ns(s, b->model, kind, b->size);
-    if (!s->models[b->model].cfg->sized)
+    int how = s->models[b->model].cfg->sized;
+    if (how == SIM_SIZE_NONE)
         return l;
     double f = 0;
     for (const struct sim_request *r = b->reqs; r; r = r->next)
-        f = r->size > f ? r->size : f;
+        f = how == SIM_SIZE_MAX ? (r->size > f ? r->size : f) : f + r->size;
+    if (how == SIM_SIZE_MEAN)
+        f /= b->size;
     return (int64_t)llround((double)l * f);
 }
 

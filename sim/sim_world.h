@@ -30,6 +30,8 @@ struct sim_profile {
 
 double sim_profile_ms(const struct sim_profile *p, int b);
 
+enum { SIM_SIZE_NONE, SIM_SIZE_MEAN, SIM_SIZE_MAX };
+
 struct sim_model_cfg {
     char name[SIM_NAME_MAX];
     double slo_ms;
@@ -37,9 +39,10 @@ struct sim_model_cfg {
     double share;                      /* explicit popularity; < 0 when not given */
     double weights_mb, static_mb, dynamic_mb;  /* dynamic: activations at max_batch */
     double load_ms;                    /* time to load onto an executor */
-    bool sized;                        /* requests carry a size factor (workload.sizes) that
-                                        * multiplies their batch's standalone time: the
-                                        * largest in the batch (padded to the longest) */
+    int sized;                         /* requests carry a size factor (workload.sizes) that
+                                        * multiplies their batch's standalone time: 0 none,
+                                        * SIM_SIZE_MEAN the batch's mean size (work adds up),
+                                        * SIM_SIZE_MAX its largest (padded to the longest) */
     int nprof;
     char prof_kind[SIM_MAX_KINDS][SIM_NAME_MAX];
     struct sim_profile prof[SIM_MAX_KINDS];

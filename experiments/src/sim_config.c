@@ -311,12 +311,14 @@ static int parse_segment_models(struct sim_config *c, const cJSON *ms, const cha
     return 0;
 }
 
-/* workload.sizes {"model name": {"mean": m, "cv": c}}: that model's requests carry a
- * lognormal size factor that multiplies their batch's standalone time (the engine takes the
- * largest in a batch). Synthetic arrivals only: a trace's sizes are its own (tokens). */
+/* workload.sizes {"model name": {"mean": m, "cv": c, "batch": "mean"|"max"}}: that model's
+ * requests carry a lognormal size factor that multiplies their batch's standalone time (the
+ * batch's mean size, or its largest: padded). Synthetic arrivals only: a trace's sizes are
+ * its own (tokens). */
 static int parse_sizes(struct sim_config *c, const cJSON *o, bool trace)
 {
-    static const char *const keys[] = {"mean", "cv", NULL};
+    static const char *const keys[] = {"mean", "cv", "batch", NULL};
+    static const char *const HOW[] = {"mean", "max", NULL};
     if (!o)
         return 0;
     if (trace)
@@ -339,13 +341,15 @@ static int parse_sizes(struct sim_config *c, const cJSON *o, bool trace)
             return sim_err_set(SIM_EINVAL, "%s: no model named \"%s\" in the config's models", p,
                                it->string);
         struct wl_size *z = &c->workload.sizes[m];
+        int how = 0;
         if (!cJSON_IsObject(it))
-            return sim_json_expected(p, "{mean, cv}", it);
+            return sim_json_expected(p, "{mean, cv, batch}", it);
         if ((rc = sim_json_keys(it, p, keys)) ||
             (rc = sim_json_num(it, p, "mean", true, SIM_J_POS, &z->mean)) ||
-            (rc = sim_json_num(it, p, "cv", true, SIM_J_NONNEG, &z->cv)))
+            (rc = sim_json_num(it, p, "cv", true, SIM_J_NONNEG, &z->cv)) ||
+            (rc = sim_json_enum(it, p, "batch", false, HOW, &how)))
             return rc;
-        c->world.models[m].sized = true;
+        c->world.models[m].sized = how == 0 ? SIM_SIZE_MEAN : SIM_SIZE_MAX;
     }
     return 0;
 }

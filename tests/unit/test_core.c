@@ -470,18 +470,65 @@ static void sizes_mg1_mean_wait(void)
 /* ------------------------------------------------------------ nodes and CPU executors */
 
 /* Arrivals at fixed times (ns), all of model 0. */
-struct fixed_src { const int64_t *t; int n, i; };
+struct fixed_src { const int64_t *t; int n, i; const double *size; /* or NULL: 0 */ };
 static int fixed_next(void *ctx, int64_t *t, int *model, double *size)
 {
     struct fixed_src *f = ctx;
     if (f->i >= f->n)
         return 0;
+    *size = f->size ? f->size[f->i] : 0;
     *t = f->t[f->i++];
     *model = 0;
-    *size = 0;
     return 1;
 }
 static void fixed_close(void *ctx) { (void)ctx; }
+
+struct end_seen { int64_t finish[8]; int n; };
+static void end_seen_fn(void *ctx, const struct sim *s, const struct sim_request *r)
+{
+    (void)s;
+    struct end_seen *v = ctx;
+    if (v->n < 8)
+        v->finish[v->n++] = r->t_finish;
+}
+
+/* A batch's time with sizes, by hand: l(b) = 5 b + 10 ms under fifo; arrivals at 0 (size 1)
+ * and two at 1 ms (sizes 1 and 3), which wait for the first (15 ms) and run as one batch of
+ * 2, l(2) = 20 ms times the batch's mean size 2 (done at 55 ms) or its largest 3 (75 ms). */
+static void sizes_batch_mean_or_max(void)
+{
+    static const int64_t t[] = {0, 1000000, 1000000};
+    static const double size[] = {1, 1, 3};
+    static const char *const how[] = {"mean", "max"};
+    static const int64_t want[] = {55000000, 75000000};
+    for (int i = 0; i < 2; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"duration_s\":1,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"m\","
+                 "\"alpha_ms\":5,\"beta_ms\":10,\"slo_ms\":1000,\"max_batch\":4}],"
+                 "\"workload\":{\"rate_rps\":1,\"sizes\":{\"m\":{\"mean\":1,\"cv\":0.5,"
+                 "\"batch\":\"%s\"}}},\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,"
+                 "\"resp_us\":0},\"policy\":{\"name\":\"fifo\"},"
+                 "\"metrics\":{\"sample_period_s\":0}}", how[i]);
+        struct sim_config *cfg;
+        struct sim *s;
+        REQUIRE_OK(sim_config_from_text(text, "sizes", ".", &cfg));
+        static struct fixed_src f;
+        f = (struct fixed_src){t, 3, 0, size};
+        struct sim_source src = {fixed_next, fixed_close, &f, 0};
+        REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
+        struct end_seen v = {{0}, 0};
+        struct sim_observer obs = {.ctx = &v, .request_end = end_seen_fn};
+        sim_set_observer(s, &obs);
+        REQUIRE_OK(sim_run(s));
+        CHECK(v.n == 3 && v.finish[0] == 15000000 && v.finish[1] == want[i] &&
+                  v.finish[2] == want[i], "batch %s: %d ends at %lld, %lld, %lld ns; want 15 ms, "
+              "then %lld twice", how[i], v.n, (long long)v.finish[0], (long long)v.finish[1],
+              (long long)v.finish[2], (long long)want[i]);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+}
 
 /* A test policy: one CPU executor of model 0 on node 0 with 1 core; it serves the queue one
  * request at a time; a timer at `at` sets its cores to `milli`. */
@@ -574,7 +621,7 @@ static void policy_named_streams(void)
         struct sim *s;
         REQUIRE_OK(sim_config_from_text(text, "streams", ".", &cfg));
         static struct fixed_src f;
-        f = (struct fixed_src){NULL, 0, 0};
+        f = (struct fixed_src){NULL, 0, 0, NULL};
         struct sim_source src = {fixed_next, fixed_close, &f, 0};
         streams_seen.other_first = run == 1;
         REQUIRE_OK(sim_create(&cfg->world, 1.0, &streams_test_policy, &src, 1, &s));
@@ -616,7 +663,7 @@ static struct sim *cpu_run(const int64_t *t, int n, int64_t at, int milli, struc
     struct sim *s;
     REQUIRE_OK(sim_config_from_text(text, "cpu", ".", &cfg));
     static struct fixed_src f;
-    f = (struct fixed_src){t, n, 0};
+    f = (struct fixed_src){t, n, 0, NULL};
     struct sim_source src = {fixed_next, fixed_close, &f, 0};
     cpu_cfg = (struct cpu_pol){.at = at, .milli = milli};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &cpu_test_policy, &src, 1, &s));
@@ -706,7 +753,7 @@ static void cpu_measured_scaling(void)
         REQUIRE_OK(sim_config_from_text(text, "measured", ".", &cfg));
         static const int64_t at0[] = {0};
         static struct fixed_src f;
-        f = (struct fixed_src){at0, 1, 0};
+        f = (struct fixed_src){at0, 1, 0, NULL};
         struct sim_source src = {fixed_next, fixed_close, &f, 0};
         cpu_cfg = (struct cpu_pol){.at = 0, .milli = 0};
         REQUIRE_OK(sim_create(&cfg->world, 1.0, &cpu_test_policy, &src, 1, &s));
@@ -786,4 +833,5 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"json_set_paths", json_set_paths},
           {"md1_mean_wait", md1_mean_wait},
           {"sizes_mg1_mean_wait", sizes_mg1_mean_wait},
+          {"sizes_batch_mean_or_max", sizes_batch_mean_or_max},
           {"policy_named_streams", policy_named_streams})
