@@ -184,8 +184,23 @@ static int store_result(const struct opts *o, const struct sim_config *cfg, cons
     return rc;
 }
 
+/* A model that was offered requests and ran no batch is a policy decision (e.g. a plan that
+ * left it no GPU) the table shows only as 100% bad: say so on stderr, also under --json. */
+static void warn_unserved(const struct sim_result *r)
+{
+    for (int m = 0; m < r->nmodels; m++) {
+        const struct sim_model_result *x = &r->models[m];
+        if (x->offered > 0 && x->batches == 0)
+            fprintf(stderr, "warning: model %s: none of its %llu requests was served: the "
+                    "policy ran no batch of it (its SLO less the network delays below its "
+                    "batch-1 latency? a plan that left it no GPU? docs/policies.md)\n",
+                    x->name, (unsigned long long)x->offered);
+    }
+}
+
 static void emit(const struct opts *o, const struct sim_result *r, const struct sim_goodput *g)
 {
+    warn_unserved(r);
     if (o->json) {
         char *j = sim_result_json(r, g);
         if (j)

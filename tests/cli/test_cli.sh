@@ -444,6 +444,18 @@ regression_gate() {
   [ $rc -eq 0 ] || fail "harmless change flagged (exit $rc): $(grep REGRESSION "$tmp/out")"
 }
 
+# A model offered requests and served none (here: its SLO of 4 ms is above its batch-1
+# latency, 3 ms, but not with 2 ms of network delays on top, so fifo drops every request) gets
+# a warning on stderr, also under --json; a served one does not.
+unserved_warning() {
+  printf '{%s,"models":[%s,{"name":"tight","alpha_ms":1,"beta_ms":2,"slo_ms":4}],"policy":{"name":"fifo"},"network":{"ctrl_us":1000,"data_us_per_request":0,"resp_us":1000}}' \
+    "$base" "$model" > "$tmp/u.json"
+  "$bin" run "$tmp/u.json" --no-db --json > "$tmp/out" 2> "$tmp/err" || fail "unserved: exit $?"
+  grep -qF "warning: model tight: none of its" "$tmp/err" || fail "unserved: no warning: $(cat "$tmp/err")"
+  grep -qF "model m:" "$tmp/err" && fail "unserved: a served model was warned about"
+  python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" || fail "unserved: stdout is not JSON"
+}
+
 help_and_policies() {
   "$bin" --help | grep -q "goodput" || fail "--help lacks goodput"
   "$bin" run --help | grep -q -- "--set" || fail "run --help lacks --set"
