@@ -128,17 +128,23 @@ static inline int64_t eff_dl(const struct symphony *st, const struct sim_request
     return r->deadline - st->resp_ns;
 }
 
-/* Can the b requests first..first+b-1, started at max(now + delay(b), gfree), finish by the
- * deadline of request `first` (the earliest of them)? Monotone in b. */
-static bool fits(const struct sim *s, const struct symphony *st, int m, int first, int b,
-                 int64_t gfree)
+/* Can a batch of b, started at max(now + delay(b), gfree), finish by deadline dl? */
+static inline bool fits_by(const struct sim *s, const struct symphony *st, int m, int b,
+                           int64_t gfree, int64_t dl)
 {
-    int64_t dl = eff_dl(st, sim_queue_at(s, m, first));
     return max64(sim_now(s) + sim_dispatch_delay_ns(s, b), gfree) + lat(s, st, m, b) <= dl;
 }
 
-/* Step 2: the largest batch starting at request `first` that fits (0 if none): fits() by
- * binary search, with the deadline, clock and delays read once. */
+/* Can the b requests first..first+b-1 finish by the deadline of request `first` (the
+ * earliest of them)? Monotone in b. */
+static bool fits(const struct sim *s, const struct symphony *st, int m, int first, int b,
+                 int64_t gfree)
+{
+    return fits_by(s, st, m, b, gfree, eff_dl(st, sim_queue_at(s, m, first)));
+}
+
+/* Step 2: the largest batch starting at request `first` that fits (0 if none), by binary
+ * search with the deadline read once. */
 static int prefix_batch(const struct sim *s, const struct symphony *st, int m, int first,
                         int64_t gfree)
 {
@@ -146,13 +152,10 @@ static int prefix_batch(const struct sim *s, const struct symphony *st, int m, i
     int lo = 0, hi = len < maxb ? len : maxb;
     if (hi <= 0)
         return 0;
-    const int64_t *L = st->c[m].lat;
     int64_t dl = eff_dl(st, sim_queue_at(s, m, first));
-    int64_t t0 = sim_now(s) + sim_dispatch_delay_ns(s, 0);
-    int64_t per = sim_dispatch_delay_ns(s, 1) - sim_dispatch_delay_ns(s, 0);
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
-        if (max64(t0 + per * mid, gfree) + L[mid] <= dl)
+        if (fits_by(s, st, m, mid, gfree, dl))
             lo = mid;
         else
             hi = mid - 1;

@@ -311,6 +311,19 @@ static int parse_segment_models(struct sim_config *c, const cJSON *ms, const cha
     return 0;
 }
 
+/* A per-model workload key (`section`.<model name>): the model's index into *m and the key's
+ * JSON path into path; an error naming the path when no model has that name. */
+static int model_key(const struct sim_config *c, const char *section, const cJSON *it,
+                     char *path, size_t size, int *m)
+{
+    snprintf(path, size, "%s.%s", section, it->string);
+    for (*m = 0; *m < c->world.nmodels; (*m)++)
+        if (strcmp(c->world.models[*m].name, it->string) == 0)
+            return 0;
+    return sim_err_set(SIM_EINVAL, "%s: no model named \"%s\" in the config's models", path,
+                       it->string);
+}
+
 /* workload.sizes {"model name": {"mean": m, "cv": c, "batch": "mean"|"max"}}: that model's
  * requests carry a lognormal size factor that multiplies their batch's standalone time (the
  * batch's mean size, or its largest: padded). Synthetic arrivals only: a trace's sizes are
@@ -333,13 +346,9 @@ static int parse_sizes(struct sim_config *c, const cJSON *o, bool trace)
     const cJSON *it;
     cJSON_ArrayForEach(it, o) {
         char p[SIM_JPATH_MAX + SIM_NAME_MAX];
-        snprintf(p, sizeof p, "workload.sizes.%s", it->string);
-        int m = 0, rc;
-        while (m < c->world.nmodels && strcmp(c->world.models[m].name, it->string) != 0)
-            m++;
-        if (m == c->world.nmodels)
-            return sim_err_set(SIM_EINVAL, "%s: no model named \"%s\" in the config's models", p,
-                               it->string);
+        int m, rc;
+        if ((rc = model_key(c, "workload.sizes", it, p, sizeof p, &m)))
+            return rc;
         struct wl_size *z = &c->workload.sizes[m];
         int how = 0;
         if (!cJSON_IsObject(it))
@@ -372,16 +381,11 @@ static int parse_rate_schedules(struct sim_config *c, const cJSON *o, int *n)
     const cJSON *it;
     cJSON_ArrayForEach(it, o) {
         char p[SIM_JPATH_MAX + SIM_NAME_MAX];
-        snprintf(p, sizeof p, "workload.rate_schedules.%s", it->string);
-        int m = 0;
-        while (m < c->world.nmodels && strcmp(c->world.models[m].name, it->string) != 0)
-            m++;
-        if (m == c->world.nmodels)
-            return sim_err_set(SIM_EINVAL, "%s: no model named \"%s\" in the config's models", p,
-                               it->string);
         const cJSON *rps;
         double step = 0;
-        int rc;
+        int m, rc;
+        if ((rc = model_key(c, "workload.rate_schedules", it, p, sizeof p, &m)))
+            return rc;
         if (!cJSON_IsObject(it))
             return sim_json_expected(p, "{step_s, rps}", it);
         if ((rc = sim_json_keys(it, p, keys)) ||

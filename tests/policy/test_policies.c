@@ -8,6 +8,7 @@
 #include "sim_goodput.h"
 #include "sim_report.h"
 #include "test.h"
+#include "test_run.h"
 #include "test_ts.h"
 
 /* ------------------------------------------------------------ conformance */
@@ -337,12 +338,7 @@ static void registry_is_well_formed(void)
  * that lists the known ones. */
 static struct sim_result *run_text(const char *text)
 {
-    struct sim_config *cfg;
-    struct sim_result *r = NULL;
-    REQUIRE_OK(sim_config_from_text(text, "presets", ".", &cfg));
-    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
-    sim_config_destroy(cfg);
-    return r;
+    return test_run_text(text, "presets");
 }
 
 #define PRESET_RUN(policy) \
@@ -641,12 +637,7 @@ static struct sim_result *shift_run(double rep_s)
              "\"scale\":1},{\"scale\":0.4638,\"models\":{\"v4\":8,\"v5\":8}}]},"
              "\"policy\":{\"name\":\"symphony\",\"params\":{\"sub_clusters\":3,"
              "\"repartition_s\":%g}},\"metrics\":{\"sample_period_s\":1}}", rep_s);
-    struct sim_config *cfg;
-    struct sim_result *r = NULL;
-    REQUIRE_OK(sim_config_from_text(text, "shift", ".", &cfg));
-    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
-    sim_config_destroy(cfg);
-    return r;
+    return test_run_text(text, "shift");
 }
 
 /* Six VGG16-like models in three sub-clusters of two (three fit a GPU, so a model can move:

@@ -12,6 +12,7 @@
 #include "sim_err.h"
 #include "sim_goodput.h"
 #include "test.h"
+#include "test_run.h"
 #include "test_ts.h"
 
 static void pi_update_and_clamp(void)
@@ -93,12 +94,7 @@ static struct sim_result *closed_loop(int gpus)
              "\"workload\":{\"rate_rps\":12},\"network\":{\"ctrl_us\":0,"
              "\"data_us_per_request\":0,\"resp_us\":0},\"policy\":{\"name\":\"roma\"},"
              "\"metrics\":{\"sample_period_s\":0}}", gpus);
-    struct sim_config *cfg;
-    struct sim_result *r = NULL;
-    REQUIRE_OK(sim_config_from_text(text, "loop", ".", &cfg));
-    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
-    sim_config_destroy(cfg);
-    return r;
+    return test_run_text(text, "loop");
 }
 
 static void cpu_loop_holds_the_set_point(void)

@@ -14,6 +14,7 @@
 #include "sim_heap.h"
 #include "sim_json.h"
 #include "sim_result.h"
+#include "test_run.h"
 #include "sim_rng.h"
 #include "sim_rng.h"
 #include "test.h"
@@ -394,10 +395,7 @@ static void md1_mean_wait(void)
              "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
              "\"policy\":{\"name\":\"fifo\",\"params\":{\"drop_late\":false}},"
              "\"metrics\":{\"sample_period_s\":0}}", D_ms, lambda);
-    struct sim_config *cfg;
-    struct sim_result *r;
-    REQUIRE_OK(sim_config_from_text(text, "md1", ".", &cfg));
-    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    struct sim_result *r = test_run_text(text, "md1");
     double want_ms = rho / (2 * mu * (1 - rho)) * 1000;
     CHECK_NEAR(r->models[0].mean_queue_ms, want_ms, 0.03);
     CHECK(r->models[0].mean_batch == 1.0, "mean batch %g", r->models[0].mean_batch);
@@ -406,7 +404,6 @@ static void md1_mean_wait(void)
     printf("M/D/1 rho=%.2f: mean wait %.4f ms, analytic %.4f ms (%d requests)\n", rho,
            r->models[0].mean_queue_ms, want_ms, (int)r->offered);
     sim_result_destroy(r);
-    sim_config_destroy(cfg);
 }
 
 /* Request sizes (workload.sizes) against M/G/1: service D times a lognormal size (mean 1,
@@ -431,10 +428,7 @@ static void sizes_mg1_mean_wait(void)
                  "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
                  "\"policy\":{\"name\":\"fifo\",\"params\":{\"drop_late\":false}},"
                  "\"metrics\":{\"sample_period_s\":0}}", D_ms, rate, sizes);
-        struct sim_config *cfg;
-        struct sim_result *r;
-        REQUIRE_OK(sim_config_from_text(text, "mg1", ".", &cfg));
-        REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+        struct sim_result *r = test_run_text(text, "mg1");
         double k = mean > 0 ? mean : 1, es2 = D_ms * D_ms * k * k * (1 + cv * cv);
         double want = rate / 1000 * es2 / (2 * (1 - rho));
         CHECK_NEAR(r->models[0].mean_queue_ms, want, 0.05);
@@ -443,7 +437,6 @@ static void sizes_mg1_mean_wait(void)
                cv, r->models[0].mean_queue_ms, want, r->models[0].mean_ms - r->models[0].mean_queue_ms);
         offered[i] = r->offered;
         sim_result_destroy(r);
-        sim_config_destroy(cfg);
     }
     CHECK(offered[0] == offered[1], "sizes moved the arrivals: %llu vs %llu offered",
           (unsigned long long)offered[0], (unsigned long long)offered[1]);

@@ -1,0 +1,22 @@
+/* test_run.h — one run of a config given as JSON text (load scale 1), for tests that build
+ * their experiment inline: parse, run, free the config; exits the test on an error. */
+#ifndef TEST_RUN_H
+#define TEST_RUN_H
+
+#include "sim_config.h"
+#include "sim_goodput.h"
+#include "sim_result.h"
+#include "test.h"
+
+/* The result of running `text` (`name` labels parse errors); the caller destroys it. */
+static inline struct sim_result *test_run_text(const char *text, const char *name)
+{
+    struct sim_config *cfg;
+    struct sim_result *r = NULL;
+    REQUIRE_OK(sim_config_from_text(text, name, ".", &cfg));
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    sim_config_destroy(cfg);
+    return r;
+}
+
+#endif
