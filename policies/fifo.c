@@ -1,7 +1,8 @@
 /* fifo — the work-conserving baseline: whenever an executor is idle it takes the oldest
  * waiting request's model and runs as many of that model's queued requests as fit in a batch
  * (up to max_batch). With drop_late (default true), requests that can no longer meet their
- * deadline even alone are dropped instead of run late. No timers, no look-ahead. */
+ * deadline even alone are dropped instead of run late. No timers, no look-ahead. With
+ * cluster.lanes > 1 it fills every free lane (TF Serving's batcher with no timeout). */
 #include <stdlib.h>
 
 #include "policy.h"
@@ -26,27 +27,29 @@ static void drop_infeasible(struct sim *s, struct fifo *st, int m, int kind)
         sim_queue_drop_head(s, m);
 }
 
-/* Fills every idle executor from the model whose head request arrived first. */
+/* Fills every free lane of every executor from the model whose head request arrived
+ * first (one lane per executor unless cluster.lanes says more). */
 static void fill(struct sim *s, struct fifo *st)
 {
     for (int e = 0; e < sim_exec_count(s); e++) {
         const struct sim_exec *x = sim_exec(s, e);
-        if (x->state != SIM_EXEC_UP || x->running || x->pending)
-            continue;
-        int best = -1;
-        for (int m = 0; m < sim_model_count(s); m++) {
-            drop_infeasible(s, st, m, x->kind);
-            if (sim_queue_len(s, m) == 0)
-                continue;
-            if (best < 0 || sim_queue_at(s, m, 0)->t_sched < sim_queue_at(s, best, 0)->t_sched)
-                best = m;
+        while (x->state == SIM_EXEC_UP && x->nrunning + x->pending < x->lanes) {
+            int best = -1;
+            for (int m = 0; m < sim_model_count(s); m++) {
+                drop_infeasible(s, st, m, x->kind);
+                if (sim_queue_len(s, m) == 0)
+                    continue;
+                if (best < 0 ||
+                    sim_queue_at(s, m, 0)->t_sched < sim_queue_at(s, best, 0)->t_sched)
+                    best = m;
+            }
+            if (best < 0)
+                return;
+            int n = sim_queue_len(s, best);
+            if (n > sim_model(s, best)->max_batch)
+                n = sim_model(s, best)->max_batch;
+            sim_dispatch(s, e, best, n, sim_now(s));
         }
-        if (best < 0)
-            return;
-        int n = sim_queue_len(s, best);
-        if (n > sim_model(s, best)->max_batch)
-            n = sim_model(s, best)->max_batch;
-        sim_dispatch(s, e, best, n, sim_now(s));
     }
 }
 
@@ -87,4 +90,5 @@ const struct policy_ops policy_fifo = {
     .on_batch_done = on_batch_done,
     .on_exec_up = on_exec_up,
     .dynamic_execs = true,      /* scans executors by state on every decision */
+    .shared_devices = true,     /* fills free lanes */
 };

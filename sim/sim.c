@@ -6,11 +6,12 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
+#include "sim_device.h"
 #include "sim_err.h"
 #include "sim_int.h"
 #include "sim_rng.h"
 
-enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP };
+enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP, EV_BATCH_START };
 
 /* ---------------------------------------------------------------- pools */
 
@@ -431,11 +432,17 @@ static bool next_stage(struct sim *s, struct sim_request *r, int64_t t_done)
 
 static void exec_maybe_down(struct sim *s, int e);
 
-/* ns for `work` (ns on one core) at `speed` millionths of one core's speed: rounded up, so
- * never early. */
-static int64_t cpu_time(int64_t work, int speed)
+/* Speeds are integers in billionths of full speed (SIM_SPEED_ONE): ns for `work` (ns at full
+ * speed) at `speed`, rounded up, so never early; and the work done in `ns` at `speed`,
+ * rounded down. */
+#define SIM_SPEED_ONE 1000000000LL
+static int64_t cpu_time(int64_t work, int64_t speed)
 {
-    return (int64_t)(((__int128)work * 1000000 + speed - 1) / speed);
+    return (int64_t)(((__int128)work * SIM_SPEED_ONE + speed - 1) / speed);
+}
+static int64_t work_done(int64_t ns, int64_t speed)
+{
+    return (int64_t)((__int128)ns * speed / SIM_SPEED_ONE);
 }
 
 /* b's standalone time on executor kind `kind`: the profile's l(size), times the mean or the
@@ -467,12 +474,7 @@ static void batch_start(struct sim *s, struct sim_batch *b)
     b->t_start = t;
     if (b->status == SIM_BATCH_OK && b->latest > 0 && t > b->latest)
         b->status = SIM_BATCH_REJECTED_LATE;
-    if (b->status == SIM_BATCH_OK && x->cpu) {
-        struct sim_exec_int *xi = &s->xi[b->exec];
-        xi->work_left = exec_time(s, batch_work(s, b, x->kind));
-        xi->work_since = t;
-        b->t_finish = t + cpu_time(xi->work_left, xi->speed);
-    } else if (b->status == SIM_BATCH_OK) {
+    if (b->status == SIM_BATCH_OK) {
         b->t_finish = t + exec_time(s, batch_work(s, b, x->kind));
     } else {
         b->t_finish = t;                /* rejected when it would start */
@@ -483,6 +485,7 @@ static void batch_start(struct sim *s, struct sim_batch *b)
                 x->id, (long long)b->t_start, (long long)x->last_finish);
     x->last_finish = b->t_finish;
     x->running = b;
+    x->nrunning = 1;
     s->xi[b->exec].running = b;
     for (struct sim_request *r = b->reqs; r; r = r->next) {
         r->t_start = b->t_start;
@@ -493,12 +496,198 @@ static void batch_start(struct sim *s, struct sim_batch *b)
     push(s, b->t_finish, EV_BATCH_DONE, (uint32_t)b->exec, b->serial);
 }
 
-/* The executor's next pending batch, if any, starts. */
+/* ---- fluid executors: batches as work items re-timed when their speed changes
+ *
+ * CPU executors and executors with several lanes or a shared device (cluster.interference)
+ * hold their batches in lanes (xi->run, admission order). A batch admitted to a lane starts at
+ * max(start_at, ready, now); it joins the device after its host phase (sim_dev_host_ns), at
+ * once when it runs alone on its lane (then `since` may lie ahead), else by an EV_BATCH_START
+ * event, so that the co-runners are re-rated at the instant it arrives. retime() gives every
+ * batch on the device its speed from the model and re-arms the completions that move: work
+ * done is rounded down and time to finish up, in integer ns, so a batch is never early and a
+ * run is the same on every machine. The one-lane GPU executor without interference never
+ * comes here (batch_start above: its batch runs at full speed from start to finish). */
+
+static void table_missing(struct sim *s, int e, const struct sim_batch *b)
+{
+    if (s->src_err)
+        return;
+    sim_err_set(SIM_EINVAL, "cluster.interference_table: no row for p %d, t %d (a batch of %s "
+                "on executor %d)", b->p, b->t, s->models[b->model].cfg->name, e);
+    s->src_err = SIM_EINVAL;            /* sim_run reports it; the run is not written */
+}
+
+/* Cores busy on CPU executor e, integrated up to min(now, duration) at the current level. */
+static void cbusy_accrue(struct sim *s, int e)
+{
+    struct sim_exec_int *xi = &s->xi[e];
+    int64_t t = s->now < s->duration ? s->now : s->duration;
+    if (t > xi->cbusy_since) {
+        xi->cbusy_acc += (t - xi->cbusy_since) * (int64_t)xi->cbusy_milli;
+        xi->cbusy_since = t;
+    }
+}
+
+/* The completion of b moves to fin: a new event, the old one going stale by serial. */
+static void arm_done(struct sim *s, int e, struct sim_batch *b, int64_t fin)
+{
+    struct sim_exec *x = &s->execs[e];
+    b->t_finish = fin;
+    if (!s->xi[e].multi || fin > x->last_finish)
+        x->last_finish = fin;
+    for (struct sim_request *r = b->reqs; r; r = r->next)
+        r->t_finish = fin;
+    b->serial = ++s->batch_serial;
+    push(s, fin, EV_BATCH_DONE, (uint32_t)e, b->serial);
+}
+
+static void retime(struct sim *s, int e)
+{
+    const struct sim_exec *x = &s->execs[e];
+    struct sim_exec_int *xi = &s->xi[e];
+    const struct sim_intf_cfg *ic = &s->cfg->intf;
+    double D = 0, cores = x->cpu ? x->milli_cores / 1000.0 : 1;
+    for (int i = 0; i < xi->nrun; i++)
+        if (xi->run[i]->active)
+            D += xi->run[i]->demand;
+    if (x->cpu && xi->multi) {
+        cbusy_accrue(s, e);
+        double busy = ic->model == SIM_INTF_NONE ? (xi->nact ? cores : 0) : fmin(D, cores);
+        xi->cbusy_milli = (int)llround(busy * 1000);
+    }
+    for (int i = 0; i < xi->nrun; i++) {
+        struct sim_batch_int *bi = xi->run[i];
+        struct sim_batch *b = &bi->pub;
+        if (!bi->active || (bi->rate > 0 && b->t_finish <= s->now))
+            continue;                   /* not on the device, or its completion is due now */
+        bool missing = false;
+        double f = sim_dev_factor(ic, x->cpu, cores, xi->nact, D, b->p, b->t, &missing);
+        if (missing)
+            table_missing(s, e, b);
+        double r = floor((double)xi->speed / f);
+        int64_t rate = r < 1 ? 1 : r > 1e15 ? (int64_t)1e15 : (int64_t)r;
+        if (rate == bi->rate)
+            continue;
+        if (bi->rate > 0 && s->now > bi->since) {   /* the work done so far, rounded down */
+            int64_t done = work_done(s->now - bi->since, bi->rate);
+            bi->left = done < bi->left ? bi->left - done : 0;
+            bi->since = s->now;
+        }
+        bi->rate = rate;
+        int64_t fin = bi->since + cpu_time(bi->left, rate);
+        if (fin != b->t_finish)
+            arm_done(s, e, b, fin);
+    }
+}
+
+/* b joins the device, progressing from `since` (now, or its start when alone on a lane). */
+static void activate(struct sim *s, int e, struct sim_batch_int *bi, int64_t since)
+{
+    struct sim_exec_int *xi = &s->xi[e];
+    bi->active = true;
+    bi->since = since;
+    if (xi->nact++ == 0)
+        xi->busy_since = s->now;
+    retime(s, e);
+}
+
+static void set_running(struct sim *s, int e)
+{
+    struct sim_exec_int *xi = &s->xi[e];
+    xi->running = xi->nrun ? &xi->run[0]->pub : NULL;
+    s->execs[e].running = xi->running;
+    s->execs[e].nrunning = xi->nrun;
+}
+
+static void fluid_admit(struct sim *s, struct sim_batch *b)
+{
+    int e = b->exec;
+    struct sim_exec *x = &s->execs[e];
+    struct sim_exec_int *xi = &s->xi[e];
+    struct sim_batch_int *bi = (struct sim_batch_int *)b;
+    int64_t t = b->start_at;
+    if (b->t_ready > t)
+        t = b->t_ready;
+    if (s->now > t)
+        t = s->now;
+    b->t_start = t;
+    if (b->status == SIM_BATCH_OK && b->latest > 0 && t > b->latest)
+        b->status = SIM_BATCH_REJECTED_LATE;
+    xi->run[xi->nrun++] = bi;
+    set_running(s, e);
+    bi->active = false;
+    bi->rate = 0;
+    bi->demand = sim_dev_demand(&s->cfg->intf, b->p, b->t);
+    for (struct sim_request *r = b->reqs; r; r = r->next)
+        r->t_start = t;
+    if (b->status != SIM_BATCH_OK) {
+        x->rejected++;
+        arm_done(s, e, b, t);           /* rejected when it would start */
+        return;
+    }
+    bi->left = exec_time(s, batch_work(s, b, x->kind));
+    b->t_finish = -1;                   /* not armed yet */
+    int64_t dev = t + sim_dev_host_ns(&s->cfg->intf, x->cpu, b->size);
+    if (!xi->multi)
+        activate(s, e, bi, dev);
+    else if (dev > s->now)
+        push(s, dev, EV_BATCH_START, (uint32_t)e, b->serial);
+    else
+        activate(s, e, bi, s->now);
+    if (s->obs.batch_start)
+        s->obs.batch_start(s->obs.ctx, s, b);
+}
+
+static void on_batch_start(struct sim *s, int e, uint64_t serial)
+{
+    struct sim_exec_int *xi = &s->xi[e];
+    for (int i = 0; i < xi->nrun; i++)
+        if (xi->run[i]->pub.serial == serial && !xi->run[i]->active) {
+            activate(s, e, xi->run[i], s->now);
+            return;
+        }                               /* else preempted before it reached the device */
+}
+
+/* Takes lane i's batch off fluid executor e (done or preempted at now); the co-runners are
+ * re-rated. */
+static struct sim_batch *fluid_detach(struct sim *s, int e, int i)
+{
+    struct sim_exec *x = &s->execs[e];
+    struct sim_exec_int *xi = &s->xi[e];
+    struct sim_batch_int *bi = xi->run[i];
+    memmove(xi->run + i, xi->run + i + 1, (size_t)(xi->nrun - i - 1) * sizeof *xi->run);
+    xi->nrun--;
+    set_running(s, e);
+    if (bi->active) {
+        bi->active = false;
+        if (--xi->nact == 0 && xi->multi)
+            x->busy_ns += s->now - xi->busy_since;
+    }
+    if (xi->multi)
+        retime(s, e);
+    return &bi->pub;
+}
+
+/* The executor's next pending batch, if any, starts (on a fluid executor: as many as there
+ * are free lanes). */
 static void start_next(struct sim *s, int e)
 {
     struct sim_exec_int *xi = &s->xi[e];
+    if (xi->fluid) {
+        while (xi->pend_head && xi->nrun < s->execs[e].lanes) {
+            struct sim_batch *nb = xi->pend_head;
+            xi->pend_head = nb->next;
+            if (!xi->pend_head)
+                xi->pend_tail = NULL;
+            nb->next = NULL;
+            s->execs[e].pending--;
+            fluid_admit(s, nb);
+        }
+        return;
+    }
     xi->running = NULL;
     s->execs[e].running = NULL;
+    s->execs[e].nrunning = 0;
     if (xi->pend_head) {
         struct sim_batch *nb = xi->pend_head;
         xi->pend_head = nb->next;
@@ -528,19 +717,28 @@ static void on_batch_done(struct sim *s, int e, uint64_t serial)
     struct sim_exec *x = &s->execs[e];
     struct sim_exec_int *xi = &s->xi[e];
     struct sim_batch *b = xi->running;
-    if (!b || b->serial != serial)
-        return;                         /* the batch was preempted */
+    int lane = 0;
+    if (xi->fluid)
+        for (lane = 0; lane < xi->nrun && xi->run[lane]->pub.serial != serial; lane++)
+            ;
+    if (xi->fluid ? lane == xi->nrun : !b || b->serial != serial)
+        return;                         /* re-timed since, or preempted */
+    if (xi->fluid)
+        b = &xi->run[lane]->pub;
     if (b->t_finish != s->now)
         SIM_BUG("batch completion on executor %d at %lld, expected %lld", e, (long long)s->now,
                 (long long)b->t_finish);
     int64_t ran = b->t_finish - b->t_start;
+    if (xi->fluid)
+        fluid_detach(s, e, lane);
     const struct sim_resid *rs = &xi->res[b->model];
     if (b->status == SIM_BATCH_OK && rs->version != b->version && rs->changed_at <= b->t_start) {
         b->status = SIM_BATCH_REJECTED_UNLOADED;   /* evicted or reloaded before it started */
         x->rejected++;
         x->wasted_ns += ran;
     }
-    x->busy_ns += ran;
+    if (!xi->multi)                     /* (several lanes: the union, kept by fluid_detach) */
+        x->busy_ns += ran;
     struct sim_model_stats *ms = &s->ms[b->model];
     bool ok = b->status == SIM_BATCH_OK, counted = false;
     if (ok) {
@@ -614,6 +812,10 @@ const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch
     b->start_at = a->start_at;
     b->latest = a->latest;
     b->expected_ns = a->expected_ns;
+    if (a->p < 0 || a->t < 0)
+        SIM_BUG("dispatch with %d inter-op and %d intra-op threads", a->p, a->t);
+    b->p = a->p > 0 ? a->p : 1;
+    b->t = a->t > 0 ? a->t : 1;
     struct sim_request **tail = &b->reqs;
     for (int i = 0; i < n; i++) {
         struct sim_request *r = mq_pop(q);
@@ -622,7 +824,9 @@ const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch
         tail = &r->next;
     }
     struct sim_exec_int *xi = &s->xi[e];
-    if (!xi->running && !xi->pend_head) {
+    if (xi->fluid && xi->nrun < x->lanes && !xi->pend_head) {
+        fluid_admit(s, b);
+    } else if (!xi->fluid && !xi->running && !xi->pend_head) {
         batch_start(s, b);
     } else {
         if (xi->pend_tail)
@@ -647,13 +851,17 @@ int sim_preempt(struct sim *s, int e)
     if (e < 0 || e >= s->nexecs)
         SIM_BUG("preempt on executor %d out of range", e);
     struct sim_exec *x = &s->execs[e];
-    struct sim_batch *b = s->xi[e].running;
+    struct sim_exec_int *xi = &s->xi[e];
+    struct sim_batch *b = xi->running;
     if (!b)
         return 0;
     if (s->obs.batch_preempted)
         s->obs.batch_preempted(s->obs.ctx, s, b);
     int64_t ran = b->t_start < s->now ? s->now - b->t_start : 0;
-    x->busy_ns += ran;
+    if (xi->fluid)
+        fluid_detach(s, e, 0);
+    if (!xi->multi)
+        x->busy_ns += ran;
     x->wasted_ns += ran;
     x->preemptions++;
     if (b->status != SIM_BATCH_OK)
@@ -778,6 +986,31 @@ void sim_evict(struct sim *s, int e, int m)
 
 /* ---------------------------------------------------------------- executor life */
 
+static int cpu_speed(const struct sim *s, int n, int m, int milli);
+
+/* A batch's full speed on e in billionths of its profile's: a GPU's 1; a CPU executor's its
+ * cores' scaling, unless threads make the speed (a shared model: the profile is one thread). */
+static int64_t exec_speed(const struct sim *s, int e)
+{
+    const struct sim_exec *x = &s->execs[e];
+    if (!x->cpu || sim_dev_shared(&s->cfg->intf))
+        return SIM_SPEED_ONE;
+    return cpu_speed(s, x->node, x->model, x->milli_cores) * 1000LL;
+}
+
+/* Lanes and the fluid path (CPU executors; several lanes or a shared device). */
+static void exec_lanes(struct sim *s, int e)
+{
+    struct sim_exec *x = &s->execs[e];
+    struct sim_exec_int *xi = &s->xi[e];
+    x->lanes = s->cfg->lanes > 1 ? s->cfg->lanes : 1;
+    xi->multi = x->lanes > 1 || sim_dev_shared(&s->cfg->intf);
+    xi->fluid = x->cpu || xi->multi;
+    xi->speed = exec_speed(s, e);
+    if (xi->fluid && !xi->run && !(xi->run = calloc((size_t)x->lanes, sizeof *xi->run)))
+        SIM_BUG("out of memory for the lanes of executor %d", e);
+}
+
 static void exec_init(struct sim *s, int e, enum sim_exec_state st)
 {
     struct sim_exec *x = &s->execs[e];
@@ -786,6 +1019,7 @@ static void exec_init(struct sim *s, int e, enum sim_exec_state st)
     x->node = 0;
     x->cpu = false;
     x->model = -1;
+    exec_lanes(s, e);
     x->state = st;
     x->added_at = s->now;
     x->memory_mb = s->cfg->gpu_memory_mb;
@@ -935,7 +1169,7 @@ int sim_exec_add_cpu(struct sim *s, int node, int model, int milli_cores)
     x->cpu = true;
     x->model = model;
     x->milli_cores = milli_cores;
-    s->xi[e].speed = cpu_speed(s, node, model, milli_cores);
+    exec_lanes(s, e);
     x->state = SIM_EXEC_UP;
     x->added_at = x->up_since = x->last_finish = s->now;
     x->memory_mb = 0;
@@ -963,25 +1197,10 @@ int sim_exec_set_cores(struct sim *s, int e, int milli_cores)
     core_accrue(s, e);
     s->node_milli[x->node] += milli_cores - old;
     x->milli_cores = milli_cores;
-    int sp_old = xi->speed;
-    xi->speed = cpu_speed(s, x->node, x->model, milli_cores);
-    struct sim_batch *b = xi->running;
-    if (!b || b->status != SIM_BATCH_OK || b->t_finish <= s->now || xi->speed == sp_old)
-        return 0;
-    if (s->now > xi->work_since) {      /* the work done so far, rounded down */
-        int64_t done = (int64_t)((__int128)(s->now - xi->work_since) * sp_old / 1000000);
-        xi->work_left = done < xi->work_left ? xi->work_left - done : 0;
-        xi->work_since = s->now;
-    }
-    int64_t fin = xi->work_since + cpu_time(xi->work_left, xi->speed);
-    if (fin == b->t_finish)
-        return 0;
-    b->t_finish = fin;
-    x->last_finish = fin;
-    for (struct sim_request *r = b->reqs; r; r = r->next)
-        r->t_finish = fin;
-    b->serial = ++s->batch_serial;      /* the old completion event goes stale */
-    push(s, fin, EV_BATCH_DONE, (uint32_t)e, b->serial);
+    int64_t sp_old = xi->speed;
+    xi->speed = exec_speed(s, e);
+    if (xi->multi || xi->speed != sp_old)
+        retime(s, e);                   /* running batches keep their work done */
     return 0;
 }
 
@@ -1044,11 +1263,31 @@ void sim_exec_remove(struct sim *s, int e)
 static int64_t busy_upto(const struct sim *s, int e)
 {
     const struct sim_exec *x = &s->execs[e];
-    const struct sim_batch *b = s->xi[e].running;
+    const struct sim_exec_int *xi = &s->xi[e];
+    if (xi->multi)
+        return x->busy_ns + (xi->nact ? s->now - xi->busy_since : 0);
+    const struct sim_batch *b = xi->running;
     int64_t busy = x->busy_ns;
     if (b && b->t_start < s->now)
         busy += (s->now < b->t_finish ? s->now : b->t_finish) - b->t_start;
     return busy;
+}
+
+int64_t sim_exec_busy_ns(const struct sim *s, int e)
+{
+    if (e < 0 || e >= s->nexecs)
+        SIM_BUG("executor %d out of range", e);
+    return busy_upto(s, e);
+}
+
+double sim_exec_busy_core_s(const struct sim *s, int e)
+{
+    if (e < 0 || e >= s->nexecs)
+        SIM_BUG("executor %d out of range", e);
+    const struct sim_exec_int *xi = &s->xi[e];
+    int64_t t = s->now < s->duration ? s->now : s->duration;
+    int64_t acc = xi->cbusy_acc + (t > xi->cbusy_since ? (t - xi->cbusy_since) * xi->cbusy_milli : 0);
+    return (double)acc / 1e12;
 }
 
 /* The cumulative counts since the last tick, added into `sum`; snap catches up. */
@@ -1184,7 +1423,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->resp_ns = (int64_t)llround(cfg->resp_us * 1e3);
     sim_heap_init(&s->heap);
     pool_init(&s->req_pool, sizeof(struct sim_req_int), 4096);
-    pool_init(&s->batch_pool, sizeof(struct sim_batch), 256);
+    pool_init(&s->batch_pool, sizeof(struct sim_batch_int), 256);
     sim_ts_init(&s->ts);
 
     int nm = s->nmodels = cfg->nmodels;
@@ -1348,6 +1587,7 @@ void sim_destroy(struct sim *s)
                 free(s->xi[e].q[m].buf);
         free(s->xi[e].q);
         free(s->xi[e].res);
+        free(s->xi[e].run);
     }
     free(s->lat);
     free(s->models);
@@ -1433,6 +1673,7 @@ int sim_run(struct sim *s)
         case EV_TICK: if (!s->stopping) on_tick(s); break;
         case EV_LOAD_DONE: on_load_done(s, (int)ev.idx, (int)(ev.gen >> 1), ev.gen & 1); break;
         case EV_EXEC_UP: exec_up(s, (int)ev.idx); break;
+        case EV_BATCH_START: on_batch_start(s, (int)ev.idx, ev.gen); break;
         default: SIM_BUG("unknown event type %u", ev.type);
         }
     }

@@ -76,6 +76,9 @@ struct sim_batch {
     uint8_t status;              /* enum sim_batch_status, final when on_batch_done runs */
     uint32_t version;            /* residency version of the model at dispatch */
     uint64_t serial, tag;        /* unique per run; the policy's own tag */
+    int p, t;                    /* inter-op and intra-op threads (1 unless dispatched with) */
+    /* t_finish: on a shared device (cluster.interference) the estimate at the last re-timing
+     * until the batch is done, then final */
     int64_t t_dispatch, t_ready, start_at, latest, expected_ns, t_start, t_finish;
     struct sim_request *reqs;    /* linked through ->next, queue order */
     struct sim_batch *next;      /* executor's pending FIFO, pool free list */
@@ -102,8 +105,10 @@ struct sim_exec {
     double memory_mb;            /* 0 = unlimited */
     double resident_mb;          /* weights + static of loaded and loading models */
     int pages_total, pages_used; /* weights cache in pages of cluster.page_mb */
-    const struct sim_batch *running;
-    int pending;                 /* batches dispatched and waiting on this executor */
+    const struct sim_batch *running;  /* a batch running (or about to start) there, or NULL */
+    int lanes;                   /* batches it runs at once (cluster.lanes) */
+    int nrunning;                /* batches holding a lane (running or about to start) */
+    int pending;                 /* batches dispatched and waiting for a lane */
     int64_t last_finish;         /* finish of the last batch (for the overlap check) */
     int64_t load_free_at;        /* the load engine (PCIe) is busy until then */
     int loads_in_flight;
@@ -206,8 +211,10 @@ void sim_xqueue_drop_head(struct sim *s, int e, int m);
 /* A batch: the first n requests of model m's queue at `from` (SIM_CENTRAL, or the executor's
  * own queue) for executor `exec`. From the central queue the executor receives it after the
  * control delay plus n data delays; from its own queue at once. It starts no earlier than
- * start_at, after the executor's earlier batches, and runs for the profile latency (times the
- * cluster's execution jitter). With latest > 0 it is an action with a window: the executor
+ * start_at, once a lane is free (cluster.lanes; one lane: after the executor's earlier
+ * batches, which wait in dispatch order), and runs for the profile latency (times the
+ * cluster's execution jitter), stretched while other batches share the device
+ * (cluster.interference: re-timed whenever one starts or finishes there). With latest > 0 it is an action with a window: the executor
  * rejects it (requests dropped, status REJECTED_LATE) if it cannot start by `latest`. A batch
  * of a model that is not resident at its start, or was evicted or reloaded since dispatch,
  * is rejected (REJECTED_UNLOADED). expected_ns > 0 is the policy's predicted duration; the
@@ -215,6 +222,7 @@ void sim_xqueue_drop_head(struct sim *s, int e, int m);
  * batch once, rejected ones included (at the time of rejection). */
 struct sim_dispatch_args {
     int exec, model, n, from;
+    int p, t;                    /* threads (inter-op, intra-op) for the speed model; 0 = 1 */
     int64_t start_at, latest, expected_ns;
     uint64_t tag;
 };
@@ -249,6 +257,11 @@ int sim_exec_add_cpu(struct sim *s, int node, int model, int milli_cores);
  * finishes at the new speed (re-timed in integer ns, never earlier than its work allows).
  * Returns 0, or -1 (sim_err set) above the node's free cores or below one thousandth. */
 int sim_exec_set_cores(struct sim *s, int e, int milli_cores);
+/* Executor e's busy time so far: time with at least one batch on the device (a host phase
+ * does not count); and the core-seconds its running batches' threads kept busy (CPU
+ * executors on a shared model: min(cores, D) integrated, D their thread demand; else 0). */
+int64_t sim_exec_busy_ns(const struct sim *s, int e);
+double sim_exec_busy_core_s(const struct sim *s, int e);
 /* Thousandths of node n's cores allocated to its CPU executors. */
 int sim_node_milli_used(const struct sim *s, int n);
 

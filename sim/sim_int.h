@@ -49,16 +49,35 @@ struct sim_resid {                /* model m on one executor */
     int64_t changed_at;          /* time of the last bump */
 };
 
+/* A batch as the engine holds it. On a fluid executor (below) a batch holding a lane is a
+ * work item: `left` ns of work at full speed as of `since`, progressing at `rate` billionths
+ * of full speed (0 until it joins the device), with one completion event (serial). */
+struct sim_batch_int {
+    struct sim_batch pub;
+    int64_t left, since;
+    int64_t rate;                /* billionths of full speed */
+    bool active;                 /* on the device: counted among the co-runners */
+    double demand;               /* thread demand (sim_dev_demand) */
+};
+
 struct sim_exec_int {
     struct sim_batch *running;
     struct sim_batch *pend_head, *pend_tail;
+    /* fluid executors (CPU executors, several lanes or a shared device): the batches holding
+     * lanes in admission order; those on the device (nact, their demand); union busy time */
+    bool fluid, multi;           /* multi: several lanes or a shared device */
+    struct sim_batch_int **run;
+    int nrun, nact;
+    int64_t busy_since;
+    int64_t cbusy_acc, cbusy_since;   /* cores busy, integral in milli-core ns */
+    int cbusy_milli;                  /* cores busy now, thousandths */
     int64_t busy_snap;           /* busy time at the last sampling tick */
     struct sim_mqueue *q;        /* [nmodels] queues at this executor, allocated on first use */
     struct sim_resid *res;       /* [nmodels] */
-    /* CPU executors: the running batch's work left (ns on one core) as of work_since, and
-     * the allocation's integral (milli-core ns) up to core_since */
-    int64_t work_left, work_since, core_acc, core_since;
-    int speed;                   /* millionths of one core's speed at its allocation */
+    /* CPU executors: the allocation's integral (milli-core ns) up to core_since */
+    int64_t core_acc, core_since;
+    int64_t speed;               /* a batch's full speed, billionths of the profile's (GPU: 1;
+                                    CPU: one core's times the allocation's scaling) */
 };
 
 struct sim_arrival {

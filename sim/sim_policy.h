@@ -58,6 +58,11 @@ struct policy_ops {
     /* Whether the policy can run with no GPU at all (its work on CPU executors); others need
      * at least one GPU executor. */
     bool needs_no_gpus;
+    /* Whether the policy fills several lanes of an executor (sim_exec.lanes, nrunning) and
+     * copes with batches slowing each other down (cluster.lanes > 1, cluster.interference);
+     * the others plan with one batch at a time at the profile's speed and are refused such a
+     * cluster. */
+    bool shared_devices;
     /* May be NULL. Called every sampling period after the window's metrics are computed. */
     void (*on_tick)(struct sim *, void *state);
     /* May be NULL. Frees what init allocated (not the state block itself). */

@@ -105,6 +105,35 @@ struct sim_node_cfg {
     char gpu_kind[SIM_NAME_MAX], cpu_kind[SIM_NAME_MAX];
 };
 
+/* Executors that run several batches at once (cluster.lanes) and how batches running on one
+ * device slow each other down (cluster.interference; sim_device.c has the formulas):
+ *  none       every batch runs at its standalone speed (a CPU executor's at its cores);
+ *  parametric GPU executors: a host phase host_ms + host_ms_per_request * b that lanes
+ *             overlap, then a device phase shared by the n batches in it, each at speed
+ *             1 / (n (1 + kappa_gpu (n - 1))); CPU executors: a batch of p inter-op and t
+ *             intra-op threads runs at 1 / ([f + (1 - f)/t + overhead (t - 1)] a(p) sigma(D))
+ *             of its one-thread standalone speed, a(p) = 1/pi + (1 - 1/pi)/min(p, width),
+ *             D = sum of t/a(p) over the running batches, C the executor's cores and
+ *             sigma(D) = (1 + mu min(D, C)/C) max(1, D/C) (1 + kappa max(0, D/C - 1));
+ *  table      each batch's standalone time times factor(n, p, t) from measured rows (n
+ *             batches running; linear in n between rows, factor(K) n / K past the largest K).
+ * On CPU executors, parametric and table replace the cores' linear or measured scaling: the
+ * profile is the one-thread latency and threads make the speed. */
+enum sim_interference { SIM_INTF_NONE, SIM_INTF_PARAMETRIC, SIM_INTF_TABLE };
+
+struct sim_intf_row {
+    int n, p, t;
+    double factor;
+};
+
+struct sim_intf_cfg {
+    enum sim_interference model;
+    double kappa_gpu, host_ms, host_ms_per_request;        /* parametric, GPU */
+    double f, overhead, pi, width, mu, kappa;               /* parametric, CPU */
+    int nrows;                                              /* table: sorted by (p, t, n) */
+    struct sim_intf_row *rows;
+};
+
 struct policy_ops;
 struct sim_autoscaler_ops;
 struct cJSON;
@@ -124,6 +153,8 @@ struct sim_world {
     double load_gb_s;                  /* weights transfer when a model has no load_ms */
     double provision_s;                /* delay before an added executor is up */
     double exec_cv;                    /* execution-time jitter: lognormal, mean 1, this cv */
+    int lanes;                         /* batches an executor runs at once (>= 1) */
+    struct sim_intf_cfg intf;          /* how they share the device */
 
     int nmodels;
     struct sim_model_cfg *models;

@@ -28,6 +28,7 @@ void sim_config_destroy(struct sim_config *cfg)
         sim_model_cfg_free(&cfg->world.models[i]);
     free(cfg->world.models);
     free(cfg->world.nodes);
+    free(cfg->world.intf.rows);
     for (int i = 0; i < cfg->workload.nsegments; i++)
         free(cfg->workload.segments[i].model_scale);
     free(cfg->workload.segments);
@@ -110,14 +111,101 @@ static int parse_nodes(struct sim_config *c, const cJSON *arr, const char **kind
     return 0;
 }
 
+static int row_cmp(const void *a, const void *b)
+{
+    const struct sim_intf_row *x = a, *y = b;
+    return x->p != y->p ? (x->p > y->p) - (x->p < y->p)
+           : x->t != y->t ? (x->t > y->t) - (x->t < y->t)
+                          : (x->n > y->n) - (x->n < y->n);
+}
+
+/* cluster.interference, interference_params, interference_table (sim_world.h has the
+ * models; the defaults are the RRL specification's). */
+static int parse_interference(struct sim_config *c, const cJSON *o)
+{
+    static const char *const MODELS[] = {"none", "parametric", "table", NULL};
+    static const char *const pkeys[] = {"kappa_gpu", "host_ms", "host_ms_per_request", "f",
+                                        "overhead", "pi", "width", "mu", "kappa", NULL};
+    static const char *const rkeys[] = {"n", "p", "t", "factor", NULL};
+    struct sim_intf_cfg *ic = &c->world.intf;
+    *ic = (struct sim_intf_cfg){.kappa_gpu = 0.05, .host_ms = 2, .host_ms_per_request = 1,
+                                .f = 0.1, .overhead = 0.005, .pi = 1, .width = 1, .mu = 0.2,
+                                .kappa = 0.1};
+    int model = 0, rc;
+    const cJSON *par, *tab;
+    if ((rc = sim_json_enum(o, "cluster", "interference", false, MODELS, &model)) ||
+        (rc = sim_json_obj(o, "cluster", "interference_params", false, &par)) ||
+        (rc = sim_json_arr(o, "cluster", "interference_table", false, &tab)))
+        return rc;
+    ic->model = (enum sim_interference)model;
+    if (par && ic->model != SIM_INTF_PARAMETRIC)
+        return sim_err_set(SIM_EINVAL, "cluster.interference_params: only with interference "
+                           "\"parametric\"");
+    if (tab && ic->model != SIM_INTF_TABLE)
+        return sim_err_set(SIM_EINVAL, "cluster.interference_table: only with interference "
+                           "\"table\"");
+    if (ic->model == SIM_INTF_TABLE && (!tab || cJSON_GetArraySize(tab) == 0))
+        return sim_err_set(SIM_EINVAL, "cluster.interference_table: expected at least one row "
+                           "{n, p, t, factor} with interference \"table\"");
+    const char *pp = "cluster.interference_params";
+    if (par && ((rc = sim_json_keys(par, pp, pkeys)) ||
+                (rc = sim_json_num(par, pp, "kappa_gpu", false, SIM_J_NONNEG, &ic->kappa_gpu)) ||
+                (rc = sim_json_num(par, pp, "host_ms", false, SIM_J_NONNEG, &ic->host_ms)) ||
+                (rc = sim_json_num(par, pp, "host_ms_per_request", false, SIM_J_NONNEG,
+                                   &ic->host_ms_per_request)) ||
+                (rc = sim_json_num(par, pp, "f", false, SIM_J_UNIT, &ic->f)) ||
+                (rc = sim_json_num(par, pp, "overhead", false, SIM_J_NONNEG, &ic->overhead)) ||
+                (rc = sim_json_num(par, pp, "pi", false, SIM_J_POS, &ic->pi)) ||
+                (rc = sim_json_num(par, pp, "width", false, SIM_J_POS, &ic->width)) ||
+                (rc = sim_json_num(par, pp, "mu", false, SIM_J_NONNEG, &ic->mu)) ||
+                (rc = sim_json_num(par, pp, "kappa", false, SIM_J_NONNEG, &ic->kappa))))
+        return rc;
+    if (par && ic->pi < 1)
+        return sim_err_set(SIM_EINVAL, "%s.pi: expected a number >= 1 (work over critical "
+                           "path), got %g", pp, ic->pi);
+    if (par && ic->width < 1)
+        return sim_err_set(SIM_EINVAL, "%s.width: expected a number >= 1 (widest join), got %g",
+                           pp, ic->width);
+    if (!tab)
+        return 0;
+    int n = cJSON_GetArraySize(tab), i = 0;
+    if (!(ic->rows = calloc((size_t)n, sizeof *ic->rows)))
+        return SIM_ENOMEM;
+    ic->nrows = n;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, tab) {
+        char path[SIM_JPATH_MAX];
+        sim_jpath_idx(path, sizeof path, "cluster.interference_table", i);
+        long rn = 0, rp = 1, rt = 1;
+        double f = 0;
+        if (!cJSON_IsObject(it))
+            return sim_json_expected(path, "an object {n, p, t, factor}", it);
+        if ((rc = sim_json_keys(it, path, rkeys)) ||
+            (rc = sim_json_int(it, path, "n", true, 1, 1000, &rn)) ||
+            (rc = sim_json_int(it, path, "p", false, 1, 1000, &rp)) ||
+            (rc = sim_json_int(it, path, "t", false, 1, 1000, &rt)) ||
+            (rc = sim_json_num(it, path, "factor", true, SIM_J_POS, &f)))
+            return rc;
+        ic->rows[i++] = (struct sim_intf_row){.n = (int)rn, .p = (int)rp, .t = (int)rt,
+                                              .factor = f};
+    }
+    qsort(ic->rows, (size_t)n, sizeof *ic->rows, row_cmp);
+    for (i = 1; i < n; i++)
+        if (!row_cmp(&ic->rows[i - 1], &ic->rows[i]))
+            return sim_err_set(SIM_EINVAL, "cluster.interference_table: two rows for n %d, p %d, "
+                               "t %d", ic->rows[i].n, ic->rows[i].p, ic->rows[i].t);
+    return 0;
+}
+
 static int parse_cluster(struct sim_config *c, const cJSON *root)
 {
     static const char *const keys[] = {"gpus", "gpu_kind", "gpu_memory_mb", "max_gpus",
                                        "page_mb", "load_gb_s", "provision_s", "exec_cv",
-                                       "nodes", NULL};
+                                       "nodes", "lanes", "interference", "interference_params",
+                                       "interference_table", NULL};
     const cJSON *o, *nodes;
     const char *kind = "1080ti";
-    long gpus = 0, max_gpus = 0;
+    long gpus = 0, max_gpus = 0, lanes = 1;
     int rc;
     c->world.page_mb = 16;
     c->world.load_gb_s = 12;
@@ -135,8 +223,11 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
         (rc = sim_json_num(o, "cluster", "page_mb", false, SIM_J_POS, &c->world.page_mb)) ||
         (rc = sim_json_num(o, "cluster", "load_gb_s", false, SIM_J_POS, &c->world.load_gb_s)) ||
         (rc = sim_json_num(o, "cluster", "provision_s", false, SIM_J_NONNEG, &c->world.provision_s)) ||
-        (rc = sim_json_num(o, "cluster", "exec_cv", false, SIM_J_NONNEG, &c->world.exec_cv)))
+        (rc = sim_json_num(o, "cluster", "exec_cv", false, SIM_J_NONNEG, &c->world.exec_cv)) ||
+        (rc = sim_json_int(o, "cluster", "lanes", false, 1, 1024, &lanes)) ||
+        (rc = parse_interference(c, o)))
         return rc;
+    c->world.lanes = (int)lanes;
     if (strlen(kind) >= SIM_NAME_MAX)
         return sim_err_set(SIM_EINVAL, "cluster.gpu_kind: expected at most %d characters",
                            SIM_NAME_MAX - 1);
@@ -765,6 +856,12 @@ static int build(struct sim_config *c)
     if (c->world.gpus < 1 && !c->world.policy->needs_no_gpus)
         return sim_err_set(SIM_EINVAL, "cluster.nodes: policy \"%s\" needs at least one GPU over "
                            "all nodes, got 0", c->world.policy->name);
+    if ((c->world.lanes > 1 || c->world.intf.model != SIM_INTF_NONE) &&
+        !c->world.policy->shared_devices)
+        return sim_err_set(SIM_EINVAL, "cluster.%s: policy \"%s\" plans with one batch at a "
+                           "time at the profile's speed; lanes > 1 and interference need a "
+                           "policy that fills lanes (fifo)",
+                           c->world.lanes > 1 ? "lanes" : "interference", c->world.policy->name);
     if ((rc = check_memory(c)) || (rc = parse_rest(c, root)) ||
         (rc = parse_autoscale(c, root)))
         return rc;

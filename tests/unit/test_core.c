@@ -15,6 +15,7 @@
 #include "sim_json.h"
 #include "sim_result.h"
 #include "test_run.h"
+#include "test_src.h"
 #include "sim_rng.h"
 #include "sim_rng.h"
 #include "test.h"
@@ -462,28 +463,6 @@ static void sizes_mg1_mean_wait(void)
 
 /* ------------------------------------------------------------ nodes and CPU executors */
 
-/* Arrivals at fixed times (ns), all of model 0. */
-struct fixed_src { const int64_t *t; int n, i; const double *size; /* or NULL: 0 */ };
-static int fixed_next(void *ctx, int64_t *t, int *model, double *size)
-{
-    struct fixed_src *f = ctx;
-    if (f->i >= f->n)
-        return 0;
-    *size = f->size ? f->size[f->i] : 0;
-    *t = f->t[f->i++];
-    *model = 0;
-    return 1;
-}
-static void fixed_close(void *ctx) { (void)ctx; }
-
-struct end_seen { int64_t finish[8]; int n; };
-static void end_seen_fn(void *ctx, const struct sim *s, const struct sim_request *r)
-{
-    (void)s;
-    struct end_seen *v = ctx;
-    if (v->n < 8)
-        v->finish[v->n++] = r->t_finish;
-}
 
 /* A batch's time with sizes, by hand: l(b) = 5 b + 10 ms under fifo; arrivals at 0 (size 1)
  * and two at 1 ms (sizes 1 and 3), which wait for the first (15 ms) and run as one batch of
