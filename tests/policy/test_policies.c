@@ -246,6 +246,14 @@ static void check_stage_conservation(const char *policy, size_t w, struct sim *s
     "\"alpha_ms\":" #a ",\"beta_ms\":" #b "},\"cpu\":{\"form\":\"linear\",\"alpha_ms\":" #a "0,"  \
     "\"beta_ms\":" #b "0}}}"
 
+static bool takes_param(const struct policy_ops *ops, const char *key)
+{
+    for (const char *const *k = ops->param_keys; k && *k; k++)
+        if (strcmp(*k, key) == 0)
+            return true;
+    return false;
+}
+
 /* One conformance run of `text` (policy ops, workload w; app: an application's), audited. */
 static void conform_one(const struct policy_ops *ops, size_t w, bool app, const char *text)
 {
@@ -315,9 +323,10 @@ static void conformance_every_policy(void)
                      "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"warmup_s\":0.5,"
                      "\"cluster\":{\"nodes\":[{\"cores\":4,\"gpus\":1},{\"cores\":3,\"gpus\":1}]},"
                      "\"models\":[" CPU_MODEL("a", 2, 5) "," CPU_MODEL("b", 4, 8) ","
-                     CPU_MODEL("c", 1, 3) "],%s,\"policy\":{\"name\":%s,\"params\":"
-                     "{\"period_s\":0.25}},\"metrics\":{\"sample_period_s\":0.5}}",
-                     w + 1, conformance_workloads[w], pol);
+                     CPU_MODEL("c", 1, 3) "],%s,\"policy\":{\"name\":%s%s},"
+                     "\"metrics\":{\"sample_period_s\":0.5}}",
+                     w + 1, conformance_workloads[w], pol,
+                     takes_param(ops, "period_s") ? ",\"params\":{\"period_s\":0.25}" : "");
             else
                 snprintf(text, sizeof text,
                      "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"warmup_s\":0.5,"

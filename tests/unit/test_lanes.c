@@ -1,7 +1,8 @@
 /* test_lanes — executors with several lanes and shared devices (cluster.lanes,
  * cluster.interference): batches re-timed when others start or finish beside them, checked
  * against finish times computed by hand, work conservation on a random workload, threads on a
- * CPU under the parametric model, busy and core-busy accounting, and the config's errors. */
+ * CPU under the parametric model, busy and core-busy accounting, rrl-static's batcher (TF
+ * Serving's rule on lanes), and the config's errors. */
 #include <math.h>
 #include <string.h>
 
@@ -15,15 +16,16 @@
 /* One GPU with the cluster section `cluster` running fifo on model m (l(b) = 5 b + 5 ms, so
  * l(1) = 10 ms; max_batch 1: every request is its own batch); arrivals at t[0..n). Returns the
  * engine after the run; v gets the finish times. */
-static struct sim *gpu_run(const char *cluster, const int64_t *t, int n, struct end_seen *v,
-                           struct sim_config **cfgp)
+static struct sim *gpu_run_pol(const char *cluster, const char *policy, int max_batch,
+                               const int64_t *t, int n, struct end_seen *v,
+                               struct sim_config **cfgp)
 {
     char text[2048];
     snprintf(text, sizeof text,
              "{\"duration_s\":1,\"cluster\":%s,\"models\":[{\"name\":\"m\",\"alpha_ms\":5,"
-             "\"beta_ms\":5,\"slo_ms\":1000,\"max_batch\":1}],\"workload\":{\"rate_rps\":1},"
+             "\"beta_ms\":5,\"slo_ms\":1000,\"max_batch\":%d}],\"workload\":{\"rate_rps\":1},"
              "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
-             "\"policy\":{\"name\":\"fifo\"},\"metrics\":{\"sample_period_s\":0}}", cluster);
+             "\"policy\":%s,\"metrics\":{\"sample_period_s\":0}}", cluster, max_batch, policy);
     struct sim_config *cfg;
     struct sim *s;
     REQUIRE_OK(sim_config_from_text(text, "lanes", ".", &cfg));
@@ -37,6 +39,12 @@ static struct sim *gpu_run(const char *cluster, const int64_t *t, int n, struct 
     REQUIRE_OK(sim_run(s));
     *cfgp = cfg;
     return s;
+}
+
+static struct sim *gpu_run(const char *cluster, const int64_t *t, int n, struct end_seen *v,
+                           struct sim_config **cfgp)
+{
+    return gpu_run_pol(cluster, "{\"name\":\"fifo\"}", 1, t, n, v, cfgp);
 }
 
 /* Re-timing rounds work done down and time left up (integer ns): a finish is never before
@@ -299,6 +307,43 @@ static void work_is_conserved(void)
     sim_config_destroy(cfg);
 }
 
+/* ------------------------------------------------------------ rrl-static's batcher */
+
+/* TF Serving's rule at B 3, T 10 ms, m 1 (l(b) = 5 b + 5 ms): arrivals at 0, 1 and 2 ms fill
+ * a batch at 2 ms (done at 2 + 20 = 22 ms); one at 25 ms waits for the timeout, 35 ms, and
+ * ends at 45 ms; with B 3, T 1 ms, m 2 and two lanes, arrivals at 0, 0, 0 and 0.5, 0.5, 0.5 ms
+ * run as two batches side by side (20 ms each: done at 20 and 20.5 ms). "sequential" on that burst runs them one
+ * by one: 10, 20, ..., 60 ms. */
+static void rrl_static_batcher(void)
+{
+    static const int64_t t[] = {0, 1000000, 2000000, 25000000};
+    static const int64_t six[] = {0, 0, 0, 500000, 500000, 500000};
+    struct end_seen v;
+    struct sim_config *cfg;
+    struct sim *s = gpu_run_pol("{\"gpus\":1}", "{\"name\":\"rrl-static\",\"params\":"
+                                "{\"config\":[3,10,1]}}", 8, t, 4, &v, &cfg);
+    CHECK(v.n == 4 && v.finish[0] == 22000000 && v.finish[2] == 22000000 &&
+              v.finish[3] == 45000000, "B 3, T 10: %d ended, %lld .. %lld, then %lld", v.n,
+          (long long)v.finish[0], (long long)v.finish[2], (long long)v.finish[3]);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+
+    s = gpu_run_pol("{\"gpus\":1,\"lanes\":2}", "{\"name\":\"rrl-static\",\"params\":"
+                    "{\"config\":[3,1,2]}}", 8, six, 6, &v, &cfg);
+    CHECK(v.n == 6 && v.finish[0] == 20000000 && v.finish[3] == 20500000,
+          "m 2: %d ended, %lld and %lld", v.n, (long long)v.finish[0], (long long)v.finish[3]);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+
+    s = gpu_run_pol("{\"gpus\":1,\"lanes\":2}", "{\"name\":\"rrl-static\",\"params\":"
+                    "{\"config\":\"sequential\"}}", 8, six, 6, &v, &cfg);
+    CHECK(v.n == 6 && v.finish[0] == 10000000 && v.finish[5] == 60000000,
+          "sequential: %d ended, %lld .. %lld", v.n, (long long)v.finish[0],
+          (long long)v.finish[5]);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
 /* ------------------------------------------------------------ config */
 
 static void expect_error(const char *cluster, const char *policy, const char *needle)
@@ -307,7 +352,7 @@ static void expect_error(const char *cluster, const char *policy, const char *ne
     snprintf(text, sizeof text,
              "{\"duration_s\":1,\"cluster\":%s,\"models\":[{\"name\":\"m\",\"alpha_ms\":5,"
              "\"beta_ms\":5,\"slo_ms\":100}],\"workload\":{\"rate_rps\":1},"
-             "\"policy\":{\"name\":\"%s\"}}", cluster, policy);
+             "\"policy\":%s}", cluster, policy);
     struct sim_config *cfg = NULL;
     int rc = sim_config_from_text(text, "bad", ".", &cfg);
     CHECK(rc != 0 && strstr(sim_err_msg(), needle), "%s / %s: rc %d, message \"%s\", want \"%s\"",
@@ -318,29 +363,39 @@ static void expect_error(const char *cluster, const char *policy, const char *ne
 
 static void config_errors(void)
 {
-    expect_error("{\"gpus\":1,\"lanes\":2}", "symphony",
+    expect_error("{\"gpus\":1,\"lanes\":2}", "{\"name\":\"symphony\"}",
                  "cluster.lanes: policy \"symphony\" plans with one batch at a time");
-    expect_error("{\"gpus\":1,\"interference\":\"parametric\"}", "clockwork",
+    expect_error("{\"gpus\":1,\"interference\":\"parametric\"}", "{\"name\":\"clockwork\"}",
                  "cluster.interference: policy \"clockwork\"");
-    expect_error("{\"gpus\":1,\"lanes\":0}", "fifo", "cluster.lanes: expected an integer in [1, 1024]");
-    expect_error("{\"gpus\":1,\"interference\":\"shared\"}", "fifo", "cluster.interference");
-    expect_error("{\"gpus\":1,\"interference_params\":{\"mu\":1}}", "fifo",
+    expect_error("{\"gpus\":1,\"lanes\":2}",
+                 "{\"name\":\"rrl-static\",\"params\":{\"config\":[4,5,3]}}",
+                 "policy.params.config: m = 3 batches at once needs cluster.lanes >= 3, got 2");
+    expect_error("{\"gpus\":1}", "{\"name\":\"rrl-static\",\"params\":{\"config\":[4,5]}}",
+                 "policy.params.config: expected [B, T_ms, m]");
+    expect_error("{\"gpus\":1}", "{\"name\":\"rrl-static\",\"params\":{\"device\":\"cpu\"}}",
+                 "\"cpu\" needs nodes with cores");
+    expect_error("{\"gpus\":1,\"lanes\":0}", "{\"name\":\"fifo\"}",
+                 "cluster.lanes: expected an integer in [1, 1024]");
+    expect_error("{\"gpus\":1,\"interference\":\"shared\"}", "{\"name\":\"fifo\"}",
+                 "cluster.interference");
+    expect_error("{\"gpus\":1,\"interference_params\":{\"mu\":1}}", "{\"name\":\"fifo\"}",
                  "cluster.interference_params: only with interference \"parametric\"");
-    expect_error("{\"gpus\":1,\"interference\":\"table\"}", "fifo",
+    expect_error("{\"gpus\":1,\"interference\":\"table\"}", "{\"name\":\"fifo\"}",
                  "cluster.interference_table: expected at least one row");
     expect_error("{\"gpus\":1,\"interference\":\"table\",\"interference_table\":[{\"n\":1,"
-                 "\"factor\":1},{\"n\":1,\"p\":1,\"factor\":2}]}", "fifo",
+                 "\"factor\":1},{\"n\":1,\"p\":1,\"factor\":2}]}", "{\"name\":\"fifo\"}",
                  "two rows for n 1, p 1, t 1");
     expect_error("{\"gpus\":1,\"interference\":\"table\",\"interference_table\":[{\"n\":1,"
-                 "\"factor\":0}]}", "fifo", "cluster.interference_table[0].factor: expected a "
+                 "\"factor\":0}]}", "{\"name\":\"fifo\"}", "cluster.interference_table[0].factor: expected a "
                  "positive number, got 0");
     expect_error("{\"gpus\":1,\"interference\":\"parametric\",\"interference_params\":{\"pi\":"
-                 "0.5}}", "fifo", "cluster.interference_params.pi: expected a number >= 1");
+                 "0.5}}", "{\"name\":\"fifo\"}", "cluster.interference_params.pi: expected a number >= 1");
     expect_error("{\"gpus\":1,\"interference\":\"parametric\",\"interference_params\":{\"nu\":"
-                 "1}}", "fifo", "cluster.interference_params");
+                 "1}}", "{\"name\":\"fifo\"}", "cluster.interference_params");
 }
 
 TEST_MAIN({"gpu_parametric_two_lanes", gpu_parametric_two_lanes},
           {"gpu_host_phase", gpu_host_phase}, {"table_interference", table_interference},
           {"cpu_threads_parametric", cpu_threads_parametric},
-          {"work_is_conserved", work_is_conserved}, {"config_errors", config_errors})
+          {"work_is_conserved", work_is_conserved}, {"rrl_static_batcher", rrl_static_batcher},
+          {"config_errors", config_errors})
