@@ -461,19 +461,27 @@ static int64_t batch_work(const struct sim *s, const struct sim_batch *b, int ki
     return (int64_t)llround((double)l * f);
 }
 
-static void batch_start(struct sim *s, struct sim_batch *b)
+/* b starts at max(start_at, ready, `after`, now): sets t_start, and rejects b if that is past
+ * its window's `latest`. */
+static int64_t start_time(const struct sim *s, struct sim_batch *b, int64_t after)
 {
-    struct sim_exec *x = &s->execs[b->exec];
     int64_t t = b->start_at;
     if (b->t_ready > t)
         t = b->t_ready;
-    if (x->last_finish > t)
-        t = x->last_finish;
+    if (after > t)
+        t = after;
     if (s->now > t)
         t = s->now;
     b->t_start = t;
     if (b->status == SIM_BATCH_OK && b->latest > 0 && t > b->latest)
         b->status = SIM_BATCH_REJECTED_LATE;
+    return t;
+}
+
+static void batch_start(struct sim *s, struct sim_batch *b)
+{
+    struct sim_exec *x = &s->execs[b->exec];
+    int64_t t = start_time(s, b, x->last_finish);
     if (b->status == SIM_BATCH_OK) {
         b->t_finish = t + exec_time(s, batch_work(s, b, x->kind));
     } else {
@@ -605,14 +613,7 @@ static void fluid_admit(struct sim *s, struct sim_batch *b)
     struct sim_exec *x = &s->execs[e];
     struct sim_exec_int *xi = &s->xi[e];
     struct sim_batch_int *bi = (struct sim_batch_int *)b;
-    int64_t t = b->start_at;
-    if (b->t_ready > t)
-        t = b->t_ready;
-    if (s->now > t)
-        t = s->now;
-    b->t_start = t;
-    if (b->status == SIM_BATCH_OK && b->latest > 0 && t > b->latest)
-        b->status = SIM_BATCH_REJECTED_LATE;
+    int64_t t = start_time(s, b, 0);  /* a lane is free: nothing before it on the lane */
     xi->run[xi->nrun++] = bi;
     set_running(s, e);
     bi->active = false;
