@@ -23,6 +23,7 @@ int mlp_init(struct mlp *n, int nl, const int *size, gsl_rng *r)
             np += size[l + 1] * size[l] + size[l + 1];
     }
     n->np = np;
+    n->maxw = maxw;
     n->theta = calloc((size_t)np, sizeof *n->theta);
     n->grad = calloc((size_t)np, sizeof *n->grad);
     n->act[0] = calloc((size_t)nact, sizeof *n->act[0]);
@@ -74,10 +75,7 @@ const double *mlp_forward(struct mlp *n, const double *x)
 
 void mlp_backward(struct mlp *n, const double *dout)
 {
-    int maxw = 0;
-    for (int l = 0; l <= n->nl; l++)
-        maxw = n->size[l] > maxw ? n->size[l] : maxw;
-    double *d = n->delta, *dprev = n->delta + maxw;  /* dL/d(pre-activation) of layer l+1 */
+    double *d = n->delta, *dprev = n->delta + n->maxw;  /* dL/d(pre-activation) of layer l+1 */
     memcpy(d, dout, (size_t)n->size[n->nl] * sizeof *d);
     for (int l = n->nl - 1; l >= 0; l--) {
         int in = n->size[l], out = n->size[l + 1];

@@ -14,6 +14,7 @@ struct mlp {
     int nl;                           /* weight layers */
     int size[MLP_MAX_LAYERS + 1];     /* widths: input, hidden..., output */
     int np;                           /* parameters */
+    int maxw;                         /* the widest layer */
     double *theta, *grad;             /* [np]: all weights and biases, and their gradients */
     double *w[MLP_MAX_LAYERS], *b[MLP_MAX_LAYERS];    /* views into theta: w[l] is
                                        size[l+1] x size[l], row-major */

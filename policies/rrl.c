@@ -192,12 +192,12 @@ static int route(struct sim *s, void *state, const struct sim_request *r)
     return best;
 }
 
+/* The serving executors' ids are consecutive (the GPUs, or the CPU executors added in
+ * order): e's index, or -1 for an executor the node does not use. */
 static int index_of(const struct rrl *st, int e)
 {
-    for (int i = 0; i < st->n; i++)
-        if (st->exec[i] == e)
-            return i;
-    return -1;
+    int i = e - st->exec[0];
+    return i >= 0 && i < st->n ? i : -1;
 }
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)

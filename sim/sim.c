@@ -525,15 +525,22 @@ static void table_missing(struct sim *s, int e, const struct sim_batch *b)
     s->src_err = SIM_EINVAL;            /* sim_run reports it; the run is not written */
 }
 
-/* Cores busy on CPU executor e, integrated up to min(now, duration) at the current level. */
+/* Cores busy on CPU executor e, integrated (milli-core ns) up to min(now, duration) at the
+ * current level; accrue keeps that as the new starting point. */
+static int64_t cbusy_upto(const struct sim *s, int e)
+{
+    const struct sim_exec_int *xi = &s->xi[e];
+    int64_t t = s->now < s->duration ? s->now : s->duration;
+    return xi->cbusy_acc + (t > xi->cbusy_since ? (t - xi->cbusy_since) * xi->cbusy_milli : 0);
+}
+
 static void cbusy_accrue(struct sim *s, int e)
 {
     struct sim_exec_int *xi = &s->xi[e];
     int64_t t = s->now < s->duration ? s->now : s->duration;
-    if (t > xi->cbusy_since) {
-        xi->cbusy_acc += (t - xi->cbusy_since) * (int64_t)xi->cbusy_milli;
+    xi->cbusy_acc = cbusy_upto(s, e);
+    if (t > xi->cbusy_since)
         xi->cbusy_since = t;
-    }
 }
 
 /* The completion of b moves to fin: a new event, the old one going stale by serial. */
@@ -669,35 +676,34 @@ static struct sim_batch *fluid_detach(struct sim *s, int e, int i)
     return &bi->pub;
 }
 
+/* The head of executor e's pending FIFO, taken off it. */
+static struct sim_batch *pend_pop(struct sim *s, int e)
+{
+    struct sim_exec_int *xi = &s->xi[e];
+    struct sim_batch *nb = xi->pend_head;
+    xi->pend_head = nb->next;
+    if (!xi->pend_head)
+        xi->pend_tail = NULL;
+    nb->next = NULL;
+    s->execs[e].pending--;
+    return nb;
+}
+
 /* The executor's next pending batch, if any, starts (on a fluid executor: as many as there
  * are free lanes). */
 static void start_next(struct sim *s, int e)
 {
     struct sim_exec_int *xi = &s->xi[e];
     if (xi->fluid) {
-        while (xi->pend_head && xi->nrun < s->execs[e].lanes) {
-            struct sim_batch *nb = xi->pend_head;
-            xi->pend_head = nb->next;
-            if (!xi->pend_head)
-                xi->pend_tail = NULL;
-            nb->next = NULL;
-            s->execs[e].pending--;
-            fluid_admit(s, nb);
-        }
+        while (xi->pend_head && xi->nrun < s->execs[e].lanes)
+            fluid_admit(s, pend_pop(s, e));
         return;
     }
     xi->running = NULL;
     s->execs[e].running = NULL;
     s->execs[e].nrunning = 0;
-    if (xi->pend_head) {
-        struct sim_batch *nb = xi->pend_head;
-        xi->pend_head = nb->next;
-        if (!xi->pend_head)
-            xi->pend_tail = NULL;
-        nb->next = NULL;
-        s->execs[e].pending--;
-        batch_start(s, nb);
-    }
+    if (xi->pend_head)
+        batch_start(s, pend_pop(s, e));
 }
 
 static void record_prediction(struct sim_model_stats *ms, const struct sim_batch *b)
@@ -1285,10 +1291,7 @@ double sim_exec_busy_core_s(const struct sim *s, int e)
 {
     if (e < 0 || e >= s->nexecs)
         SIM_BUG("executor %d out of range", e);
-    const struct sim_exec_int *xi = &s->xi[e];
-    int64_t t = s->now < s->duration ? s->now : s->duration;
-    int64_t acc = xi->cbusy_acc + (t > xi->cbusy_since ? (t - xi->cbusy_since) * xi->cbusy_milli : 0);
-    return (double)acc / 1e12;
+    return (double)cbusy_upto(s, e) / 1e12;
 }
 
 /* The cumulative counts since the last tick, added into `sum`; snap catches up. */

@@ -261,7 +261,7 @@ static void cpu_threads_parametric(void)
 
 /* ------------------------------------------------------------ a random workload */
 
-struct conserve { int64_t work[4]; int maxrun; const struct sim_config *cfg; };
+struct conserve { int64_t work[4]; int maxrun; };
 static void cons_start(void *ctx, const struct sim *s, const struct sim_batch *b)
 {
     struct conserve *c = ctx;
@@ -293,7 +293,7 @@ static void work_is_conserved(void)
     struct sim *s;
     REQUIRE_OK(sim_config_from_text(text, "conserve", ".", &cfg));
     REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
-    struct conserve c = {{0}, 0, cfg};
+    struct conserve c = {{0}, 0};
     struct sim_observer obs = {.ctx = &c, .batch_start = cons_start, .batch_done = cons_done};
     sim_set_observer(s, &obs);
     REQUIRE_OK(sim_run(s));
