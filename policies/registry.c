@@ -19,6 +19,7 @@ extern const struct policy_ops policy_inferline;
 extern const struct policy_ops policy_ds2;
 extern const struct policy_ops policy_roma;
 extern const struct policy_ops policy_rrl_static;
+extern const struct policy_ops policy_rrl;
 extern const struct policy_ops policy_rr_ct;
 extern const struct policy_ops policy_rr_rules;
 extern const struct policy_ops policy_rr_max;
@@ -43,6 +44,7 @@ static const struct policy_ops *const registry[] = {
     &policy_rr_max,
     &policy_rr_min,
     &policy_rrl_static,
+    &policy_rrl,
 };
 
 int policy_count(void)

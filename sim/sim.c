@@ -252,6 +252,8 @@ static void end_request(struct sim *s, struct sim_request *r, enum sim_outcome o
     }
     if (s->obs.request_end)
         s->obs.request_end(s->obs.ctx, s, r);
+    if (s->pol->on_request_end && !s->stopping)
+        s->pol->on_request_end(s, s->pstate, r, t_done);
     pool_put(&s->req_pool, r);
 }
 

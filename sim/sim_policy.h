@@ -39,6 +39,11 @@ struct policy_ops {
     void (*on_request)(struct sim *, void *state, int m, struct sim_request *);
     /* May be NULL (nothing to do). A batch finished on its executor. */
     void (*on_batch_done)(struct sim *, void *state, const struct sim_batch *);
+    /* May be NULL. Request r ended (r->outcome: on time, late or dropped) at t_end: its
+     * response reached the frontend, or now for a drop. Called for every request, before the
+     * batch's on_batch_done; only to observe (no dispatch, drop or timer from here). */
+    void (*on_request_end)(struct sim *, void *state, const struct sim_request *r,
+                           int64_t t_end);
     /* May be NULL if the policy sets no timers. */
     void (*on_timer)(struct sim *, void *state, uint64_t tag, void *arg);
     /* May be NULL. A load started by sim_load finished (ok) or was rejected (!ok). */

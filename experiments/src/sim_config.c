@@ -276,23 +276,34 @@ static int parse_models(struct sim_config *c, const cJSON *root)
             return rc;
         c->world.nmodels++;
     }
-    /* cross-model checks against the cluster */
+    /* cross-model checks against the cluster: its GPU kind, or on a cluster that never has
+     * a GPU, for a model without a GPU profile, the CPU kind of its first node with cores */
+    const char *cpu_kind = NULL;
+    if (c->world.gpus == 0 && c->world.max_gpus <= 0)
+        for (int n = c->world.nnodes - 1; n >= 0; n--)
+            if (c->world.nodes[n].cores > 0)
+                cpu_kind = c->world.nodes[n].cpu_kind;
     for (int m = 0; m < c->world.nmodels; m++) {
         struct sim_model_cfg *md = &c->world.models[m];
         for (int j = 0; j < m; j++)
             if (strcmp(c->world.models[j].name, md->name) == 0)
                 return sim_err_set(SIM_EINVAL, "models: model \"%s\" appears twice", md->name);
-        int k = sim_model_cfg_kind(md, c->world.gpu_kind);
+        const char *kind = c->world.gpu_kind, *what = "cluster.gpu_kind";
+        if (cpu_kind && sim_model_cfg_kind(md, kind) < 0) {
+            kind = cpu_kind;
+            what = "the nodes' cpu_kind (no GPUs)";
+        }
+        int k = sim_model_cfg_kind(md, kind);
         if (k < 0)
             return sim_err_set(SIM_EINVAL,
-                               "models: model \"%s\" has no profile for cluster.gpu_kind \"%s\" "
-                               "(it has: %s%s)", md->name, c->world.gpu_kind, md->prof_kind[0],
+                               "models: model \"%s\" has no profile for %s \"%s\" "
+                               "(it has: %s%s)", md->name, what, kind, md->prof_kind[0],
                                md->nprof > 1 ? ", ..." : "");
         double l1 = sim_profile_ms(&md->prof[k], 1);
         if (l1 > md->slo_ms)
             return sim_err_set(SIM_EINVAL,
                                "models: model \"%s\": slo_ms %g is below its batch-1 latency "
-                               "%g ms on %s", md->name, md->slo_ms, l1, c->world.gpu_kind);
+                               "%g ms on %s", md->name, md->slo_ms, l1, kind);
         if (md->max_batch == 0) {
             int b = 1;
             while (b < 1024 && sim_profile_ms(&md->prof[k], b + 1) <= md->slo_ms)
