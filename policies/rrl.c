@@ -32,7 +32,7 @@ enum { OBJ_LATENCY, OBJ_TAIL, OBJ_RESOURCE };
 struct rrl {
     struct rrl_node node;
     struct rrl_q q;                   /* grid, Q tables, regions */
-    double radius, load_bin, slot_s, wait_slots, slo_ms, tail_pct;
+    double load_bin, slot_s, wait_slots, slo_ms, tail_pct;
     int objective;
     double lam_bar;                   /* configured mean rate (req/s) */
     int state, cfg;                   /* s_t, c_t */
@@ -181,16 +181,16 @@ static int init(struct sim *s, const cJSON *p, void *state)
     const char *P = "policy.params";
     struct rrl *st = state;
     struct rrl_grid grid;
-    int rc, q_init = RRL_Q_OPTIMISTIC;
+    struct rrl_q_params qp = RRL_Q_DEFAULTS;
+    int rc;
     if ((rc = rrl_node_init(s, &st->node, p)) || (rc = parse_grid(p, &st->node, &grid)))
         return rc;
     long ncfg = (long)grid.nv[0] * grid.nv[1] * grid.nv[2];
     if (ncfg > RRL_MAX_CONFIGS)
         return sim_err_set(SIM_EINVAL, "policy.params.grid: %ld configurations, at most %d",
                            ncfg, RRL_MAX_CONFIGS);
-    double beta = 50, gamma = 0.5, omega = 0.8, alpha_min = 0, alpha_const = 0, est_lr = 0.1;
+    double radius = 2, est_lr = 0.1;
     long steps = 10, batch = 32;
-    st->radius = 2;
     st->load_bin = 0.2;
     st->wait_slots = 2;
     st->tail_pct = 95;
@@ -198,13 +198,13 @@ static int init(struct sim *s, const cJSON *p, void *state)
     for (int m = 0; m < sim_model_count(s); m++)
         st->lam_bar += sim_model(s, m)->rate_rps * sim_load_scale(s);
     st->slot_s = st->lam_bar > 0 ? 100 / st->lam_bar : 1;
-    if ((rc = sim_json_num(p, P, "radius", false, SIM_J_NONNEG, &st->radius)) ||
-        (rc = sim_json_num(p, P, "beta", false, SIM_J_POS, &beta)) ||
-        (rc = sim_json_num(p, P, "gamma", false, SIM_J_UNIT, &gamma)) ||
-        (rc = sim_json_num(p, P, "alpha_omega", false, SIM_J_UNIT, &omega)) ||
-        (rc = sim_json_num(p, P, "alpha_min", false, SIM_J_UNIT, &alpha_min)) ||
-        (rc = sim_json_num(p, P, "alpha_const", false, SIM_J_UNIT, &alpha_const)) ||
-        (rc = sim_json_enum(p, P, "q_init", false, QI, &q_init)) ||
+    if ((rc = sim_json_num(p, P, "radius", false, SIM_J_NONNEG, &radius)) ||
+        (rc = sim_json_num(p, P, "beta", false, SIM_J_POS, &qp.beta)) ||
+        (rc = sim_json_num(p, P, "gamma", false, SIM_J_UNIT, &qp.gamma)) ||
+        (rc = sim_json_num(p, P, "alpha_omega", false, SIM_J_UNIT, &qp.omega)) ||
+        (rc = sim_json_num(p, P, "alpha_min", false, SIM_J_UNIT, &qp.alpha_min)) ||
+        (rc = sim_json_num(p, P, "alpha_const", false, SIM_J_UNIT, &qp.alpha_const)) ||
+        (rc = sim_json_enum(p, P, "q_init", false, QI, &qp.q_init)) ||
         (rc = sim_json_num(p, P, "load_bin", false, SIM_J_NONNEG, &st->load_bin)) ||
         (rc = sim_json_num(p, P, "slot_s", false, SIM_J_POS, &st->slot_s)) ||
         (rc = sim_json_num(p, P, "max_wait_slots", false, SIM_J_POS, &st->wait_slots)) ||
@@ -215,15 +215,15 @@ static int init(struct sim *s, const cJSON *p, void *state)
         (rc = sim_json_int(p, P, "est_steps", false, 0, 100000, &steps)) ||
         (rc = sim_json_int(p, P, "est_batch", false, 1, 100000, &batch)))
         return rc;
-    if (gamma >= 1)
+    if (qp.gamma >= 1)
         return sim_err_set(SIM_EINVAL, "policy.params.gamma: expected a number in [0, 1) "
-                           "(the exploration divides by 1 - gamma), got %g", gamma);
+                           "(the exploration divides by 1 - gamma), got %g", qp.gamma);
     if (st->tail_pct > 100)
         return sim_err_set(SIM_EINVAL, "policy.params.tail_pct: expected a percentile in "
                            "(0, 100], got %g", st->tail_pct);
-    if (st->radius > 10)
+    if (radius > 10)
         return sim_err_set(SIM_EINVAL, "policy.params.radius: expected at most 10 grid steps, "
-                           "got %g", st->radius);
+                           "got %g", radius);
     if (st->load_bin > 0 && st->load_bin < 0.01)
         return sim_err_set(SIM_EINVAL, "policy.params.load_bin: expected 0 (one state) or at "
                            "least 0.01, got %g", st->load_bin);
@@ -232,19 +232,13 @@ static int init(struct sim *s, const cJSON *p, void *state)
                            "configured mean rate, and the workload has none (a trace?): "
                            "give workload.rate_rps");
     int nstates = st->load_bin > 0 ? (int)ceil(3 / st->load_bin - 1e-9) + 1 : 1;
-    if ((rc = rrl_q_init(&st->q, &grid, nstates, st->radius)))
+    if ((rc = rrl_q_init(&st->q, &grid, nstates, radius, &qp)))
         return rc;
-    st->q.beta = beta;
-    st->q.gamma = gamma;
-    st->q.omega = omega;
-    st->q.alpha_min = alpha_min;
-    st->q.alpha_const = alpha_const;
-    st->q.q_init = q_init;
     st->region = malloc((size_t)st->q.noff * sizeof *st->region);
     st->rhat = malloc((size_t)st->q.noff * sizeof *st->rhat);
     if (!st->region || !st->rhat || !(st->explore = sim_policy_rng_named(s, "explore")))
         return SIM_ENOMEM;
-    if (st->radius > 0) {             /* (radius 0: point-based Q-learning, no estimator) */
+    if (radius > 0) {                 /* (radius 0: point-based Q-learning, no estimator) */
         gsl_rng *r = sim_policy_rng_named(s, "estimator");
         if (!r || rrl_est_init(&st->est, r, est_lr, (int)steps, (int)batch))
             return SIM_ENOMEM;

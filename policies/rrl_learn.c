@@ -43,9 +43,13 @@ static double *qrow(const struct rrl_q *q, int s)
     return q->q + (size_t)s * (size_t)q->grid.ncfg;
 }
 
-int rrl_q_init(struct rrl_q *q, const struct rrl_grid *g, int nstates, double radius)
+const struct rrl_q_params RRL_Q_DEFAULTS = {.beta = 50, .gamma = 0.5, .omega = 0.8,
+                                            .q_init = RRL_Q_OPTIMISTIC};
+
+int rrl_q_init(struct rrl_q *q, const struct rrl_grid *g, int nstates, double radius,
+               const struct rrl_q_params *p)
 {
-    *q = (struct rrl_q){.grid = *g, .nstates = nstates, .beta = 50, .gamma = 0.5, .omega = 0.8};
+    *q = (struct rrl_q){.grid = *g, .nstates = nstates, .p = *p};
     q->grid.ncfg = g->nv[0] * g->nv[1] * g->nv[2];
     int R = (int)floor(radius + 1e-9), side = 2 * R + 1;
     size_t cells = (size_t)nstates * (size_t)q->grid.ncfg;
@@ -125,17 +129,17 @@ void rrl_q_update(struct rrl_q *q, int s0, double r, const int *region, const do
 {
     double *row = qrow(q, s0);
     uint32_t *visits = q->visits + (size_t)s0 * (size_t)q->grid.ncfg;
-    if (q->q_init == RRL_Q_FIRST && !q->seen[s0])
+    if (q->p.q_init == RRL_Q_FIRST && !q->seen[s0])
         for (int c = 0; c < q->grid.ncfg; c++)
             row[c] = r;
     q->seen[s0] = true;
-    double y = q->gamma * rrl_q_min(q, s1);
+    double y = q->p.gamma * rrl_q_min(q, s1);
     for (int i = 0; i < n; i++) {
         int c = region[i];
         visits[c]++;
-        double a = q->alpha_const > 0 ? q->alpha_const : pow((double)visits[c], -q->omega);
-        if (a < q->alpha_min)
-            a = q->alpha_min;
+        double a = q->p.alpha_const > 0 ? q->p.alpha_const : pow((double)visits[c], -q->p.omega);
+        if (a < q->p.alpha_min)
+            a = q->p.alpha_min;
         row[c] = (1 - a) * row[c] + a * (rhat[i] + y);
     }
 }
@@ -143,11 +147,11 @@ void rrl_q_update(struct rrl_q *q, int s0, double r, const int *region, const do
 int rrl_q_draw(struct rrl_q *q, int s, double u)
 {
     const double *row = qrow(q, s);
-    double qs = rrl_q_min(q, s), den = (1 - q->gamma) * qs, sum = 0;
+    double qs = rrl_q_min(q, s), den = (1 - q->p.gamma) * qs, sum = 0;
     if (!(den > 0))
         den = 1e-300;                 /* (Q* = 0: only the configurations at Q* remain) */
     for (int c = 0; c < q->grid.ncfg; c++)
-        sum += q->weight[c] = exp(-q->beta * (row[c] - qs) / den);
+        sum += q->weight[c] = exp(-q->p.beta * (row[c] - qs) / den);
     double at = u * sum, cum = 0;
     int last = 0;
     for (int c = 0; c < q->grid.ncfg; c++) {

@@ -30,11 +30,18 @@ int rrl_grid_step(const struct rrl_grid *g, int c, const int steps[3]);
 
 enum { RRL_Q_OPTIMISTIC, RRL_Q_FIRST };
 
+/* The learning parameters (policy.params of the same names; docs/policies.md). */
+struct rrl_q_params {
+    double beta, gamma, omega, alpha_min, alpha_const;   /* alpha_const 0: n^-omega */
+    int q_init;                                          /* RRL_Q_OPTIMISTIC or RRL_Q_FIRST */
+};
+/* The spec's: beta 50, gamma 0.5, omega 0.8, alpha_min 0, no alpha_const, optimistic. */
+extern const struct rrl_q_params RRL_Q_DEFAULTS;
+
 struct rrl_q {
     struct rrl_grid grid;
     int nstates;
-    double beta, gamma, omega, alpha_min, alpha_const;   /* alpha_const 0: n^-omega */
-    int q_init;
+    struct rrl_q_params p;
     int (*off)[3];                    /* region offsets, the origin first */
     int noff;
     double *q;                        /* [nstates][ncfg] */
@@ -42,9 +49,10 @@ struct rrl_q {
     bool *seen;                       /* [nstates]: a cost was seen there */
     double *weight;                   /* [ncfg] scratch */
 };
-/* Tables for `nstates` states over grid g, Q = 1 / |C|, regions of `radius`. The parameters
- * are set by the caller afterwards (defaults: the spec's). 0, SIM_ENOMEM. */
-int rrl_q_init(struct rrl_q *q, const struct rrl_grid *g, int nstates, double radius);
+/* Tables for `nstates` states over grid g, Q = 1 / |C|, regions of `radius`, parameters p.
+ * 0, SIM_ENOMEM. */
+int rrl_q_init(struct rrl_q *q, const struct rrl_grid *g, int nstates, double radius,
+               const struct rrl_q_params *p);
 void rrl_q_free(struct rrl_q *q);
 /* The configurations of c's region, c first, into out (room for q->noff); returns how many. */
 int rrl_q_region(const struct rrl_q *q, int c, int *out);

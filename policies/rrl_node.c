@@ -180,7 +180,7 @@ void rrl_node_on_request_end(struct rrl_node *nd, const struct sim_request *r, i
         int cap = nd->caplat ? 2 * nd->caplat : 256;
         double *p = realloc(nd->lat_ms, (size_t)cap * sizeof *p);
         if (!p)
-            return;                   /* (the slot then sees fewer samples) */
+            SIM_BUG("out of memory keeping a slot's %d latencies", nd->nlat);
         nd->lat_ms = p;
         nd->caplat = cap;
     }

@@ -279,10 +279,11 @@ static int parse_models(struct sim_config *c, const cJSON *root)
     /* cross-model checks against the cluster: its GPU kind, or on a cluster that never has
      * a GPU, for a model without a GPU profile, the CPU kind of its first node with cores */
     const char *cpu_kind = NULL;
-    if (c->world.gpus == 0 && c->world.max_gpus <= 0)
-        for (int n = c->world.nnodes - 1; n >= 0; n--)
-            if (c->world.nodes[n].cores > 0)
-                cpu_kind = c->world.nodes[n].cpu_kind;
+    for (int n = 0; c->world.gpus == 0 && c->world.max_gpus <= 0 && n < c->world.nnodes; n++)
+        if (c->world.nodes[n].cores > 0) {
+            cpu_kind = c->world.nodes[n].cpu_kind;
+            break;
+        }
     for (int m = 0; m < c->world.nmodels; m++) {
         struct sim_model_cfg *md = &c->world.models[m];
         for (int j = 0; j < m; j++)

@@ -32,7 +32,7 @@ static void region_sizes(void)
     int region[400];
     for (int i = 0; i < 5; i++) {
         struct rrl_q q;
-        REQUIRE_OK(rrl_q_init(&q, &g3, 1, R[i]));
+        REQUIRE_OK(rrl_q_init(&q, &g3, 1, R[i], &RRL_Q_DEFAULTS));
         int c = (4 * 9 + 4) * 9 + 4;
         int n = rrl_q_region(&q, c, region);
         CHECK(n == three[i] && region[0] == c, "radius %g, three knobs: %d (first %d), want %d",
@@ -40,7 +40,7 @@ static void region_sizes(void)
         if (i == 1)                   /* the corner (0,0,0): itself and one step on each knob */
             CHECK(rrl_q_region(&q, 0, region) == 4, "corner: %d", rrl_q_region(&q, 0, region));
         rrl_q_free(&q);
-        REQUIRE_OK(rrl_q_init(&q, &g2, 1, R[i]));
+        REQUIRE_OK(rrl_q_init(&q, &g2, 1, R[i], &RRL_Q_DEFAULTS));
         n = rrl_q_region(&q, 4 * 9 + 4, region);
         CHECK(n == two[i], "radius %g, two knobs: %d, want %d", R[i], n, two[i]);
         rrl_q_free(&q);
@@ -56,7 +56,7 @@ static void q_update_by_hand(void)
 {
     struct rrl_grid g = grid_of(3, 1, 1);
     struct rrl_q q;
-    REQUIRE_OK(rrl_q_init(&q, &g, 2, 1));
+    REQUIRE_OK(rrl_q_init(&q, &g, 2, 1, &RRL_Q_DEFAULTS));
     int region[8];
     int n = rrl_q_region(&q, 1, region);
     CHECK(n == 3 && region[0] == 1 && region[1] == 0 && region[2] == 2,
@@ -81,9 +81,9 @@ static void q_update_by_hand(void)
 
     /* q_init "first": the first cost seen in a state fills its row before the update, and a
      * constant alpha replaces the visit count */
-    REQUIRE_OK(rrl_q_init(&q, &g, 1, 0));
-    q.q_init = RRL_Q_FIRST;
-    q.alpha_const = 0.3;
+    REQUIRE_OK(rrl_q_init(&q, &g, 1, 0, &RRL_Q_DEFAULTS));
+    q.p.q_init = RRL_Q_FIRST;
+    q.p.alpha_const = 0.3;
     int c1 = 1;
     double r = 6;
     rrl_q_update(&q, 0, 6, &c1, &r, 1, 0);
@@ -95,12 +95,13 @@ static void q_update_by_hand(void)
 
 /* Boltzmann on relative excess: Q = (1, 1.05, 2), gamma 0.5, beta 50: weights 1, e^-5,
  * e^-100; the uniform falls into c 0 below 1 / (1 + e^-5 + e^-100) of the way, into c 1 up to
- * (1 + e^-5) / sum, into c 2 only above that. All-equal rows draw uniformly. */
+ * (1 + e^-5) / sum, into c 2 only above that (beyond any double below 1). All-equal rows draw
+ * uniformly; with two tied best behind a negligible one the draw splits between the two. */
 static void boltzmann_draw(void)
 {
     struct rrl_grid g = grid_of(3, 1, 1);
     struct rrl_q q;
-    REQUIRE_OK(rrl_q_init(&q, &g, 1, 0));
+    REQUIRE_OK(rrl_q_init(&q, &g, 1, 0, &RRL_Q_DEFAULTS));
     CHECK(rrl_q_draw(&q, 0, 0.0) == 0 && rrl_q_draw(&q, 0, 0.34) == 1 &&
           rrl_q_draw(&q, 0, 0.67) == 2, "uniform row: %d %d %d", rrl_q_draw(&q, 0, 0.0),
           rrl_q_draw(&q, 0, 0.34), rrl_q_draw(&q, 0, 0.67));
@@ -111,9 +112,16 @@ static void boltzmann_draw(void)
     CHECK(rrl_q_draw(&q, 0, b0 * (1 - 1e-9)) == 0, "just below %.9f", b0);
     CHECK(rrl_q_draw(&q, 0, b0 * (1 + 1e-9)) == 1, "just above %.9f", b0);
     CHECK(rrl_q_draw(&q, 0, b1 * (1 - 1e-12)) == 1, "just below %.12f", b1);
-    CHECK(rrl_q_draw(&q, 0, 0.999999999999) == 2 || b1 > 0.999999999999, "top");
-    q.beta = 100;                     /* e^-10: c 1 is then ten thousand times less likely */
+    CHECK(rrl_q_draw(&q, 0, 0.999999999999) == 1, "e^-100 of the mass never drawn here");
+    q.p.beta = 100;                   /* e^-10: c 1 is then ten thousand times less likely */
     CHECK(rrl_q_draw(&q, 0, 1 - 1e-4) == 0, "beta 100");
+    /* the last configuration is reached: Q = (1.5, 1, 1) weighs e^-100 (beta 50), 1, 1 */
+    q.p.beta = 50;
+    q.q[0] = 1.5;
+    q.q[1] = q.q[2] = 1;
+    CHECK(rrl_q_draw(&q, 0, 0.25) == 1 && rrl_q_draw(&q, 0, 0.75) == 2,
+          "ties after a negligible first: %d %d", rrl_q_draw(&q, 0, 0.25),
+          rrl_q_draw(&q, 0, 0.75));
     rrl_q_free(&q);
 }
 
@@ -124,8 +132,8 @@ static void perturbed_costs_bound(void)
 {
     struct rrl_grid g = grid_of(4, 1, 1);
     struct rrl_q a, b;
-    REQUIRE_OK(rrl_q_init(&a, &g, 1, 0));
-    REQUIRE_OK(rrl_q_init(&b, &g, 1, 0));
+    REQUIRE_OK(rrl_q_init(&a, &g, 1, 0, &RRL_Q_DEFAULTS));
+    REQUIRE_OK(rrl_q_init(&b, &g, 1, 0, &RRL_Q_DEFAULTS));
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 11);
     const double cost[] = {5, 3, 8, 4}, delta = 0.5, gamma = 0.5;
