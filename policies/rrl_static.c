@@ -6,15 +6,18 @@
  * `config` is a triple — GPU [B, T_ms, m], CPU [k, p, t] — or "sequential" (CPU 1,1,1; GPU B
  * 1, T 0, m 1) or "tf_default" (CPU k = lanes, p = t = the node's cores; GPU B 1, T 0,
  * m = lanes), the default. The executors' lanes (cluster.lanes) bound m and k; how co-running
- * batches slow each other down is the cluster's interference model (docs/config.md). */
+ * batches slow each other down is the cluster's interference model (docs/config.md).
+ * It runs rrl_ctl's slot loop with an agent that never changes the configuration, so its
+ * per-slot cost (rrl.cost) is measured as the learners' is — what the oracle table is built
+ * from; max_wait_slots defaults to 0 here (requests are never dropped). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "rrl_node.h"
+#include "rrl_ctl.h"
 #include "sim_err.h"
 #include "sim_json.h"
 
-static const char *const params[] = {"device", "config", NULL};
+static const char *const params[] = {RRL_CTL_PARAMS, "config", NULL};
 
 static int parse_config(struct rrl_node *nd, const cJSON *p, int c[3])
 {
@@ -52,54 +55,45 @@ static int parse_config(struct rrl_node *nd, const cJSON *p, int c[3])
     return 0;
 }
 
+static int stay(struct sim *s, struct rrl_ctl *ctl, const struct rrl_slot *o)
+{
+    (void)s;
+    (void)o;
+    return ctl->cfg;
+}
+
 static int init(struct sim *s, const cJSON *p, void *state)
 {
-    struct rrl_node *nd = state;
+    struct rrl_ctl *ctl = state;
     int rc, c[3];
-    if ((rc = rrl_node_init(s, nd, p)) || (rc = parse_config(nd, p, c)))
+    if ((rc = rrl_ctl_init(s, ctl, p, false, 0)) || (rc = parse_config(&ctl->node, p, c)))
         return rc;
-    rrl_node_apply(s, nd, c);
+    for (int j = 0; j < 3; j++) {     /* a grid of one configuration */
+        ctl->grid.nv[j] = 1;
+        ctl->grid.val[j][0] = c[j];
+    }
+    ctl->grid.ncfg = 1;
+    rrl_ctl_start(s, ctl, 0, stay);
     return 0;
 }
 
 static void destroy(void *state)
 {
-    rrl_node_free(state);
-}
-
-static int route(struct sim *s, void *state, const struct sim_request *r)
-{
-    return rrl_node_route(s, state, r);
-}
-
-static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
-{
-    (void)m;
-    rrl_node_on_request(s, state, r);
-}
-
-static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
-{
-    rrl_node_on_batch_done(s, state, b);
-}
-
-static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
-{
-    (void)arg;
-    rrl_node_on_timer(s, state, tag);
+    rrl_ctl_free(state);
 }
 
 const struct policy_ops policy_rrl_static = {
     .name = "rrl-static",
     .summary = "RRL's serving node at a fixed configuration: GPU [B, T_ms, m] or CPU [k, p, t]; "
                "\"sequential\", \"tf_default\"",
-    .state_size = sizeof(struct rrl_node),
+    .state_size = sizeof(struct rrl_ctl),
     .param_keys = params,
     .init = init,
-    .route = route,
-    .on_request = on_request,
-    .on_batch_done = on_batch_done,
-    .on_timer = on_timer,
+    .route = rrl_ctl_route,
+    .on_request = rrl_ctl_on_request,
+    .on_request_end = rrl_ctl_on_request_end,
+    .on_batch_done = rrl_ctl_on_batch_done,
+    .on_timer = rrl_ctl_on_timer,
     .needs_no_gpus = true,
     .shared_devices = true,
     .destroy = destroy,

@@ -1,0 +1,369 @@
+/* rrl_ctl — the slot loop shared by RRL's policies, and the oracle table (rrl_ctl.h). */
+#include "rrl_ctl.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+#include "sim_json.h"
+
+#define TAG_SLOT RRL_NODE_TAGS
+
+static const char *const OBJECTIVES[] = {"latency", "tail", "resource", NULL};
+
+/* Time-series names of the knobs (the applied and the greedy configuration), by device. */
+static const char *const SERIES[2][2][3] = {
+    {{"rrl.B", "rrl.T_ms", "rrl.m"}, {"rrl.greedy_B", "rrl.greedy_T_ms", "rrl.greedy_m"}},
+    {{"rrl.k", "rrl.p", "rrl.t"}, {"rrl.greedy_k", "rrl.greedy_p", "rrl.greedy_t"}}};
+
+int rrl_ctl_init(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, bool need_rate,
+                 double wait_default)
+{
+    const char *P = "policy.params";
+    int rc;
+    if ((rc = rrl_node_init(s, &ctl->node, p)))
+        return rc;
+    ctl->load_bin = 0.2;
+    ctl->wait_slots = wait_default;
+    ctl->tail_pct = 95;
+    ctl->slo_ms = sim_ns_to_ms(sim_model(s, 0)->slo_ns);
+    for (int m = 0; m < sim_model_count(s); m++)
+        ctl->lam_bar += sim_model(s, m)->rate_rps * sim_load_scale(s);
+    ctl->slot_s = ctl->lam_bar > 0 ? 100 / ctl->lam_bar : 1;
+    if ((rc = sim_json_num(p, P, "load_bin", false, SIM_J_NONNEG, &ctl->load_bin)) ||
+        (rc = sim_json_num(p, P, "slot_s", false, SIM_J_POS, &ctl->slot_s)) ||
+        (rc = sim_json_num(p, P, "max_wait_slots", false, SIM_J_NONNEG, &ctl->wait_slots)) ||
+        (rc = sim_json_enum(p, P, "objective", false, OBJECTIVES, &ctl->objective)) ||
+        (rc = sim_json_num(p, P, "slo_ms", false, SIM_J_POS, &ctl->slo_ms)) ||
+        (rc = sim_json_num(p, P, "tail_pct", false, SIM_J_POS, &ctl->tail_pct)))
+        return rc;
+    if (ctl->tail_pct > 100)
+        return sim_err_set(SIM_EINVAL, "policy.params.tail_pct: expected a percentile in "
+                           "(0, 100], got %g", ctl->tail_pct);
+    if (ctl->load_bin > 0 && ctl->load_bin < 0.01)
+        return sim_err_set(SIM_EINVAL, "policy.params.load_bin: expected 0 (one state) or at "
+                           "least 0.01, got %g", ctl->load_bin);
+    if (need_rate && !(ctl->lam_bar > 0))
+        return sim_err_set(SIM_EINVAL, "policy.params: this policy measures load relative to "
+                           "the configured mean rate, and the workload has none (a trace?): "
+                           "give workload.rate_rps");
+    ctl->nstates = ctl->load_bin > 0 && ctl->lam_bar > 0
+                       ? (int)ceil(3 / ctl->load_bin - 1e-9) + 1 : 1;
+    return 0;
+}
+
+int rrl_ctl_parse_grid(struct rrl_ctl *ctl, const cJSON *p)
+{
+    const struct rrl_node *nd = &ctl->node;
+    struct rrl_grid *gr = &ctl->grid;
+    bool cpu = nd->dev == RRL_CPU;
+    const cJSON *g = p ? cJSON_GetObjectItemCaseSensitive(p, "grid") : NULL;
+    if (!g) {
+        int C = nd->cores;
+        int top[3] = {cpu ? (C < nd->lanes ? C : nd->lanes) : 11, cpu ? C : 11,
+                      cpu ? C : (10 < nd->lanes ? 10 : nd->lanes)};
+        for (int j = 0; j < 3; j++) {
+            gr->nv[j] = top[j] < RRL_MAX_VALUES ? top[j] : RRL_MAX_VALUES;
+            for (int i = 0; i < gr->nv[j]; i++)
+                gr->val[j][i] = cpu || j == 2 ? i + 1 : j == 0 ? (i ? 5 * i : 1) : 5 * i;
+        }
+    } else {
+        static const char *const CPU_KNOB[] = {"k", "p", "t"}, *const GPU_KNOB[] = {"B", "T_ms", "m"};
+        if (!cJSON_IsArray(g) || cJSON_GetArraySize(g) != 3)
+            return sim_json_expected("policy.params.grid", cpu ? "[[k...], [p...], [t...]]"
+                                                               : "[[B...], [T_ms...], [m...]]", g);
+        for (int j = 0; j < 3; j++) {
+            const cJSON *a = cJSON_GetArrayItem(g, j);
+            char path[SIM_JPATH_MAX], what[128];
+            sim_jpath_idx(path, sizeof path, "policy.params.grid", j);
+            int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+            if (n < 1 || n > RRL_MAX_VALUES) {
+                snprintf(what, sizeof what, "an array of 1 to %d values of %s", RRL_MAX_VALUES,
+                         (cpu ? CPU_KNOB : GPU_KNOB)[j]);
+                return sim_json_expected(path, what, a);
+            }
+            int lo = !cpu && j == 1 ? 0 : 1, hi = (cpu ? j == 0 : j == 2) ? nd->lanes : 100000;
+            for (int i = 0; i < n; i++) {
+                const cJSON *x = cJSON_GetArrayItem(a, i);
+                char xp[SIM_JPATH_MAX];
+                sim_jpath_idx(xp, sizeof xp, path, i);
+                if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int)x->valuedouble ||
+                    x->valueint < lo || x->valueint > hi ||
+                    (i && x->valueint <= gr->val[j][i - 1])) {
+                    snprintf(what, sizeof what, "an integer in [%d, %d]%s%s", lo, hi,
+                             i ? " above the previous value" : "",
+                             hi == nd->lanes ? " (at most cluster.lanes)" : "");
+                    return sim_json_expected(xp, what, x);
+                }
+                gr->val[j][i] = x->valueint;
+            }
+            gr->nv[j] = n;
+        }
+    }
+    long ncfg = (long)gr->nv[0] * gr->nv[1] * gr->nv[2];
+    if (ncfg > RRL_MAX_CONFIGS)
+        return sim_err_set(SIM_EINVAL, "policy.params.grid: %ld configurations, at most %d",
+                           ncfg, RRL_MAX_CONFIGS);
+    gr->ncfg = (int)ncfg;
+    return 0;
+}
+
+int rrl_ctl_state_of(const struct rrl_ctl *ctl, double load_rps)
+{
+    if (ctl->nstates == 1)
+        return 0;
+    long b = lround(load_rps / (ctl->load_bin * ctl->lam_bar));
+    return b < ctl->nstates - 1 ? (int)b : ctl->nstates - 1;
+}
+
+void rrl_ctl_record(struct sim *s, const struct rrl_ctl *ctl, int which, int c)
+{
+    int v[3];
+    rrl_grid_config(&ctl->grid, c, v);
+    for (int j = 0; j < 3; j++)
+        sim_ts_add(s, SERIES[ctl->node.dev][which][j], -1, v[j]);
+    if (which == 1 && ctl->regret) {
+        const struct rrl_table *t = ctl->regret;
+        /* priced at the centre of the state it is greedy for, s_t */
+        double rate = ctl->nstates > 1 ? ctl->state * ctl->load_bin * ctl->lam_bar : ctl->lam_bar;
+        int row = rrl_table_row(t, rate);
+        const double *r = t->cost + (size_t)row * (size_t)t->grid.ncfg;
+        if (t->best[row] >= 0 && !isnan(r[c]))
+            sim_ts_add(s, "rrl.regret", -1, r[c] / r[t->best[row]] - 1);
+    }
+}
+
+static void apply(struct sim *s, struct rrl_ctl *ctl, int c)
+{
+    int v[3];
+    ctl->cfg = c;
+    rrl_grid_config(&ctl->grid, c, v);
+    rrl_node_apply(s, &ctl->node, v);
+    rrl_ctl_record(s, ctl, 0, c);
+}
+
+static void arm(struct sim *s, struct rrl_ctl *ctl)
+{
+    sim_timer_set(s, sim_now(s) + (int64_t)llround(ctl->slot_s * 1e9), TAG_SLOT, NULL);
+}
+
+void rrl_ctl_start(struct sim *s, struct rrl_ctl *ctl, int c0, rrl_next_fn next)
+{
+    ctl->next = next;
+    ctl->state = rrl_ctl_state_of(ctl, ctl->lam_bar);
+    apply(s, ctl, c0);
+    arm(s, ctl);
+}
+
+void rrl_ctl_free(struct rrl_ctl *ctl)
+{
+    rrl_node_free(&ctl->node);
+}
+
+/* The end of a slot: observe, let the agent choose, apply. */
+static void slot_end(struct sim *s, struct rrl_ctl *ctl)
+{
+    struct rrl_obs o;
+    int64_t wait = ctl->wait_slots > 0 ? (int64_t)llround(ctl->wait_slots * ctl->slot_s * 1e9)
+                                       : INT64_MAX;
+    rrl_node_slot(s, &ctl->node, wait, ctl->tail_pct, &o);
+    double L = o.ended ? (ctl->objective == RRL_OBJ_TAIL ? o.tail_ms : o.mean_ms) : o.oldest_ms;
+    struct rrl_slot sl = {.cost = L, .load_rps = o.load_rps, .util = o.util};
+    if (ctl->objective == RRL_OBJ_RESOURCE)
+        sl.cost = L <= ctl->slo_ms ? o.util : 1 + L / ctl->slo_ms;
+    sl.observed = L > 0 && sl.cost > 0;     /* (no request ended or waited: nothing seen) */
+    sl.load = ctl->lam_bar > 0 ? o.load_rps / ctl->lam_bar : 0;
+    sl.state = rrl_ctl_state_of(ctl, o.load_rps);
+    if (sl.observed)
+        sim_ts_add(s, "rrl.cost", -1, sl.cost);
+    sim_ts_add(s, "rrl.load_rps", -1, o.load_rps);
+    sim_ts_add(s, "rrl.util", -1, o.util);
+    int c = ctl->next(s, ctl, &sl);
+    ctl->state = sl.state;
+    sim_ts_add(s, "rrl.state", -1, sl.state);
+    apply(s, ctl, c);
+}
+
+/* ---------------------------------------------------------------- hooks */
+
+int rrl_ctl_route(struct sim *s, void *state, const struct sim_request *r)
+{
+    return rrl_node_route(s, &((struct rrl_ctl *)state)->node, r);
+}
+
+void rrl_ctl_on_request(struct sim *s, void *state, int m, struct sim_request *r)
+{
+    (void)m;
+    rrl_node_on_request(s, &((struct rrl_ctl *)state)->node, r);
+}
+
+void rrl_ctl_on_request_end(struct sim *s, void *state, const struct sim_request *r,
+                            int64_t t_end)
+{
+    (void)s;
+    rrl_node_on_request_end(&((struct rrl_ctl *)state)->node, r, t_end);
+}
+
+void rrl_ctl_on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
+{
+    rrl_node_on_batch_done(s, &((struct rrl_ctl *)state)->node, b);
+}
+
+void rrl_ctl_on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    (void)arg;
+    struct rrl_ctl *ctl = state;
+    if (tag != TAG_SLOT) {
+        rrl_node_on_timer(s, &ctl->node, tag);
+        return;
+    }
+    slot_end(s, ctl);
+    arm(s, ctl);
+}
+
+/* ---------------------------------------------------------------- the table */
+
+static int grid_read(const cJSON *g, const char *path, bool cpu, struct rrl_grid *gr)
+{
+    if (!cJSON_IsArray(g) || cJSON_GetArraySize(g) != 3)
+        return sim_json_expected(path, cpu ? "[[k...], [p...], [t...]]"
+                                           : "[[B...], [T_ms...], [m...]]", g);
+    long ncfg = 1;
+    for (int j = 0; j < 3; j++) {
+        const cJSON *a = cJSON_GetArrayItem(g, j);
+        char p[SIM_JPATH_MAX];
+        sim_jpath_idx(p, sizeof p, path, j);
+        int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+        if (n < 1 || n > RRL_MAX_VALUES)
+            return sim_json_expected(p, "an array of 1 to 64 integers", a);
+        for (int i = 0; i < n; i++) {
+            const cJSON *x = cJSON_GetArrayItem(a, i);
+            if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int)x->valuedouble ||
+                x->valueint < 0 || (i && x->valueint <= gr->val[j][i - 1])) {
+                char xp[SIM_JPATH_MAX];
+                sim_jpath_idx(xp, sizeof xp, p, i);
+                return sim_json_expected(xp, "an integer >= 0 above the previous value", x);
+            }
+            gr->val[j][i] = x->valueint;
+        }
+        gr->nv[j] = n;
+        ncfg *= n;
+    }
+    if (ncfg > RRL_MAX_CONFIGS)
+        return sim_err_set(SIM_EINVAL, "%s: %ld configurations, at most %d", path, ncfg,
+                           RRL_MAX_CONFIGS);
+    gr->ncfg = (int)ncfg;
+    return 0;
+}
+
+int rrl_table_parse(struct rrl_table *t, const cJSON *j, const char *path,
+                    const struct rrl_ctl *ctl)
+{
+    static const char *const DEVICES[] = {"gpu", "cpu", NULL};
+    char p[SIM_JPATH_MAX];
+    memset(t, 0, sizeof *t);
+    if (!cJSON_IsObject(j))
+        return sim_json_expected(path, "an rrl_table/1 object (experiments/rrl/oracle_table.sh "
+                                 "writes one)", j);
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "format");
+    snprintf(p, sizeof p, "%s.format", path);
+    if (!cJSON_IsString(f) || strcmp(f->valuestring, "rrl_table/1") != 0)
+        return sim_json_expected(p, "\"rrl_table/1\"", f);
+    int rc, dev = RRL_GPU;
+    if ((rc = sim_json_enum(j, path, "device", true, DEVICES, &dev)) ||
+        (rc = sim_json_enum(j, path, "objective", true, OBJECTIVES, &t->objective)))
+        return rc;
+    if (dev != ctl->node.dev)
+        return sim_err_set(SIM_EINVAL, "%s.device: the table is for \"%s\", the policy runs "
+                           "\"%s\"", path, DEVICES[dev], DEVICES[ctl->node.dev]);
+    if (t->objective != ctl->objective)
+        return sim_err_set(SIM_EINVAL, "%s.objective: the table prices \"%s\", the policy's "
+                           "objective is \"%s\"", path, OBJECTIVES[t->objective],
+                           OBJECTIVES[ctl->objective]);
+    snprintf(p, sizeof p, "%s.grid", path);
+    if ((rc = grid_read(cJSON_GetObjectItemCaseSensitive(j, "grid"), p, dev == RRL_CPU,
+                        &t->grid)))
+        return rc;
+    if (ctl->grid.ncfg > 0 && memcmp(&ctl->grid, &t->grid, sizeof t->grid) != 0)
+        return sim_err_set(SIM_EINVAL, "%s: the table's grid is not the policy's "
+                           "(policy.params.grid)", p);
+    const cJSON *rates = cJSON_GetObjectItemCaseSensitive(j, "rates");
+    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(j, "cost");
+    snprintf(p, sizeof p, "%s.rates", path);
+    int nr = cJSON_IsArray(rates) ? cJSON_GetArraySize(rates) : 0;
+    if (nr < 1)
+        return sim_json_expected(p, "a non-empty array of rates (req/s)", rates);
+    snprintf(p, sizeof p, "%s.cost", path);
+    if (!cJSON_IsArray(cost) || cJSON_GetArraySize(cost) != nr) {
+        char what[96];
+        snprintf(what, sizeof what, "an array of %d rows (one per rate)", nr);
+        return sim_json_expected(p, what, cost);
+    }
+    int ncfg = t->grid.ncfg;
+    t->nrates = nr;
+    t->rates = malloc((size_t)nr * sizeof *t->rates);
+    t->cost = malloc((size_t)nr * (size_t)ncfg * sizeof *t->cost);
+    t->best = malloc((size_t)nr * sizeof *t->best);
+    if (!t->rates || !t->cost || !t->best)
+        return SIM_ENOMEM;
+    for (int i = 0; i < nr; i++) {
+        const cJSON *x = cJSON_GetArrayItem(rates, i);
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) ||
+            (i && x->valuedouble <= t->rates[i - 1])) {
+            char xp[SIM_JPATH_MAX];
+            sim_jpath_idx(xp, sizeof xp, "", i);
+            return sim_err_set(SIM_EINVAL, "%s.rates%s: expected a rate >= 0 above the "
+                               "previous one", path, xp);
+        }
+        t->rates[i] = x->valuedouble;
+        const cJSON *row = cJSON_GetArrayItem(cost, i);
+        char rp[SIM_JPATH_MAX];
+        sim_jpath_idx(rp, sizeof rp, p, i);
+        if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != ncfg) {
+            char what[96];
+            snprintf(what, sizeof what, "an array of %d costs (null: not measured)", ncfg);
+            return sim_json_expected(rp, what, row);
+        }
+        double *r = t->cost + (size_t)i * (size_t)ncfg;
+        t->best[i] = -1;
+        int c = 0;
+        for (const cJSON *v = row->child; v; v = v->next, c++) {
+            if (cJSON_IsNull(v)) {
+                r[c] = NAN;
+                continue;
+            }
+            if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) {
+                char vp[SIM_JPATH_MAX];
+                sim_jpath_idx(vp, sizeof vp, rp, c);
+                return sim_json_expected(vp, "a cost > 0 or null", v);
+            }
+            r[c] = v->valuedouble;
+            if (t->best[i] < 0 || r[c] < r[t->best[i]])
+                t->best[i] = c;
+        }
+        if (t->best[i] < 0)
+            return sim_err_set(SIM_EINVAL, "%s: no configuration was measured at %g req/s",
+                               rp, t->rates[i]);
+    }
+    return 0;
+}
+
+void rrl_table_free(struct rrl_table *t)
+{
+    free(t->rates);
+    free(t->cost);
+    free(t->best);
+    memset(t, 0, sizeof *t);
+}
+
+int rrl_table_row(const struct rrl_table *t, double load_rps)
+{
+    int best = 0;
+    for (int i = 1; i < t->nrates; i++)
+        if (fabs(t->rates[i] - load_rps) < fabs(t->rates[best] - load_rps))
+            best = i;
+    return best;
+}

@@ -1,0 +1,99 @@
+/* rrl_ctl — the control loop that every RRL policy shares (specs/rrl.md, "MDP"): a serving
+ * node (rrl_node.h) run at one configuration of a grid per slot; at each slot's end the cost
+ * of the requests that ended in it under the objective (latency, tail, resource), the load
+ * and its bin; then the policy's agent names the next configuration. The agents: rrl
+ * (region-based Q-learning, rrl.c), rrl-static (a fixed configuration), rrl-oracle (the
+ * argmin of a table of measured costs, rrl_oracle.c) and the deep-RL comparators rrl-deeprm
+ * and rrl-capes (rrl_drl.c).
+ *
+ * Common policy.params: device, load_bin, slot_s, max_wait_slots, objective, slo_ms,
+ * tail_pct (RRL_CTL_PARAMS). Time series per slot: rrl.cost (when one was observed),
+ * rrl.load_rps, rrl.util, rrl.state (the bin of the slot that ended) and the configuration
+ * applied (rrl.k, rrl.p, rrl.t or rrl.B, rrl.T_ms, rrl.m). The oracle table (rrl_table/1)
+ * is read here too, for rrl-oracle and for the regret series of the learners. */
+#ifndef RRL_CTL_H
+#define RRL_CTL_H
+
+#include <stdbool.h>
+
+#include "rrl_learn.h"
+#include "rrl_node.h"
+
+enum { RRL_OBJ_LATENCY, RRL_OBJ_TAIL, RRL_OBJ_RESOURCE };
+
+#define RRL_CTL_PARAMS "device", "load_bin", "slot_s", "max_wait_slots", "objective", \
+                       "slo_ms", "tail_pct"
+
+/* What an agent sees at the end of a slot. */
+struct rrl_slot {
+    bool observed;                    /* a request ended or waited: cost is defined */
+    double cost;                      /* r_t under the objective */
+    double load;                      /* load / configured mean rate (lambda / lambda-bar) */
+    double load_rps, util;
+    int state;                        /* the slot's load bin: s_{t+1} */
+};
+
+struct rrl_table;
+struct rrl_ctl;
+/* The agent: the configuration for the next slot, after slot o ran ctl->cfg in ctl->state
+ * (ctl->state and ctl->cfg still hold s_t and c_t when it is called). */
+typedef int (*rrl_next_fn)(struct sim *s, struct rrl_ctl *ctl, const struct rrl_slot *o);
+
+struct rrl_ctl {
+    struct rrl_node node;
+    struct rrl_grid grid;             /* set by the policy before rrl_ctl_start */
+    double load_bin, slot_s, wait_slots, slo_ms, tail_pct;
+    int objective;
+    double lam_bar;                   /* configured mean rate (req/s), 0 if none */
+    int nstates;
+    int state, cfg;                   /* s_t, c_t */
+    rrl_next_fn next;
+    const struct rrl_table *regret;   /* optional: rrl_ctl_record(.., 1, g) adds rrl.regret,
+                                         g priced at the centre rate of ctl->state */
+};
+
+/* Sets up the node and reads the common parameters. need_rate: the policy measures load
+ * relative to the configured mean rate (an error without one); max_wait_slots defaults to
+ * wait_default (0: requests are never dropped). */
+int rrl_ctl_init(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, bool need_rate,
+                 double wait_default);
+/* params.grid, or the paper's (CPU k, p, t in 1..C; GPU B in 1, 5, ..., 50, T in 0, 5, ...,
+ * 50 ms, m in 1..10), k and m at most cluster.lanes, into ctl->grid. */
+int rrl_ctl_parse_grid(struct rrl_ctl *ctl, const cJSON *p);
+/* Applies configuration c0 and starts the slots; the agent is called at each slot's end. */
+void rrl_ctl_start(struct sim *s, struct rrl_ctl *ctl, int c0, rrl_next_fn next);
+void rrl_ctl_free(struct rrl_ctl *ctl);
+/* The load bin of a rate in req/s. */
+int rrl_ctl_state_of(const struct rrl_ctl *ctl, double load_rps);
+/* Records the knobs of configuration c under the series names of `which` (0: the applied
+ * configuration rrl.k..., 1: the greedy one rrl.greedy_k...). */
+void rrl_ctl_record(struct sim *s, const struct rrl_ctl *ctl, int which, int c);
+
+/* The policy hooks (state: a struct whose first member is the struct rrl_ctl). */
+int rrl_ctl_route(struct sim *s, void *state, const struct sim_request *r);
+void rrl_ctl_on_request(struct sim *s, void *state, int m, struct sim_request *r);
+void rrl_ctl_on_request_end(struct sim *s, void *state, const struct sim_request *r,
+                            int64_t t_end);
+void rrl_ctl_on_batch_done(struct sim *s, void *state, const struct sim_batch *b);
+void rrl_ctl_on_timer(struct sim *s, void *state, uint64_t tag, void *arg);
+
+/* A table of measured costs, rrl_table/1 (docs/policies.md): the objective, the grid, rates
+ * in req/s (ascending) and for each rate the mean slot cost of every configuration (null:
+ * not measured). */
+struct rrl_table {
+    int objective;
+    struct rrl_grid grid;
+    int nrates;
+    double *rates;                    /* [nrates] */
+    double *cost;                     /* [nrates][ncfg], NaN where not measured */
+    int *best;                        /* [nrates] argmin */
+};
+/* Reads the table at JSON path `path` and checks it against the controller's device and
+ * objective (and, if ctl->grid is set, its grid). Errors via sim_err_set. */
+int rrl_table_parse(struct rrl_table *t, const cJSON *j, const char *path,
+                    const struct rrl_ctl *ctl);
+void rrl_table_free(struct rrl_table *t);
+/* The row of the rate nearest load_rps. */
+int rrl_table_row(const struct rrl_table *t, double load_rps);
+
+#endif
