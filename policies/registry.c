@@ -20,6 +20,9 @@ extern const struct policy_ops policy_ds2;
 extern const struct policy_ops policy_roma;
 extern const struct policy_ops policy_rrl_static;
 extern const struct policy_ops policy_rrl;
+extern const struct policy_ops policy_rrl_oracle;
+extern const struct policy_ops policy_rrl_capes;
+extern const struct policy_ops policy_rrl_deeprm;
 extern const struct policy_ops policy_rr_ct;
 extern const struct policy_ops policy_rr_rules;
 extern const struct policy_ops policy_rr_max;
@@ -45,6 +48,9 @@ static const struct policy_ops *const registry[] = {
     &policy_rr_min,
     &policy_rrl_static,
     &policy_rrl,
+    &policy_rrl_oracle,
+    &policy_rrl_deeprm,
+    &policy_rrl_capes,
 };
 
 int policy_count(void)

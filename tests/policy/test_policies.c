@@ -294,6 +294,19 @@ static void conform_one(const struct policy_ops *ops, size_t w, bool app, const 
     sim_config_destroy(cfg);
 }
 
+/* The parameters a policy cannot run without in the conformance workloads: a short period
+ * where it has one, rrl-oracle's table (two rates, four GPU configurations). */
+static const char *needed_params(const struct policy_ops *ops)
+{
+    if (takes_param(ops, "period_s"))
+        return ",\"params\":{\"period_s\":0.25}";
+    if (takes_param(ops, "table"))
+        return ",\"params\":{\"table\":{\"format\":\"rrl_table/1\",\"device\":\"gpu\","
+               "\"objective\":\"latency\",\"grid\":[[1,8],[0,5],[1]],\"rates\":[10,1000],"
+               "\"cost\":[[4,3,2,1],[1,2,null,4]]}}";
+    return "";
+}
+
 static void conformance_every_policy(void)
 {
     size_t nw = sizeof conformance_workloads / sizeof *conformance_workloads;
@@ -325,8 +338,7 @@ static void conformance_every_policy(void)
                      "\"models\":[" CPU_MODEL("a", 2, 5) "," CPU_MODEL("b", 4, 8) ","
                      CPU_MODEL("c", 1, 3) "],%s,\"policy\":{\"name\":%s%s},"
                      "\"metrics\":{\"sample_period_s\":0.5}}",
-                     w + 1, conformance_workloads[w], pol,
-                     takes_param(ops, "period_s") ? ",\"params\":{\"period_s\":0.25}" : "");
+                     w + 1, conformance_workloads[w], pol, needed_params(ops));
             else
                 snprintf(text, sizeof text,
                      "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"warmup_s\":0.5,"
@@ -348,8 +360,8 @@ static void conformance_every_policy(void)
                      "\"cluster\":{\"gpus\":4,\"gpu_memory_mb\":11264,\"lanes\":3,"
                      "\"interference\":\"parametric\"},"
                      "\"models\":[{\"zoo\":\"symphony_table1_1080ti\",\"select\":\"all\"}],"
-                     "%s,\"policy\":{\"name\":\"%s\"},\"metrics\":{\"sample_period_s\":0.5}}",
-                     w + 1, conformance_workloads[w], ops->name);
+                     "%s,\"policy\":{\"name\":\"%s\"%s},\"metrics\":{\"sample_period_s\":0.5}}",
+                     w + 1, conformance_workloads[w], ops->name, needed_params(ops));
             conform_one(ops, w, false, text);
         }
     }

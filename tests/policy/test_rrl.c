@@ -2,10 +2,14 @@
  * region sizes against the spec's table, one and two Q updates and the Boltzmann draw by
  * hand, the "first" initialisation, the spec's bound |Q - Q_exact| <= Delta / (1 - gamma)
  * under costs perturbed by +-Delta, the estimator fitting a known function, and the policy on a
- * small CPU node against an oracle computed by running every configuration with rrl-static. */
+ * small CPU node against an oracle computed by running every configuration with rrl-static;
+ * the deep-RL comparators' cores by hand (actions, observation, one DQN step, REINFORCE's
+ * baseline) and on bandits, and rrl-oracle, rrl's regret series and the comparators on the
+ * node. */
 #include <math.h>
 #include <string.h>
 
+#include "rrl_drl.h"
 #include "rrl_learn.h"
 #include "sim_err.h"
 #include "test.h"
@@ -187,6 +191,98 @@ static void estimator_fits(void)
     gsl_rng_free(r);
 }
 
+
+/* ------------------------------------------------------------ the deep-RL comparators */
+
+/* Actions move one knob one index (clamped at the ends); the observation is the history then
+ * the scaled indices. One DQN step by hand: a linear network (no hidden layer) at x = 0
+ * outputs its biases (0); reward -5 for action 2 with gamma 0 gives TD error 5, Huber's
+ * gradient clipped to 1, loss 5 - 0.5; RMSProp (rho 0.9) moves b[2] by -lr / sqrt(0.1). */
+static void drl_cores_by_hand(void)
+{
+    struct rrl_grid g = grid_of(3, 2, 1);
+    int c = 0;                                       /* indices (0, 0, 0) */
+    CHECK(rrl_drl_step(&g, c, 0) == 0 && rrl_drl_step(&g, c, 1) == 0 &&
+          rrl_drl_step(&g, c, 2) == 2 && rrl_drl_step(&g, c, 4) == 1 &&
+          rrl_drl_step(&g, c, 6) == 0 && rrl_drl_step(&g, 5, 2) == 5 &&
+          rrl_drl_step(&g, 5, 1) == 3, "steps %d %d %d %d %d %d %d", rrl_drl_step(&g, c, 0),
+          rrl_drl_step(&g, c, 1), rrl_drl_step(&g, c, 2), rrl_drl_step(&g, c, 4),
+          rrl_drl_step(&g, c, 6), rrl_drl_step(&g, 5, 2), rrl_drl_step(&g, 5, 1));
+    double h[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, x[RRL_DRL_OBS];
+    rrl_drl_obs(&g, h, 3, x);                        /* indices (1, 1, 0) */
+    CHECK(x[0] == 1 && x[8] == 9 && x[9] == 0.5 && x[10] == 1 && x[11] == 0,
+          "obs %g %g %g %g %g", x[0], x[8], x[9], x[10], x[11]);
+
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct rrl_dqn d;
+    REQUIRE_OK(rrl_dqn_init(&d, r, 0, NULL, 0.01, 0, 10, 1));
+    double zero[RRL_DRL_OBS] = {0};
+    rrl_dqn_store(&d, zero, 2, -5, zero);
+    rrl_dqn_train(&d);
+    double want = -0.01 / (sqrt(0.1) + 1e-7);
+    CHECK(fabs(d.q.b[0][2] - want) < 1e-12 && d.q.b[0][1] == 0 && fabs(d.loss - 4.5) < 1e-12,
+          "b[2] %.12g (want %.12g), b[1] %g, loss %g", d.q.b[0][2], want, d.q.b[0][1], d.loss);
+    CHECK(d.target.b[0][2] == 0, "the target moved before a sync");
+    rrl_dqn_sync(&d);
+    CHECK(d.target.b[0][2] == d.q.b[0][2], "sync");
+    rrl_dqn_free(&d);
+
+    /* REINFORCE with a window of one episode: the baseline is the episode's own return, every
+     * advantage 0, so the first update leaves the policy as it was */
+    struct rrl_pg pg;
+    REQUIRE_OK(rrl_pg_init(&pg, r, 20, 0.01, 3, 1));
+    double before[RRL_DRL_ACTIONS], after[RRL_DRL_ACTIONS];
+    rrl_pg_probs(&pg, x, before);
+    int done = 0;
+    for (int t = 0; t < 3; t++) {
+        x[0] = t;                                    /* three different observations */
+        done += rrl_pg_record(&pg, x, t, -(double)t);
+    }
+    x[0] = 1;
+    rrl_pg_probs(&pg, x, after);
+    CHECK(done == 1 && pg.t == 0 && memcmp(before, after, sizeof before) == 0,
+          "done %d, t %d, p0 %g -> %g", done, pg.t, before[0], after[0]);
+    rrl_pg_free(&pg);
+    gsl_rng_free(r);
+}
+
+/* Both learn a bandit: reward 0 for action 5, -1 for the others, at a fixed observation.
+ * The DQN's greedy action and REINFORCE's most likely one become 5 (REINFORCE: probability
+ * above 0.9 after 300 episodes of 5 steps, from 1/7). */
+static void drl_learn_a_bandit(void)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937), *u = gsl_rng_alloc(gsl_rng_mt19937);
+    double x[RRL_DRL_OBS] = {1, 5, 0.5, 1, 5, 0.5, 1, 5, 0.5, 0.2, 0.4, 0.6};
+    struct rrl_dqn d;
+    static const int H[2] = {32, 32};
+    REQUIRE_OK(rrl_dqn_init(&d, r, 2, H, 0.001, 0.5, 1000, 32));
+    for (int i = 0; i < 1500; i++) {
+        int a = (int)gsl_rng_uniform_int(u, RRL_DRL_ACTIONS);
+        rrl_dqn_store(&d, x, a, a == 5 ? 0 : -1, x);
+        rrl_dqn_train(&d);
+        if (i % 50 == 49)
+            rrl_dqn_sync(&d);
+    }
+    const double *q = mlp_forward(&d.q, x);
+    CHECK(rrl_dqn_greedy(&d, x) == 5, "DQN greedy %d (Q5 %.3f, Q0 %.3f)", rrl_dqn_greedy(&d, x),
+          q[5], q[0]);
+    rrl_dqn_free(&d);
+
+    struct rrl_pg pg;
+    REQUIRE_OK(rrl_pg_init(&pg, r, 20, 0.01, 5, 20));
+    for (int e = 0; e < 300; e++)
+        for (int t = 0; t < 5; t++) {
+            int a = rrl_pg_draw(&pg, x, gsl_rng_uniform(u));
+            rrl_pg_record(&pg, x, a, a == 5 ? 0 : -1);
+        }
+    double pr[RRL_DRL_ACTIONS];
+    rrl_pg_probs(&pg, x, pr);
+    CHECK(pr[5] > 0.9, "REINFORCE: p(5) = %.3f after 300 episodes", pr[5]);
+    rrl_pg_free(&pg);
+    gsl_rng_free(r);
+    gsl_rng_free(u);
+}
+
 /* ------------------------------------------------------------ the policy on a CPU node */
 
 /* A node of 4 cores (parametric interference, the spec's constants), one model of 100 ms on
@@ -260,6 +356,89 @@ static void learns_the_best_configuration(void)
     sim_result_destroy(b);
 }
 
+
+static bool same_series(const struct sim_result *a, const struct sim_result *b)
+{
+    if (a->ts.n != b->ts.n)
+        return false;
+    for (size_t i = 0; i < a->ts.n; i++)
+        if (a->ts.pts[i].value != b->ts.pts[i].value || a->ts.pts[i].t != b->ts.pts[i].t)
+            return false;
+    return true;
+}
+
+/* rrl-oracle, from a table of the twelve configurations' mean slot costs measured by
+ * rrl-static, runs the table's best configuration throughout, so it serves exactly as the
+ * static run of that configuration (same mean latency); rrl given the table records
+ * rrl.regret = cost(greedy) / cost(best) - 1; the comparators stay on the grid, are a
+ * function of their seed, and in their last 100 slots cost less than a configuration drawn at
+ * random would (the table's mean, which the overloaded ones dominate). */
+static void oracle_and_comparators(void)
+{
+    static const int K[] = {1, 2, 3, 4}, T[] = {1, 2, 4};
+    const char *grid = "\"grid\":[[1,2,3,4],[1],[1,2,4]]";
+    double cost[12], mean_ms[12], avg = 0;
+    int best = 0;
+    char table[2048];
+    int n = snprintf(table, sizeof table, "{\"format\":\"rrl_table/1\",\"device\":\"cpu\","
+                     "\"objective\":\"latency\",%s,\"rates\":[20],\"cost\":[[", grid);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++) {
+            int c = 3 * i + j;
+            char p[64];
+            snprintf(p, sizeof p, "\"config\":[%d,1,%d]", K[i], T[j]);
+            struct sim_result *r = node_run("rrl-static", p, 600, 9);
+            cost[c] = test_ts_mean(r, "rrl.cost", -1, 50, 600);
+            mean_ms[c] = r->models[0].mean_ms;
+            avg += cost[c] / 12;
+            best = cost[c] < cost[best] ? c : best;
+            n += snprintf(table + n, sizeof table - (size_t)n, "%s%.17g", c ? "," : "", cost[c]);
+            sim_result_destroy(r);
+        }
+    snprintf(table + n, sizeof table - (size_t)n, "]]}");
+    char p[2560];
+    snprintf(p, sizeof p, "\"table\":%s", table);
+    struct sim_result *o = node_run("rrl-oracle", p, 600, 9);
+    int bk = K[best / 3], bt = T[best % 3];
+    CHECK(o->models[0].mean_ms == mean_ms[best], "oracle %.6f ms, static [%d,1,%d] %.6f ms",
+          o->models[0].mean_ms, bk, bt, mean_ms[best]);
+    CHECK(test_ts_mean(o, "rrl.k", -1, 0, 600) == bk && test_ts_mean(o, "rrl.t", -1, 0, 600) == bt,
+          "oracle ran k %.2f t %.2f on average, best [%d,1,%d]",
+          test_ts_mean(o, "rrl.k", -1, 0, 600), test_ts_mean(o, "rrl.t", -1, 0, 600), bk, bt);
+    sim_result_destroy(o);
+
+    snprintf(p, sizeof p, "%s,\"radius\":1,\"oracle_table\":%s", grid, table);
+    struct sim_result *r = node_run("rrl", p, 600, 1);
+    int gk = (int)test_ts_last(r, "rrl.greedy_k", -1), gt = (int)test_ts_last(r, "rrl.greedy_t", -1);
+    double reg = test_ts_last(r, "rrl.regret", -1);
+    int gc = 3 * (gk - 1) + (gt == 4 ? 2 : gt - 1);
+    CHECK(gk >= 1 && gk <= 4 && fabs(reg - (cost[gc] / cost[best] - 1)) < 1e-9,
+          "rrl: greedy [%d,1,%d], regret %g, table %g", gk, gt, reg,
+          gk >= 1 && gk <= 4 ? cost[gc] / cost[best] - 1 : -1.0);
+    sim_result_destroy(r);
+
+    static const char *const DRL[] = {"rrl-capes", "rrl-deeprm"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s%s", grid, i == 0 ? ",\"epsilon_slots\":200" : "");
+        struct sim_result *a = node_run(DRL[i], p, 2000, 3), *b = node_run(DRL[i], p, 2000, 3);
+        bool on_grid = true;
+        for (size_t k = 0; k < a->ts.n; k++) {
+            const char *name = a->ts.series[a->ts.pts[k].series];
+            double v = a->ts.pts[k].value;
+            if ((!strcmp(name, "rrl.k") && (v < 1 || v > 4)) ||
+                (!strcmp(name, "rrl.p") && v != 1) ||
+                (!strcmp(name, "rrl.t") && v != 1 && v != 2 && v != 4))
+                on_grid = false;
+        }
+        double late = test_ts_mean(a, "rrl.cost", -1, 1500, 2000);
+        CHECK(on_grid && same_series(a, b) && late < avg,
+              "%s: on the grid %d, deterministic %d, last 100 slots %.1f ms, random %.1f ms, "
+              "best %.1f ms", DRL[i], on_grid, same_series(a, b), late, avg, cost[best]);
+        sim_result_destroy(a);
+        sim_result_destroy(b);
+    }
+}
+
 /* Parameters out of range are config errors naming the key. */
 static void config_errors(void)
 {
@@ -273,6 +452,18 @@ static void config_errors(void)
         {"\"objective\":\"cheap\"", "policy.params.objective"},
         {"\"load_bin\":0.001", "policy.params.load_bin"},
         {"\"bogus\":1", "bogus"},
+        {"\"oracle_table\":{\"format\":\"x\"}", "policy.params.oracle_table.format: expected "
+                                                 "\"rrl_table/1\""},
+        {"\"oracle_table\":{\"format\":\"rrl_table/1\",\"device\":\"cpu\","
+         "\"objective\":\"tail\"}", "policy.params.oracle_table.objective: the table prices "
+                                   "\"tail\", the policy's objective is \"latency\""},
+        {"\"grid\":[[1,2],[1],[1]],\"oracle_table\":{\"format\":\"rrl_table/1\","
+         "\"device\":\"cpu\",\"objective\":\"latency\",\"grid\":[[1],[1],[1]],"
+         "\"rates\":[1],\"cost\":[[1]]}", "the table's grid is not the policy's"},
+        {"\"grid\":[[1],[1],[1]],\"oracle_table\":{\"format\":\"rrl_table/1\","
+         "\"device\":\"cpu\",\"objective\":\"latency\",\"grid\":[[1],[1],[1]],"
+         "\"rates\":[1],\"cost\":[[null]]}", "policy.params.oracle_table.cost[0]: no "
+                                              "configuration was measured at 1 req/s"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char text[2048];
@@ -299,6 +490,9 @@ int main(int argc, char **argv)
         {"perturbed_costs_bound", perturbed_costs_bound},
         {"estimator_fits", estimator_fits},
         {"learns_the_best_configuration", learns_the_best_configuration},
+        {"drl_cores_by_hand", drl_cores_by_hand},
+        {"drl_learn_a_bandit", drl_learn_a_bandit},
+        {"oracle_and_comparators", oracle_and_comparators},
         {"config_errors", config_errors},
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
