@@ -8,7 +8,13 @@
 #      bin stays within 10% of the best static configuration's latency in E1's table (slots in
 #      other load bins are not judged: E1 measured only the centre load) — its range, how many
 #      seeds never got there (converged only in the last 100 slots), the last greedy's regret,
-#      the mean slot cost over the last 200 slots and the run's mean latency.
+#      the mean slot cost over the last 200 slots and the run's mean latency;
+#  E2 comparators (e2_compare and e2_oracle sweeps): per policy over seeds, the run's mean
+#      latency and bad rate (requests dropped after max_wait_slots), the mean slot cost over the
+#      last 200 slots and its gap to the oracle's, the spec's convergence slot without a table
+#      (the first slot after which the 20-slot moving mean cost stays within 10% of the run's
+#      last-200 mean) and the first slot after which it stays within 1.5x the oracle's
+#      last-200 mean ('-': never).
 set -euo pipefail
 db=${1:?usage: report.sh DB}
 sqlite3 -header -column "$db" <<'SQL'
@@ -66,7 +72,7 @@ per AS (
          n.nslots, COALESCE(conv.last_bad + 1, 1) AS conv, conv.final_regret, fin.final, m.mean_ms
   FROM sweep_points p JOIN n ON n.run_id = p.run_id JOIN conv ON conv.run_id = p.run_id
   JOIN fin ON fin.run_id = p.run_id JOIN model_stats m ON m.run_id = p.run_id
-  WHERE p.sweep LIKE 'rrl_e2_%')
+  WHERE p.sweep LIKE 'rrl_e2_radius@%' OR p.sweep LIKE 'rrl_e2_est_steps@%')
 SELECT substr(sweep, 1, instr(sweep, '@') - 1) AS sweep, printf('%.3g', radius) AS radius,
        est_steps, COUNT(*) AS seeds, CAST(AVG(nslots) AS INT) AS slots,
        CASE WHEN (SELECT b FROM best) IS NULL THEN '-' ELSE CAST(AVG(conv) AS INT) END AS conv_slot,
@@ -76,4 +82,30 @@ SELECT substr(sweep, 1, instr(sweep, '@') - 1) AS sweep, printf('%.3g', radius) 
        printf('%.1f', AVG(final)) AS last200_ms,
        printf('%.1f', AVG(mean_ms)) AS run_mean_ms
 FROM per GROUP BY sweep, radius, est_steps ORDER BY sweep, radius, est_steps;
+
+WITH pr AS (
+  SELECT p.run_id, COALESCE(json_extract(p.settings_json, '$.case'), 'oracle') AS policy
+  FROM sweep_points p WHERE p.sweep LIKE 'rrl_e2_compare@%' OR p.sweep LIKE 'rrl_e2_oracle@%'),
+c AS (
+  SELECT run_id, ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY t_s) AS slot, value AS r
+  FROM timeseries WHERE series = 'rrl.cost' AND run_id IN (SELECT run_id FROM pr)),
+mv AS (SELECT run_id, slot, AVG(r) OVER (PARTITION BY run_id ORDER BY slot ROWS BETWEEN 99 PRECEDING AND CURRENT ROW) AS m FROM c WHERE slot >= 1),
+n AS (SELECT run_id, MAX(slot) AS nslots FROM c GROUP BY run_id),
+fin AS (SELECT c.run_id, AVG(r) AS final FROM c JOIN n USING (run_id) WHERE slot > nslots - 200 GROUP BY c.run_id),
+oracle AS (SELECT AVG(final) AS o FROM fin JOIN pr USING (run_id) WHERE policy = 'oracle'),
+per AS (
+  SELECT pr.policy, pr.run_id, n.nslots, fin.final, m.mean_ms, r.bad_rate,
+         (SELECT MAX(slot) FROM mv WHERE mv.run_id = pr.run_id AND ABS(m / fin.final - 1) > 0.10) AS last_off,
+         (SELECT MAX(slot) FROM mv WHERE mv.run_id = pr.run_id AND m > 1.5 * (SELECT o FROM oracle)) AS last_far
+  FROM pr JOIN n USING (run_id) JOIN fin USING (run_id)
+  JOIN model_stats m ON m.run_id = pr.run_id JOIN runs r ON r.id = pr.run_id)
+SELECT policy AS "E2 vs comparators", COUNT(*) AS seeds, CAST(AVG(nslots) AS INT) AS slots,
+       printf('%.1f', AVG(mean_ms)) AS run_mean_ms, printf('%.3f', AVG(bad_rate)) AS bad_rate,
+       printf('%.1f', AVG(final)) AS last200_ms,
+       printf('%+.0f%%', 100 * (AVG(final) / (SELECT o FROM oracle) - 1)) AS vs_oracle,
+       CAST(AVG(COALESCE(last_off + 1, 1)) AS INT) AS conv_slot,
+       printf('%d of %d', SUM(COALESCE(last_far, 0) < nslots), COUNT(*)) AS within_1_5x,
+       COALESCE(CAST(AVG(CASE WHEN COALESCE(last_far, 0) < nslots THEN COALESCE(last_far + 1, 1) END) AS INT), '-') AS from_slot
+FROM per GROUP BY policy
+ORDER BY CASE policy WHEN 'oracle' THEN 0 WHEN 'rrl' THEN 1 WHEN 'q_learning' THEN 2 WHEN 'capes' THEN 3 WHEN 'deeprm' THEN 4 ELSE 5 END;
 SQL
