@@ -77,6 +77,12 @@ void rrl_ctl_on_request_end(struct sim *s, void *state, const struct sim_request
 void rrl_ctl_on_batch_done(struct sim *s, void *state, const struct sim_batch *b);
 void rrl_ctl_on_timer(struct sim *s, void *state, uint64_t tag, void *arg);
 
+/* The policy_ops fields every RRL policy shares: the hooks above, no GPUs needed, lanes. */
+#define RRL_CTL_HOOKS                                                                       \
+    .route = rrl_ctl_route, .on_request = rrl_ctl_on_request,                               \
+    .on_request_end = rrl_ctl_on_request_end, .on_batch_done = rrl_ctl_on_batch_done,       \
+    .on_timer = rrl_ctl_on_timer, .needs_no_gpus = true, .shared_devices = true
+
 /* A table of measured costs, rrl_table/1 (docs/policies.md): the objective, the grid, rates
  * in req/s (ascending) and for each rate the mean slot cost of every configuration (null:
  * not measured). */

@@ -349,11 +349,7 @@ static void destroy(void *state)
         rrl_pg_free(&st->pg);
 }
 
-#define DRL_HOOKS                                                                           \
-    .state_size = sizeof(struct drl), .destroy = destroy, .route = rrl_ctl_route,           \
-    .on_request = rrl_ctl_on_request, .on_request_end = rrl_ctl_on_request_end,             \
-    .on_batch_done = rrl_ctl_on_batch_done, .on_timer = rrl_ctl_on_timer,                   \
-    .needs_no_gpus = true, .shared_devices = true
+#define DRL_HOOKS .state_size = sizeof(struct drl), .destroy = destroy, RRL_CTL_HOOKS
 
 const struct policy_ops policy_rrl_capes = {
     .name = "rrl-capes",

@@ -62,12 +62,6 @@ const struct policy_ops policy_rrl_oracle = {
     .state_size = sizeof(struct oracle),
     .param_keys = params,
     .init = init,
-    .route = rrl_ctl_route,
-    .on_request = rrl_ctl_on_request,
-    .on_request_end = rrl_ctl_on_request_end,
-    .on_batch_done = rrl_ctl_on_batch_done,
-    .on_timer = rrl_ctl_on_timer,
-    .needs_no_gpus = true,
-    .shared_devices = true,
+    RRL_CTL_HOOKS,
     .destroy = destroy,
 };
