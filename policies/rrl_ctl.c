@@ -55,59 +55,69 @@ int rrl_ctl_init(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, bool need_r
     return 0;
 }
 
+/* Reads an explicit grid at `path`: three ascending arrays of integers within the knobs'
+ * bounds on this node (T >= 0 ms, the others >= 1; k or m at most cluster.lanes). */
+static int grid_read(const cJSON *g, const char *path, const struct rrl_node *nd,
+                     struct rrl_grid *gr)
+{
+    static const char *const CPU_KNOB[] = {"k", "p", "t"}, *const GPU_KNOB[] = {"B", "T_ms", "m"};
+    bool cpu = nd->dev == RRL_CPU;
+    if (!cJSON_IsArray(g) || cJSON_GetArraySize(g) != 3)
+        return sim_json_expected(path, cpu ? "[[k...], [p...], [t...]]"
+                                           : "[[B...], [T_ms...], [m...]]", g);
+    long ncfg = 1;
+    for (int j = 0; j < 3; j++) {
+        const cJSON *a = cJSON_GetArrayItem(g, j);
+        char kp[SIM_JPATH_MAX], what[128];
+        sim_jpath_idx(kp, sizeof kp, path, j);
+        int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+        if (n < 1 || n > RRL_MAX_VALUES) {
+            snprintf(what, sizeof what, "an array of 1 to %d values of %s", RRL_MAX_VALUES,
+                     (cpu ? CPU_KNOB : GPU_KNOB)[j]);
+            return sim_json_expected(kp, what, a);
+        }
+        int lo = !cpu && j == 1 ? 0 : 1, hi = (cpu ? j == 0 : j == 2) ? nd->lanes : 100000;
+        for (int i = 0; i < n; i++) {
+            const cJSON *x = cJSON_GetArrayItem(a, i);
+            if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int)x->valuedouble ||
+                x->valueint < lo || x->valueint > hi || (i && x->valueint <= gr->val[j][i - 1])) {
+                char xp[SIM_JPATH_MAX];
+                sim_jpath_idx(xp, sizeof xp, kp, i);
+                snprintf(what, sizeof what, "an integer in [%d, %d]%s%s", lo, hi,
+                         i ? " above the previous value" : "",
+                         hi == nd->lanes ? " (at most cluster.lanes)" : "");
+                return sim_json_expected(xp, what, x);
+            }
+            gr->val[j][i] = x->valueint;
+        }
+        gr->nv[j] = n;
+        ncfg *= n;
+    }
+    if (ncfg > RRL_MAX_CONFIGS)
+        return sim_err_set(SIM_EINVAL, "%s: %ld configurations, at most %d", path, ncfg,
+                           RRL_MAX_CONFIGS);
+    gr->ncfg = (int)ncfg;
+    return 0;
+}
+
 int rrl_ctl_parse_grid(struct rrl_ctl *ctl, const cJSON *p)
 {
     const struct rrl_node *nd = &ctl->node;
     struct rrl_grid *gr = &ctl->grid;
-    bool cpu = nd->dev == RRL_CPU;
     const cJSON *g = p ? cJSON_GetObjectItemCaseSensitive(p, "grid") : NULL;
-    if (!g) {
-        int C = nd->cores;
-        int top[3] = {cpu ? (C < nd->lanes ? C : nd->lanes) : 11, cpu ? C : 11,
-                      cpu ? C : (10 < nd->lanes ? 10 : nd->lanes)};
-        for (int j = 0; j < 3; j++) {
-            gr->nv[j] = top[j] < RRL_MAX_VALUES ? top[j] : RRL_MAX_VALUES;
-            for (int i = 0; i < gr->nv[j]; i++)
-                gr->val[j][i] = cpu || j == 2 ? i + 1 : j == 0 ? (i ? 5 * i : 1) : 5 * i;
-        }
-    } else {
-        static const char *const CPU_KNOB[] = {"k", "p", "t"}, *const GPU_KNOB[] = {"B", "T_ms", "m"};
-        if (!cJSON_IsArray(g) || cJSON_GetArraySize(g) != 3)
-            return sim_json_expected("policy.params.grid", cpu ? "[[k...], [p...], [t...]]"
-                                                               : "[[B...], [T_ms...], [m...]]", g);
-        for (int j = 0; j < 3; j++) {
-            const cJSON *a = cJSON_GetArrayItem(g, j);
-            char path[SIM_JPATH_MAX], what[128];
-            sim_jpath_idx(path, sizeof path, "policy.params.grid", j);
-            int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
-            if (n < 1 || n > RRL_MAX_VALUES) {
-                snprintf(what, sizeof what, "an array of 1 to %d values of %s", RRL_MAX_VALUES,
-                         (cpu ? CPU_KNOB : GPU_KNOB)[j]);
-                return sim_json_expected(path, what, a);
-            }
-            int lo = !cpu && j == 1 ? 0 : 1, hi = (cpu ? j == 0 : j == 2) ? nd->lanes : 100000;
-            for (int i = 0; i < n; i++) {
-                const cJSON *x = cJSON_GetArrayItem(a, i);
-                char xp[SIM_JPATH_MAX];
-                sim_jpath_idx(xp, sizeof xp, path, i);
-                if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int)x->valuedouble ||
-                    x->valueint < lo || x->valueint > hi ||
-                    (i && x->valueint <= gr->val[j][i - 1])) {
-                    snprintf(what, sizeof what, "an integer in [%d, %d]%s%s", lo, hi,
-                             i ? " above the previous value" : "",
-                             hi == nd->lanes ? " (at most cluster.lanes)" : "");
-                    return sim_json_expected(xp, what, x);
-                }
-                gr->val[j][i] = x->valueint;
-            }
-            gr->nv[j] = n;
-        }
+    if (g)
+        return grid_read(g, "policy.params.grid", nd, gr);
+    bool cpu = nd->dev == RRL_CPU;
+    int C = nd->cores;
+    int top[3] = {cpu ? (C < nd->lanes ? C : nd->lanes) : 11, cpu ? C : 11,
+                  cpu ? C : (10 < nd->lanes ? 10 : nd->lanes)};
+    gr->ncfg = 1;
+    for (int j = 0; j < 3; j++) {
+        gr->nv[j] = top[j] < RRL_MAX_VALUES ? top[j] : RRL_MAX_VALUES;
+        gr->ncfg *= gr->nv[j];
+        for (int i = 0; i < gr->nv[j]; i++)
+            gr->val[j][i] = cpu || j == 2 ? i + 1 : j == 0 ? (i ? 5 * i : 1) : 5 * i;
     }
-    long ncfg = (long)gr->nv[0] * gr->nv[1] * gr->nv[2];
-    if (ncfg > RRL_MAX_CONFIGS)
-        return sim_err_set(SIM_EINVAL, "policy.params.grid: %ld configurations, at most %d",
-                           ncfg, RRL_MAX_CONFIGS);
-    gr->ncfg = (int)ncfg;
     return 0;
 }
 
@@ -226,39 +236,6 @@ void rrl_ctl_on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
 
 /* ---------------------------------------------------------------- the table */
 
-static int grid_read(const cJSON *g, const char *path, bool cpu, struct rrl_grid *gr)
-{
-    if (!cJSON_IsArray(g) || cJSON_GetArraySize(g) != 3)
-        return sim_json_expected(path, cpu ? "[[k...], [p...], [t...]]"
-                                           : "[[B...], [T_ms...], [m...]]", g);
-    long ncfg = 1;
-    for (int j = 0; j < 3; j++) {
-        const cJSON *a = cJSON_GetArrayItem(g, j);
-        char p[SIM_JPATH_MAX];
-        sim_jpath_idx(p, sizeof p, path, j);
-        int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
-        if (n < 1 || n > RRL_MAX_VALUES)
-            return sim_json_expected(p, "an array of 1 to 64 integers", a);
-        for (int i = 0; i < n; i++) {
-            const cJSON *x = cJSON_GetArrayItem(a, i);
-            if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int)x->valuedouble ||
-                x->valueint < 0 || (i && x->valueint <= gr->val[j][i - 1])) {
-                char xp[SIM_JPATH_MAX];
-                sim_jpath_idx(xp, sizeof xp, p, i);
-                return sim_json_expected(xp, "an integer >= 0 above the previous value", x);
-            }
-            gr->val[j][i] = x->valueint;
-        }
-        gr->nv[j] = n;
-        ncfg *= n;
-    }
-    if (ncfg > RRL_MAX_CONFIGS)
-        return sim_err_set(SIM_EINVAL, "%s: %ld configurations, at most %d", path, ncfg,
-                           RRL_MAX_CONFIGS);
-    gr->ncfg = (int)ncfg;
-    return 0;
-}
-
 int rrl_table_parse(struct rrl_table *t, const cJSON *j, const char *path,
                     const struct rrl_ctl *ctl)
 {
@@ -284,8 +261,7 @@ int rrl_table_parse(struct rrl_table *t, const cJSON *j, const char *path,
                            "objective is \"%s\"", path, OBJECTIVES[t->objective],
                            OBJECTIVES[ctl->objective]);
     snprintf(p, sizeof p, "%s.grid", path);
-    if ((rc = grid_read(cJSON_GetObjectItemCaseSensitive(j, "grid"), p, dev == RRL_CPU,
-                        &t->grid)))
+    if ((rc = grid_read(cJSON_GetObjectItemCaseSensitive(j, "grid"), p, &ctl->node, &t->grid)))
         return rc;
     if (ctl->grid.ncfg > 0 && memcmp(&ctl->grid, &t->grid, sizeof t->grid) != 0)
         return sim_err_set(SIM_EINVAL, "%s: the table's grid is not the policy's "

@@ -95,7 +95,8 @@ struct rrl_table {
     int *best;                        /* [nrates] argmin */
 };
 /* Reads the table at JSON path `path` and checks it against the controller's device and
- * objective (and, if ctl->grid is set, its grid). Errors via sim_err_set. */
+ * objective, its grid against the node's bounds (k or m at most cluster.lanes) and, if
+ * ctl->grid is set, against that grid. Errors via sim_err_set. */
 int rrl_table_parse(struct rrl_table *t, const cJSON *j, const char *path,
                     const struct rrl_ctl *ctl);
 void rrl_table_free(struct rrl_table *t);

@@ -34,16 +34,6 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if ((rc = rrl_table_parse(&st->table, tj, "policy.params.table", &st->ctl)))
         return rc;
     st->ctl.grid = st->table.grid;
-    const struct rrl_node *nd = &st->ctl.node;
-    int most = 0;
-    for (int i = 0; i < st->table.grid.nv[nd->dev == RRL_CPU ? 0 : 2]; i++) {
-        int v = st->table.grid.val[nd->dev == RRL_CPU ? 0 : 2][i];
-        most = v > most ? v : most;
-    }
-    if (most > nd->lanes)
-        return sim_err_set(SIM_EINVAL, "policy.params.table.grid: %s up to %d needs "
-                           "cluster.lanes >= %d, got %d", nd->dev == RRL_CPU ? "k" : "m", most,
-                           most, nd->lanes);
     rrl_ctl_start(s, &st->ctl, st->table.best[rrl_table_row(&st->table, st->ctl.lam_bar)], next);
     return 0;
 }

@@ -464,6 +464,10 @@ static void config_errors(void)
          "\"device\":\"cpu\",\"objective\":\"latency\",\"grid\":[[1],[1],[1]],"
          "\"rates\":[1],\"cost\":[[null]]}", "policy.params.oracle_table.cost[0]: no "
                                               "configuration was measured at 1 req/s"},
+        {"\"grid\":[[1],[1],[1]],\"oracle_table\":{\"format\":\"rrl_table/1\","
+         "\"device\":\"cpu\",\"objective\":\"latency\",\"grid\":[[1,2,3,4,5],[1],[1]],"
+         "\"rates\":[1],\"cost\":[[1,1,1,1,1]]}", "policy.params.oracle_table.grid[0][4]: "
+                                                 "expected an integer in [1, 4]"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char text[2048];
