@@ -13,6 +13,7 @@
 #include "sim_compare.h"
 #include "sim_config.h"
 #include "sim_err.h"
+#include "sim_json.h"
 #include "sim_wall.h"
 #include "sim_goodput.h"
 #include "sim_plan.h"
@@ -52,6 +53,7 @@ static const char usage[] =
     "  --no-db           do not write results\n"
     "  --set PATH=VALUE  override a config field, e.g. --set cluster.gpus=16\n"
     "                    --set models[0].slo_ms=30 --set policy.params.work_conserving=true\n"
+    "                    (VALUE is JSON, else a string; @FILE: the JSON in FILE)\n"
     "  --seed N          override the seed\n"
     "  --json            print the result as one JSON object on stdout\n"
     "  --quiet           print nothing but errors (and --json output)\n"
@@ -76,6 +78,7 @@ static const char usage[] =
 struct opts {
     const char *config, *db;
     const char *sets[MAX_SETS];
+    char *owned[MAX_SETS];              /* the PATH=@FILE overrides, with the file's JSON */
     int nsets;
     bool seed_given, json, quiet, no_db, no_reference;
     const char *policy;
@@ -93,6 +96,39 @@ static int fail(int rc)
 {
     fprintf(stderr, "servesim: %s\n", sim_err_msg());
     return exit_code(rc);
+}
+
+/* --set PATH=@FILE: the override with FILE's JSON as the value (read now, so that a sweep's
+ * identity is the content, not the file's name). */
+static int set_from_file(struct opts *o, const char *a)
+{
+    const char *eq = strchr(a, '=');
+    if (!eq || eq[1] != '@')
+        return 0;
+    cJSON *j = NULL;
+    int rc = sim_json_load_file(eq + 2, &j);
+    if (rc) {
+        char pre[256];
+        snprintf(pre, sizeof pre, "--set %.*s=@", (int)(eq - a < 200 ? eq - a : 200), a);
+        return sim_err_prefix(rc, pre);
+    }
+    char *v = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    char *s = v ? malloc((size_t)(eq - a) + strlen(v) + 2) : NULL;
+    if (s)
+        sprintf(s, "%.*s=%s", (int)(eq - a), a, v);
+    free(v);
+    if (!s)
+        return SIM_ENOMEM;
+    o->owned[o->nsets - 1] = s;
+    o->sets[o->nsets - 1] = s;
+    return 0;
+}
+
+static void opts_free(struct opts *o)
+{
+    for (int i = 0; i < o->nsets; i++)
+        free(o->owned[i]);
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -128,6 +164,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (o->nsets == MAX_SETS)
                 return sim_err_set(SIM_EUSAGE, "--set: at most %d overrides", MAX_SETS);
             o->sets[o->nsets++] = argv[++i];
+            if ((rc = set_from_file(o, argv[i])))
+                return rc;
         } else if (strcmp(a, "--seed") == 0 && has_next) {
             if ((rc = sim_arg_int(a, argv[++i], 0, 1LL << 53, &n)))
                 return rc;
@@ -399,6 +437,31 @@ static int cmd_export(int argc, char **argv)
     return rc ? fail(rc) : 0;
 }
 
+/* The commands that take the common options; the exit status. */
+static int dispatch(const char *cmd, struct opts *o)
+{
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(o, false);
+    if (strcmp(cmd, "goodput") == 0)
+        return cmd_run(o, true);
+    if (strcmp(cmd, "sweep") == 0) {
+        if (!o->config) {
+            fprintf(stderr, "servesim sweep: expected a sweep file (see servesim --help)\n");
+            return 2;
+        }
+        int rc = sim_sweep_run(o->config, o->db, o->jobs, o->sets, o->nsets, o->quiet);
+        return rc ? fail(rc) : 0;
+    }
+    if (strcmp(cmd, "plan") == 0)
+        return cmd_plan(o);
+    if (strcmp(cmd, "policies") == 0)
+        return cmd_policies();
+    if (strcmp(cmd, "bench") == 0)
+        return cmd_bench(o);
+    fprintf(stderr, "servesim: unknown command \"%s\"\n\n%s", cmd, usage);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     struct opts o;
@@ -424,27 +487,11 @@ int main(int argc, char **argv)
             return 0;
         }
     int rc = parse_opts(argc, argv, &o);
-    if (rc)
+    if (rc) {
+        opts_free(&o);
         return fail(rc);
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "run") == 0)
-        return cmd_run(&o, false);
-    if (strcmp(cmd, "goodput") == 0)
-        return cmd_run(&o, true);
-    if (strcmp(cmd, "sweep") == 0) {
-        if (!o.config) {
-            fprintf(stderr, "servesim sweep: expected a sweep file (see servesim --help)\n");
-            return 2;
-        }
-        rc = sim_sweep_run(o.config, o.db, o.jobs, o.sets, o.nsets, o.quiet);
-        return rc ? fail(rc) : 0;
     }
-    if (strcmp(cmd, "plan") == 0)
-        return cmd_plan(&o);
-    if (strcmp(cmd, "policies") == 0)
-        return cmd_policies();
-    if (strcmp(cmd, "bench") == 0)
-        return cmd_bench(&o);
-    fprintf(stderr, "servesim: unknown command \"%s\"\n\n%s", cmd, usage);
-    return 2;
+    rc = dispatch(argv[1], &o);
+    opts_free(&o);
+    return rc;
 }

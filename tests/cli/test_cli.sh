@@ -81,6 +81,17 @@ config_errors() {
   expect_error app_policy 'fa2 serves applications' "{$base,\"models\":[$model],\"policy\":{\"name\":\"fa2\"}}"
   expect_error set_range "out of range" "{$base,\"models\":[$model]}" --set 'models[3].slo_ms=5'
   expect_error set_type "cluster.gpus: expected an integer" "{$base,\"models\":[$model]}" --set 'cluster.gpus=many'
+  # --set PATH=@FILE: the JSON in FILE (errors name the override and the file)
+  printf '{"gpus": 3}' > "$tmp/cluster3.json"
+  printf '{"gpus": 3,' > "$tmp/cluster_bad.json"
+  printf '%s' "{$base,\"models\":[$model]}" > "$tmp/set_file.json"
+  "$bin" run "$tmp/set_file.json" --no-db --json --set "cluster=@$tmp/cluster3.json" > "$tmp/out" 2> "$tmp/err"
+  grep -q '"gpus_max":3' "$tmp/out" || fail "--set cluster=@FILE: $(cat "$tmp/err") $(head -c 200 "$tmp/out")"
+  "$bin" run "$tmp/set_file.json" --no-db --set "cluster=@$tmp/cluster_bad.json" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "--set cluster=@: $tmp/cluster_bad.json:1:" "$tmp/err" ||
+    fail "--set cluster=@BAD: exit $rc, $(cat "$tmp/err")"
+  "$bin" run "$tmp/set_file.json" --no-db --set "cluster=@$tmp/none.json" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -q "cannot open" "$tmp/err" || fail "--set cluster=@MISSING: exit $rc, $(cat "$tmp/err")"
   # a file that does not exist, and a bad option
   "$bin" run "$tmp/nope.json" --no-db 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -q "cannot open" "$tmp/err" || fail "missing file: exit $rc, $(cat "$tmp/err")"
