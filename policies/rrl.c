@@ -15,7 +15,7 @@
  * radius 0 is point-based Q-learning (no estimator). States are load bins of width
  * `load_bin` x the configured mean rate. The slot loop, the node and the common time series
  * are rrl_ctl's; this file adds rrl.est_loss, the best visited configuration of the slot's
- * state (rrl.greedy_k, ...) and, with `oracle_table`, its regret (rrl.regret). */
+ * state (rrl.greedy_k, ...) and, with `oracle_table`, its regret (rrl.greedy_regret). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +30,13 @@ struct rrl {
     int *region;                      /* [q.noff] scratch */
     double *rhat;                     /* [q.noff] scratch */
     gsl_rng *explore;
-    bool est_on, has_table;
+    bool est_on;
     struct rrl_est est;
-    struct rrl_table table;           /* oracle_table, for rrl.regret */
 };
 
 static const char *const params[] = {
     RRL_CTL_PARAMS, "grid", "radius", "beta", "gamma", "alpha_omega", "alpha_min",
-    "alpha_const", "q_init", "est_lr", "est_steps", "est_batch", "oracle_table", NULL};
+    "alpha_const", "q_init", "est_lr", "est_steps", "est_batch", NULL};
 
 /* Steps 2-4 of the algorithm: cost r under c_t in s_t at load `lam` (relative to the mean),
  * next state s1. */
@@ -105,13 +104,6 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if (radius > 10)
         return sim_err_set(SIM_EINVAL, "policy.params.radius: expected at most 10 grid steps, "
                            "got %g", radius);
-    const cJSON *tj = p ? cJSON_GetObjectItemCaseSensitive(p, "oracle_table") : NULL;
-    if (tj) {
-        st->has_table = true;
-        if ((rc = rrl_table_parse(&st->table, tj, "policy.params.oracle_table", ctl)))
-            return rc;
-        ctl->regret = &st->table;
-    }
     if ((rc = rrl_q_init(&st->q, &ctl->grid, ctl->nstates, radius, &qp)))
         return rc;
     st->region = malloc((size_t)st->q.noff * sizeof *st->region);
@@ -125,8 +117,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
         st->est_on = true;
     }
     int s0 = rrl_ctl_state_of(ctl, ctl->lam_bar);
-    rrl_ctl_start(s, ctl, rrl_q_draw(&st->q, s0, gsl_rng_uniform(st->explore)), next);
-    return 0;
+    return rrl_ctl_start(s, ctl, p, rrl_q_draw(&st->q, s0, gsl_rng_uniform(st->explore)), next);
 }
 
 static void destroy(void *state)
@@ -138,8 +129,6 @@ static void destroy(void *state)
     free(st->rhat);
     if (st->est_on)
         rrl_est_free(&st->est);
-    if (st->has_table)
-        rrl_table_free(&st->table);
 }
 
 const struct policy_ops policy_rrl = {

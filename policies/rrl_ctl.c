@@ -129,20 +129,29 @@ int rrl_ctl_state_of(const struct rrl_ctl *ctl, double load_rps)
     return b < ctl->nstates - 1 ? (int)b : ctl->nstates - 1;
 }
 
+/* The table's cost of configuration c at the rate nearest rate_rps over the least, minus 1
+ * (nothing where the table did not measure c there). */
+static void regret(struct sim *s, const struct rrl_ctl *ctl, const char *series, double rate_rps,
+                   int c)
+{
+    const struct rrl_table *t = ctl->table;
+    int row = rrl_table_row(t, rate_rps);
+    const double *r = t->cost + (size_t)row * (size_t)t->grid.ncfg;
+    double x = r[ctl->tmap[c]];
+    if (!isnan(x))
+        sim_ts_add(s, series, -1, x / r[t->best[row]] - 1);
+}
+
 void rrl_ctl_record(struct sim *s, const struct rrl_ctl *ctl, int which, int c)
 {
     int v[3];
     rrl_grid_config(&ctl->grid, c, v);
     for (int j = 0; j < 3; j++)
         sim_ts_add(s, SERIES[ctl->node.dev][which][j], -1, v[j]);
-    if (which == 1 && ctl->regret) {
-        const struct rrl_table *t = ctl->regret;
+    if (which == 1 && ctl->table) {
         /* priced at the centre of the state it is greedy for, s_t */
         double rate = ctl->nstates > 1 ? ctl->state * ctl->load_bin * ctl->lam_bar : ctl->lam_bar;
-        int row = rrl_table_row(t, rate);
-        const double *r = t->cost + (size_t)row * (size_t)t->grid.ncfg;
-        if (t->best[row] >= 0 && !isnan(r[c]))
-            sim_ts_add(s, "rrl.regret", -1, r[c] / r[t->best[row]] - 1);
+        regret(s, ctl, "rrl.greedy_regret", rate, c);
     }
 }
 
@@ -160,17 +169,63 @@ static void arm(struct sim *s, struct rrl_ctl *ctl)
     sim_timer_set(s, sim_now(s) + (int64_t)llround(ctl->slot_s * 1e9), TAG_SLOT, NULL);
 }
 
-void rrl_ctl_start(struct sim *s, struct rrl_ctl *ctl, int c0, rrl_next_fn next)
+int rrl_ctl_read_table(struct rrl_ctl *ctl, const cJSON *p, bool required)
 {
+    if (ctl->table)
+        return 0;
+    const char *P = "policy.params.oracle_table";
+    const cJSON *tj = p ? cJSON_GetObjectItemCaseSensitive(p, "oracle_table") : NULL;
+    if (!tj)
+        return required ? sim_err_set(SIM_EINVAL, "%s: this policy needs a table of measured "
+                                      "costs (rrl_table/1; experiments/rrl/oracle_table.sh "
+                                      "writes one)", P) : 0;
+    if (!(ctl->table = calloc(1, sizeof *ctl->table)))
+        return SIM_ENOMEM;
+    int rc;
+    if ((rc = rrl_table_parse(ctl->table, tj, P, ctl)))
+        return rc;
+    const struct rrl_grid *tg = &ctl->table->grid;
+    if (ctl->grid.ncfg == 0)
+        ctl->grid = *tg;
+    if (!(ctl->tmap = malloc((size_t)ctl->grid.ncfg * sizeof *ctl->tmap)))
+        return SIM_ENOMEM;
+    for (int c = 0; c < ctl->grid.ncfg; c++) {   /* where each configuration is in the table */
+        int v[3], idx = 0;
+        rrl_grid_config(&ctl->grid, c, v);
+        for (int j = 0; j < 3; j++) {
+            int i = 0;
+            while (i < tg->nv[j] && tg->val[j][i] != v[j])
+                i++;
+            if (i == tg->nv[j])
+                return sim_err_set(SIM_EINVAL, "%s.grid: the policy's configuration [%d, %d, "
+                                   "%d] is not in the table's grid", P, v[0], v[1], v[2]);
+            idx = idx * tg->nv[j] + i;
+        }
+        ctl->tmap[c] = idx;
+    }
+    return 0;
+}
+
+int rrl_ctl_start(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, int c0, rrl_next_fn next)
+{
+    int rc;
+    if ((rc = rrl_ctl_read_table(ctl, p, false)))
+        return rc;
     ctl->next = next;
+    ctl->seen_rps = ctl->lam_bar;
     ctl->state = rrl_ctl_state_of(ctl, ctl->lam_bar);
     apply(s, ctl, c0);
     arm(s, ctl);
+    return 0;
 }
 
 void rrl_ctl_free(struct rrl_ctl *ctl)
 {
     rrl_node_free(&ctl->node);
+    if (ctl->table)
+        rrl_table_free(ctl->table);
+    free(ctl->table);
+    free(ctl->tmap);
 }
 
 /* The end of a slot: observe, let the agent choose, apply. */
@@ -189,6 +244,9 @@ static void slot_end(struct sim *s, struct rrl_ctl *ctl)
     sl.state = rrl_ctl_state_of(ctl, o.load_rps);
     if (sl.observed)
         sim_ts_add(s, "rrl.cost", -1, sl.cost);
+    if (ctl->table)                   /* at the load the agent saw when it chose c_t */
+        regret(s, ctl, "rrl.regret", ctl->seen_rps, ctl->cfg);
+    ctl->seen_rps = o.load_rps;
     sim_ts_add(s, "rrl.load_rps", -1, o.load_rps);
     sim_ts_add(s, "rrl.util", -1, o.util);
     int c = ctl->next(s, ctl, &sl);
@@ -260,12 +318,20 @@ int rrl_table_parse(struct rrl_table *t, const cJSON *j, const char *path,
         return sim_err_set(SIM_EINVAL, "%s.objective: the table prices \"%s\", the policy's "
                            "objective is \"%s\"", path, OBJECTIVES[t->objective],
                            OBJECTIVES[ctl->objective]);
+    /* the costs of `tail` depend on the percentile and those of `resource` on the SLO: the
+     * table names the one it priced, and it must be the policy's */
+    if (t->objective != RRL_OBJ_LATENCY) {
+        const char *key = t->objective == RRL_OBJ_TAIL ? "tail_pct" : "slo_ms";
+        double want = t->objective == RRL_OBJ_TAIL ? ctl->tail_pct : ctl->slo_ms, got = 0;
+        if ((rc = sim_json_num(j, path, key, true, SIM_J_POS, &got)))
+            return rc;
+        if (fabs(got - want) > 1e-9 * want)
+            return sim_err_set(SIM_EINVAL, "%s.%s: the table was priced with %g, the policy "
+                               "runs %g (policy.params.%s)", path, key, got, want, key);
+    }
     snprintf(p, sizeof p, "%s.grid", path);
     if ((rc = grid_read(cJSON_GetObjectItemCaseSensitive(j, "grid"), p, &ctl->node, &t->grid)))
         return rc;
-    if (ctl->grid.ncfg > 0 && memcmp(&ctl->grid, &t->grid, sizeof t->grid) != 0)
-        return sim_err_set(SIM_EINVAL, "%s: the table's grid is not the policy's "
-                           "(policy.params.grid)", p);
     const cJSON *rates = cJSON_GetObjectItemCaseSensitive(j, "rates");
     const cJSON *cost = cJSON_GetObjectItemCaseSensitive(j, "cost");
     snprintf(p, sizeof p, "%s.rates", path);

@@ -10,7 +10,8 @@
  * tail_pct (RRL_CTL_PARAMS). Time series per slot: rrl.cost (when one was observed),
  * rrl.load_rps, rrl.util, rrl.state (the bin of the slot that ended) and the configuration
  * applied (rrl.k, rrl.p, rrl.t or rrl.B, rrl.T_ms, rrl.m). The oracle table (rrl_table/1)
- * is read here too, for rrl-oracle and for the regret series of the learners. */
+ * (params.oracle_table) is read here too: rrl-oracle runs by it, and every policy given
+ * one records its regret against it (rrl.regret). */
 #ifndef RRL_CTL_H
 #define RRL_CTL_H
 
@@ -22,7 +23,7 @@
 enum { RRL_OBJ_LATENCY, RRL_OBJ_TAIL, RRL_OBJ_RESOURCE };
 
 #define RRL_CTL_PARAMS "device", "load_bin", "slot_s", "max_wait_slots", "objective", \
-                       "slo_ms", "tail_pct"
+                       "slo_ms", "tail_pct", "oracle_table"
 
 /* What an agent sees at the end of a slot. */
 struct rrl_slot {
@@ -47,9 +48,10 @@ struct rrl_ctl {
     double lam_bar;                   /* configured mean rate (req/s), 0 if none */
     int nstates;
     int state, cfg;                   /* s_t, c_t */
+    double seen_rps;                  /* the load measured in slot t-1 (at the start: lam_bar) */
     rrl_next_fn next;
-    const struct rrl_table *regret;   /* optional: rrl_ctl_record(.., 1, g) adds rrl.regret,
-                                         g priced at the centre rate of ctl->state */
+    struct rrl_table *table;          /* params.oracle_table, or NULL */
+    int *tmap;                        /* [grid.ncfg]: each configuration's index in the table */
 };
 
 /* Sets up the node and reads the common parameters. need_rate: the policy measures load
@@ -60,13 +62,22 @@ int rrl_ctl_init(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, bool need_r
 /* params.grid, or the paper's (CPU k, p, t in 1..C; GPU B in 1, 5, ..., 50, T in 0, 5, ...,
  * 50 ms, m in 1..10), k and m at most cluster.lanes, into ctl->grid. */
 int rrl_ctl_parse_grid(struct rrl_ctl *ctl, const cJSON *p);
-/* Applies configuration c0 and starts the slots; the agent is called at each slot's end. */
-void rrl_ctl_start(struct sim *s, struct rrl_ctl *ctl, int c0, rrl_next_fn next);
+/* Reads params.oracle_table (once; `required`: an error without one) against the policy's
+ * grid (ctl->grid, if set: each of its configurations must be in the table's grid; if not
+ * set, the table's grid becomes the policy's). */
+int rrl_ctl_read_table(struct rrl_ctl *ctl, const cJSON *p, bool required);
+/* Reads the oracle table if the policy has not, applies configuration c0 and starts the
+ * slots; the agent is called at each slot's end. With a table, every slot records
+ * rrl.regret: the table's cost of the configuration that ran, at the rate nearest the load
+ * the policy had seen when it chose it (the previous slot's; at the start the mean rate),
+ * over the least cost at that rate, minus 1 — 0 where it ran what the oracle would have. */
+int rrl_ctl_start(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, int c0, rrl_next_fn next);
 void rrl_ctl_free(struct rrl_ctl *ctl);
 /* The load bin of a rate in req/s. */
 int rrl_ctl_state_of(const struct rrl_ctl *ctl, double load_rps);
 /* Records the knobs of configuration c under the series names of `which` (0: the applied
- * configuration rrl.k..., 1: the greedy one rrl.greedy_k...). */
+ * configuration rrl.k..., 1: the greedy one rrl.greedy_k... and, with a table,
+ * rrl.greedy_regret: c priced at the centre rate of ctl->state). */
 void rrl_ctl_record(struct sim *s, const struct rrl_ctl *ctl, int which, int c);
 
 /* The policy hooks (state: a struct whose first member is the struct rrl_ctl). */
@@ -94,9 +105,9 @@ struct rrl_table {
     double *cost;                     /* [nrates][ncfg], NaN where not measured */
     int *best;                        /* [nrates] argmin */
 };
-/* Reads the table at JSON path `path` and checks it against the controller's device and
- * objective, its grid against the node's bounds (k or m at most cluster.lanes) and, if
- * ctl->grid is set, against that grid. Errors via sim_err_set. */
+/* Reads the table at JSON path `path` and checks it against the controller's device,
+ * objective (and tail_pct or slo_ms) and its grid against the node's bounds (k or m at most
+ * cluster.lanes). Errors via sim_err_set. */
 int rrl_table_parse(struct rrl_table *t, const cJSON *j, const char *path,
                     const struct rrl_ctl *ctl);
 void rrl_table_free(struct rrl_table *t);

@@ -325,8 +325,7 @@ static int init_common(struct sim *s, const cJSON *p, struct drl *st, int kind)
                       : rrl_pg_init(&st->pg, net, 20, lr, (int)T, (int)W))
         return SIM_ENOMEM;
     int c0 = (int)gsl_rng_uniform_int(st->explore, (unsigned long)ctl->grid.ncfg);
-    rrl_ctl_start(s, ctl, c0, next);
-    return 0;
+    return rrl_ctl_start(s, ctl, p, c0, next);
 }
 
 static int init_capes(struct sim *s, const cJSON *p, void *state)

@@ -73,8 +73,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
         ctl->grid.val[j][0] = c[j];
     }
     ctl->grid.ncfg = 1;
-    rrl_ctl_start(s, ctl, 0, stay);
-    return 0;
+    return rrl_ctl_start(s, ctl, p, 0, stay);
 }
 
 static void destroy(void *state)

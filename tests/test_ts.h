@@ -1,5 +1,5 @@
 /* test_ts.h — reading a result's time series in tests: the mean of a series over a time
- * window, its last value, and when it first reaches a level. Keys: a model (or path, node)
+ * window, its number of samples, its last value, and when it first reaches a level. Keys: a model (or path, node)
  * index, or -1 for unkeyed series. */
 #ifndef TEST_TS_H
 #define TEST_TS_H
@@ -23,6 +23,15 @@ static inline double test_ts_mean(const struct sim_result *r, const char *name, 
             sum += p->value, n++;
     }
     return n ? sum / n : NAN;
+}
+
+/* The number of samples of series `name` (any key). */
+static inline int test_ts_count(const struct sim_result *r, const char *name)
+{
+    int n = 0;
+    for (size_t i = 0; i < r->ts.n; i++)
+        n += !strcmp(r->ts.series[r->ts.pts[i].series], name);
+    return n;
 }
 
 /* The last value of series `name` (key `key`), or -1 if it has none. */

@@ -300,8 +300,8 @@ static const char *needed_params(const struct policy_ops *ops)
 {
     if (takes_param(ops, "period_s"))
         return ",\"params\":{\"period_s\":0.25}";
-    if (takes_param(ops, "table"))
-        return ",\"params\":{\"table\":{\"format\":\"rrl_table/1\",\"device\":\"gpu\","
+    if (strcmp(ops->name, "rrl-oracle") == 0)
+        return ",\"params\":{\"oracle_table\":{\"format\":\"rrl_table/1\",\"device\":\"gpu\","
                "\"objective\":\"latency\",\"grid\":[[1,8],[0,5],[1]],\"rates\":[10,1000],"
                "\"cost\":[[4,3,2,1],[1,2,null,4]]}}";
     return "";

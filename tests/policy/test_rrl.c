@@ -369,8 +369,9 @@ static bool same_series(const struct sim_result *a, const struct sim_result *b)
 
 /* rrl-oracle, from a table of the twelve configurations' mean slot costs measured by
  * rrl-static, runs the table's best configuration throughout, so it serves exactly as the
- * static run of that configuration (same mean latency); rrl given the table records
- * rrl.regret = cost(greedy) / cost(best) - 1; the comparators stay on the grid, are a
+ * static run of that configuration (same mean latency) at regret 0; a static configuration
+ * given the table records rrl.regret = cost(c) / cost(best) - 1 every slot; rrl records
+ * rrl.greedy_regret = cost(greedy) / cost(best) - 1; the comparators stay on the grid, are a
  * function of their seed, and in their last 100 slots cost less than a configuration drawn at
  * random would (the table's mean, which the overloaded ones dominate). */
 static void oracle_and_comparators(void)
@@ -397,20 +398,34 @@ static void oracle_and_comparators(void)
         }
     snprintf(table + n, sizeof table - (size_t)n, "]]}");
     char p[2560];
-    snprintf(p, sizeof p, "\"table\":%s", table);
+    snprintf(p, sizeof p, "\"oracle_table\":%s", table);
     struct sim_result *o = node_run("rrl-oracle", p, 600, 9);
     int bk = K[best / 3], bt = T[best % 3];
     CHECK(o->models[0].mean_ms == mean_ms[best], "oracle %.6f ms, static [%d,1,%d] %.6f ms",
           o->models[0].mean_ms, bk, bt, mean_ms[best]);
+    CHECK(test_ts_mean(o, "rrl.regret", -1, 0, 600) == 0 && test_ts_count(o, "rrl.regret") > 100,
+          "oracle's regret %g over %d slots", test_ts_mean(o, "rrl.regret", -1, 0, 600),
+          test_ts_count(o, "rrl.regret"));
     CHECK(test_ts_mean(o, "rrl.k", -1, 0, 600) == bk && test_ts_mean(o, "rrl.t", -1, 0, 600) == bt,
           "oracle ran k %.2f t %.2f on average, best [%d,1,%d]",
           test_ts_mean(o, "rrl.k", -1, 0, 600), test_ts_mean(o, "rrl.t", -1, 0, 600), bk, bt);
     sim_result_destroy(o);
 
+    /* a static configuration's regret, every slot: its cost in the table over the best's */
+    int wc = best == 11 ? 0 : 11;
+    snprintf(p, sizeof p, "\"config\":[%d,1,%d],\"oracle_table\":%s", K[wc / 3], T[wc % 3], table);
+    struct sim_result *w = node_run("rrl-static", p, 600, 9);
+    double want = cost[wc] / cost[best] - 1;
+    CHECK(fabs(test_ts_mean(w, "rrl.regret", -1, 0, 600) - want) < 1e-9 * want &&
+          test_ts_count(w, "rrl.regret") == test_ts_count(w, "rrl.load_rps"),
+          "static [%d,1,%d]: regret %g, table %g", K[wc / 3], T[wc % 3],
+          test_ts_mean(w, "rrl.regret", -1, 0, 600), want);
+    sim_result_destroy(w);
+
     snprintf(p, sizeof p, "%s,\"radius\":1,\"oracle_table\":%s", grid, table);
     struct sim_result *r = node_run("rrl", p, 600, 1);
     int gk = (int)test_ts_last(r, "rrl.greedy_k", -1), gt = (int)test_ts_last(r, "rrl.greedy_t", -1);
-    double reg = test_ts_last(r, "rrl.regret", -1);
+    double reg = test_ts_last(r, "rrl.greedy_regret", -1);
     int gc = 3 * (gk - 1) + (gt == 4 ? 2 : gt - 1);
     CHECK(gk >= 1 && gk <= 4 && fabs(reg - (cost[gc] / cost[best] - 1)) < 1e-9,
           "rrl: greedy [%d,1,%d], regret %g, table %g", gk, gt, reg,
@@ -459,7 +474,8 @@ static void config_errors(void)
                                    "\"tail\", the policy's objective is \"latency\""},
         {"\"grid\":[[1,2],[1],[1]],\"oracle_table\":{\"format\":\"rrl_table/1\","
          "\"device\":\"cpu\",\"objective\":\"latency\",\"grid\":[[1],[1],[1]],"
-         "\"rates\":[1],\"cost\":[[1]]}", "the table's grid is not the policy's"},
+         "\"rates\":[1],\"cost\":[[1]]}", "policy.params.oracle_table.grid: the policy's "
+                                        "configuration [2, 1, 1] is not in the table's grid"},
         {"\"grid\":[[1],[1],[1]],\"oracle_table\":{\"format\":\"rrl_table/1\","
          "\"device\":\"cpu\",\"objective\":\"latency\",\"grid\":[[1],[1],[1]],"
          "\"rates\":[1],\"cost\":[[null]]}", "policy.params.oracle_table.cost[0]: no "
@@ -468,6 +484,15 @@ static void config_errors(void)
          "\"device\":\"cpu\",\"objective\":\"latency\",\"grid\":[[1,2,3,4,5],[1],[1]],"
          "\"rates\":[1],\"cost\":[[1,1,1,1,1]]}", "policy.params.oracle_table.grid[0][4]: "
                                                  "expected an integer in [1, 4]"},
+        {"\"objective\":\"resource\",\"slo_ms\":200,\"oracle_table\":{\"format\":\"rrl_table/1\","
+         "\"device\":\"cpu\",\"objective\":\"resource\"}", "policy.params.oracle_table.slo_ms: "
+                                                          "missing (expected a positive number)"},
+        {"\"objective\":\"resource\",\"slo_ms\":200,\"oracle_table\":{\"format\":\"rrl_table/1\","
+         "\"device\":\"cpu\",\"objective\":\"resource\",\"slo_ms\":150}",
+         "policy.params.oracle_table.slo_ms: the table was priced with 150, the policy runs 200"},
+        {"\"objective\":\"tail\",\"tail_pct\":99,\"oracle_table\":{\"format\":\"rrl_table/1\","
+         "\"device\":\"cpu\",\"objective\":\"tail\",\"tail_pct\":95}",
+         "policy.params.oracle_table.tail_pct: the table was priced with 95, the policy runs 99"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char text[2048];
