@@ -15,8 +15,20 @@
 #      (the first slot after which the 20-slot moving mean cost stays within 10% of the run's
 #      last-200 mean) and the first slot after which it stays within 1.5x the oracle's
 #      last-200 mean ('-': never).
+#  the oracle's table (oracle_table.json, if found beside this script): the best configuration
+#      at each load bin's centre (the optimum moves with load) and how many lie within 10%;
+#  E2-E6 against the oracle (one table each, per policy over seeds): the run's mean and p99
+#      latency, bad rate, mean slot cost and its ratio to the oracle's, improvement of rrl's
+#      run mean latency over the policy's ((L_x - L_rrl) / L_x), the share of slots within 10%
+#      of the oracle (rrl.regret <= 0.10: the table's cost of what ran, at the load the policy
+#      had seen, over the best) over the run and over its last 500 slots; where the load
+#      changes (E4-E6: every 100 slots) that share in the 20 slots after a change and in the 80
+#      after those; E5: the share of slots whose p95 exceeds the strict SLO
+#      (policy.params.slo_ms); E6: the share of slots within the SLO (cost < 1) and the mean
+#      cores busy (rrl.util x 10) over the run.
 set -euo pipefail
 db=${1:?usage: report.sh DB}
+here=$(cd "$(dirname "$0")" && pwd)
 sqlite3 -header -column "$db" <<'SQL'
 DROP VIEW IF EXISTS temp.land;
 CREATE TEMP VIEW land AS
@@ -109,3 +121,87 @@ SELECT policy AS "E2 vs comparators", COUNT(*) AS seeds, CAST(AVG(nslots) AS INT
 FROM per GROUP BY policy
 ORDER BY CASE policy WHEN 'oracle' THEN 0 WHEN 'rrl' THEN 1 WHEN 'q_learning' THEN 2 WHEN 'capes' THEN 3 WHEN 'deeprm' THEN 4 ELSE 5 END;
 SQL
+
+if [ -f "$here/oracle_table.json" ]; then
+  python3 - "$here/oracle_table.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+g = t["grid"]
+n2, n3 = len(g[1]), len(g[2])
+print("\nThe oracle's table (%s): the best configuration [k, p, t] per load" % t["objective"])
+print("%8s  %-12s %10s %8s %14s %14s" % ("req/s", "best", "cost", "<=+10%", "sequential", "tf_default"))
+for r, row in zip(t["rates"], t["cost"]):
+    ok = [(c, x) for c, x in enumerate(row) if x is not None]
+    b, x = min(ok, key=lambda cx: cx[1])
+    cfg = [g[0][b // (n2 * n3)], g[1][b // n3 % n2], g[2][b % n3]]
+    near = sum(1 for _, y in ok if y <= 1.1 * x)
+    print("%8.1f  %-12s %10.1f %8d %14.0f %14.0f" % (r, cfg, x, near, row[0], row[-1]))
+PY
+fi
+
+# summary SWEEP TITLE: E2-E6 per policy against the oracle (the header above says what)
+summary() {
+  local sweep=$1 title=$2
+  sqlite3 -header -column "$db" <<SQL
+WITH pr AS (
+  SELECT p.run_id, json_extract(p.settings_json, '\$.case') AS policy,
+         json_extract(r.config_json, '\$.policy.params.slo_ms') AS slo,
+         json_extract(r.config_json, '\$.workload.random_segments.period_s') AS period,
+         json_extract(r.config_json, '\$.policy.params.slot_s') AS slot_cfg,
+         100.0 / json_extract(r.config_json, '\$.workload.rate_rps') AS slot_dflt
+  FROM sweep_points p JOIN runs r ON r.id = p.run_id WHERE p.sweep LIKE '${sweep}@%'),
+reg AS (
+  SELECT t.run_id, ROW_NUMBER() OVER (PARTITION BY t.run_id ORDER BY t.t_s) AS slot, t.t_s, t.value AS g
+  FROM timeseries t WHERE t.series = 'rrl.regret' AND t.run_id IN (SELECT run_id FROM pr)),
+cost AS (
+  SELECT t.run_id, t.t_s, t.value AS c FROM timeseries t
+  WHERE t.series = 'rrl.cost' AND t.run_id IN (SELECT run_id FROM pr)),
+util AS (
+  SELECT t.run_id, AVG(t.value) AS u FROM timeseries t
+  WHERE t.series = 'rrl.util' AND t.run_id IN (SELECT run_id FROM pr) GROUP BY t.run_id),
+n AS (SELECT run_id, MAX(slot) AS ns FROM reg GROUP BY run_id),
+-- the slot's position in its load period (E4-E6: periods of period_s; slots of slot_s, else 100 / rate)
+ph AS (
+  SELECT reg.run_id, reg.g,
+         CAST((reg.t_s - 1e-9) / COALESCE(pr.slot_cfg, pr.slot_dflt) AS INT) % CAST(ROUND(pr.period / COALESCE(pr.slot_cfg, pr.slot_dflt)) AS INT) AS pos
+  FROM reg JOIN pr USING (run_id) WHERE pr.period IS NOT NULL),
+per AS (
+  SELECT pr.policy, pr.run_id, m.mean_ms, m.p99_ms, r.bad_rate,
+         (SELECT AVG(c) FROM cost WHERE cost.run_id = pr.run_id) AS mc,
+         (SELECT AVG(g <= 0.10) FROM reg WHERE reg.run_id = pr.run_id) AS near,
+         (SELECT AVG(g <= 0.10) FROM reg JOIN n USING (run_id) WHERE reg.run_id = pr.run_id AND slot > ns - 500) AS near_late,
+         (SELECT AVG(g <= 0.10) FROM ph WHERE ph.run_id = pr.run_id AND pos < 20) AS g_after,
+         (SELECT AVG(g <= 0.10) FROM ph WHERE ph.run_id = pr.run_id AND pos >= 20) AS g_settled,
+         (SELECT AVG(c > pr.slo) FROM cost WHERE cost.run_id = pr.run_id) AS viol,
+         (SELECT AVG(c < 1) FROM cost WHERE cost.run_id = pr.run_id) AS met,
+         util.u
+  FROM pr JOIN model_stats m ON m.run_id = pr.run_id JOIN runs r ON r.id = pr.run_id
+  LEFT JOIN util ON util.run_id = pr.run_id),
+agg AS (
+  SELECT policy, COUNT(*) AS seeds, AVG(mean_ms) AS mean_ms, AVG(p99_ms) AS p99, AVG(bad_rate) AS bad,
+         AVG(mc) AS mc, AVG(near) AS near, AVG(near_late) AS near_late,
+         AVG(g_after) AS g_after, AVG(g_settled) AS g_settled, AVG(viol) AS viol, AVG(met) AS met,
+         AVG(u) AS u
+  FROM per GROUP BY policy)
+SELECT policy AS "${title}", seeds, printf('%.1f', mean_ms) AS run_mean_ms, printf('%.0f', p99) AS p99_ms,
+       printf('%.3f', bad) AS bad_rate, printf('%.4g', mc) AS slot_cost,
+       printf('%.2f', mc / (SELECT mc FROM agg WHERE policy = 'oracle')) AS vs_oracle,
+       printf('%+.0f%%', 100 * (mean_ms - (SELECT mean_ms FROM agg WHERE policy = 'rrl')) / mean_ms) AS rrl_impr,
+       printf('%.0f%%', 100 * near) AS near_oracle,
+       printf('%.0f%%', 100 * near_late) AS near_last500,
+       CASE WHEN g_after IS NULL THEN '-' ELSE printf('%.0f%%', 100 * g_after) END AS near_after_change,
+       CASE WHEN g_settled IS NULL THEN '-' ELSE printf('%.0f%%', 100 * g_settled) END AS near_settled,
+       CASE WHEN '${sweep}' LIKE '%tail%' THEN printf('%.0f%%', 100 * viol) ELSE '-' END AS p95_over_slo,
+       CASE WHEN '${sweep}' LIKE '%resource%' THEN printf('%.0f%%', 100 * met) ELSE '-' END AS slo_met,
+       CASE WHEN '${sweep}' LIKE '%resource%' THEN printf('%.2f', 10 * u) ELSE '-' END AS cores_busy
+FROM agg
+ORDER BY CASE policy WHEN 'oracle' THEN 0 WHEN 'rrl' THEN 1 WHEN 'rrl_one_table' THEN 2 WHEN 'q_learning' THEN 3 WHEN 'capes' THEN 4 WHEN 'deeprm' THEN 5 ELSE 6 END;
+SQL
+}
+for e in "rrl_e2_compare:E2 stationary" "rrl_e3_wiki:E3 WiKi" "rrl_e4_dynamic:E4 Dynamic" \
+         "rrl_e5_tail:E5 strict SLO" "rrl_e6_resource:E6 resource"; do
+  if [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM sweep_points WHERE sweep LIKE '${e%%:*}@%'")" -gt 0 ]; then
+    echo
+    summary "${e%%:*}" "${e#*:}"
+  fi
+done
