@@ -1335,9 +1335,15 @@ static void on_tick(struct sim *s)
     }
     const struct sim_outcomes *t = s->app ? &paths : &models;
     uint64_t off = t->c_offered, comp = t->c_completed, ontime = t->c_ontime, bad = t->c_bad;
-    int64_t busy = 0;
-    int up = 0;
+    int64_t busy = 0, cbusy = 0;
+    int up = 0, ncpu = 0;
     for (int e = 0; e < s->nexecs; e++) {     /* GPUs: CPU executors are counted in cores */
+        if (s->execs[e].cpu && s->xi[e].multi) {   /* (busy cores are tracked there) */
+            int64_t cb = cbusy_upto(s, e);
+            cbusy += cb - s->xi[e].cbusy_snap;
+            s->xi[e].cbusy_snap = cb;
+            ncpu++;
+        }
         if (s->execs[e].cpu ||
             (s->execs[e].state != SIM_EXEC_UP && s->execs[e].state != SIM_EXEC_DRAINING))
             continue;
@@ -1359,6 +1365,8 @@ static void on_tick(struct sim *s)
     sim_ts_add(s, "bad_rate", -1, w->bad_rate);
     sim_ts_add(s, "idle_frac", -1, w->idle_frac);
     sim_ts_add(s, "executors", -1, up);
+    if (ncpu && w->t1 > w->t0)                /* mean cores busy on those CPU executors */
+        sim_ts_add(s, "cores_busy", -1, (double)cbusy / 1000.0 / (double)(w->t1 - w->t0));
     if (s->pol->on_tick)
         s->pol->on_tick(s, s->pstate);
     if (s->cfg->autoscaler)

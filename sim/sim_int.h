@@ -72,6 +72,7 @@ struct sim_exec_int {
     int64_t cbusy_acc, cbusy_since;   /* cores busy, integral in milli-core ns */
     int cbusy_milli;                  /* cores busy now, thousandths */
     int64_t busy_snap;           /* busy time at the last sampling tick */
+    int64_t cbusy_snap;          /* CPU executors: core-busy time (milli-core ns) then */
     struct sim_mqueue *q;        /* [nmodels] queues at this executor, allocated on first use */
     struct sim_resid *res;       /* [nmodels] */
     /* CPU executors: the allocation's integral (milli-core ns) up to core_since */

@@ -10,6 +10,7 @@
 #include "sim.h"
 #include "sim_config.h"
 #include "sim_err.h"
+#include "sim_result.h"
 #include "test.h"
 #include "test_src.h"
 
@@ -194,7 +195,7 @@ static int cpu_run(const char *intf, int lanes, const struct thr_pol *pol, const
              "\"slo_ms\":5000,\"profiles\":{\"1080ti\":{\"form\":\"linear\",\"alpha_ms\":1,\"beta_ms\":1},\"xeon\":{\"form\":\"linear\",\"alpha_ms\":40,"
              "\"beta_ms\":60}}}],\"workload\":{\"rate_rps\":1},\"network\":{\"ctrl_us\":0,"
              "\"data_us_per_request\":0,\"resp_us\":0},\"policy\":{\"name\":\"fifo\"},"
-             "\"metrics\":{\"sample_period_s\":0}}",
+             "\"metrics\":{\"sample_period_s\":0.1}}",
              lanes, intf);
     struct sim_config *cfg;
     REQUIRE_OK(sim_config_from_text(text, "threads", ".", &cfg));
@@ -215,7 +216,8 @@ static int cpu_run(const char *intf, int lanes, const struct thr_pol *pol, const
  *  - alone, p 1, t 2 on 4 cores: (0.1 + 0.9/2 + 0.005) (1 + 0.2 * 2/4) = 0.555 * 1.1
  *    = 0.6105 -> 61.05 ms; cores busy 2 for that time;
  *  - two at once, t 2 each, on 2 cores (D = 4, twice oversubscribed): sigma = (1 + 0.2)
- *    * 2 * (1 + 0.1) = 2.64 -> 0.555 * 2.64 = 1.4652 -> both 146.52 ms; cores busy 2;
+ *    * 2 * (1 + 0.1) = 2.64 -> 0.555 * 2.64 = 1.4652 -> both 146.52 ms; cores busy 2 (the
+ *    sampled cores_busy: 2 over [0, 0.1 s], 0.9304 over the next 0.1 s);
  *  - pi 2, width 2, p 2, t 1 on 4 cores: a(2) = 1/2 + 1/4 = 0.75, D = 1/0.75, sigma =
  *    1 + 0.2 D/4 = 1.0667 -> 1.0 * 0.75 * 1.0667 = 0.8 -> 80 ms. */
 static void cpu_threads_parametric(void)
@@ -239,6 +241,18 @@ static void cpu_threads_parametric(void)
     CHECK_FINISH(v.finish[1], 146520000, "two, oversubscribed");
     CHECK_NEAR(sim_exec_busy_core_s(s, CPU), 2 * 0.14652, 1e-6);
     CHECK_NEAR(sim_exec_busy_ns(s, CPU), 146520000, 1e-7);
+    /* the sampled series, 0.1-s windows: 2 cores busy, then 2 x 0.04652 / 0.1, then none */
+    struct sim_result *r;
+    REQUIRE_OK(sim_result_collect(s, &r));
+    double cb[20];
+    int k = 0;
+    for (size_t i = 0; i < r->ts.n; i++)
+        if (!strcmp(r->ts.series[r->ts.pts[i].series], "cores_busy") && k < 20)
+            cb[k++] = r->ts.pts[i].value;
+    CHECK(k == 20 && fabs(cb[0] - 2) < 1e-6 && fabs(cb[1] - 0.9304) < 1e-6 && cb[2] == 0 &&
+          cb[19] == 0, "cores_busy: %d samples, %g %g %g", k, k ? cb[0] : -1, k > 1 ? cb[1] : -1,
+          k > 2 ? cb[2] : -1);
+    sim_result_destroy(r);
     sim_destroy(s);
     sim_config_destroy(cfg);
 
