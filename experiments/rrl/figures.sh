@@ -8,7 +8,7 @@
 #  e3_e6_cost.png: E3 (WiKi), E4 (Dynamic), E5 (tail) and E6 (resource), seed 1: the slot
 #      cost (20-slot moving mean) of the oracle, rrl (both forms) and the deep-RL comparators
 #      over the run, with the load on the right axis (Q-learning and tf_default, above 1 s most
-#      of the run, are left to the tables);
+#      of the run, are left to the tables); gpu_cost.png: the same for the GPU node's sweeps;
 #  e5_ccdf.png: E5's latency CCDF per policy (all seeds' requests), with the strict SLO.
 # Each figure is drawn when the database holds its sweep.
 set -euo pipefail
@@ -127,36 +127,44 @@ set xrange [0:2030]
 plot for [p in "$POLICIES"] "< awk '\$1 == \"" . p . "\"' $out/e2_compare.dat" using 2:3 with lines lw 2 title p
 EOF2
 fi
-gp="$out/e3_e6_cost.gp"
-: > "$gp"
-for e in "rrl_e3_wiki:E3 WiKi (mean latency)" "rrl_e4_dynamic:E4 Dynamic (mean latency)" \
-         "rrl_e5_tail:E5 Dynamic, tail objective (slot p95)" "rrl_e6_resource:E6 Dynamic, resource objective"; do
-  sw=${e%%:*}
-  slot_cost "$sw" "r.seed = 1" 20 > "$out/$sw.dat"
-  load "$sw" > "$out/$sw.load.dat"
-  [ -s "$out/$sw.dat" ] || continue
-  ylab="slot mean latency (ms)" yr="[10:200000]"
-  case $sw in
-    *tail) ylab="slot p95 latency (ms)";;
-    *resource) ylab="slot cost (cores busy / 10 within the SLO, else 1 + latency / SLO)" yr="[0.1:2000]";;
-  esac
-  plot="set yrange $yr; plot"
-  for p in $PANEL_POLICIES; do
-    awk -v p="$p" '$1 == p {print $2, $3}' "$out/$sw.dat" > "$out/$sw.$p.dat"
-    plot="$plot '$out/$sw.$p.dat' using 1:2 with lines lw 1.5 title '$p',"
+# panels NAME TITLE "SWEEP:panel title"...: a 2 x 2 figure NAME.png of the seed-1 slot cost
+# of PANEL_POLICIES in each sweep the database holds, with the load on the right axis
+panels() {
+  local name=$1 title=$2 gp="$out/$1.gp" e sw ylab yr plot p ymax
+  shift 2
+  : > "$gp"
+  for e in "$@"; do
+    sw=${e%%:*}
+    slot_cost "$sw" "r.seed = 1" 20 > "$out/$sw.dat"
+    load "$sw" > "$out/$sw.load.dat"
+    [ -s "$out/$sw.dat" ] || continue
+    ylab="slot mean latency (ms)"
+    case $sw in
+      *tail*) ylab="slot p95 latency (ms)";;
+      *resource*) ylab="slot cost (cores busy / 10 within the SLO, else 1 + latency / SLO)";;
+    esac
+    ymax=$(awk 'BEGIN {m = 0} $2 > m {m = $2} END {print 2 * m}' "$out/$sw.load.dat")
+    plot="plot"
+    for p in $PANEL_POLICIES; do
+      awk -v p="$p" '$1 == p {print $2, $3}' "$out/$sw.dat" > "$out/$sw.$p.dat"
+      plot="$plot '$out/$sw.$p.dat' using 1:2 with lines lw 1.5 title '$p',"
+    done
+    # (y: log scale from a power of 10 below the least to 20x the most, room for the key)
+    yr=$(for p in $PANEL_POLICIES; do cat "$out/$sw.$p.dat"; done |
+         awk 'NR == 1 {lo = $2; hi = $2} {lo = $2 < lo ? $2 : lo; hi = $2 > hi ? $2 : hi}
+              END {e = int(log(lo) / log(10) + 10) - 10; printf "[%g:%g]", 10 ^ e, 20 * hi}')
+    plot="set yrange $yr; set y2range [0:$ymax]; $plot"
+    printf "set title '%s'\nset ylabel '%s'\n%s '%s' using 1:2 axes x1y2 with lines lc rgb '#888888' dt 2 title 'load (req/s, right)'\n" \
+      "${e#*:}" "$ylab" "$plot" "$out/$sw.load.dat" >> "$gp"
   done
-  printf "set title '%s'\nset ylabel '%s'\n%s '%s' using 1:2 axes x1y2 with lines lc rgb '#888888' dt 2 title 'load (req/s, right)'\n" \
-    "${e#*:}" "$ylab" "$plot" "$out/$sw.load.dat" >> "$gp"
-done
-if [ -s "$gp" ]; then
-drawn="$drawn $out/e3_e6_cost.png"
-gnuplot <<EOF2
+  [ -s "$gp" ] || return 0
+  drawn="$drawn $out/$name.png"
+  gnuplot <<EOF2
 set terminal pngcairo size 1400,950 font ",10" noenhanced
-set output "$out/e3_e6_cost.png"
-set multiplot layout 2,2 title "RRL, its deep-RL comparators and the oracle under moving load (CPU Inception-V3, 10 cores, mean 46 req/s; seed 1, 20-slot moving means)"
-set xlabel "slot (100 / 46 s)"
+set output "$out/$name.png"
+set multiplot layout 2,2 title "$title"
+set xlabel "slot (100 requests at the mean rate)"
 set logscale y
-set y2range [0:100]
 set y2tics
 set ytics nomirror
 set key top left font ",9" maxrows 2 samplen 2 width -4
@@ -165,7 +173,13 @@ set xrange [0:2030]
 load "$gp"
 unset multiplot
 EOF2
-fi
+}
+panels e3_e6_cost "RRL, its deep-RL comparators and the oracle under moving load (CPU Inception-V3, 10 cores, mean 46 req/s; seed 1, 20-slot moving means)" \
+  "rrl_e3_wiki:E3 WiKi (mean latency)" "rrl_e4_dynamic:E4 Dynamic (mean latency)" \
+  "rrl_e5_tail:E5 Dynamic, tail objective (slot p95)" "rrl_e6_resource:E6 Dynamic, resource objective"
+panels gpu_cost "The same on the GPU node (Inception-V3 on a 1080 Ti, mean 276 req/s; seed 1, 20-slot moving means)" \
+  "rrl_e3_wiki_gpu:E3 WiKi, GPU (mean latency)" "rrl_e4_dynamic_gpu:E4 Dynamic, GPU (mean latency)" \
+  "rrl_e5_tail_gpu:E5 Dynamic, GPU, tail objective (slot p95)"
 sqlite3 -separator ' ' "$db" > "$out/e5_ccdf.dat" <<'SQL'
 WITH h AS (
   SELECT json_extract(p.settings_json, '$.case') AS policy, l.hi_ms, SUM(l.count) AS n

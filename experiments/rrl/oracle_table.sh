@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # oracle_table.sh DB [SWEEP] > table.json — the oracle's table (rrl_table/1, docs/policies.md)
-# from a results database holding a sweep of rrl-static over a CPU grid and a set of rates
+# from a results database holding a sweep of rrl-static over a grid and a set of rates
 # (oracle.sweep.json, the default SWEEP name rrl_oracle_table): per rate and configuration
-# [k, p, t], the mean slot cost (rrl.cost) over the measured slots (after the first 5), averaged
-# over seeds; null where a configuration has no measured slot. The grid is the sorted values of
-# each knob that the sweep ran, in grid-index order (k slowest, t fastest). The objective (and
-# the tail_pct or slo_ms its costs depend on) is the runs' policy.params: one per sweep.
+# (CPU [k, p, t], GPU [B, T_ms, m]), the mean slot cost (rrl.cost) over the measured slots
+# (after the first 5), averaged over seeds; null where a configuration has no measured slot. The grid is the sorted values of
+# each knob that the sweep ran, in grid-index order (first knob slowest). The device and the
+# objective (and the tail_pct or slo_ms its costs depend on) are the runs' policy.params.
 set -euo pipefail
 db=${1:?usage: oracle_table.sh DB [SWEEP] > table.json}
 sweep=${2:-rrl_oracle_table}
@@ -29,6 +29,7 @@ cells AS (
        (SELECT DISTINCT p FROM pts) pp, (SELECT DISTINCT t FROM pts) tt),
 obj AS (
   SELECT COALESCE(json_extract(r.config_json, '\$.policy.params.objective'), 'latency') AS o,
+         COALESCE(json_extract(r.config_json, '\$.policy.params.device'), 'gpu') AS dev,
          COALESCE(json_extract(r.config_json, '\$.policy.params.tail_pct'), 95) AS pct,
          COALESCE(json_extract(r.config_json, '\$.policy.params.slo_ms'),
                   json_extract(r.config_json, '\$.models[0].slo_ms')) AS slo
@@ -37,7 +38,7 @@ rows AS (
   SELECT rate, json_group_array(c) AS costs
   FROM (SELECT * FROM cells ORDER BY rate, k, p, t) GROUP BY rate)
 SELECT json_patch(json_object(
-  'format', 'rrl_table/1', 'device', 'cpu', 'objective', (SELECT o FROM obj),
+  'format', 'rrl_table/1', 'device', (SELECT dev FROM obj), 'objective', (SELECT o FROM obj),
   'source', 'experiments/rrl, sweep ${sweep}: mean slot cost over slots 6-25, mean of seeds',
   'grid', json_array(
      (SELECT json_group_array(k) FROM (SELECT DISTINCT k FROM pts ORDER BY k)),

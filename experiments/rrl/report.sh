@@ -15,8 +15,9 @@
 #      (the first slot after which the 20-slot moving mean cost stays within 10% of the run's
 #      last-200 mean) and the first slot after which it stays within 1.5x the oracle's
 #      last-200 mean ('-': never).
-#  the oracle's table (oracle_table.json, if found beside this script): the best configuration
-#      at each load bin's centre (the optimum moves with load) and how many lie within 10%;
+#  the oracle's tables (oracle_table*.json beside this script): the best configuration at each
+#      load bin's centre (the optimum moves with load), how many lie within 10%, and the first
+#      and last configurations of the grid (CPU: sequential [1,1,1]; GPU: [1, 0, 1]);
 #  E2-E6 against the oracle (one table each, per policy over seeds): the run's mean and p99
 #      latency, bad rate, mean slot cost and its ratio to the oracle's, improvement of rrl's
 #      run mean latency over the policy's ((L_x - L_rrl) / L_x), the share of slots within 10%
@@ -122,22 +123,22 @@ FROM per GROUP BY policy
 ORDER BY CASE policy WHEN 'oracle' THEN 0 WHEN 'rrl' THEN 1 WHEN 'q_learning' THEN 2 WHEN 'capes' THEN 3 WHEN 'deeprm' THEN 4 ELSE 5 END;
 SQL
 
-if [ -f "$here/oracle_table.json" ]; then
-  python3 - "$here/oracle_table.json" <<'PY'
-import json, sys
+for f in "$here"/oracle_table*.json; do
+  python3 - "$f" <<'PY'
+import json, os, sys
 t = json.load(open(sys.argv[1]))
 g = t["grid"]
 n2, n3 = len(g[1]), len(g[2])
-print("\nThe oracle's table (%s): the best configuration [k, p, t] per load" % t["objective"])
-print("%8s  %-12s %10s %8s %14s %14s" % ("req/s", "best", "cost", "<=+10%", "sequential", "tf_default"))
+print("\n%s (%s, %s): the best configuration per load" % (os.path.basename(sys.argv[1]), t["device"], t["objective"]))
+print("%8s  %-12s %10s %8s %14s %14s" % ("req/s", "best", "cost", "<=+10%", "grid first", "grid last"))
 for r, row in zip(t["rates"], t["cost"]):
     ok = [(c, x) for c, x in enumerate(row) if x is not None]
     b, x = min(ok, key=lambda cx: cx[1])
     cfg = [g[0][b // (n2 * n3)], g[1][b // n3 % n2], g[2][b % n3]]
     near = sum(1 for _, y in ok if y <= 1.1 * x)
-    print("%8.1f  %-12s %10.1f %8d %14.0f %14.0f" % (r, cfg, x, near, row[0], row[-1]))
+    print("%8.1f  %-12s %10.4g %8d %14.4g %14.4g" % (r, cfg, x, near, row[0], row[-1]))
 PY
-fi
+done
 
 # summary SWEEP TITLE: E2-E6 per policy against the oracle (the header above says what)
 summary() {
@@ -199,7 +200,8 @@ ORDER BY CASE policy WHEN 'oracle' THEN 0 WHEN 'rrl' THEN 1 WHEN 'rrl_one_table'
 SQL
 }
 for e in "rrl_e2_compare:E2 stationary" "rrl_e3_wiki:E3 WiKi" "rrl_e4_dynamic:E4 Dynamic" \
-         "rrl_e5_tail:E5 strict SLO" "rrl_e6_resource:E6 resource"; do
+         "rrl_e5_tail:E5 strict SLO" "rrl_e6_resource:E6 resource" "rrl_e3_wiki_gpu:E3 WiKi, GPU" \
+         "rrl_e4_dynamic_gpu:E4 Dynamic, GPU" "rrl_e5_tail_gpu:E5 strict SLO, GPU"; do
   if [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM sweep_points WHERE sweep LIKE '${e%%:*}@%'")" -gt 0 ]; then
     echo
     summary "${e%%:*}" "${e#*:}"
