@@ -76,11 +76,36 @@ int64_t wl_stream_next(struct wl_stream *st)
     }
 }
 
+int wl_sizer_init(struct wl_sizer *z, const struct wl_workload *w, uint64_t seed, int model,
+                  const char *model_name)
+{
+    memset(z, 0, sizeof *z);
+    if (model < 0 || !w->sizes || !(w->sizes[model].mean > 0))
+        return 0;
+    const struct wl_size *ws = &w->sizes[model];
+    char sname[SIM_NAME_MAX + 64];
+    snprintf(sname, sizeof sname, "sizes.%s", model_name);
+    z->mean = ws->mean;
+    z->sigma = sqrt(log1p(ws->cv * ws->cv));
+    z->mu = log(ws->mean) - z->sigma * z->sigma / 2;    /* E[size] = mean */
+    return (z->rng = sim_rng_stream(seed, sname)) ? 0 : SIM_ENOMEM;
+}
+
+double wl_sizer_draw(struct wl_sizer *z)
+{
+    return !z->rng ? 0 : z->sigma > 0 ? gsl_ran_lognormal(z->rng, z->mu, z->sigma) : z->mean;
+}
+
+void wl_sizer_free(struct wl_sizer *z)
+{
+    gsl_rng_free(z->rng);
+    z->rng = NULL;
+}
+
 struct stream_src {
     struct wl_stream st;
     int model;                          /* -1: the application's requests */
-    gsl_rng *size_rng;                  /* sizes.<model>, or NULL: no sizes */
-    double mean, mu, sigma;             /* lognormal: ln size ~ N(mu, sigma^2) */
+    struct wl_sizer sizer;
 };
 
 static int stream_src_next(void *ctx, int64_t *t, int *model, double *size)
@@ -88,8 +113,7 @@ static int stream_src_next(void *ctx, int64_t *t, int *model, double *size)
     struct stream_src *q = ctx;
     *t = wl_stream_next(&q->st);
     *model = q->model;
-    *size = !q->size_rng ? 0 : q->sigma > 0 ? gsl_ran_lognormal(q->size_rng, q->mu, q->sigma)
-                                            : q->mean;
+    *size = wl_sizer_draw(&q->sizer);
     return 1;
 }
 
@@ -97,7 +121,7 @@ static void stream_src_close(void *ctx)
 {
     struct stream_src *q = ctx;
     wl_stream_free(&q->st);
-    gsl_rng_free(q->size_rng);
+    wl_sizer_free(&q->sizer);
     free(q);
 }
 
@@ -110,18 +134,11 @@ int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *nam
         return SIM_ENOMEM;
     }
     q->model = model;
-    if (model >= 0 && w->sizes && w->sizes[model].mean > 0) {
-        const struct wl_size *z = &w->sizes[model];
-        char sname[SIM_NAME_MAX + 64];
-        snprintf(sname, sizeof sname, "sizes.%s", name + (strncmp(name, "arrivals.", 9) ? 0 : 9));
-        q->mean = z->mean;
-        q->sigma = sqrt(log1p(z->cv * z->cv));
-        q->mu = log(z->mean) - q->sigma * q->sigma / 2;   /* E[size] = mean */
-        if (!(q->size_rng = sim_rng_stream(seed, sname))) {
-            wl_stream_free(&q->st);
-            free(q);
-            return SIM_ENOMEM;
-        }
+    if (wl_sizer_init(&q->sizer, w, seed, model,
+                      name + (strncmp(name, "arrivals.", 9) ? 0 : 9))) {
+        wl_stream_free(&q->st);
+        free(q);
+        return SIM_ENOMEM;
     }
     q->st.model = model;
     if (model >= 0 && w->schedules && w->schedules[model].n > 0) {

@@ -42,6 +42,7 @@ struct wl_size {
     double mean, cv;
 };
 
+
 /* The workload of an experiment, typed (the experiment layer fills it from `workload`): the
  * synthetic arrival process and popularity, or a real trace. The mean rates it gives each
  * model at load scale 1 are the world's rate_rps and model_rps. */
@@ -56,6 +57,18 @@ struct wl_workload {
     struct wl_schedule *schedules;     /* [nmodels] or NULL; owned */
     struct wl_size *sizes;             /* [nmodels] or NULL; owned */
 };
+
+/* Draws one model's request sizes (workload.sizes) from its stream "sizes.<model name>";
+ * used by synthetic arrivals and by traces that give counts but no sizes. */
+struct wl_sizer {
+    gsl_rng *rng;                      /* NULL: the model's requests have no size (0) */
+    double mean, mu, sigma;            /* lognormal: ln size ~ N(mu, sigma^2) */
+};
+/* Sets up model m's drawer (a no-op drawer where w has no sizes for it); SIM_ENOMEM. */
+int wl_sizer_init(struct wl_sizer *z, const struct wl_workload *w, uint64_t seed, int model,
+                  const char *model_name);
+double wl_sizer_draw(struct wl_sizer *z);
+void wl_sizer_free(struct wl_sizer *z);
 
 struct wl_stream {
     gsl_rng *rng;

@@ -56,6 +56,7 @@ struct wl_replay {
     int req_copies;
     gsl_rng *rng;
     gsl_ran_discrete_t *pop;
+    struct wl_sizer *sizers;     /* [nm]: workload.sizes for a trace without sizes, or NULL */
 };
 
 /* ---------------------------------------------------------------- config */
@@ -406,6 +407,13 @@ int wl_replay_open(const struct wl_workload *w, const struct sim_world *world, d
     rp->mcount = calloc((size_t)rp->nm, sizeof(double));
     rp->rstat = gsl_rstat_alloc();
     rp->rng = sim_rng_stream(world->seed, "trace.arrivals");
+    if (w->sizes) {                     /* counts without sizes: drawn as for synthetic arrivals */
+        if (!(rp->sizers = calloc((size_t)rp->nm, sizeof *rp->sizers)))
+            goto fail;
+        for (int m = 0; m < rp->nm; m++)
+            if (wl_sizer_init(&rp->sizers[m], w, world->seed, m, world->models[m].name))
+                goto fail;
+    }
     double *shares = calloc((size_t)rp->nm, sizeof *shares);
     if (!rp->prev_rate || !rp->next_rate || !rp->fill_a || !rp->held.c || !rp->cur.c || !rp->ahead.c ||
         !rp->cum || !rp->mcount || !rp->rstat || !rp->rng || !shares) {
@@ -443,6 +451,9 @@ void wl_replay_close(struct wl_replay *rp)
     gsl_rng_free(rp->rng);
     if (rp->pop)
         gsl_ran_discrete_free(rp->pop);
+    for (int m = 0; rp->sizers && m < rp->nm; m++)
+        wl_sizer_free(&rp->sizers[m]);
+    free(rp->sizers);
     free(rp);
 }
 
@@ -568,6 +579,8 @@ int wl_replay_next(struct wl_replay *rp, int64_t *t_ns, int *model, double *size
         *size = 0;
     }
     *model = pick_model(rp);
+    if (rp->sizers && *model >= 0)
+        *size = wl_sizer_draw(&rp->sizers[*model]);
     rp->rem -= 1;
     *t_ns = (int64_t)t;
     return 1;

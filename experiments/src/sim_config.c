@@ -438,9 +438,8 @@ static int parse_sizes(struct sim_config *c, const cJSON *o, bool trace)
     if (!o)
         return 0;
     if (trace)
-        return sim_err_set(SIM_EINVAL, "workload.sizes: a trace's requests carry the trace's "
-                           "sizes (workload.trace.size); sizes are drawn for synthetic "
-                           "arrivals only");
+        return sim_err_set(SIM_EINVAL, "workload.sizes: the trace's requests carry the trace's "
+                           "sizes (workload.trace.size); give one or the other");
     if (c->app)
         return sim_err_set(SIM_EINVAL, "workload.sizes: with an application, requests are the "
                            "application's; per-model sizes do not apply");
@@ -542,7 +541,7 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
         (rc = sim_json_obj(w, "workload", "rate_schedules", false, &sched)) ||
         (rc = parse_rate_schedules(c, sched, &nsched)) ||
         (rc = sim_json_obj(w, "workload", "sizes", false, &sizes)) ||
-        (rc = parse_sizes(c, sizes, tr != NULL)))
+        (rc = parse_sizes(c, sizes, tr && cJSON_GetObjectItemCaseSensitive(tr, "size"))))
         return rc;
     bool all_sched = nsched == c->world.nmodels;
     if (sched && (tr || cJSON_GetObjectItem(w, "segments") || cJSON_GetObjectItem(w, "random_segments")))

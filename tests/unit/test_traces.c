@@ -2,14 +2,18 @@
  * with their line numbers), and the replay: per-interval counts exact, scaling totals,
  * timestamps exact, function-to-model mapping, gaps never silent; plus the real traces of
  * ../shared/traces when present (their READMEs' totals as oracles; skipped otherwise). */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <gsl/gsl_randist.h>
+
 #include "sim_config.h"
 #include "sim_err.h"
+#include "sim_rng.h"
 #include "test.h"
 #include "trace.h"
 #include "wl_replay.h"
@@ -289,6 +293,61 @@ static void replay_counts_exact_per_interval(void)
     }
 }
 
+/* workload.sizes on a trace of counts: model A's requests carry lognormal sizes drawn from
+ * the stream "sizes.A" (the first one exactly that stream's first draw; mean 2 and cv 0.5
+ * within sampling error over ~1,400 requests), model B's none; the arrival times and models
+ * are those of the same replay without sizes. */
+static void replay_sizes_on_counts(void)
+{
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text, "second,events\n");
+    for (int i = 0; i < 60; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%d,%d\n", i, 40 + i % 20);
+    fixture("sized.csv", text);
+    const char *tr = "{\"format\": \"csv_counts\", \"files\": [\"sized.csv\"], "
+                     "\"csv\": {\"interval_s\": 1}}";
+    char with[1024];
+    snprintf(with, sizeof with, "%s, \"sizes\": {\"A\": {\"mean\": 2, \"cv\": 0.5}}", tr);
+    struct sim_config *c[2] = {config(TWO_MODELS, tr, NULL), config(TWO_MODELS, with, NULL)};
+    CHECK(c[0] && c[1], "config: %s", sim_err_msg());
+    if (!c[0] || !c[1])
+        return;
+    struct wl_replay *rp[2];
+    REQUIRE_OK(wl_replay_open(&c[0]->workload, &c[0]->world, 1.0, &rp[0]));
+    REQUIRE_OK(wl_replay_open(&c[1]->workload, &c[1]->world, 1.0, &rp[1]));
+    double sigma = sqrt(log1p(0.25)), mu = log(2) - sigma * sigma / 2;
+    gsl_rng *ref = sim_rng_stream(7, "sizes.A");
+    double first = gsl_ran_lognormal(ref, mu, sigma), got_first = -1, sum = 0, sum2 = 0;
+    long na = 0, same = 0, total = 0, b_sized = 0;
+    int64_t t[2];
+    int m[2];
+    double z[2];
+    while (wl_replay_next(rp[0], &t[0], &m[0], &z[0]) == 1 &&
+           wl_replay_next(rp[1], &t[1], &m[1], &z[1]) == 1) {
+        total++;
+        same += t[0] == t[1] && m[0] == m[1] && z[0] == 0;
+        if (m[1] == 0) {
+            if (na++ == 0)
+                got_first = z[1];
+            sum += z[1];
+            sum2 += z[1] * z[1];
+        } else {
+            b_sized += z[1] != 0;
+        }
+    }
+    double mean = sum / (double)na, cv = sqrt(sum2 / (double)na - mean * mean) / mean;
+    CHECK(same == total && total > 2500, "%ld of %ld arrivals the same with sizes", same, total);
+    CHECK(got_first == first, "A's first size %.17g, the stream's first draw %.17g", got_first,
+          first);
+    CHECK(fabs(mean - 2) < 0.1 && fabs(cv - 0.5) < 0.06 && b_sized == 0,
+          "A: %ld sizes, mean %.3f, cv %.3f; B: %ld sized", na, mean, cv, b_sized);
+    gsl_rng_free(ref);
+    wl_replay_close(rp[0]);
+    wl_replay_close(rp[1]);
+    sim_config_destroy(c[0]);
+    sim_config_destroy(c[1]);
+}
+
 static void replay_scaling_preserves_totals(void)
 {
     char text[4096];
@@ -534,6 +593,7 @@ int main(int argc, char **argv)
         {"llm_and_projectcounts_readers", llm_and_projectcounts_readers},
         {"replay_counts_exact_per_interval", replay_counts_exact_per_interval},
         {"replay_scaling_preserves_totals", replay_scaling_preserves_totals},
+        {"replay_sizes_on_counts", replay_sizes_on_counts},
         {"replay_timestamps_exact", replay_timestamps_exact},
         {"replay_functions_onto_models", replay_functions_onto_models},
         {"gaps_are_explicit", gaps_are_explicit},
