@@ -8,7 +8,8 @@
 #  e3_e6_cost.png: E3 (WiKi), E4 (Dynamic), E5 (tail) and E6 (resource), seed 1: the slot
 #      cost (20-slot moving mean) of the oracle, rrl (both forms) and the deep-RL comparators
 #      over the run, with the load on the right axis (Q-learning and tf_default, above 1 s most
-#      of the run, are left to the tables); gpu_cost.png: the same for the GPU node's sweeps;
+#      of the run, are left to the tables); gpu_cost.png and ds_cost.png: the same for the GPU
+#      node's and the DeepSpeech-like CPU node's sweeps;
 #  e5_ccdf.png: E5's latency CCDF per policy (all seeds' requests), with the strict SLO.
 # Each figure is drawn when the database holds its sweep.
 set -euo pipefail
@@ -141,6 +142,7 @@ panels() {
     ylab="slot mean latency (ms)"
     case $sw in
       *tail*) ylab="slot p95 latency (ms)";;
+      *resource_gpu*) ylab="slot cost (GPU busy fraction within the SLO, else 1 + latency / SLO)";;
       *resource*) ylab="slot cost (cores busy / 10 within the SLO, else 1 + latency / SLO)";;
     esac
     ymax=$(awk 'BEGIN {m = 0} $2 > m {m = $2} END {print 2 * m}' "$out/$sw.load.dat")
@@ -179,7 +181,10 @@ panels e3_e6_cost "RRL, its deep-RL comparators and the oracle under moving load
   "rrl_e5_tail:E5 Dynamic, tail objective (slot p95)" "rrl_e6_resource:E6 Dynamic, resource objective"
 panels gpu_cost "The same on the GPU node (Inception-V3 on a 1080 Ti, mean 276 req/s; seed 1, 20-slot moving means)" \
   "rrl_e3_wiki_gpu:E3 WiKi, GPU (mean latency)" "rrl_e4_dynamic_gpu:E4 Dynamic, GPU (mean latency)" \
-  "rrl_e5_tail_gpu:E5 Dynamic, GPU, tail objective (slot p95)"
+  "rrl_e5_tail_gpu:E5 Dynamic, GPU, tail objective (slot p95)" "rrl_e6_resource_gpu:E6 Dynamic, GPU, resource objective"
+panels ds_cost "The DeepSpeech-like CPU node (request sizes lognormal, cv 0.6; pi 1; mean 46 req/s; seed 1, 20-slot moving means)" \
+  "rrl_e3_wiki_ds:E3 WiKi, DeepSpeech-like (mean latency)" "rrl_e4_dynamic_ds:E4 Dynamic, DeepSpeech-like (mean latency)" \
+  "rrl_e6_resource_ds:E6 Dynamic, DeepSpeech-like, resource objective"
 sqlite3 -separator ' ' "$db" > "$out/e5_ccdf.dat" <<'SQL'
 WITH h AS (
   SELECT json_extract(p.settings_json, '$.case') AS policy, l.hi_ms, SUM(l.count) AS n

@@ -26,7 +26,7 @@
 #      changes (E4-E6: every 100 slots) that share in the 20 slots after a change and in the 80
 #      after those; E5: the share of slots whose p95 exceeds the strict SLO
 #      (policy.params.slo_ms); E6: the share of slots within the SLO (cost < 1) and the mean
-#      cores busy (rrl.util x 10) over the run.
+#      busy: cores (rrl.util x 10) on the CPU node, the busy fraction on the GPU node.
 set -euo pipefail
 db=${1:?usage: report.sh DB}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -194,14 +194,17 @@ SELECT policy AS "${title}", seeds, printf('%.1f', mean_ms) AS run_mean_ms, prin
        CASE WHEN g_settled IS NULL THEN '-' ELSE printf('%.0f%%', 100 * g_settled) END AS near_settled,
        CASE WHEN '${sweep}' LIKE '%tail%' THEN printf('%.0f%%', 100 * viol) ELSE '-' END AS p95_over_slo,
        CASE WHEN '${sweep}' LIKE '%resource%' THEN printf('%.0f%%', 100 * met) ELSE '-' END AS slo_met,
-       CASE WHEN '${sweep}' LIKE '%resource%' THEN printf('%.2f', 10 * u) ELSE '-' END AS cores_busy
+       CASE WHEN '${sweep}' NOT LIKE '%resource%' THEN '-' WHEN '${sweep}' LIKE '%gpu%'
+            THEN printf('%.2f', u) ELSE printf('%.2f', 10 * u) END AS busy
 FROM agg
 ORDER BY CASE policy WHEN 'oracle' THEN 0 WHEN 'rrl' THEN 1 WHEN 'rrl_one_table' THEN 2 WHEN 'q_learning' THEN 3 WHEN 'capes' THEN 4 WHEN 'deeprm' THEN 5 ELSE 6 END;
 SQL
 }
 for e in "rrl_e2_compare:E2 stationary" "rrl_e3_wiki:E3 WiKi" "rrl_e4_dynamic:E4 Dynamic" \
          "rrl_e5_tail:E5 strict SLO" "rrl_e6_resource:E6 resource" "rrl_e3_wiki_gpu:E3 WiKi, GPU" \
-         "rrl_e4_dynamic_gpu:E4 Dynamic, GPU" "rrl_e5_tail_gpu:E5 strict SLO, GPU"; do
+         "rrl_e4_dynamic_gpu:E4 Dynamic, GPU" "rrl_e5_tail_gpu:E5 strict SLO, GPU" \
+         "rrl_e6_resource_gpu:E6 resource, GPU" "rrl_e3_wiki_ds:E3 WiKi, DeepSpeech-like" \
+         "rrl_e4_dynamic_ds:E4 Dynamic, DeepSpeech-like" "rrl_e6_resource_ds:E6 resource, DeepSpeech-like"; do
   if [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM sweep_points WHERE sweep LIKE '${e%%:*}@%'")" -gt 0 ]; then
     echo
     summary "${e%%:*}" "${e#*:}"
