@@ -23,7 +23,8 @@ static const char usage[] =
     "usage: servesim-calibrate COMMAND [options]\n"
     "\n"
     "commands:\n"
-    "  nets [NET...]            networks: layers, parameters and GMACs against the published figures\n"
+    "  nets [NET...]            networks: layers, parameters and GMACs against the published figures,\n"
+    "                           and the graph's parallelism (pi: work over the critical path; width)\n"
     "  backends                 the backends built into this binary\n"
     "  check NET [--batch N]    every layer of a backend against the reference implementation\n"
     "  measure NET...           time forward passes per batch size, fit, write profiles\n"
@@ -191,8 +192,8 @@ static int cmd_nets(const struct opts *o)
     static const char *const shipped[] = {"resnet50", "vgg16", "mobilenetv2", "inceptionv3",
                                           "densenet121", "bert_base", "tiny_cnn", "tiny_bert"};
     int n = o->nnets ? o->nnets : (int)(sizeof shipped / sizeof shipped[0]);
-    printf("%-14s %-10s %6s %14s %14s %9s %9s  %s\n", "network", "input", "layers", "params",
-           "published", "GMACs", "published", "file");
+    printf("%-14s %-10s %6s %14s %14s %9s %9s %6s %5s  %s\n", "network", "input", "layers",
+           "params", "published", "GMACs", "published", "pi", "width", "file");
     for (int i = 0; i < n; i++) {
         char file[1024], in[48];
         struct cal_net *net;
@@ -205,9 +206,12 @@ static int cmd_nets(const struct opts *o)
         else
             snprintf(in, sizeof in, "%lldx%lldx%lld", (long long)net->input.d[0],
                      (long long)net->input.d[1], (long long)net->input.d[2]);
-        printf("%-14s %-10s %6d %14lld %14lld %9.3f %9.2f  %s\n", net->name, in, net->n,
+        double pi;
+        int width;
+        cal_net_parallelism(net, &pi, &width);
+        printf("%-14s %-10s %6d %14lld %14lld %9.3f %9.2f %6.3f %5d  %s\n", net->name, in, net->n,
                (long long)cal_net_params(net), (long long)net->pub_params, cal_net_macs(net) / 1e9,
-               net->pub_gmacs, file);
+               net->pub_gmacs, pi, width, file);
         cal_net_destroy(net);
     }
     return 0;

@@ -497,6 +497,27 @@ double cal_net_macs(const struct cal_net *net)
     return s;
 }
 
+void cal_net_parallelism(const struct cal_net *net, double *pi, int *width)
+{
+    double *path = calloc((size_t)(net->n ? net->n : 1), sizeof *path), total = 0, crit = 0;
+    *width = 1;
+    for (int i = 0; i < net->n; i++) {   /* layers come after their inputs */
+        const struct cal_layer *l = &net->layers[i];
+        double before = 0;
+        for (int j = 0; j < l->nin; j++)
+            if (l->in[j] != CAL_INPUT && path && path[l->in[j]] > before)
+                before = path[l->in[j]];
+        if (path)
+            path[i] = before + l->macs;
+        total += l->macs;
+        crit = path && path[i] > crit ? path[i] : crit;
+        if ((l->op == CAL_CONCAT || l->op == CAL_ADD) && l->nin > *width)
+            *width = l->nin;
+    }
+    *pi = crit > 0 ? total / crit : 1;
+    free(path);
+}
+
 void cal_net_last_use(const struct cal_net *net, int *last)
 {
     for (int t = 0; t <= net->n; t++)

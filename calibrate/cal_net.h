@@ -104,6 +104,10 @@ int64_t cal_shape_count(const struct cal_shape *s);
 const struct cal_shape *cal_net_tensor_shape(const struct cal_net *net, int t);
 int64_t cal_net_params(const struct cal_net *net);
 double cal_net_macs(const struct cal_net *net);
+/* The layer graph's parallelism as RRL's CPU model reads it (specs/rrl.md): pi = total work
+ * over the critical path's (work = multiply-accumulates; the longest chain of dependent
+ * layers) and width = the widest join (the most inputs of one concat or add; 1 for a chain). */
+void cal_net_parallelism(const struct cal_net *net, double *pi, int *width);
 /* Index of the last layer that reads tensor t (t itself when none; n-1 for the output). */
 void cal_net_last_use(const struct cal_net *net, int *last /* OUT: n+1 entries, [0]=input */);
 

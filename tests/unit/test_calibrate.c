@@ -55,6 +55,41 @@ static void networks_match_published(void)
     cal_net_destroy(r50);
 }
 
+/* The graph's parallelism by hand: a diamond (a 1x1 conv of 4, then branches of a 3x3 conv
+ * of 8 and a 1x1 conv of 2 joined by concat, then fc 10 on 3x8x8 inputs: 768, 18,432, 512 and
+ * 6,400 MACs) has pi = 26,112 / (768 + 18,432 + 6,400) and width 2; a chain (VGG-16) pi 1
+ * and width 1. */
+static void parallelism_by_hand(void)
+{
+    char file[512];
+    snprintf(file, sizeof file, "%s/diamond.json", test_scratch("servesim_cal"));
+    FILE *f = fopen(file, "w");
+    fputs("{\"format\": \"servesim-net/1\", \"name\": \"diamond\", \"input\": {\"shape\": "
+          "[3, 8, 8]}, \"layers\": [{\"name\": \"a\", \"op\": \"conv\", \"out\": 4, \"k\": 1},"
+          "{\"name\": \"b1\", \"op\": \"conv\", \"in\": [\"a\"], \"out\": 8, \"k\": 3, \"p\": 1},"
+          "{\"name\": \"b2\", \"op\": \"conv\", \"in\": [\"a\"], \"out\": 2, \"k\": 1},"
+          "{\"name\": \"c\", \"op\": \"concat\", \"in\": [\"b1\", \"b2\"]},"
+          "{\"name\": \"fc\", \"op\": \"fc\", \"out\": 10}]}", f);
+    fclose(f);
+    struct cal_net *net = NULL;
+    REQUIRE_OK(cal_net_load(file, &net));
+    double pi;
+    int width;
+    cal_net_parallelism(net, &pi, &width);
+    CHECK(fabs(pi - 26112.0 / 25600.0) < 1e-12 && width == 2, "diamond: pi %.6f, width %d", pi,
+          width);
+    cal_net_destroy(net);
+    net = load("vgg16");
+    cal_net_parallelism(net, &pi, &width);
+    CHECK(pi == 1 && width == 1, "vgg16: pi %.6f, width %d", pi, width);
+    cal_net_destroy(net);
+    net = load("inceptionv3");
+    cal_net_parallelism(net, &pi, &width);
+    printf("inceptionv3: pi %.4f, width %d\n", pi, width);
+    CHECK(pi > 1 && width >= 4, "inceptionv3: pi %.4f, width %d", pi, width);
+    cal_net_destroy(net);
+}
+
 /* Runs net on a backend with keep_all and compares every layer with the reference. */
 static void compare_layers(const struct cal_backend_ops *be, struct cal_opts bo, const char *name,
                            int batch, bool fold, double tol)
@@ -463,6 +498,7 @@ int main(int argc, char **argv)
 {
     static const struct test_case cases[] = {
         {"networks_match_published", networks_match_published},
+        {"parallelism_by_hand", parallelism_by_hand},
         {"onednn_layers_match_reference", onednn_layers_match_reference},
         {"onednn_arena_output_matches", onednn_arena_output_matches},
         {"fold_bn_preserves_output", fold_bn_preserves_output},
