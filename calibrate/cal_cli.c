@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <cjson/cJSON.h>
 
 #include "cal_backend.h"
+#include "cal_concur.h"
 #include "cal_measure.h"
 #include "cal_net.h"
 #include "cal_profile.h"
@@ -29,6 +31,9 @@ static const char usage[] =
     "  check NET [--batch N]    every layer of a backend against the reference implementation\n"
     "  measure NET...           time forward passes per batch size, fit, write profiles\n"
     "  validate NET --zoo FILE  a real FIFO batching server against the simulator, per load\n"
+    "  concurrency NET          k inferences at once with t intra-op threads each (oneDNN):\n"
+    "                           latency and cores busy per (k, t), and the interference table\n"
+    "                           (cluster.interference_table) the simulator reads\n"
     "\n"
     "NET is a file (calibrate/networks/resnet50.json) or a shipped name (resnet50).\n"
     "options:\n"
@@ -50,12 +55,19 @@ static const char usage[] =
     "  --loads LIST             validate: fractions of capacity B/l(B) (0.2,0.4,0.6,0.8)\n"
     "  --requests N             validate: requests per load (300)\n"
     "  --max-batch N            validate: the server's max batch (8)\n"
-    "  --seed N                 arrivals and weights (1)\n";
+    "  --seed N                 arrivals and weights (1)\n"
+    "  --k LIST                 concurrency: inferences in service at once (1,2,3,4)\n"
+    "  --seconds S              concurrency: timed seconds per (k, t) (3)\n"
+    "  --table-out FILE         concurrency: the bare table rows, for\n"
+    "                           --set cluster.interference_table=@FILE (--out: the whole record)\n";
 
 struct opts {
     const char *backend, *out, *db, *kind, *zoo_name, *zoo, *model;
     enum cal_precision precision;
     int threads[16], nthreads, batches[CAL_MAX_POINTS], nbatches, warmup, reps, device;
+    int ks[16], nks;
+    double seconds;
+    const char *table_out;
     int batch, requests, max_batch;
     double tol, tol_check, loads[CAL_VALIDATE_MAX_LOADS];
     int nloads;
@@ -106,7 +118,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                        .batches = {1, 2, 4, 8}, .warmup = 3, .reps = 20, .tol = 0.05,
                        .tol_check = 0, .batch = 2, .requests = 300, .max_batch = 8, .fold = true,
                        .seed = 1, .nloads = 4, .loads = {0.2, 0.4, 0.6, 0.8},
-                       .zoo_name = "calibrated"};
+                       .zoo_name = "calibrated", .nks = 4, .ks = {1, 2, 3, 4}, .seconds = 3};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -128,6 +140,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         if (!strcmp(a, "--backend")) { VAL(); o->backend = v; }
         else if (!strcmp(a, "--precision")) { VAL(); if ((rc = cal_precision_parse(v, &o->precision))) return SIM_EUSAGE; }
         else if (!strcmp(a, "--threads")) { VAL(); rc = parse_int_list(a, v, o->threads, 16, &o->nthreads); }
+        else if (!strcmp(a, "--k")) { VAL(); rc = parse_int_list(a, v, o->ks, 16, &o->nks); }
+        else if (!strcmp(a, "--seconds")) { VAL(); rc = sim_arg_num(a, v, 0, true, 3600, &o->seconds); }
+        else if (!strcmp(a, "--table-out")) { VAL(); o->table_out = v; }
         else if (!strcmp(a, "--batches")) { VAL(); rc = parse_int_list(a, v, o->batches, CAL_MAX_POINTS, &o->nbatches); }
         else if (!strcmp(a, "--loads")) { VAL(); rc = parse_list(a, v, o->loads, CAL_VALIDATE_MAX_LOADS, &o->nloads, false); }
         else if (!strcmp(a, "--warmup")) INT(o->warmup, 0);
@@ -378,6 +393,133 @@ out:
     return rc;
 }
 
+/* Writes JSON to file through a temporary name and a rename (nothing half-written). */
+static int write_json(const char *file, const cJSON *j)
+{
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", file, (int)getpid());
+    char *text = cJSON_Print(j);
+    FILE *f = text ? fopen(tmp, "w") : NULL;
+    int rc = !text ? SIM_ENOMEM : 0;
+    if (text && (!f || fputs(text, f) < 0 || fputc('\n', f) < 0))
+        rc = sim_err_set(SIM_EIO, "%s: cannot write", tmp);
+    if (f && fclose(f) != 0 && !rc)
+        rc = sim_err_set(SIM_EIO, "%s: cannot write", tmp);
+    if (!rc && rename(tmp, file) != 0)
+        rc = sim_err_set(SIM_EIO, "%s: cannot rename to %s: %s", tmp, file, strerror(errno));
+    if (rc)
+        remove(tmp);
+    free(text);
+    return rc;
+}
+
+/* concurrency NET: lat(k, 1, t) and cores busy for every k x t, the interference table
+ * relative to (1, 1, 1). */
+static int cmd_concurrency(const struct opts *o)
+{
+    const struct cal_backend_ops *be;
+    int rc;
+    if (o->nnets != 1)
+        return sim_err_set(SIM_EUSAGE, "concurrency: expected one network, got %d", o->nnets);
+    if ((rc = find_backend(o, &be)))
+        return rc;
+    if (strcmp(be->name, "onednn") != 0)
+        return sim_err_set(SIM_EUNAVAIL, "concurrency: only the onednn backend (k concurrent "
+                           "cuDNN streams are not measured yet)");
+    bool k1 = false, t1 = false;
+    for (int i = 0; i < o->nks; i++)
+        k1 |= o->ks[i] == 1;
+    for (int i = 0; i < o->nthreads; i++)
+        t1 |= o->threads[i] == 1;
+    if (!k1 || !t1)
+        return sim_err_set(SIM_EUSAGE, "concurrency: --k and --threads must include 1 (the "
+                           "table's factors are relative to one inference on one thread)");
+    struct cal_net *net = NULL;
+    if ((rc = load_net(o->nets[0], o, &net)))
+        return rc;
+    if (o->fold)
+        cal_net_fold_bn(net);
+    struct cal_device_info dev;
+    void *st = NULL;
+    struct cal_opts bo = {.threads = 1};
+    if (!(rc = be->create(&bo, &st)))
+        rc = be->info(st, &dev);
+    if (st)
+        be->destroy(st);
+    int np = o->nks * o->nthreads;
+    struct cal_concur_point *pts = calloc((size_t)np, sizeof *pts);
+    if (!rc && !pts)
+        rc = SIM_ENOMEM;
+    if (!rc)
+        printf("%s, batch %d, on %s (%ld online CPUs): %g s per point\n  %4s %4s %4s %8s %10s "
+               "%10s %7s %8s\n", net->name, o->batch, dev.device, sysconf(_SC_NPROCESSORS_ONLN),
+               o->seconds, "k", "p", "t", "n", "median ms", "p99 ms", "cores", "factor");
+    double base = 0;
+    for (int i = 0; i < o->nks && !rc; i++)
+        for (int j = 0; j < o->nthreads && !rc; j++) {
+            struct cal_concur_point *p = &pts[i * o->nthreads + j];
+            if ((rc = cal_concur_measure(be, net, o->batch, o->ks[i], o->threads[j], o->warmup,
+                                         o->seconds, p)))
+                break;
+            if (p->k == 1 && p->t == 1)
+                base = p->median_ms;
+            printf("  %4d %4d %4d %8d %10.3f %10.3f %7.2f %8s\n", p->k, p->p, p->t, p->n,
+                   p->median_ms, p->p99_ms, p->cores, "");
+            fflush(stdout);
+        }
+    cJSON *doc = NULL, *rows = NULL;
+    if (!rc) {
+        printf("  factors, lat(k, 1, t) / lat(1, 1, 1) = %.3f ms:", base);
+        doc = cJSON_CreateObject();
+        rows = cJSON_CreateArray();
+        cJSON *pv = cJSON_AddObjectToObject(doc, "provenance");
+        char host[128], date[32];
+        cal_host_name(host, sizeof host);
+        sim_utc_now(date);
+        cJSON_AddStringToObject(doc, "format", "servesim-concurrency/1");
+        cJSON_AddStringToObject(pv, "tool", "servesim-calibrate concurrency");
+        cJSON_AddStringToObject(pv, "device", dev.device);
+        cJSON_AddStringToObject(pv, "versions", dev.versions);
+        cJSON_AddStringToObject(pv, "host", host);
+        cJSON_AddStringToObject(pv, "date", date);
+        cJSON_AddNumberToObject(pv, "online_cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
+        cJSON_AddStringToObject(doc, "network", net->name);
+        cJSON_AddNumberToObject(doc, "batch", o->batch);
+        cJSON_AddNumberToObject(doc, "seconds", o->seconds);
+        cJSON_AddNumberToObject(doc, "one_thread_ms", base);
+        cJSON *jp = cJSON_AddArrayToObject(doc, "points");
+        for (int i = 0; i < np; i++) {
+            const struct cal_concur_point *p = &pts[i];
+            cJSON *x = cJSON_CreateObject(), *r = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "k", p->k);
+            cJSON_AddNumberToObject(x, "p", p->p);
+            cJSON_AddNumberToObject(x, "t", p->t);
+            cJSON_AddNumberToObject(x, "n", p->n);
+            cJSON_AddNumberToObject(x, "median_ms", p->median_ms);
+            cJSON_AddNumberToObject(x, "p99_ms", p->p99_ms);
+            cJSON_AddNumberToObject(x, "cores", p->cores);
+            cJSON_AddItemToArray(jp, x);
+            cJSON_AddNumberToObject(r, "n", p->k);
+            cJSON_AddNumberToObject(r, "p", p->p);
+            cJSON_AddNumberToObject(r, "t", p->t);
+            cJSON_AddNumberToObject(r, "factor", p->median_ms / base);
+            cJSON_AddItemToArray(rows, r);
+            printf(" (%d,%d) %.3f", p->k, p->t, p->median_ms / base);
+        }
+        printf("\n");
+        cJSON_AddItemToObject(doc, "interference_table", cJSON_Duplicate(rows, true));
+        if (o->out && !(rc = write_json(o->out, doc)))
+            printf("wrote %s\n", o->out);
+        if (!rc && o->table_out && !(rc = write_json(o->table_out, rows)))
+            printf("wrote %s\n", o->table_out);
+    }
+    cJSON_Delete(doc);
+    cJSON_Delete(rows);
+    free(pts);
+    cal_net_destroy(net);
+    return rc;
+}
+
 static double rel(double sim, double real)
 {
     return real != 0 ? (sim - real) / real : 0;
@@ -471,6 +613,8 @@ int main(int argc, char **argv)
         rc = cmd_measure(&o);
     else if (!strcmp(cmd, "validate"))
         rc = cmd_validate(&o);
+    else if (!strcmp(cmd, "concurrency"))
+        rc = cmd_concurrency(&o);
     else
         rc = sim_err_set(SIM_EUSAGE, "unknown command \"%s\" (see --help)", cmd);
     return exit_code(rc);

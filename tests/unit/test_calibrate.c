@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include "cal_backend.h"
+#include "cal_concur.h"
 #include "cal_fit.h"
 #include "cal_measure.h"
 #include "cal_net.h"
@@ -87,6 +89,28 @@ static void parallelism_by_hand(void)
     cal_net_parallelism(net, &pi, &width);
     printf("inceptionv3: pi %.4f, width %d\n", pi, width);
     CHECK(pi > 1 && width >= 4, "inceptionv3: pi %.4f, width %d", pi, width);
+    cal_net_destroy(net);
+}
+
+/* The concurrency mode on the tiny network: k = 2 threads of t = 1 each complete inferences
+ * for 0.3 s; the point names its k, p 1, t; the median lies within [min, max] of what ran
+ * (positive); the cores busy are positive and at most the machine's online CPUs (plus
+ * rounding); bad arguments are errors, not crashes. */
+static void concurrency_point(void)
+{
+    struct cal_net *net = load("tiny_cnn");
+    REQUIRE_OK(cal_net_init_weights(net, 1));
+    struct cal_concur_point pt;
+    REQUIRE_OK(cal_concur_measure(&cal_backend_onednn, net, 1, 2, 1, 1, 0.3, &pt));
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    CHECK(pt.k == 2 && pt.p == 1 && pt.t == 1 && pt.n >= 2, "point k %d p %d t %d n %d", pt.k,
+          pt.p, pt.t, pt.n);
+    CHECK(pt.median_ms > 0 && pt.p99_ms >= pt.median_ms && pt.wall_s >= 0.3,
+          "median %g ms, p99 %g ms, wall %g s", pt.median_ms, pt.p99_ms, pt.wall_s);
+    CHECK(pt.cores > 0 && pt.cores <= (double)cpus + 0.25, "cores %g of %ld", pt.cores, cpus);
+    int rc = cal_concur_measure(&cal_backend_onednn, net, 1, 0, 1, 0, 0.1, &pt);
+    CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "1 <= k <= 64"), "k 0: rc %d, %s", rc,
+          sim_err_msg());
     cal_net_destroy(net);
 }
 
@@ -499,6 +523,7 @@ int main(int argc, char **argv)
     static const struct test_case cases[] = {
         {"networks_match_published", networks_match_published},
         {"parallelism_by_hand", parallelism_by_hand},
+        {"concurrency_point", concurrency_point},
         {"onednn_layers_match_reference", onednn_layers_match_reference},
         {"onednn_arena_output_matches", onednn_arena_output_matches},
         {"fold_bn_preserves_output", fold_bn_preserves_output},
