@@ -58,6 +58,7 @@ static const char usage[] =
     "  --seed N                 arrivals and weights (1)\n"
     "  --k LIST                 concurrency: inferences in service at once (1,2,3,4)\n"
     "  --seconds S              concurrency: timed seconds per (k, t) (3)\n"
+    "  --batch N                concurrency: the batch of each inference (1)\n"
     "  --table-out FILE         concurrency: the bare table rows, for\n"
     "                           --set cluster.interference_table=@FILE (--out: the whole record)\n";
 
@@ -71,7 +72,7 @@ struct opts {
     int batch, requests, max_batch;
     double tol, tol_check, loads[CAL_VALIDATE_MAX_LOADS];
     int nloads;
-    bool fold, fit_p99;
+    bool fold, fit_p99, batch_set;
     unsigned long long seed;
     const char *nets[64];
     int nnets;
@@ -148,7 +149,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--warmup")) INT(o->warmup, 0);
         else if (!strcmp(a, "--reps")) INT(o->reps, 1);
         else if (!strcmp(a, "--device")) INT(o->device, 0);
-        else if (!strcmp(a, "--batch")) INT(o->batch, 1);
+        else if (!strcmp(a, "--batch")) { INT(o->batch, 1); o->batch_set = true; }
         else if (!strcmp(a, "--requests")) INT(o->requests, 10);
         else if (!strcmp(a, "--max-batch")) INT(o->max_batch, 1);
         else if (!strcmp(a, "--seed")) { int s = 0; INT(s, 0); o->seed = (unsigned long long)s; }
@@ -434,6 +435,7 @@ static int cmd_concurrency(const struct opts *o)
     if (!k1 || !t1)
         return sim_err_set(SIM_EUSAGE, "concurrency: --k and --threads must include 1 (the "
                            "table's factors are relative to one inference on one thread)");
+    int batch = o->batch_set ? o->batch : 1;     /* (check's default is 2) */
     struct cal_net *net = NULL;
     if ((rc = load_net(o->nets[0], o, &net)))
         return rc;
@@ -452,19 +454,19 @@ static int cmd_concurrency(const struct opts *o)
         rc = SIM_ENOMEM;
     if (!rc)
         printf("%s, batch %d, on %s (%ld online CPUs): %g s per point\n  %4s %4s %4s %8s %10s "
-               "%10s %7s %8s\n", net->name, o->batch, dev.device, sysconf(_SC_NPROCESSORS_ONLN),
-               o->seconds, "k", "p", "t", "n", "median ms", "p99 ms", "cores", "factor");
+               "%10s %7s\n", net->name, batch, dev.device, sysconf(_SC_NPROCESSORS_ONLN),
+               o->seconds, "k", "p", "t", "n", "median ms", "p99 ms", "cores");
     double base = 0;
     for (int i = 0; i < o->nks && !rc; i++)
         for (int j = 0; j < o->nthreads && !rc; j++) {
             struct cal_concur_point *p = &pts[i * o->nthreads + j];
-            if ((rc = cal_concur_measure(be, net, o->batch, o->ks[i], o->threads[j], o->warmup,
+            if ((rc = cal_concur_measure(be, net, batch, o->ks[i], o->threads[j], o->warmup,
                                          o->seconds, p)))
                 break;
             if (p->k == 1 && p->t == 1)
                 base = p->median_ms;
-            printf("  %4d %4d %4d %8d %10.3f %10.3f %7.2f %8s\n", p->k, p->p, p->t, p->n,
-                   p->median_ms, p->p99_ms, p->cores, "");
+            printf("  %4d %4d %4d %8d %10.3f %10.3f %7.2f\n", p->k, p->p, p->t, p->n,
+                   p->median_ms, p->p99_ms, p->cores);
             fflush(stdout);
         }
     cJSON *doc = NULL, *rows = NULL;
@@ -484,7 +486,7 @@ static int cmd_concurrency(const struct opts *o)
         cJSON_AddStringToObject(pv, "date", date);
         cJSON_AddNumberToObject(pv, "online_cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
         cJSON_AddStringToObject(doc, "network", net->name);
-        cJSON_AddNumberToObject(doc, "batch", o->batch);
+        cJSON_AddNumberToObject(doc, "batch", batch);
         cJSON_AddNumberToObject(doc, "seconds", o->seconds);
         cJSON_AddNumberToObject(doc, "one_thread_ms", base);
         cJSON *jp = cJSON_AddArrayToObject(doc, "points");
