@@ -510,6 +510,26 @@ static int cmd_concurrency(const struct opts *o)
         }
         printf("\n");
         cJSON_AddItemToObject(doc, "interference_table", cJSON_Duplicate(rows, true));
+        /* RRL's parametric model fitted to the points (a fallback for more cores than here) */
+        struct cal_concur_fit fit;
+        double cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
+        if (cal_concur_fit(pts, np, cores, &fit) == 0) {
+            printf("  parametric fit on %g cores: one thread %.3f ms, f %.4f, overhead %.3f "
+                   "(held), mu %.4f, kappa %.4f; relative error rms %.1f%%, max %.1f%%\n", cores,
+                   fit.l1_ms, fit.f, fit.overhead, fit.mu, fit.kappa, 100 * fit.rms_rel,
+                   100 * fit.max_rel);
+            cJSON *jf = cJSON_AddObjectToObject(doc, "parametric_fit");
+            cJSON_AddNumberToObject(jf, "cores", cores);
+            cJSON_AddNumberToObject(jf, "one_thread_ms", fit.l1_ms);
+            cJSON_AddNumberToObject(jf, "f", fit.f);
+            cJSON_AddNumberToObject(jf, "overhead", fit.overhead);
+            cJSON_AddNumberToObject(jf, "mu", fit.mu);
+            cJSON_AddNumberToObject(jf, "kappa", fit.kappa);
+            cJSON_AddNumberToObject(jf, "rms_rel_err", fit.rms_rel);
+            cJSON_AddNumberToObject(jf, "max_rel_err", fit.max_rel);
+        } else {
+            printf("  no parametric fit: %s\n", sim_err_msg());
+        }
         if (o->out && !(rc = write_json(o->out, doc)))
             printf("wrote %s\n", o->out);
         if (!rc && o->table_out && !(rc = write_json(o->table_out, rows)))

@@ -1,8 +1,11 @@
 /* cal_concur — k concurrent inferences of t intra-op threads each on one CPU (cal_concur.h). */
 #include "cal_concur.h"
 
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -160,4 +163,92 @@ int cal_concur_measure(const struct cal_backend_ops *be, const struct cal_net *n
     }
     free(in);
     return rc;
+}
+
+/* ---------------------------------------------------------------- the parametric fit */
+
+static double model(double l1, double f, double o, double mu, double kappa, double C, int k,
+                    int t)
+{
+    double D = (double)k * t;
+    double sigma = (1 + mu * fmin(D, C) / C) * fmax(1, D / C) * (1 + kappa * fmax(0, D / C - 1));
+    return l1 * (f + (1 - f) / t + o * (t - 1)) * sigma;
+}
+
+double cal_concur_model_ms(const struct cal_concur_fit *fit, double cores, int k, int t)
+{
+    return model(fit->l1_ms, fit->f, fit->overhead, fit->mu, fit->kappa, cores, k, t);
+}
+
+struct fit_data {
+    const struct cal_concur_point *pts;
+    int n;
+    double C, o;
+};
+
+/* The constants from the free parameters x = (L1, logit f, sqrt mu, sqrt kappa): f in (0, 1),
+ * mu and kappa >= 0, as the model means them. */
+static void constants(const gsl_vector *x, double c[4])
+{
+    c[0] = gsl_vector_get(x, 0);
+    c[1] = 1 / (1 + exp(-gsl_vector_get(x, 1)));
+    c[2] = gsl_vector_get(x, 2) * gsl_vector_get(x, 2);
+    c[3] = gsl_vector_get(x, 3) * gsl_vector_get(x, 3);
+}
+
+/* residuals: relative errors of the model's medians */
+static int resid(const gsl_vector *x, void *arg, gsl_vector *r)
+{
+    const struct fit_data *d = arg;
+    double c[4];
+    constants(x, c);
+    for (int i = 0; i < d->n; i++) {
+        const struct cal_concur_point *p = &d->pts[i];
+        double m = model(c[0], c[1], d->o, c[2], c[3], d->C, p->k, p->t);
+        gsl_vector_set(r, (size_t)i, m / p->median_ms - 1);
+    }
+    return GSL_SUCCESS;
+}
+
+int cal_concur_fit(const struct cal_concur_point *pts, int n, double cores,
+                   struct cal_concur_fit *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct cal_concur_point *one = NULL;
+    for (int i = 0; i < n; i++)
+        if (pts[i].k == 1 && pts[i].t == 1)
+            one = &pts[i];
+    if (n < 4 || !one || !(cores > 0))
+        return sim_err_set(SIM_EINVAL, "concurrency fit: expected at least 4 points including "
+                           "k 1, t 1, and cores > 0; got %d point(s)%s", n,
+                           one ? "" : " without (1, 1)");
+    struct fit_data d = {pts, n, cores, 0.005};
+    gsl_multifit_nlinear_fdf fdf = {.f = resid, .df = NULL, .fvv = NULL, .n = (size_t)n,
+                                    .p = 4, .params = &d};
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w =
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, (size_t)n, 4);
+    if (!w)
+        return SIM_ENOMEM;
+    /* from the spec's unfitted defaults: f 0.1, mu 0.2, kappa 0.1 */
+    double x0[4] = {one->median_ms, log(0.1 / 0.9), sqrt(0.2), sqrt(0.1)};
+    gsl_vector_view xv = gsl_vector_view_array(x0, 4);
+    gsl_multifit_nlinear_init(&xv.vector, &fdf, w);
+    int info = 0;
+    int st = gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
+    double c[4];
+    constants(gsl_multifit_nlinear_position(w), c);
+    *out = (struct cal_concur_fit){c[0], c[1], d.o, c[2], c[3], 0, 0};
+    gsl_multifit_nlinear_free(w);
+    if (st != GSL_SUCCESS && st != GSL_EMAXITER)
+        return sim_err_set(SIM_EINTERNAL, "concurrency fit: GSL status %d (%s)", st,
+                           gsl_strerror(st));
+    double ss = 0;
+    for (int i = 0; i < n; i++) {
+        double e = cal_concur_model_ms(out, cores, pts[i].k, pts[i].t) / pts[i].median_ms - 1;
+        ss += e * e;
+        out->max_rel = fmax(out->max_rel, fabs(e));
+    }
+    out->rms_rel = sqrt(ss / n);
+    return 0;
 }

@@ -25,4 +25,18 @@ int cal_concur_measure(const struct cal_backend_ops *be, const struct cal_net *n
                        int k, int t, int warmup, double seconds,
                        struct cal_concur_point *out /* OUT */);
 
+/* RRL's parametric CPU model fitted to measured points (specs/rrl.md, "CPU, parametric"):
+ * lat(k, t) = L1 (f + (1 - f)/t + o (t - 1)) sigma(D), D = k t threads (p = 1), C cores,
+ * sigma(D) = (1 + mu min(D, C)/C) max(1, D/C) (1 + kappa max(0, D/C - 1)); the overhead o is
+ * held at its default 0.005 (with t in {1, 2} it cannot be told from f). GSL's nonlinear least
+ * squares on the relative errors of the medians. */
+struct cal_concur_fit {
+    double l1_ms, f, overhead, mu, kappa;
+    double rms_rel, max_rel;          /* of the fitted model against the medians */
+};
+int cal_concur_fit(const struct cal_concur_point *pts, int n, double cores,
+                   struct cal_concur_fit *out /* OUT */);
+/* The model's latency at (k, t) on `cores` cores with the fitted constants. */
+double cal_concur_model_ms(const struct cal_concur_fit *fit, double cores, int k, int t);
+
 #endif

@@ -114,6 +114,27 @@ static void concurrency_point(void)
     cal_net_destroy(net);
 }
 
+/* The parametric fit recovers the constants that generated its points (k 1..4, t 1..2 on 2
+ * cores: L1 100 ms, f 0.15, overhead 0.005, mu 0.1, kappa 0.2) and refuses too few points. */
+static void concurrency_fit_recovers_constants(void)
+{
+    struct cal_concur_fit truth = {100, 0.15, 0.005, 0.1, 0.2, 0, 0}, fit;
+    struct cal_concur_point pts[8];
+    for (int i = 0; i < 8; i++) {
+        int k = i / 2 + 1, t = i % 2 + 1;
+        pts[i] = (struct cal_concur_point){.k = k, .p = 1, .t = t, .n = 10,
+                                           .median_ms = cal_concur_model_ms(&truth, 2, k, t)};
+    }
+    REQUIRE_OK(cal_concur_fit(pts, 8, 2, &fit));
+    CHECK(fabs(fit.l1_ms - 100) < 1e-4 && fabs(fit.f - 0.15) < 1e-5 && fabs(fit.mu - 0.1) < 1e-5 &&
+          fabs(fit.kappa - 0.2) < 1e-5 && fit.max_rel < 1e-8,
+          "fit: L1 %.6f f %.6f mu %.6f kappa %.6f, max error %g", fit.l1_ms, fit.f, fit.mu,
+          fit.kappa, fit.max_rel);
+    int rc = cal_concur_fit(pts + 2, 3, 2, &fit);
+    CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "at least 4 points"), "3 points: rc %d, %s",
+          rc, sim_err_msg());
+}
+
 /* Runs net on a backend with keep_all and compares every layer with the reference. */
 static void compare_layers(const struct cal_backend_ops *be, struct cal_opts bo, const char *name,
                            int batch, bool fold, double tol)
@@ -524,6 +545,7 @@ int main(int argc, char **argv)
         {"networks_match_published", networks_match_published},
         {"parallelism_by_hand", parallelism_by_hand},
         {"concurrency_point", concurrency_point},
+        {"concurrency_fit_recovers_constants", concurrency_fit_recovers_constants},
         {"onednn_layers_match_reference", onednn_layers_match_reference},
         {"onednn_arena_output_matches", onednn_arena_output_matches},
         {"fold_bn_preserves_output", fold_bn_preserves_output},
