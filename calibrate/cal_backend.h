@@ -21,7 +21,10 @@ const char *cal_precision_name(enum cal_precision p);
 int cal_precision_parse(const char *s, enum cal_precision *out /* OUT */);
 
 struct cal_opts {
-    int threads;             /* CPU threads (oneDNN); 0 = all */
+    int threads;             /* CPU threads (oneDNN): each inter-op worker's OpenMP team; 0 = all */
+    int inter_op;            /* oneDNN: workers running independent layers of the graph at once
+                              * (a ready-list executor; every tensor then has its own buffer);
+                              * 0 or 1 = one layer after another. The cuDNN backend refuses > 1 */
     enum cal_precision precision;
     bool keep_all;           /* every tensor in its own buffer, readable after run */
     int device;              /* GPU ordinal */

@@ -31,9 +31,11 @@ static const char usage[] =
     "  check NET [--batch N]    every layer of a backend against the reference implementation\n"
     "  measure NET...           time forward passes per batch size, fit, write profiles\n"
     "  validate NET --zoo FILE  a real FIFO batching server against the simulator, per load\n"
-    "  concurrency NET          k inferences at once with t intra-op threads each (oneDNN):\n"
-    "                           latency and cores busy per (k, t), and the interference table\n"
-    "                           (cluster.interference_table) the simulator reads\n"
+    "  concurrency NET          k inferences at once, each with p inter-op workers of t intra-op\n"
+    "                           threads (oneDNN; cuDNN: k streams, p = t = 1): latency and cores\n"
+    "                           busy per (k, p, t), the interference table\n"
+    "                           (cluster.interference_table) the simulator reads, and the\n"
+    "                           parametric model fitted to the points (oneDNN)\n"
     "\n"
     "NET is a file (calibrate/networks/resnet50.json) or a shipped name (resnet50).\n"
     "options:\n"
@@ -57,7 +59,8 @@ static const char usage[] =
     "  --max-batch N            validate: the server's max batch (8)\n"
     "  --seed N                 arrivals and weights (1)\n"
     "  --k LIST                 concurrency: inferences in service at once (1,2,3,4)\n"
-    "  --seconds S              concurrency: timed seconds per (k, t) (3)\n"
+    "  --inter-op LIST          concurrency: inter-op workers per inference, p (1)\n"
+    "  --seconds S              concurrency: timed seconds per (k, p, t) (3)\n"
     "  --batch N                concurrency: the batch of each inference (1)\n"
     "  --table-out FILE         concurrency: the bare table rows, for\n"
     "                           --set cluster.interference_table=@FILE (--out: the whole record)\n";
@@ -66,7 +69,7 @@ struct opts {
     const char *backend, *out, *db, *kind, *zoo_name, *zoo, *model;
     enum cal_precision precision;
     int threads[16], nthreads, batches[CAL_MAX_POINTS], nbatches, warmup, reps, device;
-    int ks[16], nks;
+    int ks[16], nks, ps[16], nps;
     double seconds;
     const char *table_out;
     int batch, requests, max_batch;
@@ -119,7 +122,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
                        .batches = {1, 2, 4, 8}, .warmup = 3, .reps = 20, .tol = 0.05,
                        .tol_check = 0, .batch = 2, .requests = 300, .max_batch = 8, .fold = true,
                        .seed = 1, .nloads = 4, .loads = {0.2, 0.4, 0.6, 0.8},
-                       .zoo_name = "calibrated", .nks = 4, .ks = {1, 2, 3, 4}, .seconds = 3};
+                       .zoo_name = "calibrated", .nks = 4, .ks = {1, 2, 3, 4}, .seconds = 3,
+                       .nps = 1, .ps = {1}};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -142,6 +146,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--precision")) { VAL(); if ((rc = cal_precision_parse(v, &o->precision))) return SIM_EUSAGE; }
         else if (!strcmp(a, "--threads")) { VAL(); rc = parse_int_list(a, v, o->threads, 16, &o->nthreads); }
         else if (!strcmp(a, "--k")) { VAL(); rc = parse_int_list(a, v, o->ks, 16, &o->nks); }
+        else if (!strcmp(a, "--inter-op")) { VAL(); rc = parse_int_list(a, v, o->ps, 16, &o->nps); }
         else if (!strcmp(a, "--seconds")) { VAL(); rc = sim_arg_num(a, v, 0, true, 3600, &o->seconds); }
         else if (!strcmp(a, "--table-out")) { VAL(); o->table_out = v; }
         else if (!strcmp(a, "--batches")) { VAL(); rc = parse_int_list(a, v, o->batches, CAL_MAX_POINTS, &o->nbatches); }
@@ -414,8 +419,8 @@ static int write_json(const char *file, const cJSON *j)
     return rc;
 }
 
-/* concurrency NET: lat(k, 1, t) and cores busy for every k x t, the interference table
- * relative to (1, 1, 1). */
+/* concurrency NET: lat(k, p, t) and cores busy for every k x p x t, the interference table
+ * relative to (1, 1, 1), and (oneDNN) the parametric model fitted to the points. */
 static int cmd_concurrency(const struct opts *o)
 {
     const struct cal_backend_ops *be;
@@ -424,17 +429,20 @@ static int cmd_concurrency(const struct opts *o)
         return sim_err_set(SIM_EUSAGE, "concurrency: expected one network, got %d", o->nnets);
     if ((rc = find_backend(o, &be)))
         return rc;
-    if (strcmp(be->name, "onednn") != 0)
-        return sim_err_set(SIM_EUNAVAIL, "concurrency: only the onednn backend (k concurrent "
-                           "cuDNN streams are not measured yet)");
-    bool k1 = false, t1 = false;
+    bool gpu = strcmp(be->name, "onednn") != 0;
+    bool k1 = false, p1 = false, t1 = false;
     for (int i = 0; i < o->nks; i++)
         k1 |= o->ks[i] == 1;
+    for (int i = 0; i < o->nps; i++)
+        p1 |= o->ps[i] == 1;
     for (int i = 0; i < o->nthreads; i++)
         t1 |= o->threads[i] == 1;
-    if (!k1 || !t1)
-        return sim_err_set(SIM_EUSAGE, "concurrency: --k and --threads must include 1 (the "
-                           "table's factors are relative to one inference on one thread)");
+    if (!k1 || !p1 || !t1)
+        return sim_err_set(SIM_EUSAGE, "concurrency: --k, --inter-op and --threads must include 1 "
+                           "(the table's factors are relative to one inference on one thread)");
+    if (gpu && (o->nps > 1 || o->nthreads > 1))
+        return sim_err_set(SIM_EUSAGE, "concurrency: with --backend %s only --k varies (k "
+                           "streams on one GPU); --inter-op and --threads are CPU knobs", be->name);
     int batch = o->batch_set ? o->batch : 1;     /* (check's default is 2) */
     struct cal_net *net = NULL;
     if ((rc = load_net(o->nets[0], o, &net)))
@@ -443,12 +451,12 @@ static int cmd_concurrency(const struct opts *o)
         cal_net_fold_bn(net);
     struct cal_device_info dev;
     void *st = NULL;
-    struct cal_opts bo = {.threads = 1};
+    struct cal_opts bo = {.threads = 1, .precision = o->precision, .device = o->device};
     if (!(rc = be->create(&bo, &st)))
         rc = be->info(st, &dev);
     if (st)
         be->destroy(st);
-    int np = o->nks * o->nthreads;
+    int np = o->nks * o->nps * o->nthreads;
     struct cal_concur_point *pts = calloc((size_t)np, sizeof *pts);
     if (!rc && !pts)
         rc = SIM_ENOMEM;
@@ -457,21 +465,22 @@ static int cmd_concurrency(const struct opts *o)
                "%10s %7s\n", net->name, batch, dev.device, sysconf(_SC_NPROCESSORS_ONLN),
                o->seconds, "k", "p", "t", "n", "median ms", "p99 ms", "cores");
     double base = 0;
-    for (int i = 0; i < o->nks && !rc; i++)
-        for (int j = 0; j < o->nthreads && !rc; j++) {
-            struct cal_concur_point *p = &pts[i * o->nthreads + j];
-            if ((rc = cal_concur_measure(be, net, batch, o->ks[i], o->threads[j], o->warmup,
-                                         o->seconds, p)))
-                break;
-            if (p->k == 1 && p->t == 1)
-                base = p->median_ms;
-            printf("  %4d %4d %4d %8d %10.3f %10.3f %7.2f\n", p->k, p->p, p->t, p->n,
-                   p->median_ms, p->p99_ms, p->cores);
-            fflush(stdout);
-        }
+    for (int i = 0, q = 0; i < o->nks && !rc; i++)
+        for (int h = 0; h < o->nps && !rc; h++)
+            for (int j = 0; j < o->nthreads && !rc; j++, q++) {
+                struct cal_concur_point *p = &pts[q];
+                if ((rc = cal_concur_measure(be, &bo, net, batch, o->ks[i], o->ps[h], o->threads[j],
+                                             o->warmup, o->seconds, p)))
+                    break;
+                if (p->k == 1 && p->p == 1 && p->t == 1)
+                    base = p->median_ms;
+                printf("  %4d %4d %4d %8d %10.3f %10.3f %7.2f\n", p->k, p->p, p->t, p->n,
+                       p->median_ms, p->p99_ms, p->cores);
+                fflush(stdout);
+            }
     cJSON *doc = NULL, *rows = NULL;
     if (!rc) {
-        printf("  factors, lat(k, 1, t) / lat(1, 1, 1) = %.3f ms:", base);
+        printf("  factors, lat(k, p, t) / lat(1, 1, 1) = %.3f ms:", base);
         doc = cJSON_CreateObject();
         rows = cJSON_CreateArray();
         cJSON *pv = cJSON_AddObjectToObject(doc, "provenance");
@@ -480,6 +489,7 @@ static int cmd_concurrency(const struct opts *o)
         sim_utc_now(date);
         cJSON_AddStringToObject(doc, "format", "servesim-concurrency/1");
         cJSON_AddStringToObject(pv, "tool", "servesim-calibrate concurrency");
+        cJSON_AddStringToObject(pv, "backend", be->name);
         cJSON_AddStringToObject(pv, "device", dev.device);
         cJSON_AddStringToObject(pv, "versions", dev.versions);
         cJSON_AddStringToObject(pv, "host", host);
@@ -502,24 +512,32 @@ static int cmd_concurrency(const struct opts *o)
             cJSON_AddNumberToObject(x, "cores", p->cores);
             cJSON_AddItemToArray(jp, x);
             cJSON_AddNumberToObject(r, "n", p->k);
-            cJSON_AddNumberToObject(r, "p", p->p);
-            cJSON_AddNumberToObject(r, "t", p->t);
+            if (!gpu) {                 /* a GPU's rows need only n */
+                cJSON_AddNumberToObject(r, "p", p->p);
+                cJSON_AddNumberToObject(r, "t", p->t);
+            }
             cJSON_AddNumberToObject(r, "factor", p->median_ms / base);
             cJSON_AddItemToArray(rows, r);
-            printf(" (%d,%d) %.3f", p->k, p->t, p->median_ms / base);
+            printf(" (%d,%d,%d) %.3f", p->k, p->p, p->t, p->median_ms / base);
         }
         printf("\n");
         cJSON_AddItemToObject(doc, "interference_table", cJSON_Duplicate(rows, true));
-        /* RRL's parametric model fitted to the points (a fallback for more cores than here) */
-        struct cal_concur_fit fit;
+        /* RRL's parametric CPU model fitted to the points (a fallback for more cores than
+         * here), with the graph's own pi and width */
+        struct cal_concur_fit fit = {0};
         double cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
-        if (cal_concur_fit(pts, np, cores, &fit) == 0) {
-            printf("  parametric fit on %g cores: one thread %.3f ms, f %.4f, overhead %.3f "
-                   "(held), mu %.4f, kappa %.4f; relative error rms %.1f%%, max %.1f%%\n", cores,
-                   fit.l1_ms, fit.f, fit.overhead, fit.mu, fit.kappa, 100 * fit.rms_rel,
-                   100 * fit.max_rel);
+        cal_net_parallelism(net, &fit.pi, &fit.width);
+        if (gpu) {
+            printf("  no parametric fit: it models CPU threads\n");
+        } else if (cal_concur_fit(pts, np, cores, &fit) == 0) {
+            printf("  parametric fit on %g cores (pi %.3f, width %d): one thread %.3f ms, f %.4f, "
+                   "overhead %.3f (held), mu %.4f, kappa %.4f; relative error rms %.1f%%, max "
+                   "%.1f%%\n", cores, fit.pi, fit.width, fit.l1_ms, fit.f, fit.overhead, fit.mu,
+                   fit.kappa, 100 * fit.rms_rel, 100 * fit.max_rel);
             cJSON *jf = cJSON_AddObjectToObject(doc, "parametric_fit");
             cJSON_AddNumberToObject(jf, "cores", cores);
+            cJSON_AddNumberToObject(jf, "pi", fit.pi);
+            cJSON_AddNumberToObject(jf, "width", fit.width);
             cJSON_AddNumberToObject(jf, "one_thread_ms", fit.l1_ms);
             cJSON_AddNumberToObject(jf, "f", fit.f);
             cJSON_AddNumberToObject(jf, "overhead", fit.overhead);

@@ -1,4 +1,5 @@
-/* cal_concur — k concurrent inferences of t intra-op threads each on one CPU (cal_concur.h). */
+/* cal_concur — k concurrent inferences on one device, each with p inter-op workers of t
+ * intra-op threads on a CPU (cal_concur.h). */
 #include "cal_concur.h"
 
 #include <gsl/gsl_errno.h>
@@ -78,14 +79,17 @@ static void *run_worker(void *arg)
     return NULL;
 }
 
-int cal_concur_measure(const struct cal_backend_ops *be, const struct cal_net *net, int batch,
-                       int k, int t, int warmup, double seconds, struct cal_concur_point *out)
+int cal_concur_measure(const struct cal_backend_ops *be, const struct cal_opts *base,
+                       const struct cal_net *net, int batch, int k, int p, int t, int warmup,
+                       double seconds,
+                       struct cal_concur_point *out)
 {
     memset(out, 0, sizeof *out);
-    out->k = k, out->p = 1, out->t = t;
-    if (k < 1 || k > MAX_K || t < 1 || !(seconds > 0))
-        return sim_err_set(SIM_EINVAL, "concurrency: expected 1 <= k <= %d, t >= 1 and a "
-                           "positive duration, got k %d, t %d, %g s", MAX_K, k, t, seconds);
+    out->k = k, out->p = p, out->t = t;
+    if (k < 1 || k > MAX_K || p < 1 || p > MAX_K || t < 1 || !(seconds > 0))
+        return sim_err_set(SIM_EINVAL, "concurrency: expected 1 <= k <= %d, 1 <= p <= %d, t >= 1 "
+                           "and a positive duration, got k %d, p %d, t %d, %g s", MAX_K, MAX_K, k,
+                           p, t, seconds);
     struct worker w[MAX_K];
     memset(w, 0, sizeof w);
     pthread_t th[MAX_K];
@@ -95,8 +99,10 @@ int cal_concur_measure(const struct cal_backend_ops *be, const struct cal_net *n
         return SIM_ENOMEM;
     int rc = 0, made = 0, started = 0;
     /* the instances are created and prepared here, one after another (primitives are built
-     * for t threads), and only run in the workers */
-    struct cal_opts bo = {.threads = t};
+     * for t threads; each instance starts its p - 1 inter-op helpers), and only run in the
+     * workers */
+    struct cal_opts bo = *base;
+    bo.threads = t, bo.inter_op = p, bo.keep_all = false;
     for (; made < k && !rc; made++) {
         struct cal_mem_info mem;
         w[made] = (struct worker){.be = be, .t = t, .warmup = warmup, .seconds = seconds,
@@ -118,9 +124,10 @@ int cal_concur_measure(const struct cal_backend_ops *be, const struct cal_net *n
             pthread_cond_wait(&g.cv, &g.mu);
         g.go = started == k;
         g.cancel = !g.go;
+        /* the clocks start before any worker can (a worker's window opens when it wakes) */
+        double wall0 = now_s(CLOCK_MONOTONIC), cpu0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
         pthread_cond_broadcast(&g.cv);
         pthread_mutex_unlock(&g.mu);
-        double wall0 = now_s(CLOCK_MONOTONIC), cpu0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
         for (int i = 0; i < started; i++)
             pthread_join(th[i], NULL);
         out->wall_s = now_s(CLOCK_MONOTONIC) - wall0;
@@ -131,15 +138,15 @@ int cal_concur_measure(const struct cal_backend_ops *be, const struct cal_net *n
         for (int i = 0; i < k && !rc; i++)
             if (w[i].rc)
                 rc = sim_err_set(w[i].rc, "concurrency: a forward pass failed in thread %d of %d "
-                                 "(k %d, t %d)", i + 1, k, k, t);
+                                 "(k %d, p %d, t %d): %s", i + 1, k, k, p, t, sim_err_msg());
     }
     int n = 0;
     for (int i = 0; i < k; i++)
         n += w[i].n;
     double *all = !rc && n > 0 ? malloc((size_t)n * sizeof *all) : NULL;
     if (!rc && n == 0)
-        rc = sim_err_set(SIM_EINVAL, "concurrency: no inference completed in %g s (k %d, t %d)",
-                         seconds, k, t);
+        rc = sim_err_set(SIM_EINVAL, "concurrency: no inference completed in %g s (k %d, p %d, "
+                         "t %d)", seconds, k, p, t);
     else if (!rc && !all)
         rc = SIM_ENOMEM;
     if (!rc) {
@@ -167,23 +174,26 @@ int cal_concur_measure(const struct cal_backend_ops *be, const struct cal_net *n
 
 /* ---------------------------------------------------------------- the parametric fit */
 
-static double model(double l1, double f, double o, double mu, double kappa, double C, int k,
-                    int t)
+static double model(double l1, double f, double o, double mu, double kappa, double C, double pi,
+                    int width, int k, int p, int t)
 {
-    double D = (double)k * t;
+    double a = 1 / pi + (1 - 1 / pi) / (p < width ? p : width);
+    double D = (double)k * t / a;
     double sigma = (1 + mu * fmin(D, C) / C) * fmax(1, D / C) * (1 + kappa * fmax(0, D / C - 1));
-    return l1 * (f + (1 - f) / t + o * (t - 1)) * sigma;
+    return l1 * (f + (1 - f) / t + o * (t - 1)) * a * sigma;
 }
 
-double cal_concur_model_ms(const struct cal_concur_fit *fit, double cores, int k, int t)
+double cal_concur_model_ms(const struct cal_concur_fit *fit, double cores, int k, int p, int t)
 {
-    return model(fit->l1_ms, fit->f, fit->overhead, fit->mu, fit->kappa, cores, k, t);
+    return model(fit->l1_ms, fit->f, fit->overhead, fit->mu, fit->kappa, cores, fit->pi,
+                 fit->width, k, p, t);
 }
 
 struct fit_data {
     const struct cal_concur_point *pts;
     int n;
-    double C, o;
+    double C, o, pi;
+    int width;
 };
 
 /* The constants from the free parameters x = (L1, logit f, sqrt mu, sqrt kappa): f in (0, 1),
@@ -204,7 +214,7 @@ static int resid(const gsl_vector *x, void *arg, gsl_vector *r)
     constants(x, c);
     for (int i = 0; i < d->n; i++) {
         const struct cal_concur_point *p = &d->pts[i];
-        double m = model(c[0], c[1], d->o, c[2], c[3], d->C, p->k, p->t);
+        double m = model(c[0], c[1], d->o, c[2], c[3], d->C, d->pi, d->width, p->k, p->p, p->t);
         gsl_vector_set(r, (size_t)i, m / p->median_ms - 1);
     }
     return GSL_SUCCESS;
@@ -213,16 +223,22 @@ static int resid(const gsl_vector *x, void *arg, gsl_vector *r)
 int cal_concur_fit(const struct cal_concur_point *pts, int n, double cores,
                    struct cal_concur_fit *out)
 {
+    double pi = out->pi;
+    int width = out->width;
     memset(out, 0, sizeof *out);
+    out->pi = pi, out->width = width;
     const struct cal_concur_point *one = NULL;
     for (int i = 0; i < n; i++)
-        if (pts[i].k == 1 && pts[i].t == 1)
+        if (pts[i].k == 1 && pts[i].p == 1 && pts[i].t == 1)
             one = &pts[i];
+    if (!(pi >= 1) || width < 1)
+        return sim_err_set(SIM_EINVAL, "concurrency fit: expected the graph's pi >= 1 and width "
+                           ">= 1, got %g and %d", pi, width);
     if (n < 4 || !one || !(cores > 0))
         return sim_err_set(SIM_EINVAL, "concurrency fit: expected at least 4 points including "
-                           "k 1, t 1, and cores > 0; got %d point(s)%s", n,
-                           one ? "" : " without (1, 1)");
-    struct fit_data d = {pts, n, cores, 0.005};
+                           "k 1, p 1, t 1, and cores > 0; got %d point(s)%s", n,
+                           one ? "" : " without (1, 1, 1)");
+    struct fit_data d = {pts, n, cores, 0.005, pi, width};
     gsl_multifit_nlinear_fdf fdf = {.f = resid, .df = NULL, .fvv = NULL, .n = (size_t)n,
                                     .p = 4, .params = &d};
     gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
@@ -238,14 +254,15 @@ int cal_concur_fit(const struct cal_concur_point *pts, int n, double cores,
     int st = gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-10, NULL, NULL, &info, w);
     double c[4];
     constants(gsl_multifit_nlinear_position(w), c);
-    *out = (struct cal_concur_fit){c[0], c[1], d.o, c[2], c[3], 0, 0};
+    *out = (struct cal_concur_fit){pi, width, c[0], c[1], d.o, c[2], c[3], 0, 0};
     gsl_multifit_nlinear_free(w);
     if (st != GSL_SUCCESS && st != GSL_EMAXITER)
         return sim_err_set(SIM_EINTERNAL, "concurrency fit: GSL status %d (%s)", st,
                            gsl_strerror(st));
     double ss = 0;
     for (int i = 0; i < n; i++) {
-        double e = cal_concur_model_ms(out, cores, pts[i].k, pts[i].t) / pts[i].median_ms - 1;
+        double e = cal_concur_model_ms(out, cores, pts[i].k, pts[i].p, pts[i].t) /
+                       pts[i].median_ms - 1;
         ss += e * e;
         out->max_rel = fmax(out->max_rel, fabs(e));
     }

@@ -77,6 +77,9 @@ static const struct cal_layer *const NOL = NULL;
 
 static int cu_create(const struct cal_opts *o, void **out)
 {
+    if (o->inter_op > 1)
+        return sim_err_set(SIM_EUNAVAIL, "cudnn backend: inter-op workers (%d) are a CPU knob; "
+                           "one forward pass is one stream here", o->inter_op);
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0)
@@ -555,6 +558,9 @@ static int cu_run(void *st, double *ms)
 {
     struct cu *c = st;
     int rc = 0;
+    /* the calling thread may not be the one that created this instance (concurrency runs k
+     * instances from k threads): make this instance's device current for it */
+    CU(cudaSetDevice(c->o.device), NOL, "cudaSetDevice");
     CU(cudaEventRecord(c->e0, c->s), NOL, "event");
     for (int i = 0; i < c->net->n && !rc; i++)
         rc = run_layer(c, i);

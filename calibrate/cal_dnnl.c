@@ -9,12 +9,21 @@
  * views of the token tensors, so no transpose is materialised. The embedding lookup is the
  * one layer without a oneDNN primitive (oneDNN 2.x has no gather): a plain loop.
  * Precision: fp32 only (oneDNN's bf16/fp16 paths need ISA support this backend does not
- * probe); others are refused. Threads: OpenMP, set once per backend instance. */
+ * probe); others are refused. Threads: OpenMP, set once per backend instance (and per
+ * inter-op worker).
+ *
+ * Inter-op parallelism (cal_opts.inter_op = p > 1): a ready-list executor over the layer graph.
+ * The calling thread and p - 1 helper threads, each with its own oneDNN stream and OpenMP team
+ * of `threads`, take ready layers from one queue (lowest layer index first) and run that
+ * layer's steps; finishing a layer releases the consumers whose every input is done. The
+ * arena then gives every buffer its own bytes (liveness in program order no longer holds when
+ * layers run out of order). */
 #include "cal_backend.h"
 
 #include <math.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +31,7 @@
 #include "sim_err.h"
 #include "sim_wall.h"
 
-#define MAX_ARGS 12
+#define MAX_ARGS (CAL_MAX_IN + 2) /* concat: its sources, dst and a scratchpad */
 
 struct step {
     dnnl_primitive_t prim;   /* NULL: the embedding loop of layer `layer` */
@@ -40,8 +49,12 @@ struct view {                /* a memory object living in the arena, bound after
     int buf;
 };
 
+struct dag;
+
 struct dn {
     struct cal_opts o;
+    dnnl_primitive_attr_t attr;  /* the run-time primitives': user-managed scratchpad */
+    struct dag *dag;             /* the inter-op executor (inter_op > 1), built at prepare */
     dnnl_engine_t eng;
     dnnl_stream_t strm;
     const struct cal_net *net;
@@ -100,8 +113,17 @@ static int dn_create(const struct cal_opts *o, void **out)
     d->o = *o;
     if (o->threads > 0)
         omp_set_num_threads(o->threads);
+    /* User-managed scratchpads: oneDNN's library-managed one is a per-thread buffer sized when
+     * a primitive is created, so a primitive created in one thread and run in another (the
+     * concurrency mode's workers, the inter-op executor) would find none there. */
     if (dnnl_engine_create(&d->eng, dnnl_cpu, 0) != dnnl_success ||
-        dnnl_stream_create(&d->strm, d->eng, dnnl_stream_default_flags) != dnnl_success) {
+        dnnl_stream_create(&d->strm, d->eng, dnnl_stream_default_flags) != dnnl_success ||
+        dnnl_primitive_attr_create(&d->attr) != dnnl_success ||
+        dnnl_primitive_attr_set_scratchpad_mode(d->attr, dnnl_scratchpad_mode_user) != dnnl_success) {
+        if (d->attr)
+            dnnl_primitive_attr_destroy(d->attr);
+        if (d->strm)
+            dnnl_stream_destroy(d->strm);
         if (d->eng)
             dnnl_engine_destroy(d->eng);
         free(d);
@@ -196,6 +218,18 @@ static int add_step(struct dn *d, dnnl_primitive_desc_t pd, int layer, int nargs
     if (pd && dnnl_primitive_create(&s->prim, pd) != dnnl_success)
         return sim_err_set(SIM_EINTERNAL, "onednn: cannot create the primitive of layer %d", layer);
     d->nsteps++;
+    /* its scratchpad: an arena buffer of this layer (the attr asks for user-managed ones) */
+    const dnnl_memory_desc_t *smd = pd ? dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0)
+                                       : NULL;
+    size_t bytes = smd ? dnnl_memory_desc_get_size(smd) : 0;
+    if (bytes > 0) {
+        int b = new_buf(d, bytes, layer, layer), rc;
+        if (b < 0)
+            return b;
+        if ((rc = arena_mem(d, smd, b, &s->args[s->nargs].memory)))
+            return rc;
+        s->args[s->nargs++].arg = DNNL_ARG_SCRATCHPAD;
+    }
     return 0;
 }
 
@@ -255,7 +289,7 @@ static int input_as(struct dn *d, const struct cal_layer *l, int layer, int t,
         return b;
     if ((rc = arena_mem(d, want, b, out)) ||
         (rc = chk(dnnl_reorder_primitive_desc_create(&pd, &d->tmd[t + 1], d->eng, want, d->eng,
-                                                     NULL), l, "input reorder")))
+                                                     d->attr), l, "input reorder")))
         return rc;
     dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, d->tmem[t + 1]}, {DNNL_ARG_TO, *out}};
     rc = add_step(d, pd, layer, 2, a);
@@ -364,7 +398,7 @@ static int build_layer(struct dn *d, int i, int last)
         if ((rc = chk(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
                           dnnl_convolution_auto, &smd, &wmd, l->b ? &bmd : NULL, &dmd, strides,
                           dil, pl, pr), l, "descriptor")) ||
-            (rc = chk(dnnl_primitive_desc_create(&pd, &cd, NULL, d->eng, NULL), l, "primitive")))
+            (rc = chk(dnnl_primitive_desc_create(&pd, &cd, d->attr, d->eng, NULL), l, "primitive")))
             return rc;
         dnnl_memory_desc_init_by_tag(&uw, g ? 5 : 4, g ? wd5 : wd4, dnnl_f32, g ? dnnl_goihw : dnnl_oihw);
         dnnl_memory_desc_init_by_tag(&ub, 1, bd, dnnl_f32, dnnl_a);
@@ -377,7 +411,7 @@ static int build_layer(struct dn *d, int i, int last)
         if ((rc = chk(dnnl_batch_normalization_forward_desc_init(&bd, dnnl_forward_inference,
                           &d->tmd[t0 + 1], (float)l->eps,
                           dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift), l, "descriptor")) ||
-            (rc = chk(dnnl_primitive_desc_create(&pd, &bd, NULL, d->eng, NULL), l, "primitive")))
+            (rc = chk(dnnl_primitive_desc_create(&pd, &bd, d->attr, d->eng, NULL), l, "primitive")))
             return rc;
         dnnl_memory_desc_init_by_tag(&md, 1, cd, dnnl_f32, dnnl_a);
         if ((rc = load_weights(d, l, &md, l->w, &md, &m_sc)) ||
@@ -402,7 +436,7 @@ static int build_layer(struct dn *d, int i, int last)
                               : l->op == CAL_TANH ? dnnl_eltwise_tanh : dnnl_eltwise_gelu_erf;
         if ((rc = chk(dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg,
                           &d->tmd[t0 + 1], 0.0f, l->op == CAL_RELU6 ? 6.0f : 0.0f), l, "descriptor")) ||
-            (rc = chk(dnnl_primitive_desc_create(&pd, &ed, NULL, d->eng, NULL), l, "primitive")))
+            (rc = chk(dnnl_primitive_desc_create(&pd, &ed, d->attr, d->eng, NULL), l, "primitive")))
             return rc;
         a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
         return finish(d, i, l, pd, last, 2, a, 1);
@@ -421,7 +455,7 @@ static int build_layer(struct dn *d, int i, int last)
         if ((rc = chk(dnnl_pooling_forward_desc_init(&pdsc, dnnl_forward_inference,
                           l->op == CAL_MAXPOOL ? dnnl_pooling_max : dnnl_pooling_avg_include_padding,
                           &d->tmd[t0 + 1], &md, s, k, pl, pr), l, "descriptor")) ||
-            (rc = chk(dnnl_primitive_desc_create(&pd, &pdsc, NULL, d->eng, NULL), l, "primitive")))
+            (rc = chk(dnnl_primitive_desc_create(&pd, &pdsc, d->attr, d->eng, NULL), l, "primitive")))
             return rc;
         /* max pooling for inference needs no workspace in forward_inference */
         a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
@@ -432,7 +466,7 @@ static int build_layer(struct dn *d, int i, int last)
         if ((rc = input_as(d, l, i, l->in[1], &d->tmd[t0 + 1], &mem)) ||
             (rc = chk(dnnl_binary_desc_init(&bd, dnnl_binary_add, &d->tmd[t0 + 1], &d->tmd[t0 + 1],
                                             &d->tmd[t0 + 1]), l, "descriptor")) ||
-            (rc = chk(dnnl_primitive_desc_create(&pd, &bd, NULL, d->eng, NULL), l, "primitive")))
+            (rc = chk(dnnl_primitive_desc_create(&pd, &bd, d->attr, d->eng, NULL), l, "primitive")))
             return rc;
         a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC_0, d->tmem[t0 + 1]};
         a[1] = (dnnl_exec_arg_t){DNNL_ARG_SRC_1, mem};
@@ -444,7 +478,7 @@ static int build_layer(struct dn *d, int i, int last)
             mds[j] = d->tmd[l->in[j] + 1];
             a[j] = (dnnl_exec_arg_t){DNNL_ARG_MULTIPLE_SRC + j, d->tmem[l->in[j] + 1]};
         }
-        if ((rc = chk(dnnl_concat_primitive_desc_create(&pd, NULL, l->nin, 1, mds, NULL, d->eng),
+        if ((rc = chk(dnnl_concat_primitive_desc_create(&pd, NULL, l->nin, 1, mds, d->attr, d->eng),
                       l, "primitive")))
             return rc;
         return finish(d, i, l, pd, last, l->nin + 1, a, l->nin);
@@ -461,7 +495,7 @@ static int build_layer(struct dn *d, int i, int last)
         dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_f32, dnnl_format_tag_any);
         if ((rc = chk(dnnl_inner_product_forward_desc_init(&id, dnnl_forward_inference,
                           &d->tmd[t0 + 1], &wmd, l->b ? &bmd : NULL, &dmd), l, "descriptor")) ||
-            (rc = chk(dnnl_primitive_desc_create(&pd, &id, NULL, d->eng, NULL), l, "primitive")))
+            (rc = chk(dnnl_primitive_desc_create(&pd, &id, d->attr, d->eng, NULL), l, "primitive")))
             return rc;
         return weighted_step(d, i, l, pd, last, &uw, &bmd);
     }
@@ -475,7 +509,7 @@ static int build_layer(struct dn *d, int i, int last)
         dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_f32, dnnl_ab);
         if ((rc = chk(dnnl_matmul_desc_init(&mdsc, &d->tmd[t0 + 1], &wmd, l->b ? &bmd : NULL, &dmd),
                       l, "descriptor")) ||
-            (rc = chk(dnnl_primitive_desc_create(&pd, &mdsc, NULL, d->eng, NULL), l, "primitive")))
+            (rc = chk(dnnl_primitive_desc_create(&pd, &mdsc, d->attr, d->eng, NULL), l, "primitive")))
             return rc;
         return weighted_step(d, i, l, pd, last, &uw, &bmd);
     }
@@ -502,13 +536,14 @@ static int build_layer(struct dn *d, int i, int last)
             return rc;
         if (l->scale != 1) {
             float sc = (float)l->scale;
-            if (dnnl_primitive_attr_create(&attr) != dnnl_success ||
+            if (dnnl_primitive_attr_clone(&attr, d->attr) != dnnl_success ||
                 dnnl_primitive_attr_set_output_scales(attr, 1, 0, &sc) != dnnl_success)
                 return sim_err_set(SIM_EINTERNAL, "onednn: cannot set the scale of %s", l->name);
         }
         rc = chk(dnnl_matmul_desc_init(&mdsc, &md, &md2, NULL, &md3), l, "descriptor");
         if (!rc)
-            rc = chk(dnnl_primitive_desc_create(&pd, &mdsc, attr, d->eng, NULL), l, "primitive");
+            rc = chk(dnnl_primitive_desc_create(&pd, &mdsc, attr ? attr : d->attr, d->eng, NULL),
+                     l, "primitive");
         if (attr)
             dnnl_primitive_attr_destroy(attr);
         if (rc)
@@ -545,7 +580,7 @@ static int build_layer(struct dn *d, int i, int last)
         int axis = xs->nd == 3 && net->layers[t0].op != CAL_BMM ? 1 : x->ndims - 1;
         if ((rc = chk(dnnl_softmax_forward_desc_init(&sdsc, dnnl_forward_inference, x, axis), l,
                       "descriptor")) ||
-            (rc = chk(dnnl_primitive_desc_create(&pd, &sdsc, NULL, d->eng, NULL), l, "primitive")))
+            (rc = chk(dnnl_primitive_desc_create(&pd, &sdsc, d->attr, d->eng, NULL), l, "primitive")))
             return rc;
         a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
         return finish(d, i, l, pd, last, 2, a, 1);
@@ -557,7 +592,7 @@ static int build_layer(struct dn *d, int i, int last)
         if ((rc = chk(dnnl_layer_normalization_forward_desc_init(&ld, dnnl_forward_inference,
                           &d->tmd[t0 + 1], NULL, (float)l->eps, dnnl_use_scale | dnnl_use_shift),
                       l, "descriptor")) ||
-            (rc = chk(dnnl_primitive_desc_create(&pd, &ld, NULL, d->eng, NULL), l, "primitive")))
+            (rc = chk(dnnl_primitive_desc_create(&pd, &ld, d->attr, d->eng, NULL), l, "primitive")))
             return rc;
         dnnl_memory_desc_init_by_tag(&md, 1, cd, dnnl_f32, dnnl_a);
         if ((rc = load_weights(d, l, &md, l->w, &md, &m_sc)) ||
@@ -590,7 +625,7 @@ static int build_layer(struct dn *d, int i, int last)
         if ((rc = set_output(d, i, &out, last)) ||
             (rc = arena_mem(d, &md2, d->tbuf[t0 + 1], &src)) ||
             (rc = arena_mem(d, &md3, d->tbuf[i + 1], &mem)) ||
-            (rc = chk(dnnl_reorder_primitive_desc_create(&pd, &md2, d->eng, &md3, d->eng, NULL),
+            (rc = chk(dnnl_reorder_primitive_desc_create(&pd, &md2, d->eng, &md3, d->eng, d->attr),
                       l, "reorder")))
             return rc;
         a[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, src};
@@ -605,9 +640,244 @@ static int build_layer(struct dn *d, int i, int last)
     }
 }
 
+static void embed(struct dn *d, const struct cal_layer *l, int i);
+
+/* --- the inter-op executor ---------------------------------------------------------- */
+
+struct dag {
+    struct dn *d;
+    int n, p;                    /* layers, workers (the caller is worker 0) */
+    int *first;                  /* per layer: its first step; first[n] = nsteps */
+    int *cons, *cons_off;        /* consumers of layer i: cons[cons_off[i] .. cons_off[i+1]) */
+    int *need;                   /* per layer: inputs produced by layers (CAL_INPUT excluded) */
+    int *left;                   /* this pass: inputs not yet done */
+    int *ready;                  /* a min-heap of ready layers */
+    int nready, done, inflight, gen, err_layer;
+    dnnl_status_t err;
+    bool quit;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;           /* a layer became ready, the pass ended, or a new pass began */
+    pthread_t *th;
+    int started;
+    dnnl_stream_t *strm;         /* per worker; strm[0] is the instance's own */
+};
+
+static void heap_push(struct dag *g, int layer)
+{
+    int i = g->nready++;
+    while (i > 0 && g->ready[(i - 1) / 2] > layer) {
+        g->ready[i] = g->ready[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    g->ready[i] = layer;
+}
+
+static int heap_pop(struct dag *g)
+{
+    int top = g->ready[0], x = g->ready[--g->nready], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= g->nready)
+            break;
+        if (c + 1 < g->nready && g->ready[c + 1] < g->ready[c])
+            c++;
+        if (g->ready[c] >= x)
+            break;
+        g->ready[i] = g->ready[c];
+        i = c;
+    }
+    if (g->nready > 0)
+        g->ready[i] = x;
+    return top;
+}
+
+/* Runs layers until the pass is over (every layer done, or one failed). Caller holds mu. */
+static void dag_work(struct dag *g, int wid)
+{
+    struct dn *d = g->d;
+    while (g->done < g->n && !g->err) {
+        if (g->nready == 0) {
+            pthread_cond_wait(&g->cv, &g->mu);
+            continue;
+        }
+        int layer = heap_pop(g);
+        g->inflight++;
+        pthread_mutex_unlock(&g->mu);
+        dnnl_status_t r = dnnl_success;
+        for (int s = g->first[layer]; s < g->first[layer + 1] && r == dnnl_success; s++) {
+            struct step *st = &d->steps[s];
+            if (st->prim)
+                r = dnnl_primitive_execute(st->prim, g->strm[wid], st->nargs, st->args);
+            else
+                embed(d, &d->net->layers[st->layer], st->layer);
+        }
+        if (r == dnnl_success)
+            r = dnnl_stream_wait(g->strm[wid]);
+        pthread_mutex_lock(&g->mu);
+        g->inflight--;
+        if (r != dnnl_success && !g->err) {
+            g->err = r, g->err_layer = layer;
+        } else if (r == dnnl_success) {
+            g->done++;
+            for (int c = g->cons_off[layer]; c < g->cons_off[layer + 1]; c++)
+                if (--g->left[g->cons[c]] == 0)
+                    heap_push(g, g->cons[c]);
+        }
+        pthread_cond_broadcast(&g->cv);
+    }
+}
+
+struct helper {
+    struct dag *g;
+    int wid;
+};
+
+static void *dag_helper(void *arg)
+{
+    struct helper *h = arg;
+    struct dag *g = h->g;
+    int wid = h->wid;
+    free(h);
+    if (g->d->o.threads > 0)
+        omp_set_num_threads(g->d->o.threads);   /* this worker's own OpenMP team */
+    pthread_mutex_lock(&g->mu);
+    int seen = g->gen;
+    for (;;) {
+        while (g->gen == seen && !g->quit)
+            pthread_cond_wait(&g->cv, &g->mu);
+        if (g->quit)
+            break;
+        seen = g->gen;
+        dag_work(g, wid);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+static void dag_destroy(struct dag *g)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->quit = true;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    for (int i = 0; i < g->started; i++)
+        pthread_join(g->th[i], NULL);
+    for (int w = 1; g->strm && w < g->p; w++)
+        if (g->strm[w])
+            dnnl_stream_destroy(g->strm[w]);
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->cv);
+    free(g->first), free(g->cons), free(g->cons_off), free(g->need), free(g->left);
+    free(g->ready), free(g->th), free(g->strm);
+    free(g);
+}
+
+/* The graph of the prepared network (steps are in layer order, a layer's steps contiguous),
+ * p - 1 helper threads and their streams. */
+static int dag_create(struct dn *d, int p, struct dag **out)
+{
+    const struct cal_net *net = d->net;
+    int n = net->n, rc = 0;
+    struct dag *g = calloc(1, sizeof *g);
+    if (!g)
+        return SIM_ENOMEM;
+    g->d = d, g->n = n, g->p = p;
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    g->first = calloc((size_t)n + 1, sizeof *g->first);
+    g->cons_off = calloc((size_t)n + 1, sizeof *g->cons_off);
+    g->need = calloc((size_t)n, sizeof *g->need);
+    g->left = calloc((size_t)n, sizeof *g->left);
+    g->ready = calloc((size_t)n, sizeof *g->ready);
+    g->th = calloc((size_t)p, sizeof *g->th);
+    g->strm = calloc((size_t)p, sizeof *g->strm);
+    int edges = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < net->layers[i].nin; j++)
+            edges += net->layers[i].in[j] != CAL_INPUT;
+    g->cons = calloc((size_t)edges + 1, sizeof *g->cons);
+    if (!g->first || !g->cons_off || !g->need || !g->left || !g->ready || !g->th || !g->strm ||
+        !g->cons) {
+        dag_destroy(g);
+        return SIM_ENOMEM;
+    }
+    for (int i = 0, s = 0; i <= n; i++) {
+        while (s < d->nsteps && d->steps[s].layer < i)
+            s++;
+        g->first[i] = s;
+    }
+    /* consumers, counted per edge (a layer reading one tensor twice counts it twice) */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < net->layers[i].nin; j++)
+            if (net->layers[i].in[j] != CAL_INPUT) {
+                g->cons_off[net->layers[i].in[j] + 1]++;
+                g->need[i]++;
+            }
+    for (int i = 0; i < n; i++)
+        g->cons_off[i + 1] += g->cons_off[i];
+    int *fill = g->left;                    /* scratch: next free slot per producer */
+    for (int i = 0; i < n; i++)
+        fill[i] = g->cons_off[i];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < net->layers[i].nin; j++)
+            if (net->layers[i].in[j] != CAL_INPUT)
+                g->cons[fill[net->layers[i].in[j]]++] = i;
+    g->strm[0] = d->strm;
+    for (int w = 1; w < p && !rc; w++)
+        if (dnnl_stream_create(&g->strm[w], d->eng, dnnl_stream_default_flags) != dnnl_success)
+            rc = sim_err_set(SIM_EINTERNAL, "onednn: cannot create the stream of inter-op "
+                             "worker %d", w);
+    for (int w = 1; w < p && !rc; w++) {
+        struct helper *h = malloc(sizeof *h);
+        if (!h) {
+            rc = SIM_ENOMEM;
+            break;
+        }
+        *h = (struct helper){g, w};
+        if (pthread_create(&g->th[g->started], NULL, dag_helper, h) != 0) {
+            free(h);
+            rc = sim_err_set(SIM_EINTERNAL, "onednn: cannot start inter-op worker %d of %d", w,
+                             p);
+            break;
+        }
+        g->started++;
+    }
+    if (rc) {
+        dag_destroy(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+/* One forward pass through the executor: the caller works as worker 0. */
+static int dag_run(struct dag *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->done = 0, g->nready = 0, g->err = dnnl_success;
+    memcpy(g->left, g->need, (size_t)g->n * sizeof *g->left);
+    for (int i = 0; i < g->n; i++)
+        if (g->need[i] == 0)
+            heap_push(g, i);
+    g->gen++;
+    pthread_cond_broadcast(&g->cv);
+    dag_work(g, 0);
+    /* after an error, the pass is over only when no worker still runs a layer of it */
+    while (g->inflight > 0)
+        pthread_cond_wait(&g->cv, &g->mu);
+    dnnl_status_t err = g->err;
+    int layer = g->err_layer;
+    pthread_mutex_unlock(&g->mu);
+    return err == dnnl_success ? 0 : chk(err, &g->d->net->layers[layer], "execute");
+}
+
 static void dn_unprepare(void *st)
 {
     struct dn *d = st;
+    dag_destroy(d->dag);
+    d->dag = NULL;
     for (int i = 0; i < d->nsteps; i++)
         if (d->steps[i].prim)
             dnnl_primitive_destroy(d->steps[i].prim);
@@ -623,8 +893,9 @@ static void dn_unprepare(void *st)
     struct cal_opts o = d->o;
     dnnl_engine_t eng = d->eng;
     dnnl_stream_t strm = d->strm;
+    dnnl_primitive_attr_t attr = d->attr;
     memset(d, 0, sizeof *d);
-    d->o = o, d->eng = eng, d->strm = strm;
+    d->o = o, d->eng = eng, d->strm = strm, d->attr = attr;
 }
 
 static int dn_prepare(void *st, const struct cal_net *net, int batch, struct cal_mem_info *out)
@@ -673,8 +944,11 @@ static int dn_prepare(void *st, const struct cal_net *net, int batch, struct cal
         rc = SIM_ENOMEM;
         goto out;
     }
+    /* out of order (inter-op workers), every buffer lives for the whole pass */
+    bool ooo = d->o.inter_op > 1;
     for (int b = 0; b < d->nbufs; b++)
-        size[b] = d->bufs[b].size, first[b] = d->bufs[b].first, lst[b] = d->bufs[b].last;
+        size[b] = d->bufs[b].size, first[b] = ooo ? 0 : d->bufs[b].first,
+        lst[b] = ooo ? n : d->bufs[b].last;
     rc = cal_arena_plan(d->nbufs, size, first, lst, 64, off, &d->arena_bytes);
     free(size), free(first), free(lst);
     if (rc)
@@ -693,6 +967,8 @@ static int dn_prepare(void *st, const struct cal_net *net, int batch, struct cal
     dnnl_stream_wait(d->strm);
     memset(out, 0, sizeof *out);
     out->load_ms = (sim_wall_seconds() - t0) * 1e3;
+    if (ooo && (rc = dag_create(d, d->o.inter_op, &d->dag)))
+        goto out;
     out->weights_bytes = d->weights_bytes;
     out->arena_bytes = d->arena_bytes;
 out:
@@ -735,6 +1011,11 @@ static int dn_run(void *st, double *ms)
 {
     struct dn *d = st;
     double t0 = sim_wall_seconds();
+    if (d->dag) {
+        int rc = dag_run(d->dag);
+        *ms = (sim_wall_seconds() - t0) * 1e3;
+        return rc;
+    }
     for (int s = 0; s < d->nsteps; s++) {
         struct step *p = &d->steps[s];
         if (!p->prim) {
@@ -789,6 +1070,7 @@ static void dn_destroy(void *st)
     if (!d)
         return;
     dn_unprepare(d);
+    dnnl_primitive_attr_destroy(d->attr);
     dnnl_stream_destroy(d->strm);
     dnnl_engine_destroy(d->eng);
     free(d);

@@ -290,6 +290,97 @@ def inceptionv3():
     return n
 
 
+def inception_resnet_v2():
+    n = Net("Inception-ResNet-V2", "Szegedy et al., AAAI 2017 (as timm inception_resnet_v2, 1000 "
+            "classes, eval mode). Two differences that do not change the work: each residual "
+            "branch's scale (0.17, 0.1, 0.2) is folded into its 1x1 up-projection's weights and "
+            "bias (a linear map), as inference engines fold it; Mixed_5b's 3x3 average pool "
+            "counts the padding (timm's excludes it: other values at the border, the same cost)",
+            {"shape": [3, 299, 299]},
+            {"params": 55843464, "gmacs": 13.2,
+             "ref": "timm inception_resnet_v2.tf_in1k: 55.8M params, 13.2 GMACs (model card); "
+                    "55,843,464 in its module"})
+    E = 0.001
+
+    def bc(name, out, k, s=1, p=0, x=None):
+        return conv_bn_relu(n, name, out, k, s, p, x, eps=E)
+
+    bc("c1a", 32, 3, 2)
+    bc("c2a", 32, 3)
+    bc("c2b", 64, 3, 1, 1)
+    n.add("pool3a", "maxpool", k=3, s=2)
+    bc("c3b", 80, 1)
+    bc("c4a", 192, 3)
+    n.add("pool5a", "maxpool", k=3, s=2)
+    # Mixed_5b: 192 -> 320 channels at 35x35
+    x = n.last
+    b0 = bc("m5b_b0", 96, 1, x=x)
+    bc("m5b_b1_1", 48, 1, x=x)
+    b1 = bc("m5b_b1_2", 64, 5, 1, 2)
+    bc("m5b_b2_1", 64, 1, x=x)
+    bc("m5b_b2_2", 96, 3, 1, 1)
+    b2 = bc("m5b_b2_3", 96, 3, 1, 1)
+    n.add("m5b_pool", "avgpool", x, k=3, s=1, p=1)
+    b3 = bc("m5b_b3", 64, 1)
+    n.add("m5b_cat", "concat", [b0, b1, b2, b3])
+
+    def residual(pre, x, branches, cin, relu=True):
+        n.add(pre + "_cat", "concat", branches)
+        n.conv(pre + "_up", cin, 1, bias=True)
+        n.add(pre + "_add", "add", [n.last, x])
+        if relu:
+            n.add(pre + "_relu", "relu")
+        return n.last
+
+    for i in range(10):                       # Block35 x 10, scale 0.17
+        pre, x = "b35_%d" % i, n.last
+        b0 = bc(pre + "_b0", 32, 1, x=x)
+        bc(pre + "_b1_1", 32, 1, x=x)
+        b1 = bc(pre + "_b1_2", 32, 3, 1, 1)
+        bc(pre + "_b2_1", 32, 1, x=x)
+        bc(pre + "_b2_2", 48, 3, 1, 1)
+        b2 = bc(pre + "_b2_3", 64, 3, 1, 1)
+        residual(pre, x, [b0, b1, b2], 320)
+    # Mixed_6a: 320 -> 1088 at 17x17
+    x = n.last
+    b0 = bc("m6a_b0", 384, 3, 2, x=x)
+    bc("m6a_b1_1", 256, 1, x=x)
+    bc("m6a_b1_2", 256, 3, 1, 1)
+    b1 = bc("m6a_b1_3", 384, 3, 2)
+    b2 = n.add("m6a_pool", "maxpool", x, k=3, s=2)
+    n.add("m6a_cat", "concat", [b0, b1, b2])
+    for i in range(20):                       # Block17 x 20, scale 0.1
+        pre, x = "b17_%d" % i, n.last
+        b0 = bc(pre + "_b0", 192, 1, x=x)
+        bc(pre + "_b1_1", 128, 1, x=x)
+        bc(pre + "_b1_2", 160, (1, 7), 1, (0, 3))
+        b1 = bc(pre + "_b1_3", 192, (7, 1), 1, (3, 0))
+        residual(pre, x, [b0, b1], 1088)
+    # Mixed_7a: 1088 -> 2080 at 8x8
+    x = n.last
+    bc("m7a_b0_1", 256, 1, x=x)
+    b0 = bc("m7a_b0_2", 384, 3, 2)
+    bc("m7a_b1_1", 256, 1, x=x)
+    b1 = bc("m7a_b1_2", 288, 3, 2)
+    bc("m7a_b2_1", 256, 1, x=x)
+    bc("m7a_b2_2", 288, 3, 1, 1)
+    b2 = bc("m7a_b2_3", 320, 3, 2)
+    b3 = n.add("m7a_pool", "maxpool", x, k=3, s=2)
+    n.add("m7a_cat", "concat", [b0, b1, b2, b3])
+    for i in range(10):                       # Block8 x 9 (scale 0.2) and one without ReLU
+        pre, x = "b8_%d" % i, n.last
+        b0 = bc(pre + "_b0", 192, 1, x=x)
+        bc(pre + "_b1_1", 192, 1, x=x)
+        bc(pre + "_b1_2", 224, (1, 3), 1, (0, 1))
+        b1 = bc(pre + "_b1_3", 256, (3, 1), 1, (1, 0))
+        residual(pre, x, [b0, b1], 2080, relu=i < 9)
+    bc("c7b", 1536, 1)
+    n.add("gap", "gap")
+    n.add("fc", "fc", out=1000)
+    n.add("prob", "softmax")
+    return n
+
+
 def googlenet():
     n = Net("GoogLeNet", "Szegedy et al., CVPR 2015 (Inception v1, as torchvision googlenet, eval "
             "mode without the training-only auxiliary classifiers; its 3x3 'ceil_mode' max pools "
@@ -512,6 +603,7 @@ def main():
     densenet121().write("densenet121.json")
     inceptionv3().write("inceptionv3.json")
     googlenet().write("googlenet.json")
+    inception_resnet_v2().write("inception_resnet_v2.json")
     bert("BERT-base", 12, 768, 12, 3072, 30522, 512, 128,
          {"params": 109482240, "gmacs": 11.17,
           "ref": "Hugging Face bert-base-uncased BertModel: 109,482,240 params (the paper's "

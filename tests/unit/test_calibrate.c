@@ -38,10 +38,13 @@ static struct cal_net *load(const char *name)
     return net;
 }
 
+static void compare_layers(const struct cal_backend_ops *be, struct cal_opts bo, const char *name,
+                           int batch, bool fold, double tol);
+
 static void networks_match_published(void)
 {
     static const char *const names[] = {"resnet50", "vgg16", "mobilenetv2", "inceptionv3",
-                                        "densenet121", "bert_base"};
+                                        "densenet121", "bert_base", "inception_resnet_v2"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         struct cal_net *net = load(names[i]);
         CHECK(net->pub_params > 0, "%s has no published parameter count", names[i]);
@@ -92,47 +95,108 @@ static void parallelism_by_hand(void)
     cal_net_destroy(net);
 }
 
-/* The concurrency mode on the tiny network: k = 2 threads of t = 1 each complete inferences
- * for 0.3 s; the point names its k, p 1, t; the median lies within [min, max] of what ran
- * (positive); the cores busy are positive and at most the machine's online CPUs (plus
- * rounding); bad arguments are errors, not crashes. */
+/* The concurrency mode on the tiny network: k = 2 threads of t = 1 each (p 1, then p 2
+ * inter-op workers each) complete inferences for 0.3 s; the point names its k, p, t; the
+ * median is positive and at most the p99; the cores busy are positive and at most the
+ * machine's online CPUs (plus rounding); bad arguments are errors, not crashes. */
 static void concurrency_point(void)
 {
     struct cal_net *net = load("tiny_cnn");
     REQUIRE_OK(cal_net_init_weights(net, 1));
     struct cal_concur_point pt;
-    REQUIRE_OK(cal_concur_measure(&cal_backend_onednn, net, 1, 2, 1, 1, 0.3, &pt));
+    struct cal_opts base = {0};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    CHECK(pt.k == 2 && pt.p == 1 && pt.t == 1 && pt.n >= 2, "point k %d p %d t %d n %d", pt.k,
-          pt.p, pt.t, pt.n);
-    CHECK(pt.median_ms > 0 && pt.p99_ms >= pt.median_ms && pt.wall_s >= 0.3,
-          "median %g ms, p99 %g ms, wall %g s", pt.median_ms, pt.p99_ms, pt.wall_s);
-    CHECK(pt.cores > 0 && pt.cores <= (double)cpus + 0.25, "cores %g of %ld", pt.cores, cpus);
-    int rc = cal_concur_measure(&cal_backend_onednn, net, 1, 0, 1, 0, 0.1, &pt);
+    for (int p = 1; p <= 2; p++) {
+        REQUIRE_OK(cal_concur_measure(&cal_backend_onednn, &base, net, 1, 2, p, 1, 1, 0.3, &pt));
+        CHECK(pt.k == 2 && pt.p == p && pt.t == 1 && pt.n >= 2, "point k %d p %d t %d n %d",
+              pt.k, pt.p, pt.t, pt.n);
+        CHECK(pt.median_ms > 0 && pt.p99_ms >= pt.median_ms && pt.wall_s >= 0.3,
+              "median %g ms, p99 %g ms, wall %g s", pt.median_ms, pt.p99_ms, pt.wall_s);
+        CHECK(pt.cores > 0 && pt.cores <= (double)cpus + 0.25, "cores %g of %ld", pt.cores, cpus);
+    }
+    int rc = cal_concur_measure(&cal_backend_onednn, &base, net, 1, 0, 1, 1, 0, 0.1, &pt);
     CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "1 <= k <= 64"), "k 0: rc %d, %s", rc,
+          sim_err_msg());
+    rc = cal_concur_measure(&cal_backend_onednn, &base, net, 1, 1, 0, 1, 0, 0.1, &pt);
+    CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "1 <= p <= 64"), "p 0: rc %d, %s", rc,
           sim_err_msg());
     cal_net_destroy(net);
 }
 
-/* The parametric fit recovers the constants that generated its points (k 1..4, t 1..2 on 2
- * cores: L1 100 ms, f 0.15, overhead 0.005, mu 0.1, kappa 0.2) and refuses too few points. */
+/* The inter-op executor (p > 1 workers over the layer graph): every layer of the branching
+ * test networks matches the reference; on Inception-V3 (four-way joins) the final output is
+ * bit-identical to one layer after another over three passes (same primitives, same threads:
+ * any race between workers would show), and every buffer has its own bytes (the arena holds
+ * at least all activations). */
+static void onednn_inter_op_matches_sequential(void)
+{
+    struct cal_opts bo = {.threads = 1, .inter_op = 3};
+    compare_layers(&cal_backend_onednn, bo, "tiny_cnn", 2, false, 1e-4);
+    compare_layers(&cal_backend_onednn, bo, "tiny_cnn", 3, true, 1e-4);
+    compare_layers(&cal_backend_onednn, bo, "tiny_bert", 2, false, 1e-4);
+    struct cal_net *net = load("inceptionv3");
+    REQUIRE_OK(cal_net_init_weights(net, 2));
+    cal_net_fold_bn(net);
+    void *in = cal_ref_input(net, 1, 4), *st[2] = {NULL, NULL};
+    int64_t cnt = cal_shape_count(&net->layers[net->n - 1].shape);
+    float *out[2] = {malloc((size_t)cnt * sizeof(float)), malloc((size_t)cnt * sizeof(float))};
+    struct cal_mem_info mi[2];
+    double ms;
+    for (int v = 0; v < 2; v++) {
+        struct cal_opts o = {.threads = 1, .inter_op = v ? 4 : 1};
+        REQUIRE_OK(cal_backend_onednn.create(&o, &st[v]));
+        REQUIRE_OK(cal_backend_onednn.prepare(st[v], net, 1, &mi[v]));
+        REQUIRE_OK(cal_backend_onednn.set_input(st[v], in));
+    }
+    REQUIRE_OK(cal_backend_onednn.run(st[0], &ms));
+    REQUIRE_OK(cal_backend_onednn.read(st[0], net->n - 1, out[0]));
+    for (int r = 0; r < 3; r++) {
+        memset(out[1], 0, (size_t)cnt * sizeof(float));
+        REQUIRE_OK(cal_backend_onednn.run(st[1], &ms));
+        REQUIRE_OK(cal_backend_onednn.read(st[1], net->n - 1, out[1]));
+        CHECK(memcmp(out[0], out[1], (size_t)cnt * sizeof(float)) == 0,
+              "pass %d: the inter-op output differs from the sequential one", r);
+    }
+    size_t sum = 0;
+    for (int i = 0; i < net->n; i++)
+        sum += (size_t)cal_shape_count(&net->layers[i].shape) * sizeof(float);
+    CHECK(mi[1].arena_bytes >= sum && mi[0].arena_bytes < sum / 2,
+          "arena: inter-op %zu, sequential %zu bytes; all activations %zu", mi[1].arena_bytes,
+          mi[0].arena_bytes, sum);
+    for (int v = 0; v < 2; v++)
+        cal_backend_onednn.destroy(st[v]), free(out[v]);
+    free(in);
+    cal_net_destroy(net);
+}
+
+/* The parametric fit recovers the constants that generated its points (k 1..4, p 1..2, t 1..2
+ * on 2 cores, a graph of pi 1.5 and width 4: L1 100 ms, f 0.15, overhead 0.005, mu 0.1,
+ * kappa 0.2), and by hand at one point: k 2, p 2, t 1 has a(2) = 2/3 + 1/6 = 5/6, D = 2.4,
+ * sigma = 1.1 * 1.2 * 1.04, so 100 * 1 * 5/6 * 1.3728 = 114.4 ms. Too few points and a pi
+ * below 1 are refused. */
 static void concurrency_fit_recovers_constants(void)
 {
-    struct cal_concur_fit truth = {100, 0.15, 0.005, 0.1, 0.2, 0, 0}, fit;
-    struct cal_concur_point pts[8];
-    for (int i = 0; i < 8; i++) {
-        int k = i / 2 + 1, t = i % 2 + 1;
-        pts[i] = (struct cal_concur_point){.k = k, .p = 1, .t = t, .n = 10,
-                                           .median_ms = cal_concur_model_ms(&truth, 2, k, t)};
+    struct cal_concur_fit truth = {1.5, 4, 100, 0.15, 0.005, 0.1, 0.2, 0, 0},
+                          fit = {.pi = 1.5, .width = 4};
+    CHECK_NEAR(cal_concur_model_ms(&truth, 2, 2, 2, 1), 114.4, 1e-9);
+    struct cal_concur_point pts[16];
+    for (int i = 0; i < 16; i++) {
+        int k = i / 4 + 1, p = i / 2 % 2 + 1, t = i % 2 + 1;
+        pts[i] = (struct cal_concur_point){.k = k, .p = p, .t = t, .n = 10,
+                                           .median_ms = cal_concur_model_ms(&truth, 2, k, p, t)};
     }
-    REQUIRE_OK(cal_concur_fit(pts, 8, 2, &fit));
+    REQUIRE_OK(cal_concur_fit(pts, 16, 2, &fit));
     CHECK(fabs(fit.l1_ms - 100) < 1e-4 && fabs(fit.f - 0.15) < 1e-5 && fabs(fit.mu - 0.1) < 1e-5 &&
-          fabs(fit.kappa - 0.2) < 1e-5 && fit.max_rel < 1e-8,
+          fabs(fit.kappa - 0.2) < 1e-5 && fit.max_rel < 1e-8 && fit.pi == 1.5 && fit.width == 4,
           "fit: L1 %.6f f %.6f mu %.6f kappa %.6f, max error %g", fit.l1_ms, fit.f, fit.mu,
           fit.kappa, fit.max_rel);
     int rc = cal_concur_fit(pts + 2, 3, 2, &fit);
     CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "at least 4 points"), "3 points: rc %d, %s",
           rc, sim_err_msg());
+    fit.pi = 0.5;
+    rc = cal_concur_fit(pts, 16, 2, &fit);
+    CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "pi >= 1"), "pi 0.5: rc %d, %s", rc,
+          sim_err_msg());
 }
 
 /* Runs net on a backend with keep_all and compares every layer with the reference. */
@@ -539,12 +603,44 @@ static void cudnn_layers_match_reference(void)
 #endif
 }
 
+/* k = 2 cuDNN instances, each on its own CUDA stream, run one tiny network at once (GPU
+ * machines only): the point is complete and inter-op workers are refused as a CPU knob. */
+static void cudnn_concurrency_streams(void)
+{
+#ifdef SERVESIM_HAVE_CUDNN
+    void *st = NULL;
+    struct cal_opts bo = {0};
+    int rc = cal_backend_cudnn.create(&bo, &st);
+    if (rc == SIM_EUNAVAIL) {
+        printf("skipped: %s\n", sim_err_msg());
+        exit(77);
+    }
+    REQUIRE_OK(rc);
+    cal_backend_cudnn.destroy(st);
+    struct cal_net *net = load("tiny_cnn");
+    REQUIRE_OK(cal_net_init_weights(net, 1));
+    struct cal_concur_point pt;
+    REQUIRE_OK(cal_concur_measure(&cal_backend_cudnn, &bo, net, 4, 2, 1, 1, 2, 0.3, &pt));
+    CHECK(pt.k == 2 && pt.n >= 2 && pt.median_ms > 0 && pt.p99_ms >= pt.median_ms,
+          "k %d n %d median %g p99 %g", pt.k, pt.n, pt.median_ms, pt.p99_ms);
+    rc = cal_concur_measure(&cal_backend_cudnn, &bo, net, 4, 1, 2, 1, 0, 0.1, &pt);
+    CHECK(rc == SIM_EUNAVAIL && strstr(sim_err_msg(), "CPU knob"), "p 2 on cudnn: rc %d, %s", rc,
+          sim_err_msg());
+    cal_net_destroy(net);
+#else
+    printf("skipped: the cuDNN backend was not built (no CUDA toolkit/cuDNN at build time)\n");
+    exit(77);
+#endif
+}
+
 int main(int argc, char **argv)
 {
     static const struct test_case cases[] = {
         {"networks_match_published", networks_match_published},
         {"parallelism_by_hand", parallelism_by_hand},
+        {"onednn_inter_op_matches_sequential", onednn_inter_op_matches_sequential},
         {"concurrency_point", concurrency_point},
+        {"cudnn_concurrency_streams", cudnn_concurrency_streams},
         {"concurrency_fit_recovers_constants", concurrency_fit_recovers_constants},
         {"onednn_layers_match_reference", onednn_layers_match_reference},
         {"onednn_arena_output_matches", onednn_arena_output_matches},
