@@ -43,6 +43,7 @@ static void fill(struct sim *s, struct rrl_node *nd, int i)
                                       .start_at = sim_now(s)};
         if (nd->dev == RRL_CPU) {
             a.n = 1;
+            a.k = nd->c[0];
             a.p = nd->c[1];
             a.t = nd->c[2];
         } else {

@@ -578,7 +578,8 @@ static void retime(struct sim *s, int e)
         if (!bi->active || (bi->rate > 0 && b->t_finish <= s->now))
             continue;                   /* not on the device, or its completion is due now */
         bool missing = false;
-        double f = sim_dev_factor(ic, x->cpu, cores, xi->nact, D, b->p, b->t, &missing);
+        double f = sim_dev_factor(ic, x->cpu, cores, b->k, xi->nact, D, b->p, b->t,
+                                  &missing);
         if (missing)
             table_missing(s, e, b);
         double r = floor((double)xi->speed / f);
@@ -821,10 +822,11 @@ const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch
     b->start_at = a->start_at;
     b->latest = a->latest;
     b->expected_ns = a->expected_ns;
-    if (a->p < 0 || a->t < 0)
-        SIM_BUG("dispatch with %d inter-op and %d intra-op threads", a->p, a->t);
+    if (a->p < 0 || a->t < 0 || a->k < 0)
+        SIM_BUG("dispatch with %d inter-op and %d intra-op threads, k %d", a->p, a->t, a->k);
     b->p = a->p > 0 ? a->p : 1;
     b->t = a->t > 0 ? a->t : 1;
+    b->k = a->k > 0 ? a->k : s->execs[a->exec].lanes;
     struct sim_request **tail = &b->reqs;
     for (int i = 0; i < n; i++) {
         struct sim_request *r = mq_pop(q);

@@ -77,6 +77,7 @@ struct sim_batch {
     uint32_t version;            /* residency version of the model at dispatch */
     uint64_t serial, tag;        /* unique per run; the policy's own tag */
     int p, t;                    /* inter-op and intra-op threads (1 unless dispatched with) */
+    int k;                       /* the dispatcher's batches in service (0: the lanes) */
     /* t_finish: on a shared device (cluster.interference) the estimate at the last re-timing
      * until the batch is done, then final */
     int64_t t_dispatch, t_ready, start_at, latest, expected_ns, t_start, t_finish;
@@ -223,6 +224,9 @@ void sim_xqueue_drop_head(struct sim *s, int e, int m);
 struct sim_dispatch_args {
     int exec, model, n, from;
     int p, t;                    /* threads (inter-op, intra-op) for the speed model; 0 = 1 */
+    int k;                       /* batches in service the dispatcher allows on the executor,
+                                  * the configuration's third coordinate for the speed model's
+                                  * roughness (cluster.interference_params); 0 = its lanes */
     int64_t start_at, latest, expected_ns;
     uint64_t tag;
 };

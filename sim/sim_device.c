@@ -2,6 +2,9 @@
  * enum sim_interference). */
 #include "sim_device.h"
 
+#include <gsl/gsl_math.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -46,8 +49,37 @@ static double table_factor(const struct sim_intf_cfg *c, int n, int p, int t, bo
     return lo->factor + (hi->factor - lo->factor) * (n - lo->n) / (hi->n - lo->n);
 }
 
-double sim_dev_factor(const struct sim_intf_cfg *c, bool cpu, double cores, int n, double D,
-                      int p, int t, bool *missing)
+void sim_intf_rough_draw(struct sim_intf_cfg *c)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r) {                           /* (out of memory: a smooth landscape) */
+        c->rough_eta = 0;
+        return;
+    }
+    gsl_rng_set(r, (unsigned long)c->rough_seed);
+    for (int j = 0; j < SIM_ROUGH_TERMS; j++) {
+        c->rough_a[j] = gsl_ran_gaussian(r, 1.0);
+        gsl_ran_dir_3d(r, &c->rough_w[j][0], &c->rough_w[j][1], &c->rough_w[j][2]);
+        c->rough_phi[j] = gsl_ran_flat(r, 0, 2 * M_PI);
+    }
+    gsl_rng_free(r);
+}
+
+double sim_intf_roughness(const struct sim_intf_cfg *c, int k, int p, int t)
+{
+    if (c->rough_eta == 0)
+        return 1;
+    double sum = 0;
+    for (int j = 0; j < SIM_ROUGH_TERMS; j++) {
+        const double *w = c->rough_w[j];
+        double dot = w[0] * k + w[1] * p + w[2] * t;
+        sum += c->rough_a[j] * cos(2 * M_PI * dot / c->rough_len + c->rough_phi[j]);
+    }
+    return exp(c->rough_eta * sum / sqrt((double)SIM_ROUGH_TERMS));
+}
+
+double sim_dev_factor(const struct sim_intf_cfg *c, bool cpu, double cores, int k, int n,
+                      double D, int p, int t, bool *missing)
 {
     switch (c->model) {
     case SIM_INTF_NONE:
@@ -62,7 +94,7 @@ double sim_dev_factor(const struct sim_intf_cfg *c, bool cpu, double cores, int 
     double C = cores > 0 ? cores : 1;
     double alone = (c->f + (1 - c->f) / t + c->overhead * (t - 1)) * amdahl(c, p);
     double sigma = (1 + c->mu * fmin(D, C) / C) * fmax(1, D / C) * (1 + c->kappa * fmax(0, D / C - 1));
-    return alone * sigma;
+    return alone * sigma * sim_intf_roughness(c, k, p, t);
 }
 
 int64_t sim_dev_host_ns(const struct sim_intf_cfg *c, bool cpu, int b)

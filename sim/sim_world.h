@@ -126,13 +126,28 @@ struct sim_intf_row {
     double factor;
 };
 
+#define SIM_ROUGH_TERMS 8
+
 struct sim_intf_cfg {
     enum sim_interference model;
     double kappa_gpu, host_ms, host_ms_per_request;        /* parametric, GPU */
     double f, overhead, pi, width, mu, kappa;               /* parametric, CPU */
+    /* parametric, CPU: the optional seeded roughness of the landscape, a factor on each
+     * batch's time, eps(c) = exp(eta sum_j a_j cos(2 pi w_j . c / len + phi_j) / sqrt(8)) over
+     * c = (k, p, t) (the executor's lanes, the batch's threads); eta 0 = off. The terms (a_j
+     * normal, w_j random unit vectors, phi_j uniform) are drawn from rough_seed by
+     * sim_dev_rough_draw, so the landscape is the machine's, the same for every run seed. */
+    double rough_eta, rough_len;
+    uint64_t rough_seed;
+    double rough_a[SIM_ROUGH_TERMS], rough_w[SIM_ROUGH_TERMS][3], rough_phi[SIM_ROUGH_TERMS];
     int nrows;                                              /* table: sorted by (p, t, n) */
     struct sim_intf_row *rows;
 };
+
+/* Draws the roughness terms of c from c->rough_seed (GSL's MT19937; sim_device.c). */
+void sim_intf_rough_draw(struct sim_intf_cfg *c);
+/* The roughness eps(k, p, t) of a CPU configuration (1 when rough_eta is 0). */
+double sim_intf_roughness(const struct sim_intf_cfg *c, int k, int p, int t);
 
 struct policy_ops;
 struct sim_autoscaler_ops;

@@ -96,9 +96,17 @@ SELECT substr(sweep, 1, instr(sweep, '@') - 1) AS sweep, printf('%.3g', radius) 
        printf('%.1f', AVG(mean_ms)) AS run_mean_ms
 FROM per GROUP BY sweep, radius, est_steps ORDER BY sweep, radius, est_steps;
 
+SQL
+
+# comparators WHERE TITLE: the E2 comparator table of the sweep points WHERE selects
+comparators() {
+  local where=$1 title=$2
+  [ "$(sqlite3 "$db" "SELECT COUNT(*) FROM sweep_points p WHERE ${where}")" -gt 0 ] || return 0
+  echo
+  sqlite3 -header -column "$db" <<SQL
 WITH pr AS (
-  SELECT p.run_id, COALESCE(json_extract(p.settings_json, '$.case'), 'oracle') AS policy
-  FROM sweep_points p WHERE p.sweep LIKE 'rrl_e2_compare@%' OR p.sweep LIKE 'rrl_e2_oracle@%'),
+  SELECT p.run_id, COALESCE(json_extract(p.settings_json, '\$.case'), 'oracle') AS policy
+  FROM sweep_points p WHERE ${where}),
 c AS (
   SELECT run_id, ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY t_s) AS slot, value AS r
   FROM timeseries WHERE series = 'rrl.cost' AND run_id IN (SELECT run_id FROM pr)),
@@ -112,7 +120,7 @@ per AS (
          (SELECT MAX(slot) FROM mv WHERE mv.run_id = pr.run_id AND m > 1.5 * (SELECT o FROM oracle)) AS last_far
   FROM pr JOIN n USING (run_id) JOIN fin USING (run_id)
   JOIN model_stats m ON m.run_id = pr.run_id JOIN runs r ON r.id = pr.run_id)
-SELECT policy AS "E2 vs comparators", COUNT(*) AS seeds, CAST(AVG(nslots) AS INT) AS slots,
+SELECT policy AS "${title}", COUNT(*) AS seeds, CAST(AVG(nslots) AS INT) AS slots,
        printf('%.1f', AVG(mean_ms)) AS run_mean_ms, printf('%.3f', AVG(bad_rate)) AS bad_rate,
        printf('%.1f', AVG(final)) AS last200_ms,
        printf('%+.0f%%', 100 * (AVG(final) / (SELECT o FROM oracle) - 1)) AS vs_oracle,
@@ -122,6 +130,9 @@ SELECT policy AS "E2 vs comparators", COUNT(*) AS seeds, CAST(AVG(nslots) AS INT
 FROM per GROUP BY policy
 ORDER BY CASE policy WHEN 'oracle' THEN 0 WHEN 'rrl' THEN 1 WHEN 'q_learning' THEN 2 WHEN 'capes' THEN 3 WHEN 'deeprm' THEN 4 ELSE 5 END;
 SQL
+}
+comparators "p.sweep LIKE 'rrl_e2_compare@%' OR p.sweep LIKE 'rrl_e2_oracle@%'" "E2 vs comparators"
+comparators "p.sweep LIKE 'rrl_e2_rough@%'" "E2 vs comparators, rough landscape"
 
 for f in "$here"/oracle_table*.json; do
   python3 - "$f" <<'PY'
@@ -200,7 +211,7 @@ FROM agg
 ORDER BY CASE policy WHEN 'oracle' THEN 0 WHEN 'rrl' THEN 1 WHEN 'rrl_one_table' THEN 2 WHEN 'q_learning' THEN 3 WHEN 'capes' THEN 4 WHEN 'deeprm' THEN 5 ELSE 6 END;
 SQL
 }
-for e in "rrl_e2_compare:E2 stationary" "rrl_e3_wiki:E3 WiKi" "rrl_e4_dynamic:E4 Dynamic" \
+for e in "rrl_e2_compare:E2 stationary" "rrl_e2_rough:E2 stationary, rough landscape" "rrl_e3_wiki:E3 WiKi" "rrl_e4_dynamic:E4 Dynamic" \
          "rrl_e5_tail:E5 strict SLO" "rrl_e6_resource:E6 resource" "rrl_e3_wiki_gpu:E3 WiKi, GPU" \
          "rrl_e4_dynamic_gpu:E4 Dynamic, GPU" "rrl_e5_tail_gpu:E5 strict SLO, GPU" \
          "rrl_e6_resource_gpu:E6 resource, GPU" "rrl_e3_wiki_ds:E3 WiKi, DeepSpeech-like" \

@@ -125,12 +125,14 @@ static int parse_interference(struct sim_config *c, const cJSON *o)
 {
     static const char *const MODELS[] = {"none", "parametric", "table", NULL};
     static const char *const pkeys[] = {"kappa_gpu", "host_ms", "host_ms_per_request", "f",
-                                        "overhead", "pi", "width", "mu", "kappa", NULL};
+                                        "overhead", "pi", "width", "mu", "kappa", "roughness",
+                                        "roughness_length", "roughness_seed", NULL};
     static const char *const rkeys[] = {"n", "p", "t", "factor", NULL};
     struct sim_intf_cfg *ic = &c->world.intf;
     *ic = (struct sim_intf_cfg){.kappa_gpu = 0.05, .host_ms = 2, .host_ms_per_request = 1,
                                 .f = 0.1, .overhead = 0.005, .pi = 1, .width = 1, .mu = 0.2,
-                                .kappa = 0.1};
+                                .kappa = 0.1, .rough_eta = 0, .rough_len = 6, .rough_seed = 1};
+    long rseed = 1;
     int model = 0, rc;
     const cJSON *par, *tab;
     if ((rc = sim_json_enum(o, "cluster", "interference", false, MODELS, &model)) ||
@@ -158,8 +160,14 @@ static int parse_interference(struct sim_config *c, const cJSON *o)
                 (rc = sim_json_num(par, pp, "pi", false, SIM_J_POS, &ic->pi)) ||
                 (rc = sim_json_num(par, pp, "width", false, SIM_J_POS, &ic->width)) ||
                 (rc = sim_json_num(par, pp, "mu", false, SIM_J_NONNEG, &ic->mu)) ||
-                (rc = sim_json_num(par, pp, "kappa", false, SIM_J_NONNEG, &ic->kappa))))
+                (rc = sim_json_num(par, pp, "kappa", false, SIM_J_NONNEG, &ic->kappa)) ||
+                (rc = sim_json_num(par, pp, "roughness", false, SIM_J_NONNEG, &ic->rough_eta)) ||
+                (rc = sim_json_num(par, pp, "roughness_length", false, SIM_J_POS,
+                                   &ic->rough_len)) ||
+                (rc = sim_json_int(par, pp, "roughness_seed", false, 0, 2147483647, &rseed))))
         return rc;
+    ic->rough_seed = (uint64_t)rseed;
+    sim_intf_rough_draw(ic);
     if (par && ic->pi < 1)
         return sim_err_set(SIM_EINVAL, "%s.pi: expected a number >= 1 (work over critical "
                            "path), got %g", pp, ic->pi);

@@ -273,6 +273,64 @@ static void cpu_threads_parametric(void)
     sim_config_destroy(cfg);
 }
 
+/* The seeded roughness of the CPU landscape (eps(c), specs/rrl.md): a batch alone takes its
+ * smooth time (61.05 ms, as above) times eps(k, p, t) of its configuration, k its dispatcher's
+ * batches in service (the lanes when it gives none); the field is the seed's, not the run's
+ * (same seed, same terms; another seed, others); over a 10 x 4 x 10 grid its log has a
+ * spread of the order of eta / sqrt(2) and is smooth at short range: neighbours differ less
+ * than configurations half a length apart. Roughness 0 is exactly the smooth model. */
+static void cpu_roughness(void)
+{
+    static const int64_t one[] = {0};
+    struct end_seen v;
+    struct sim_config *cfg;
+    struct sim *s;
+    REQUIRE_OK(cpu_run("\"interference\":\"parametric\",\"interference_params\":{"
+                       "\"roughness\":0.1,\"roughness_length\":6,\"roughness_seed\":7}", 1,
+                       &(struct thr_pol){.milli = 4000, .p = 1, .t = 2}, one, 1, &v, &s, &cfg));
+    const struct sim_intf_cfg *ic = &cfg->world.intf;
+    double eps = sim_intf_roughness(ic, 1, 1, 2), bound = 0;
+    for (int j = 0; j < SIM_ROUGH_TERMS; j++)
+        bound += fabs(ic->rough_a[j]);
+    bound = 0.1 * bound / sqrt((double)SIM_ROUGH_TERMS);
+    CHECK(eps != 1 && fabs(log(eps)) <= bound, "eps(1,1,2) %.6f, |log| bound %.4f", eps, bound);
+    CHECK(v.n == 1, "%d ended", v.n);
+    CHECK_FINISH(v.finish[0], (int64_t)floor(61050000 * eps), "alone, rough");
+    /* the terms are the seed's */
+    struct sim_intf_cfg a = *ic, b = *ic;
+    sim_intf_rough_draw(&a);
+    b.rough_seed = 8;
+    sim_intf_rough_draw(&b);
+    CHECK(sim_intf_roughness(&a, 3, 2, 5) == sim_intf_roughness(ic, 3, 2, 5) &&
+          sim_intf_roughness(&b, 3, 2, 5) != sim_intf_roughness(ic, 3, 2, 5),
+          "seed 7 redrawn %.6f, seed 8 %.6f, seed 7 %.6f", sim_intf_roughness(&a, 3, 2, 5),
+          sim_intf_roughness(&b, 3, 2, 5), sim_intf_roughness(ic, 3, 2, 5));
+    /* spread and short-range smoothness over the grid */
+    double sum = 0, sum2 = 0, d1 = 0, d3 = 0;
+    int n = 0, n1 = 0, n3 = 0;
+    for (int k = 1; k <= 10; k++)
+        for (int p = 1; p <= 4; p++)
+            for (int t = 1; t <= 10; t++) {
+                double l = log(sim_intf_roughness(ic, k, p, t));
+                sum += l, sum2 += l * l, n++;
+                if (t + 1 <= 10)
+                    d1 += fabs(l - log(sim_intf_roughness(ic, k, p, t + 1))), n1++;
+                if (t + 3 <= 10)
+                    d3 += fabs(l - log(sim_intf_roughness(ic, k, p, t + 3))), n3++;
+            }
+    double sd = sqrt(sum2 / n - (sum / n) * (sum / n));
+    CHECK(sd > 0.02 && sd < 0.2 && d1 / n1 < d3 / n3, "sd of log eps %.4f; mean |step| at 1: "
+          "%.4f, at 3: %.4f", sd, d1 / n1, d3 / n3);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+    REQUIRE_OK(cpu_run("\"interference\":\"parametric\",\"interference_params\":{"
+                       "\"roughness\":0}", 1,
+                       &(struct thr_pol){.milli = 4000, .p = 1, .t = 2}, one, 1, &v, &s, &cfg));
+    CHECK_FINISH(v.finish[0], 61050000, "roughness 0");
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
 /* ------------------------------------------------------------ a random workload */
 
 struct conserve { int64_t work[4]; int maxrun; };
@@ -377,6 +435,12 @@ static void expect_error(const char *cluster, const char *policy, const char *ne
 
 static void config_errors(void)
 {
+    expect_error("{\"gpus\":1,\"interference\":\"parametric\",\"interference_params\":{"
+                 "\"roughness\":-1}}", "{\"name\":\"fifo\"}",
+                 "cluster.interference_params.roughness: expected");
+    expect_error("{\"gpus\":1,\"interference\":\"parametric\",\"interference_params\":{"
+                 "\"roughness_length\":0}}", "{\"name\":\"fifo\"}",
+                 "cluster.interference_params.roughness_length: expected");
     expect_error("{\"gpus\":1,\"lanes\":2}", "{\"name\":\"symphony\"}",
                  "cluster.lanes: policy \"symphony\" plans with one batch at a time");
     expect_error("{\"gpus\":1,\"interference\":\"parametric\"}", "{\"name\":\"clockwork\"}",
@@ -411,5 +475,6 @@ static void config_errors(void)
 TEST_MAIN({"gpu_parametric_two_lanes", gpu_parametric_two_lanes},
           {"gpu_host_phase", gpu_host_phase}, {"table_interference", table_interference},
           {"cpu_threads_parametric", cpu_threads_parametric},
+        {"cpu_roughness", cpu_roughness},
           {"work_is_conserved", work_is_conserved}, {"rrl_static_batcher", rrl_static_batcher},
           {"config_errors", config_errors})
