@@ -388,6 +388,15 @@ static void enter_model(struct sim *s, struct sim_request *r, int64_t at, bool c
 
 static void on_arrival(struct sim *s, int src)
 {
+    long cap = s->cfg->max_live_requests > 0 ? s->cfg->max_live_requests : SIM_MAX_LIVE_REQUESTS;
+    if ((long)s->req_pool.live >= cap) {        /* the run stops here (sim_run) */
+        sim_err_set(SIM_EINVAL, "more than %ld requests in the system at once at t = %.3f s: "
+                    "the offered load is far above what the cluster serves (lower "
+                    "workload.rate_rps); the run is stopped and not written",
+                    cap, (double)s->now / 1e9);
+        s->src_err = SIM_EINVAL;
+        return;
+    }
     struct sim_req_int *ri = pool_get(&s->req_pool);
     struct sim_request *r = &ri->pub;
     int m = s->src[src].cur.model;
@@ -1659,6 +1668,8 @@ int sim_run(struct sim *s)
 {
     struct sim_event ev;
     for (;;) {
+        if (s->src_err)                 /* a source failed or the system overflowed: stop */
+            break;
         /* the least (time, seq) of the event heap's top and the earliest timer */
         const struct sim_event *top = sim_heap_peek(&s->heap);
         const struct sim_timer_slot *tm = sim_timer_next(s);

@@ -221,6 +221,10 @@ void sim_xqueue_drop_head(struct sim *s, int e, int m);
  * is rejected (REJECTED_UNLOADED). expected_ns > 0 is the policy's predicted duration; the
  * gap to the actual duration is a per-model metric. The policy's on_batch_done sees every
  * batch once, rejected ones included (at the time of rejection). */
+/* Requests alive at once (arrived, not ended) beyond which a run stops with an error: only a
+ * load far above capacity gets there, and memory would grow without bound. */
+#define SIM_MAX_LIVE_REQUESTS 10000000
+
 struct sim_dispatch_args {
     int exec, model, n, from;
     int p, t;                    /* threads (inter-op, intra-op) for the speed model; 0 = 1 */

@@ -93,6 +93,10 @@ enum sim_split { SIM_SPLIT_INDEPENDENT, SIM_SPLIT_ROUND_ROBIN, SIM_SPLIT_RANDOM 
  * on one core) scaled linearly by the cores allocated. */
 enum sim_cpu_scaling { SIM_CPU_LINEAR, SIM_CPU_MEASURED };
 
+/* Models a configuration may have: the engine keeps per-model queues, statistics and latency
+ * histograms (about 150 KB each), so 10,000 is about 1.5 GB. */
+#define SIM_MAX_MODELS 10000
+
 struct sim_node_cfg {
     char name[SIM_NAME_MAX];
     int cores;                         /* CPU cores for CPU executors (0: none) */
@@ -191,6 +195,7 @@ struct sim_world {
     const void *autoscale_params;
 
     double percentile;                 /* e.g. 99: the SLO predicate of the results */
+    long max_live_requests;            /* 0: SIM_MAX_LIVE_REQUESTS (sim.h) */
     double sample_period_s;            /* 0 = no time series and no control ticks */
 };
 

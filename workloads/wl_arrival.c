@@ -50,6 +50,13 @@ static double gap(struct wl_stream *st)
     return 1.0;
 }
 
+/* ns as int64: times past the representable range (a rate so small that the next arrival
+ * lies beyond any run) mean never. */
+static int64_t to_ns(double t)
+{
+    return t < 9.0e18 ? (int64_t)llround(t) : INT64_MAX;
+}
+
 int64_t wl_stream_next(struct wl_stream *st)
 {
     if (st->rate_per_ns <= 0)
@@ -58,7 +65,7 @@ int64_t wl_stream_next(struct wl_stream *st)
     st->started = true;
     double m_target = st->u / st->rate_per_ns;     /* M(t) we need, in ns */
     if (st->nseg == 0)
-        return (int64_t)llround(m_target);
+        return to_ns(m_target);
     for (;;) {
         const struct wl_segment *sg = &st->seg[st->cur];
         bool last = (st->cur == st->nseg - 1);
@@ -67,8 +74,7 @@ int64_t wl_stream_next(struct wl_stream *st)
         if (last || m_target < m_end) {
             if (scale <= 0)
                 return INT64_MAX;                  /* zero rate from here on */
-            double t = st->seg_t0 + (m_target - st->seg_m0) / scale;
-            return (int64_t)llround(t);
+            return to_ns(st->seg_t0 + (m_target - st->seg_m0) / scale);
         }
         st->seg_t0 += sg->duration_s * 1e9;
         st->seg_m0 = m_end;

@@ -52,8 +52,8 @@ static int parse_profile(const cJSON *o, const char *path, struct sim_profile *p
         if (!p->table_ms)
             return SIM_ENOMEM;
         p->table_n = n;
-        for (int i = 0; i < n; i++) {
-            const cJSON *v = cJSON_GetArrayItem(t, i);
+        const cJSON *v = t->child;      /* walked once: cJSON's indexed lookup is linear */
+        for (int i = 0; i < n; i++, v = v->next) {
             char ip[SIM_JPATH_MAX];
             sim_jpath_idx(ip, sizeof ip, tp, i);
             if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) ||
@@ -252,7 +252,8 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
         goto out;
     }
     *models = nm;
-    for (int i = 0; i < want; i++) {
+    const cJSON *walk = zm->child;      /* "all": the zoo's models in order, walked once */
+    for (int i = 0; i < want; i++, walk = walk ? walk->next : NULL) {
         const cJSON *entry = NULL;
         int zi = i;
         if (!all) {
@@ -275,7 +276,7 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
                 goto out;
             }
         }
-        entry = cJSON_GetArrayItem(zm, zi);
+        entry = all ? walk : cJSON_GetArrayItem(zm, zi);
         char mp[SIM_JPATH_MAX];
         sim_jpath_idx(mp, sizeof mp, "models", zi);
         if ((rc = wl_model_parse(entry, mp, kind, &(*models)[*n]))) {

@@ -284,6 +284,9 @@ static int parse_models(struct sim_config *c, const cJSON *root)
             return rc;
         c->world.nmodels++;
     }
+    if (c->world.nmodels > SIM_MAX_MODELS)     /* the engine's per-model state is ~150 KB */
+        return sim_err_set(SIM_EINVAL, "models: expected at most %d models, got %d (zoos "
+                           "expanded)", SIM_MAX_MODELS, c->world.nmodels);
     /* cross-model checks against the cluster: its GPU kind, or on a cluster that never has
      * a GPU, for a model without a GPU profile, the CPU kind of its first node with cores */
     const char *cpu_kind = NULL;
@@ -563,6 +566,9 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
         (rc = sim_json_obj(w, "workload", "popularity", false, &p)) ||
         (rc = sim_json_arr(w, "workload", "segments", false, &segs)))
         return rc;
+    if (c->world.rate_rps > 1e9)         /* (the engine also stops a run that overflows) */
+        return sim_err_set(SIM_EINVAL, "workload.rate_rps: expected at most 1e9 requests/s, got "
+                           "%g", c->world.rate_rps);
     if ((rc = parse_random_segments(c, w, segs)))
         return rc;
     if (tr && (cJSON_GetObjectItem(w, "rate_rps") || a || segs || c->workload.nsegments))
@@ -916,6 +922,29 @@ static struct sim_config *alloc_cfg(const char *file, const char *dir)
     return c;
 }
 
+/* An error of the finished configuration ("FILE: PATH: ...") whose PATH a --set gave (the
+ * last one wins, as in applying them) is the option's, not the file's: "--set PATH: ...". */
+static void blame_set(int rc, const char *file, const char *const *sets, int nsets)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", sim_err_msg());
+    size_t fl = strlen(file);
+    if (strncmp(msg, file, fl) != 0 || strncmp(msg + fl, ": ", 2) != 0)
+        return;
+    const char *rest = msg + fl + 2;
+    for (int i = nsets - 1; i >= 0; i--) {
+        const char *eq = strchr(sets[i], '=');
+        size_t pl = eq ? (size_t)(eq - sets[i]) : 0;
+        if (pl == 0 || strncmp(rest, sets[i], pl) != 0 || !strchr(":.[", rest[pl]))
+            continue;
+        if (rest[pl] == ':')
+            sim_err_set(rc, "--set %.*s%s", (int)pl, sets[i], rest + pl);
+        else
+            sim_err_set(rc, "--set %.*s: %s", (int)pl, sets[i], rest);
+        return;
+    }
+}
+
 int sim_config_load(const char *file, const char *const *sets, int nsets, bool seed_given,
                     uint64_t seed, struct sim_config **out)
 {
@@ -939,8 +968,7 @@ int sim_config_load(const char *file, const char *const *sets, int nsets, bool s
         goto fail;
     for (int i = 0; i < nsets; i++)
         if ((rc = sim_json_set(c->json, sets[i]))) {
-            sim_err_prefix(rc == SIM_EUSAGE ? SIM_EINVAL : rc, c->file);
-            rc = SIM_EINVAL;
+            rc = SIM_EINVAL;            /* the message names the option, not the file */
             goto fail;
         }
     if (seed_given) {
@@ -950,8 +978,10 @@ int sim_config_load(const char *file, const char *const *sets, int nsets, bool s
         else
             cJSON_AddItemToObject(c->json, "seed", s);
     }
-    if ((rc = finish(c, c->file)))
+    if ((rc = finish(c, c->file))) {
+        blame_set(rc, c->file, sets, nsets);
         goto fail;
+    }
     *out = c;
     return 0;
 fail:

@@ -160,13 +160,21 @@ int sim_results_open(const char *path, sqlite3 **out, int *version)
     sqlite3_stmt *q = NULL;
     int rc = 0, v = 0;
     *out = NULL;
+    int src = SQLITE_OK;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         rc = db_fail(path, db, "cannot open");
+    } else if ((src = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL,
+                                   NULL)) != SQLITE_OK) {
+        rc = sim_err_set(SIM_EINVAL, "%s: not a servesim results database (SQLite: %s)", path,
+                         sqlite3_errmsg(db));
     } else if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK) {
-        rc = db_fail(path, db, "not a results database");
+        rc = db_fail(path, db, "not a servesim results database");
     } else {
         v = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
-        if (v < 1 || v > SIM_STORE_SCHEMA)
+        if (v == 0)
+            rc = sim_err_set(SIM_EINVAL, "%s: not a servesim results database (no schema "
+                             "version: an empty or foreign SQLite file)", path);
+        else if (v < 1 || v > SIM_STORE_SCHEMA)
             rc = sim_err_set(SIM_EINVAL, "%s: expected a servesim results database (schema "
                              "1..%d), found schema version %d", path, SIM_STORE_SCHEMA, v);
     }

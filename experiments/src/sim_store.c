@@ -178,6 +178,13 @@ static int exec(struct sim_store *st, const char *sql)
     return 0;
 }
 
+/* Undoes the open transaction, keeping the error that made it necessary (a failing ROLLBACK,
+ * e.g. when none began, must not replace the message). */
+static void rollback(struct sim_store *st)
+{
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 static int user_version(struct sim_store *st, int *v)
 {
     sqlite3_stmt *q;
@@ -186,6 +193,18 @@ static int user_version(struct sim_store *st, int *v)
     *v = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
     sqlite3_finalize(q);
     return 0;
+}
+
+/* Has the database no tables at all (a new file)? */
+static bool empty_db(struct sim_store *st)
+{
+    sqlite3_stmt *q;
+    bool empty = true;
+    if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM sqlite_master LIMIT 1", -1, &q, NULL) == SQLITE_OK) {
+        empty = sqlite3_step(q) != SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
+    return empty;
 }
 
 int sim_store_open(const char *path, struct sim_store **out)
@@ -202,8 +221,20 @@ int sim_store_open(const char *path, struct sim_store **out)
         goto fail;
     }
     sqlite3_busy_timeout(st->db, 10000);
+    /* a file that is not SQLite (or not ours) is the user's input, not a database fault */
+    int src = sqlite3_exec(st->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    if (src == SQLITE_NOTADB || src == SQLITE_CORRUPT) {
+        rc = sim_err_set(SIM_EINVAL, "%s: not a servesim results database (SQLite: %s)", path,
+                         sqlite3_errmsg(st->db));
+        goto fail;
+    }
     if ((rc = user_version(st, &v)))
         goto fail;
+    if (v == 0 && !empty_db(st)) {
+        rc = sim_err_set(SIM_EINVAL, "%s: not a servesim results database (an SQLite database "
+                         "without servesim's schema version)", path);
+        goto fail;
+    }
     if (v > SIM_STORE_SCHEMA) {
         rc = sim_err_set(SIM_EDB, "%s: schema version %d is newer than this servesim's %d",
                          path, v, SIM_STORE_SCHEMA);
@@ -220,7 +251,7 @@ int sim_store_open(const char *path, struct sim_store **out)
             (v >= 1 && v <= 6 && (rc = exec(st, migrate_v6_sql))) ||
             (rc = exec(st, schema_sql)) ||
             (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
-            exec(st, "ROLLBACK");
+            rollback(st);
             goto fail;
         }
     }
@@ -407,7 +438,7 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         *run_id = id;
     goto out;
 rollback:
-    exec(st, "ROLLBACK");
+    rollback(st);
 out:
     sqlite3_finalize(q_run);
     sqlite3_finalize(q_ms);
@@ -504,7 +535,7 @@ int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const c
     sqlite3_finalize(q_probe);
     return exec(st, "COMMIT");
 rollback:
-    exec(st, "ROLLBACK");
+    rollback(st);
     sqlite3_finalize(q_del);
     sqlite3_finalize(q_plan);
     sqlite3_finalize(q_probe);
@@ -585,6 +616,6 @@ int sim_store_profiles_write(struct sim_store *st, const struct sim_store_profil
 fail:
     sqlite3_finalize(qp);
     sqlite3_finalize(qt);
-    exec(st, "ROLLBACK");
+    rollback(st);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <sqlite3.h>
@@ -404,6 +405,7 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
                 w.name, w.npoints, w.npoints - ntodo, db, ntodo, jobs);
     fflush(NULL);
     double t0 = sim_wall_seconds();
+    pid_t parent = getpid();
     long next = 0, done = 0, failed = 0;
     int running = 0;
     while (next < ntodo || running > 0) {
@@ -413,8 +415,14 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
                 rc = sim_err_set(SIM_EIO, "sweep: fork: %s", strerror(errno));
                 break;
             }
-            if (pid == 0)
+            if (pid == 0) {
+                /* a worker dies with the sweep (kill -9 included), so that a resumed sweep
+                 * never races an orphan for the database or writes a point twice */
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != parent)
+                    _exit(1);
                 _exit(run_point(&w, db, todo[next]));
+            }
             for (int k = 0; k < jobs; k++)
                 if (!pids[k]) {
                     pids[k] = pid;

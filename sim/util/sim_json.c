@@ -90,6 +90,23 @@ static int missing(const char *path, const char *key, const char *expected)
     return sim_err_set(SIM_EINVAL, "%s: missing (expected %s)", p, expected);
 }
 
+/* Durations are named by their unit (`slo_ms`, `duration_s`, `ctrl_us`); their seconds must
+ * stay below SIM_JSON_MAX_DURATION_S, so that times in integer ns (and sums of a few of them)
+ * fit in 64 bits. Rates whose names end the same way (`load_gb_s`) are not durations. */
+static double duration_unit_s(const char *key)
+{
+    size_t n = strlen(key);
+    if (n > 5 && !strcmp(key + n - 5, "_gb_s"))
+        return 0;
+    if (n > 3 && !strcmp(key + n - 3, "_ms"))
+        return 1e-3;
+    if (n > 3 && !strcmp(key + n - 3, "_us"))
+        return 1e-6;
+    if (n > 2 && !strcmp(key + n - 2, "_s"))
+        return 1;
+    return 0;
+}
+
 int sim_json_num(const cJSON *obj, const char *path, const char *key, bool required,
                  enum sim_jcons c, double *out)
 {
@@ -105,6 +122,14 @@ int sim_json_num(const cJSON *obj, const char *path, const char *key, bool requi
     if ((c == SIM_J_POS && !(x > 0)) || (c == SIM_J_NONNEG && !(x >= 0)) ||
         (c == SIM_J_UNIT && !(x >= 0 && x <= 1)))
         return fail(path, key, what[c], v);
+    double unit = duration_unit_s(key);
+    if (unit > 0 && fabs(x) * unit > SIM_JSON_MAX_DURATION_S) {
+        char want[96];
+        snprintf(want, sizeof want, "a duration of at most %.0e s (%.0e %s)",
+                 SIM_JSON_MAX_DURATION_S, SIM_JSON_MAX_DURATION_S / unit,
+                 unit == 1 ? "s" : unit == 1e-3 ? "ms" : "us");
+        return fail(path, key, want, v);
+    }
     *out = x;
     return 0;
 }
@@ -369,25 +394,29 @@ int sim_json_set(cJSON *root, const char *assignment)
         }
         if (*p == '[') {
             char *end;
+            errno = 0;
             long i = strtol(p + 1, &end, 10);
             if (end == p + 1 || *end != ']' || i < 0) {
                 cJSON_Delete(val);
                 return sim_err_set(SIM_EUSAGE, "--set %s: bad index in path", path);
             }
+            const char *digits = p + 1;
+            int ndigits = (int)(end - digits);
             p = end + 1;
             if (!cJSON_IsArray(cur)) {
                 cJSON_Delete(val);
                 return sim_err_set(SIM_EINVAL, "--set %s: %s is not an array", path, done);
             }
             int n = cJSON_GetArraySize(cur);
+            if (errno == ERANGE || i > n) {   /* n: one past the end appends */
+                cJSON_Delete(val);
+                return sim_err_set(SIM_EINVAL, "--set %s: index %.*s out of range (%s has %d "
+                                   "element%s; %d appends)", path, ndigits, digits, done, n,
+                                   n == 1 ? "" : "s", n);
+            }
             char np[SIM_JPATH_MAX];
             sim_jpath_idx(np, sizeof np, done, (int)i);
             snprintf(done, sizeof done, "%s", np);
-            if (i > n) {
-                cJSON_Delete(val);
-                return sim_err_set(SIM_EINVAL, "--set %s: index %ld out of range (%s has %d)",
-                                   path, i, done, n);
-            }
             bool last = (*p == '\0');
             if (last) {
                 if (i == n)

@@ -21,6 +21,10 @@ enum sim_jcons {
 
 #define SIM_JPATH_MAX 256
 
+/* The longest duration sim_json_num accepts in a key named like one (`*_ms`, `*_s`, `*_us`):
+ * about 3 years, 1e17 ns. */
+#define SIM_JSON_MAX_DURATION_S 1e8
+
 /* path + "." + key (or just key at the root) into buf. */
 void sim_jpath(char *buf, size_t size, const char *path, const char *key);
 /* path + "[i]" into buf. */

@@ -228,6 +228,66 @@ sweep_resume_and_jobs() {
   grep -qF 'cases[0].name: missing' "$tmp/c2.err" || fail "cases: message $(cat "$tmp/c2.err")"
 }
 
+fuzz_regressions() {
+  # inputs that fuzzing found to crash, hang, overflow or mislead (issue 22, section 5): each
+  # a clear message and exit 2, or a correct answer, never a crash
+  local q="$src/experiments/quickstart.json" rc
+  "$bin" run "$q" --no-db --set duration_s=5 --set 'models[0].slo_ms=1e13' 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF -- '--set models[0].slo_ms: expected a duration of at most 1e+08 s' "$tmp/err" ||
+    fail "slo_ms 1e13: exit $rc, $(cat "$tmp/err")"
+  "$bin" run "$q" --no-db --json --set duration_s=5 --set workload.rate_rps=1e-9 > "$tmp/out" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 0 ] && grep -q '"offered": *0[,}]' "$tmp/out" || fail "rate 1e-9: exit $rc, $(head -c 300 "$tmp/out") $(cat "$tmp/err")"
+  "$bin" run "$q" --no-db --set workload.rate_rps=1e308 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF 'workload.rate_rps: expected at most 1e9 requests/s' "$tmp/err" ||
+    fail "rate 1e308: exit $rc, $(cat "$tmp/err")"
+  echo "not a database" > "$tmp/text.db"
+  "$bin" run "$q" --db "$tmp/text.db" --set duration_s=3 --set warmup_s=1 --quiet 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "$tmp/text.db: not a servesim results database" "$tmp/err" ||
+    fail "--db on a text file: exit $rc, $(cat "$tmp/err")"
+  [ "$(cat "$tmp/text.db")" = "not a database" ] || fail "--db on a text file: the file was changed"
+  "$bin" plot all --db "$tmp/text.db" --out "$tmp/plots" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "not a servesim results database" "$tmp/err" ||
+    fail "plot on a text file: exit $rc, $(cat "$tmp/err")"
+  "$bin" run "$q" --no-db --set 'models[99999999999999999999].slo_ms=3' 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF 'index 99999999999999999999 out of range (models has 1 element' "$tmp/err" ||
+    fail "huge index: exit $rc, $(cat "$tmp/err")"
+  grep -qF "quickstart.json" "$tmp/err" && fail "a --set error names the file: $(cat "$tmp/err")"
+  python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+base = {"duration_s": 2, "cluster": {"gpus": 1}, "workload": {"rate_rps": 10}, "policy": {"name": "fifo"}}
+json.dump(dict(base, models=[{"name": "m", "slo_ms": 5000, "max_batch": 8, "profiles": {"1080ti":
+          {"form": "table", "latency_ms": [1 + i * 1e-3 for i in range(100000)]}}}]), open(d + "/table.json", "w"))
+json.dump(dict(base, models=[{"name": "m%d" % i, "slo_ms": 50, "alpha_ms": 1, "beta_ms": 1}
+          for i in range(10001)]), open(d + "/many.json", "w"))
+PY
+  # a 100,000-entry table profile loads in one pass (it took 8.5 s when the loader was quadratic)
+  timeout 20 "$bin" run "$tmp/table.json" --no-db > /dev/null 2> "$tmp/err" || fail "table profile: $(cat "$tmp/err")"
+  "$bin" run "$tmp/many.json" --no-db 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF 'models: expected at most 10000 models, got 10001' "$tmp/err" ||
+    fail "10,001 models: exit $rc, $(cat "$tmp/err")"
+  # kill -9 of the sweep process alone (not its group): its workers die with it, and the
+  # resumed sweep finds nothing locked and writes every point once
+  printf '%s' "{$base,\"models\":[$model]}" > "$tmp/base.json"
+  printf '%s' '{"name":"o","base":"base.json","mode":"run","set":{"duration_s":20000},
+    "grid":{"seed":[1,2,3,4,5,6]}}' > "$tmp/o.json"
+  "$bin" sweep "$tmp/o.json" -j 2 --db "$tmp/o.db" --quiet & local pid=$!
+  for _ in $(seq 1 200); do
+    n=$(sqlite3 "$tmp/o.db" "SELECT count(*) FROM sweep_points" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge 1 ] && break
+    sleep 0.1
+  done
+  kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+  local before
+  before=$(sqlite3 "$tmp/o.db" "SELECT count(*) FROM sweep_points WHERE status='ok'")
+  [ "$before" -ge 1 ] && [ "$before" -lt 6 ] || fail "kill -9 came at the wrong time ($before points done)"
+  sleep 0.5
+  pgrep -f -- "$tmp/o.json" > /dev/null && fail "sweep workers outlived their killed parent"
+  "$bin" sweep "$tmp/o.json" -j 2 --db "$tmp/o.db" --quiet 2> "$tmp/err" || fail "resume after kill -9: $(cat "$tmp/err")"
+  [ "$(sqlite3 "$tmp/o.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok'; PRAGMA integrity_check" | tr '\n' ' ')" = "6 6 ok " ] ||
+    fail "after kill -9 and resume: runs / ok points / integrity $(sqlite3 "$tmp/o.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok'; PRAGMA integrity_check" | tr '\n' ' ')"
+}
+
 trace_plan() {
   # a trace replayed through the CLI: --trace-dir, bad rows (file:line, exit 2, no database),
   # and a capacity plan with --json and its rows in the database

@@ -1,6 +1,7 @@
 /* test_core — unit tests of the engine's building blocks: event order, timers, histogram
  * accuracy, random streams, arrival processes, --set paths, and the M/D/1 queueing oracle. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
@@ -407,6 +408,39 @@ static void md1_mean_wait(void)
     sim_result_destroy(r);
 }
 
+/* Overload: an M/D/1 queue at rho 5 (fifo that never drops) gains about 400 requests a
+ * second; with the world's cap of live requests at 1,000 the run stops with the error near
+ * t = 2.5 s (1,000 / 400) instead of growing without bound, and no result is produced; the
+ * same run at rho 0.6 is unaffected by the cap. */
+#define OVL_CFG(rate)                                                                       \
+    "{\"name\":\"ovl\",\"duration_s\":60,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":"   \
+    "\"m\",\"alpha_ms\":0,\"beta_ms\":10,\"slo_ms\":1e6,\"max_batch\":1}],\"workload\":"      \
+    "{\"rate_rps\":" rate "},\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":"  \
+    "0},\"policy\":{\"name\":\"fifo\",\"params\":{\"drop_late\":false}},\"metrics\":"         \
+    "{\"sample_period_s\":0}}"
+
+static void overload_stops_the_run(void)
+{
+    struct sim_config *cfg;
+    struct sim_result *r = NULL;
+    REQUIRE_OK(sim_config_from_text(OVL_CFG("500"), "ovl", ".", &cfg));
+    cfg->world.max_live_requests = 1000;
+    int rc = sim_run_once(cfg, 1.0, NULL, &r);
+    const char *msg = sim_err_msg(), *at = strstr(msg, "at t = ");
+    double t = at ? atof(at + 7) : -1;
+    CHECK(rc == SIM_EINVAL && strstr(msg, "more than 1000 requests in the system") && t > 2.2 &&
+          t < 2.8 && !r, "rc %d, t %.3f, result %p: %s", rc, t, (void *)r, msg);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+    REQUIRE_OK(sim_config_from_text(OVL_CFG("60"), "ovl", ".", &cfg));
+    cfg->world.max_live_requests = 1000;
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    CHECK(r->offered > 3000 && r->dropped == 0, "offered %llu dropped %llu",
+          (unsigned long long)r->offered, (unsigned long long)r->dropped);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+}
+
 /* Request sizes (workload.sizes) against M/G/1: service D times a lognormal size (mean 1,
  * cv c) has E[S^2] = D^2 (1 + c^2), so Pollaczek-Khinchine gives the mean wait
  * lambda E[S^2] / (2 (1 - rho)); with cv 0 and mean k every service is exactly k D (M/D/1).
@@ -804,6 +838,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"cpu_measured_scaling", cpu_measured_scaling},
           {"json_set_paths", json_set_paths},
           {"md1_mean_wait", md1_mean_wait},
+          {"overload_stops_the_run", overload_stops_the_run},
           {"sizes_mg1_mean_wait", sizes_mg1_mean_wait},
           {"sizes_batch_mean_or_max", sizes_batch_mean_or_max},
           {"policy_named_streams", policy_named_streams})
