@@ -204,6 +204,26 @@ static int zoo_models(const char *file, const cJSON *zoo, const cJSON **models,
     return 0;
 }
 
+static size_t pow2_at_least(size_t n)
+{
+    size_t c = 1;
+    while (c < n)
+        c *= 2;
+    return n ? c : 0;
+}
+
+int wl_models_reserve(struct sim_model_cfg **models, int n, int more)
+{
+    size_t have = pow2_at_least((size_t)n), need = pow2_at_least((size_t)n + (size_t)more);
+    if (need <= have && *models)
+        return 0;
+    struct sim_model_cfg *nm = realloc(*models, need * sizeof *nm);
+    if (!nm)
+        return SIM_ENOMEM;
+    *models = nm;
+    return 0;
+}
+
 int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
                   struct sim_model_cfg **models, int *n)
 {
@@ -246,12 +266,8 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
         goto out;
     }
     int want = all ? cJSON_GetArraySize(zm) : cJSON_GetArraySize(sel), n0 = *n;
-    struct sim_model_cfg *nm = realloc(*models, (size_t)(*n + want) * sizeof *nm);
-    if (!nm) {
-        rc = SIM_ENOMEM;
+    if ((rc = wl_models_reserve(models, *n, want)))
         goto out;
-    }
-    *models = nm;
     const cJSON *walk = zm->child;      /* "all": the zoo's models in order, walked once */
     for (int i = 0; i < want; i++, walk = walk ? walk->next : NULL) {
         const cJSON *entry = NULL;

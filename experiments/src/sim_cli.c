@@ -89,7 +89,7 @@ struct opts {
 
 static int exit_code(int rc)
 {
-    return rc == 0 ? 0 : sim_err_is_input(rc) ? 2 : 1;
+    return rc == 0 ? 0 : rc == SIM_EINFEASIBLE ? 4 : sim_err_is_input(rc) ? 2 : 1;
 }
 
 static int fail(int rc)
@@ -309,6 +309,17 @@ static int cmd_plan(const struct opts *o)
             sim_plan_print(stdout, &p);
             if (in.db)
                 fprintf(stderr, "results: %s (plans, plan_probes; runs of kind plan)\n", in.db);
+        }
+        if (!p.static_gpus) {          /* no answer within the limits: say the best reached */
+            const struct sim_plan_probe *b = NULL;
+            for (int i = 0; i < p.nprobes; i++)
+                if (!b || p.probes[i].worst_bad_frac < b->worst_bad_frac)
+                    b = &p.probes[i];
+            rc = sim_err_set(SIM_EINFEASIBLE, "plan: no GPU count in [%d, %d] meets every SLO%s%d "
+                             "GPUs, worst model %s with %.3f%% of its requests bad (raise --max "
+                             "or cluster.max_gpus, or relax the SLO)", p.min_gpus, p.max_gpus,
+                             b ? "; the best probe: " : "", b ? b->gpus : 0,
+                             b ? b->worst_model : "-", b ? 100 * b->worst_bad_frac : 0.0);
         }
     }
     sim_plan_free(&p);

@@ -266,6 +266,9 @@ static int parse_models(struct sim_config *c, const cJSON *root)
         return rc;
     if (cJSON_GetArraySize(arr) == 0)
         return sim_err_set(SIM_EINVAL, "models: expected at least one model, got []");
+    if (cJSON_GetArraySize(arr) > SIM_MAX_MODELS)
+        return sim_err_set(SIM_EINVAL, "models: expected at most %d models, got %d",
+                           SIM_MAX_MODELS, cJSON_GetArraySize(arr));
     int i = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, arr) {
@@ -276,10 +279,8 @@ static int parse_models(struct sim_config *c, const cJSON *root)
                 return rc;
             continue;
         }
-        struct sim_model_cfg *nm = realloc(c->world.models, (size_t)(c->world.nmodels + 1) * sizeof *nm);
-        if (!nm)
-            return SIM_ENOMEM;
-        c->world.models = nm;
+        if ((rc = wl_models_reserve(&c->world.models, c->world.nmodels, 1)))
+            return rc;
         if ((rc = wl_model_parse(it, p, c->world.gpu_kind, &c->world.models[c->world.nmodels])))
             return rc;
         c->world.nmodels++;
@@ -938,9 +939,10 @@ static void blame_set(int rc, const char *file, const char *const *sets, int nse
         if (pl == 0 || strncmp(rest, sets[i], pl) != 0 || !strchr(":.[", rest[pl]))
             continue;
         if (rest[pl] == ':')
-            sim_err_set(rc, "--set %.*s%s", (int)pl, sets[i], rest + pl);
+            sim_err_set(rc, "--set %.*s%s (an option over %s)", (int)pl, sets[i], rest + pl,
+                        file);
         else
-            sim_err_set(rc, "--set %.*s: %s", (int)pl, sets[i], rest);
+            sim_err_set(rc, "--set %.*s: %s (an option over %s)", (int)pl, sets[i], rest, file);
         return;
     }
 }
@@ -968,7 +970,9 @@ int sim_config_load(const char *file, const char *const *sets, int nsets, bool s
         goto fail;
     for (int i = 0; i < nsets; i++)
         if ((rc = sim_json_set(c->json, sets[i]))) {
-            rc = SIM_EINVAL;            /* the message names the option, not the file */
+            char msg[1024];             /* the message names the option; the file is context */
+            snprintf(msg, sizeof msg, "%s", sim_err_msg());
+            rc = sim_err_set(SIM_EINVAL, "%s (an option over %s)", msg, c->file);
             goto fail;
         }
     if (seed_given) {

@@ -61,9 +61,51 @@ static void keep(struct sim_goodput *g, struct sim_result *r, bool better)
     }
 }
 
+int sim_config_feasible(const struct sim_config *cfg)
+{
+    const struct sim_world *w = &cfg->world;
+    if (w->app)
+        return 0;
+    for (int n = 0; n < w->nnodes; n++)
+        if (w->nodes[n].cores > 0)
+            return 0;
+    double net_ms = (w->ctrl_us + w->data_us_per_request + w->resp_us) / 1e3;
+    char msg[1024] = "";
+    size_t len = 0;
+    int bad = 0;
+    for (int m = 0; m < w->nmodels; m++) {
+        const struct sim_model_cfg *md = &w->models[m];
+        if (md->sized)
+            continue;
+        double best = -1;
+        for (int n = 0; n < w->nnodes || n == 0; n++) {
+            const char *kind = w->nnodes ? w->nodes[n].gpu_kind : w->gpu_kind;
+            int k = sim_model_cfg_kind(md, kind[0] ? kind : w->gpu_kind);
+            if (k >= 0) {
+                double l = sim_profile_ms(&md->prof[k], 1);
+                best = best < 0 || l < best ? l : best;
+            }
+        }
+        if (best < 0 || best + net_ms <= md->slo_ms)
+            continue;
+        if (bad++ < 4 && len < sizeof msg)
+            len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s: the smallest batch needs "
+                                    "%.2f ms + %.2f ms network = %.2f ms > SLO %g ms",
+                                    bad > 1 ? "; " : "", md->name, best, net_ms, best + net_ms,
+                                    md->slo_ms);
+    }
+    if (!bad)
+        return 0;
+    return sim_err_set(SIM_EINFEASIBLE, "no load meets every SLO: %s%s", msg,
+                       bad > 4 ? " (and more models)" : "");
+}
+
 int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_goodput *g)
 {
     memset(g, 0, sizeof *g);
+    int frc = sim_config_feasible(cfg);
+    if (frc)
+        return frc;
     struct sim_result *r = NULL;
     double s = cfg->search_start_scale, lo = -1, hi = -1;
     int rc, maxp = cfg->search_max_probes;

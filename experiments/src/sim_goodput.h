@@ -27,6 +27,16 @@
 int sim_run_once(const struct sim_config *cfg, double scale, const struct sim_observer *obs,
                  struct sim_result **out /* OUT */);
 
+/* Can every model meet its SLO at all? On a cluster of GPUs only (no CPU cores), without an
+ * application or request sizes, a model whose smallest batch on its fastest profile for the
+ * cluster's kinds, plus the fixed delays on a request's path (network ctrl_us +
+ * data_us_per_request + resp_us), exceeds its SLO makes every load fail. Returns 0, or
+ * SIM_EINFEASIBLE with the reason per model ("ResNet50V2: the smallest batch needs 7.40 ms +
+ * 2.15 ms network = 9.55 ms > SLO 8 ms"). Otherwise (CPU cores, applications, sizes) it
+ * answers 0: the search itself decides. */
+int sim_config_feasible(const struct sim_config *cfg);
+
+/* Fails with SIM_EINFEASIBLE (sim_config_feasible) before any probe. */
 int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_goodput *g /* OUT */);
 void sim_goodput_free(struct sim_goodput *g);
 

@@ -222,6 +222,8 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
         if (rc)
             goto out;
     }
+    if ((rc = sim_config_feasible(base)))     /* no GPU count helps a batch too slow */
+        goto out;
     if (in->progress)
         fprintf(stderr, "plan %s: lower bound %d GPUs (mean-rate throughput), searching "
                 "[%d, %d]\n", p->id, p->lower_bound, p->min_gpus, p->max_gpus);

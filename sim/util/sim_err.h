@@ -5,7 +5,8 @@
  * of the most recent failure (file:line or JSON path, expected vs found) is kept in one
  * process-wide buffer written by sim_err_set() and read by sim_err_msg(); servesim is
  * single-threaded per process (sweeps use processes), so one buffer is enough.
- * Exit codes follow the class of the error: bad input exits 2, anything else exits 1. */
+ * Exit codes follow the class of the error: bad input exits 2, a question without a valid
+ * answer (SIM_EINFEASIBLE: an SLO no batch can meet) exits 4, anything else exits 1. */
 #ifndef SIM_ERR_H
 #define SIM_ERR_H
 
@@ -21,7 +22,8 @@
     X(SIM_EPOLICY, -6, "policy error")                                   \
     X(SIM_EUSAGE, -7, "bad command line")                                \
     X(SIM_EINTERNAL, -8, "internal error")                               \
-    X(SIM_EUNAVAIL, -9, "not available on this machine")
+    X(SIM_EUNAVAIL, -9, "not available on this machine")                \
+    X(SIM_EINFEASIBLE, -10, "the question has no valid answer")
 
 enum sim_errcode {
 #define SIM_ERR_ENUM(name, val, text) name = (val),

@@ -251,7 +251,7 @@ fuzz_regressions() {
   "$bin" run "$q" --no-db --set 'models[99999999999999999999].slo_ms=3' 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -qF 'index 99999999999999999999 out of range (models has 1 element' "$tmp/err" ||
     fail "huge index: exit $rc, $(cat "$tmp/err")"
-  grep -qF "quickstart.json" "$tmp/err" && fail "a --set error names the file: $(cat "$tmp/err")"
+  grep -q "^servesim: --set models" "$tmp/err" || fail "a --set error does not lead with the option: $(cat "$tmp/err")"
   python3 - "$tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -314,6 +314,19 @@ trace_plan() {
   grep -qF 'bad.csv:3: column 2 (count): expected a non-negative number, found "five"' "$tmp/err" ||
     fail "bad trace message: $(cat "$tmp/err")"
   [ ! -s "$tmp/bad.db" ] || fail "bad trace: a database was written"
+  # no valid answer exits 4 and says why: a plan capped below what the load needs names its
+  # best probe (the probes stay in the database); an SLO no batch meets once the network's
+  # fixed delays are added fails goodput and plan before any probe
+  "$bin" plan "$tmp/tp.json" --trace-dir "$tmp/tr" --db "$tmp/p2.db" --max 2 > /dev/null 2> "$tmp/err"; rc=$?
+  [ $rc -eq 4 ] && grep -qF 'plan: no GPU count in [1, 2] meets every SLO; the best probe: 2 GPUs, worst model M' "$tmp/err" ||
+    fail "plan without an answer: exit $rc, $(cat "$tmp/err")"
+  [ "$(sqlite3 "$tmp/p2.db" "SELECT count(*) FROM plan_probes")" -ge 1 ] || fail "plan without an answer: probes not kept"
+  printf '%s' "{${tcfg}}" | sed 's/"slo_ms":100/"slo_ms":5.5/; s/"models"/"network":{"ctrl_us":100,"data_us_per_request":50,"resp_us":2000},"models"/' > "$tmp/inf.json"
+  for cmd in goodput plan; do
+    "$bin" $cmd "$tmp/inf.json" --trace-dir "$tmp/tr" --no-db > /dev/null 2> "$tmp/err"; rc=$?
+    [ $rc -eq 4 ] && grep -qF 'M: the smallest batch needs 5.00 ms + 2.15 ms network = 7.15 ms > SLO 5.5 ms' "$tmp/err" ||
+      fail "$cmd on an infeasible SLO: exit $rc, $(cat "$tmp/err")"
+  done
   SERVESIM_TRACE_DIR="$tmp/tr" "$bin" run "$tmp/tp.json" --no-db --quiet || fail "SERVESIM_TRACE_DIR not used"
   "$bin" run "$tmp/tp.json" --no-db --quiet 2> "$tmp/err" && fail "ran without the trace folder"
   grep -q "flat.csv: cannot open" "$tmp/err" || fail "missing trace message: $(cat "$tmp/err")"
