@@ -37,7 +37,8 @@ static const char usage[] =
     "  --json            the report as JSON\n"
     "  --markdown        the report as Markdown (for a CI summary)\n"
     "\n"
-    "Exit status: 0 no regression, 3 regression, 2 bad input, 1 internal error.\n";
+    "Exit status: 0 no regression, 3 regression, 4 nothing compared (no experiment on both\n"
+    "sides), 2 bad input, 1 internal error.\n";
 
 enum verdict { V_NA, V_SAME, V_REGRESSION, V_IMPROVED };
 static const char *const verdict_names[] = {"n/a", "same", "REGRESSION", "improved"};
@@ -327,10 +328,35 @@ static void print_table(const struct opts *o, const struct row *rows, size_t n,
     printf("%-44s %-16s %-12s %-22s %-22s %-20s %-8s %s\n", "experiment", "model", "metric",
            "base mean ±95% (n)", "new mean ±95% (n)", "change", "p", "verdict");
     print_rows(o, rows, n, false);
-    printf("\n%d regression%s, %d improvement%s; %d experiment%s only in BASE, %d only in NEW\n",
+    printf("\n%d regression%s, %d improvement%s; %d experiment%s only in BASE%s, %d only in NEW\n",
            s->regressions, s->regressions == 1 ? "" : "s", s->improvements,
            s->improvements == 1 ? "" : "s", s->only_base, s->only_base == 1 ? "" : "s",
+           s->only_base && !o->allow_missing ? " (missing from NEW: a regression unless "
+                                               "--allow-missing)" : "",
            s->only_new);
+}
+
+/* The experiments of one side, "a, b and 3 more", for a message. */
+static void side_names(const struct row *rows, size_t n, bool base, char *buf, size_t size)
+{
+    size_t len = 0;
+    int shown = 0, more = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct row *r = &rows[i];
+        if (!r->run_row || !(base ? r->nb : r->nn))
+            continue;
+        if (shown == 3 || len + 80 > size) {
+            more++;
+            continue;
+        }
+        char e[128];
+        experiment_text(r, e, sizeof e);
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", shown ? ", " : "", e);
+        shown++;
+    }
+    if (more && len < size)
+        snprintf(buf + len, size - len, " and %d more", more);
 }
 
 static void print_markdown(const struct opts *o, const struct row *rows, size_t n,
@@ -509,6 +535,18 @@ int sim_compare_main(int argc, char **argv)
     if (!rc) {
         struct summary s = summarise(rows, nrows);
         bool failed = s.regressions > 0 || (s.only_base > 0 && !o.allow_missing);
+        if (s.experiments == s.only_base + s.only_new && s.only_base && s.only_new) {
+            /* nothing on both sides: no comparison was made, whatever the counts say */
+            char b[512], n2[512];
+            side_names(rows, nrows, true, b, sizeof b);
+            side_names(rows, nrows, false, n2, sizeof n2);
+            rc = sim_err_set(SIM_EINFEASIBLE, "nothing was compared: no experiment of "
+                             "BASE matches one of NEW on %s. BASE has %s; NEW has %s.%s",
+                             o.by_label ? "name, kind, policy and sweep settings (--match label)"
+                                        : "name, kind and config hash (seed excluded)",
+                             b, n2, o.by_label ? "" : " --match label compares runs whose "
+                             "configs differ on purpose.");
+        }
         if (o.json)
             rc = print_json(&o, rows, nrows, &s, failed);
         else if (o.markdown)
@@ -522,7 +560,7 @@ int sim_compare_main(int argc, char **argv)
     sim_results_free(&sn);
     if (rc) {
         fprintf(stderr, "servesim compare: %s\n", sim_err_msg());
-        return sim_err_is_input(rc) ? 2 : 1;
+        return rc == SIM_EINFEASIBLE ? 4 : sim_err_is_input(rc) ? 2 : 1;
     }
     return status;
 }

@@ -469,6 +469,14 @@ compare_inputs() {
   [ $rc -eq 3 ] || fail "missing experiment: exit $rc, expected 3"
   grep -q "^other run \[symphony\] *\* *only in BASE" "$tmp/out" || fail "missing experiment not named: $(cat "$tmp/out")"
   "$bin" compare "$a" "$b" --allow-missing > /dev/null || fail "--allow-missing: exit $?"
+  grep -qF "1 experiment only in BASE (missing from NEW: a regression unless --allow-missing)" "$tmp/out" ||
+    fail "missing experiment: summary $(tail -1 "$tmp/out")"
+  # nothing on both sides: no comparison, exit 4, and what each side has
+  local c="$tmp/c.db"
+  "$bin" run --db "$c" --seed 1 --set duration_s=3 --set name=renamed --quiet
+  "$bin" compare "$b" "$c" > /dev/null 2> "$tmp/err"; rc=$?
+  [ $rc -eq 4 ] && grep -qF "nothing was compared: no experiment of BASE matches one of NEW on name, kind and config hash (seed excluded). BASE has quickstart run [symphony]; NEW has renamed run [symphony]." "$tmp/err" ||
+    fail "nothing compared: exit $rc, $(cat "$tmp/err")"
   "$bin" compare "$a" "$b" --name quickstart --json > "$tmp/j"; rc=$?
   [ $rc -eq 0 ] || fail "--name: exit $rc"
   grep -q '"experiments":	1' "$tmp/j" && grep -q '"regression":	false' "$tmp/j" || fail "--json: $(head -20 "$tmp/j")"
