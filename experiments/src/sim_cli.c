@@ -64,6 +64,8 @@ static const char usage[] =
     "                    cluster.max_gpus if above cluster.gpus, else 4096)\n"
     "options (sweep): --db, --set (applied to every point), --quiet, and\n"
     "  -j N              worker processes (default 1)\n"
+    "  --force           run even when the database holds this sweep's name under another\n"
+    "                    configuration (other file, base or --set) and none of this one\n"
     "options (bench):\n"
     "  --duration S      simulated seconds (default 60)\n"
     "  --rate R          offered requests/s (default 5200, about goodput)\n"
@@ -80,7 +82,7 @@ struct opts {
     const char *sets[MAX_SETS];
     char *owned[MAX_SETS];              /* the PATH=@FILE overrides, with the file's JSON */
     int nsets;
-    bool seed_given, json, quiet, no_db, no_reference;
+    bool seed_given, json, quiet, no_db, no_reference, force;
     const char *policy;
     uint64_t seed;
     double duration, rate, sample;
@@ -154,6 +156,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->quiet = true;
         } else if (strcmp(a, "--no-db") == 0) {
             o->no_db = true;
+        } else if (strcmp(a, "--force") == 0) {
+            o->force = true;
         } else if (strcmp(a, "--no-reference") == 0) {
             o->no_reference = true;
         } else if (strcmp(a, "--policy") == 0 && has_next) {
@@ -460,7 +464,7 @@ static int dispatch(const char *cmd, struct opts *o)
             fprintf(stderr, "servesim sweep: expected a sweep file (see servesim --help)\n");
             return 2;
         }
-        int rc = sim_sweep_run(o->config, o->db, o->jobs, o->sets, o->nsets, o->quiet);
+        int rc = sim_sweep_run(o->config, o->db, o->jobs, o->sets, o->nsets, o->quiet, o->force);
         return rc ? fail(rc) : 0;
     }
     if (strcmp(cmd, "plan") == 0)

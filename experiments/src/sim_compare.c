@@ -37,8 +37,8 @@ static const char usage[] =
     "  --json            the report as JSON\n"
     "  --markdown        the report as Markdown (for a CI summary)\n"
     "\n"
-    "Exit status: 0 no regression, 3 regression, 4 nothing compared (no experiment on both\n"
-    "sides), 2 bad input, 1 internal error.\n";
+    "Exit status: 0 no regression, 3 regression (experiments of BASE missing from NEW\n"
+    "included), 4 nothing compared with --allow-missing, 2 bad input, 1 internal error.\n";
 
 enum verdict { V_NA, V_SAME, V_REGRESSION, V_IMPROVED };
 static const char *const verdict_names[] = {"n/a", "same", "REGRESSION", "improved"};
@@ -535,17 +535,20 @@ int sim_compare_main(int argc, char **argv)
     if (!rc) {
         struct summary s = summarise(rows, nrows);
         bool failed = s.regressions > 0 || (s.only_base > 0 && !o.allow_missing);
+        /* nothing on both sides: say so, whatever the counts say. Without --allow-missing
+         * the missing experiments fail the comparison (exit 3, a stale baseline); with it,
+         * nothing was compared and nothing passes (exit 4). */
+        char nothing[1400] = "";
         if (s.experiments == s.only_base + s.only_new && s.only_base && s.only_new) {
-            /* nothing on both sides: no comparison was made, whatever the counts say */
             char b[512], n2[512];
             side_names(rows, nrows, true, b, sizeof b);
             side_names(rows, nrows, false, n2, sizeof n2);
-            rc = sim_err_set(SIM_EINFEASIBLE, "nothing was compared: no experiment of "
-                             "BASE matches one of NEW on %s. BASE has %s; NEW has %s.%s",
-                             o.by_label ? "name, kind, policy and sweep settings (--match label)"
-                                        : "name, kind and config hash (seed excluded)",
-                             b, n2, o.by_label ? "" : " --match label compares runs whose "
-                             "configs differ on purpose.");
+            snprintf(nothing, sizeof nothing, "nothing was compared: no experiment of BASE "
+                     "matches one of NEW on %s. BASE has %s; NEW has %s.%s",
+                     o.by_label ? "name, kind, policy and sweep settings (--match label)"
+                                : "name, kind and config hash (seed excluded)",
+                     b, n2, o.by_label ? "" : " --match label compares runs whose configs "
+                     "differ on purpose.");
         }
         if (o.json)
             rc = print_json(&o, rows, nrows, &s, failed);
@@ -554,6 +557,10 @@ int sim_compare_main(int argc, char **argv)
         else
             print_table(&o, rows, nrows, &s);
         status = failed ? 3 : 0;
+        if (nothing[0] && !rc && o.allow_missing)
+            rc = sim_err_set(SIM_EINFEASIBLE, "%s", nothing);
+        else if (nothing[0] && !rc)
+            fprintf(stderr, "servesim compare: %s\n", nothing);
     }
     free(rows);
     sim_results_free(&sb);

@@ -480,6 +480,27 @@ int sim_store_point_done(struct sim_store *st, const char *sweep, const char *ke
     return 0;
 }
 
+int sim_store_sweep_namesake(struct sim_store *st, const char *name, const char *id,
+                             char *other, size_t size, long *npoints)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = prep(st, "SELECT sweep, count(*) FROM sweep_points WHERE substr(sweep, 1, "
+                      "length(?1) + 1) = ?1 || '@' AND sweep != ?2 GROUP BY sweep "
+                      "ORDER BY count(*) DESC, sweep LIMIT 1", &q);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 2, id, -1, SQLITE_TRANSIENT);
+    *npoints = 0;
+    other[0] = 0;
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        snprintf(other, size, "%s", (const char *)sqlite3_column_text(q, 0));
+        *npoints = sqlite3_column_int64(q, 1);
+    }
+    sqlite3_finalize(q);
+    return 0;
+}
+
 int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const char *hash,
                          double percentile)
 {

@@ -342,7 +342,7 @@ static void summary(const struct sweep *w, const char *db)
 }
 
 int sim_sweep_run(const char *file, const char *db, int jobs, const char *const *sets, int nsets,
-                  bool quiet)
+                  bool quiet, bool force)
 {
     struct sweep w;
     memset(&w, 0, sizeof w);
@@ -379,6 +379,31 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     struct sim_store *st = NULL;
     if ((rc = sim_store_open(db, &st)))
         goto out;
+    {   /* the same sweep under another configuration: resuming would silently start anew */
+        char other[256];
+        long nother = 0, mine = 0;
+        bool done = false;
+        if ((rc = sim_store_sweep_namesake(st, w.name, w.id, other, sizeof other, &nother)))
+            goto out_store;
+        for (long i = 0; nother && !force && i < w.npoints && !mine; i++) {
+            struct point p;
+            if ((rc = make_point(&w, i, &p)) == 0)
+                rc = sim_store_point_done(st, w.id, p.key, &done);
+            point_free(&p);
+            if (rc)
+                goto out_store;
+            mine += done;
+        }
+        if (nother && !force && !mine) {
+            rc = sim_err_set(SIM_EUSAGE, "sweep %s: %s holds this sweep under another "
+                             "configuration (%s, %ld point%s) and none of this one (%s): its "
+                             "file, its base config or the --set options differ, so this would "
+                             "start a new sweep beside it. --force runs it anyway; or use "
+                             "another --db", w.name, db, other, nother, nother == 1 ? "" : "s",
+                             w.id);
+            goto out_store;
+        }
+    }
     todo = calloc((size_t)w.npoints, sizeof *todo);
     pids = calloc((size_t)jobs, sizeof *pids);
     pidpt = calloc((size_t)jobs, sizeof *pidpt);
@@ -392,6 +417,7 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
         if (!done)
             todo[ntodo++] = i;
     }
+out_store:
     sim_store_close(st);
     if (rc)
         goto out;

@@ -13,13 +13,15 @@
  * skipping points already in the database, without duplicates. A point that fails is
  * recorded (status failed, error) and the others go on. The sweep's identity is its name
  * plus a hash of its file, its base config and the extra overrides: change any of them and
- * it is a new sweep. Progress on stderr: a bar on a terminal, a line per point otherwise. */
+ * it is a new sweep — refused (usage error) when the database holds the same name under
+ * another identity and nothing of this one, unless `force`. Progress on stderr: a bar on a
+ * terminal, a line per point otherwise. */
 #ifndef SIM_SWEEP_H
 #define SIM_SWEEP_H
 
 #include <stdbool.h>
 
 int sim_sweep_run(const char *file, const char *db, int jobs, const char *const *sets, int nsets,
-                  bool quiet);
+                  bool quiet, bool force);
 
 #endif

@@ -198,10 +198,19 @@ sweep_resume_and_jobs() {
   q="SELECT p.point_key, r.ontime_rps, r.bad_rate, r.events FROM sweep_points p JOIN runs r ON r.id = p.run_id ORDER BY p.point_key"
   [ "$(sqlite3 "$tmp/j1.db" "$q")" = "$(sqlite3 "$tmp/j2.db" "$q")" ] || fail "-j 2 results differ from -j 1"
   [ "$(sqlite3 "$tmp/j1.db" "SELECT count(*) FROM runs")" = "6" ] || fail "-j 1: not 6 runs"
+  # the same sweep with another --set is another sweep: refused beside the first unless --force
+  "$bin" sweep "$tmp/s.json" -j 1 --db "$tmp/j1.db" --quiet --set duration_s=4 2> "$tmp/err"; local rc=$?
+  [ $rc -eq 2 ] && grep -qF "holds this sweep under another configuration" "$tmp/err" &&
+    grep -qF -- "--force runs it anyway" "$tmp/err" || fail "changed --set on resume: exit $rc, $(cat "$tmp/err")"
+  [ "$(sqlite3 "$tmp/j1.db" "SELECT count(*) FROM runs")" = "6" ] || fail "refused sweep wrote runs"
+  "$bin" sweep "$tmp/s.json" -j 1 --db "$tmp/j1.db" --quiet --set duration_s=4 --force || fail "--force: exit $?"
+  [ "$(sqlite3 "$tmp/j1.db" "SELECT count(DISTINCT sweep) || ' ' || count(*) FROM sweep_points")" = "2 12" ] ||
+    fail "--force: $(sqlite3 "$tmp/j1.db" "SELECT sweep, count(*) FROM sweep_points GROUP BY sweep")"
+  "$bin" sweep "$tmp/s.json" -j 1 --db "$tmp/j1.db" --quiet || fail "resuming the first sweep after --force: exit $?"
   # resume: kill a slower sweep part-way, then run it again
   printf '%s' '{"name":"k","base":"base.json","mode":"run","set":{"duration_s":3000},
     "grid":{"seed":[1,2,3,4,5,6,7,8]}}' > "$tmp/k.json"
-  setsid "$bin" sweep "$tmp/k.json" -j 2 --db "$tmp/k.db" --quiet & pid=$!
+  setsid "$bin" sweep "$tmp/k.json" -j 2 --db "$tmp/k.db" --quiet & local pid=$!
   for _ in $(seq 1 200); do
     n=$(sqlite3 "$tmp/k.db" "SELECT count(*) FROM sweep_points" 2>/dev/null || echo 0)
     [ "${n:-0}" -ge 2 ] && break
@@ -471,12 +480,15 @@ compare_inputs() {
   "$bin" compare "$a" "$b" --allow-missing > /dev/null || fail "--allow-missing: exit $?"
   grep -qF "1 experiment only in BASE (missing from NEW: a regression unless --allow-missing)" "$tmp/out" ||
     fail "missing experiment: summary $(tail -1 "$tmp/out")"
-  # nothing on both sides: no comparison, exit 4, and what each side has
+  # nothing on both sides: say so and what each side has; the missing experiments fail the
+  # comparison (exit 3), and with --allow-missing nothing was compared (exit 4), never a pass
   local c="$tmp/c.db"
   "$bin" run --db "$c" --seed 1 --set duration_s=3 --set name=renamed --quiet
-  "$bin" compare "$b" "$c" > /dev/null 2> "$tmp/err"; rc=$?
-  [ $rc -eq 4 ] && grep -qF "nothing was compared: no experiment of BASE matches one of NEW on name, kind and config hash (seed excluded). BASE has quickstart run [symphony]; NEW has renamed run [symphony]." "$tmp/err" ||
-    fail "nothing compared: exit $rc, $(cat "$tmp/err")"
+  for am in "" --allow-missing; do
+    "$bin" compare "$b" "$c" $am > /dev/null 2> "$tmp/err"; rc=$?
+    [ $rc -eq $([ -n "$am" ] && echo 4 || echo 3) ] && grep -qF "nothing was compared: no experiment of BASE matches one of NEW on name, kind and config hash (seed excluded). BASE has quickstart run [symphony]; NEW has renamed run [symphony]." "$tmp/err" ||
+      fail "nothing compared ${am}: exit $rc, $(cat "$tmp/err")"
+  done
   "$bin" compare "$a" "$b" --name quickstart --json > "$tmp/j"; rc=$?
   [ $rc -eq 0 ] || fail "--name: exit $rc"
   grep -q '"experiments":	1' "$tmp/j" && grep -q '"regression":	false' "$tmp/j" || fail "--json: $(head -20 "$tmp/j")"
