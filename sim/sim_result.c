@@ -9,12 +9,23 @@
 #include "sim_err.h"
 #include "sim_int.h"
 
+/* The largest batch whose latency fits the SLO divided by slo_div: in closed form for a linear
+ * profile, else by walking the (non-decreasing) profile up to the model's max batch — a
+ * profile that stays within the budget there is reported at max_batch. 0: not even one. */
 static double ideal_batch(const struct sim_model_cfg *mc, int k, double slo_div)
 {
-    if (k < 0 || mc->prof[k].form != SIM_PROF_LINEAR || mc->prof[k].alpha_ms <= 0)
+    if (k < 0)
         return 0;
-    double b = floor((mc->slo_ms / slo_div - mc->prof[k].beta_ms) / mc->prof[k].alpha_ms);
-    return b > 0 ? b : 0;
+    const struct sim_profile *p = &mc->prof[k];
+    double budget = mc->slo_ms / slo_div;
+    if (p->form == SIM_PROF_LINEAR && p->alpha_ms > 0) {
+        double b = floor((budget - p->beta_ms) / p->alpha_ms);
+        return b > 0 ? b : 0;
+    }
+    int b = 0;
+    while (b < mc->max_batch && sim_profile_ms(p, b + 1) <= budget)
+        b++;
+    return b;
 }
 
 /* p-th percentile latency <= SLO  <=>  at most (1 - q) of requests are bad, dropped requests

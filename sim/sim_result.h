@@ -22,7 +22,7 @@ struct sim_model_result {
     double p50_ms, p90_ms, p99_ms, p999_ms, mean_ms;
     double mean_queue_ms, p99_queue_ms, mean_batch;
     double bad_frac;                    /* (late + dropped) / offered */
-    double ideal_batch_staggered, ideal_batch_uncoord;  /* spec reference values; 0 if n/a */
+    double ideal_batch_staggered, ideal_batch_uncoord;  /* spec reference values (sim_result.c); 0 if none fits */
     uint64_t batches, preempted;
     uint64_t pred_n;                    /* batches with a predicted duration */
     double pred_mean_err_ms, pred_mean_abs_err_ms, pred_max_over_ms, pred_over_frac;

@@ -379,6 +379,7 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     struct sim_store *st = NULL;
     if ((rc = sim_store_open(db, &st)))
         goto out;
+    long ntodo = 0;
     {   /* the same sweep under another configuration: resuming would silently start anew */
         char other[256];
         long nother = 0, mine = 0;
@@ -407,7 +408,6 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     todo = calloc((size_t)w.npoints, sizeof *todo);
     pids = calloc((size_t)jobs, sizeof *pids);
     pidpt = calloc((size_t)jobs, sizeof *pidpt);
-    long ntodo = 0;
     for (long i = 0; rc == 0 && todo && i < w.npoints; i++) {
         struct point p;
         bool done = false;

@@ -441,6 +441,29 @@ static void overload_stops_the_run(void)
     sim_config_destroy(cfg);
 }
 
+/* The ideal batch columns for a table profile (5, 6, 7, 9, 11, 13, 15, 17 ms for batches 1..8)
+ * on 2 GPUs, SLO 20 ms: staggered budget 20 / 1.5 = 13.3 ms -> 6 (13 ms), uncoordinated
+ * 20 / 2 = 10 ms -> 4 (9 ms); SLO 6 ms: budgets 4 and 3 ms, not even one request -> 0. */
+static void ideal_batch_table_profile(void)
+{
+    static const char *const slo[] = {"20", "6"};
+    static const double want[2][2] = {{6, 4}, {0, 0}};
+    for (int i = 0; i < 2; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"name\":\"ib\",\"duration_s\":2,\"cluster\":{\"gpus\":2},\"models\":[{"
+                 "\"name\":\"m\",\"slo_ms\":%s,\"max_batch\":8,\"profiles\":{\"1080ti\":{"
+                 "\"form\":\"table\",\"latency_ms\":[5,6,7,9,11,13,15,17]}}}],\"workload\":{"
+                 "\"rate_rps\":50},\"policy\":{\"name\":\"fifo\"}}", slo[i]);
+        struct sim_result *r = test_run_text(text, "ib");
+        CHECK(r->models[0].ideal_batch_staggered == want[i][0] &&
+              r->models[0].ideal_batch_uncoord == want[i][1], "SLO %s: ideal %g / %g, want %g / %g",
+              slo[i], r->models[0].ideal_batch_staggered, r->models[0].ideal_batch_uncoord,
+              want[i][0], want[i][1]);
+        sim_result_destroy(r);
+    }
+}
+
 /* Request sizes (workload.sizes) against M/G/1: service D times a lognormal size (mean 1,
  * cv c) has E[S^2] = D^2 (1 + c^2), so Pollaczek-Khinchine gives the mean wait
  * lambda E[S^2] / (2 (1 - rho)); with cv 0 and mean k every service is exactly k D (M/D/1).
@@ -839,6 +862,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"json_set_paths", json_set_paths},
           {"md1_mean_wait", md1_mean_wait},
           {"overload_stops_the_run", overload_stops_the_run},
+          {"ideal_batch_table_profile", ideal_batch_table_profile},
           {"sizes_mg1_mean_wait", sizes_mg1_mean_wait},
           {"sizes_batch_mean_or_max", sizes_batch_mean_or_max},
           {"policy_named_streams", policy_named_streams})
