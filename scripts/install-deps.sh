@@ -5,7 +5,8 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
-      libgsl-dev libsqlite3-dev libcjson-dev libglpk-dev libdnnl-dev gnuplot-nox sqlite3 bc)
+      libgsl-dev libsqlite3-dev libcjson-dev libglpk-dev libdnnl-dev gnuplot-nox sqlite3 bc
+      python3 procps)   # the tests: python3 writes generated inputs, pgrep checks for orphans
 
 missing=()
 for p in "${pkgs[@]}"; do

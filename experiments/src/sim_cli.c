@@ -1,6 +1,7 @@
 /* sim_cli — the `servesim` command, the front end on top of every layer (docs/architecture.md):
  * run, goodput, sweep, plan, plot, compare, export, policies, bench.
- * Exit codes: 0 success, 2 bad input (config, usage), 1 internal or I/O error. */
+ * Exit codes: 0 success, 2 bad input (config, usage), 4 no valid answer, 1 internal or I/O
+ * error. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,57 +26,114 @@
 
 #define MAX_SETS 128
 
+/* The options, one text each, shared by the commands' help and the global usage. */
+#define OPT_DB                                                                              \
+    "  --db FILE         results database (default: servesim.db; env SERVESIM_DB)\n"        \
+    "  --no-db           do not write results\n"
+#define OPT_SET                                                                             \
+    "  --set PATH=VALUE  override a config field, e.g. --set cluster.gpus=16\n"             \
+    "                    --set models[0].slo_ms=30 --set policy.params.work_conserving=true\n" \
+    "                    (VALUE is JSON, else a string; @FILE: the JSON in FILE)\n"
+#define OPT_RUN                                                                             \
+    "  --seed N          override the seed\n"                                               \
+    "  --json            print the result as one JSON object on stdout\n"                   \
+    "  --quiet           print nothing but errors (and --json output)\n"                    \
+    "  --trace-dir DIR   where workload.trace files are (else workload.trace.dir, env\n"     \
+    "                    SERVESIM_TRACE_DIR, or the config's folder)\n"
+#define EXIT_TEXT                                                                           \
+    "Exit status: 0 success, 2 bad input, 4 no valid answer (goodput, plan: an SLO no batch\n" \
+    "meets, or no GPU count within the limits), 1 internal error (compare: 3 regression).\n"
+
+/* Per command: its synopsis and what `servesim COMMAND --help` prints below it. */
+static const struct cmd_help {
+    const char *name, *synopsis, *text;
+} HELP[] = {
+    {"run", "run [CONFIG] [options]",
+     "Simulates one experiment (no CONFIG: the embedded quickstart) and prints per-model\n"
+     "latency, batching and SLO results; writes them to the results database.\n\n"
+     "options:\n" OPT_DB OPT_SET OPT_RUN},
+    {"goodput", "goodput [CONFIG] [options]",
+     "Searches the highest load (a scale of every arrival rate) at which every model meets\n"
+     "its SLO; probes double or halve, then bisect (docs/config.md, `search`). An SLO that\n"
+     "no batch can meet once the network's fixed delays are added exits 4 before probing.\n\n"
+     "options:\n" OPT_DB OPT_SET OPT_RUN},
+    {"sweep", "sweep SWEEP.json [-j N] [options]",
+     "A grid of runs or goodput searches over a base config. SWEEP: {name, base, mode\n"
+     "run|goodput, set, grid: {path: [values]}, cases: [{name, path: value, ...}]} (cases:\n"
+     "named override sets). Resumable: points already in the database are skipped.\n\n"
+     "options:\n"
+     "  -j N              worker processes (default 1)\n"
+     "  --db FILE         results database (default: servesim.db; env SERVESIM_DB)\n"
+     "  --set PATH=VALUE  applied to every point (part of the sweep's identity)\n"
+     "  --quiet           no progress\n"
+     "  --force           run even when the database holds this sweep's name under another\n"
+     "                    configuration (other file, base or --set) and none of this one\n"},
+    {"plan", "plan [CONFIG] [options]",
+     "Capacity plan: the fewest GPUs that replay the workload (a trace) within SLO, and with\n"
+     "`autoscale` in the config the autoscaler's cost beside it. No GPU count within the\n"
+     "bounds: exit 4, naming the best probe.\n\n"
+     "options:\n" OPT_DB OPT_SET OPT_RUN
+     "  --min N, --max N  bounds of the GPU-count search (default: the lower bound, and\n"
+     "                    cluster.max_gpus if above cluster.gpus, else 4096)\n"},
+    {"compare", "compare BASE NEW [options]",
+     "Regression check between two results databases or exports: per experiment and model,\n"
+     "means over seeds, Welch t-test; exit 3 on a regression. Its options: servesim compare\n"
+     "--help.\n"},
+    {"export", "export DB [-o FILE]",
+     "The runs of a database as text (servesim-results/1) that diffs well and that compare\n"
+     "reads like a database.\n\n"
+     "options:\n"
+     "  -o FILE, --out FILE  write there (a temporary file renamed), else to stdout\n"},
+    {"plot", "plot KIND... [options]",
+     "gnuplot figures (PNG, SVG and their .dat) from a results database: goodput,\n"
+     "goodput-gpus, goodput-slo, latency-cdf, queue-cdf, batch-hist, timeline, all. Its\n"
+     "kinds and options: servesim plot --help.\n"},
+    {"policies", "policies", "Lists the registered policies and their presets.\n"},
+    {"bench", "bench [options]",
+     "Throughput benchmark: Symphony (or --policy), 64 GPUs, the 35-model 1080Ti zoo, with a\n"
+     "minimal reference batching simulator run in the same process (the speed ratio).\n\n"
+     "options:\n"
+     "  --duration S      simulated seconds (default 60)\n"
+     "  --rate R          offered requests/s (default 5200, about goodput)\n"
+     "  --gpus N          GPUs (default 64)\n"
+     "  --sample S        time-series sampling period in s (default 1; 0 = off)\n"
+     "  --policy NAME     the policy to run (default symphony)\n"
+     "  --no-reference    skip the reference simulator (the speed ratio's denominator)\n"},
+};
+
 static const char usage[] =
-    "usage: servesim COMMAND [options]\n"
+    "usage: servesim COMMAND [options]     (servesim COMMAND --help: that command's options)\n"
     "\n"
     "commands:\n"
     "  run [CONFIG]      simulate one experiment (no CONFIG: the embedded quickstart)\n"
     "  goodput [CONFIG]  search the highest load at which every model meets its SLO\n"
     "  sweep SWEEP -j N  a grid of runs or goodput searches over a base config, N workers,\n"
-    "                    resumable (points already in the database are skipped); SWEEP:\n"
-    "                    {name, base, mode run|goodput, set, grid: {path: [values]},\n"
-    "                    cases: [{name, path: value, ...}]} (cases: named override sets)\n"
+    "                    resumable (points already in the database are skipped)\n"
     "  plan [CONFIG]     capacity plan: the fewest GPUs that replay the workload (a trace)\n"
     "                    within SLO, and with `autoscale` in the config the autoscaler's cost\n"
     "  compare BASE NEW  regression check between two results databases or exports: per\n"
     "                    experiment and model, means over seeds, Welch t-test; exit 3 on a\n"
-    "                    regression (servesim compare --help)\n"
+    "                    regression\n"
     "  export DB         the runs of a database as text (servesim-results/1) that diffs well\n"
     "                    and that compare reads like a database; -o FILE writes it there\n"
-    "  plot KIND...      gnuplot figures (PNG, SVG and their .dat) from a results database:\n"
-    "                    goodput, goodput-gpus, goodput-slo, latency-cdf, queue-cdf,\n"
-    "                    batch-hist, timeline, all (servesim plot --help)\n"
+    "  plot KIND...      gnuplot figures (PNG, SVG and their .dat) from a results database\n"
     "  policies          list the registered policies\n"
     "  bench             throughput benchmark: Symphony, 64 GPUs, the 35-model 1080Ti zoo\n"
     "\n"
-    "options (run, goodput):\n"
-    "  --db FILE         results database (default: servesim.db; env SERVESIM_DB)\n"
-    "  --no-db           do not write results\n"
-    "  --set PATH=VALUE  override a config field, e.g. --set cluster.gpus=16\n"
-    "                    --set models[0].slo_ms=30 --set policy.params.work_conserving=true\n"
-    "                    (VALUE is JSON, else a string; @FILE: the JSON in FILE)\n"
-    "  --seed N          override the seed\n"
-    "  --json            print the result as one JSON object on stdout\n"
-    "  --quiet           print nothing but errors (and --json output)\n"
-    "  --trace-dir DIR   where workload.trace files are (else workload.trace.dir, env\n"
-    "                    SERVESIM_TRACE_DIR, or the config's folder)\n"
-    "options (plan): --db, --no-db, --set, --seed, --json, --quiet, --trace-dir, and\n"
-    "  --min N, --max N  bounds of the GPU-count search (default: the lower bound, and\n"
-    "                    cluster.max_gpus if above cluster.gpus, else 4096)\n"
-    "options (sweep): --db, --set (applied to every point), --quiet, and\n"
-    "  -j N              worker processes (default 1)\n"
-    "  --force           run even when the database holds this sweep's name under another\n"
-    "                    configuration (other file, base or --set) and none of this one\n"
-    "options (bench):\n"
-    "  --duration S      simulated seconds (default 60)\n"
-    "  --rate R          offered requests/s (default 5200, about goodput)\n"
-    "  --gpus N          GPUs (default 64)\n"
-    "  --sample S        time-series sampling period in s (default 1; 0 = off)\n"
-    "  --policy NAME     the policy to run (default symphony)\n"
-    "  --no-reference    skip the reference simulator (the speed ratio's denominator)\n"
-    "\n"
-    "Exit status: 0 success, 2 bad input, 1 internal error (compare: 3 regression).\n"
-    "Docs: README.md, docs/.\n";
+    "common options (run, goodput, plan):\n" OPT_DB OPT_SET OPT_RUN
+    "\n" EXIT_TEXT
+    "Docs: README.md, docs/ (docs/cli.md: every command's help).\n";
+
+/* servesim COMMAND --help; false when COMMAND has no help text here. */
+static bool command_help(const char *cmd)
+{
+    for (size_t i = 0; i < sizeof HELP / sizeof HELP[0]; i++)
+        if (strcmp(HELP[i].name, cmd) == 0) {
+            printf("usage: servesim %s\n\n%s\n" EXIT_TEXT, HELP[i].synopsis, HELP[i].text);
+            return true;
+        }
+    return false;
+}
 
 struct opts {
     const char *config, *db;
@@ -481,7 +539,7 @@ int main(int argc, char **argv)
 {
     struct opts o;
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+        (strcmp(argv[1], "help") == 0 && argc == 2)) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
@@ -489,18 +547,23 @@ int main(int argc, char **argv)
         printf("servesim %s\n", SERVESIM_VERSION);
         return 0;
     }
-    /* commands with options of their own */
+    if (argc == 3 && strcmp(argv[1], "help") == 0)      /* servesim help COMMAND */
+        return command_help(argv[2]) ? 0 : (fprintf(stderr, "servesim: no command \"%s\"\n",
+                                                     argv[2]), 2);
+    /* commands with options of their own (compare and plot print their own --help) */
     if (strcmp(argv[1], "compare") == 0)
         return sim_compare_main(argc, argv);
-    if (strcmp(argv[1], "export") == 0)
-        return cmd_export(argc, argv);
     if (strcmp(argv[1], "plot") == 0)
         return plot_main(argc, argv);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return 0;
+            if (command_help(argv[1]))
+                return 0;
+            fprintf(stderr, "servesim: unknown command \"%s\"\n\n%s", argv[1], usage);
+            return 2;
         }
+    if (strcmp(argv[1], "export") == 0)
+        return cmd_export(argc, argv);
     int rc = parse_opts(argc, argv, &o);
     if (rc) {
         opts_free(&o);

@@ -291,10 +291,37 @@ PY
   before=$(sqlite3 "$tmp/o.db" "SELECT count(*) FROM sweep_points WHERE status='ok'")
   [ "$before" -ge 1 ] && [ "$before" -lt 6 ] || fail "kill -9 came at the wrong time ($before points done)"
   sleep 0.5
+  command -v pgrep > /dev/null || fail "pgrep missing (procps): cannot check for orphans"
   pgrep -f -- "$tmp/o.json" > /dev/null && fail "sweep workers outlived their killed parent"
   "$bin" sweep "$tmp/o.json" -j 2 --db "$tmp/o.db" --quiet 2> "$tmp/err" || fail "resume after kill -9: $(cat "$tmp/err")"
   [ "$(sqlite3 "$tmp/o.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok'; PRAGMA integrity_check" | tr '\n' ' ')" = "6 6 ok " ] ||
     fail "after kill -9 and resume: runs / ok points / integrity $(sqlite3 "$tmp/o.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok'; PRAGMA integrity_check" | tr '\n' ' ')"
+}
+
+docs_current() {
+  # the docs agree with the code: docs/cli.md is what the binary's help texts generate;
+  # results.md names the schema version a new database gets; every relative link of the
+  # repository's Markdown files resolves to a file in the repository
+  bash "$src/scripts/gen-cli-doc.sh" "$bin" > "$tmp/cli.md" || fail "gen-cli-doc.sh failed"
+  diff -u "$src/docs/cli.md" "$tmp/cli.md" > "$tmp/diff" ||
+    fail "docs/cli.md is stale (scripts/gen-cli-doc.sh BIN > docs/cli.md): $(head -20 "$tmp/diff")"
+  "$bin" run --db "$tmp/v.db" --set duration_s=2 --set warmup_s=0 --quiet || fail "run for the schema version"
+  local v
+  v=$(sqlite3 "$tmp/v.db" "PRAGMA user_version")
+  grep -q "Schema version $v," "$src/docs/results.md" ||
+    fail "docs/results.md does not say 'Schema version $v,': $(grep -o 'Schema version [0-9]*' "$src/docs/results.md")"
+  local f d l p n=0
+  while IFS= read -r f; do
+    d=$(dirname "$src/$f")
+    while IFS= read -r l; do
+      case "$l" in http://*|https://*|mailto:*|\#*|"") continue ;; esac
+      p=${l%%#*}
+      p=${p%% *}
+      n=$((n + 1))
+      [ -e "$d/$p" ] || fail "$f: link to $l does not resolve"
+    done < <(grep -o '\]([^)]*)' "$src/$f" | sed 's/^](//; s/)$//')
+  done < <(cd "$src" && { git ls-files '*.md' 2>/dev/null || find . -name '*.md' -not -path './build/*'; })
+  [ $n -ge 20 ] || fail "only $n relative links checked: the link scan is broken"
 }
 
 trace_plan() {
