@@ -46,7 +46,9 @@ static const char usage[] =
     "                  have paths)\n"
     "Goodput is the goodput search's result for `servesim goodput` runs, else the on-time\n"
     "throughput (the y label says which). Runs differing only in seed are averaged (error\n"
-    "bars: standard deviation).\n"
+    "bars: standard deviation); goodput bars of one setting and policy from different\n"
+    "configurations are not: each keeps its own bar, labelled [config KEY] (the config's\n"
+    "hash without its seed).\n"
     "\n"
     "options:\n"
     "  --db FILE       results database (default servesim.db; env SERVESIM_DB)\n"
@@ -410,19 +412,62 @@ static int plot_goodput(struct plot *p)
     struct vec *cell = NULL;
     int *gi = calloc((size_t)p->n, sizeof *gi), *pi = calloc((size_t)p->n, sizeof *pi);
     int rc = gi && pi ? 0 : SIM_ENOMEM;
-    /* each run's setting (group) and policy, then the cells of the grid */
+    /* each run's setting (group) and policy, then the cells of the grid. A cell averages
+     * runs that differ only in seed: where one setting and policy hold runs of different
+     * configurations (the config key: the config without its seed), each keeps its own
+     * group, labelled with its key, instead of being averaged with the others. */
+    char (*key)[17] = calloc((size_t)p->n, sizeof *key);
+    char **lab = calloc((size_t)p->n, sizeof *lab);
+    struct names combos = {0};
+    int *first = calloc((size_t)p->n, sizeof *first);
+    bool *mixed = calloc((size_t)p->n, sizeof *mixed);
+    if (!key || !lab || !first || !mixed)
+        rc = SIM_ENOMEM;
     for (int i = 0; i < p->n && !rc; i++) {
         char *g = setting_of(&p->r[i], NULL);
-        if (!g) {
+        if (!g || sim_results_config_key(p->r[i].config, key[i])) {
+            free(g);
             rc = SIM_ENOMEM;
             break;
         }
-        gi[i] = names_index(&groups, g[0] ? g : p->r[i].name);
+        size_t len = strlen(g) + strlen(p->r[i].name) + strlen(p->r[i].policy) + 4;
+        char *combo = malloc(len);
+        lab[i] = g[0] ? g : strdup(p->r[i].name);
+        if (!g[0])
+            free(g);
+        if (!combo || !lab[i]) {
+            free(combo);
+            rc = SIM_ENOMEM;
+            break;
+        }
+        snprintf(combo, len, "%s\x1f%s", lab[i], p->r[i].policy);
+        int c = names_index(&combos, combo);
+        free(combo);
+        if (c < 0) {
+            rc = SIM_ENOMEM;
+            break;
+        }
+        if (c == combos.n - 1 && first[c] == 0)
+            first[c] = i + 1;                   /* the combination's first run, 1-based */
+        else if (strcmp(key[first[c] - 1], key[i]) != 0)
+            mixed[c] = true;
+        pi[i] = c;                              /* (the combination, for now) */
+    }
+    for (int i = 0; i < p->n && !rc; i++) {
+        char g[1024];
+        if (mixed[pi[i]])
+            snprintf(g, sizeof g, "%s [config %.6s]", lab[i], key[i]);
+        else
+            snprintf(g, sizeof g, "%s", lab[i]);
+        gi[i] = names_index(&groups, g);
         pi[i] = names_index(&pols, p->r[i].policy);
-        free(g);
         if (gi[i] < 0 || pi[i] < 0)
             rc = SIM_ENOMEM;
     }
+    for (int i = 0; lab && i < p->n; i++)
+        free(lab[i]);
+    free(lab), free(key), free(first), free(mixed);
+    names_free(&combos);
     if (!rc && !(cell = calloc((size_t)(groups.n * pols.n), sizeof *cell)))
         rc = SIM_ENOMEM;
     for (int i = 0; i < p->n && !rc; i++)

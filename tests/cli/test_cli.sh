@@ -439,6 +439,13 @@ JSON
   "$bin" run --db "$tmp/nots.db" --set duration_s=4 --set metrics.sample_period_s=0 --quiet
   expect_plot_error 'has no time series' timeline --db "$tmp/nots.db"
   [ ! -e "$tmp/bad" ] || [ -z "$(ls -A "$tmp/bad")" ] || fail "failed plots left files: $(ls "$tmp/bad")"
+  # runs of one name and policy but different configurations are never averaged together
+  local pg="$tmp/pg.db"
+  for sd in 1 2; do "$bin" run --db "$pg" --seed $sd --set duration_s=3 --quiet; done
+  "$bin" run --db "$pg" --seed 1 --set duration_s=3 --set cluster.gpus=8 --quiet
+  "$bin" plot goodput --db "$pg" --out "$tmp/pg" > /dev/null 2>&1 || fail "plot goodput on mixed configs failed"
+  [ "$(grep -c '^quickstart \[config [0-9a-f]\{6\}\]' "$tmp/pg/quickstart-goodput.dat")" = "2" ] ||
+    fail "mixed configurations averaged: $(cat "$tmp/pg/quickstart-goodput.dat")"
 }
 
 # An application (two paths) under fa2 and ds2: path-cdf draws a figure per path with a line
