@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "policy.h"
@@ -42,7 +43,8 @@
     "                    SERVESIM_TRACE_DIR, or the config's folder)\n"
 #define EXIT_TEXT                                                                           \
     "Exit status: 0 success, 2 bad input, 4 no valid answer (goodput, plan: an SLO no batch\n" \
-    "meets, or no GPU count within the limits), 1 internal error (compare: 3 regression).\n"
+    "meets, or no GPU count within the limits), 130 interrupted (Ctrl-C: it says what was\n"    \
+    "kept), 1 internal error (compare: 3 regression).\n"
 
 /* Per command: its synopsis and what `servesim COMMAND --help` prints below it. */
 static const struct cmd_help {
@@ -149,7 +151,8 @@ struct opts {
 
 static int exit_code(int rc)
 {
-    return rc == 0 ? 0 : rc == SIM_EINFEASIBLE ? 4 : sim_err_is_input(rc) ? 2 : 1;
+    return rc == 0 ? 0 : rc == SIM_EINFEASIBLE ? 4 : rc == SIM_EINTR ? 130 :
+           sim_err_is_input(rc) ? 2 : 1;
 }
 
 static int fail(int rc)
@@ -331,7 +334,7 @@ static int cmd_run(const struct opts *o, bool goodput)
     }
     if (goodput) {
         double t0 = sim_wall_seconds();
-        rc = sim_goodput_search(cfg, isatty(STDERR_FILENO) && !o->quiet, &g);
+        rc = sim_goodput_search(cfg, !o->quiet && !o->json, &g);
         have_g = true;
         if (rc)
             goto out;
@@ -510,9 +513,44 @@ static int cmd_export(int argc, char **argv)
     return rc ? fail(rc) : 0;
 }
 
+/* Ctrl-C during run, goodput or plan: what was kept, said from the handler (write(2) and
+ * _exit are async-signal-safe; the message is prepared before the command starts). A run or
+ * a goodput search is written in one transaction when it ends, so nothing of it is kept; a
+ * plan's probes are written one by one, its summary at the end. SQLite rolls back the
+ * transaction an exit interrupts when the database is next opened. */
+static char interrupt_msg[512];
+static size_t interrupt_len;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    if (write(STDERR_FILENO, interrupt_msg, interrupt_len) < 0)
+        interrupt_len = 0;
+    _exit(130);
+}
+
+static void arm_interrupt(const char *cmd, const struct opts *o)
+{
+    if (strcmp(cmd, "plan") == 0)
+        snprintf(interrupt_msg, sizeof interrupt_msg, "\nservesim plan: interrupted: the "
+                 "probes that finished are in %s (runs of kind plan); the plan itself was not "
+                 "written\n", o->no_db ? "no database (--no-db)" : o->db);
+    else
+        snprintf(interrupt_msg, sizeof interrupt_msg, "\nservesim %s: interrupted: nothing "
+                 "was written (a %s is written when it finishes)\n", cmd,
+                 strcmp(cmd, "goodput") == 0 ? "goodput search" : "run");
+    interrupt_len = strlen(interrupt_msg);
+    struct sigaction sa = {.sa_handler = on_interrupt};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 /* The commands that take the common options; the exit status. */
 static int dispatch(const char *cmd, struct opts *o)
 {
+    if (!strcmp(cmd, "run") || !strcmp(cmd, "goodput") || !strcmp(cmd, "plan"))
+        arm_interrupt(cmd, o);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(o, false);
     if (strcmp(cmd, "goodput") == 0)

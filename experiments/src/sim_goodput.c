@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim_err.h"
 #include "sim_wall.h"
@@ -43,10 +44,11 @@ static int probe(const struct sim_config *cfg, struct sim_goodput *g, double sca
     p->worst_p99_ms = r->nmodels ? r->models[r->worst_model].p99_ms : 0;
     snprintf(p->worst_model, sizeof p->worst_model, "%s",
              r->nmodels ? r->models[r->worst_model].name : "");
-    if (progress)
-        fprintf(stderr, "\rgoodput probe %2d: load x%-9.5g %10.1f req/s %s (worst %s %.2f%% bad)   ",
-                g->nprobes, scale, p->offered_rps, p->pass ? "pass" : "FAIL", p->worst_model,
-                100 * p->worst_bad_frac);
+    if (progress)   /* in place on a terminal, a line per probe otherwise */
+        fprintf(stderr, "%sgoodput probe %2d: load x%-9.5g %10.1f req/s %s (worst %s %.2f%% bad)%s",
+                isatty(STDERR_FILENO) ? "\r" : "", g->nprobes, scale, p->offered_rps,
+                p->pass ? "pass" : "FAIL", p->worst_model, 100 * p->worst_bad_frac,
+                isatty(STDERR_FILENO) ? "   " : "\n");
     return 0;
 }
 
@@ -157,7 +159,7 @@ int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_g
             if (g->probes[i].pass && !g->probes[j].pass && g->probes[i].scale > g->probes[j].scale)
                 g->monotone = false;
 out:
-    if (progress)
+    if (progress && isatty(STDERR_FILENO))
         fputc('\n', stderr);
     return rc;
 }

@@ -480,6 +480,18 @@ int sim_store_point_done(struct sim_store *st, const char *sweep, const char *ke
     return 0;
 }
 
+int sim_store_sweep_done(struct sim_store *st, const char *id, long *n)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = prep(st, "SELECT count(*) FROM sweep_points WHERE sweep = ?1 AND status = 'ok'", &q);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(q, 1, id, -1, SQLITE_TRANSIENT);
+    *n = sqlite3_step(q) == SQLITE_ROW ? (long)sqlite3_column_int64(q, 0) : 0;
+    sqlite3_finalize(q);
+    return 0;
+}
+
 int sim_store_sweep_namesake(struct sim_store *st, const char *name, const char *id,
                              char *other, size_t size, long *npoints)
 {

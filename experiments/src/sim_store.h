@@ -36,6 +36,8 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
 int sim_store_point_failed(struct sim_store *st, const struct sim_store_point *pt, const char *error);
 /* Whether a sweep point finished (status ok) already. */
 int sim_store_point_done(struct sim_store *st, const char *sweep, const char *key, bool *done);
+/* How many points of sweep `id` finished (status ok). */
+int sim_store_sweep_done(struct sim_store *st, const char *id, long *n);
 /* Another sweep of the same name (sweep ids "NAME@hash" other than `id`) in the database: its
  * id into other (size bytes) and its points into *npoints; *npoints 0 when there is none. */
 int sim_store_sweep_namesake(struct sim_store *st, const char *name, const char *id,

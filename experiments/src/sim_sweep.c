@@ -274,6 +274,13 @@ static int run_point(const struct sweep *w, const char *db, long idx)
     return rc || src ? 1 : 0;
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    interrupted = sig;
+}
+
 static void fmt_time(char *buf, size_t n, double s)
 {
     if (s < 0 || s > 1e7)
@@ -434,8 +441,15 @@ out_store:
     pid_t parent = getpid();
     long next = 0, done = 0, failed = 0;
     int running = 0;
-    while (next < ntodo || running > 0) {
-        while (running < jobs && next < ntodo) {
+    /* Ctrl-C (or SIGTERM): no new points; the workers in flight are stopped (their points
+     * were not written: a point is one transaction) and the sweep says what it kept */
+    struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    while ((next < ntodo || running > 0) && !interrupted) {
+        while (running < jobs && next < ntodo && !interrupted) {
             pid_t pid = fork();
             if (pid < 0) {
                 rc = sim_err_set(SIM_EIO, "sweep: fork: %s", strerror(errno));
@@ -444,6 +458,8 @@ out_store:
             if (pid == 0) {
                 /* a worker dies with the sweep (kill -9 included), so that a resumed sweep
                  * never races an orphan for the database or writes a point twice */
+                sigaction(SIGINT, &old_int, NULL);
+                sigaction(SIGTERM, &old_term, NULL);
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (getppid() != parent)
                     _exit(1);
@@ -464,7 +480,7 @@ out_store:
         pid_t pid = wait(&status);
         if (pid < 0) {
             if (errno == EINTR)
-                continue;
+                continue;               /* (an interrupt ends the loop) */
             rc = sim_err_set(SIM_EIO, "sweep: wait: %s", strerror(errno));
             break;
         }
@@ -481,7 +497,7 @@ out_store:
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         struct point p;
         if (make_point(&w, pt, &p) == 0) {
-            if (WIFSIGNALED(status)) {   /* the worker died: record it here */
+            if (WIFSIGNALED(status) && !interrupted) {   /* the worker died: record it here */
                 struct sim_store *s2 = NULL;
                 char msg[96];
                 snprintf(msg, sizeof msg, "worker killed by signal %d", WTERMSIG(status));
@@ -498,7 +514,31 @@ out_store:
             point_free(&p);
         }
     }
-    if (!quiet)
+    if (interrupted) {
+        int stopped = running;
+        for (int k = 0; k < jobs; k++)
+            if (pids[k])
+                kill(pids[k], SIGKILL);
+        while (running > 0 && (wait(NULL) > 0 || errno == EINTR))
+            running--;
+        if (!quiet)
+            fputc('\n', stderr);
+        /* what the database holds (a worker may have written its point just before) */
+        long kept = -1;
+        struct sim_store *s3 = NULL;
+        if (sim_store_open(db, &s3) == 0 && sim_store_sweep_done(s3, w.id, &kept) != 0)
+            kept = -1;
+        sim_store_close(s3);
+        char held[64] = "?";
+        if (kept >= 0)
+            snprintf(held, sizeof held, "%ld", kept);
+        rc = sim_err_set(SIM_EINTR, "sweep %s interrupted: %s of its %ld points are in %s; "
+                         "the %d in flight were stopped and not written. Run the same command "
+                         "to resume", w.name, held, w.npoints, db, stopped);
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (!quiet && !interrupted)
         summary(&w, db);
     if (!rc && failed)
         rc = sim_err_set(SIM_EIO, "sweep %s: %ld of %ld points failed (see sweep_points.error)",

@@ -6,7 +6,8 @@
  * process-wide buffer written by sim_err_set() and read by sim_err_msg(); servesim is
  * single-threaded per process (sweeps use processes), so one buffer is enough.
  * Exit codes follow the class of the error: bad input exits 2, a question without a valid
- * answer (SIM_EINFEASIBLE: an SLO no batch can meet) exits 4, anything else exits 1. */
+ * answer (SIM_EINFEASIBLE: an SLO no batch can meet) exits 4, an interrupt (SIM_EINTR, Ctrl-C)
+ * exits 130, anything else exits 1. */
 #ifndef SIM_ERR_H
 #define SIM_ERR_H
 
@@ -23,7 +24,8 @@
     X(SIM_EUSAGE, -7, "bad command line")                                \
     X(SIM_EINTERNAL, -8, "internal error")                               \
     X(SIM_EUNAVAIL, -9, "not available on this machine")                \
-    X(SIM_EINFEASIBLE, -10, "the question has no valid answer")
+    X(SIM_EINFEASIBLE, -10, "the question has no valid answer")         \
+    X(SIM_EINTR, -11, "interrupted")
 
 enum sim_errcode {
 #define SIM_ERR_ENUM(name, val, text) name = (val),

@@ -324,6 +324,42 @@ docs_current() {
   [ $n -ge 20 ] || fail "only $n relative links checked: the link scan is broken"
 }
 
+interrupts() {
+  # Ctrl-C (SIGINT) says what was kept and exits 130: a run keeps nothing (one transaction at
+  # its end); a sweep keeps the points that finished and resumes from them; goodput shows
+  # its probes as plain lines when stderr is not a terminal
+  local rc
+  "$bin" run --db "$tmp/i.db" --set duration_s=100000 --set warmup_s=0 --quiet 2> "$tmp/err" & local pid=$!
+  sleep 1
+  kill -INT $pid; wait $pid; rc=$?
+  [ $rc -eq 130 ] && grep -qF "servesim run: interrupted: nothing was written" "$tmp/err" ||
+    fail "interrupted run: exit $rc, $(cat "$tmp/err")"
+  [ "$(sqlite3 "$tmp/i.db" "SELECT count(*) FROM runs; PRAGMA integrity_check" | tr '\n' ' ')" = "0 ok " ] ||
+    fail "interrupted run left rows or a damaged database"
+  printf '%s' "{$base,\"models\":[$model]}" > "$tmp/base.json"
+  printf '%s' '{"name":"i","base":"base.json","mode":"run","set":{"duration_s":5000},
+    "grid":{"seed":[1,2,3,4,5,6]}}' > "$tmp/si.json"
+  "$bin" sweep "$tmp/si.json" -j 2 --db "$tmp/si.db" --quiet 2> "$tmp/err" & pid=$!
+  for _ in $(seq 1 200); do
+    n=$(sqlite3 "$tmp/si.db" "SELECT count(*) FROM sweep_points" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge 1 ] && break
+    sleep 0.1
+  done
+  kill -INT $pid; wait $pid; rc=$?
+  local kept
+  kept=$(sqlite3 "$tmp/si.db" "SELECT count(*) FROM sweep_points WHERE status = 'ok'")
+  [ $rc -eq 130 ] && grep -qF "sweep i interrupted: $kept of its 6 points are in $tmp/si.db" "$tmp/err" &&
+    grep -qF "Run the same command to resume" "$tmp/err" || fail "interrupted sweep: exit $rc, $(cat "$tmp/err")"
+  [ "$kept" -lt 6 ] || fail "interrupted sweep: the interrupt came after the last point"
+  sleep 0.3
+  pgrep -f -- "$tmp/si.json" > /dev/null && fail "interrupted sweep: workers still running"
+  "$bin" sweep "$tmp/si.json" -j 2 --db "$tmp/si.db" --quiet || fail "resume after the interrupt: exit $?"
+  [ "$(sqlite3 "$tmp/si.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok'" | tr '\n' ' ')" = "6 6 " ] ||
+    fail "after interrupt and resume: $(sqlite3 "$tmp/si.db" "SELECT count(*) FROM runs; SELECT status, count(*) FROM sweep_points GROUP BY status")"
+  "$bin" goodput --no-db --set duration_s=3 --set warmup_s=1 2> "$tmp/err" > /dev/null || fail "goodput: exit $?"
+  [ "$(grep -c '^goodput probe *[0-9]*: load x' "$tmp/err")" -ge 3 ] || fail "goodput progress lines: $(head -c 400 "$tmp/err")"
+}
+
 trace_plan() {
   # a trace replayed through the CLI: --trace-dir, bad rows (file:line, exit 2, no database),
   # and a capacity plan with --json and its rows in the database
