@@ -99,7 +99,8 @@ struct plot {
     int version;
     struct prun *r;
     int n;
-    char prefix[256];
+    char prefix[256];                   /* file names: the name made file-safe */
+    char label[256];                    /* titles: the name as written */
 };
 
 enum kind { K_GOODPUT, K_GOODPUT_GPUS, K_GOODPUT_SLO, K_GOODPUT_VS, K_LAT_CDF, K_QUEUE_CDF,
@@ -364,6 +365,14 @@ static int render(struct plot *p, const char *script, const char *base, const ch
 }
 
 /* Opens OUT/PREFIX-NAME.dat for writing; base receives OUT/PREFIX-NAME. */
+/* Writes a label into a .dat file as gnuplot reads it back (columnhead, xtic): a double quote
+ * would start a quoted field and a tab or newline end it, so they become ' and spaces. */
+static void put_label(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc(*s == '"' ? '\'' : (*s == '\t' || *s == '\n') ? ' ' : *s, f);
+}
+
 static FILE *dat_open(struct plot *p, const char *name, char *base, size_t size)
 {
     snprintf(base, size, "%s/%s-%s", p->o->out, p->prefix, name);
@@ -482,10 +491,11 @@ static int plot_goodput(struct plot *p)
     }
     fputs("setting", f);
     for (int j = 0; j < pols.n; j++)
-        fprintf(f, "\t%s\t%s sd", pols.v[j], pols.v[j]);
+        fputc('\t', f), put_label(f, pols.v[j]), fputc('\t', f), put_label(f, pols.v[j]),
+            fputs(" sd", f);
     fputc('\n', f);
     for (int g = 0; g < groups.n; g++) {
-        fprintf(f, "%s", groups.v[g]);
+        put_label(f, groups.v[g]);
         for (int j = 0; j < pols.n; j++)
             put_stat(f, &cell[g * pols.n + j]);
         fputc('\n', f);
@@ -493,7 +503,7 @@ static int plot_goodput(struct plot *p)
     if ((rc = dat_close(f, base)))
         goto out;
     char vars[2048], title[512];
-    snprintf(title, sizeof title, "%s: goodput by policy", p->prefix);
+    snprintf(title, sizeof title, "%s: goodput by policy", p->label);
     gp_start(vars, sizeof vars, base, title);
     gp_set(vars, sizeof vars, "ylab", goodput_ylabel(p));
     /* settings that each name one policy (a sweep over policies and their params): one bar
@@ -604,7 +614,7 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
     for (int s = 0; s < ser.n; s++) {
         struct xpoint *row = &pts[(size_t)s * (size_t)p->n];
         qsort(row, (size_t)npts[s], sizeof *row, cmp_xpoint);
-        fprintf(f, "%s%s\n", s ? "\n\n" : "", ser.v[s]);
+        fputs(s ? "\n\n" : "", f), put_label(f, ser.v[s]), fputc('\n', f);
         for (int k = 0; k < npts[s]; k++) {
             fprintf(f, "%.6g", row[k].x);
             put_stat(f, &row[k].y);
@@ -614,7 +624,7 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
     if ((rc = dat_close(f, base)))
         goto out;
     char vars[2048], title[512];
-    snprintf(title, sizeof title, "%s: %s vs %s", p->prefix, y_names[p->o->y], xlab);
+    snprintf(title, sizeof title, "%s: %s vs %s", p->label, y_names[p->o->y], xlab);
     gp_start(vars, sizeof vars, base, title);
     gp_set(vars, sizeof vars, "ylab", p->o->y ? y_labels[p->o->y] : goodput_ylabel(p));
     gp_set(vars, sizeof vars, "xlab", xlab);
@@ -767,7 +777,7 @@ static int cdf_render(struct plot *p, struct dist *d, const char *file, const ch
         double total = 0, run = 0;
         for (size_t k = 0; k < d->count[s].n; k++)
             total += d->count[s].v[k];
-        fprintf(f, "%s%s\n", s ? "\n\n" : "", d->ser.v[s]);
+        fputs(s ? "\n\n" : "", f), put_label(f, d->ser.v[s]), fputc('\n', f);
         /* the CDF starts from 0 at the lowest bucket's lower edge (log axis: > 0) */
         fprintf(f, "%.6g\t0\n", d->lo[s] > 0 ? d->lo[s] : 1e-3);
         for (size_t k = 0; k < d->edge[s].n; k++) {
@@ -811,7 +821,7 @@ static int plot_cdf(struct plot *p, bool queue)
                          p->o->model ? " and model " : "", p->o->model ? p->o->model : "");
     if (!rc) {
         char title[512], slo_sql[256];
-        snprintf(title, sizeof title, "%s: %s CDF%s", p->prefix,
+        snprintf(title, sizeof title, "%s: %s CDF%s", p->label,
                  queue ? "queueing delay (arrival to batch start)" : "latency",
                  merged ? " (models merged)" : "");
         snprintf(slo_sql, sizeof slo_sql, "SELECT min(slo_ms), max(slo_ms) FROM model_stats "
@@ -862,7 +872,7 @@ static int plot_path_cdf(struct plot *p)
             char file[200], title[512];
             snprintf(file, sizeof file, "path-cdf-%s", paths.v[k]);
             file_safe(file);
-            snprintf(title, sizeof title, "%s: end-to-end latency CDF of path %s", p->prefix,
+            snprintf(title, sizeof title, "%s: end-to-end latency CDF of path %s", p->label,
                      paths.v[k]);
             rc = cdf_render(p, &d, file, title, "end-to-end latency (ms, log scale)",
                             common_value(p, "SELECT min(sla_ms), max(sla_ms) FROM path_stats "
@@ -895,7 +905,7 @@ static int plot_batch(struct plot *p)
     if (!rc) {
         fputs("batch", f);
         for (int s = 0; s < d.ser.n; s++)
-            fprintf(f, "\t%s", d.ser.v[s]);
+            fputc('\t', f), put_label(f, d.ser.v[s]);
         fputc('\n', f);
         double *tot = calloc((size_t)d.ser.n, sizeof *tot);
         for (int s = 0; tot && s < d.ser.n; s++)
@@ -917,7 +927,7 @@ static int plot_batch(struct plot *p)
     }
     if (!rc) {
         char vars[2048], title[512];
-        snprintf(title, sizeof title, "%s: batch sizes%s%s", p->prefix,
+        snprintf(title, sizeof title, "%s: batch sizes%s%s", p->label,
                  p->o->model ? " of " : " (all models)", p->o->model ? p->o->model : "");
         gp_start(vars, sizeof vars, base, title);
         size_t len = strlen(vars);
@@ -1049,7 +1059,7 @@ static int plot_series(struct plot *p)
                 sum = 0, n = 0;
             }
             if (!n && isnan(bin))  /* the run's first row: its block and title */
-                fprintf(f, "%s%s\n", lines++ ? "\n\n" : "", t);
+                fputs(lines++ ? "\n\n" : "", f), put_label(f, t), fputc('\n', f);
             bin = b, sum += v, n++;
         }
         if (n)
@@ -1070,7 +1080,7 @@ static int plot_series(struct plot *p)
         return rc;
     }
     char vars[2048], title[512], ylab[256];
-    snprintf(title, sizeof title, "%s: %s%s%s", p->prefix, name, key[0] ? " of " : "", key);
+    snprintf(title, sizeof title, "%s: %s%s%s", p->label, name, key[0] ? " of " : "", key);
     if (w > 0)
         snprintf(ylab, sizeof ylab, "%s%s%s (mean over %g s)", name, key[0] ? " " : "", key, w);
     else
@@ -1274,6 +1284,7 @@ int plot_main(int argc, char **argv)
         for (int i = 1; i < p.n; i++)
             same &= strcmp(p.r[i].name, p.r[0].name) == 0;
         snprintf(p.prefix, sizeof p.prefix, "%s", o.prefix ? o.prefix : same ? p.r[0].name : "runs");
+        snprintf(p.label, sizeof p.label, "%s", p.prefix);
         file_safe(p.prefix);
     }
     for (int k = 0; k < K_N && !rc; k++) {

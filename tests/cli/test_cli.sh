@@ -482,6 +482,11 @@ JSON
   "$bin" plot goodput --db "$pg" --out "$tmp/pg" > /dev/null 2>&1 || fail "plot goodput on mixed configs failed"
   [ "$(grep -c '^quickstart \[config [0-9a-f]\{6\}\]' "$tmp/pg/quickstart-goodput.dat")" = "2" ] ||
     fail "mixed configurations averaged: $(cat "$tmp/pg/quickstart-goodput.dat")"
+  # names with braces, underscores and quotes reach the figure whole (the file name is made safe)
+  "$bin" run --db "$tmp/nm.db" --set duration_s=3 --set 'name=exp{x}_y "q"' --quiet
+  "$bin" plot goodput --db "$tmp/nm.db" --out "$tmp/nm" > /dev/null 2>&1 || fail "plot of an odd name failed"
+  grep -qF "exp{x}_y 'q'"$'\t' "$tmp/nm/exp_x__y__q_-goodput.dat" && [ -s "$tmp/nm/exp_x__y__q_-goodput.png" ] ||
+    fail "odd name: $(ls "$tmp/nm") $(cat "$tmp/nm/"*.dat 2>/dev/null)"
 }
 
 # An application (two paths) under fa2 and ds2: path-cdf draws a figure per path with a line
