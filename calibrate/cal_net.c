@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_data.h"
 #include "sim_err.h"
 #include "sim_json.h"
 
@@ -60,7 +61,10 @@ void cal_net_resolve(const char *ref, char *out, size_t size)
         return;
     }
     const char *dir = getenv("SERVESIM_NET_DIR");
-    snprintf(out, size, "%s/%s.json", dir && dir[0] ? dir : SERVESIM_NET_DIR, ref);
+    char data[4096];
+    if (!dir || !dir[0])
+        dir = sim_data_dir("networks", SERVESIM_NET_DIR, data, sizeof data);
+    snprintf(out, size, "%s/%s.json", dir, ref);
 }
 
 /* Per-op attribute keys (besides name, op, in). */

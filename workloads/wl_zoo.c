@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_data.h"
 #include "sim_err.h"
 #include "sim_json.h"
 
@@ -164,13 +165,23 @@ fail:
     return rc;
 }
 
+const char *wl_zoo_dir(char *out, size_t size)
+{
+    const char *env = getenv("SERVESIM_ZOO_DIR");
+    if (env && env[0]) {
+        snprintf(out, size, "%s", env);
+        return out;
+    }
+    return sim_data_dir("zoo", SERVESIM_ZOO_DIR, out, size);
+}
+
 void wl_zoo_resolve(const char *ref, const char *base_dir, char *out, size_t size)
 {
     size_t n = strlen(ref);
     bool bare = !strchr(ref, '/') && !(n > 5 && strcmp(ref + n - 5, ".json") == 0);
     if (bare) {
-        const char *dir = getenv("SERVESIM_ZOO_DIR");
-        snprintf(out, size, "%s/%s.json", dir && dir[0] ? dir : SERVESIM_ZOO_DIR, ref);
+        char dir[4096];
+        snprintf(out, size, "%s/%s.json", wl_zoo_dir(dir, sizeof dir), ref);
     } else if (ref[0] == '/' || !base_dir || !base_dir[0]) {
         snprintf(out, size, "%s", ref);
     } else {

@@ -23,6 +23,9 @@ int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
  * (*models, *n). `base_dir` resolves relative zoo paths. */
 /* Makes room in a models array of n entries for `more`: its capacity is kept at the next power
  * of two of its length, so appending one at a time costs amortised O(1) copies. */
+/* The shipped zoo folder: $SERVESIM_ZOO_DIR, else the data folder (sim_data.h). */
+const char *wl_zoo_dir(char *out, size_t size);
+
 int wl_models_reserve(struct sim_model_cfg **models, int n, int more);
 
 int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,

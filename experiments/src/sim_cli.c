@@ -15,6 +15,7 @@
 #include "sim_compare.h"
 #include "sim_config.h"
 #include "sim_err.h"
+#include "wl_zoo.h"
 #include "sim_json.h"
 #include "sim_wall.h"
 #include "sim_goodput.h"
@@ -582,7 +583,8 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("servesim %s\n", SERVESIM_VERSION);
+        char zoo[4096];
+        printf("servesim %s (zoos: %s)\n", SERVESIM_VERSION, wl_zoo_dir(zoo, sizeof zoo));
         return 0;
     }
     if (argc == 3 && strcmp(argv[1], "help") == 0)      /* servesim help COMMAND */

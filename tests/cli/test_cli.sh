@@ -360,6 +360,27 @@ interrupts() {
   [ "$(grep -c '^goodput probe *[0-9]*: load x' "$tmp/err")" -ge 3 ] || fail "goodput progress lines: $(head -c 400 "$tmp/err")"
 }
 
+install_prefix() {
+  # cmake --install into a temporary prefix: the installed commands find the installed zoos
+  # and networks (not the source tree's) and run the quickstart from another folder
+  local build p="$tmp/prefix" out
+  build=$(dirname "$bin")
+  cmake --install "$build" --prefix "$p" > "$tmp/install.log" 2>&1 || { fail "cmake --install: $(tail -3 "$tmp/install.log")"; return; }
+  for f in bin/servesim bin/servesim-calibrate share/servesim/zoo/symphony_1080ti.json \
+           share/servesim/networks/resnet50.json share/servesim/plots/goodput.gp \
+           share/servesim/examples/quickstart.json share/doc/servesim/README.md share/doc/servesim/cli.md; do
+    [ -e "$p/$f" ] || fail "not installed: $f"
+  done
+  out=$(cd "$tmp" && "$p/bin/servesim" --version)
+  [ "$out" = "servesim 0.1.0 (zoos: $p/share/servesim/zoo)" ] || fail "installed binary's data: $out"
+  (cd "$tmp" && "$p/bin/servesim" run --no-db --set duration_s=5 > "$tmp/q.out" 2>&1) || fail "installed quickstart: $(tail -2 "$tmp/q.out")"
+  grep -q "^total: offered" "$tmp/q.out" || fail "installed quickstart printed no results: $(tail -2 "$tmp/q.out")"
+  (cd "$tmp" && "$p/bin/servesim" run "$p/share/servesim/examples/quickstart.json" --no-db --quiet --set duration_s=5) ||
+    fail "the installed example config does not run"
+  (cd "$tmp" && "$p/bin/servesim-calibrate" nets resnet50) | grep -qF "$p/share/servesim/networks/resnet50.json" ||
+    fail "installed servesim-calibrate does not use the installed networks"
+}
+
 trace_plan() {
   # a trace replayed through the CLI: --trace-dir, bad rows (file:line, exit 2, no database),
   # and a capacity plan with --json and its rows in the database
