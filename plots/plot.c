@@ -55,7 +55,8 @@ static const char usage[] =
     "  --run ID        plot this run (repeatable; timeline: the run shown, default the latest)\n"
     "  --name GLOB     runs whose experiment name matches\n"
     "  --model NAME    latency-cdf, queue-cdf, batch-hist: only this model (default: each\n"
-    "                  model, or all models merged when there would be more than 12 lines)\n"
+    "                  model; with several policies or settings and more than 12 lines,\n"
+    "                  models merged; lines beyond 10 folded into one \"others\" line)\n"
     "  --x PATH        goodput-vs: the config path on the x axis, e.g. workload.rate_rps\n"
     "  --y METRIC      goodput-vs (and -gpus, -slo): draw goodput (default), bad_rate,\n"
     "                  gpu_s (executor-seconds) or gpus_max against x\n"
@@ -288,6 +289,16 @@ static void discard(const char *base)
     }
 }
 
+/* 40 distinct line types for every figure: the 10 colours of a qualitative palette (Tableau
+ * 10, told apart in print and by most colour-blind readers) times 4 dash types, so series 11
+ * to 40 differ from 1 to 10 by their dashes rather than repeat them (gnuplot's default cycles
+ * 8 colours). Figures with more series fold the smallest (FOLD_ABOVE). */
+#define LINETYPES                                                                             \
+    "set linetype cycle 40\n"                                                                 \
+    "do for [i=1:40] { dash = 1 + int((i - 1) / 10); set linetype i lw 2 dt dash "             \
+    "lc rgb word('#4e79a7 "                                                                     \
+    "#f28e2b #e15759 #76b7b2 #59a14f #edc948 #b07aa1 #ff9da7 #9c755f #bab0ac', 1 + (i - 1) % 10) }\n"
+
 /* Runs gnuplot with `vars` (assignments) on the script, once per format; on failure nothing
  * of the figure is left. */
 static int render(struct plot *p, const char *script, const char *base, const char *vars)
@@ -309,7 +320,7 @@ static int render(struct plot *p, const char *script, const char *base, const ch
                           "background '#ffffff'\n",
                  p->o->w, p->o->h);
         size_t len = strlen(pre);
-        snprintf(pre + len, sizeof pre - len, "set output %s\n%s\n", qout, vars);
+        snprintf(pre + len, sizeof pre - len, "set output %s\n%s%s\n", qout, LINETYPES, vars);
         int fd[2];
         if (pipe(fd)) {
             rc = sim_err_set(SIM_EIO, "pipe: %s", strerror(errno));
@@ -764,10 +775,67 @@ static double common_value(struct plot *p, const char *sql, const char *only)
     return lo == hi ? lo : 0;
 }
 
-/* Writes the distributions of d as CDFs to FILE.dat and renders them (cdf.gp). */
+/* A CDF figure shows at most FOLD_ABOVE lines: above, the FOLD_ABOVE - 1 series with the most
+ * requests stay and the rest are folded into one "others" line (their histograms summed),
+ * whose title says how many it holds. */
+#define FOLD_ABOVE 10
+
+static double dist_total(const struct dist *d, int s)
+{
+    double t = 0;
+    for (size_t k = 0; k < d->count[s].n; k++)
+        t += d->count[s].v[k];
+    return t;
+}
+
+/* d with its smallest series folded into "others" (into *out; d unchanged). */
+static int dist_fold(const struct dist *d, struct dist *out)
+{
+    int n = d->ser.n, keep = FOLD_ABOVE - 1, rc = 0;
+    int *order = malloc((size_t)n * sizeof *order);
+    bool *kept = calloc((size_t)n, sizeof *kept);
+    if (!order || !kept) {
+        free(order), free(kept);
+        return SIM_ENOMEM;
+    }
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = 1; i < n; i++)         /* by total requests, descending; ties: first seen */
+        for (int j = i; j > 0 && dist_total(d, order[j - 1]) < dist_total(d, order[j]); j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int i = 0; i < keep; i++)
+        kept[order[i]] = true;
+    char others[64];
+    snprintf(others, sizeof others, "others (%d series folded)", n - keep);
+    memset(out, 0, sizeof *out);
+    for (int s = 0; s < n && !rc; s++)  /* the kept ones in their order, then the others */
+        for (size_t k = 0; kept[s] && k < d->edge[s].n && !rc; k++)
+            rc = dist_add(out, d->ser.v[s], d->edge[s].v[k], d->count[s].v[k], d->lo[s]);
+    for (int s = 0; s < n && !rc; s++)
+        for (size_t k = 0; !kept[s] && k < d->edge[s].n && !rc; k++)
+            rc = dist_add(out, others, d->edge[s].v[k], d->count[s].v[k], d->lo[s]);
+    free(order), free(kept);
+    if (rc)
+        dist_free(out);
+    return rc;
+}
+
+/* Writes the distributions of d as CDFs to FILE.dat and renders them (cdf.gp); more than
+ * FOLD_ABOVE series are folded first. */
 static int cdf_render(struct plot *p, struct dist *d, const char *file, const char *title,
                       const char *xlab, double slo)
 {
+    if (d->ser.n > FOLD_ABOVE) {
+        struct dist folded;
+        int rc = dist_fold(d, &folded);
+        if (!rc)
+            rc = cdf_render(p, &folded, file, title, xlab, slo);
+        dist_free(&folded);
+        return rc;
+    }
     char base[4096];
     FILE *f = dat_open(p, file, base, sizeof base);
     if (!f)
@@ -811,10 +879,17 @@ static int plot_cdf(struct plot *p, bool queue)
     int rc = dist_load(p, sql, p->o->model, false, &d);
     bool merged = false;
     if (!rc && d.ser.n > MAX_LINES && !p->o->model) {
-        dist_free(&d);
-        memset(&d, 0, sizeof d);
-        rc = dist_load(p, sql, p->o->model, true, &d);
-        merged = true;
+        /* several policies or settings: a line each, models merged; one: a line per model,
+         * the smallest folded into "others" (cdf_render) */
+        struct dist m = {0};
+        rc = dist_load(p, sql, p->o->model, true, &m);
+        if (!rc && m.ser.n > 1) {
+            dist_free(&d);
+            d = m;
+            merged = true;
+        } else {
+            dist_free(&m);
+        }
     }
     if (!rc && d.ser.n == 0)
         rc = sim_err_set(SIM_EINVAL, "%s: no %s rows for the selected runs%s%s", p->o->db, table,

@@ -503,6 +503,15 @@ JSON
   "$bin" plot goodput --db "$pg" --out "$tmp/pg" > /dev/null 2>&1 || fail "plot goodput on mixed configs failed"
   [ "$(grep -c '^quickstart \[config [0-9a-f]\{6\}\]' "$tmp/pg/quickstart-goodput.dat")" = "2" ] ||
     fail "mixed configurations averaged: $(cat "$tmp/pg/quickstart-goodput.dat")"
+  # one policy, 35 models: the 9 with the most requests and one "others" line that says how
+  # many it holds (not 35 lines in 8 repeating colours)
+  printf '%s' '{"name":"zoo35","duration_s":4,"cluster":{"gpus":16},"models":[{"zoo":"symphony_1080ti","select":"all"}],"workload":{"rate_rps":3000},"policy":{"name":"symphony"}}' > "$tmp/z35.json"
+  "$bin" run "$tmp/z35.json" --db "$tmp/z35.db" --quiet || fail "35-model run failed"
+  "$bin" plot latency-cdf --db "$tmp/z35.db" --out "$tmp/z35" > /dev/null 2>&1 || fail "35-model CDF failed"
+  local titles
+  titles=$(grep -v '^[0-9]' "$tmp/z35/zoo35-latency-cdf.dat" | grep -v '^$')
+  [ "$(echo "$titles" | wc -l)" = "10" ] && echo "$titles" | tail -1 | grep -q '^others ([0-9]* series folded)$' ||
+    fail "35-model CDF lines: $titles"
   # names with braces, underscores and quotes reach the figure whole (the file name is made safe)
   "$bin" run --db "$tmp/nm.db" --set duration_s=3 --set 'name=exp{x}_y "q"' --quiet
   "$bin" plot goodput --db "$tmp/nm.db" --out "$tmp/nm" > /dev/null 2>&1 || fail "plot of an odd name failed"
