@@ -42,6 +42,9 @@ static const char usage[] =
     "  batch-hist     batch-size distribution per policy\n"
     "  timeline       one run over time: offered vs served rate, GPUs, bad rate, autoscaler\n"
     "  series         one time series of every selected run against time (--series)\n"
+    "  plan           capacity plans (servesim plan): GPUs over time of the static plan and\n"
+    "                  of the autoscaler, the offered load, each one's GPU-hours (--name:\n"
+    "                  plans of matching experiment names)\n"
     "  all            every kind above but goodput-vs and series (path-cdf where the runs\n"
     "                  have paths)\n"
     "Goodput is the goodput search's result for `servesim goodput` runs, else the on-time\n"
@@ -105,10 +108,11 @@ struct plot {
 };
 
 enum kind { K_GOODPUT, K_GOODPUT_GPUS, K_GOODPUT_SLO, K_GOODPUT_VS, K_LAT_CDF, K_QUEUE_CDF,
-            K_PATH_CDF, K_BATCH, K_TIMELINE, K_SERIES, K_N };
+            K_PATH_CDF, K_BATCH, K_TIMELINE, K_SERIES, K_PLAN, K_N };
 static const char *const kind_names[K_N] = {"goodput", "goodput-gpus", "goodput-slo",
                                             "goodput-vs", "latency-cdf", "queue-cdf",
-                                            "path-cdf", "batch-hist", "timeline", "series"};
+                                            "path-cdf", "batch-hist", "timeline", "series",
+                                            "plan"};
 
 /* goodput-vs --y: what is drawn against x (0: goodput; then prun.metric[y - 1]). */
 enum { Y_N = 4 };
@@ -1183,6 +1187,19 @@ static void runs_free(struct plot *p)
     p->n = 0;
 }
 
+/* Does the database hold capacity plans (schema 3 on)? */
+static bool has_plans(struct plot *p)
+{
+    sqlite3_stmt *q;
+    bool any = false;
+    if (p->version >= 3 &&
+        sqlite3_prepare_v2(p->db, "SELECT 1 FROM plans LIMIT 1", -1, &q, NULL) == SQLITE_OK) {
+        any = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
+    return any;
+}
+
 static int load_runs(struct plot *p)
 {
     const struct opts *o = p->o;
@@ -1246,7 +1263,10 @@ static int load_runs(struct plot *p)
             rc = sim_err_set(SIM_EINVAL, "%s: --run %lld: no such finished run", o->db,
                              (long long)o->runs[i]);
     }
-    if (!rc && p->n == 0)
+    bool plans_only = true;             /* `plot plan` reads plans, not these runs */
+    for (int k = 0; k < K_N; k++)
+        plans_only &= k == K_PLAN || !o->kinds[k];
+    if (!rc && p->n == 0 && !plans_only && !(o->all && has_plans(p)))
         rc = sim_err_set(SIM_EINVAL, "%s: no finished runs match the selection", o->db);
     return rc;
 }
@@ -1327,7 +1347,8 @@ static int parse(int argc, char **argv, struct opts *o)
             if (k == K_N)
                 return sim_err_set(SIM_EUSAGE, "plot: unknown kind \"%s\" (expected goodput, "
                                    "goodput-gpus, goodput-slo, goodput-vs, latency-cdf, "
-                                   "queue-cdf, path-cdf, batch-hist, timeline, series or all)",
+                                   "queue-cdf, path-cdf, batch-hist, timeline, series, plan "
+                                   "or all)",
                                    a);
             o->kinds[k] = true;
             nk++;
@@ -1338,6 +1359,114 @@ static int parse(int argc, char **argv, struct opts *o)
     if (o->kinds[K_GOODPUT_VS] && !o->xpath)
         return sim_err_set(SIM_EUSAGE, "plot goodput-vs: expected --x PATH (a config value)");
     return 0;
+}
+
+/* ---- capacity plans ---- */
+
+/* One figure per plan in the database (matching --name): the GPUs over time of its static
+ * run and of its autoscaled run, and the offered load. With `all`, a database without plans
+ * draws none; asked for by name, it is an error. */
+static int plot_plan(struct plot *p)
+{
+    const struct opts *o = p->o;
+    if (p->version < 3) {
+        if (o->all)
+            return 0;
+        return sim_err_set(SIM_EINVAL, "%s: schema version %d has no capacity plans (version 3)",
+                           o->db, p->version);
+    }
+    sqlite3_stmt *q = NULL, *ts = NULL;
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT plan, name, static_gpus, static_run_id, static_gpu_s, "
+             "autoscaler, autoscale_run_id, autoscale_gpu_s, autoscale_slo_met FROM plans %s "
+             "ORDER BY created_at, plan", o->name_glob ? "WHERE name GLOB ?1" : "");
+    if (sqlite3_prepare_v2(p->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(p, "reading plans");
+    if (o->name_glob)
+        sqlite3_bind_text(q, 1, o->name_glob, -1, SQLITE_STATIC);
+    if (sqlite3_prepare_v2(p->db, "SELECT a.t_s, a.value, b.value, c.value FROM timeseries a "
+                           "LEFT JOIN timeseries b ON b.run_id = ?2 AND b.series = 'executors' "
+                           "AND b.t_s = a.t_s LEFT JOIN timeseries c ON c.run_id = a.run_id AND "
+                           "c.series = 'offered_rps' AND c.t_s = a.t_s WHERE a.run_id = ?1 AND "
+                           "a.series = 'executors' ORDER BY a.t_s", -1, &ts, NULL) != SQLITE_OK) {
+        sqlite3_finalize(q);
+        return db_fail(p, "reading the plans' time series");
+    }
+    int rc = 0, nplans = 0;
+    while (!rc && sqlite3_step(q) == SQLITE_ROW) {
+        nplans++;
+        const char *id = (const char *)sqlite3_column_text(q, 0);
+        const char *name = (const char *)sqlite3_column_text(q, 1);
+        bool has_static = sqlite3_column_type(q, 3) != SQLITE_NULL;
+        bool has_as = sqlite3_column_type(q, 6) != SQLITE_NULL;
+        if (!has_static && !has_as)
+            continue;                   /* a plan that found nothing and ran no autoscaler */
+        char stat_title[256], as_title[256], title[512];
+        if (has_static)
+            snprintf(stat_title, sizeof stat_title, "static plan: %d GPUs, %.2f GPU-hours",
+                     sqlite3_column_int(q, 2), sqlite3_column_double(q, 4) / 3600);
+        else
+            snprintf(stat_title, sizeof stat_title, "static plan: none found");
+        snprintf(as_title, sizeof as_title, "autoscaler %s: %.2f GPU-hours, SLO %s",
+                 sqlite3_column_type(q, 5) != SQLITE_NULL ? (const char *)sqlite3_column_text(q, 5)
+                                                          : "-",
+                 sqlite3_column_double(q, 7) / 3600, sqlite3_column_int(q, 8) ? "met" : "missed");
+        snprintf(title, sizeof title, "%s: capacity plan %s", name, id);
+        /* OUT/NAME-plan-N.*: named by the plan's experiment, numbered in creation order */
+        char base[4096], safe[256], path[4200];
+        snprintf(safe, sizeof safe, "%s", name);
+        file_safe(safe);
+        snprintf(base, sizeof base, "%s/%s-plan-%d", o->out, safe, nplans);
+        snprintf(path, sizeof path, "%s.dat", base);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+            break;
+        }
+        fputs("t_s\tstatic\tautoscaled\toffered_rps\n", f);
+        /* the static run's samples (or the autoscaled run's where there is no static run) */
+        sqlite3_reset(ts);
+        sqlite3_bind_int64(ts, 1, sqlite3_column_int64(q, has_static ? 3 : 6));
+        sqlite3_bind_int64(ts, 2, has_as ? sqlite3_column_int64(q, 6) : -1);
+        int rows = 0, st;
+        while ((st = sqlite3_step(ts)) == SQLITE_ROW) {
+            fprintf(f, "%.6g", sqlite3_column_double(ts, 0));
+            for (int c = 1; c <= 3; c++) {
+                int col = has_static ? c : c == 1 ? 2 : c;   /* no static run: its column "?" */
+                if ((!has_static && c == 1) || sqlite3_column_type(ts, col) == SQLITE_NULL)
+                    fputs("\t?", f);
+                else
+                    fprintf(f, "\t%.6g", sqlite3_column_double(ts, col));
+            }
+            fputc('\n', f);
+            rows++;
+        }
+        if (st != SQLITE_DONE)
+            rc = db_fail(p, "reading the plans' time series");
+        int rc2 = dat_close(f, base);
+        if (!rc)
+            rc = rc2;
+        if (!rc && rows == 0) {
+            discard(base);
+            rc = sim_err_set(SIM_EINVAL, "plan %s: its runs have no time series "
+                             "(metrics.sample_period_s was 0?)", id);
+        }
+        if (rc)
+            break;
+        char vars[2048];
+        gp_start(vars, sizeof vars, base, title);
+        gp_set(vars, sizeof vars, "stat_title", stat_title);
+        gp_set(vars, sizeof vars, "as_title", as_title);
+        size_t len = strlen(vars);
+        snprintf(vars + len, sizeof vars - len, "; has_as = %d", has_as && has_static ? 1 : 0);
+        rc = render(p, "plan", base, vars);
+    }
+    sqlite3_finalize(q);
+    sqlite3_finalize(ts);
+    if (!rc && nplans == 0 && !o->all)
+        rc = sim_err_set(SIM_EINVAL, "%s: no capacity plans%s%s (servesim plan writes them)",
+                         o->db, o->name_glob ? " named " : "", o->name_glob ? o->name_glob : "");
+    return rc;
 }
 
 int plot_main(int argc, char **argv)
@@ -1358,12 +1487,14 @@ int plot_main(int argc, char **argv)
         bool same = true;
         for (int i = 1; i < p.n; i++)
             same &= strcmp(p.r[i].name, p.r[0].name) == 0;
-        snprintf(p.prefix, sizeof p.prefix, "%s", o.prefix ? o.prefix : same ? p.r[0].name : "runs");
+        snprintf(p.prefix, sizeof p.prefix, "%s", o.prefix ? o.prefix
+                                                  : p.n == 0 ? "plans"
+                                                  : same ? p.r[0].name : "runs");
         snprintf(p.label, sizeof p.label, "%s", p.prefix);
         file_safe(p.prefix);
     }
     for (int k = 0; k < K_N && !rc; k++) {
-        if (!o.kinds[k])
+        if (!o.kinds[k] || (p.n == 0 && k != K_PLAN))   /* (a database of plans only) */
             continue;
         switch ((enum kind)k) {
         case K_GOODPUT: rc = plot_goodput(&p); break;
@@ -1378,6 +1509,7 @@ int plot_main(int argc, char **argv)
         case K_BATCH: rc = plot_batch(&p); break;
         case K_SERIES: rc = plot_series(&p); break;
         case K_TIMELINE: rc = plot_timeline(&p); break;
+        case K_PLAN: rc = plot_plan(&p); break;
         case K_N: break;
         }
     }

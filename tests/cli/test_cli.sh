@@ -400,6 +400,13 @@ trace_plan() {
   [ "$(sqlite3 "$tmp/p.db" "SELECT pass FROM plan_probes WHERE gpus = 2")" = "0" ] || fail "2 GPUs not probed or passed"
   [ "$(sqlite3 "$tmp/p.db" "SELECT count(*) FROM runs WHERE kind = 'plan'")" = \
     "$(sqlite3 "$tmp/p.db" "SELECT count(*) FROM plan_probes")" ] || fail "a probe without its run"
+  # the plan's figure: GPUs over time of the static plan (3 GPUs throughout) and the load
+  "$bin" plot plan --db "$tmp/p.db" --out "$tmp/pf" > /dev/null 2> "$tmp/err" || fail "plot plan: $(cat "$tmp/err")"
+  png_ok "$tmp/pf/tp-plan-1.png" 900 560
+  [ "$(awk -F'\t' 'NR > 1 && $2 != 3' "$tmp/pf/tp-plan-1.dat" | wc -l)" = "0" ] && [ "$(wc -l < "$tmp/pf/tp-plan-1.dat")" -ge 15 ] ||
+    fail "plot plan data: $(head -3 "$tmp/pf/tp-plan-1.dat")"
+  "$bin" plot plan --db "$tmp/p.db" --name nothere --out "$tmp/pf2" > /dev/null 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "no capacity plans named nothere" "$tmp/err" || fail "plot plan without plans: exit $rc, $(cat "$tmp/err")"
   printf 'second,requests\n0,5\n1,five\n' > "$tmp/tr/bad.csv"
   printf '%s' "{${tcfg/flat.csv/bad.csv}}" > "$tmp/bad.json"
   "$bin" plan "$tmp/bad.json" --trace-dir "$tmp/tr" --db "$tmp/bad.db" 2> "$tmp/err"; local rc=$?
