@@ -6,7 +6,8 @@ set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
       libgsl-dev libsqlite3-dev libcjson-dev libglpk-dev libdnnl-dev gnuplot-nox sqlite3 bc
-      python3 procps)   # the tests: python3 writes generated inputs, pgrep checks for orphans
+      python3 procps      # the tests: python3 writes generated inputs, pgrep checks for orphans
+      clang libclang-rt-14-dev)   # scripts/fuzz.sh: libFuzzer
 
 missing=()
 for p in "${pkgs[@]}"; do
