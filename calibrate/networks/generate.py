@@ -192,17 +192,11 @@ def densenet121():
     return n
 
 
-def inceptionv3():
-    n = Net("Inception-V3", "Szegedy et al., CVPR 2016 (as torchvision inception_v3, eval mode: "
-            "the training-only auxiliary classifier is not part of inference)",
-            {"shape": [3, 299, 299]},
-            {"params": 23834568, "gmacs": 5.71,
-             "ref": "torchvision inception_v3 IMAGENET1K_V1: 27,161,264 params including the "
-                    "auxiliary classifier (3,326,696), so 23,834,568 for inference; 5.71 GFLOPS (MACs)"})
-    E = 0.001
-
+def inception_stem(n):
+    """The stem Inception-V3 and Inception-ResNet-V2 share (299x299 -> 192x35x35): five
+    conv + bn(eps 0.001) + relu and two 3x3 max pools. Returns that conv-bn-relu builder."""
     def bc(name, out, k, s=1, p=0, x=None):
-        return conv_bn_relu(n, name, out, k, s, p, x, eps=E)
+        return conv_bn_relu(n, name, out, k, s, p, x, eps=0.001)
 
     bc("c1a", 32, 3, 2)
     bc("c2a", 32, 3)
@@ -211,6 +205,17 @@ def inceptionv3():
     bc("c3b", 80, 1)
     bc("c4a", 192, 3)
     n.add("pool2", "maxpool", k=3, s=2)
+    return bc
+
+
+def inceptionv3():
+    n = Net("Inception-V3", "Szegedy et al., CVPR 2016 (as torchvision inception_v3, eval mode: "
+            "the training-only auxiliary classifier is not part of inference)",
+            {"shape": [3, 299, 299]},
+            {"params": 23834568, "gmacs": 5.71,
+             "ref": "torchvision inception_v3 IMAGENET1K_V1: 27,161,264 params including the "
+                    "auxiliary classifier (3,326,696), so 23,834,568 for inference; 5.71 GFLOPS (MACs)"})
+    bc = inception_stem(n)
 
     def inc_a(pre, pf):
         x = n.last
@@ -300,18 +305,7 @@ def inception_resnet_v2():
             {"params": 55843464, "gmacs": 13.2,
              "ref": "timm inception_resnet_v2.tf_in1k: 55.8M params, 13.2 GMACs (model card); "
                     "55,843,464 in its module"})
-    E = 0.001
-
-    def bc(name, out, k, s=1, p=0, x=None):
-        return conv_bn_relu(n, name, out, k, s, p, x, eps=E)
-
-    bc("c1a", 32, 3, 2)
-    bc("c2a", 32, 3)
-    bc("c2b", 64, 3, 1, 1)
-    n.add("pool3a", "maxpool", k=3, s=2)
-    bc("c3b", 80, 1)
-    bc("c4a", 192, 3)
-    n.add("pool5a", "maxpool", k=3, s=2)
+    bc = inception_stem(n)
     # Mixed_5b: 192 -> 320 channels at 35x35
     x = n.last
     b0 = bc("m5b_b0", 96, 1, x=x)

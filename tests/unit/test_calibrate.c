@@ -579,7 +579,8 @@ static void validate_real_against_sim(void)
     cal_net_destroy(net);
 }
 
-static void cudnn_layers_match_reference(void)
+/* Exits 77 (ctest: skipped) when the cuDNN backend was not built or finds no GPU here. */
+static void cudnn_or_skip(void)
 {
 #ifdef SERVESIM_HAVE_CUDNN
     void *st = NULL;
@@ -591,15 +592,23 @@ static void cudnn_layers_match_reference(void)
     }
     REQUIRE_OK(rc);
     cal_backend_cudnn.destroy(st);
+#else
+    printf("skipped: the cuDNN backend was not built (no CUDA toolkit/cuDNN at build time)\n");
+    exit(77);
+#endif
+}
+
+static void cudnn_layers_match_reference(void)
+{
+    cudnn_or_skip();
+#ifdef SERVESIM_HAVE_CUDNN
+    struct cal_opts bo = {0};
     compare_layers(&cal_backend_cudnn, bo, "tiny_cnn", 2, false, 1e-4);
     compare_layers(&cal_backend_cudnn, bo, "tiny_cnn", 3, true, 1e-4);
     compare_layers(&cal_backend_cudnn, bo, "tiny_bert", 3, false, 1e-4);
     bo.precision = CAL_FP16;
     compare_layers(&cal_backend_cudnn, bo, "tiny_cnn", 2, true, 2e-2);
     compare_layers(&cal_backend_cudnn, bo, "tiny_bert", 2, false, 2e-2);
-#else
-    printf("skipped: the cuDNN backend was not built (no CUDA toolkit/cuDNN at build time)\n");
-    exit(77);
 #endif
 }
 
@@ -607,16 +616,10 @@ static void cudnn_layers_match_reference(void)
  * machines only): the point is complete and inter-op workers are refused as a CPU knob. */
 static void cudnn_concurrency_streams(void)
 {
+    cudnn_or_skip();
 #ifdef SERVESIM_HAVE_CUDNN
-    void *st = NULL;
     struct cal_opts bo = {0};
-    int rc = cal_backend_cudnn.create(&bo, &st);
-    if (rc == SIM_EUNAVAIL) {
-        printf("skipped: %s\n", sim_err_msg());
-        exit(77);
-    }
-    REQUIRE_OK(rc);
-    cal_backend_cudnn.destroy(st);
+    int rc;
     struct cal_net *net = load("tiny_cnn");
     REQUIRE_OK(cal_net_init_weights(net, 1));
     struct cal_concur_point pt;
@@ -627,9 +630,6 @@ static void cudnn_concurrency_streams(void)
     CHECK(rc == SIM_EUNAVAIL && strstr(sim_err_msg(), "CPU knob"), "p 2 on cudnn: rc %d, %s", rc,
           sim_err_msg());
     cal_net_destroy(net);
-#else
-    printf("skipped: the cuDNN backend was not built (no CUDA toolkit/cuDNN at build time)\n");
-    exit(77);
 #endif
 }
 
