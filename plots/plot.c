@@ -49,9 +49,9 @@ static const char usage[] =
     "                  have paths)\n"
     "Goodput is the goodput search's result for `servesim goodput` runs, else the on-time\n"
     "throughput (the y label says which). Runs differing only in seed are averaged (error\n"
-    "bars: standard deviation); goodput bars of one setting and policy from different\n"
-    "configurations are not: each keeps its own bar, labelled [config KEY] (the config's\n"
-    "hash without its seed).\n"
+    "bars: standard deviation); runs of one setting and policy from different\n"
+    "configurations are not: each keeps its own bar or line, labelled [config KEY] (the\n"
+    "config's hash without its seed, and without the x value on an x axis).\n"
     "\n"
     "options:\n"
     "  --db FILE       results database (default servesim.db; env SERVESIM_DB)\n"
@@ -580,10 +580,23 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
         rc = SIM_ENOMEM;
         goto out;
     }
-    for (int i = 0; i < p->n; i++) {
+    /* Each run's series (policy and setting), x, and config key without x and seed: runs of
+     * one series whose configurations differ otherwise are not averaged together — each such
+     * configuration becomes its own series, labelled [config KEY]. */
+    char (*key)[17] = calloc((size_t)p->n, sizeof *key);
+    char **stitle = calloc((size_t)p->n, sizeof *stitle);
+    double *xs = calloc((size_t)p->n, sizeof *xs);
+    struct names titles = {0};
+    int *first = calloc((size_t)p->n, sizeof *first);
+    bool *mixed = calloc((size_t)p->n, sizeof *mixed);
+    if (!key || !stitle || !xs || !first || !mixed) {
+        rc = SIM_ENOMEM;
+        goto out_keys;
+    }
+    for (int i = 0; i < p->n && !rc; i++) {
         const struct prun *r = &p->r[i];
         cJSON *cfg = cJSON_Parse(r->config);
-        const cJSON *xv = cfg ? sim_json_get(cfg, xpath) : NULL;
+        cJSON *xv = cfg ? (cJSON *)(uintptr_t)sim_json_get(cfg, xpath) : NULL;
         if (!cJSON_IsNumber(xv)) {
             char got[64] = "nothing";
             if (xv)
@@ -591,30 +604,57 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
             cJSON_Delete(cfg);
             rc = sim_err_set(SIM_EINVAL, "run %lld (%s): config %s: expected a number, found %s",
                              (long long)r->id, r->name, xpath, got);
-            goto out;
+            break;
         }
-        double x = xv->valuedouble;
+        xs[i] = xv->valuedouble;
+        cJSON_SetNumberValue(xv, 0);    /* the key of everything but x (and the seed) */
+        char *text = cJSON_PrintUnformatted(cfg);
         cJSON_Delete(cfg);
-        char *t = series_title(r, skey, NULL);
-        if (!t) {
+        if (!text || sim_results_config_key(text, key[i]) ||
+            !(stitle[i] = series_title(r, skey, NULL))) {
+            free(text);
             rc = SIM_ENOMEM;
-            goto out;
+            break;
         }
+        free(text);
+        int t = names_index(&titles, stitle[i]);
+        if (t < 0) {
+            rc = t;
+            break;
+        }
+        if (t == titles.n - 1 && first[t] == 0)
+            first[t] = i + 1;
+        else if (strcmp(key[first[t] - 1], key[i]) != 0)
+            mixed[t] = true;
+    }
+    for (int i = 0; i < p->n && !rc; i++) {
+        const struct prun *r = &p->r[i];
+        char t[1024];
+        int ti = names_index(&titles, stitle[i]);
+        if (ti >= 0 && mixed[ti])
+            snprintf(t, sizeof t, "%s [config %.6s]", stitle[i], key[i]);
+        else
+            snprintf(t, sizeof t, "%s", stitle[i]);
         int s = names_index(&ser, t);
-        free(t);
         if (s < 0) {
             rc = s;
-            goto out;
+            break;
         }
         struct xpoint *row = &pts[(size_t)s * (size_t)p->n];
         int k = 0;
-        while (k < npts[s] && row[k].x != x)
+        while (k < npts[s] && row[k].x != xs[i])
             k++;
         if (k == npts[s])
-            row[npts[s]++].x = x;
-        if ((rc = vec_push(&row[k].y, p->o->y ? r->metric[p->o->y - 1] : r->value)))
-            goto out;
+            row[npts[s]++].x = xs[i];
+        rc = vec_push(&row[k].y, p->o->y ? r->metric[p->o->y - 1] : r->value);
     }
+out_keys:
+    for (int i = 0; stitle && i < p->n; i++)
+        free(stitle[i]);
+    free(key), free(stitle), free(xs), free(first), free(mixed);
+    names_free(&titles);
+    if (rc)
+        goto out;
     char base[4096];
     char yfile[256];
     if (p->o->y)                          /* goodput-vs -> gpu_s-vs, goodput-gpus -> gpu_s-gpus */

@@ -547,6 +547,17 @@ JSON
   titles=$(grep -v '^[0-9]' "$tmp/z35/zoo35-latency-cdf.dat" | grep -v '^$')
   [ "$(echo "$titles" | wc -l)" = "10" ] && echo "$titles" | tail -1 | grep -q '^others ([0-9]* series folded)$' ||
     fail "35-model CDF lines: $titles"
+  # on an x axis too: runs at 8 and 16 GPUs over two seeds are one line; a run that differs in
+  # something else (the rate) is its own line, not averaged into the first at x = 8
+  for g in 8 16; do for sd in 1 2; do
+    "$bin" run --db "$tmp/gx.db" --seed $sd --set duration_s=3 --set cluster.gpus=$g --quiet
+  done; done
+  "$bin" plot goodput-gpus --db "$tmp/gx.db" --out "$tmp/gx" > /dev/null 2>&1 || fail "goodput-gpus failed"
+  [ "$(grep -v '^[0-9]' "$tmp/gx/quickstart-goodput-gpus.dat" | grep -vc '^$')" = "1" ] || fail "one configuration, several lines"
+  "$bin" run --db "$tmp/gx.db" --seed 1 --set duration_s=3 --set cluster.gpus=8 --set workload.rate_rps=2000 --quiet
+  "$bin" plot goodput-gpus --db "$tmp/gx.db" --out "$tmp/gx2" > /dev/null 2>&1 || fail "goodput-gpus (mixed) failed"
+  [ "$(grep -c '^symphony \[config [0-9a-f]\{6\}\]$' "$tmp/gx2/quickstart-goodput-gpus.dat")" = "2" ] ||
+    fail "goodput-gpus averaged two configurations: $(grep -v '^[0-9]' "$tmp/gx2/quickstart-goodput-gpus.dat")"
   # names with braces, underscores and quotes reach the figure whole (the file name is made safe)
   "$bin" run --db "$tmp/nm.db" --set duration_s=3 --set 'name=exp{x}_y "q"' --quiet
   "$bin" plot goodput --db "$tmp/nm.db" --out "$tmp/nm" > /dev/null 2>&1 || fail "plot of an odd name failed"
