@@ -428,6 +428,32 @@ static void put_stat(FILE *f, const struct vec *x)
             x->n > 1 ? gsl_stats_sd(x->v, 1, x->n) : 0.0);
 }
 
+/* Runs averaged together must share their configuration. unit[i] names what run i is averaged
+ * with (a setting and policy; a line); key[i] its config key. mixed[i]: the unit of run i
+ * holds runs of more than one key, so each must be shown apart. */
+static int mixed_units(int n, char *const *unit, char (*key)[17], bool *mixed)
+{
+    struct names u = {0};
+    int *ui = calloc((size_t)n, sizeof *ui), *first = calloc((size_t)n, sizeof *first), rc = 0;
+    bool *um = calloc((size_t)n, sizeof *um);
+    if (!ui || !first || !um)
+        rc = SIM_ENOMEM;
+    for (int i = 0; i < n && !rc; i++) {
+        int c = ui[i] = names_index(&u, unit[i]);
+        if (c < 0)
+            rc = c;
+        else if (!first[c])
+            first[c] = i + 1;                   /* the unit's first run, 1-based */
+        else if (strcmp(key[first[c] - 1], key[i]) != 0)
+            um[c] = true;
+    }
+    for (int i = 0; i < n && !rc; i++)
+        mixed[i] = um[ui[i]];
+    free(ui), free(first), free(um);
+    names_free(&u);
+    return rc;
+}
+
 /* ---- goodput: bars ---- */
 
 static int plot_goodput(struct plot *p)
@@ -441,11 +467,9 @@ static int plot_goodput(struct plot *p)
      * configurations (the config key: the config without its seed), each keeps its own
      * group, labelled with its key, instead of being averaged with the others. */
     char (*key)[17] = calloc((size_t)p->n, sizeof *key);
-    char **lab = calloc((size_t)p->n, sizeof *lab);
-    struct names combos = {0};
-    int *first = calloc((size_t)p->n, sizeof *first);
+    char **lab = calloc((size_t)p->n, sizeof *lab), **unit = calloc((size_t)p->n, sizeof *unit);
     bool *mixed = calloc((size_t)p->n, sizeof *mixed);
-    if (!key || !lab || !first || !mixed)
+    if (!key || !lab || !unit || !mixed)
         rc = SIM_ENOMEM;
     for (int i = 0; i < p->n && !rc; i++) {
         char *g = setting_of(&p->r[i], NULL);
@@ -454,32 +478,21 @@ static int plot_goodput(struct plot *p)
             rc = SIM_ENOMEM;
             break;
         }
-        size_t len = strlen(g) + strlen(p->r[i].name) + strlen(p->r[i].policy) + 4;
-        char *combo = malloc(len);
         lab[i] = g[0] ? g : strdup(p->r[i].name);
         if (!g[0])
             free(g);
-        if (!combo || !lab[i]) {
-            free(combo);
+        size_t len = (lab[i] ? strlen(lab[i]) : 0) + strlen(p->r[i].policy) + 2;
+        if (!lab[i] || !(unit[i] = malloc(len))) {
             rc = SIM_ENOMEM;
             break;
         }
-        snprintf(combo, len, "%s\x1f%s", lab[i], p->r[i].policy);
-        int c = names_index(&combos, combo);
-        free(combo);
-        if (c < 0) {
-            rc = SIM_ENOMEM;
-            break;
-        }
-        if (c == combos.n - 1 && first[c] == 0)
-            first[c] = i + 1;                   /* the combination's first run, 1-based */
-        else if (strcmp(key[first[c] - 1], key[i]) != 0)
-            mixed[c] = true;
-        pi[i] = c;                              /* (the combination, for now) */
+        snprintf(unit[i], len, "%s\x1f%s", lab[i], p->r[i].policy);
     }
+    if (!rc)
+        rc = mixed_units(p->n, unit, key, mixed);
     for (int i = 0; i < p->n && !rc; i++) {
         char g[1024];
-        if (mixed[pi[i]])
+        if (mixed[i])
             snprintf(g, sizeof g, "%s [config %.6s]", lab[i], key[i]);
         else
             snprintf(g, sizeof g, "%s", lab[i]);
@@ -488,10 +501,9 @@ static int plot_goodput(struct plot *p)
         if (gi[i] < 0 || pi[i] < 0)
             rc = SIM_ENOMEM;
     }
-    for (int i = 0; lab && i < p->n; i++)
-        free(lab[i]);
-    free(lab), free(key), free(first), free(mixed);
-    names_free(&combos);
+    for (int i = 0; lab && unit && i < p->n; i++)
+        free(lab[i]), free(unit[i]);
+    free(lab), free(unit), free(key), free(mixed);
     if (!rc && !(cell = calloc((size_t)(groups.n * pols.n), sizeof *cell)))
         rc = SIM_ENOMEM;
     for (int i = 0; i < p->n && !rc; i++)
@@ -586,10 +598,8 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
     char (*key)[17] = calloc((size_t)p->n, sizeof *key);
     char **stitle = calloc((size_t)p->n, sizeof *stitle);
     double *xs = calloc((size_t)p->n, sizeof *xs);
-    struct names titles = {0};
-    int *first = calloc((size_t)p->n, sizeof *first);
     bool *mixed = calloc((size_t)p->n, sizeof *mixed);
-    if (!key || !stitle || !xs || !first || !mixed) {
+    if (!key || !stitle || !xs || !mixed) {
         rc = SIM_ENOMEM;
         goto out_keys;
     }
@@ -617,21 +627,13 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
             break;
         }
         free(text);
-        int t = names_index(&titles, stitle[i]);
-        if (t < 0) {
-            rc = t;
-            break;
-        }
-        if (t == titles.n - 1 && first[t] == 0)
-            first[t] = i + 1;
-        else if (strcmp(key[first[t] - 1], key[i]) != 0)
-            mixed[t] = true;
     }
+    if (!rc)
+        rc = mixed_units(p->n, stitle, key, mixed);
     for (int i = 0; i < p->n && !rc; i++) {
         const struct prun *r = &p->r[i];
         char t[1024];
-        int ti = names_index(&titles, stitle[i]);
-        if (ti >= 0 && mixed[ti])
+        if (mixed[i])
             snprintf(t, sizeof t, "%s [config %.6s]", stitle[i], key[i]);
         else
             snprintf(t, sizeof t, "%s", stitle[i]);
@@ -651,8 +653,7 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
 out_keys:
     for (int i = 0; stitle && i < p->n; i++)
         free(stitle[i]);
-    free(key), free(stitle), free(xs), free(first), free(mixed);
-    names_free(&titles);
+    free(key), free(stitle), free(xs), free(mixed);
     if (rc)
         goto out;
     char base[4096];

@@ -587,7 +587,7 @@ static void retime(struct sim *s, int e)
         if (!bi->active || (bi->rate > 0 && b->t_finish <= s->now))
             continue;                   /* not on the device, or its completion is due now */
         bool missing = false;
-        double f = sim_dev_factor(ic, x->cpu, cores, b->k, xi->nact, D, b->p, b->t,
+        double f = sim_dev_factor(ic, x->cpu, cores, xi->nact, D, b->p, b->t, bi->rough,
                                   &missing);
         if (missing)
             table_missing(s, e, b);
@@ -638,6 +638,7 @@ static void fluid_admit(struct sim *s, struct sim_batch *b)
     bi->active = false;
     bi->rate = 0;
     bi->demand = sim_dev_demand(&s->cfg->intf, b->p, b->t);
+    bi->rough = x->cpu ? sim_intf_roughness(&s->cfg->intf, b->k, b->p, b->t) : 1;
     for (struct sim_request *r = b->reqs; r; r = r->next)
         r->t_start = t;
     if (b->status != SIM_BATCH_OK) {

@@ -78,8 +78,8 @@ double sim_intf_roughness(const struct sim_intf_cfg *c, int k, int p, int t)
     return exp(c->rough_eta * sum / sqrt((double)SIM_ROUGH_TERMS));
 }
 
-double sim_dev_factor(const struct sim_intf_cfg *c, bool cpu, double cores, int k, int n,
-                      double D, int p, int t, bool *missing)
+double sim_dev_factor(const struct sim_intf_cfg *c, bool cpu, double cores, int n, double D,
+                      int p, int t, double rough, bool *missing)
 {
     switch (c->model) {
     case SIM_INTF_NONE:
@@ -94,7 +94,7 @@ double sim_dev_factor(const struct sim_intf_cfg *c, bool cpu, double cores, int 
     double C = cores > 0 ? cores : 1;
     double alone = (c->f + (1 - c->f) / t + c->overhead * (t - 1)) * amdahl(c, p);
     double sigma = (1 + c->mu * fmin(D, C) / C) * fmax(1, D / C) * (1 + c->kappa * fmax(0, D / C - 1));
-    return alone * sigma * sim_intf_roughness(c, k, p, t);
+    return alone * sigma * rough;
 }
 
 int64_t sim_dev_host_ns(const struct sim_intf_cfg *c, bool cpu, int b)

@@ -15,11 +15,12 @@
 double sim_dev_demand(const struct sim_intf_cfg *c, int p, int t);
 
 /* The factor by which a batch's standalone time is stretched on an executor (cpu or GPU,
- * `cores` its cores, k its lanes) while n batches with total thread demand D run there;
- * >= some positive value, 1 under `none`. *missing is set when a table has no row for
- * (p, t). */
-double sim_dev_factor(const struct sim_intf_cfg *c, bool cpu, double cores, int k, int n,
-                      double D, int p, int t, bool *missing);
+ * `cores` its cores) while n batches with total thread demand D run there; >= some positive
+ * value, 1 under `none`. `rough` is the batch's roughness (sim_intf_roughness of its
+ * configuration, computed once when it starts; the parametric CPU model multiplies by it).
+ * *missing is set when a table has no row for (p, t). */
+double sim_dev_factor(const struct sim_intf_cfg *c, bool cpu, double cores, int n, double D,
+                      int p, int t, double rough, bool *missing);
 
 /* The host phase before a batch of b joins the device (parametric GPU executors), in ns. */
 int64_t sim_dev_host_ns(const struct sim_intf_cfg *c, bool cpu, int b);

@@ -58,6 +58,7 @@ struct sim_batch_int {
     int64_t rate;                /* billionths of full speed */
     bool active;                 /* on the device: counted among the co-runners */
     double demand;               /* thread demand (sim_dev_demand) */
+    double rough;                /* its configuration's roughness (sim_intf_roughness; CPU) */
 };
 
 struct sim_exec_int {
