@@ -6,6 +6,7 @@ set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config
       libgsl-dev libsqlite3-dev libcjson-dev libglpk-dev libdnnl-dev gnuplot-nox sqlite3 bc
+      libopenmpi-dev openmpi-bin   # sweeps over MPI ranks (optional at build time)
       python3 procps      # the tests: python3 writes generated inputs, pgrep checks for orphans
       clang libclang-rt-14-dev)   # scripts/fuzz.sh: libFuzzer
 

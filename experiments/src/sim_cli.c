@@ -63,9 +63,12 @@ static const struct cmd_help {
     {"sweep", "sweep SWEEP.json [-j N] [options]",
      "A grid of runs or goodput searches over a base config. SWEEP: {name, base, mode\n"
      "run|goodput, set, grid: {path: [values]}, cases: [{name, path: value, ...}]} (cases:\n"
-     "named override sets). Resumable: points already in the database are skipped.\n\n"
+     "named override sets). Resumable: points already in the database are skipped.\n"
+     "On a cluster: `mpirun -n N servesim sweep SWEEP.json` spreads the points over N MPI\n"
+     "ranks (one point at a time each, rank 0 included); rank 0 alone writes the database\n"
+     "(docs/sweeps.md). Needs a servesim built with OpenMPI.\n\n"
      "options:\n"
-     "  -j N              worker processes (default 1)\n"
+     "  -j N              worker processes (default 1; not used under mpirun)\n"
      "  --db FILE         results database (default: servesim.db; env SERVESIM_DB)\n"
      "  --set PATH=VALUE  applied to every point (part of the sweep's identity)\n"
      "  --quiet           no progress\n"
@@ -584,7 +587,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--version") == 0) {
         char zoo[4096];
+        char mpi[256];
         printf("servesim %s (zoos: %s)\n", SERVESIM_VERSION, wl_zoo_dir(zoo, sizeof zoo));
+        printf("MPI sweeps: %s\n", sim_sweep_mpi_library(mpi, sizeof mpi));
         return 0;
     }
     if (argc == 3 && strcmp(argv[1], "help") == 0)      /* servesim help COMMAND */

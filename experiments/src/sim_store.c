@@ -460,7 +460,7 @@ int sim_store_point_failed(struct sim_store *st, const struct sim_store_point *p
     sqlite3_stmt *q = NULL;
     int rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,NULL,?,?)", &q);
     if (!rc)
-        rc = insert(st, q, "tittt", pt->sweep, (int64_t)pt->point, pt->key, pt->settings_json,
+        rc = insert(st, q, "titttt", pt->sweep, (int64_t)pt->point, pt->key, pt->settings_json,
                     "failed", error);
     sqlite3_finalize(q);
     return rc;
@@ -511,6 +511,133 @@ int sim_store_sweep_namesake(struct sim_store *st, const char *name, const char 
     }
     sqlite3_finalize(q);
     return 0;
+}
+
+int sim_store_image(struct sim_store *st, unsigned char **img, size_t *n)
+{
+    sqlite3_int64 sz = 0;
+    unsigned char *buf = sqlite3_serialize(st->db, "main", &sz, 0);
+    *img = NULL;
+    *n = 0;
+    if (!buf)
+        return db_err(st, "serializing");
+    *img = malloc(sz > 0 ? (size_t)sz : 1);
+    if (*img)
+        memcpy(*img, buf, (size_t)sz);
+    sqlite3_free(buf);
+    if (!*img)
+        return SIM_ENOMEM;
+    *n = (size_t)sz;
+    return 0;
+}
+
+/* The columns that hold a runs.id or a profiles.id: shifted by the offsets when merging. */
+static const char *id_shift(const char *table, const char *col)
+{
+    if (!strcmp(col, "run_id") || !strcmp(col, "static_run_id") ||
+        !strcmp(col, "autoscale_run_id") || (!strcmp(table, "runs") && !strcmp(col, "id")))
+        return "run";
+    if (!strcmp(col, "profile_id") || (!strcmp(table, "profiles") && !strcmp(col, "id")))
+        return "prof";
+    return NULL;
+}
+
+static int merge_table(struct sim_store *st, const char *table, int64_t run_off, int64_t prof_off)
+{
+    sqlite3_stmt *q = NULL;
+    char pragma[160];
+    snprintf(pragma, sizeof pragma, "PRAGMA src.table_info(\"%s\")", table);
+    if (sqlite3_prepare_v2(st->db, pragma, -1, &q, NULL) != SQLITE_OK)
+        return db_err(st, "merging");
+    size_t cap = 256 + 2 * strlen(table);
+    char *cols = calloc(1, 4096), *exprs = calloc(1, 4096), *sql = NULL;
+    size_t cl = 0, el = 0;
+    int rc = cols && exprs ? 0 : SIM_ENOMEM;
+    while (!rc && sqlite3_step(q) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(q, 1);
+        const char *shift = id_shift(table, c);
+        if (cl + strlen(c) + 8 > 4096 || el + strlen(c) + 40 > 4096) {
+            rc = sim_err_set(SIM_EDB, "%s: merging table %s: too many columns", st->path, table);
+            break;
+        }
+        cl += (size_t)sprintf(cols + cl, "%s\"%s\"", cl ? "," : "", c);
+        if (shift)
+            el += (size_t)sprintf(exprs + el, "%s\"%s\" + %lld", el ? "," : "", c,
+                                  (long long)(shift[0] == 'r' ? run_off : prof_off));
+        else
+            el += (size_t)sprintf(exprs + el, "%s\"%s\"", el ? "," : "", c);
+    }
+    sqlite3_finalize(q);
+    if (!rc && !(sql = malloc(cap + cl + el)))
+        rc = SIM_ENOMEM;
+    if (!rc) {
+        sprintf(sql, "INSERT OR REPLACE INTO main.\"%s\"(%s) SELECT %s FROM src.\"%s\"", table,
+                cols, exprs, table);
+        rc = exec(st, sql);
+    }
+    free(sql);
+    free(cols);
+    free(exprs);
+    return rc;
+}
+
+static int64_t max_id(struct sim_store *st, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+int sim_store_merge(struct sim_store *st, const unsigned char *img, size_t n, const char *origin)
+{
+    int rc, v = -1;
+    unsigned char *copy = sqlite3_malloc64(n ? n : 1);
+    if (!copy)
+        return SIM_ENOMEM;
+    memcpy(copy, img, n);
+    if ((rc = exec(st, "ATTACH ':memory:' AS src")))
+        goto fail;
+    if (sqlite3_deserialize(st->db, "src", copy, (sqlite3_int64)n, (sqlite3_int64)n,
+                            SQLITE_DESERIALIZE_FREEONCLOSE) != SQLITE_OK) {
+        rc = sim_err_set(SIM_EDB, "%s: results from %s are not an SQLite database image: %s",
+                         st->path, origin, sqlite3_errmsg(st->db));
+        goto detach;
+    }
+    v = (int)max_id(st, "PRAGMA src.user_version");
+    if (v != SIM_STORE_SCHEMA) {
+        rc = sim_err_set(SIM_EDB, "%s: results from %s have schema version %d, expected %d "
+                         "(another servesim version?)", st->path, origin, v, SIM_STORE_SCHEMA);
+        goto detach;
+    }
+    if ((rc = exec(st, "BEGIN IMMEDIATE")))
+        goto detach;
+    {
+        int64_t run_off = max_id(st, "SELECT coalesce(max(id), 0) FROM main.runs");
+        int64_t prof_off = max_id(st, "SELECT coalesce(max(id), 0) FROM main.profiles");
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(st->db, "SELECT name FROM src.sqlite_master WHERE type = 'table' "
+                               "AND name != 'meta' ORDER BY rowid", -1, &q, NULL) != SQLITE_OK)
+            rc = db_err(st, "merging");
+        char table[128];
+        while (!rc && sqlite3_step(q) == SQLITE_ROW) {
+            snprintf(table, sizeof table, "%s", (const char *)sqlite3_column_text(q, 0));
+            rc = merge_table(st, table, run_off, prof_off);
+        }
+        sqlite3_finalize(q);
+    }
+    if (!rc)
+        rc = exec(st, "COMMIT");
+    if (rc)
+        rollback(st);
+detach:
+    sqlite3_exec(st->db, "DETACH src", NULL, NULL, NULL);
+    return rc;
+fail:
+    sqlite3_free(copy);
+    return rc;
 }
 
 int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const char *hash,

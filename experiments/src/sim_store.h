@@ -42,6 +42,14 @@ int sim_store_sweep_done(struct sim_store *st, const char *id, long *n);
  * id into other (size bytes) and its points into *npoints; *npoints 0 when there is none. */
 int sim_store_sweep_namesake(struct sim_store *st, const char *name, const char *id,
                              char *other, size_t size, long *npoints);
+/* The whole database as bytes (sqlite3_serialize; malloc'd, the caller frees): a sweep
+ * point written into a ":memory:" store travels to the sweep's writer this way. */
+int sim_store_image(struct sim_store *st, unsigned char **img /* OUT */, size_t *n /* OUT */);
+/* Adds every row of an image (sim_store_image, same schema version) to st in one
+ * transaction: runs and profiles get new ids after st's largest, the rows that refer to them
+ * follow, sweep points and plans replace their namesakes. origin names the image's source in
+ * errors. */
+int sim_store_merge(struct sim_store *st, const unsigned char *img, size_t n, const char *origin);
 struct sim_plan;
 /* A capacity plan's summary and probes (the probes' runs are written already); replaces an
  * earlier plan with the same id. One transaction. */

@@ -20,29 +20,9 @@
 #include "sim_json.h"
 #include "sim_rng.h"
 #include "sim_store.h"
+#include "sim_sweep_int.h"
 
-#define MAX_AXES 16
-
-struct sweep {
-    cJSON *json;
-    char name[128], id[160], base[4096];
-    bool goodput;
-    int naxes;
-    const char *path[MAX_AXES];         /* NULL: the `cases` axis (objects of overrides) */
-    const cJSON *values[MAX_AXES];
-    int size[MAX_AXES];
-    long npoints;
-    char **fixed;                       /* "path=value" from `set` and the command line */
-    int nfixed;
-};
-
-struct point {
-    char **sets;                        /* fixed, then the grid's */
-    int nsets;
-    char *key, *settings;
-};
-
-static void point_free(struct point *p)
+void sweep_point_free(struct point *p)
 {
     for (int i = 0; i < p->nsets; i++)
         free(p->sets[i]);
@@ -62,7 +42,7 @@ static char *assignment(const char *path, const cJSON *v)
     return a;
 }
 
-static int parse(struct sweep *w, const char *file, const char *const *sets, int nsets)
+int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int nsets)
 {
     static const char *const keys[] = {"name", "description", "base", "mode", "grid", "set",
                                        "cases", NULL};
@@ -164,7 +144,7 @@ static int parse(struct sweep *w, const char *file, const char *const *sets, int
     return 0;
 }
 
-static int make_point(const struct sweep *w, long idx, struct point *p)
+int sweep_make_point(const struct sweep *w, long idx, struct point *p)
 {
     memset(p, 0, sizeof *p);
     int nmax = w->nfixed + w->naxes;
@@ -221,20 +201,18 @@ oom:
     for (int a = 0; a < w->naxes; a++)
         free(label[a]);
     cJSON_Delete(settings);
-    point_free(p);
+    sweep_point_free(p);
     return SIM_ENOMEM;
 }
 
-/* One point in a worker process: run, write, exit status 0 / 1. */
-static int run_point(const struct sweep *w, const char *db, long idx)
+int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx)
 {
     struct point p;
     struct sim_config *cfg = NULL;
     struct sim_result *r = NULL;
     struct sim_goodput g;
-    struct sim_store *st = NULL;
     bool have_g = false;
-    int rc = make_point(w, idx, &p);
+    int rc = sweep_make_point(w, idx, &p);
     if (rc)
         return 1;
     struct sim_store_point sp = {.sweep = w->id, .key = p.key, .settings_json = p.settings,
@@ -253,25 +231,35 @@ static int run_point(const struct sweep *w, const char *db, long idx)
     }
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", rc ? sim_err_msg() : "");
-    int src = sim_store_open(db, &st);
-    if (!src) {
-        if (rc)
-            src = sim_store_point_failed(st, &sp, msg);
-        else
-            src = sim_store_write(st, cfg, w->goodput ? "goodput" : "run",
-                                  w->goodput ? g.best : r, w->goodput ? &g : NULL, &sp, NULL);
-    }
+    int src;
+    if (rc)
+        src = sim_store_point_failed(st, &sp, msg);
+    else
+        src = sim_store_write(st, cfg, w->goodput ? "goodput" : "run", w->goodput ? g.best : r,
+                              w->goodput ? &g : NULL, &sp, NULL);
     if (rc)
         fprintf(stderr, "servesim sweep: point %ld (%s) failed: %s\n", idx, p.key, msg);
     if (src)
         fprintf(stderr, "servesim sweep: point %ld: %s\n", idx, sim_err_msg());
-    sim_store_close(st);
     if (have_g)
         sim_goodput_free(&g);
     sim_result_destroy(r);
     sim_config_destroy(cfg);
-    point_free(&p);
+    sweep_point_free(&p);
     return rc || src ? 1 : 0;
+}
+
+/* One point in a worker process: run, write, exit status 0 / 1. */
+static int run_point(const struct sweep *w, const char *db, long idx)
+{
+    struct sim_store *st = NULL;
+    if (sim_store_open(db, &st)) {
+        fprintf(stderr, "servesim sweep: point %ld: %s\n", idx, sim_err_msg());
+        return 1;
+    }
+    int rc = sweep_point_into(w, st, idx);
+    sim_store_close(st);
+    return rc;
 }
 
 static volatile sig_atomic_t interrupted;
@@ -293,7 +281,7 @@ static void fmt_time(char *buf, size_t n, double s)
         snprintf(buf, n, "%.0fs", s);
 }
 
-static void progress(const struct sweep *w, bool tty, long done, long total, long failed,
+void sweep_progress(const struct sweep *w, bool tty, long done, long total, long failed,
                      double t0, const char *last, bool ok)
 {
     double el = sim_wall_seconds() - t0;
@@ -314,7 +302,7 @@ static void progress(const struct sweep *w, bool tty, long done, long total, lon
     }
 }
 
-static void summary(const struct sweep *w, const char *db)
+void sweep_summary(const struct sweep *w, const char *db)
 {
     sqlite3 *h;
     sqlite3_stmt *q;
@@ -348,26 +336,24 @@ static void summary(const struct sweep *w, const char *db)
     sqlite3_close(h);
 }
 
-int sim_sweep_run(const char *file, const char *db, int jobs, const char *const *sets, int nsets,
-                  bool quiet, bool force)
+int sweep_prepare(struct sweep *w, const char *file, const char *db, const char *const *sets,
+                  int nsets, bool force, long **todo_out, long *ntodo_out)
 {
-    struct sweep w;
-    memset(&w, 0, sizeof w);
-    long *todo = NULL;
-    pid_t *pids = NULL;
-    long *pidpt = NULL;
-    int rc = parse(&w, file, sets, nsets);
+    long *todo = NULL, ntodo = 0;
+    *todo_out = NULL;
+    *ntodo_out = 0;
+    int rc = sweep_parse(w, file, sets, nsets);
     if (rc)
-        goto out;
+        return rc;
     /* every point's config must be valid before anything runs */
     long transient = 0;
     char note[512];
-    for (long i = 0; i < w.npoints; i++) {
+    for (long i = 0; i < w->npoints; i++) {
         struct point p;
         struct sim_config *cfg = NULL;
-        if ((rc = make_point(&w, i, &p)))
-            goto out;
-        rc = sim_config_load(w.base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
+        if ((rc = sweep_make_point(w, i, &p)))
+            return rc;
+        rc = sim_config_load(w->base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
         if (!rc && sim_config_transient(cfg, note, sizeof note) && transient++ == 0)
             fprintf(stderr, "%s (point %ld: %s)\n", note, i, p.key);
         if (rc) {
@@ -376,28 +362,27 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
             sim_err_set(rc, "%s: point %ld (%s): %s", file, i, p.key, msg);
         }
         sim_config_destroy(cfg);
-        point_free(&p);
+        sweep_point_free(&p);
         if (rc)
-            goto out;
+            return rc;
     }
     if (transient > 1)
         fprintf(stderr, "warning: %ld of %ld points of %s warm up for less than their policy "
-                "needs to converge\n", transient, w.npoints, file);
+                "needs to converge\n", transient, w->npoints, file);
     struct sim_store *st = NULL;
     if ((rc = sim_store_open(db, &st)))
-        goto out;
-    long ntodo = 0;
+        return rc;
     {   /* the same sweep under another configuration: resuming would silently start anew */
         char other[256];
         long nother = 0, mine = 0;
         bool done = false;
-        if ((rc = sim_store_sweep_namesake(st, w.name, w.id, other, sizeof other, &nother)))
+        if ((rc = sim_store_sweep_namesake(st, w->name, w->id, other, sizeof other, &nother)))
             goto out_store;
-        for (long i = 0; nother && !force && i < w.npoints && !mine; i++) {
+        for (long i = 0; nother && !force && i < w->npoints && !mine; i++) {
             struct point p;
-            if ((rc = make_point(&w, i, &p)) == 0)
-                rc = sim_store_point_done(st, w.id, p.key, &done);
-            point_free(&p);
+            if ((rc = sweep_make_point(w, i, &p)) == 0)
+                rc = sim_store_point_done(st, w->id, p.key, &done);
+            sweep_point_free(&p);
             if (rc)
                 goto out_store;
             mine += done;
@@ -407,28 +392,101 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
                              "configuration (%s, %ld point%s) and none of this one (%s): its "
                              "file, its base config or the --set options differ, so this would "
                              "start a new sweep beside it. --force runs it anyway; or use "
-                             "another --db", w.name, db, other, nother, nother == 1 ? "" : "s",
-                             w.id);
+                             "another --db", w->name, db, other, nother, nother == 1 ? "" : "s",
+                             w->id);
             goto out_store;
         }
     }
-    todo = calloc((size_t)w.npoints, sizeof *todo);
-    pids = calloc((size_t)jobs, sizeof *pids);
-    pidpt = calloc((size_t)jobs, sizeof *pidpt);
-    for (long i = 0; rc == 0 && todo && i < w.npoints; i++) {
+    if (!(todo = calloc((size_t)w->npoints, sizeof *todo))) {
+        rc = SIM_ENOMEM;
+        goto out_store;
+    }
+    for (long i = 0; rc == 0 && i < w->npoints; i++) {
         struct point p;
         bool done = false;
-        if ((rc = make_point(&w, i, &p)) == 0)
-            rc = sim_store_point_done(st, w.id, p.key, &done);
-        point_free(&p);
+        if ((rc = sweep_make_point(w, i, &p)) == 0)
+            rc = sim_store_point_done(st, w->id, p.key, &done);
+        sweep_point_free(&p);
         if (!done)
             todo[ntodo++] = i;
     }
 out_store:
     sim_store_close(st);
+    if (rc) {
+        free(todo);
+        return rc;
+    }
+    *todo_out = todo;
+    *ntodo_out = ntodo;
+    return 0;
+}
+
+void sweep_free(struct sweep *w)
+{
+    for (int i = 0; i < w->nfixed; i++)
+        free(w->fixed[i]);
+    free(w->fixed);
+    cJSON_Delete(w->json);
+    memset(w, 0, sizeof *w);
+}
+
+int sweep_interrupted(const struct sweep *w, const char *db, int stopped)
+{
+    long kept = -1;
+    struct sim_store *s3 = NULL;
+    if (sim_store_open(db, &s3) == 0 && sim_store_sweep_done(s3, w->id, &kept) != 0)
+        kept = -1;
+    sim_store_close(s3);
+    char held[64] = "?";
+    if (kept >= 0)
+        snprintf(held, sizeof held, "%ld", kept);
+    return sim_err_set(SIM_EINTR, "sweep %s interrupted: %s of its %ld points are in %s; "
+                       "the %d in flight were stopped and not written. Run the same command "
+                       "to resume", w->name, held, w->npoints, db, stopped);
+}
+
+const char *sweep_mpi_launcher(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", NULL};
+    for (int i = 0; vars[i]; i++)
+        if (getenv(vars[i]))
+            return vars[i];
+    return NULL;
+}
+
+#ifndef SERVESIM_MPI
+const char *sim_sweep_mpi_library(char *buf, size_t n)
+{
+    snprintf(buf, n, "none");
+    return buf;
+}
+#endif
+
+int sim_sweep_run(const char *file, const char *db, int jobs, const char *const *sets, int nsets,
+                  bool quiet, bool force)
+{
+    const char *mpi = sweep_mpi_launcher();
+    if (mpi) {
+#ifdef SERVESIM_MPI
+        return sweep_mpi_run(file, db, sets, nsets, quiet, force);
+#else
+        return sim_err_set(SIM_EUSAGE, "sweep: started by an MPI launcher (%s is set), but this "
+                           "servesim was built without MPI. Install OpenMPI (Debian: apt-get "
+                           "install libopenmpi-dev openmpi-bin) and rebuild (CMake finds it), "
+                           "or run the sweep on one machine with -j N", mpi);
+#endif
+    }
+    struct sweep w;
+    memset(&w, 0, sizeof w);
+    long *todo = NULL, ntodo = 0;
+    pid_t *pids = NULL;
+    long *pidpt = NULL;
+    int rc = sweep_prepare(&w, file, db, sets, nsets, force, &todo, &ntodo);
     if (rc)
         goto out;
-    if (!todo || !pids || !pidpt) {
+    pids = calloc((size_t)jobs, sizeof *pids);
+    pidpt = calloc((size_t)jobs, sizeof *pidpt);
+    if (!pids || !pidpt) {
         rc = SIM_ENOMEM;
         goto out;
     }
@@ -496,7 +554,7 @@ out_store:
         done++;
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         struct point p;
-        if (make_point(&w, pt, &p) == 0) {
+        if (sweep_make_point(&w, pt, &p) == 0) {
             if (WIFSIGNALED(status) && !interrupted) {   /* the worker died: record it here */
                 struct sim_store *s2 = NULL;
                 char msg[96];
@@ -510,8 +568,8 @@ out_store:
             if (!ok)
                 failed++;
             if (!quiet)
-                progress(&w, tty, done, ntodo, failed, t0, p.key, ok);
-            point_free(&p);
+                sweep_progress(&w, tty, done, ntodo, failed, t0, p.key, ok);
+            sweep_point_free(&p);
         }
     }
     if (interrupted) {
@@ -524,22 +582,12 @@ out_store:
         if (!quiet)
             fputc('\n', stderr);
         /* what the database holds (a worker may have written its point just before) */
-        long kept = -1;
-        struct sim_store *s3 = NULL;
-        if (sim_store_open(db, &s3) == 0 && sim_store_sweep_done(s3, w.id, &kept) != 0)
-            kept = -1;
-        sim_store_close(s3);
-        char held[64] = "?";
-        if (kept >= 0)
-            snprintf(held, sizeof held, "%ld", kept);
-        rc = sim_err_set(SIM_EINTR, "sweep %s interrupted: %s of its %ld points are in %s; "
-                         "the %d in flight were stopped and not written. Run the same command "
-                         "to resume", w.name, held, w.npoints, db, stopped);
+        rc = sweep_interrupted(&w, db, stopped);
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (!quiet && !interrupted)
-        summary(&w, db);
+        sweep_summary(&w, db);
     if (!rc && failed)
         rc = sim_err_set(SIM_EIO, "sweep %s: %ld of %ld points failed (see sweep_points.error)",
                          w.name, failed, ntodo);
@@ -547,9 +595,6 @@ out:
     free(todo);
     free(pids);
     free(pidpt);
-    for (int i = 0; i < w.nfixed; i++)
-        free(w.fixed[i]);
-    free(w.fixed);
-    cJSON_Delete(w.json);
+    sweep_free(&w);
     return rc;
 }

@@ -15,11 +15,17 @@
  * plus a hash of its file, its base config and the extra overrides: change any of them and
  * it is a new sweep — refused (usage error) when the database holds the same name under
  * another identity and nothing of this one, unless `force`. Progress on stderr: a bar on a
- * terminal, a line per point otherwise. */
+ * terminal, a line per point otherwise. Under an MPI launcher (`mpirun -n N servesim sweep`)
+ * the points go to N ranks instead of worker processes (sim_sweep_mpi.c). */
 #ifndef SIM_SWEEP_H
 #define SIM_SWEEP_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+/* The MPI library sweeps run on under mpirun (its version line), or "none" when servesim was
+ * built without MPI. */
+const char *sim_sweep_mpi_library(char *buf, size_t n);
 
 int sim_sweep_run(const char *file, const char *db, int jobs, const char *const *sets, int nsets,
                   bool quiet, bool force);

@@ -1,4 +1,4 @@
-/* sim_err — error names, texts and the process-wide detailed-message buffer; command-line
+/* sim_err — error names, texts and the detailed-message buffer (one per thread); command-line
  * option values and their usage errors. */
 #include "sim_err.h"
 
@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char errmsg[4096];
+/* per thread: under MPI, a sweep's rank 0 simulates a point in a second thread */
+static _Thread_local char errmsg[4096];
 
 const char *sim_err_name(int code)
 {

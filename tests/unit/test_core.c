@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_sort.h>
@@ -15,6 +17,7 @@
 #include "sim_heap.h"
 #include "sim_json.h"
 #include "sim_result.h"
+#include "sim_store.h"
 #include "test_run.h"
 #include "test_src.h"
 #include "sim_rng.h"
@@ -441,6 +444,74 @@ static void overload_stops_the_run(void)
     sim_config_destroy(cfg);
 }
 
+/* A results store travels as an image: runs written into ":memory:" and merged into a
+ * database that already holds a run keep every row, renumbered after its largest id; a sweep
+ * point follows its run; an image that is not a database changes nothing. */
+static int64_t q1(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+static void store_image_merges(void)
+{
+    char path[] = "/tmp/servesim_merge_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        perror("mkstemp");
+        exit(1);
+    }
+    close(fd);
+    unlink(path);
+    struct sim_config *cfg;
+    struct sim_result *r = NULL;
+    struct sim_store *dst = NULL, *mem = NULL;
+    REQUIRE_OK(sim_config_from_text(OVL_CFG("60"), "ovl", ".", &cfg));
+    cfg->world.duration_s = 5;
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    REQUIRE_OK(sim_store_open(path, &dst));
+    REQUIRE_OK(sim_store_write(dst, cfg, "run", r, NULL, NULL, NULL));     /* run 1 */
+    REQUIRE_OK(sim_store_open(":memory:", &mem));
+    struct sim_store_point sp = {.sweep = "s@1", .key = "seed=1", .settings_json = "{}", .point = 0};
+    REQUIRE_OK(sim_store_write(mem, cfg, "run", r, NULL, NULL, NULL));      /* run 1 there */
+    REQUIRE_OK(sim_store_write(mem, cfg, "run", r, NULL, &sp, NULL));       /* run 2 there */
+    unsigned char *img = NULL;
+    size_t n = 0;
+    REQUIRE_OK(sim_store_image(mem, &img, &n));
+    CHECK(n > 4096, "image of %zu bytes", n);
+    REQUIRE_OK(sim_store_merge(dst, img, n, "test"));
+    /* garbage and a truncated image are refused, with nothing written */
+    unsigned char junk[512];
+    memset(junk, 'x', sizeof junk);
+    CHECK(sim_store_merge(dst, junk, sizeof junk, "junk") != 0, "junk merged");
+    CHECK(sim_store_merge(dst, img, n / 2, "half") != 0, "a truncated image merged");
+    sim_store_close(dst);
+    sim_store_close(mem);
+    free(img);
+    sqlite3 *db;
+    REQUIRE_OK(sqlite3_open(path, &db));
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 3 && q1(db, "SELECT max(id) FROM runs") == 3,
+          "runs %lld, max id %lld", (long long)q1(db, "SELECT count(*) FROM runs"),
+          (long long)q1(db, "SELECT max(id) FROM runs"));
+    CHECK(q1(db, "SELECT count(DISTINCT run_id) FROM model_stats") == 3 &&
+          q1(db, "SELECT count(*) FROM model_stats WHERE run_id NOT IN (SELECT id FROM runs)") == 0,
+          "model_stats run ids");
+    CHECK(q1(db, "SELECT run_id FROM sweep_points WHERE sweep = 's@1'") == 3, "sweep point run %lld",
+          (long long)q1(db, "SELECT run_id FROM sweep_points"));
+    CHECK(q1(db, "SELECT count(*) FROM latency_hist WHERE run_id = 3") ==
+          q1(db, "SELECT count(*) FROM latency_hist WHERE run_id = 1") &&
+          q1(db, "SELECT count(*) FROM latency_hist WHERE run_id = 1") > 0, "latency_hist rows");
+    CHECK(q1(db, "SELECT count(*) FROM executor_stats WHERE run_id = 2") == 1, "executor_stats");
+    sqlite3_close(db);
+    unlink(path);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+}
+
 /* The ideal batch columns for a table profile (5, 6, 7, 9, 11, 13, 15, 17 ms for batches 1..8)
  * on 2 GPUs, SLO 20 ms: staggered budget 20 / 1.5 = 13.3 ms -> 6 (13 ms), uncoordinated
  * 20 / 2 = 10 ms -> 4 (9 ms); SLO 6 ms: budgets 4 and 3 ms, not even one request -> 0. */
@@ -862,6 +933,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"json_set_paths", json_set_paths},
           {"md1_mean_wait", md1_mean_wait},
           {"overload_stops_the_run", overload_stops_the_run},
+          {"store_image_merges", store_image_merges},
           {"ideal_batch_table_profile", ideal_batch_table_profile},
           {"sizes_mg1_mean_wait", sizes_mg1_mean_wait},
           {"sizes_batch_mean_or_max", sizes_batch_mean_or_max},

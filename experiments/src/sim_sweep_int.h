@@ -1,0 +1,56 @@
+/* sim_sweep_int — what the local sweep (sim_sweep.c, worker processes) and the MPI sweep
+ * (sim_sweep_mpi.c, ranks) share: the parsed sweep, its points, preparing the points still to
+ * run, running one point into a results store, progress lines and the summary. Internal to the
+ * experiment layer; the public interface is sim_sweep.h. */
+#ifndef SIM_SWEEP_INT_H
+#define SIM_SWEEP_INT_H
+
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+
+struct sim_store;
+
+#define MAX_AXES 16
+
+struct sweep {
+    cJSON *json;
+    char name[128], id[160], base[4096];
+    bool goodput;
+    int naxes;
+    const char *path[MAX_AXES];         /* NULL: the `cases` axis (objects of overrides) */
+    const cJSON *values[MAX_AXES];
+    int size[MAX_AXES];
+    long npoints;
+    char **fixed;                       /* "path=value" from `set` and the command line */
+    int nfixed;
+};
+
+struct point {
+    char **sets;                        /* fixed, then the grid's */
+    int nsets;
+    char *key, *settings;
+};
+
+/* Reads the sweep file and computes its identity (w->id). */
+int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int nsets);
+void sweep_free(struct sweep *w);
+int sweep_make_point(const struct sweep *w, long idx, struct point *p /* OUT */);
+void sweep_point_free(struct point *p);
+/* Parses, validates every point's config, refuses a namesake sweep (unless force) and lists
+ * the points db does not hold yet (todo: malloc'd, the caller frees). */
+int sweep_prepare(struct sweep *w, const char *file, const char *db, const char *const *sets,
+                  int nsets, bool force, long **todo /* OUT */, long *ntodo /* OUT */);
+/* Runs point idx and writes it (or its failure) into st: 0 when it ran and was written. */
+int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx);
+void sweep_progress(const struct sweep *w, bool tty, long done, long total, long failed,
+                    double t0, const char *last, bool ok);
+void sweep_summary(const struct sweep *w, const char *db);
+/* Sets the error of an interrupted sweep (what db holds, how to resume): SIM_EINTR. */
+int sweep_interrupted(const struct sweep *w, const char *db, int stopped);
+/* The environment variable that says an MPI launcher started this process, or NULL. */
+const char *sweep_mpi_launcher(void);
+/* The sweep under MPI (sim_sweep_mpi.c; only where servesim is built with OpenMPI). */
+int sweep_mpi_run(const char *file, const char *db, const char *const *sets, int nsets,
+                  bool quiet, bool force);
+
+#endif
