@@ -584,6 +584,7 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
     struct names ser = {0};
     struct xpoint *pts = NULL;
     int *npts = NULL, rc = 0;
+    bool skip = false;
     char skey[256];
     sweep_key_of(xpath, skey, sizeof skey);
     pts = calloc((size_t)p->n * (size_t)p->n, sizeof *pts);
@@ -612,6 +613,12 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
             if (xv)
                 sim_json_describe(xv, got, sizeof got);
             cJSON_Delete(cfg);
+            if (p->o->all) {            /* `all` draws only the kinds the runs have data for */
+                fprintf(stderr, "plot: %s skipped: run %lld (%s) has no number at %s (%s)\n",
+                        file, (long long)r->id, r->name, xpath, got);
+                skip = true;
+                break;
+            }
             rc = sim_err_set(SIM_EINVAL, "run %lld (%s): config %s: expected a number, found %s",
                              (long long)r->id, r->name, xpath, got);
             break;
@@ -628,9 +635,18 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
         }
         free(text);
     }
-    if (!rc)
+    if (!rc && !skip && p->o->all) {    /* one x value makes no line: nothing to draw */
+        int distinct = 0;
+        for (int i = 0; i < p->n && distinct < 2; i++)
+            distinct += i == 0 || xs[i] != xs[0];
+        if (distinct < 2) {
+            fprintf(stderr, "plot: %s skipped: every run has %s = %g\n", file, xpath, xs[0]);
+            skip = true;
+        }
+    }
+    if (!rc && !skip)
         rc = mixed_units(p->n, stitle, key, mixed);
-    for (int i = 0; i < p->n && !rc; i++) {
+    for (int i = 0; i < p->n && !rc && !skip; i++) {
         const struct prun *r = &p->r[i];
         char t[1024];
         if (mixed[i])
@@ -654,7 +670,7 @@ out_keys:
     for (int i = 0; stitle && i < p->n; i++)
         free(stitle[i]);
     free(key), free(stitle), free(xs), free(mixed);
-    if (rc)
+    if (rc || skip)
         goto out;
     char base[4096];
     char yfile[256];

@@ -565,6 +565,16 @@ JSON
     grep -q 'width="640"' "$out/pt-$k.svg" || fail "$k: SVG not 640 wide"
     [ -s "$out/pt-$k.dat" ] || fail "$k: no .dat"
   done
+  # `all` on runs that do not vary the GPUs and name their models by zoo: the kinds without an
+  # x axis to draw are skipped with a note, the others drawn, exit 0 (it stopped at the first)
+  "$bin" run --db "$tmp/z.db" --quiet --set duration_s=3 \
+    --set 'models=[{"zoo":"symphony_1080ti","select":["ResNet50V2","VGG16"]}]' || fail "zoo run"
+  "$bin" plot all --db "$tmp/z.db" --out "$tmp/zfigs" 2> "$tmp/zerr"; local zrc=$?
+  [ $zrc -eq 0 ] && grep -qF "goodput-gpus skipped: every run has cluster.gpus = " "$tmp/zerr" &&
+    grep -qF "goodput-slo skipped: run 1 " "$tmp/zerr" && [ -s "$tmp/zfigs/quickstart-latency-cdf.png" ] &&
+    [ ! -e "$tmp/zfigs/quickstart-goodput-gpus.png" ] || fail "plot all on zoo models: exit $zrc, $(cat "$tmp/zerr"; ls "$tmp/zfigs")"
+  "$bin" plot goodput-slo --db "$tmp/z.db" --out "$tmp/zfigs" 2> "$tmp/zerr" && fail "goodput-slo asked for by name: no error"
+  grep -qF "config models[0].slo_ms: expected a number, found nothing" "$tmp/zerr" || fail "goodput-slo by name: $(cat "$tmp/zerr")"
   # the bars: 4 settings x 2 policies, each the mean over the two seeds in the database
   [ "$(head -1 "$out/pt-goodput.dat")" = "$(printf 'setting\tfifo\tfifo sd\tsymphony\tsymphony sd')" ] ||
     fail "goodput.dat header: $(head -1 "$out/pt-goodput.dat")"
