@@ -8,8 +8,9 @@ set title plottitle
 set xlabel xlab
 set ylabel "fraction of requests"
 set logscale x
+set autoscale xfix
 set yrange [0:1.02]
 set grid
-set key below
-if (slo > 0) set arrow 1 from slo, graph 0 to slo, graph 1 nohead dt 2 lc "black"; set label 1 "SLO" at slo, graph 1.03 center
+set key below height 1
+if (slo > 0) set arrow 1 from slo, graph 0 to slo, graph 1 nohead dt 2 lc "black"; set label 1 sprintf("SLO %g ms", slo) at slo, graph 0.04 rotate by 90 left offset -0.6, 0 front
 plot for [i=0:nser-1] datafile index i using 1:2 with steps lw 2 title columnhead(1)

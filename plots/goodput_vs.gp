@@ -10,5 +10,5 @@ set xlabel xlab
 set ylabel ylab
 set yrange [0:*]
 set grid
-set key below
+set key below height 1
 plot for [i=0:nser-1] datafile index i using 1:2:3 with yerrorlines lw 2 pt 7 ps 0.8 title columnhead(1)

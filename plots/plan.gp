@@ -15,12 +15,13 @@ set yrange [0:*]
 set y2range [0:*]
 set offsets 0, 0, 1, 0
 set grid
-set key below
+set key below height 1
+set autoscale xfix
 if (has_as) {
-  plot datafile using 1:4 axes x1y2 with lines lw 1 lc rgb "#bab0ac" title "offered load (right axis)", \
-       datafile using 1:2 with steps lw 2 lc rgb "#4e79a7" title stat_title, \
-       datafile using 1:3 with steps lw 2 lc rgb "#e15759" title as_title
+  plot datafile using 1:4 axes x1y2 with lines lw 2 dt 1 lc rgb "#bab0ac" title "offered load (right axis)", \
+       datafile using 1:2 with steps lw 2 dt 1 lc rgb "#4e79a7" title stat_title, \
+       datafile using 1:3 with steps lw 2 dt 1 lc rgb "#e15759" title as_title
 } else {
-  plot datafile using 1:4 axes x1y2 with lines lw 1 lc rgb "#bab0ac" title "offered load (right axis)", \
-       datafile using 1:2 with steps lw 2 lc rgb "#4e79a7" title stat_title
+  plot datafile using 1:4 axes x1y2 with lines lw 2 dt 1 lc rgb "#bab0ac" title "offered load (right axis)", \
+       datafile using 1:2 with steps lw 2 dt 1 lc rgb "#4e79a7" title stat_title
 }

@@ -199,7 +199,25 @@ static int db_fail(struct plot *p, const char *what)
 static char *setting_of(const struct prun *r, const char *drop)
 {
     const char *d[] = {"policy.name", drop};
-    return sim_results_label(r->settings, d, drop ? 2 : 1);
+    /* a swept object with a name (a model entry: models[0]={"name":"resnet50",...}) is
+     * labelled by its name; runs whose objects differ otherwise have different config keys
+     * and are told apart by them (mixed_units), never averaged */
+    cJSON *j = r->settings ? cJSON_Parse(r->settings) : NULL;
+    bool named = false;
+    for (cJSON *it = j ? j->child : NULL, *next; it; it = next) {
+        next = it->next;
+        const cJSON *nm = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "name") : NULL;
+        cJSON *str = cJSON_IsString(nm) ? cJSON_CreateString(nm->valuestring) : NULL;
+        if (str && cJSON_ReplaceItemInObjectCaseSensitive(j, it->string, str))
+            named = true;
+        else
+            cJSON_Delete(str);
+    }
+    char *text = named ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    char *label = sim_results_label(text ? text : r->settings, d, drop ? 2 : 1);
+    free(text);
+    return label;
 }
 
 /* "policy setting" as a line title. */
@@ -294,14 +312,25 @@ static void discard(const char *base)
 }
 
 /* 40 distinct line types for every figure: the 10 colours of a qualitative palette (Tableau
- * 10, told apart in print and by most colour-blind readers) times 4 dash types, so series 11
- * to 40 differ from 1 to 10 by their dashes rather than repeat them (gnuplot's default cycles
- * 8 colours). Figures with more series fold the smallest (FOLD_ABOVE). */
+ * 10, told apart in print and by most colour-blind readers) times 4 dash types, every
+ * (colour, dash) pair once (series i: colour i mod 10, dash (3 (i div 10) + i) mod 4), so
+ * neighbouring series differ in both, and two series with the same data stay visible (the
+ * dashes of one show the other's colour); gnuplot's default cycles 8 colours. Figures with
+ * more series fold the smallest (FOLD_ABOVE). */
 #define LINETYPES                                                                             \
     "set linetype cycle 40\n"                                                                 \
-    "do for [i=1:40] { dash = 1 + int((i - 1) / 10); set linetype i lw 2 dt dash "             \
+    "do for [i=1:40] { dash = 1 + (3 * int((i - 1) / 10) + (i - 1) % 10) % 4; "                \
+    "set linetype i lw 2 dt dash "                                                             \
     "lc rgb word('#4e79a7 "                                                                     \
     "#f28e2b #e15759 #76b7b2 #59a14f #edc948 #b07aa1 #ff9da7 #9c755f #bab0ac', 1 + (i - 1) % 10) }\n"
+
+/* The font size for an image w pixels wide: 14 pt at the default 900 (text about 7 pt when
+ * the figure is printed one paper column, 3.3 in, wide), in proportion, at least 8. */
+static int font_pt(int w)
+{
+    int pt = (w * 14 + 450) / 900;
+    return pt < 8 ? 8 : pt;
+}
 
 /* Runs gnuplot with `vars` (assignments) on the script, once per format; on failure nothing
  * of the figure is left. */
@@ -319,10 +348,10 @@ static int render(struct plot *p, const char *script, const char *base, const ch
         char qout[8500] = "";
         gp_quote(qout, sizeof qout, out);
         snprintf(pre, sizeof pre,
-                 f == 0 ? "set terminal pngcairo size %d,%d noenhanced font 'sans,10'\n"
-                        : "set terminal svg size %d,%d noenhanced dynamic font 'sans,10' "
+                 f == 0 ? "set terminal pngcairo size %d,%d noenhanced font 'sans,%d'\n"
+                        : "set terminal svg size %d,%d noenhanced dynamic font 'sans,%d' "
                           "background '#ffffff'\n",
-                 p->o->w, p->o->h);
+                 p->o->w, p->o->h, font_pt(p->o->w));
         size_t len = strlen(pre);
         snprintf(pre + len, sizeof pre - len, "set output %s\n%s%s\n", qout, LINETYPES, vars);
         int fd[2];
@@ -413,7 +442,7 @@ static const char *goodput_ylabel(const struct plot *p)
     int g = 0;
     for (int i = 0; i < p->n; i++)
         g += p->r[i].goodput;
-    return g == p->n ? "goodput (req/s, every model within SLO)"
+    return g == p->n ? "goodput (req/s, all in SLO)"
            : g == 0  ? "on-time throughput (req/s)"
                      : "goodput or on-time throughput (req/s)";
 }
@@ -543,7 +572,12 @@ static int plot_goodput(struct plot *p)
         one = k == 1;
     }
     size_t len = strlen(vars);
-    snprintf(vars + len, sizeof vars - len, "; npol = %d; onebar = %d", pols.n, one);
+    size_t wide = 0;                    /* tick labels turned only when they would collide */
+    for (int g = 0; g < groups.n; g++)
+        wide = strlen(groups.v[g]) > wide ? strlen(groups.v[g]) : wide;
+    bool turn = wide * 9 * (size_t)groups.n > (size_t)p->o->w * 6 / 10;
+    snprintf(vars + len, sizeof vars - len, "; npol = %d; onebar = %d; xrot = %d", pols.n, one,
+             turn ? 1 : 0);
     rc = render(p, "goodput", base, vars);
 out:
     if (cell)
@@ -577,6 +611,28 @@ static void sweep_key_of(const char *xpath, char *out, size_t size)
     char *b = strchr(out, '[');
     if (b && b[1] == '0' && b[2] == ']')
         b[1] = '*';
+}
+
+/* When the run's sweep set x for every element of an array (a settings key "a[*].f", as
+ * models[*].slo_ms), zeroes f in each element of cfg's a too, so that the configuration key
+ * leaves out all of x, not only element 0's copy. */
+static void zero_swept(cJSON *cfg, const char *settings, const char *skey)
+{
+    const char *star = strstr(skey, "[*].");
+    cJSON *set = star ? cJSON_Parse(settings) : NULL;
+    if (set && cJSON_GetObjectItemCaseSensitive(set, skey)) {
+        char arr[256];
+        snprintf(arr, sizeof arr, "%.*s", (int)(star - skey), skey);
+        cJSON *a = (cJSON *)(uintptr_t)sim_json_get(cfg, arr), *el;
+        if (!cJSON_IsArray(a))
+            a = NULL;
+        cJSON_ArrayForEach(el, a) {
+            cJSON *f = (cJSON *)(uintptr_t)sim_json_get(el, star + 4);
+            if (cJSON_IsNumber(f))
+                cJSON_SetNumberValue(f, 0);
+        }
+    }
+    cJSON_Delete(set);
 }
 
 static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const char *xlab)
@@ -614,8 +670,8 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
                 sim_json_describe(xv, got, sizeof got);
             cJSON_Delete(cfg);
             if (p->o->all) {            /* `all` draws only the kinds the runs have data for */
-                fprintf(stderr, "plot: %s skipped: run %lld (%s) has no number at %s (%s)\n",
-                        file, (long long)r->id, r->name, xpath, got);
+                fprintf(stderr, "plot: %s %s skipped: run %lld (%s) has no number at %s (%s)\n",
+                        p->label, file, (long long)r->id, r->name, xpath, got);
                 skip = true;
                 break;
             }
@@ -625,6 +681,7 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
         }
         xs[i] = xv->valuedouble;
         cJSON_SetNumberValue(xv, 0);    /* the key of everything but x (and the seed) */
+        zero_swept(cfg, r->settings, skey);
         char *text = cJSON_PrintUnformatted(cfg);
         cJSON_Delete(cfg);
         if (!text || sim_results_config_key(text, key[i]) ||
@@ -640,7 +697,8 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
         for (int i = 0; i < p->n && distinct < 2; i++)
             distinct += i == 0 || xs[i] != xs[0];
         if (distinct < 2) {
-            fprintf(stderr, "plot: %s skipped: every run has %s = %g\n", file, xpath, xs[0]);
+            fprintf(stderr, "plot: %s %s skipped: every run has %s = %g\n", p->label, file, xpath,
+                    xs[0]);
             skip = true;
         }
     }
@@ -672,6 +730,16 @@ out_keys:
     free(key), free(stitle), free(xs), free(mixed);
     if (rc || skip)
         goto out;
+    if (p->o->all) {                    /* lines of one point each: not a figure to draw */
+        int most = 0;
+        for (int k = 0; k < ser.n; k++)
+            most = npts[k] > most ? npts[k] : most;
+        if (most < 2) {
+            fprintf(stderr, "plot: %s %s skipped: no policy or setting has two values of %s\n",
+                    p->label, file, xpath);
+            goto out;
+        }
+    }
     char base[4096];
     char yfile[256];
     if (p->o->y)                          /* goodput-vs -> gpu_s-vs, goodput-gpus -> gpu_s-gpus */
@@ -850,9 +918,9 @@ static double dist_total(const struct dist *d, int s)
 }
 
 /* d with its smallest series folded into "others" (into *out; d unchanged). */
-static int dist_fold(const struct dist *d, struct dist *out)
+static int dist_fold(const struct dist *d, int limit, struct dist *out)
 {
-    int n = d->ser.n, keep = FOLD_ABOVE - 1, rc = 0;
+    int n = d->ser.n, keep = limit - 1, rc = 0;
     int *order = malloc((size_t)n * sizeof *order);
     bool *kept = calloc((size_t)n, sizeof *kept);
     if (!order || !kept) {
@@ -891,7 +959,7 @@ static int cdf_render(struct plot *p, struct dist *d, const char *file, const ch
 {
     if (d->ser.n > FOLD_ABOVE) {
         struct dist folded;
-        int rc = dist_fold(d, &folded);
+        int rc = dist_fold(d, FOLD_ABOVE, &folded);
         if (!rc)
             rc = cdf_render(p, &folded, file, title, xlab, slo);
         dist_free(&folded);
@@ -1020,6 +1088,10 @@ static int plot_path_cdf(struct plot *p)
     return rc;
 }
 
+/* A batch-size histogram shows at most BATCH_SERIES clusters' worth of bars: above, the
+ * series with the most batches and one "others" (dist_fold). */
+#define BATCH_SERIES 6
+
 static int plot_batch(struct plot *p)
 {
     char sql[512];
@@ -1027,6 +1099,14 @@ static int plot_batch(struct plot *p)
              p->o->model ? "AND model = ?2" : "");
     struct dist d = {0};
     int rc = dist_load(p, sql, p->o->model, true, &d);  /* per policy and setting, models merged */
+    if (!rc && d.ser.n > BATCH_SERIES) {  /* clusters of more bars are unreadable */
+        struct dist folded;
+        rc = dist_fold(&d, BATCH_SERIES, &folded);
+        if (!rc) {
+            dist_free(&d);
+            d = folded;
+        }
+    }
     int maxb = 0;
     for (int s = 0; s < d.ser.n; s++)
         for (size_t k = 0; k < d.edge[s].n; k++)
@@ -1067,7 +1147,8 @@ static int plot_batch(struct plot *p)
                  p->o->model ? " of " : " (all models)", p->o->model ? p->o->model : "");
         gp_start(vars, sizeof vars, base, title);
         size_t len = strlen(vars);
-        snprintf(vars + len, sizeof vars - len, "; nser = %d", d.ser.n);
+        snprintf(vars + len, sizeof vars - len, "; nser = %d; xstep = %d", d.ser.n,
+                 maxb > 32 ? 8 : maxb > 16 ? 4 : 1);
         rc = render(p, "batch_hist", base, vars);
     }
     dist_free(&d);
@@ -1468,7 +1549,8 @@ static int plot_plan(struct plot *p)
                  sqlite3_column_type(q, 5) != SQLITE_NULL ? (const char *)sqlite3_column_text(q, 5)
                                                           : "-",
                  sqlite3_column_double(q, 7) / 3600, sqlite3_column_int(q, 8) ? "met" : "missed");
-        snprintf(title, sizeof title, "%s: capacity plan %s", name, id);
+        /* the plan's id without its configuration hash ("NAME-POLICY@HASH") */
+        snprintf(title, sizeof title, "%s: capacity plan %.*s", name, (int)strcspn(id, "@"), id);
         /* OUT/NAME-plan-N.*: named by the plan's experiment, numbered in creation order */
         char base[4096], safe[256], path[4200];
         snprintf(safe, sizeof safe, "%s", name);
@@ -1526,6 +1608,8 @@ static int plot_plan(struct plot *p)
     return rc;
 }
 
+static int plot_kind(struct plot *p, int k);
+
 int plot_main(int argc, char **argv)
 {
     for (int i = 2; i < argc; i++)
@@ -1550,26 +1634,56 @@ int plot_main(int argc, char **argv)
         snprintf(p.label, sizeof p.label, "%s", p.prefix);
         file_safe(p.prefix);
     }
-    for (int k = 0; k < K_N && !rc; k++) {
+    /* `all` over runs of several experiments (no --name, --run or --prefix): each experiment's
+     * figures apart, named after it, rather than every experiment in one crowded figure */
+    int ngroups = 0;
+    char **groups = NULL;
+    if (!rc && o.all && !o.name_glob && !o.nruns && !o.prefix && p.n > 0) {
+        groups = calloc((size_t)p.n, sizeof *groups);
+        if (!groups)
+            rc = SIM_ENOMEM;
+        for (int i = 0; i < p.n && !rc; i++) {
+            int g = 0;
+            while (g < ngroups && strcmp(groups[g], p.r[i].name) != 0)
+                g++;
+            if (g == ngroups)
+                groups[ngroups++] = p.r[i].name;
+        }
+        if (ngroups > 1)
+            fprintf(stderr, "plot: %d experiments in %s: the figures of each are drawn apart "
+                    "(--name GLOB picks some)\n", ngroups, o.db);
+    }
+    if (ngroups > 1) {
+        struct prun *all = p.r;
+        int nall = p.n;
+        struct prun *sub = calloc((size_t)nall, sizeof *sub);
+        if (!sub)
+            rc = SIM_ENOMEM;
+        for (int g = 0; g < ngroups && !rc; g++) {
+            p.n = 0;
+            for (int i = 0; i < nall; i++)
+                if (strcmp(all[i].name, groups[g]) == 0)
+                    sub[p.n++] = all[i];
+            p.r = sub;
+            snprintf(p.prefix, sizeof p.prefix, "%s", groups[g]);
+            snprintf(p.label, sizeof p.label, "%s", groups[g]);
+            file_safe(p.prefix);
+            for (int k = 0; k < K_N && !rc; k++)
+                if (o.kinds[k] && k != K_PLAN)
+                    rc = plot_kind(&p, k);
+        }
+        free(sub);
+        p.r = all;
+        p.n = nall;
+        if (!rc && o.kinds[K_PLAN])         /* plans are their own experiments already */
+            rc = plot_kind(&p, K_PLAN);
+    }
+    for (int k = 0; k < K_N && !rc && ngroups <= 1; k++) {
         if (!o.kinds[k] || (p.n == 0 && k != K_PLAN))   /* (a database of plans only) */
             continue;
-        switch ((enum kind)k) {
-        case K_GOODPUT: rc = plot_goodput(&p); break;
-        case K_GOODPUT_GPUS: rc = plot_goodput_vs(&p, "goodput-gpus", "cluster.gpus", "GPUs"); break;
-        case K_GOODPUT_SLO:
-            rc = plot_goodput_vs(&p, "goodput-slo", "models[0].slo_ms", "SLO (ms)");
-            break;
-        case K_GOODPUT_VS: rc = plot_goodput_vs(&p, "goodput-vs", o.xpath, o.xpath); break;
-        case K_LAT_CDF: rc = plot_cdf(&p, false); break;
-        case K_QUEUE_CDF: rc = plot_cdf(&p, true); break;
-        case K_PATH_CDF: rc = plot_path_cdf(&p); break;
-        case K_BATCH: rc = plot_batch(&p); break;
-        case K_SERIES: rc = plot_series(&p); break;
-        case K_TIMELINE: rc = plot_timeline(&p); break;
-        case K_PLAN: rc = plot_plan(&p); break;
-        case K_N: break;
-        }
+        rc = plot_kind(&p, k);
     }
+    free(groups);
     runs_free(&p);
     sqlite3_close(p.db);
     if (rc) {
@@ -1577,4 +1691,30 @@ int plot_main(int argc, char **argv)
         return sim_err_is_input(rc) ? 2 : 1;
     }
     return 0;
+}
+
+/* One kind of figure over the runs in p. */
+static int plot_kind(struct plot *p, int k)
+{
+    const struct opts *o = p->o;
+    int rc = 0;
+    {
+        switch ((enum kind)k) {
+        case K_GOODPUT: rc = plot_goodput(p); break;
+        case K_GOODPUT_GPUS: rc = plot_goodput_vs(p, "goodput-gpus", "cluster.gpus", "GPUs"); break;
+        case K_GOODPUT_SLO:
+            rc = plot_goodput_vs(p, "goodput-slo", "models[0].slo_ms", "SLO (ms)");
+            break;
+        case K_GOODPUT_VS: rc = plot_goodput_vs(p, "goodput-vs", o->xpath, o->xpath); break;
+        case K_LAT_CDF: rc = plot_cdf(p, false); break;
+        case K_QUEUE_CDF: rc = plot_cdf(p, true); break;
+        case K_PATH_CDF: rc = plot_path_cdf(p); break;
+        case K_BATCH: rc = plot_batch(p); break;
+        case K_SERIES: rc = plot_series(p); break;
+        case K_TIMELINE: rc = plot_timeline(p); break;
+        case K_PLAN: rc = plot_plan(p); break;
+        case K_N: break;
+        }
+    }
+    return rc;
 }

@@ -9,5 +9,5 @@ set xlabel "time (s)"
 set ylabel ylab
 set grid
 set yrange [0:*]
-set key below
+set key below height 1
 plot for [i=0:nser-1] datafile index i using 1:2 with lines lw 2 title columnhead(1)

@@ -565,13 +565,17 @@ JSON
     grep -q 'width="640"' "$out/pt-$k.svg" || fail "$k: SVG not 640 wide"
     [ -s "$out/pt-$k.dat" ] || fail "$k: no .dat"
   done
+  # goodput-slo over a models[*].slo_ms sweep: a line per policy and GPU count, two SLOs each
+  # (the other models' SLOs vary with x too: not a configuration of its own)
+  [ "$(awk -F'\t' 'NF == 3 {n[b]++} NF == 1 && $1 != "" {b = $1} END {for (k in n) print n[k]}' "$out/pt-goodput-slo.dat" | sort | uniq -c | awk '{print $1 "x" $2}')" = "4x2" ] ||
+    fail "goodput-slo: points per line $(cat "$out/pt-goodput-slo.dat")"
   # `all` on runs that do not vary the GPUs and name their models by zoo: the kinds without an
   # x axis to draw are skipped with a note, the others drawn, exit 0 (it stopped at the first)
   "$bin" run --db "$tmp/z.db" --quiet --set duration_s=3 \
     --set 'models=[{"zoo":"symphony_1080ti","select":["ResNet50V2","VGG16"]}]' || fail "zoo run"
   "$bin" plot all --db "$tmp/z.db" --out "$tmp/zfigs" 2> "$tmp/zerr"; local zrc=$?
-  [ $zrc -eq 0 ] && grep -qF "goodput-gpus skipped: every run has cluster.gpus = " "$tmp/zerr" &&
-    grep -qF "goodput-slo skipped: run 1 " "$tmp/zerr" && [ -s "$tmp/zfigs/quickstart-latency-cdf.png" ] &&
+  [ $zrc -eq 0 ] && grep -qF "quickstart goodput-gpus skipped: every run has cluster.gpus = " "$tmp/zerr" &&
+    grep -qF "quickstart goodput-slo skipped: run 1 " "$tmp/zerr" && [ -s "$tmp/zfigs/quickstart-latency-cdf.png" ] &&
     [ ! -e "$tmp/zfigs/quickstart-goodput-gpus.png" ] || fail "plot all on zoo models: exit $zrc, $(cat "$tmp/zerr"; ls "$tmp/zfigs")"
   "$bin" plot goodput-slo --db "$tmp/z.db" --out "$tmp/zfigs" 2> "$tmp/zerr" && fail "goodput-slo asked for by name: no error"
   grep -qF "config models[0].slo_ms: expected a number, found nothing" "$tmp/zerr" || fail "goodput-slo by name: $(cat "$tmp/zerr")"
