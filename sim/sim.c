@@ -1038,6 +1038,7 @@ static void exec_init(struct sim *s, int e, enum sim_exec_state st)
     x->id = e;
     x->kind = 0;                        /* cluster.gpu_kind; a CPU executor sets its own */
     x->node = 0;
+    x->gpu = -1;
     x->cpu = false;
     x->model = -1;
     exec_lanes(s, e);
@@ -1095,17 +1096,46 @@ static void exec_grow(struct sim *s)
     s->max_execs = cap;
 }
 
-int sim_exec_add_after(struct sim *s, int64_t delay_ns)
+void sim_exec_bind(struct sim *s, int e, int g)
+{
+    struct sim_exec *x = &s->execs[e];
+    if (sim_gpu_claim(s, g, SIM_HOLD_EXEC, e, 1000))
+        SIM_BUG("executor %d cannot take GPU %d: %s", e, g, sim_err_msg());
+    x->gpu = g;
+    x->node = s->gpus[g].pub.node;
+    x->state = SIM_EXEC_STARTING;
+    x->added_at = s->now;               /* billed from here */
+    push(s, s->now + s->xi[e].start_delay, EV_EXEC_UP, (uint32_t)e, 0);
+}
+
+int sim_exec_add_on(struct sim *s, int g, int64_t delay_ns)
 {
     int limit = s->cfg->max_gpus > s->cfg->gpus ? s->cfg->max_gpus : s->cfg->gpus;
     if (sim_exec_active(s) >= limit)
         return -1;
+    if (g >= 0 && (g >= s->ngpus || s->gpus[g].pub.milli != 0))
+        return sim_err_set(SIM_EINVAL, "GPU %d is not a free GPU of the ledger", g), -1;
+    if (g < 0)
+        g = sim_ledger_first_free(s);
     exec_grow(s);
     int e = s->nexecs++;
     exec_init(s, e, SIM_EXEC_STARTING);
     s->nactive++;
-    push(s, s->now + (delay_ns > 0 ? delay_ns : 0), EV_EXEC_UP, (uint32_t)e, 0);
+    s->xi[e].start_delay = delay_ns > 0 ? delay_ns : 0;
+    if (g >= 0) {
+        sim_exec_bind(s, e, g);
+        return e;
+    }
+    s->execs[e].state = SIM_EXEC_PENDING;   /* not serving, not billed: waits for a GPU */
+    s->pend_execs[s->npend++] = e;
+    if (!s->stopping && s->pol->on_exec_pending)
+        s->pol->on_exec_pending(s, s->pstate, e);
     return e;
+}
+
+int sim_exec_add_after(struct sim *s, int64_t delay_ns)
+{
+    return sim_exec_add_on(s, -1, delay_ns);
 }
 
 int sim_exec_add(struct sim *s)
@@ -1243,6 +1273,16 @@ static void cpu_release(struct sim *s, int e)
     s->execs[e].milli_cores = 0;
 }
 
+/* A GPU executor that went down (or was cancelled while starting) frees its GPU. */
+static void exec_release_gpu(struct sim *s, int e)
+{
+    int g = s->execs[e].gpu;
+    if (g >= 0) {
+        s->execs[e].gpu = -1;
+        sim_gpu_release(s, g, SIM_HOLD_EXEC, e);
+    }
+}
+
 static void exec_maybe_down(struct sim *s, int e)
 {
     struct sim_exec *x = &s->execs[e];
@@ -1253,6 +1293,7 @@ static void exec_maybe_down(struct sim *s, int e)
     x->down_at = s->now;
     if (x->cpu)
         cpu_release(s, e);
+    exec_release_gpu(s, e);
     if (xi->q)
         for (int m = 0; m < s->nmodels; m++)
             while (xi->q[m].len)
@@ -1264,9 +1305,14 @@ void sim_exec_remove(struct sim *s, int e)
     if (e < 0 || e >= s->nexecs)
         SIM_BUG("remove of executor %d out of range", e);
     struct sim_exec *x = &s->execs[e];
-    if (x->state == SIM_EXEC_STARTING) {
+    if (x->state == SIM_EXEC_PENDING) {         /* cancelled before it had a GPU: no cost */
+        sim_ledger_unpend(s, e);
+        x->state = SIM_EXEC_DOWN;
+        x->up_since = x->down_at = x->added_at = s->now;
+    } else if (x->state == SIM_EXEC_STARTING) {
         x->state = SIM_EXEC_DOWN;
         x->up_since = x->down_at = s->now;
+        exec_release_gpu(s, e);
     } else if (x->state == SIM_EXEC_UP) {
         x->state = SIM_EXEC_DRAINING;
         exec_maybe_down(s, e);
@@ -1385,7 +1431,8 @@ static void on_tick(struct sim *s)
         s->cfg->autoscaler->step(s, s->cfg->autoscale_params, s->astate);
     int billed = 0;                     /* up, starting or draining */
     for (int e = 0; e < s->nexecs; e++)
-        billed += !s->execs[e].cpu && s->execs[e].state != SIM_EXEC_DOWN;
+        billed += !s->execs[e].cpu && s->execs[e].state != SIM_EXEC_DOWN &&
+                  s->execs[e].state != SIM_EXEC_PENDING;
     sim_ts_add(s, "gpus_billed", -1, billed);
     int64_t next = s->now + s->tick_ns;
     if (next <= s->duration)
@@ -1540,13 +1587,16 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     for (int e = 0; e < s->max_execs; e++)
         if (!(s->xi[e].res = calloc((size_t)nm, sizeof *s->xi[e].res)))
             goto fail;
+    if (sim_ledger_init(s))
+        goto fail;
     s->nexecs = s->nactive = cfg->gpus;
-    for (int e = 0, n = 0, in = 0; e < s->nexecs; e++) {
+    for (int e = 0; e < s->nexecs; e++) {   /* on the nodes' GPUs in order */
         exec_init(s, e, SIM_EXEC_UP);
-        while (n < cfg->nnodes - 1 && in >= cfg->nodes[n].gpus)
-            n++, in = 0;                /* the nodes' GPUs in order; the rest on the last */
-        s->execs[e].node = n;
-        in++;
+        int g = sim_ledger_first_free(s);
+        if (g < 0 || sim_gpu_claim(s, g, SIM_HOLD_EXEC, e, 1000))
+            SIM_BUG("no GPU in the ledger for executor %d", e);
+        s->execs[e].gpu = g;
+        s->execs[e].node = s->gpus[g].pub.node;
     }
 
     char pname[SIM_NAME_MAX + 16];
@@ -1607,6 +1657,7 @@ void sim_destroy(struct sim *s)
     }
     free(s->src);
     free(s->astate);
+    sim_ledger_free(s);
     for (int e = 0; e < s->max_execs && s->xi; e++) {
         if (s->xi[e].q)
             for (int m = 0; m < s->nmodels; m++)

@@ -93,12 +93,17 @@ struct sim_model {
     double rate_rps;             /* configured mean rate at load scale 1 */
 };
 
-enum sim_exec_state { SIM_EXEC_STARTING, SIM_EXEC_UP, SIM_EXEC_DRAINING, SIM_EXEC_DOWN };
+/* PENDING: added while no GPU was free (sim_exec_add): not serving, not billed, waiting in
+ * the order added for a GPU to free; it then starts like any other (STARTING, then UP). */
+enum sim_exec_state { SIM_EXEC_STARTING, SIM_EXEC_UP, SIM_EXEC_DRAINING, SIM_EXEC_DOWN,
+                      SIM_EXEC_PENDING };
 
 struct sim_exec {
     int id;
     int kind;                    /* index into the engine's kinds */
     int node;                    /* index into world.nodes */
+    int gpu;                     /* the ledger's GPU it holds (sim_gpu), -1: none (a CPU
+                                    executor, a pending one, or one that is down) */
     bool cpu;                    /* a CPU executor (sim_exec_add_cpu), else a GPU */
     int model;                   /* CPU: the one model it serves; GPU: -1 */
     int milli_cores;             /* CPU: cores allocated, in thousandths */
@@ -274,15 +279,51 @@ double sim_exec_busy_core_s(const struct sim *s, int e);
 int sim_node_milli_used(const struct sim *s, int n);
 
 /* Executors join after cluster.provision_s (policy on_exec_up), while fewer than
- * cluster.max_gpus are up or starting; returns the new id or -1 at the limit. Ids are never
- * reused. Removing one drains it: it takes no new batches, finishes what it has, drops
- * requests still queued at it, and goes DOWN. */
+ * cluster.max_gpus are up, starting or pending; returns the new id or -1 at the limit. Each
+ * holds a whole GPU of the ledger (below): the first free one in node order; with none free
+ * it is PENDING (policy on_exec_pending, which may free one at once) until a GPU frees, and
+ * starts then. Ids are never reused. Removing one drains it: it takes no new batches,
+ * finishes what it has, drops requests still queued at it, goes DOWN and frees its GPU;
+ * removing a pending or starting one cancels it. */
 int sim_exec_add(struct sim *s);
 /* The same with the policy's own start-up delay (a cold start), >= 0. */
 int sim_exec_add_after(struct sim *s, int64_t delay_ns);
-/* Executors up or starting (not draining or down). */
+/* The same on GPU g (whole and free, else -1 with sim_err set), or with g -1 as above. */
+int sim_exec_add_on(struct sim *s, int g, int64_t delay_ns);
+/* Executors up, starting or pending (not draining or down). */
 int sim_exec_active(const struct sim *s);
 void sim_exec_remove(struct sim *s, int e);
+
+/* ---- the GPU ledger: every GPU of every node (cluster.nodes[].gpus; with cluster.gpus, one
+ * node of max(gpus, max_gpus)) and what holds it. A holder claims thousandths of one GPU;
+ * a GPU's claims never add up to more than 1000. GPU executors hold whole GPUs; policies
+ * claim for their other work (a training job's workers, a notebook's share). When a GPU
+ * becomes wholly free, the first pending executor takes it; if none waits, the policy's
+ * on_gpu_free hears of it. */
+enum sim_holder { SIM_HOLD_EXEC, SIM_HOLD_WORKER, SIM_HOLD_SHARE };
+
+struct sim_gpu_claim {
+    enum sim_holder kind;
+    int id;                      /* the executor, worker or share, in the holder's numbering */
+    int milli;
+};
+
+struct sim_gpu {
+    int node;
+    int milli;                   /* claimed, thousandths (<= 1000) */
+    int nclaims;
+    const struct sim_gpu_claim *claims;
+};
+
+int sim_gpu_count(const struct sim *s);
+const struct sim_gpu *sim_gpu(const struct sim *s, int g);
+/* GPUs of node n with nothing claimed. */
+int sim_node_gpus_free(const struct sim *s, int n);
+/* Claims `milli` thousandths of GPU g for (kind, id): 0, or -1 (sim_err set) when it does
+ * not fit or (kind, id) holds g already. SIM_HOLD_EXEC is the engine's own (sim_exec_add). */
+int sim_gpu_claim(struct sim *s, int g, enum sim_holder kind, int id, int milli);
+/* Ends the claim of (kind, id) on g (a no-op when there is none). */
+void sim_gpu_release(struct sim *s, int g, enum sim_holder kind, int id);
 /* A timer calling the policy's on_timer(tag, arg) at `at` (a time before now means now).
  * Returns a handle > 0. Timers and events fire in one order: by time, then by when they were
  * set. Cancel removes it (O(log timers)); cancelling a fired or cancelled handle is a no-op.

@@ -61,7 +61,14 @@ struct sim_batch_int {
     double rough;                /* its configuration's roughness (sim_intf_roughness; CPU) */
 };
 
+struct sim_gpu_int {             /* one GPU of the ledger (sim_cluster.c) */
+    struct sim_gpu pub;
+    struct sim_gpu_claim *claims;
+    int cap;
+};
+
 struct sim_exec_int {
+    int64_t start_delay;         /* a pending executor's start-up delay once it has a GPU */
     struct sim_batch *running;
     struct sim_batch *pend_head, *pend_tail;
     /* fluid executors (CPU executors, several lanes or a shared device): the batches holding
@@ -132,6 +139,9 @@ struct sim {
     gsl_rng *xrng;                          /* execution jitter (NULL: none) */
     double x_mu, x_sigma;
 
+    int ngpus;                              /* the GPU ledger (sim_cluster.c) */
+    struct sim_gpu_int *gpus;
+    int *pend_execs, npend;                 /* pending executors, in the order added */
     int nexecs, max_execs;                  /* created so far (any state); capacity */
     int nactive;                            /* executors UP or STARTING */
     struct sim_exec *execs;
@@ -161,6 +171,15 @@ struct sim {
     uint64_t arrived, ended, next_req_id, events, batches_total, batch_serial;
     struct sim_observer obs;
 };
+
+/* sim_cluster.c: the ledger built from the nodes; the first wholly free GPU in node order
+ * (-1: none); a pending executor leaves the queue (removed). sim.c: executor e takes GPU g
+ * (it starts now, up after its start-up delay). */
+int sim_ledger_init(struct sim *s);
+void sim_ledger_free(struct sim *s);
+int sim_ledger_first_free(const struct sim *s);
+void sim_ledger_unpend(struct sim *s, int e);
+void sim_exec_bind(struct sim *s, int e, int g);
 
 /* sim_timer.c: the earliest armed timer (NULL: none); fire it (the policy's on_timer unless
  * the run is stopping); free the slots. */

@@ -52,6 +52,11 @@ struct policy_ops {
     void (*on_exec_up)(struct sim *, void *state, int e);
     /* Executor e was removed (now DRAINING or DOWN): send it nothing more. May be NULL. */
     void (*on_exec_remove)(struct sim *, void *state, int e);
+    /* May be NULL. Executor e was added with no GPU free and waits (PENDING); the policy
+     * may free a GPU now (sim_gpu_release), which e then takes at once. */
+    void (*on_exec_pending)(struct sim *, void *state, int e);
+    /* May be NULL. GPU g became wholly free and no executor was pending for it. */
+    void (*on_gpu_free)(struct sim *, void *state, int g);
     /* Whether the policy serves only applications (DAG pipelines, config `application`). */
     bool applications_only;
     /* May be NULL (0). Seconds from the start that the policy's control loop needs, with these

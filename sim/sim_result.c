@@ -188,7 +188,8 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
             r->core_s += o->core_s;
         }
         int64_t end = x->state == SIM_EXEC_DOWN ? x->down_at : s->now;
-        int64_t span = x->state == SIM_EXEC_STARTING ? 0 : end - x->up_since;
+        int64_t span = x->state == SIM_EXEC_STARTING || x->state == SIM_EXEC_PENDING
+                           ? 0 : end - x->up_since;
         o->up_s = (double)span / 1e9;
         o->busy_frac = span > 0 ? (double)x->busy_ns / (double)span : 0;
         o->load_busy_frac = span > 0 ? (double)x->load_busy_ns / (double)span : 0;
@@ -204,8 +205,8 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     /* billing: from the request to DOWN (or the end of the arrivals window) */
     for (int e = 0; e < s->nexecs; e++) {
         const struct sim_exec *x = &s->execs[e];
-        if (x->cpu)
-            continue;                   /* billed in core-seconds */
+        if (x->cpu || x->state == SIM_EXEC_PENDING)
+            continue;                   /* billed in core-seconds; or never had a GPU */
         int64_t end = x->state == SIM_EXEC_DOWN && x->down_at < s->duration ? x->down_at
                                                                              : s->duration;
         if (end > x->added_at)

@@ -209,11 +209,11 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
 {
     static const char *const keys[] = {"gpus", "gpu_kind", "gpu_memory_mb", "max_gpus",
                                        "page_mb", "load_gb_s", "provision_s", "exec_cv",
-                                       "nodes", "lanes", "interference", "interference_params",
-                                       "interference_table", NULL};
+                                       "nodes", "executors", "lanes", "interference",
+                                       "interference_params", "interference_table", NULL};
     const cJSON *o, *nodes;
     const char *kind = "1080ti";
-    long gpus = 0, max_gpus = 0, lanes = 1;
+    long gpus = 0, max_gpus = 0, lanes = 1, execs = -1;
     int rc;
     c->world.page_mb = 16;
     c->world.load_gb_s = 12;
@@ -223,8 +223,16 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
         return rc;
     if (nodes && (cJSON_GetObjectItem(o, "gpus") || cJSON_GetObjectItem(o, "gpu_kind")))
         return sim_err_set(SIM_EINVAL, "cluster: give either nodes or gpus and gpu_kind, not both");
-    if ((nodes && (rc = parse_nodes(c, nodes, &kind, &gpus))) ||
-        (!nodes && (rc = sim_json_int(o, "cluster", "gpus", true, 1, 100000, &gpus))) ||
+    if (!nodes && cJSON_GetObjectItem(o, "executors"))
+        return sim_err_set(SIM_EINVAL, "cluster.executors: only with cluster.nodes (with "
+                           "cluster.gpus, gpus is the executors at start)");
+    long total = 0;                     /* the nodes' GPUs: the ledger's capacity */
+    if ((nodes && (rc = parse_nodes(c, nodes, &kind, &total))) ||
+        (nodes && (rc = sim_json_int(o, "cluster", "executors", false, 0, total, &execs))))
+        return rc;
+    if (nodes)
+        gpus = execs >= 0 ? execs : total;
+    if ((!nodes && (rc = sim_json_int(o, "cluster", "gpus", true, 1, 100000, &gpus))) ||
         (rc = sim_json_int(o, "cluster", "max_gpus", false, 1, 100000, &max_gpus)) ||
         (rc = sim_json_str(o, "cluster", "gpu_kind", false, &kind)) ||
         (rc = sim_json_num(o, "cluster", "gpu_memory_mb", false, SIM_J_NONNEG, &c->world.gpu_memory_mb)) ||
@@ -240,8 +248,11 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
         return sim_err_set(SIM_EINVAL, "cluster.gpu_kind: expected at most %d characters",
                            SIM_NAME_MAX - 1);
     if (max_gpus && max_gpus < gpus)
-        return sim_err_set(SIM_EINVAL, "cluster.max_gpus: expected at least cluster.gpus (%ld), "
-                           "got %ld", gpus, max_gpus);
+        return sim_err_set(SIM_EINVAL, "cluster.max_gpus: expected at least %s (%ld), got %ld",
+                           nodes ? "cluster.executors" : "cluster.gpus", gpus, max_gpus);
+    if (nodes && max_gpus > total)
+        return sim_err_set(SIM_EINVAL, "cluster.max_gpus: expected at most the nodes' GPUs (%ld): "
+                           "an executor holds a GPU, got %ld", total, max_gpus);
     c->world.gpus = (int)gpus;
     c->world.max_gpus = max_gpus ? (int)max_gpus : (int)gpus;
     snprintf(c->world.gpu_kind, sizeof c->world.gpu_kind, "%s", kind);
@@ -251,7 +262,7 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
         c->world.nnodes = 1;
         struct sim_node_cfg *nd = &c->world.nodes[0];
         snprintf(nd->name, sizeof nd->name, "node0");
-        nd->gpus = (int)gpus;
+        nd->gpus = (int)(gpus > max_gpus ? gpus : max_gpus);   /* every executor's GPU */
         snprintf(nd->gpu_kind, sizeof nd->gpu_kind, "%s", kind);
         snprintf(nd->cpu_kind, sizeof nd->cpu_kind, "cpu");
     }

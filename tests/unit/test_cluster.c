@@ -1,0 +1,263 @@
+/* test_cluster — the engine's GPU ledger (sim/sim_cluster.c): GPUs per node from the config,
+ * claims that never exceed a GPU, executors pending while no GPU is free and taking GPUs in
+ * the order they were added, cancelled while pending, billed only while they hold a GPU. A
+ * scripted test policy acts at fixed times (its timers) and records what it sees. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "sim_config.h"
+#include "sim_err.h"
+#include "sim_policy.h"
+#include "sim_result.h"
+#include "test.h"
+#include "test_src.h"
+
+#define S(x) ((int64_t)((x) * 1e9))
+
+/* What the scripted policy does at t = 1, 2, 3, ... s (tag = step), and what it saw. */
+enum act { A_NONE, A_CLAIM_WORKERS, A_ADD, A_RELEASE_ONE, A_RELEASE_ALL, A_REMOVE_PENDING,
+           A_SHARES };
+static struct {
+    enum act script[8];
+    int nsteps;
+    /* seen */
+    int pending_calls, gpu_free_calls, last_free_gpu;
+    int added[4], nadded;
+    int state_after[8][4];              /* executors' states after each step */
+    int gpu_of[8][4];
+    int claim_rc[8];
+    int up_calls;
+    int64_t up_at[4];
+} sc;
+
+static int sc_init(struct sim *s, const cJSON *p, void *state)
+{
+    (void)p, (void)state;
+    for (int i = 0; i < sc.nsteps; i++)
+        sim_timer_set(s, S(i + 1), (uint64_t)i, NULL);
+    return 0;
+}
+static void sc_on_request(struct sim *s, void *state, int m, struct sim_request *r)
+{
+    (void)s, (void)state, (void)m, (void)r;
+}
+static void sc_on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    (void)state, (void)arg;
+    int k = (int)tag;
+    switch (sc.script[k]) {
+    case A_CLAIM_WORKERS:               /* a worker on every GPU still free */
+        sc.claim_rc[k] = 0;
+        for (int g = 0; g < sim_gpu_count(s); g++)
+            if (sim_gpu(s, g)->milli == 0)
+                sc.claim_rc[k] |= sim_gpu_claim(s, g, SIM_HOLD_WORKER, g, 1000);
+        break;
+    case A_ADD:
+        sc.added[sc.nadded++] = sim_exec_add(s);
+        break;
+    case A_RELEASE_ONE:                 /* the worker on the last GPU */
+        for (int g = sim_gpu_count(s) - 1; g >= 0; g--)
+            if (sim_gpu(s, g)->nclaims && sim_gpu(s, g)->claims[0].kind == SIM_HOLD_WORKER) {
+                sim_gpu_release(s, g, SIM_HOLD_WORKER, g);
+                break;
+            }
+        break;
+    case A_RELEASE_ALL:
+        for (int g = 0; g < sim_gpu_count(s); g++)
+            sim_gpu_release(s, g, SIM_HOLD_WORKER, g);
+        break;
+    case A_REMOVE_PENDING:
+        for (int e = 0; e < sim_exec_count(s); e++)
+            if (sim_exec(s, e)->state == SIM_EXEC_PENDING) {
+                sim_exec_remove(s, e);
+                break;
+            }
+        break;
+    case A_SHARES: {                    /* four quarters fit on GPU 1, a fifth does not */
+        int rc = 0;
+        for (int i = 0; i < 4; i++)
+            rc |= sim_gpu_claim(s, 1, SIM_HOLD_SHARE, i, 250);
+        sc.claim_rc[k] = rc == 0 && sim_gpu_claim(s, 1, SIM_HOLD_SHARE, 4, 1) == -1 &&
+                         sim_gpu_claim(s, 1, SIM_HOLD_SHARE, 0, 1) == -1;  /* 1: as expected */
+        sim_gpu_release(s, 1, SIM_HOLD_SHARE, 2);       /* 750 left: not wholly free */
+        sc.claim_rc[k] &= sim_gpu(s, 1)->milli == 750 && sim_gpu(s, 1)->nclaims == 3;
+        for (int i = 0; i < 4; i++)
+            sim_gpu_release(s, 1, SIM_HOLD_SHARE, i);
+        sc.claim_rc[k] &= sim_gpu(s, 1)->milli == 0;
+        break;
+    }
+    case A_NONE:
+        break;
+    }
+    for (int e = 0; e < sim_exec_count(s) && e < 4; e++) {
+        sc.state_after[k][e] = sim_exec(s, e)->state;
+        sc.gpu_of[k][e] = sim_exec(s, e)->gpu;
+    }
+}
+static void sc_on_pending(struct sim *s, void *state, int e)
+{
+    (void)s, (void)state, (void)e;
+    sc.pending_calls++;
+}
+static void sc_on_gpu_free(struct sim *s, void *state, int g)
+{
+    (void)s, (void)state;
+    sc.gpu_free_calls++;
+    sc.last_free_gpu = g;
+}
+static void sc_on_up(struct sim *s, void *state, int e)
+{
+    (void)state;
+    if (sc.up_calls < 4)
+        sc.up_at[sc.up_calls++] = sim_now(s);
+    (void)e;
+}
+static const struct policy_ops scripted = {
+    .name = "ledger-test", .summary = "test", .state_size = 1, .init = sc_init,
+    .on_request = sc_on_request, .on_timer = sc_on_timer, .on_exec_pending = sc_on_pending,
+    .on_gpu_free = sc_on_gpu_free, .on_exec_up = sc_on_up, .dynamic_execs = true,
+};
+
+/* Two nodes of 2 GPUs, one executor at start, at most 3, 0.5 s to start; no arrivals. */
+static struct sim_result *run_script(const enum act *script, int n, struct sim **keep)
+{
+    memset(&sc, 0, sizeof sc);
+    sc.last_free_gpu = -1;
+    memcpy(sc.script, script, (size_t)n * sizeof *script);
+    sc.nsteps = n;
+    const char *text =
+        "{\"seed\":1,\"duration_s\":20,\"cluster\":{\"nodes\":[{\"name\":\"a\",\"cores\":1,"
+        "\"gpus\":2},{\"name\":\"b\",\"cores\":1,\"gpus\":2}],\"executors\":1,\"max_gpus\":3,"
+        "\"provision_s\":0.5},\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":1,"
+        "\"slo_ms\":10}],\"workload\":{\"rate_rps\":1},\"metrics\":{\"sample_period_s\":1}}";
+    struct sim_config *cfg;
+    struct sim *s;
+    struct sim_result *r = NULL;
+    REQUIRE_OK(sim_config_from_text(text, "ledger", ".", &cfg));
+    static struct fixed_src f;
+    f = (struct fixed_src){NULL, 0, 0, NULL};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0};
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, &scripted, &src, 1, &s));
+    CHECK(sim_gpu_count(s) == 4 && sim_gpu(s, 0)->node == 0 && sim_gpu(s, 2)->node == 1 &&
+          sim_gpu(s, 0)->milli == 1000 && sim_exec(s, 0)->gpu == 0,
+          "ledger at start: %d GPUs, GPU 2 on node %d, GPU 0 %d claimed, executor 0 on %d",
+          sim_gpu_count(s), sim_gpu(s, 2)->node, sim_gpu(s, 0)->milli, sim_exec(s, 0)->gpu);
+    CHECK(sim_node_gpus_free(s, 0) == 1 && sim_node_gpus_free(s, 1) == 2, "free per node");
+    REQUIRE_OK(sim_run(s));
+    REQUIRE_OK(sim_result_collect(s, &r));
+    *keep = s;
+    sim_config_destroy(cfg);
+    return r;
+}
+
+/* Workers take the 3 free GPUs; an executor added then waits (PENDING, on_exec_pending, not
+ * billed); a second waits behind it; one worker leaves: the first pending executor takes that
+ * GPU (node b) and is up 0.5 s later; all leave: the second takes the next, and the GPU left
+ * over reaches the policy (on_gpu_free). */
+static void pending_executors_take_freed_gpus(void)
+{
+    static const enum act script[] = {A_CLAIM_WORKERS, A_ADD, A_ADD, A_RELEASE_ONE,
+                                      A_RELEASE_ALL};
+    struct sim *s;
+    struct sim_result *r = run_script(script, 5, &s);
+    CHECK(sc.claim_rc[0] == 0, "workers did not get the free GPUs");
+    CHECK(sc.added[0] == 1 && sc.added[1] == 2, "added %d %d", sc.added[0], sc.added[1]);
+    CHECK(sc.state_after[1][1] == SIM_EXEC_PENDING && sc.gpu_of[1][1] == -1 &&
+          sc.state_after[2][2] == SIM_EXEC_PENDING && sc.pending_calls == 2,
+          "after adding with no GPU free: states %d %d, pending calls %d", sc.state_after[1][1],
+          sc.state_after[2][2], sc.pending_calls);
+    CHECK(sc.state_after[3][1] == SIM_EXEC_STARTING && sc.gpu_of[3][1] == 3 &&
+          sc.state_after[3][2] == SIM_EXEC_PENDING,
+          "one GPU freed: executor 1 %d on GPU %d, executor 2 %d", sc.state_after[3][1],
+          sc.gpu_of[3][1], sc.state_after[3][2]);
+    CHECK(sc.state_after[4][2] == SIM_EXEC_STARTING && sc.gpu_of[4][2] == 1 &&
+          sc.gpu_free_calls == 1 && sc.last_free_gpu == 2,
+          "all freed: executor 2 %d on GPU %d; free calls %d (GPU %d)", sc.state_after[4][2],
+          sc.gpu_of[4][2], sc.gpu_free_calls, sc.last_free_gpu);
+    CHECK(sc.up_calls == 2 && sc.up_at[0] == S(4.5) && sc.up_at[1] == S(5.5),
+          "up at %lld %lld (%d)", (long long)sc.up_at[0], (long long)sc.up_at[1], sc.up_calls);
+    CHECK(sim_exec(s, 1)->node == 1 && sim_exec(s, 2)->node == 0, "nodes %d %d",
+          sim_exec(s, 1)->node, sim_exec(s, 2)->node);
+    /* billed: executor 0 for 20 s, executor 1 from 4 s, executor 2 from 5 s: 20 + 16 + 15 */
+    CHECK_NEAR(r->gpu_s, 51.0, 1e-9);
+    sim_result_destroy(r);
+    sim_destroy(s);
+}
+
+/* A pending executor removed before a GPU frees is cancelled: never billed, and the GPU that
+ * frees later goes to the policy, not to it. */
+static void removed_pending_executor_is_cancelled(void)
+{
+    static const enum act script[] = {A_CLAIM_WORKERS, A_ADD, A_REMOVE_PENDING, A_RELEASE_ONE};
+    struct sim *s;
+    struct sim_result *r = run_script(script, 4, &s);
+    CHECK(sc.state_after[2][1] == SIM_EXEC_DOWN && sim_exec_active(s) == 1,
+          "removed while pending: state %d, active %d", sc.state_after[2][1], sim_exec_active(s));
+    CHECK(sc.gpu_free_calls == 1 && sc.last_free_gpu == 3 && sc.up_calls == 0,
+          "the freed GPU: %d calls (GPU %d), %d executors up", sc.gpu_free_calls,
+          sc.last_free_gpu, sc.up_calls);
+    CHECK_NEAR(r->gpu_s, 20.0, 1e-9);
+    sim_result_destroy(r);
+    sim_destroy(s);
+}
+
+/* Fractional claims: four quarters fit, a fifth thousandth does not, a holder claims once; a
+ * GPU partly released is not free. */
+static void fractional_claims_never_exceed_a_gpu(void)
+{
+    static const enum act script[] = {A_SHARES};
+    struct sim *s;
+    struct sim_result *r = run_script(script, 1, &s);
+    CHECK(sc.claim_rc[0] == 1, "shares on one GPU did not behave");
+    CHECK(sc.gpu_free_calls == 1 && sc.last_free_gpu == 1, "GPU 1 freed: %d calls, GPU %d",
+          sc.gpu_free_calls, sc.last_free_gpu);
+    sim_result_destroy(r);
+    sim_destroy(s);
+}
+
+/* Config: the nodes' GPUs are the ledger; executors at start default to all of them; max_gpus
+ * above the GPUs, executors above the GPUs, executors without nodes: errors with the path. */
+static void ledger_config(void)
+{
+    struct {
+        const char *cluster, *want;
+    } bad[] = {
+        {"\"nodes\":[{\"cores\":1,\"gpus\":2}],\"max_gpus\":3",
+         "cluster.max_gpus: expected at most the nodes' GPUs (2)"},
+        {"\"nodes\":[{\"cores\":1,\"gpus\":2}],\"executors\":3",
+         "cluster.executors: expected an integer in [0, 2], got 3"},
+        {"\"gpus\":2,\"executors\":1", "cluster.executors: only with cluster.nodes"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "{\"duration_s\":1,\"cluster\":{%s},\"models\":[{\"name\":"
+                 "\"m\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10}],\"workload\":{\"rate_rps\":1}}",
+                 bad[i].cluster);
+        struct sim_config *cfg = NULL;
+        int rc = sim_config_from_text(text, "c", ".", &cfg);
+        CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), bad[i].want), "case %zu: rc %d, %s", i,
+              rc, sim_err_msg());
+        sim_config_destroy(cfg);
+    }
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text("{\"duration_s\":1,\"cluster\":{\"nodes\":[{\"cores\":1,"
+                                    "\"gpus\":2},{\"cores\":1,\"gpus\":3}]},\"models\":[{\"name\":"
+                                    "\"m\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":10}],"
+                                    "\"workload\":{\"rate_rps\":1}}", "c", ".", &cfg));
+    CHECK(cfg->world.gpus == 5 && cfg->world.max_gpus == 5, "executors %d, max %d",
+          cfg->world.gpus, cfg->world.max_gpus);
+    sim_config_destroy(cfg);
+    /* one node: room for every executor the cluster may grow to */
+    REQUIRE_OK(sim_config_from_text("{\"duration_s\":1,\"cluster\":{\"gpus\":2,\"max_gpus\":6},"
+                                    "\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":1,"
+                                    "\"slo_ms\":10}],\"workload\":{\"rate_rps\":1}}", "c", ".", &cfg));
+    CHECK(cfg->world.nnodes == 1 && cfg->world.nodes[0].gpus == 6 && cfg->world.gpus == 2,
+          "one node: %d GPUs, %d executors", cfg->world.nodes[0].gpus, cfg->world.gpus);
+    sim_config_destroy(cfg);
+}
+
+TEST_MAIN({"pending_executors_take_freed_gpus", pending_executors_take_freed_gpus},
+          {"removed_pending_executor_is_cancelled", removed_pending_executor_is_cancelled},
+          {"fractional_claims_never_exceed_a_gpu", fractional_claims_never_exceed_a_gpu},
+          {"ledger_config", ledger_config})
