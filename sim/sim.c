@@ -12,6 +12,7 @@
 #include "sim_rng.h"
 
 enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP, EV_BATCH_START };
+_Static_assert(SIM_EV_JOB == EV_BATCH_START + 1, "the jobs' event type follows sim.c's");
 
 /* ---------------------------------------------------------------- pools */
 
@@ -154,6 +155,11 @@ static void push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t
                 (long long)s->now);
     if (sim_heap_push(&s->heap, (struct sim_event){.time = t, .type = type, .idx = idx, .gen = gen}))
         SIM_BUG("out of memory growing the event queue");
+}
+
+void sim_push_event(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen)
+{
+    push(s, t, type, idx, gen);
 }
 
 static int64_t jitter(struct sim *s)
@@ -1598,6 +1604,8 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         s->execs[e].gpu = g;
         s->execs[e].node = s->gpus[g].pub.node;
     }
+    if (sim_jobs_init(s))               /* their arrivals are events from here */
+        goto fail;
 
     char pname[SIM_NAME_MAX + 16];
     snprintf(pname, sizeof pname, "policy.%s", s->pol->name);
@@ -1658,6 +1666,7 @@ void sim_destroy(struct sim *s)
     free(s->src);
     free(s->astate);
     sim_ledger_free(s);
+    sim_jobs_free(s);
     for (int e = 0; e < s->max_execs && s->xi; e++) {
         if (s->xi[e].q)
             for (int m = 0; m < s->nmodels; m++)
@@ -1753,6 +1762,7 @@ int sim_run(struct sim *s)
         case EV_LOAD_DONE: on_load_done(s, (int)ev.idx, (int)(ev.gen >> 1), ev.gen & 1); break;
         case EV_EXEC_UP: exec_up(s, (int)ev.idx); break;
         case EV_BATCH_START: on_batch_start(s, (int)ev.idx, ev.gen); break;
+        case SIM_EV_JOB: sim_jobs_event(s, (int)ev.idx, ev.gen); break;
         default: SIM_BUG("unknown event type %u", ev.type);
         }
     }

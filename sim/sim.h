@@ -324,6 +324,40 @@ int sim_node_gpus_free(const struct sim *s, int n);
 int sim_gpu_claim(struct sim *s, int g, enum sim_holder kind, int id, int milli);
 /* Ends the claim of (kind, id) on g (a no-op when there is none). */
 void sim_gpu_release(struct sim *s, int g, enum sim_holder kind, int id);
+
+/* ---- training jobs (world.jobs; sim_world.h has the progress model). A job arrives
+ * (FUTURE -> QUEUED, policy on_job_arrive) and waits until the policy places it; it is
+ * STARTING for its kind's start_s, RUNNING, RECONFIGURING after workers are added, DONE when
+ * its iterations are done (its GPUs freed, then on_job_done). Progress is piecewise constant:
+ * re-timed at every change, one completion event. Each worker holds a whole GPU, claimed as
+ * (SIM_HOLD_WORKER, job id). */
+enum sim_job_state { SIM_JOB_FUTURE, SIM_JOB_QUEUED, SIM_JOB_STARTING, SIM_JOB_RUNNING,
+                     SIM_JOB_RECONFIGURING, SIM_JOB_DONE };
+
+struct sim_job {
+    int id, kind;
+    enum sim_job_state state;
+    int init_workers, max_workers;
+    int nworkers;
+    int gpu[SIM_JOB_MAX_WORKERS];      /* worker w's GPU; worker 0 is the chief */
+    int ps_node;                       /* the parameter server's node */
+    int64_t arrival, started, ended;   /* ns (started: placed; -1 until then) */
+    double iterations;
+    int reconfigs, evictions;          /* worker additions (passes), workers removed */
+    int64_t cross_ns;                  /* time it progressed split over nodes */
+};
+
+int sim_job_count(const struct sim *s);
+const struct sim_job *sim_job(const struct sim *s, int j);
+/* Iterations done by now (<= iterations). */
+double sim_job_done(const struct sim *s, int j);
+/* Places queued job j: workers on gpus[0..n) (whole free GPUs; gpus[0] the chief), its
+ * parameter server on ps_node. 0, or -1 with sim_err set (then nothing changed). */
+int sim_job_start(struct sim *s, int j, const int *gpus, int n, int ps_node);
+/* Adds n workers on gpus[0..n) to a started job (one reconfiguration): 0 or -1 (sim_err). */
+int sim_job_add_workers(struct sim *s, int j, const int *gpus, int n);
+/* Removes the worker on GPU g and frees g; refuses the chief (-1, sim_err set). */
+int sim_job_remove_worker(struct sim *s, int j, int g);
 /* A timer calling the policy's on_timer(tag, arg) at `at` (a time before now means now).
  * Returns a handle > 0. Timers and events fire in one order: by time, then by when they were
  * set. Cancel removes it (O(log timers)); cancelling a fired or cancelled handle is a no-op.

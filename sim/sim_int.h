@@ -67,6 +67,14 @@ struct sim_gpu_int {             /* one GPU of the ledger (sim_cluster.c) */
     int cap;
 };
 
+struct sim_job_int {             /* a training job (sim_jobs.c) */
+    struct sim_job pub;
+    double done, rate;           /* iterations done as of `since`; per second from then */
+    int64_t since, pause_until;
+    uint32_t serial;             /* its pending event's; a re-timed job's old event is stale */
+    bool split;                  /* workers and parameter server not all on one node */
+};
+
 struct sim_exec_int {
     int64_t start_delay;         /* a pending executor's start-up delay once it has a GPU */
     struct sim_batch *running;
@@ -142,6 +150,8 @@ struct sim {
     int ngpus;                              /* the GPU ledger (sim_cluster.c) */
     struct sim_gpu_int *gpus;
     int *pend_execs, npend;                 /* pending executors, in the order added */
+    int njobs;                              /* training jobs (sim_jobs.c) */
+    struct sim_job_int *jobs;
     int nexecs, max_execs;                  /* created so far (any state); capacity */
     int nactive;                            /* executors UP or STARTING */
     struct sim_exec *execs;
@@ -180,6 +190,14 @@ void sim_ledger_free(struct sim *s);
 int sim_ledger_first_free(const struct sim *s);
 void sim_ledger_unpend(struct sim *s, int e);
 void sim_exec_bind(struct sim *s, int e, int g);
+
+/* sim_jobs.c: the jobs of the world (their arrival events pushed); a job event (gen: serial
+ * and what: arrival, pause over, done); free. sim.c: push an event. */
+int sim_jobs_init(struct sim *s);
+void sim_jobs_event(struct sim *s, int j, uint64_t gen);
+void sim_jobs_free(struct sim *s);
+void sim_push_event(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen);
+enum { SIM_EV_JOB = 7 };                    /* after sim.c's own event types */
 
 /* sim_timer.c: the earliest armed timer (NULL: none); fire it (the policy's on_timer unless
  * the run is stopping); free the slots. */

@@ -57,6 +57,9 @@ struct policy_ops {
     void (*on_exec_pending)(struct sim *, void *state, int e);
     /* May be NULL. GPU g became wholly free and no executor was pending for it. */
     void (*on_gpu_free)(struct sim *, void *state, int g);
+    /* May be NULL. Training job j arrived (QUEUED) / finished (DONE, its GPUs free). */
+    void (*on_job_arrive)(struct sim *, void *state, int j);
+    void (*on_job_done)(struct sim *, void *state, int j);
     /* Whether the policy serves only applications (DAG pipelines, config `application`). */
     bool applications_only;
     /* May be NULL (0). Seconds from the start that the policy's control loop needs, with these

@@ -153,6 +153,30 @@ void sim_intf_rough_draw(struct sim_intf_cfg *c);
 /* The roughness eps(k, p, t) of a CPU configuration (1 when rough_eta is 0). */
 double sim_intf_roughness(const struct sim_intf_cfg *c, int k, int p, int t);
 
+/* Training jobs (DynamoML's), a second kind of work beside requests: data-parallel jobs of
+ * one parameter server and n workers, each worker holding a whole GPU of the ledger, worker 0
+ * the chief. A job of kind k needs `iterations`; with n workers it progresses at
+ * speedup[n-1] / iter_s iterations per second, divided by cross_node when its workers and
+ * its parameter server are not all on one node; no progress for start_s after it is placed,
+ * for reconfig_s after workers are added (checkpoint and restart), for shrink_s after one is
+ * removed. sim_jobs.c runs them; a policy places them (sim.h). */
+#define SIM_JOB_MAX_WORKERS 16
+
+struct sim_job_kind {
+    char name[SIM_NAME_MAX];
+    double iterations, iter_s;
+    int nspeedup;                      /* speedup[0] = 1 worker's (normally 1) */
+    double speedup[SIM_JOB_MAX_WORKERS];
+    double cross_node;                 /* >= 1 */
+    double start_s, reconfig_s, shrink_s;
+};
+
+struct sim_job_cfg {
+    int kind;                          /* index into job_kinds */
+    double arrival_s;
+    int init_workers, max_workers;     /* 1 <= init <= max <= kind's nspeedup */
+};
+
 struct policy_ops;
 struct sim_autoscaler_ops;
 struct cJSON;
@@ -166,7 +190,7 @@ struct sim_world {
     int gpus, max_gpus;                /* at start (all nodes); upper bound for sim_exec_add */
     char gpu_kind[SIM_NAME_MAX];
     int nnodes;
-    struct sim_node_cfg *nodes;        /* GPUs added at run time join node 0 */
+    struct sim_node_cfg *nodes;        /* their GPUs: the GPU ledger (sim.h) */
     double gpu_memory_mb;              /* 0 = unlimited */
     double page_mb;                    /* weights cache page */
     double load_gb_s;                  /* weights transfer when a model has no load_ms */
@@ -197,6 +221,11 @@ struct sim_world {
     double percentile;                 /* e.g. 99: the SLO predicate of the results */
     long max_live_requests;            /* 0: SIM_MAX_LIVE_REQUESTS (sim.h) */
     double sample_period_s;            /* 0 = no time series and no control ticks */
+
+    /* training jobs (none: njobs 0), in arrival order */
+    int njob_kinds, njobs;
+    struct sim_job_kind *job_kinds;
+    struct sim_job_cfg *jobs;
 };
 
 #endif

@@ -12,6 +12,7 @@
 #include "sim_err.h"
 #include "sim_json.h"
 #include "sim_rng.h"
+#include "wl_jobs.h"
 #include "wl_source.h"
 #include "wl_zoo.h"
 
@@ -28,6 +29,7 @@ void sim_config_destroy(struct sim_config *cfg)
         sim_model_cfg_free(&cfg->world.models[i]);
     free(cfg->world.models);
     free(cfg->world.nodes);
+    wl_jobs_free(&cfg->world);
     free(cfg->world.intf.rows);
     for (int i = 0; i < cfg->workload.nsegments; i++)
         free(cfg->workload.segments[i].model_scale);
@@ -862,7 +864,7 @@ static int build(struct sim_config *c)
                                        "drain_s", "cluster", "models", "workload", "frontends",
                                        "frontend_split",
                                        "network", "policy", "metrics", "search",
-                                       "autoscale", "application", NULL};
+                                       "autoscale", "application", "jobs", NULL};
     const cJSON *root = c->json;
     const char *name = "unnamed";
     long seed = 1;
@@ -881,7 +883,8 @@ static int build(struct sim_config *c)
     snprintf(c->world.name, sizeof c->world.name, "%s", name);
     c->world.seed = (uint64_t)seed;
     if ((rc = parse_cluster(c, root)) || (rc = parse_models(c, root)) ||
-        (rc = sim_config_parse_app(c, root)) || (rc = parse_workload(c, root)))
+        (rc = sim_config_parse_app(c, root)) || (rc = parse_workload(c, root)) ||
+        (rc = wl_jobs_parse(root, &c->world)))
         return rc;
     if (c->world.warmup_s >= c->world.duration_s)
         return sim_err_set(SIM_EINVAL, "warmup_s: expected less than duration_s (%g), got %g",

@@ -1,7 +1,9 @@
 /* test_cluster — the engine's GPU ledger (sim/sim_cluster.c): GPUs per node from the config,
  * claims that never exceed a GPU, executors pending while no GPU is free and taking GPUs in
- * the order they were added, cancelled while pending, billed only while they hold a GPU. A
- * scripted test policy acts at fixed times (its timers) and records what it sees. */
+ * the order they were added, cancelled while pending, billed only while they hold a GPU; and
+ * training jobs (sim/sim_jobs.c): a job's completion time under a hand-computed sequence of
+ * worker changes, the chief never removed, the jobs section's errors. Scripted test policies
+ * act at fixed times (their timers) and record what they see. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,7 +259,160 @@ static void ledger_config(void)
     sim_config_destroy(cfg);
 }
 
+/* One job: 1000 iterations of 10 ms on one worker, speed-ups 1, 2, 3, cross-node factor 2,
+ * 1 s to start, 2 s to reconfigure, arriving at 0.5 s; GPU 0 holds the one executor (node a),
+ * GPU 1 is on node a, GPUs 2-3 on node b. By hand: placed at 0.5 on GPU 1 (PS on a), starting
+ * until 1.5, then 100 it/s; at 3.5 (200 done) a worker on GPU 2 (node b): reconfiguring until
+ * 5.5, then S(2) / 10 ms / 2 (split) = 100 it/s; at 7.5 (400 done) that worker leaves: 100 it/s
+ * on one node again, 600 left: done at 13.5 s; 2 s split; the chief is never removed. */
+static struct {
+    int start_rc, add_rc, remove_rc, chief_rc;
+    double done_at_7_5;
+    int free_gpus[4], nfree;
+    int done_calls;
+    enum sim_job_state state_at_4, state_at_6;
+} jb;
+
+static int jb_init(struct sim *s, const cJSON *p, void *state)
+{
+    (void)p, (void)state;
+    sim_timer_set(s, S(3.5), 1, NULL);
+    sim_timer_set(s, S(4), 2, NULL);
+    sim_timer_set(s, S(6), 3, NULL);
+    sim_timer_set(s, S(7.5), 4, NULL);
+    sim_timer_set(s, S(8), 5, NULL);
+    return 0;
+}
+static void jb_arrive(struct sim *s, void *state, int j)
+{
+    (void)state;
+    int g = 1;
+    jb.start_rc = sim_job_start(s, j, &g, 1, 0);
+}
+static void jb_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    (void)state, (void)arg;
+    int g = 2;
+    switch (tag) {
+    case 1: jb.add_rc = sim_job_add_workers(s, 0, &g, 1); break;
+    case 2: jb.state_at_4 = sim_job(s, 0)->state; break;
+    case 3: jb.state_at_6 = sim_job(s, 0)->state; break;
+    case 4:
+        jb.done_at_7_5 = sim_job_done(s, 0);
+        jb.remove_rc = sim_job_remove_worker(s, 0, 2);
+        break;
+    case 5: jb.chief_rc = sim_job_remove_worker(s, 0, 1); break;
+    }
+}
+static void jb_free(struct sim *s, void *state, int g)
+{
+    (void)s, (void)state;
+    if (jb.nfree < 4)
+        jb.free_gpus[jb.nfree++] = g;
+}
+static void jb_done(struct sim *s, void *state, int j)
+{
+    (void)s, (void)state, (void)j;
+    jb.done_calls++;
+}
+static const struct policy_ops job_script = {
+    .name = "jobs-test", .summary = "test", .state_size = 1, .init = jb_init,
+    .on_request = sc_on_request, .on_timer = jb_timer, .on_gpu_free = jb_free,
+    .on_job_arrive = jb_arrive, .on_job_done = jb_done,
+};
+
+#define JOB_CLUSTER                                                                           \
+    "\"cluster\":{\"nodes\":[{\"name\":\"a\",\"cores\":1,\"gpus\":2},{\"name\":\"b\",\"cores\":1," \
+    "\"gpus\":2}],\"executors\":1},\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":1,"   \
+    "\"slo_ms\":10}],\"workload\":{\"rate_rps\":1}"
+
+static void job_completes_as_computed_by_hand(void)
+{
+    memset(&jb, 0, sizeof jb);
+    const char *text =
+        "{\"seed\":1,\"duration_s\":20," JOB_CLUSTER ",\"metrics\":{\"sample_period_s\":0},"
+        "\"jobs\":{\"kinds\":[{\"name\":\"k\",\"iterations\":1000,\"iter_ms\":10,\"speedup\":"
+        "[1,2,3],\"cross_node\":2,\"start_s\":1,\"reconfig_s\":2}],\"arrivals\":[{\"kind\":"
+        "\"k\",\"at_s\":0.5,\"init_workers\":1,\"max_workers\":3}]}}";
+    struct sim_config *cfg;
+    struct sim *s;
+    REQUIRE_OK(sim_config_from_text(text, "jobs", ".", &cfg));
+    static struct fixed_src f;
+    f = (struct fixed_src){NULL, 0, 0, NULL};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0};
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, &job_script, &src, 1, &s));
+    CHECK(sim_job_count(s) == 1 && sim_job(s, 0)->state == SIM_JOB_FUTURE, "before the run");
+    REQUIRE_OK(sim_run(s));
+    const struct sim_job *j = sim_job(s, 0);
+    CHECK(jb.start_rc == 0 && jb.add_rc == 0 && jb.remove_rc == 0, "start %d, add %d, remove %d",
+          jb.start_rc, jb.add_rc, jb.remove_rc);
+    CHECK(jb.chief_rc == -1 && strstr(sim_err_msg(), "chief"), "the chief: %d, %s", jb.chief_rc,
+          sim_err_msg());
+    CHECK(jb.state_at_4 == SIM_JOB_RECONFIGURING && jb.state_at_6 == SIM_JOB_RUNNING,
+          "states at 4 s and 6 s: %d %d", jb.state_at_4, jb.state_at_6);
+    CHECK_NEAR(jb.done_at_7_5, 400.0, 1e-9);
+    CHECK(j->state == SIM_JOB_DONE && j->started == S(0.5) && j->ended == S(13.5),
+          "state %d, started %lld, ended %lld (13.5 s by hand)", j->state, (long long)j->started,
+          (long long)j->ended);
+    CHECK(j->reconfigs == 1 && j->evictions == 1 && j->cross_ns == S(2) && j->nworkers == 0,
+          "reconfigs %d, evictions %d, cross %lld ns, workers %d", j->reconfigs, j->evictions,
+          (long long)j->cross_ns, j->nworkers);
+    CHECK(jb.done_calls == 1 && jb.nfree == 2 && jb.free_gpus[0] == 2 && jb.free_gpus[1] == 1,
+          "done calls %d; GPUs freed %d: %d %d", jb.done_calls, jb.nfree, jb.free_gpus[0],
+          jb.free_gpus[1]);
+    for (int g = 1; g < sim_gpu_count(s); g++)
+        CHECK(sim_gpu(s, g)->milli == 0, "GPU %d still claimed after the job", g);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
+/* The jobs section's bad input: exit 2 with the JSON path. */
+static void jobs_config_errors(void)
+{
+    struct {
+        const char *jobs, *want;
+    } bad[] = {
+        {"{\"kinds\":[{\"name\":\"k\",\"iterations\":0,\"iter_ms\":1,\"speedup\":[1]}],\"arrivals\":[]}",
+         "jobs.kinds[0].iterations: expected a positive number, got 0"},
+        {"{\"kinds\":[{\"name\":\"k\",\"iterations\":1,\"iter_ms\":1,\"speedup\":[1,2,3,4,5,6]}],"
+         "\"arrivals\":[{\"kind\":\"k\",\"init_workers\":5,\"max_workers\":6}]}",
+         "jobs.arrivals[0].init_workers: the cluster has 4 GPUs, got 5"},
+        {"{\"kinds\":[{\"name\":\"k\",\"iterations\":1,\"iter_ms\":1,\"speedup\":[1,2]}],"
+         "\"arrivals\":[{\"kind\":\"k\",\"max_workers\":3}]}",
+         "jobs.arrivals[0].max_workers: kind \"k\" gives speed-ups for up to 2 workers, got 3"},
+        {"{\"kinds\":[{\"name\":\"k\",\"iterations\":1,\"iter_ms\":1,\"speedup\":[1]}],"
+         "\"arrivals\":[{\"kind\":\"x\"}]}", "jobs.arrivals[0].kind: no job kind \"x\""},
+        {"{\"kinds\":[{\"name\":\"k\",\"iterations\":1,\"iter_ms\":1,\"speedup\":[1,-2]}],"
+         "\"arrivals\":[]}", "jobs.kinds[0].speedup[1]: expected a positive number, got -2"},
+        {"{\"kinds\":[{\"name\":\"k\",\"iterations\":1,\"iter_ms\":1,\"speedup\":[1],"
+         "\"cross_node\":0.5}],\"arrivals\":[]}", "jobs.kinds[0].cross_node: expected a slowdown >= 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "{\"duration_s\":1," JOB_CLUSTER ",\"jobs\":%s}", bad[i].jobs);
+        struct sim_config *cfg = NULL;
+        int rc = sim_config_from_text(text, "j", ".", &cfg);
+        CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), bad[i].want), "case %zu: rc %d, %s", i,
+              rc, sim_err_msg());
+        sim_config_destroy(cfg);
+    }
+    /* arrivals in time order, ties in the order written */
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(
+        "{\"duration_s\":1," JOB_CLUSTER ",\"jobs\":{\"kinds\":[{\"name\":\"a\",\"iterations\":1,"
+        "\"iter_ms\":1,\"speedup\":[1]},{\"name\":\"b\",\"iterations\":1,\"iter_ms\":1,\"speedup\":"
+        "[1]}],\"arrivals\":[{\"kind\":\"a\",\"at_s\":5,\"count\":2},{\"kind\":\"b\",\"at_s\":1},"
+        "{\"kind\":\"a\",\"at_s\":1}]}}", "j", ".", &cfg));
+    CHECK(cfg->world.njobs == 4 && cfg->world.jobs[0].kind == 1 && cfg->world.jobs[1].kind == 0 &&
+          cfg->world.jobs[2].arrival_s == 5 && cfg->world.jobs[3].arrival_s == 5,
+          "order: %d jobs, kinds %d %d", cfg->world.njobs, cfg->world.jobs[0].kind,
+          cfg->world.jobs[1].kind);
+    sim_config_destroy(cfg);
+}
+
 TEST_MAIN({"pending_executors_take_freed_gpus", pending_executors_take_freed_gpus},
           {"removed_pending_executor_is_cancelled", removed_pending_executor_is_cancelled},
           {"fractional_claims_never_exceed_a_gpu", fractional_claims_never_exceed_a_gpu},
-          {"ledger_config", ledger_config})
+          {"ledger_config", ledger_config},
+          {"job_completes_as_computed_by_hand", job_completes_as_computed_by_hand},
+          {"jobs_config_errors", jobs_config_errors})

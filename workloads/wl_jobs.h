@@ -1,0 +1,22 @@
+/* wl_jobs — the config's `jobs` section: kinds of training jobs and their arrivals, parsed
+ * into the world's job_kinds and jobs (sim_world.h has the progress model; docs/config.md the
+ * keys):
+ *   "jobs": {"kinds": [{"name": "mnist", "iterations": 20000, "iter_ms": 24,
+ *                       "speedup": [1, 1.7, 2.2, 2.3], "cross_node": 3,
+ *                       "start_s": 20, "reconfig_s": 15, "shrink_s": 0}],
+ *            "arrivals": [{"kind": "mnist", "at_s": 0, "count": 4,
+ *                          "init_workers": 2, "max_workers": 4}]}
+ * Jobs are numbered in arrival order (ties: the order written). */
+#ifndef WL_JOBS_H
+#define WL_JOBS_H
+
+#include <cjson/cJSON.h>
+
+#include "sim_world.h"
+
+/* Parses root's `jobs` (absent: no jobs) into w (w->nodes must be set: initial workers are
+ * checked against the GPUs). Errors name the JSON path. */
+int wl_jobs_parse(const cJSON *root, struct sim_world *w);
+void wl_jobs_free(struct sim_world *w);
+
+#endif
