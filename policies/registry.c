@@ -18,6 +18,7 @@ extern const struct policy_ops policy_grandslam;
 extern const struct policy_ops policy_inferline;
 extern const struct policy_ops policy_ds2;
 extern const struct policy_ops policy_roma;
+extern const struct policy_ops policy_dynamoml;
 extern const struct policy_ops policy_rrl_static;
 extern const struct policy_ops policy_rrl;
 extern const struct policy_ops policy_rrl_oracle;
@@ -51,6 +52,7 @@ static const struct policy_ops *const registry[] = {
     &policy_rrl_oracle,
     &policy_rrl_deeprm,
     &policy_rrl_capes,
+    &policy_dynamoml,
 };
 
 int policy_count(void)

@@ -351,10 +351,13 @@ int sim_job_count(const struct sim *s);
 const struct sim_job *sim_job(const struct sim *s, int j);
 /* Iterations done by now (<= iterations). */
 double sim_job_done(const struct sim *s, int j);
-/* Places queued job j: workers on gpus[0..n) (whole free GPUs; gpus[0] the chief), its
- * parameter server on ps_node. 0, or -1 with sim_err set (then nothing changed). */
+/* Places queued job j: workers on gpus[0..n) (whole free GPUs, or GPUs the policy claimed
+ * for it as (SIM_HOLD_WORKER, j) while gathering them; gpus[0] the chief), its parameter
+ * server on ps_node. 0, or -1 with sim_err set (then nothing changed). A job still running
+ * at the run's end (duration_s) stays unfinished: its events past the end are not run. */
 int sim_job_start(struct sim *s, int j, const int *gpus, int n, int ps_node);
-/* Adds n workers on gpus[0..n) to a started job (one reconfiguration): 0 or -1 (sim_err). */
+/* Adds n workers on gpus[0..n) to a started job (one reconfiguration; GPUs free or claimed
+ * for the job as above): 0 or -1 (sim_err). */
 int sim_job_add_workers(struct sim *s, int j, const int *gpus, int n);
 /* Removes the worker on GPU g and frees g; refuses the chief (-1, sim_err set). */
 int sim_job_remove_worker(struct sim *s, int j, int g);

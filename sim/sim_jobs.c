@@ -121,17 +121,34 @@ static void pause_for(struct sim *s, struct sim_job_int *ji, enum sim_job_state 
     }
 }
 
+/* Whether GPU g is wholly held by job j already (a policy gathering a job's workers one at a
+ * time claims them as (SIM_HOLD_WORKER, j) first; starting the job adopts those claims). */
+static bool held_by(const struct sim *s, int g, int j)
+{
+    const struct sim_gpu_int *gi = &s->gpus[g];
+    return gi->pub.nclaims == 1 && gi->claims[0].kind == SIM_HOLD_WORKER &&
+           gi->claims[0].id == j && gi->claims[0].milli == 1000;
+}
+
 static int claim_workers(struct sim *s, int j, const int *gpus, int n)
 {
+    bool mine[SIM_JOB_MAX_WORKERS] = {false};
     for (int i = 0; i < n; i++) {
         int g = gpus[i];
-        if (g < 0 || g >= s->ngpus || s->gpus[g].pub.milli != 0 ||
+        bool dup = false;
+        for (int k = 0; k < i; k++)
+            dup |= gpus[k] == g;
+        if (!dup && g >= 0 && g < s->ngpus && held_by(s, g, j))
+            continue;                   /* adopted */
+        if (dup || g < 0 || g >= s->ngpus || s->gpus[g].pub.milli != 0 ||
             sim_gpu_claim(s, g, SIM_HOLD_WORKER, j, 1000)) {
             for (int k = 0; k < i; k++)
-                sim_gpu_release(s, gpus[k], SIM_HOLD_WORKER, j);
-            return sim_err_set(SIM_EINVAL, "job %d: GPU %d is not a free GPU of the ledger", j,
-                               g), -1;
+                if (mine[k])
+                    sim_gpu_release(s, gpus[k], SIM_HOLD_WORKER, j);
+            return sim_err_set(SIM_EINVAL, "job %d: GPU %d is not a free GPU of the ledger%s", j,
+                               g, dup ? " (named twice)" : ""), -1;
         }
+        mine[i] = true;
     }
     return 0;
 }
@@ -228,14 +245,16 @@ void sim_jobs_event(struct sim *s, int j, uint64_t gen)
     struct sim_job_int *ji = &s->jobs[j];
     int what = (int)(gen & 3);
     if (what == JEV_ARRIVE) {
+        if (s->now > s->duration)
+            return;                     /* arrives after the run: never seen */
         ji->pub.state = SIM_JOB_QUEUED;
         ji->since = s->now;
         if (!s->stopping && s->pol->on_job_arrive)
             s->pol->on_job_arrive(s, s->pstate, j);
         return;
     }
-    if ((uint32_t)(gen >> 2) != ji->serial)
-        return;                         /* re-timed since */
+    if ((uint32_t)(gen >> 2) != ji->serial || s->now > s->duration)
+        return;                         /* re-timed since; or past the run's end (unfinished) */
     accrue(s, ji);
     if (what == JEV_RESUME) {
         ji->pub.state = SIM_JOB_RUNNING;

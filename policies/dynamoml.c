@@ -1,0 +1,444 @@
+/* dynamoml — DynamoML's operators on a GPU cluster shared by inference and training jobs
+ * (../shared/specs/dynamoml.md; docs/policies.md). Built so far (issue 21, in progress):
+ *
+ *  * the training-job scheduler (`scheduling`: true, operator 2): jobs wait in arrival order
+ *    and start as a gang when all their initial workers fit; packing (all on the node with
+ *    the fewest free GPUs that holds them, else nodes by descending free GPUs; the parameter
+ *    server on the node with most workers); reclaim for the oldest queued job (non-chief
+ *    workers removed in scale-in order, from the node with most free GPUs); scale-out of free
+ *    GPUs, one at a time, to the running job with fewest workers, on a node it uses, on
+ *    another only when that raises its modelled speed (one reconfiguration per job and pass);
+ *    scale-in victims: the job with most workers (ties: latest arrival), a non-chief worker
+ *    on the node where it has fewest. Passes run on job arrival and end, on a freed GPU and
+ *    every sched_period_s.
+ *  * the native Kubernetes scheduler (`scheduling`: false): a job keeps its initial workers;
+ *    its worker pods wait in creation order and each binds alone, when a GPU is free, to a
+ *    uniformly random node with a free GPU (the policy's stream); the parameter server to a
+ *    random node at arrival; the job progresses once all its workers are bound.
+ *  * inference: one request at a time per executor (batch 1), FIFO over the central queue.
+ *
+ * Not built yet (refused when asked for): the fractional-GPU allocator for notebooks
+ * (`sharing`), the HPA and preemption (`autoscaling`); inference pods routed round robin with
+ * queues of their own. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "policy.h"
+#include "sim_err.h"
+#include "sim_json.h"
+
+enum { TAG_PASS = 1 };
+
+struct dyn {
+    bool scheduling, sharing, autoscaling;
+    double period_s;
+    bool in_pass, again;
+    int *bound;                         /* native: GPUs bound so far per job, in order */
+    int *nbound;
+    int nnodes;
+};
+
+static const char *const params[] = {"scheduling", "sharing", "autoscaling", "sched_period_s",
+                                     NULL};
+
+/* ---- inference: batch 1, FIFO ---- */
+
+static void serve(struct sim *s)
+{
+    for (int e = 0; e < sim_exec_count(s); e++) {
+        const struct sim_exec *x = sim_exec(s, e);
+        if (x->state != SIM_EXEC_UP || x->cpu || x->nrunning + x->pending > 0)
+            continue;
+        int best = -1;
+        for (int m = 0; m < sim_model_count(s); m++)
+            if (sim_queue_len(s, m) > 0 &&
+                (best < 0 || sim_queue_at(s, m, 0)->t_sched < sim_queue_at(s, best, 0)->t_sched))
+                best = m;
+        if (best < 0)
+            return;
+        sim_dispatch(s, e, best, 1, sim_now(s));
+    }
+}
+
+/* ---- the ledger as the scheduler sees it ---- */
+
+static int free_on(const struct sim *s, int n)
+{
+    return sim_node_gpus_free(s, n);
+}
+
+static int free_total(const struct sim *s, int nnodes)
+{
+    int t = 0;
+    for (int n = 0; n < nnodes; n++)
+        t += free_on(s, n);
+    return t;
+}
+
+static int first_free_gpu(const struct sim *s, int n)
+{
+    for (int g = 0; g < sim_gpu_count(s); g++)
+        if (sim_gpu(s, g)->node == n && sim_gpu(s, g)->milli == 0)
+            return g;
+    return -1;
+}
+
+static bool started(const struct sim_job *j)
+{
+    return j->state == SIM_JOB_STARTING || j->state == SIM_JOB_RUNNING ||
+           j->state == SIM_JOB_RECONFIGURING;
+}
+
+static int workers_on(const struct sim *s, const struct sim_job *j, int n)
+{
+    int c = 0;
+    for (int w = 0; w < j->nworkers; w++)
+        c += sim_gpu(s, j->gpu[w])->node == n;
+    return c;
+}
+
+/* The job's modelled speed (iterations/s) with n workers on these nodes. */
+static double speed(const struct sim *s, const struct sim_job *j, int n, bool split)
+{
+    const struct sim_job_kind *k = &sim_world(s)->job_kinds[j->kind];
+    return k->speedup[n - 1] / k->iter_s / (split ? k->cross_node : 1);
+}
+
+static bool is_split(const struct sim *s, const struct sim_job *j, int extra_node)
+{
+    for (int w = 0; w < j->nworkers; w++)
+        if (sim_gpu(s, j->gpu[w])->node != j->ps_node)
+            return true;
+    return extra_node >= 0 && extra_node != j->ps_node;
+}
+
+/* ---- operator 2: gang, packing, reclaim, scale-out, scale-in ---- */
+
+/* Chooses k free GPUs by packing into gpus[]; the parameter server's node into *ps. */
+static bool pack(const struct sim *s, int nnodes, int k, int *gpus, int *ps)
+{
+    if (free_total(s, nnodes) < k)
+        return false;
+    int best = -1;                      /* the node with the fewest free GPUs that holds all */
+    for (int n = 0; n < nnodes; n++)
+        if (free_on(s, n) >= k && (best < 0 || free_on(s, n) < free_on(s, best)))
+            best = n;
+    int got = 0, most = -1, most_n = -1;
+    if (best >= 0) {
+        for (int g = 0; g < sim_gpu_count(s) && got < k; g++)
+            if (sim_gpu(s, g)->node == best && sim_gpu(s, g)->milli == 0)
+                gpus[got++] = g;
+        *ps = best;
+        return true;
+    }
+    bool used[256] = {false};           /* nodes by descending free GPUs (ties: lower index) */
+    while (got < k) {
+        int n = -1;
+        for (int m = 0; m < nnodes && m < 256; m++)
+            if (!used[m] && free_on(s, m) > 0 && (n < 0 || free_on(s, m) > free_on(s, n)))
+                n = m;
+        if (n < 0)
+            return false;
+        used[n] = true;
+        int here = 0;
+        for (int g = 0; g < sim_gpu_count(s) && got < k; g++)
+            if (sim_gpu(s, g)->node == n && sim_gpu(s, g)->milli == 0)
+                gpus[got++] = g, here++;
+        if (here > most)
+            most = here, most_n = n;
+    }
+    *ps = most_n;
+    return true;
+}
+
+/* The scale-in victim job (most workers, ties: latest arrival) with a non-chief worker; -1. */
+static int victim_job(const struct sim *s)
+{
+    int v = -1;
+    for (int j = 0; j < sim_job_count(s); j++) {
+        const struct sim_job *p = sim_job(s, j);
+        if (!started(p) || p->nworkers < 2)
+            continue;
+        if (v < 0 || p->nworkers > sim_job(s, v)->nworkers ||
+            (p->nworkers == sim_job(s, v)->nworkers && p->arrival >= sim_job(s, v)->arrival))
+            v = j;
+    }
+    return v;
+}
+
+/* Its victim worker's GPU: a non-chief on the node where the job has fewest workers (reclaim:
+ * on the node with most free GPUs first); the last such worker on that node. */
+static int victim_gpu(const struct sim *s, const struct sim_job *p, bool reclaim)
+{
+    int best = -1;
+    for (int w = 1; w < p->nworkers; w++) {
+        int g = p->gpu[w], n = sim_gpu(s, g)->node;
+        if (best < 0) {
+            best = w;
+            continue;
+        }
+        int bn = sim_gpu(s, p->gpu[best])->node;
+        int fa = free_on(s, n), fb = free_on(s, bn);
+        bool better;
+        if (reclaim && fa != fb)
+            better = fa > fb;
+        else                            /* fewest of its workers there; ties: the later one */
+            better = workers_on(s, p, n) <= workers_on(s, p, bn);
+        if (better)
+            best = w;
+    }
+    return best < 0 ? -1 : p->gpu[best];
+}
+
+static bool remove_one(struct sim *s, bool reclaim)
+{
+    int v = victim_job(s);
+    if (v < 0)
+        return false;
+    int g = victim_gpu(s, sim_job(s, v), reclaim);
+    return g >= 0 && sim_job_remove_worker(s, v, g) == 0;
+}
+
+static int removable(const struct sim *s)
+{
+    int r = 0;
+    for (int j = 0; j < sim_job_count(s); j++)
+        if (started(sim_job(s, j)))
+            r += sim_job(s, j)->nworkers - 1;
+    return r;
+}
+
+static bool pending_execs(const struct sim *s)
+{
+    for (int e = 0; e < sim_exec_count(s); e++)
+        if (sim_exec(s, e)->state == SIM_EXEC_PENDING)
+            return true;
+    return false;
+}
+
+static void scale_out(struct sim *s, struct dyn *st)
+{
+    int nj = sim_job_count(s);
+    int (*add)[SIM_JOB_MAX_WORKERS] = calloc((size_t)(nj ? nj : 1), sizeof *add);
+    int *nadd = calloc((size_t)(nj ? nj : 1), sizeof *nadd);
+    bool *done = calloc((size_t)(nj ? nj : 1), sizeof *done);
+    if (!add || !nadd || !done)
+        SIM_BUG("out of memory in the dynamoml scheduler");
+    for (;;) {
+        int j = -1;                     /* fewest workers (planned adds counted), earliest */
+        for (int i = 0; i < nj; i++) {
+            const struct sim_job *p = sim_job(s, i);
+            if (done[i] || !started(p) || p->nworkers + nadd[i] >= p->max_workers)
+                continue;
+            if (j < 0 || p->nworkers + nadd[i] < sim_job(s, j)->nworkers + nadd[j])
+                j = i;
+        }
+        if (j < 0 || free_total(s, st->nnodes) == 0)
+            break;
+        const struct sim_job *p = sim_job(s, j);
+        int n = -1;                     /* a node it uses: the one with most of its workers */
+        for (int m = 0; m < st->nnodes; m++)
+            if (free_on(s, m) > 0 && workers_on(s, p, m) > 0 &&
+                (n < 0 || workers_on(s, p, m) > workers_on(s, p, n)))
+                n = m;
+        if (n < 0) {                    /* another node, only if that is faster */
+            for (int m = 0; m < st->nnodes && n < 0; m++)
+                if (free_on(s, m) > 0 &&
+                    speed(s, p, p->nworkers + nadd[j] + 1, is_split(s, p, m)) >
+                        speed(s, p, p->nworkers + nadd[j], is_split(s, p, -1)))
+                    n = m;
+        }
+        if (n < 0) {
+            done[j] = true;
+            continue;
+        }
+        int g = first_free_gpu(s, n);
+        /* held for the job while the pass plans; adding the workers adopts the claims */
+        if (sim_gpu_claim(s, g, SIM_HOLD_WORKER, j, 1000))
+            SIM_BUG("scale-out: %s", sim_err_msg());
+        add[j][nadd[j]++] = g;
+    }
+    for (int j = 0; j < nj; j++)         /* one reconfiguration per job; the held GPUs adopted */
+        if (nadd[j] && sim_job_add_workers(s, j, add[j], nadd[j]))
+            SIM_BUG("scale-out of job %d: %s", j, sim_err_msg());
+    free(add);
+    free(nadd);
+    free(done);
+}
+
+static void schedule(struct sim *s, struct dyn *st)
+{
+    bool oldest = true;
+    for (int j = 0; j < sim_job_count(s); j++) {
+        const struct sim_job *p = sim_job(s, j);
+        if (p->state != SIM_JOB_QUEUED)
+            continue;
+        int gpus[SIM_JOB_MAX_WORKERS], ps = 0, k = p->init_workers;
+        if (oldest && free_total(s, st->nnodes) < k &&
+            free_total(s, st->nnodes) + removable(s) >= k)
+            while (free_total(s, st->nnodes) < k && remove_one(s, true))
+                ;
+        oldest = false;
+        if (pack(s, st->nnodes, k, gpus, &ps) && sim_job_start(s, j, gpus, k, ps))
+            SIM_BUG("starting job %d: %s", j, sim_err_msg());
+    }
+    bool queued = false;
+    for (int j = 0; j < sim_job_count(s); j++)
+        queued |= sim_job(s, j)->state == SIM_JOB_QUEUED;
+    if (!queued && !pending_execs(s))
+        scale_out(s, st);
+}
+
+/* ---- the native scheduler: pods bind one at a time to a random node with a free GPU ---- */
+
+static void native(struct sim *s, struct dyn *st)
+{
+    for (int j = 0; j < sim_job_count(s); j++) {
+        const struct sim_job *p = sim_job(s, j);
+        if (p->state != SIM_JOB_QUEUED)
+            continue;
+        while (st->nbound[j] < p->init_workers && free_total(s, st->nnodes) > 0) {
+            int nf = 0, pick;
+            for (int n = 0; n < st->nnodes; n++)
+                nf += free_on(s, n) > 0;
+            pick = (int)gsl_rng_uniform_int(sim_policy_rng(s), (unsigned long)nf);
+            int n = 0;
+            for (;; n++)
+                if (free_on(s, n) > 0 && pick-- == 0)
+                    break;
+            int g = first_free_gpu(s, n);
+            if (sim_gpu_claim(s, g, SIM_HOLD_WORKER, j, 1000))
+                SIM_BUG("native bind: %s", sim_err_msg());
+            st->bound[j * SIM_JOB_MAX_WORKERS + st->nbound[j]++] = g;
+        }
+        if (st->nbound[j] < p->init_workers)
+            return;                     /* pods wait in creation order */
+        int ps = (int)gsl_rng_uniform_int(sim_policy_rng_named(s, "ps"), (unsigned long)st->nnodes);
+        if (sim_job_start(s, j, st->bound + j * SIM_JOB_MAX_WORKERS, p->init_workers, ps))
+            SIM_BUG("starting job %d: %s", j, sim_err_msg());
+    }
+}
+
+static void pass(struct sim *s, struct dyn *st)
+{
+    if (st->in_pass) {                  /* a GPU freed inside a pass: run once more after */
+        st->again = true;
+        return;
+    }
+    st->in_pass = true;
+    for (int round = 0; round < 8; round++) {
+        st->again = false;
+        if (st->scheduling)
+            schedule(s, st);
+        else
+            native(s, st);
+        if (!st->again)
+            break;
+    }
+    st->in_pass = false;
+}
+
+/* ---- hooks ---- */
+
+static int init(struct sim *s, const cJSON *p, void *state)
+{
+    struct dyn *st = state;
+    st->scheduling = true;
+    st->period_s = 10;
+    int rc;
+    if ((rc = sim_json_bool(p, "policy.params", "scheduling", false, &st->scheduling)) ||
+        (rc = sim_json_bool(p, "policy.params", "sharing", false, &st->sharing)) ||
+        (rc = sim_json_bool(p, "policy.params", "autoscaling", false, &st->autoscaling)) ||
+        (rc = sim_json_num(p, "policy.params", "sched_period_s", false, SIM_J_POS, &st->period_s)))
+        return rc;
+    if (st->sharing || st->autoscaling)
+        return sim_err_set(SIM_EINVAL, "policy.params.%s: DynamoML's %s is not built yet "
+                           "(issue 21): only the training scheduler and native placement are",
+                           st->sharing ? "sharing" : "autoscaling",
+                           st->sharing ? "fractional-GPU allocator" : "HPA and preemption");
+    const struct sim_world *w = sim_world(s);
+    st->nnodes = w->nnodes > 0 ? w->nnodes : 1;
+    if (st->nnodes > 256)
+        return sim_err_set(SIM_EINVAL, "cluster.nodes: dynamoml handles at most 256 nodes");
+    int nj = sim_job_count(s);
+    st->bound = calloc((size_t)(nj ? nj : 1) * SIM_JOB_MAX_WORKERS, sizeof *st->bound);
+    st->nbound = calloc((size_t)(nj ? nj : 1), sizeof *st->nbound);
+    if (!st->bound || !st->nbound)
+        return SIM_ENOMEM;
+    if (st->scheduling && nj)
+        sim_timer_set(s, (int64_t)llround(st->period_s * 1e9), TAG_PASS, NULL);
+    return 0;
+}
+
+static void destroy(void *state)
+{
+    struct dyn *st = state;
+    free(st->bound);
+    free(st->nbound);
+}
+
+static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
+{
+    (void)state, (void)m, (void)r;
+    serve(s);
+}
+
+static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
+{
+    (void)state, (void)b;
+    serve(s);
+}
+
+static void on_exec_up(struct sim *s, void *state, int e)
+{
+    (void)state, (void)e;
+    serve(s);
+}
+
+static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    struct dyn *st = state;
+    (void)arg;
+    if (tag != TAG_PASS)
+        return;
+    pass(s, st);
+    bool left = false;
+    for (int j = 0; j < sim_job_count(s); j++)
+        left |= sim_job(s, j)->state != SIM_JOB_DONE;
+    if (left)
+        sim_timer_set(s, sim_now(s) + (int64_t)llround(st->period_s * 1e9), TAG_PASS, NULL);
+}
+
+static void on_job(struct sim *s, void *state, int j)
+{
+    (void)j;
+    pass(s, state);
+}
+
+static void on_gpu_free(struct sim *s, void *state, int g)
+{
+    (void)g;
+    pass(s, state);
+}
+
+const struct policy_ops policy_dynamoml = {
+    .name = "dynamoml",
+    .summary = "DynamoML (in progress): training-job scheduler (gang, packing, reclaim, "
+               "scale-out) or native placement; inference batch 1, FIFO. Not yet: GPU "
+               "sharing, HPA, preemption",
+    .state_size = sizeof(struct dyn),
+    .param_keys = params,
+    .init = init,
+    .on_request = on_request,
+    .on_batch_done = on_batch_done,
+    .on_exec_up = on_exec_up,
+    .on_timer = on_timer,
+    .on_job_arrive = on_job,
+    .on_job_done = on_job,
+    .on_gpu_free = on_gpu_free,
+    .destroy = destroy,
+    .dynamic_execs = true,
+};
