@@ -448,6 +448,7 @@ static bool next_stage(struct sim *s, struct sim_request *r, int64_t t_done)
 /* ---------------------------------------------------------------- executors */
 
 static void exec_maybe_down(struct sim *s, int e);
+static void ledger_series(struct sim *s);
 
 /* Speeds are integers in billionths of full speed (SIM_SPEED_ONE): ns for `work` (ns at full
  * speed) at `speed`, rounded up, so never early; and the work done in `ns` at `speed`,
@@ -1440,9 +1441,35 @@ static void on_tick(struct sim *s)
         billed += !s->execs[e].cpu && s->execs[e].state != SIM_EXEC_DOWN &&
                   s->execs[e].state != SIM_EXEC_PENDING;
     sim_ts_add(s, "gpus_billed", -1, billed);
+    ledger_series(s);
     int64_t next = s->now + s->tick_ns;
     if (next <= s->duration)
         push(s, next, EV_TICK, 0, 0);
+}
+
+/* Where the ledger matters (training jobs, or GPUs beyond the executors' limit): the GPUs
+ * by use (inference executors, training workers, shares, idle), pending executors, and each
+ * placed job's workers (keyed by job). */
+static void ledger_series(struct sim *s)
+{
+    int limit = s->cfg->max_gpus > s->cfg->gpus ? s->cfg->max_gpus : s->cfg->gpus;
+    if (s->njobs == 0 && s->ngpus <= limit)
+        return;
+    int64_t use[3] = {0, 0, 0};
+    for (int g = 0; g < s->ngpus; g++)
+        for (int c = 0; c < s->gpus[g].pub.nclaims; c++)
+            use[s->gpus[g].claims[c].kind] += s->gpus[g].claims[c].milli;
+    sim_ts_add(s, "gpus.inference", -1, (double)use[SIM_HOLD_EXEC] / 1000);
+    sim_ts_add(s, "gpus.training", -1, (double)use[SIM_HOLD_WORKER] / 1000);
+    sim_ts_add(s, "gpus.modeling", -1, (double)use[SIM_HOLD_SHARE] / 1000);
+    sim_ts_add(s, "gpus.idle", -1,
+               s->ngpus - (double)(use[0] + use[1] + use[2]) / 1000);
+    sim_ts_add(s, "gpus.pending", -1, s->npend);
+    for (int j = 0; j < s->njobs; j++) {
+        const struct sim_job *p = &s->jobs[j].pub;
+        if (p->state != SIM_JOB_FUTURE && p->state != SIM_JOB_QUEUED && p->state != SIM_JOB_DONE)
+            sim_ts_add(s, "job.workers", j, p->nworkers);
+    }
 }
 
 void sim_ts_add(struct sim *s, const char *series, int key, double value)

@@ -345,12 +345,16 @@ struct sim_job {
     double iterations;
     int reconfigs, evictions;          /* worker additions (passes), workers removed */
     int64_t cross_ns;                  /* time it progressed split over nodes */
+    int64_t workers_ns[SIM_JOB_MAX_WORKERS];   /* time placed with 1, 2, ... workers, up to
+                                                  its last change (sim_job_workers_ns: now) */
 };
 
 int sim_job_count(const struct sim *s);
 const struct sim_job *sim_job(const struct sim *s, int j);
 /* Iterations done by now (<= iterations). */
 double sim_job_done(const struct sim *s, int j);
+/* Time job j has been placed with n workers (1 <= n <= SIM_JOB_MAX_WORKERS) up to now. */
+int64_t sim_job_workers_ns(const struct sim *s, int j, int n);
 /* Places queued job j: workers on gpus[0..n) (whole free GPUs, or GPUs the policy claimed
  * for it as (SIM_HOLD_WORKER, j) while gathering them; gpus[0] the chief), its parameter
  * server on ps_node. 0, or -1 with sim_err set (then nothing changed). A job still running

@@ -65,11 +65,24 @@ double sim_job_done(const struct sim *s, int j)
     return done_at(&s->jobs[sim_job(s, j)->id], s->now);
 }
 
-/* Brings the job's progress and split time up to now. */
+int64_t sim_job_workers_ns(const struct sim *s, int j, int n)
+{
+    const struct sim_job_int *ji = &s->jobs[sim_job(s, j)->id];
+    if (n < 1 || n > SIM_JOB_MAX_WORKERS)
+        return 0;
+    int64_t t = ji->pub.workers_ns[n - 1];
+    if (ji->pub.nworkers == n && ji->pub.state != SIM_JOB_DONE)
+        t += s->now - ji->since;
+    return t;
+}
+
+/* Brings the job's progress, split time and time at its worker count up to now. */
 static void accrue(struct sim *s, struct sim_job_int *ji)
 {
     if (ji->rate > 0 && ji->split)
         ji->pub.cross_ns += s->now - ji->since;
+    if (ji->pub.nworkers > 0)
+        ji->pub.workers_ns[ji->pub.nworkers - 1] += s->now - ji->since;
     ji->done = done_at(ji, s->now);
     ji->since = s->now;
 }

@@ -214,12 +214,40 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         int at = 0;
         for (int f = 0; f < s->nexecs; f++) {
             const struct sim_exec *y = &s->execs[f];
-            at += !y->cpu && y->added_at <= x->added_at &&
+            at += !y->cpu && y->state != SIM_EXEC_PENDING && y->added_at <= x->added_at &&
                   !(y->state == SIM_EXEC_DOWN && y->down_at <= x->added_at);
         }
         if (at > r->gpus_max)
             r->gpus_max = at;
     }
+    if ((r->njobs = sim_job_count(s)) > 0 &&
+        !(r->jobs = calloc((size_t)r->njobs, sizeof *r->jobs)))
+        goto fail;
+    r->makespan_s = r->njobs ? 0 : NAN;
+    bool all_done = true;
+    for (int j = 0; j < r->njobs; j++) {
+        const struct sim_job *p = sim_job(s, j);
+        struct sim_job_result *o = &r->jobs[j];
+        snprintf(o->kind, sizeof o->kind, "%s", s->cfg->job_kinds[p->kind].name);
+        o->done = p->state == SIM_JOB_DONE;
+        o->arrival_s = (double)p->arrival / 1e9;
+        o->start_s = p->started >= 0 ? (double)p->started / 1e9 : NAN;
+        o->end_s = o->done ? (double)p->ended / 1e9 : NAN;
+        o->wait_s = o->start_s - o->arrival_s;
+        o->train_s = o->end_s - o->start_s;
+        o->exec_s = o->end_s - o->arrival_s;
+        o->reconfigs = p->reconfigs;
+        o->evictions = p->evictions;
+        o->cross_node_s = (double)p->cross_ns / 1e9;
+        for (int n = 1; n <= SIM_JOB_MAX_WORKERS; n++)
+            o->workers_s[n - 1] = (double)sim_job_workers_ns(s, j, n) / 1e9;
+        if (!o->done)
+            all_done = false;
+        else if (o->end_s > r->makespan_s)
+            r->makespan_s = o->end_s;
+    }
+    if (!all_done)
+        r->makespan_s = NAN;            /* a job still running at the end: no makespan */
     r->ts = s->ts;                      /* move */
     sim_ts_init(&s->ts);
     *out = r;
@@ -243,6 +271,7 @@ void sim_result_destroy(struct sim_result *r)
     for (int p = 0; p < r->npaths && r->paths; p++)
         free(r->paths[p].latency);
     free(r->paths);
+    free(r->jobs);
     sim_ts_free(&r->ts);
     free(r);
 }

@@ -54,6 +54,18 @@ struct sim_exec_result {
     int models_loaded;
 };
 
+/* A training job (world.jobs): times in seconds, NAN where it never got there (not started,
+ * not done by the end of the run). wait = arrival -> start (all initial workers placed),
+ * train = start -> end, exec = wait + train. */
+struct sim_job_result {
+    char kind[SIM_NAME_MAX];
+    double arrival_s, start_s, end_s, wait_s, train_s, exec_s;
+    int reconfigs, evictions;
+    double cross_node_s;                /* time it progressed split over nodes */
+    double workers_s[SIM_JOB_MAX_WORKERS];  /* time placed with 1, 2, ... workers */
+    bool done;
+};
+
 struct sim_result {
     char name[128], policy[SIM_NAME_MAX];
     uint64_t seed;
@@ -76,6 +88,9 @@ struct sim_result {
      * end to end), and the per-model rows count stages */
     int npaths;
     struct sim_path_result *paths;
+    int njobs;
+    struct sim_job_result *jobs;
+    double makespan_s;                  /* the last job's end; NAN: no jobs, or not all done */
     struct sim_ts ts;                   /* moved out of the engine */
     double wall_s;
 };

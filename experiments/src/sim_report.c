@@ -54,6 +54,27 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
     if (r->trace_gaps)
         fprintf(f, "trace: %d gaps, %.0f s of trace time (handled as workload.trace.gaps says)\n",
                 r->trace_gaps, r->trace_gap_s);
+    if (r->njobs) {                     /* training jobs: means over the jobs that got there */
+        int done = 0, started = 0;
+        double wait = 0, train = 0, exec = 0;
+        for (int j = 0; j < r->njobs; j++) {
+            const struct sim_job_result *x = &r->jobs[j];
+            if (!isnan(x->start_s))
+                started++, wait += x->wait_s;
+            if (x->done)
+                done++, train += x->train_s, exec += x->exec_s;
+        }
+        fprintf(f, "jobs: %d of %d done", done, r->njobs);
+        if (done == r->njobs)
+            fprintf(f, ", makespan %.1f s", r->makespan_s);
+        else
+            fprintf(f, " by the end (duration_s): no makespan");
+        if (started)
+            fprintf(f, "; mean wait %.1f s (%d started)", wait / started, started);
+        if (done)
+            fprintf(f, ", train %.1f s, execution %.1f s (%d done)", train / done, exec / done, done);
+        fputc('\n', f);
+    }
     uint64_t loads = 0, evictions = 0, rejected = 0, preemptions = 0, pred = 0;
     double wasted = 0, abs_err = 0;
     for (int e = 0; e < r->nexecs; e++) {
@@ -123,6 +144,31 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
     cJSON_AddNumberToObject(o, "core_s", r->core_s);
     cJSON_AddNumberToObject(o, "trace_gaps", r->trace_gaps);
     cJSON_AddNumberToObject(o, "trace_gap_s", r->trace_gap_s);
+    if (r->njobs) {                     /* NAN (never started, not done) as null */
+        if (isnan(r->makespan_s))
+            cJSON_AddNullToObject(o, "makespan_s");
+        else
+            cJSON_AddNumberToObject(o, "makespan_s", r->makespan_s);
+        cJSON *js = cJSON_AddArrayToObject(o, "jobs");
+        for (int j = 0; j < r->njobs; j++) {
+            const struct sim_job_result *x = &r->jobs[j];
+            cJSON *jo = cJSON_CreateObject();
+            const char *keys[] = {"arrival_s", "start_s", "end_s", "wait_s", "train_s", "exec_s",
+                                  "cross_node_s"};
+            const double vals[] = {x->arrival_s, x->start_s, x->end_s, x->wait_s, x->train_s,
+                                   x->exec_s, x->cross_node_s};
+            cJSON_AddNumberToObject(jo, "job", j + 1);
+            cJSON_AddStringToObject(jo, "kind", x->kind);
+            for (int k = 0; k < 7; k++)
+                if (isnan(vals[k]))
+                    cJSON_AddNullToObject(jo, keys[k]);
+                else
+                    cJSON_AddNumberToObject(jo, keys[k], vals[k]);
+            cJSON_AddNumberToObject(jo, "reconfigs", x->reconfigs);
+            cJSON_AddNumberToObject(jo, "evictions", x->evictions);
+            cJSON_AddItemToArray(js, jo);
+        }
+    }
     cJSON_AddBoolToObject(o, "slo_met", r->pass);
     cJSON_AddNumberToObject(o, "events", (double)r->events);
     if (g) {

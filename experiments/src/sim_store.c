@@ -29,7 +29,7 @@ static const char schema_sql[] =
     "  bad_rate REAL NOT NULL, slo_met INTEGER NOT NULL, percentile REAL NOT NULL,\n"
     "  goodput_rps REAL, events INTEGER NOT NULL, gpu_s REAL, gpus_max INTEGER,\n"
     "  trace_gaps INTEGER NOT NULL DEFAULT 0, trace_gap_s REAL NOT NULL DEFAULT 0,\n"
-    "  core_s REAL);\n"
+    "  core_s REAL, makespan_s REAL);\n"
     "CREATE TABLE IF NOT EXISTS model_stats(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL, slo_ms REAL NOT NULL,\n"
     "  rate_rps REAL NOT NULL, max_batch INTEGER NOT NULL, offered INTEGER NOT NULL,\n"
@@ -78,6 +78,14 @@ static const char schema_sql[] =
     "  scale REAL NOT NULL, offered_rps REAL NOT NULL, pass INTEGER NOT NULL,\n"
     "  worst_model TEXT NOT NULL, worst_bad_frac REAL NOT NULL, worst_p99_ms REAL,\n"
     "  PRIMARY KEY(run_id, probe));\n"
+    "CREATE TABLE IF NOT EXISTS job_stats(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), job INTEGER NOT NULL, kind TEXT NOT NULL,\n"
+    "  arrival_s REAL NOT NULL, start_s REAL, end_s REAL, wait_s REAL, train_s REAL,\n"
+    "  exec_s REAL, reconfigs INTEGER NOT NULL, evictions INTEGER NOT NULL,\n"
+    "  cross_node_s REAL NOT NULL, PRIMARY KEY(run_id, job));\n"
+    "CREATE TABLE IF NOT EXISTS job_workers(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), job INTEGER NOT NULL,\n"
+    "  workers INTEGER NOT NULL, seconds REAL NOT NULL, PRIMARY KEY(run_id, job, workers));\n"
     "CREATE TABLE IF NOT EXISTS sweep_points(\n"
     "  sweep TEXT NOT NULL, point INTEGER NOT NULL, point_key TEXT NOT NULL,\n"
     "  settings_json TEXT NOT NULL, run_id INTEGER REFERENCES runs(id), status TEXT NOT NULL,\n"
@@ -138,6 +146,10 @@ static const char migrate_v6_sql[] =
     "ALTER TABLE executor_stats ADD COLUMN cores REAL;\n"
     "ALTER TABLE executor_stats ADD COLUMN core_s REAL;\n"
     "ALTER TABLE runs ADD COLUMN core_s REAL;\n";
+
+/* Version 7 -> 8: training jobs (issue 21): the makespan per run (job_stats and job_workers
+ * are new tables). */
+static const char migrate_v7_sql[] = "ALTER TABLE runs ADD COLUMN makespan_s REAL;\n";
 
 /* Version 3 -> 4: calibration provenance and fits on profiles (profile_points is new). */
 static const char migrate_v3_sql[] =
@@ -249,6 +261,7 @@ int sim_store_open(const char *path, struct sim_store **out)
             (v >= 1 && v <= 2 && (rc = exec(st, migrate_v2_sql))) ||
             (v >= 1 && v <= 3 && (rc = exec(st, migrate_v3_sql))) ||
             (v >= 1 && v <= 6 && (rc = exec(st, migrate_v6_sql))) ||
+            (v >= 1 && v <= 7 && (rc = exec(st, migrate_v7_sql))) ||
             (rc = exec(st, schema_sql)) ||
             (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
             rollback(st);
@@ -328,7 +341,7 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
     int rc;
     sqlite3_stmt *q_run = NULL, *q_ms = NULL, *q_es = NULL, *q_ts = NULL, *q_bh = NULL,
                  *q_lh = NULL, *q_qh = NULL, *q_gs = NULL, *q_sp = NULL, *q_ps = NULL,
-                 *q_ph = NULL;
+                 *q_ph = NULL, *q_js = NULL, *q_jw = NULL;
     char *json = sim_config_canonical(cfg);
     char hash[17], started[32], seed_text[24];
     snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)r->seed);
@@ -341,8 +354,10 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
     if ((rc = prep(st, "INSERT INTO runs(name, kind, policy, seed, config_json, config_hash, "
                        "version, started_at, wall_s, status, duration_s, warmup_s, load_scale, "
                        "offered_rps, ontime_rps, bad_rate, slo_met, percentile, goodput_rps, events, "
-                       "gpu_s, gpus_max, trace_gaps, trace_gap_s, core_s) "
-                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
+                       "gpu_s, gpus_max, trace_gaps, trace_gap_s, core_s, makespan_s) "
+                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
+        (rc = prep(st, "INSERT INTO job_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", &q_js)) ||
+        (rc = prep(st, "INSERT INTO job_workers VALUES(?,?,?,?)", &q_jw)) ||
         (rc = prep(st, "INSERT INTO model_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ms)) ||
         (rc = prep(st, "INSERT INTO executor_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_es)) ||
         (rc = prep(st, "INSERT INTO timeseries VALUES(?,?,?,?,?)", &q_ts)) ||
@@ -354,15 +369,26 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?)", &q_gs)) ||
         (rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,?,?,?)", &q_sp)))
         goto rollback;
-    if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddidiidd" : "ttttttttdtddddddidnidiidd",
+    if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddidiiddd" : "ttttttttdtddddddidnidiiddd",
                      r->name, kind, r->policy, seed_text, json, hash, SERVESIM_VERSION,
                      started, r->wall_s, "ok", r->duration_s, r->warmup_s, r->load_scale,
                      r->offered_rps, r->ontime_rps, r->bad_rate, (int64_t)r->pass,
                      r->percentile, g && g->found ? g->goodput_rps : 0.0, (int64_t)r->events,
                      r->gpu_s, (int64_t)r->gpus_max, (int64_t)r->trace_gaps, r->trace_gap_s,
-                     r->core_s)))
+                     r->core_s, r->makespan_s)))
         goto rollback;
     int64_t id = sqlite3_last_insert_rowid(st->db);
+    for (int j = 0; j < r->njobs; j++) {  /* NAN (never started or done) is stored as NULL */
+        const struct sim_job_result *x = &r->jobs[j];
+        if ((rc = insert(st, q_js, "iitddddddiid", id, (int64_t)j + 1, x->kind, x->arrival_s,
+                         x->start_s, x->end_s, x->wait_s, x->train_s, x->exec_s,
+                         (int64_t)x->reconfigs, (int64_t)x->evictions, x->cross_node_s)))
+            goto rollback;
+        for (int n = 0; n < SIM_JOB_MAX_WORKERS; n++)
+            if (x->workers_s[n] > 0 &&
+                (rc = insert(st, q_jw, "iiid", id, (int64_t)j + 1, (int64_t)n + 1, x->workers_s[n])))
+                goto rollback;
+    }
     for (int m = 0; m < r->nmodels; m++) {
         const struct sim_model_result *x = &r->models[m];
         if ((rc = insert(st, q_ms, x->pred_n ? "itddiiiiiddddddddiddiidddd" : "itddiiiiiddddddddiddiinnnn",
@@ -412,8 +438,11 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
     for (size_t i = 0; i < r->ts.n; i++) {
         const struct sim_ts_point *p = &r->ts.pts[i];
         const char *sn = r->ts.series[p->series], *key = "";
+        char jkey[16];
         if (!strncmp(sn, "path_", 5))   /* path series are keyed by path, node. by node, */
             key = p->key >= 0 && p->key < r->npaths ? r->paths[p->key].name : "";
+        else if (!strncmp(sn, "job.", 4) && p->key >= 0)   /* job. by job number (from 1), */
+            snprintf(jkey, sizeof jkey, "%d", p->key + 1), key = jkey;
         else if (!strncmp(sn, "node.", 5)) /* the rest by model */
             key = p->key >= 0 && p->key < cfg->world.nnodes ? cfg->world.nodes[p->key].name : "";
         else if (p->key >= 0 && p->key < r->nmodels)
@@ -441,6 +470,8 @@ rollback:
     rollback(st);
 out:
     sqlite3_finalize(q_run);
+    sqlite3_finalize(q_js);
+    sqlite3_finalize(q_jw);
     sqlite3_finalize(q_ms);
     sqlite3_finalize(q_es);
     sqlite3_finalize(q_ts);

@@ -6,7 +6,7 @@
  * migrated in place (1 -> 2 adds columns and the sweep_points table; 2 -> 3 adds cost and
  * trace-gap columns to runs and the plans and plan_probes tables; 3 -> 4 adds calibration
  * provenance columns to profiles and the profile_points table; 4 -> 5 adds the queue_hist
- * table). */
+ * table; 7 -> 8 adds runs.makespan_s and the job_stats and job_workers tables). */
 #ifndef SIM_STORE_H
 #define SIM_STORE_H
 
@@ -16,7 +16,7 @@
 #include "sim_config.h"
 #include "sim_report.h"
 
-#define SIM_STORE_SCHEMA 7
+#define SIM_STORE_SCHEMA 8
 
 struct sim_store;
 

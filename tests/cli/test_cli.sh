@@ -154,7 +154,7 @@ db_atomic() {
   n=$(sqlite3 "$db" "SELECT count(*) FROM runs; SELECT count(DISTINCT run_id) FROM model_stats; SELECT count(DISTINCT run_id) FROM latency_hist;" | tr '\n' ' ')
   [ "$n" = "1 1 1 " ] || fail "half-written run left behind: runs/model_stats/latency_hist = $n"
   v=$(sqlite3 "$db" "PRAGMA user_version")
-  [ "$v" = "7" ] || fail "schema version $v"
+  [ "$v" = "8" ] || fail "schema version $v"
   sqlite3 "$db" "PRAGMA user_version = 99"
   "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
   [ $rc -ne 0 ] && grep -q "newer than this servesim" "$tmp/err" || fail "newer schema accepted (exit $rc)"
@@ -166,7 +166,10 @@ db_migrate_v1() {
   sqlite3 "$db" < "$src/tests/cli/schema_v1.sql" || fail "cannot build the v1 fixture"
   sqlite3 "$db" "INSERT INTO runs VALUES(7,'old','run','symphony',1,'{}','h','0.0.1','t',0,'ok',1,0,1,1,1,0,1,99,NULL,1);"
   "$bin" run --db "$db" --set duration_s=4 --quiet || fail "run on a v1 database failed"
-  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "7" ] || fail "not migrated to version 7"
+  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "8" ] || fail "not migrated to version 8"
+  # 7 -> 8: training jobs (the quickstart has none: no rows, no makespan)
+  [ "$(sqlite3 "$db" "SELECT count(*) FROM job_stats; SELECT count(*) FROM job_workers; SELECT count(*) FROM runs WHERE makespan_s IS NULL" | tr '\n' ' ')" = "0 0 2 " ] ||
+    fail "job tables or runs.makespan_s missing"
   # 6 -> 7: nodes and CPU executors (GPU rows: class gpu, node 0)
   [ "$(sqlite3 "$db" "SELECT DISTINCT class || node FROM executor_stats")" = "gpu0" ] || fail "executor_stats class/node missing"
   sqlite3 "$db" "SELECT core_s FROM runs" > /dev/null || fail "runs.core_s missing"
