@@ -20,7 +20,8 @@ int sim_ledger_init(struct sim *s)
     s->ngpus = total + extra;
     s->gpus = calloc((size_t)(s->ngpus > 0 ? s->ngpus : 1), sizeof *s->gpus);
     s->pend_execs = calloc((size_t)(need > 0 ? need : 1), sizeof *s->pend_execs);
-    if (!s->gpus || !s->pend_execs)
+    s->node_free = calloc((size_t)nn, sizeof *s->node_free);
+    if (!s->gpus || !s->pend_execs || !s->node_free)
         return SIM_ENOMEM;
     int g = 0;
     for (int n = 0; n < w->nnodes; n++)
@@ -28,6 +29,9 @@ int sim_ledger_init(struct sim *s)
             s->gpus[g++].pub.node = n;
     while (g < s->ngpus)
         s->gpus[g++].pub.node = nn - 1;
+    for (g = 0; g < s->ngpus; g++)
+        s->node_free[s->gpus[g].pub.node]++;
+    s->free_hint = 0;
     return 0;
 }
 
@@ -37,8 +41,10 @@ void sim_ledger_free(struct sim *s)
         free(s->gpus[g].claims);
     free(s->gpus);
     free(s->pend_execs);
+    free(s->node_free);
     s->gpus = NULL;
     s->pend_execs = NULL;
+    s->node_free = NULL;
 }
 
 int sim_gpu_count(const struct sim *s)
@@ -57,17 +63,18 @@ const struct sim_gpu *sim_gpu(const struct sim *s, int g)
 
 int sim_node_gpus_free(const struct sim *s, int n)
 {
-    int free_ = 0;
-    for (int g = 0; g < s->ngpus; g++)
-        free_ += s->gpus[g].pub.node == n && s->gpus[g].pub.milli == 0;
-    return free_;
+    int nn = s->cfg->nnodes > 0 ? s->cfg->nnodes : 1;
+    return n >= 0 && n < nn ? s->node_free[n] : 0;
 }
 
-int sim_ledger_first_free(const struct sim *s)
+int sim_ledger_first_free(struct sim *s)
 {
-    for (int g = 0; g < s->ngpus; g++)
-        if (s->gpus[g].pub.milli == 0)
+    for (int g = s->free_hint; g < s->ngpus; g++)   /* amortised: the hint only moves up */
+        if (s->gpus[g].pub.milli == 0) {            /* here or back down on a release */
+            s->free_hint = g;
             return g;
+        }
+    s->free_hint = s->ngpus;
     return -1;
 }
 
@@ -102,6 +109,8 @@ int sim_gpu_claim(struct sim *s, int g, enum sim_holder kind, int id, int milli)
         gi->cap = cap;
     }
     gi->claims[gi->pub.nclaims++] = (struct sim_gpu_claim){kind, id, milli};
+    if (gi->pub.milli == 0)
+        s->node_free[gi->pub.node]--;
     gi->pub.milli += milli;
     return 0;
 }
@@ -130,8 +139,12 @@ void sim_gpu_release(struct sim *s, int g, enum sim_holder kind, int id)
     memmove(gi->claims + c, gi->claims + c + 1,
             (size_t)(gi->pub.nclaims - c - 1) * sizeof *gi->claims);
     gi->pub.nclaims--;
-    if (gi->pub.milli == 0)
+    if (gi->pub.milli == 0) {
+        s->node_free[gi->pub.node]++;
+        if (g < s->free_hint)
+            s->free_hint = g;
         gpu_freed(s, g);
+    }
 }
 
 /* Removes a pending executor from the queue (when it is removed before it got a GPU). */

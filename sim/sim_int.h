@@ -149,6 +149,8 @@ struct sim {
 
     int ngpus;                              /* the GPU ledger (sim_cluster.c) */
     struct sim_gpu_int *gpus;
+    int free_hint;                          /* no wholly free GPU below this index */
+    int *node_free;                         /* [nodes] wholly free GPUs per node */
     int *pend_execs, npend;                 /* pending executors, in the order added */
     int njobs;                              /* training jobs (sim_jobs.c) */
     struct sim_job_int *jobs;
@@ -187,7 +189,7 @@ struct sim {
  * (it starts now, up after its start-up delay). */
 int sim_ledger_init(struct sim *s);
 void sim_ledger_free(struct sim *s);
-int sim_ledger_first_free(const struct sim *s);
+int sim_ledger_first_free(struct sim *s);
 void sim_ledger_unpend(struct sim *s, int e);
 void sim_exec_bind(struct sim *s, int e, int g);
 
