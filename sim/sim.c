@@ -241,6 +241,8 @@ static enum sim_outcome by_deadline(const struct sim_request *r, int64_t t)
     return t <= r->deadline ? SIM_REQ_ON_TIME : SIM_REQ_LATE;
 }
 
+static void source_push(struct sim *s, int i);
+
 static void end_request(struct sim *s, struct sim_request *r, enum sim_outcome o, int64_t t_done)
 {
     if (r->outcome != SIM_REQ_PENDING)
@@ -260,7 +262,14 @@ static void end_request(struct sim *s, struct sim_request *r, enum sim_outcome o
         s->obs.request_end(s->obs.ctx, s, r);
     if (s->pol->on_request_end && !s->stopping)
         s->pol->on_request_end(s, s->pstate, r, t_done);
+    int src = ((struct sim_req_int *)r)->src;
     pool_put(&s->req_pool, r);
+    if (src >= 0 && s->src[src].src.on_end) {   /* a closed-loop source: its next request */
+        struct sim_src *q = &s->src[src];
+        q->src.on_end(q->src.ctx, t_done);
+        if (!q->pending && !q->ended)
+            source_push(s, src);
+    }
 }
 
 static void deliver(struct sim *s, struct sim_request *r)
@@ -297,6 +306,8 @@ static bool source_next(struct sim *s, int i, struct sim_arrival *a)
     int rc = q->src.next(q->src.ctx, &a->t, &a->model, &a->size);
     if (rc < 0)
         s->src_err = rc;                /* sim_run reports it; the run is not written */
+    if (rc == 2)
+        return false;                   /* blocked until one of its requests ends */
     a->counted = false;
     q->ended = rc != 1 || a->t >= s->duration;
     return !q->ended;
@@ -410,6 +421,7 @@ static void on_arrival(struct sim *s, int src)
     bool counted = s->src[src].cur.counted;
     int64_t slo = m >= 0 ? s->models[m].slo_ns : 0;
     ri->path = -1;
+    ri->src = src;
     if (s->app) {                       /* the path is drawn now and kept from the policy */
         int p = ri->path = (int)gsl_ran_discrete(s->path_rng, s->path_table);
         m = s->app->paths[p].stages[0];

@@ -136,15 +136,19 @@ struct policy_ops;
  * one pending (so memory does not grow with the run). The inputs layer (workloads/) makes
  * them; the engine only calls them. */
 struct sim_source {
-    /* The next arrival: its time in ns from the run's start (never before the previous),
-     * its model (-1: a request of the world's application, whose path the engine draws) and
-     * size (0 if none). Returns 1, 0 when there are no more, or a negative code with
-     * sim_err_msg set (the run then fails and writes nothing). */
+    /* The next arrival: its time in ns from the run's start (never before the previous nor
+     * before now), its model (-1: a request of the world's application, whose path the
+     * engine draws) and size (0 if none). Returns 1, 0 when there are no more, 2 when there
+     * is none until one of its requests ends (a closed-loop source: see on_end), or a
+     * negative code with sim_err_msg set (the run then fails and writes nothing). */
     int (*next)(void *ctx, int64_t *t_ns /* OUT */, int *model /* OUT */, double *size /* OUT */);
     void (*close)(void *ctx);          /* may be NULL */
     void *ctx;
     int frontend;                      /* the frontend of all its arrivals, or -1: each request
                                         * gets one by world->frontend_split */
+    /* May be NULL. A request this source made ended (its response at t_end, or dropped at
+     * t_end); a source that said 2 is asked for its next arrival again right after. */
+    void (*on_end)(void *ctx, int64_t t_end);
 };
 
 /* An engine for world `w`, with every arrival rate multiplied by `load_scale` (the sources

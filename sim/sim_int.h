@@ -13,6 +13,7 @@
 struct sim_req_int {
     struct sim_request pub;
     int path;                    /* application path, or -1; never shown to policies */
+    int src;                     /* the source that made it (closed-loop sources hear its end) */
 };
 
 struct sim_path_stats {          /* one application path */

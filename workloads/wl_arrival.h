@@ -56,6 +56,8 @@ struct wl_workload {
     struct wl_trace_cfg *trace;        /* a real trace instead of rate_rps, or NULL; owned */
     struct wl_schedule *schedules;     /* [nmodels] or NULL; owned */
     struct wl_size *sizes;             /* [nmodels] or NULL; owned */
+    struct wl_clients_cfg *clients;    /* closed-loop clients instead of rates, or NULL; owned
+                                        * (wl_clients.h) */
 };
 
 /* Draws one model's request sizes (workload.sizes) from its stream "sizes.<model name>";

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "sim_err.h"
+#include "wl_clients.h"
 
 static int replay_next(void *ctx, int64_t *t, int *model, double *size)
 {
@@ -26,6 +27,10 @@ int wl_sources_open(const struct wl_workload *w, const struct sim_world *world, 
                     struct sim_source **out, int *n, struct wl_replay **replay)
 {
     int nf = world->frontends, rc;
+    if (replay)
+        *replay = NULL;
+    if (w->clients)                     /* closed loop: a source per client */
+        return wl_clients_open(w->clients, world->seed, scale, out, n);
     bool indep = world->frontend_split == SIM_SPLIT_INDEPENDENT && nf > 1 && !w->trace;
     int per = world->app ? 1 : world->nmodels;   /* an application is one source */
     int ns = w->trace ? 1 : indep ? per * nf : per;
@@ -42,7 +47,7 @@ int wl_sources_open(const struct wl_workload *w, const struct sim_world *world, 
             free(src);
             return rc;
         }
-        src[0] = (struct sim_source){replay_next, replay_close, rp, nf == 1 ? 0 : -1};
+        src[0] = (struct sim_source){replay_next, replay_close, rp, nf == 1 ? 0 : -1, NULL};
         if (replay)
             *replay = rp;
         *out = src;

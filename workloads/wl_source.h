@@ -4,7 +4,8 @@
  * several frontends split independently; an application is one source of requests (the
  * engine draws each request's path). A single frontend keeps the stream name, and so the
  * draws, of the unsplit model. A trace: one merged replay (wl_replay.h), whose requests are
- * dealt to frontends by the world's split. */
+ * dealt to frontends by the world's split. Closed-loop clients: one source each
+ * (wl_clients.h). */
 #ifndef WL_SOURCE_H
 #define WL_SOURCE_H
 

@@ -12,6 +12,7 @@
 #include "sim_err.h"
 #include "sim_json.h"
 #include "sim_rng.h"
+#include "wl_clients.h"
 #include "wl_jobs.h"
 #include "wl_source.h"
 #include "wl_zoo.h"
@@ -38,6 +39,7 @@ void sim_config_destroy(struct sim_config *cfg)
         free(cfg->workload.schedules[m].seg);
     free(cfg->workload.schedules);
     free(cfg->workload.sizes);
+    wl_clients_cfg_free(cfg->workload.clients);
     wl_trace_cfg_free(cfg->workload.trace);
     sim_app_free(cfg->app);
     free(cfg->world.model_rps);
@@ -547,11 +549,80 @@ static int parse_rate_schedules(struct sim_config *c, const cJSON *o, int *n)
     return 0;
 }
 
+/* workload.clients: closed-loop clients instead of an arrival rate (wl_clients.h). */
+static int parse_clients(struct sim_config *c, const cJSON *w)
+{
+    static const char *const keys[] = {"model", "step_s", "counts", "think_s", "after", NULL};
+    static const char *const AFTER[] = {"hold", "end", NULL};
+    static const char *const others[] = {"rate_rps", "arrival", "popularity", "segments",
+                                         "random_segments", "trace", "rate_schedules", "sizes",
+                                         NULL};
+    const char *P = "workload.clients", *mname = NULL;
+    const cJSON *o, *counts;
+    int rc, after = 0;
+    for (int i = 0; others[i]; i++)
+        if (cJSON_GetObjectItemCaseSensitive(w, others[i]))
+            return sim_err_set(SIM_EINVAL, "workload.%s: with workload.clients the clients make "
+                               "the requests; give no rate, arrival process or trace", others[i]);
+    if (c->app)
+        return sim_err_set(SIM_EINVAL, "workload.clients: not with an application");
+    struct wl_clients_cfg *cl = calloc(1, sizeof *cl);
+    if (!cl)
+        return SIM_ENOMEM;
+    c->workload.clients = cl;           /* freed with the config from here on */
+    cl->step_s = 60;
+    cl->think_s = 1;
+    if ((rc = sim_json_obj(w, "workload", "clients", true, &o)) ||
+        (rc = sim_json_keys(o, P, keys)) || (rc = sim_json_str(o, P, "model", false, &mname)) ||
+        (rc = sim_json_num(o, P, "step_s", false, SIM_J_POS, &cl->step_s)) ||
+        (rc = sim_json_num(o, P, "think_s", false, SIM_J_POS, &cl->think_s)) ||
+        (rc = sim_json_arr(o, P, "counts", true, &counts)) ||
+        (rc = sim_json_enum(o, P, "after", false, AFTER, &after)))
+        return rc;
+    cl->hold = after == 0;
+    if (mname) {
+        cl->model = -1;
+        for (int m = 0; m < c->world.nmodels && cl->model < 0; m++)
+            if (!strcmp(c->world.models[m].name, mname))
+                cl->model = m;
+        if (cl->model < 0)
+            return sim_err_set(SIM_EINVAL, "%s.model: no model \"%s\" in models", P, mname);
+    } else if (c->world.nmodels != 1) {
+        return sim_err_set(SIM_EINVAL, "%s.model: missing (the config has %d models: name the "
+                           "one the clients use)", P, c->world.nmodels);
+    }
+    int n = cJSON_GetArraySize(counts);
+    if (n < 1 || n > 100000)
+        return sim_err_set(SIM_EINVAL, "%s.counts: expected 1 to 100000 counts, got %d", P, n);
+    if (!(cl->counts = calloc((size_t)n, sizeof *cl->counts)))
+        return SIM_ENOMEM;
+    cl->nsteps = n;
+    int most = 0;
+    for (int i = 0; i < n; i++) {
+        char q[SIM_JPATH_MAX];
+        const cJSON *v = cJSON_GetArrayItem(counts, i);
+        sim_jpath_idx(q, sizeof q, "workload.clients.counts", i);
+        if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e6 ||
+            v->valuedouble != floor(v->valuedouble))
+            return sim_json_expected(q, "a whole number of clients in [0, 1000000]", v);
+        cl->counts[i] = (int)v->valuedouble;
+        most = cl->counts[i] > most ? cl->counts[i] : most;
+    }
+    if (most == 0)
+        return sim_err_set(SIM_EINVAL, "%s.counts: every step has 0 clients", P);
+    if (cl->think_s > 1e6 || cl->step_s > 1e8)
+        return sim_err_set(SIM_EINVAL, "%s: think_s at most 1e6 s, step_s at most 1e8 s", P);
+    c->world.rate_rps = wl_clients_rate(cl);   /* what policies read: an upper bound */
+    c->world.model_rps[cl->model] = c->world.rate_rps;
+    c->workload.arrival = WL_ARR_POISSON;
+    return 0;
+}
+
 static int parse_workload(struct sim_config *c, const cJSON *root)
 {
     static const char *const keys[] = {"rate_rps", "arrival", "popularity", "segments",
                                        "random_segments", "trace", "rate_schedules", "sizes",
-                                       NULL};
+                                       "clients", NULL};
     static const char *const akeys[] = {"kind", "shape", NULL};
     static const char *const pkeys[] = {"kind", "s", NULL};
     static const char *const skeys[] = {"duration_s", "scale", "models", NULL};
@@ -561,8 +632,11 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
     if (!(c->world.model_rps = calloc((size_t)c->world.nmodels, sizeof *c->world.model_rps)))
         return SIM_ENOMEM;
     if ((rc = sim_json_obj(root, "", "workload", true, &w)) ||
-        (rc = sim_json_keys(w, "workload", keys)) ||
-        (rc = sim_json_obj(w, "workload", "trace", false, &tr)) ||
+        (rc = sim_json_keys(w, "workload", keys)))
+        return rc;
+    if (cJSON_GetObjectItemCaseSensitive(w, "clients"))
+        return parse_clients(c, w);
+    if ((rc = sim_json_obj(w, "workload", "trace", false, &tr)) ||
         (rc = sim_json_obj(w, "workload", "rate_schedules", false, &sched)) ||
         (rc = parse_rate_schedules(c, sched, &nsched)) ||
         (rc = sim_json_obj(w, "workload", "sizes", false, &sizes)) ||

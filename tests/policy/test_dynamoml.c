@@ -22,7 +22,7 @@ static struct sim *run_cfg(const char *text, struct sim_config **cfg)
     REQUIRE_OK(sim_config_from_text(text, "dyn", ".", cfg));
     static struct fixed_src f;
     f = (struct fixed_src){NULL, 0, 0, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL};
     REQUIRE_OK(sim_create(&(*cfg)->world, 1.0, (*cfg)->world.policy, &src, 1, &s));
     REQUIRE_OK(sim_run(s));
     return s;

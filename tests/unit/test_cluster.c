@@ -1,9 +1,12 @@
-/* test_cluster — the engine's GPU ledger (sim/sim_cluster.c): GPUs per node from the config,
+/* test_cluster — DynamoML's engine and workload pieces. The engine's GPU ledger
+ * (sim/sim_cluster.c): GPUs per node from the config,
  * claims that never exceed a GPU, executors pending while no GPU is free and taking GPUs in
  * the order they were added, cancelled while pending, billed only while they hold a GPU; and
  * training jobs (sim/sim_jobs.c): a job's completion time under a hand-computed sequence of
- * worker changes, the chief never removed, the jobs section's errors. Scripted test policies
- * act at fixed times (their timers) and record what they see. */
+ * worker changes, the chief never removed, the jobs section's errors; closed-loop clients
+ * (workloads/wl_clients.c): a client's cycle of response and think time, the schedule's steps,
+ * bad input. Scripted test policies act at fixed times (their timers) and record what they
+ * see. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +15,7 @@
 #include "sim_err.h"
 #include "sim_policy.h"
 #include "sim_result.h"
+#include "wl_source.h"
 #include "test.h"
 #include "test_src.h"
 
@@ -139,7 +143,7 @@ static struct sim_result *run_script(const enum act *script, int n, struct sim *
     REQUIRE_OK(sim_config_from_text(text, "ledger", ".", &cfg));
     static struct fixed_src f;
     f = (struct fixed_src){NULL, 0, 0, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &scripted, &src, 1, &s));
     CHECK(sim_gpu_count(s) == 4 && sim_gpu(s, 0)->node == 0 && sim_gpu(s, 2)->node == 1 &&
           sim_gpu(s, 0)->milli == 1000 && sim_exec(s, 0)->gpu == 0,
@@ -339,7 +343,7 @@ static void job_completes_as_computed_by_hand(void)
     REQUIRE_OK(sim_config_from_text(text, "jobs", ".", &cfg));
     static struct fixed_src f;
     f = (struct fixed_src){NULL, 0, 0, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &job_script, &src, 1, &s));
     CHECK(sim_job_count(s) == 1 && sim_job(s, 0)->state == SIM_JOB_FUTURE, "before the run");
     REQUIRE_OK(sim_run(s));
@@ -410,9 +414,89 @@ static void jobs_config_errors(void)
     sim_config_destroy(cfg);
 }
 
+/* Closed-loop clients on one executor (15 ms per request, batch 1, no network delays), think
+ * time exponential with mean 1 s. Steps of 500 s with 2, 0 and 6 clients, "end" after. A
+ * client's cycle is think + 15 ms (+ a wait when another is in service: under 15 ms x
+ * clients), so the requests sent in a step are about clients x 500 / 1.015: 985 with 2 (one
+ * client: 492.6 expected, sd ~22 each), none while 0 are active (only a request in flight at
+ * 500 s may end there), 2956 with 6; none after the schedule. No request is ever waiting
+ * without its client blocked: each client has at most one in the system. */
+static struct {
+    int64_t per_step[4];
+    int in_system, most_in_system;
+} cl_seen;
+static void cl_arrive(void *ctx, const struct sim *s, const struct sim_request *r)
+{
+    (void)ctx, (void)s;
+    int st = (int)(r->t_arrival / (500 * 1000000000LL));
+    cl_seen.per_step[st < 3 ? st : 3]++;
+    if (++cl_seen.in_system > cl_seen.most_in_system)
+        cl_seen.most_in_system = cl_seen.in_system;
+}
+static void cl_end(void *ctx, const struct sim *s, const struct sim_request *r)
+{
+    (void)ctx, (void)s, (void)r;
+    cl_seen.in_system--;
+}
+
+static void closed_loop_clients(void)
+{
+    const char *text =
+        "{\"seed\":5,\"duration_s\":2000,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"r\","
+        "\"alpha_ms\":0,\"beta_ms\":15,\"slo_ms\":128,\"max_batch\":1}],\"network\":{\"ctrl_us\":0,"
+        "\"data_us_per_request\":0,\"resp_us\":0},\"policy\":{\"name\":\"dynamoml\"},"
+        "\"metrics\":{\"sample_period_s\":0},\"workload\":{\"clients\":{\"step_s\":500,"
+        "\"counts\":[2,0,6],\"think_s\":1,\"after\":\"end\"}}}";
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "clients", ".", &cfg));
+    CHECK_NEAR(cfg->world.rate_rps, (2 + 0 + 6) / 3.0, 1e-12);
+    struct sim_source *src;
+    int n;
+    struct sim *s;
+    REQUIRE_OK(wl_sources_open(&cfg->workload, &cfg->world, 1.0, &src, &n, NULL));
+    CHECK(n == 6, "%d client sources, expected the most any step has (6)", n);
+    memset(&cl_seen, 0, sizeof cl_seen);
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, src, n, &s));
+    free(src);
+    struct sim_observer obs = {.request_arrive = cl_arrive, .request_end = cl_end};
+    sim_set_observer(s, &obs);
+    REQUIRE_OK(sim_run(s));
+    CHECK(cl_seen.per_step[0] > 985 * 0.9 && cl_seen.per_step[0] < 985 * 1.1 &&
+          cl_seen.per_step[1] == 0 && cl_seen.per_step[2] > 2956 * 0.95 &&
+          cl_seen.per_step[2] < 2956 * 1.05 && cl_seen.per_step[3] == 0,
+          "requests per step %lld %lld %lld, after %lld (about 985, 0, 2956, 0)",
+          (long long)cl_seen.per_step[0], (long long)cl_seen.per_step[1],
+          (long long)cl_seen.per_step[2], (long long)cl_seen.per_step[3]);
+    CHECK(cl_seen.most_in_system <= 6, "%d requests in the system at once (6 clients)",
+          cl_seen.most_in_system);
+    sim_destroy(s);
+    /* bad input: exit 2 with the JSON path */
+    struct {
+        const char *clients, *want;
+    } bad[] = {
+        {"{\"counts\":[1,-2]}", "workload.clients.counts[1]: expected a whole number of clients"},
+        {"{\"counts\":[0,0]}", "workload.clients.counts: every step has 0 clients"},
+        {"{\"counts\":[1],\"model\":\"x\"}", "workload.clients.model: no model \"x\""},
+        {"{\"counts\":[1]},\"rate_rps\":5", "workload.rate_rps: with workload.clients"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char t2[512];
+        snprintf(t2, sizeof t2, "{\"duration_s\":1,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":"
+                 "\"r\",\"alpha_ms\":0,\"beta_ms\":15,\"slo_ms\":128}],\"workload\":{\"clients\":"
+                 "%s}}", bad[i].clients);
+        struct sim_config *c2 = NULL;
+        int rc = sim_config_from_text(t2, "c", ".", &c2);
+        CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), bad[i].want), "case %zu: rc %d, %s", i, rc,
+              sim_err_msg());
+        sim_config_destroy(c2);
+    }
+    sim_config_destroy(cfg);
+}
+
 TEST_MAIN({"pending_executors_take_freed_gpus", pending_executors_take_freed_gpus},
           {"removed_pending_executor_is_cancelled", removed_pending_executor_is_cancelled},
           {"fractional_claims_never_exceed_a_gpu", fractional_claims_never_exceed_a_gpu},
           {"ledger_config", ledger_config},
           {"job_completes_as_computed_by_hand", job_completes_as_computed_by_hand},
-          {"jobs_config_errors", jobs_config_errors})
+          {"jobs_config_errors", jobs_config_errors},
+          {"closed_loop_clients", closed_loop_clients})
