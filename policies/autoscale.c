@@ -11,16 +11,33 @@
  *     (the spec's N f, less a margin so the cluster does not sit exactly at saturation);
  *   - "target_util" (the Kubernetes HPA rule, a common baseline): u = 1 - f, desired =
  *     ceil(N u / target_util), acted on when |u / target_util - 1| > tolerance.
- * Releases wait for cooldown_s after the last action and for no executor to be starting;
- * the newest executors go first. Counts stay within [min_gpus, cluster.max_gpus]. Time series:
- * autoscale.add, autoscale.remove (the engine adds gpus_billed). */
+ *   - "hpa" (Kubernetes' HPA on request rate, as DynamoML runs it: specs/dynamoml.md,
+ *     operator 3): every sync_s, R = requests/s offered over the last window_s; desired =
+ *     ceil(R / target_rps), unchanged while |R / (target_rps ready) - 1| <= tolerance (ready:
+ *     executors up), within [min_gpus, max_gpus]; up at once by at most max(4, 100 %) of the
+ *     current count (up, starting and pending); down to the largest desired of the last
+ *     stabilization_s, removing pending executors first, then starting, then the newest.
+ *     Executors added with no GPU free wait for one (pending; the policy may preempt).
+ * Releases of the first two wait for cooldown_s after the last action and for no executor to
+ * be starting; the newest executors go first. Counts stay within [min_gpus, cluster.max_gpus].
+ * Time series: autoscale.add, autoscale.remove, hpa.desired (the engine adds gpus_billed). */
 #include <math.h>
 #include <string.h>
 
 #include "policy.h"
 
+#define HPA_HISTORY 1024               /* windows and recommendations kept: 1,024 periods */
+
 struct state {
     int64_t last;                       /* time of the last add or release (ns) */
+    /* hpa: the windows seen (end time, offered), a ring; desired recommendations with their
+     * times, a ring; the last sync */
+    int64_t win_t[HPA_HISTORY];
+    uint64_t win_n[HPA_HISTORY];
+    int64_t rec_t[HPA_HISTORY];
+    int rec[HPA_HISTORY];
+    int nwin, nrec, hwin, hrec;
+    int64_t next_sync;
 };
 
 static void add(struct sim *s, int n, int64_t *last)
@@ -110,6 +127,101 @@ static void target_util_step(struct sim *s, const void *params, void *state)
     }
     act(s, a, &c, grow, shrink, &st->last);
 }
+
+/* Executors by state: up (ready), starting, pending. */
+static void hpa_count(struct sim *s, int *up, int *starting, int *pending)
+{
+    *up = *starting = *pending = 0;
+    for (int e = 0; e < sim_exec_count(s); e++) {
+        const struct sim_exec *x = sim_exec(s, e);
+        if (x->cpu)
+            continue;
+        *up += x->state == SIM_EXEC_UP;
+        *starting += x->state == SIM_EXEC_STARTING;
+        *pending += x->state == SIM_EXEC_PENDING;
+    }
+}
+
+/* Removes n executors: pending first, then starting, then the newest up. */
+static int hpa_remove(struct sim *s, int n)
+{
+    static const enum sim_exec_state order[] = {SIM_EXEC_PENDING, SIM_EXEC_STARTING, SIM_EXEC_UP};
+    int done = 0;
+    for (int k = 0; k < 3 && done < n; k++)
+        for (int e = sim_exec_count(s) - 1; e >= 0 && done < n; e--)
+            if (!sim_exec(s, e)->cpu && sim_exec(s, e)->state == order[k]) {
+                sim_exec_remove(s, e);
+                done++;
+            }
+    return done;
+}
+
+static void hpa_step(struct sim *s, const void *params, void *state)
+{
+    const struct policy_autoscale *a = params;
+    struct state *st = state;
+    const struct sim_window *w = sim_last_window(s);
+    int64_t now = sim_now(s);
+    st->win_t[st->hwin] = w->t1;        /* every window, synced or not */
+    st->win_n[st->hwin] = w->offered;
+    st->hwin = (st->hwin + 1) % HPA_HISTORY;
+    st->nwin += st->nwin < HPA_HISTORY;
+    if (now < st->next_sync)
+        return;
+    st->next_sync = now + (int64_t)llround(a->sync_s * 1e9);
+    /* R: offered over the windows ending in (now - window_s, now] */
+    int64_t from = now - (int64_t)llround(a->window_s * 1e9);
+    uint64_t n = 0;
+    int used = 0;
+    for (int i = 0; i < st->nwin; i++, used++) {
+        int k = (st->hwin - 1 - i + HPA_HISTORY) % HPA_HISTORY;
+        if (st->win_t[k] <= from)
+            break;
+        n += st->win_n[k];
+    }
+    double span = used * (double)(w->t1 - w->t0) / 1e9;   /* windows are one period each */
+    double r = span > 0 ? (double)n / span : 0;
+    int up, starting, pending;
+    hpa_count(s, &up, &starting, &pending);
+    int current = up + starting + pending;
+    int desired = current;
+    if (!(up > 0 && fabs(r / (a->target_rps * up) - 1) <= a->tolerance))
+        desired = (int)ceil(r / a->target_rps - 1e-9);
+    int lo = a->min_gpus, hi = sim_world(s)->max_gpus;
+    desired = desired < lo ? lo : desired > hi ? hi : desired;
+    int cap = current < 4 ? 4 : 2 * current;   /* scale-up limit: max(4 pods, 100 %) */
+    if (desired > cap)
+        desired = cap;
+    st->rec_t[st->hrec] = now;          /* stabilization: the largest of the window */
+    st->rec[st->hrec] = desired;
+    st->hrec = (st->hrec + 1) % HPA_HISTORY;
+    st->nrec += st->nrec < HPA_HISTORY;
+    int stable = desired;
+    int64_t since = now - (int64_t)llround(a->stabilization_s * 1e9);
+    for (int i = 0; i < st->nrec; i++) {
+        int k = (st->hrec - 1 - i + HPA_HISTORY) % HPA_HISTORY;
+        if (st->rec_t[k] < since)
+            break;
+        stable = st->rec[k] > stable ? st->rec[k] : stable;
+    }
+    sim_ts_add(s, "hpa.desired", -1, desired);
+    int added = 0, removed = 0;
+    if (desired > current)
+        for (int i = current; i < desired && sim_exec_add(s) >= 0; i++)
+            added++;
+    else if (stable < current)
+        removed = hpa_remove(s, current - stable);
+    sim_ts_add(s, "autoscale.add", -1, added);
+    sim_ts_add(s, "autoscale.remove", -1, removed);
+}
+
+const struct sim_autoscaler_ops autoscaler_hpa = {
+    .name = "hpa",
+    .summary = "Kubernetes' HPA on request rate: desired = ceil(R / target_rps), tolerance, "
+               "stabilization of scale-down (DynamoML)",
+    .state_size = sizeof(struct state),
+    .step = hpa_step,
+};
 
 const struct sim_autoscaler_ops autoscaler_symphony = {
     .name = "symphony",

@@ -17,9 +17,12 @@
  *    random node at arrival; the job progresses once all its workers are bound.
  *  * inference: one request at a time per executor (batch 1), FIFO over the central queue.
  *
+ *  * with `autoscaling` (which needs autoscale.kind "hpa", the HPA on request rate) and the
+ *    scheduler: preemption — a pod added with no GPU free takes training workers' GPUs in
+ *    scale-in order until none is pending or only chiefs are left.
+ *
  * Not built yet (refused when asked for): the fractional-GPU allocator for notebooks
- * (`sharing`), the HPA and preemption (`autoscaling`); inference pods routed round robin with
- * queues of their own. */
+ * (`sharing`); inference pods routed round robin with queues of their own. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,12 +357,15 @@ static int init(struct sim *s, const cJSON *p, void *state)
         (rc = sim_json_bool(p, "policy.params", "autoscaling", false, &st->autoscaling)) ||
         (rc = sim_json_num(p, "policy.params", "sched_period_s", false, SIM_J_POS, &st->period_s)))
         return rc;
-    if (st->sharing || st->autoscaling)
-        return sim_err_set(SIM_EINVAL, "policy.params.%s: DynamoML's %s is not built yet "
-                           "(issue 21): only the training scheduler and native placement are",
-                           st->sharing ? "sharing" : "autoscaling",
-                           st->sharing ? "fractional-GPU allocator" : "HPA and preemption");
+    if (st->sharing)
+        return sim_err_set(SIM_EINVAL, "policy.params.sharing: DynamoML's fractional-GPU "
+                           "allocator is not built yet (issue 21)");
     const struct sim_world *w = sim_world(s);
+    if (st->autoscaling && (!w->autoscaler || strcmp(w->autoscaler->name, "hpa") != 0))
+        return sim_err_set(SIM_EINVAL, "policy.params.autoscaling: DynamoML's inference "
+                           "autoscaler is the HPA on request rate: give autoscale.kind \"hpa\" "
+                           "(its target_rps, sync_s, window_s, stabilization_s) and "
+                           "cluster.max_gpus");
     st->nnodes = w->nnodes > 0 ? w->nnodes : 1;
     if (st->nnodes > 256)
         return sim_err_set(SIM_EINVAL, "cluster.nodes: dynamoml handles at most 256 nodes");
@@ -418,6 +424,19 @@ static void on_job(struct sim *s, void *state, int j)
     pass(s, state);
 }
 
+/* Preemption (scheduler and HPA both on): a pod added with no GPU free takes training
+ * workers' GPUs, one worker at a time in scale-in order, until no pod is pending or only
+ * chiefs are left (each freed GPU goes to the first pending pod at once). */
+static void on_exec_pending(struct sim *s, void *state, int e)
+{
+    struct dyn *st = state;
+    (void)e;
+    if (!st->scheduling || !st->autoscaling)
+        return;
+    while (pending_execs(s) && remove_one(s, false))
+        ;
+}
+
 static void on_gpu_free(struct sim *s, void *state, int g)
 {
     (void)g;
@@ -427,8 +446,8 @@ static void on_gpu_free(struct sim *s, void *state, int g)
 const struct policy_ops policy_dynamoml = {
     .name = "dynamoml",
     .summary = "DynamoML (in progress): training-job scheduler (gang, packing, reclaim, "
-               "scale-out) or native placement; inference batch 1, FIFO. Not yet: GPU "
-               "sharing, HPA, preemption",
+               "scale-out) or native placement, preemption for HPA pods; inference batch 1, "
+               "FIFO. Not yet: GPU sharing",
     .state_size = sizeof(struct dyn),
     .param_keys = params,
     .init = init,
@@ -439,6 +458,7 @@ const struct policy_ops policy_dynamoml = {
     .on_job_arrive = on_job,
     .on_job_done = on_job,
     .on_gpu_free = on_gpu_free,
+    .on_exec_pending = on_exec_pending,
     .destroy = destroy,
     .dynamic_execs = true,
 };

@@ -47,9 +47,14 @@ struct policy_autoscale {
     double keep_idle;                  /* symphony: release N (f - keep_idle) */
     double target_util, tolerance;     /* target_util: desired = ceil(N u / target) outside +-tol */
     double cooldown_s;                 /* no release within this long of the last action */
+    /* hpa (Kubernetes' HPA on request rate): every sync_s, R = requests/s offered over the
+     * last window_s, desired = ceil(R / target_rps), left as it is while
+     * |R / (target_rps x ready) - 1| <= tolerance; up at once by at most max(4, 100 %),
+     * down to the largest desired of the last stabilization_s */
+    double target_rps, sync_s, window_s, stabilization_s;
 };
 
-/* The autoscaler named `name` ("symphony", "target_util"), or NULL. */
+/* The autoscaler named `name` ("symphony", "target_util", "hpa"), or NULL. */
 const struct sim_autoscaler_ops *autoscaler_find(const char *name);
 
 #endif

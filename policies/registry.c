@@ -30,6 +30,7 @@ extern const struct policy_ops policy_rr_max;
 extern const struct policy_ops policy_rr_min;
 extern const struct sim_autoscaler_ops autoscaler_symphony;
 extern const struct sim_autoscaler_ops autoscaler_target_util;
+extern const struct sim_autoscaler_ops autoscaler_hpa;
 
 static const struct policy_ops *const registry[] = {
     &policy_symphony,
@@ -93,6 +94,7 @@ int policy_check_params(const struct policy_ops *p, const cJSON *params)
 static const struct sim_autoscaler_ops *const autoscalers[] = {
     &autoscaler_symphony,
     &autoscaler_target_util,
+    &autoscaler_hpa,
 };
 
 const struct sim_autoscaler_ops *autoscaler_find(const char *name)

@@ -11,6 +11,14 @@
 
 enum { JEV_ARRIVE, JEV_RESUME, JEV_DONE };
 
+/* A job event, unless it falls after the run's end (duration_s): the job then stays as it is
+ * (unfinished), and the clock never runs past the end for it. */
+static void job_push(struct sim *s, int64_t t, int j, uint64_t gen)
+{
+    if (t <= s->duration)
+        sim_push_event(s, t, SIM_EV_JOB, (uint32_t)j, gen);
+}
+
 int sim_jobs_init(struct sim *s)
 {
     const struct sim_world *w = s->cfg;
@@ -31,7 +39,7 @@ int sim_jobs_init(struct sim *s)
         p->arrival = (int64_t)llround(c->arrival_s * 1e9);
         p->started = p->ended = -1;
         p->ps_node = -1;
-        sim_push_event(s, p->arrival, SIM_EV_JOB, (uint32_t)j, JEV_ARRIVE);
+        job_push(s, p->arrival, j, JEV_ARRIVE);
     }
     return 0;
 }
@@ -105,8 +113,7 @@ static void retime(struct sim *s, struct sim_job_int *ji)
     ji->split = is_split(s, p);
     ji->rate = 0;
     if (p->state == SIM_JOB_STARTING || p->state == SIM_JOB_RECONFIGURING) {
-        sim_push_event(s, ji->pause_until, SIM_EV_JOB, (uint32_t)p->id,
-                       ((uint64_t)ji->serial << 2) | JEV_RESUME);
+        job_push(s, ji->pause_until, p->id, ((uint64_t)ji->serial << 2) | JEV_RESUME);
         return;
     }
     if (p->state != SIM_JOB_RUNNING)
@@ -114,7 +121,7 @@ static void retime(struct sim *s, struct sim_job_int *ji)
     ji->rate = k->speedup[p->nworkers - 1] / k->iter_s / (ji->split ? k->cross_node : 1);
     double left = p->iterations - ji->done;
     int64_t t = s->now + (left > 0 ? (int64_t)ceil(left / ji->rate * 1e9) : 0);
-    sim_push_event(s, t, SIM_EV_JOB, (uint32_t)p->id, ((uint64_t)ji->serial << 2) | JEV_DONE);
+    job_push(s, t, p->id, ((uint64_t)ji->serial << 2) | JEV_DONE);
 }
 
 /* A pause of d_s seconds from now (start-up, reconfiguration, shrink): a job already paused

@@ -882,8 +882,9 @@ static int parse_rest(struct sim_config *c, const cJSON *root)
 static int parse_autoscale(struct sim_config *c, const cJSON *root)
 {
     static const char *const keys[] = {"kind", "min_gpus", "bad_rate_threshold", "keep_idle",
-                                       "target_util", "tolerance", "cooldown_s", NULL};
-    static const char *const KINDS[] = {"none", "symphony", "target_util", NULL};
+                                       "target_util", "tolerance", "cooldown_s", "target_rps",
+                                       "sync_s", "window_s", "stabilization_s", NULL};
+    static const char *const KINDS[] = {"none", "symphony", "target_util", "hpa", NULL};
     const char *P = "autoscale";
     struct policy_autoscale *a = &c->autoscale;
     const cJSON *o;
@@ -895,6 +896,10 @@ static int parse_autoscale(struct sim_config *c, const cJSON *root)
     a->target_util = 0.7;
     a->tolerance = 0.1;
     a->cooldown_s = 30;
+    a->target_rps = 20;                 /* hpa: DynamoML's (ours), then Kubernetes' defaults */
+    a->sync_s = 15;
+    a->window_s = 30;
+    a->stabilization_s = 300;
     c->world.autoscaler = NULL;
     c->world.autoscale_params = a;
     if ((rc = sim_json_obj(root, "", "autoscale", false, &o)) || !o)
@@ -906,7 +911,11 @@ static int parse_autoscale(struct sim_config *c, const cJSON *root)
         (rc = sim_json_num(o, P, "keep_idle", false, SIM_J_UNIT, &a->keep_idle)) ||
         (rc = sim_json_num(o, P, "target_util", false, SIM_J_UNIT, &a->target_util)) ||
         (rc = sim_json_num(o, P, "tolerance", false, SIM_J_UNIT, &a->tolerance)) ||
-        (rc = sim_json_num(o, P, "cooldown_s", false, SIM_J_NONNEG, &a->cooldown_s)))
+        (rc = sim_json_num(o, P, "cooldown_s", false, SIM_J_NONNEG, &a->cooldown_s)) ||
+        (rc = sim_json_num(o, P, "target_rps", false, SIM_J_POS, &a->target_rps)) ||
+        (rc = sim_json_num(o, P, "sync_s", false, SIM_J_POS, &a->sync_s)) ||
+        (rc = sim_json_num(o, P, "window_s", false, SIM_J_POS, &a->window_s)) ||
+        (rc = sim_json_num(o, P, "stabilization_s", false, SIM_J_NONNEG, &a->stabilization_s)))
         return rc;
     a->min_gpus = (int)min_gpus;
     if (kind == 0)

@@ -15,17 +15,29 @@
 #include "sim_err.h"
 #include "test.h"
 #include "test_src.h"
+#include "wl_source.h"
 
-static struct sim *run_cfg(const char *text, struct sim_config **cfg)
+/* Runs the config on an engine kept for inspection: with no arrivals, or with its workload's. */
+static struct sim *run_with(const char *text, struct sim_config **cfg, bool arrivals)
 {
     struct sim *s;
     REQUIRE_OK(sim_config_from_text(text, "dyn", ".", cfg));
     static struct fixed_src f;
     f = (struct fixed_src){NULL, 0, 0, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL};
-    REQUIRE_OK(sim_create(&(*cfg)->world, 1.0, (*cfg)->world.policy, &src, 1, &s));
+    struct sim_source none = {fixed_next, fixed_close, &f, 0, NULL}, *src = &none;
+    int n = 1;
+    if (arrivals)
+        REQUIRE_OK(wl_sources_open(&(*cfg)->workload, &(*cfg)->world, 1.0, &src, &n, NULL));
+    REQUIRE_OK(sim_create(&(*cfg)->world, 1.0, (*cfg)->world.policy, src, n, &s));
+    if (arrivals)
+        free(src);
     REQUIRE_OK(sim_run(s));
     return s;
+}
+
+static struct sim *run_cfg(const char *text, struct sim_config **cfg)
+{
+    return run_with(text, cfg, false);
 }
 
 static void gpus_are(const struct sim *s, int j, const int *want, int n, int ps)
@@ -137,7 +149,7 @@ static void native_pods_bind_one_at_a_time(void)
     }
 }
 
-/* What is not built yet is refused with the parameter named. */
+/* What is not built yet is refused with the parameter named; autoscaling without the HPA too. */
 static void unbuilt_operators_refused(void)
 {
     struct sim_config *cfg = NULL;
@@ -152,9 +164,106 @@ static void unbuilt_operators_refused(void)
     CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "policy.params.sharing") &&
           strstr(sim_err_msg(), "not built yet"), "rc %d: %s", rc, sim_err_msg());
     sim_config_destroy(cfg);
+    /* autoscaling names the HPA, which is configured in autoscale */
+    cfg = NULL;
+    rc = sim_config_from_text("{\"duration_s\":1,\"cluster\":{\"gpus\":1}," MODEL ","
+                              "\"policy\":{\"name\":\"dynamoml\",\"params\":{\"autoscaling\":"
+                              "true}}}", "d", ".", &cfg);
+    if (!rc) {
+        struct sim_result *r = NULL;
+        rc = sim_run_once(cfg, 1.0, NULL, &r);
+        sim_result_destroy(r);
+    }
+    CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "give autoscale.kind \"hpa\""), "rc %d: %s",
+          rc, sim_err_msg());
+    sim_config_destroy(cfg);
+}
+
+/* The value of `series` at time t (s) in r's time series, or -1. */
+static double ts_at(const struct sim_result *r, const char *series, double t)
+{
+    for (size_t i = 0; i < r->ts.n; i++)
+        if (!strcmp(r->ts.series[r->ts.pts[i].series], series) &&
+            r->ts.pts[i].t == (int64_t)(t * 1e9))
+            return r->ts.pts[i].value;
+    return -1;
+}
+
+/* The HPA on request rate: uniform arrivals at 90 req/s for 100 s, then 30; target 20 req/s
+ * per pod, tolerance 0.1, sync 15 s (the first at the first 5-s tick), window 30 s,
+ * stabilization 60 s, pods up at once. By hand: t=5: R 90 -> 4.5 -> 5, capped at max(4, 2 x
+ * 1) = 4; t=20: |90 / 80 - 1| = 0.125 > 0.1 -> 5; t=35..95: |90 / 100 - 1| = 0.1 -> unchanged;
+ * t=110: R (20 s at 90, 10 at 30) = 70 -> 4, but the largest of the last 60 s is 5: kept;
+ * t=125: R 40 -> 2 (kept: 5 at 65..95); t=140, 155: kept; t=170: the largest since 110 is 4
+ * -> 4 pods (its own recommendation is 2); t=185: since 125, 2 -> 2 pods. */
+static void hpa_tolerance_and_stabilization(void)
+{
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(
+        "{\"seed\":1,\"duration_s\":200,\"cluster\":{\"gpus\":1,\"max_gpus\":12,\"provision_s\":0},"
+        "\"models\":[{\"name\":\"m\",\"alpha_ms\":0,\"beta_ms\":5,\"slo_ms\":100,\"max_batch\":1}],"
+        "\"workload\":{\"rate_rps\":90,\"arrival\":{\"kind\":\"uniform\"},\"segments\":[{\"duration_s\":"
+        "100,\"scale\":1},{\"scale\":0.333333333333}]},\"policy\":{\"name\":\"dynamoml\"},"
+        "\"metrics\":{\"sample_period_s\":5},\"autoscale\":{\"kind\":\"hpa\",\"target_rps\":20,"
+        "\"tolerance\":0.1,\"sync_s\":15,\"window_s\":30,\"stabilization_s\":60}}", "hpa", ".", &cfg));
+    struct sim_result *r = NULL;
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    static const double t[] = {5, 20, 35, 95, 110, 125, 140, 155, 170, 185};
+    static const double want[] = {4, 5, 5, 5, 4, 2, 2, 2, 2, 2};   /* raw, not stabilized */
+    for (int i = 0; i < 10; i++)
+        CHECK(ts_at(r, "hpa.desired", t[i]) == want[i], "hpa.desired at %g s: %g, want %g", t[i],
+              ts_at(r, "hpa.desired", t[i]), want[i]);
+    /* pods billed after each sync (the engine samples before the autoscaler acts) */
+    static const double pt[] = {10, 25, 100, 160, 175, 190};
+    static const double pods[] = {4, 5, 5, 5, 4, 2};
+    for (int i = 0; i < 6; i++)
+        CHECK(ts_at(r, "gpus_billed", pt[i]) == pods[i], "pods at %g s: %g, want %g", pt[i],
+              ts_at(r, "gpus_billed", pt[i]), pods[i]);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+}
+
+/* Preemption: 4 GPUs, one pod and a 3-worker job on the rest; the HPA wants 3 pods (200 req/s
+ * at 20 per pod, capped by max_gpus 3): each added pod is pending, and the policy evicts the
+ * job's non-chief workers (the later first) so that both bind; the chief stays. Without
+ * `autoscaling` in the policy's params, the same config evicts nothing: the pods stay pending. */
+static void preemption_for_pending_pods(void)
+{
+    for (int preempt = 1; preempt >= 0; preempt--) {
+        char text[1400];
+        snprintf(text, sizeof text,
+                 "{\"seed\":1,\"duration_s\":60,\"cluster\":{\"nodes\":[{\"name\":\"a\",\"cores\":"
+                 "1,\"gpus\":4}],\"executors\":1,\"max_gpus\":3,\"provision_s\":0}," "\"models\":"
+                 "[{\"name\":\"m\",\"alpha_ms\":0,\"beta_ms\":5,\"slo_ms\":100,\"max_batch\":1}],"
+                 "\"workload\":{\"rate_rps\":200},\"policy\":{\"name\":\"dynamoml\",\"params\":"
+                 "{\"autoscaling\":%s}},\"metrics\":{\"sample_period_s\":5},\"autoscale\":{\"kind\":"
+                 "\"hpa\",\"target_rps\":20},\"jobs\":{\"kinds\":[{\"name\":\"k\",\"iterations\":1e9,"
+                 "\"iter_ms\":10,\"speedup\":[1,2,3]}],\"arrivals\":[{\"kind\":\"k\",\"init_workers\":"
+                 "3,\"max_workers\":3}]}}", preempt ? "true" : "false");
+        struct sim_config *cfg;
+        struct sim *s = run_with(text, &cfg, true);
+        const struct sim_job *j = sim_job(s, 0);
+        int up = 0, pending = 0;
+        for (int e = 0; e < sim_exec_count(s); e++) {
+            up += sim_exec(s, e)->state == SIM_EXEC_UP;
+            pending += sim_exec(s, e)->state == SIM_EXEC_PENDING;
+        }
+        if (preempt)
+            CHECK(j->nworkers == 1 && j->evictions == 2 && j->gpu[0] == 1 && up == 3 && !pending,
+                  "preemption: job %d workers (chief on GPU %d), %d evicted; %d pods up, %d "
+                  "pending", j->nworkers, j->gpu[0], j->evictions, up, pending);
+        else
+            CHECK(j->nworkers == 3 && j->evictions == 0 && up == 1 && pending == 2,
+                  "no preemption: job %d workers, %d evicted; %d up, %d pending", j->nworkers,
+                  j->evictions, up, pending);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
 }
 
 TEST_MAIN({"gang_packing_and_reclaim", gang_packing_and_reclaim},
           {"scale_out_and_scale_in_order", scale_out_and_scale_in_order},
           {"native_pods_bind_one_at_a_time", native_pods_bind_one_at_a_time},
-          {"unbuilt_operators_refused", unbuilt_operators_refused})
+          {"unbuilt_operators_refused", unbuilt_operators_refused},
+          {"hpa_tolerance_and_stabilization", hpa_tolerance_and_stabilization},
+          {"preemption_for_pending_pods", preemption_for_pending_pods})
