@@ -414,6 +414,11 @@ static void on_arrival(struct sim *s, int src)
         s->src_err = SIM_EINVAL;
         return;
     }
+    if (s->src[src].cur.t >= s->duration) {     /* after a run cut short (end_when_done) */
+        s->src[src].pending = false;
+        s->src[src].ended = true;
+        return;
+    }
     struct sim_req_int *ri = pool_get(&s->req_pool);
     struct sim_request *r = &ri->pub;
     int m = s->src[src].cur.model;
@@ -1797,7 +1802,7 @@ int sim_run(struct sim *s)
         case EV_ARRIVAL: on_arrival(s, (int)ev.idx); break;
         case EV_DELIVER: deliver(s, (struct sim_request *)(uintptr_t)ev.gen); break;
         case EV_BATCH_DONE: on_batch_done(s, (int)ev.idx, ev.gen); break;
-        case EV_TICK: if (!s->stopping) on_tick(s); break;
+        case EV_TICK: if (!s->stopping && s->now <= s->duration) on_tick(s); break;
         case EV_LOAD_DONE: on_load_done(s, (int)ev.idx, (int)(ev.gen >> 1), ev.gen & 1); break;
         case EV_EXEC_UP: exec_up(s, (int)ev.idx); break;
         case EV_BATCH_START: on_batch_start(s, (int)ev.idx, ev.gen); break;

@@ -153,6 +153,7 @@ struct sim {
     int free_hint;                          /* no wholly free GPU below this index */
     int *node_free;                         /* [nodes] wholly free GPUs per node */
     int *pend_execs, npend;                 /* pending executors, in the order added */
+    bool ended_early;                       /* duration cut at the last job's end */
     int njobs;                              /* training jobs (sim_jobs.c) */
     struct sim_job_int *jobs;
     int nexecs, max_execs;                  /* created so far (any state); capacity */

@@ -258,6 +258,20 @@ static void finish(struct sim *s, struct sim_job_int *ji)
         sim_gpu_release(s, gpus[w], SIM_HOLD_WORKER, p->id);
     if (!s->stopping && s->pol->on_job_done)
         s->pol->on_job_done(s, s->pstate, p->id);
+    if (s->cfg->end_when_done) {        /* the last job: the run ends here (or later) */
+        for (int j = 0; j < s->njobs; j++)
+            if (s->jobs[j].pub.state != SIM_JOB_DONE)
+                return;
+        int64_t end = (int64_t)llround(s->cfg->end_not_before_s * 1e9);
+        end = end > s->now ? end : s->now;
+        if (end < s->warmup + SIM_NS_PER_S)
+            end = s->warmup + SIM_NS_PER_S;         /* a measured window of at least 1 s */
+        if (end < s->duration) {
+            s->stop_at += end - s->duration;        /* the same drain after it */
+            s->duration = end;
+            s->ended_early = true;
+        }
+    }
 }
 
 void sim_jobs_event(struct sim *s, int j, uint64_t gen)

@@ -105,7 +105,7 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     snprintf(r->policy, sizeof r->policy, "%s", s->pol->name);
     r->seed = c->seed;
     r->load_scale = s->scale;
-    r->duration_s = c->duration_s;
+    r->duration_s = s->ended_early ? (double)s->duration / 1e9 : c->duration_s;
     r->warmup_s = c->warmup_s;
     r->percentile = c->percentile;
     r->events = s->events;
@@ -115,7 +115,7 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     r->execs = calloc((size_t)s->nexecs, sizeof *r->execs);
     if (!r->models || !r->execs)
         goto fail;
-    double measured = c->duration_s - c->warmup_s;
+    double measured = r->duration_s - c->warmup_s;
     double q = c->percentile / 100.0;
     double worst = -1;
     r->pass = true;

@@ -226,6 +226,10 @@ struct sim_world {
     int njob_kinds, njobs;
     struct sim_job_kind *job_kinds;
     struct sim_job_cfg *jobs;
+    /* end_when_done: the run ends when the last job ends, but not before end_not_before_s
+     * (the clients' schedule), and at the latest at duration_s */
+    bool end_when_done;
+    double end_not_before_s;
 };
 
 #endif

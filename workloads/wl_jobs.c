@@ -91,7 +91,7 @@ static int sort_jobs(struct sim_world *w)
 
 int wl_jobs_parse(const cJSON *root, struct sim_world *w)
 {
-    static const char *const keys[] = {"kinds", "arrivals", NULL};
+    static const char *const keys[] = {"kinds", "arrivals", "end_when_done", NULL};
     static const char *const akeys[] = {"kind", "at_s", "count", "init_workers", "max_workers",
                                         NULL};
     const cJSON *o, *kinds, *arrs;
@@ -100,7 +100,8 @@ int wl_jobs_parse(const cJSON *root, struct sim_world *w)
         return rc;
     if ((rc = sim_json_keys(o, "jobs", keys)) ||
         (rc = sim_json_arr(o, "jobs", "kinds", true, &kinds)) ||
-        (rc = sim_json_arr(o, "jobs", "arrivals", true, &arrs)))
+        (rc = sim_json_arr(o, "jobs", "arrivals", true, &arrs)) ||
+        (rc = sim_json_bool(o, "jobs", "end_when_done", false, &w->end_when_done)))
         return rc;
     int nk = cJSON_GetArraySize(kinds), total_gpus = 0;
     for (int n = 0; n < w->nnodes; n++)

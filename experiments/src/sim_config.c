@@ -969,6 +969,8 @@ static int build(struct sim_config *c)
         (rc = sim_config_parse_app(c, root)) || (rc = parse_workload(c, root)) ||
         (rc = wl_jobs_parse(root, &c->world)))
         return rc;
+    if (c->world.end_when_done && c->workload.clients)    /* not before the schedule is over */
+        c->world.end_not_before_s = c->workload.clients->step_s * c->workload.clients->nsteps;
     if (c->world.warmup_s >= c->world.duration_s)
         return sim_err_set(SIM_EINVAL, "warmup_s: expected less than duration_s (%g), got %g",
                            c->world.duration_s, c->world.warmup_s);

@@ -14,6 +14,7 @@
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_policy.h"
+#include "sim_goodput.h"
 #include "sim_result.h"
 #include "wl_source.h"
 #include "test.h"
@@ -493,10 +494,47 @@ static void closed_loop_clients(void)
     sim_config_destroy(cfg);
 }
 
+/* jobs.end_when_done: one job of 1000 iterations on 2 workers (S(2) = 2, 10 ms each: 5 s),
+ * placed at once by the native scheduler, in a run capped at 100 s with 10 req/s (uniform):
+ * the run ends at 5 s — its duration, its requests (about 50) and its GPU-seconds (one
+ * executor, 5 s) are those of 5 s; with closed-loop clients whose schedule lasts 12 s, it ends
+ * at 12 s instead. */
+static void run_ends_when_jobs_are_done(void)
+{
+    static const char *const workloads[] = {
+        "{\"rate_rps\":10,\"arrival\":{\"kind\":\"uniform\"}}",
+        "{\"clients\":{\"step_s\":4,\"counts\":[2,2,2],\"think_s\":0.5}}"};
+    static const double want[] = {5, 12};
+    for (int k = 0; k < 2; k++) {
+        char text[1200];
+        snprintf(text, sizeof text,
+                 "{\"seed\":2,\"duration_s\":100,\"cluster\":{\"nodes\":[{\"name\":\"a\",\"cores\":1,"
+                 "\"gpus\":4}],\"executors\":1},\"models\":[{\"name\":\"m\",\"alpha_ms\":0,"
+                 "\"beta_ms\":5,\"slo_ms\":100,\"max_batch\":1}],\"workload\":%s,\"policy\":{\"name\":"
+                 "\"dynamoml\",\"params\":{\"scheduling\":false}},\"metrics\":{\"sample_period_s\":1},"
+                 "\"jobs\":{\"end_when_done\":true,\"kinds\":[{\"name\":\"k\",\"iterations\":1000,"
+                 "\"iter_ms\":10,\"speedup\":[1,2]}],\"arrivals\":[{\"kind\":\"k\",\"init_workers\":2,"
+                 "\"max_workers\":2}]}}", workloads[k]);
+        struct sim_config *cfg;
+        struct sim_result *r = NULL;
+        REQUIRE_OK(sim_config_from_text(text, "end", ".", &cfg));
+        REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+        CHECK(r->duration_s == want[k] && r->makespan_s == 5.0, "case %d: duration %g s (want %g), "
+              "makespan %g", k, r->duration_s, want[k], r->makespan_s);
+        CHECK_NEAR(r->gpu_s, want[k], 1e-9);
+        if (k == 0)
+            CHECK(r->offered >= 49 && r->offered <= 51, "offered %llu in 5 s at 10 req/s",
+                  (unsigned long long)r->offered);
+        sim_result_destroy(r);
+        sim_config_destroy(cfg);
+    }
+}
+
 TEST_MAIN({"pending_executors_take_freed_gpus", pending_executors_take_freed_gpus},
           {"removed_pending_executor_is_cancelled", removed_pending_executor_is_cancelled},
           {"fractional_claims_never_exceed_a_gpu", fractional_claims_never_exceed_a_gpu},
           {"ledger_config", ledger_config},
           {"job_completes_as_computed_by_hand", job_completes_as_computed_by_hand},
           {"jobs_config_errors", jobs_config_errors},
-          {"closed_loop_clients", closed_loop_clients})
+          {"closed_loop_clients", closed_loop_clients},
+          {"run_ends_when_jobs_are_done", run_ends_when_jobs_are_done})
