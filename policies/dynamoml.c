@@ -21,8 +21,12 @@
  *    scheduler: preemption — a pod added with no GPU free takes training workers' GPUs in
  *    scale-in order until none is pending or only chiefs are left.
  *
- * Not built yet (refused when asked for): the fractional-GPU allocator for notebooks
- * (`sharing`); inference pods routed round robin with queues of their own. */
+ *  * notebooks (config `notebooks`): with `sharing` (operator 1) each claims its request of
+ *    the GPU with the least residual that still fits it, else of an empty GPU, and the GPU's
+ *    notebooks time-share it by token (sim/sim_shares.c); without, each holds a whole GPU
+ *    (natively on a random node with a free one).
+ *
+ * Not built yet: inference pods routed round robin with queues of their own. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +348,42 @@ static void pass(struct sim *s, struct dyn *st)
     st->in_pass = false;
 }
 
+/* ---- notebooks: operator 1 places them on shares, native Kubernetes on whole GPUs ---- */
+
+static int place_notebooks(struct sim *s, struct dyn *st)
+{
+    const struct sim_world *w = sim_world(s);
+    int r = (int)lround(w->nb_request * 1000);
+    for (int i = 0; i < sim_notebook_count(s); i++) {
+        int g = -1;
+        if (st->sharing) {              /* the least residual that still fits r, else empty */
+            for (int k = 0; k < sim_gpu_count(s); k++) {
+                const struct sim_gpu *gp = sim_gpu(s, k);
+                bool shares = gp->nclaims > 0 && gp->claims[0].kind == SIM_HOLD_SHARE;
+                if (shares && 1000 - gp->milli >= r &&
+                    (g < 0 || gp->milli > sim_gpu(s, g)->milli))
+                    g = k;
+            }
+        }
+        if (g < 0) {                    /* an empty GPU: native on a random node with one */
+            int nf = 0, pick, n = 0;
+            for (int m = 0; m < st->nnodes; m++)
+                nf += free_on(s, m) > 0;
+            if (nf == 0)
+                return sim_err_set(SIM_EINVAL, "notebooks: no free GPU for notebook %d", i);
+            bool native = !st->sharing && !st->scheduling;   /* else the first, in order */
+            pick = native ? (int)gsl_rng_uniform_int(sim_policy_rng(s), (unsigned long)nf) : 0;
+            for (;; n++)
+                if (free_on(s, n) > 0 && pick-- == 0)
+                    break;
+            g = first_free_gpu(s, n);
+        }
+        if (sim_notebook_place(s, i, g, st->sharing ? r : 1000))
+            return SIM_EINVAL;
+    }
+    return 0;
+}
+
 /* ---- hooks ---- */
 
 static int init(struct sim *s, const cJSON *p, void *state)
@@ -357,9 +397,6 @@ static int init(struct sim *s, const cJSON *p, void *state)
         (rc = sim_json_bool(p, "policy.params", "autoscaling", false, &st->autoscaling)) ||
         (rc = sim_json_num(p, "policy.params", "sched_period_s", false, SIM_J_POS, &st->period_s)))
         return rc;
-    if (st->sharing)
-        return sim_err_set(SIM_EINVAL, "policy.params.sharing: DynamoML's fractional-GPU "
-                           "allocator is not built yet (issue 21)");
     const struct sim_world *w = sim_world(s);
     if (st->autoscaling && (!w->autoscaler || strcmp(w->autoscaler->name, "hpa") != 0))
         return sim_err_set(SIM_EINVAL, "policy.params.autoscaling: DynamoML's inference "
@@ -376,7 +413,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
         return SIM_ENOMEM;
     if (st->scheduling && nj)
         sim_timer_set(s, (int64_t)llround(st->period_s * 1e9), TAG_PASS, NULL);
-    return 0;
+    return place_notebooks(s, st);
 }
 
 static void destroy(void *state)
@@ -445,9 +482,9 @@ static void on_gpu_free(struct sim *s, void *state, int g)
 
 const struct policy_ops policy_dynamoml = {
     .name = "dynamoml",
-    .summary = "DynamoML (in progress): training-job scheduler (gang, packing, reclaim, "
-               "scale-out) or native placement, preemption for HPA pods; inference batch 1, "
-               "FIFO. Not yet: GPU sharing",
+    .summary = "DynamoML: fractional GPUs for notebooks (token sharing), training-job "
+               "scheduler (gang, packing, reclaim, scale-out) or native placement, preemption "
+               "for HPA pods; inference batch 1, FIFO",
     .state_size = sizeof(struct dyn),
     .param_keys = params,
     .init = init,

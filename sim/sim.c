@@ -12,7 +12,8 @@
 #include "sim_rng.h"
 
 enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP, EV_BATCH_START };
-_Static_assert(SIM_EV_JOB == EV_BATCH_START + 1, "the jobs' event type follows sim.c's");
+_Static_assert(SIM_EV_JOB == EV_BATCH_START + 1 && SIM_EV_NB == SIM_EV_JOB + 1,
+               "the jobs' and notebooks' event types follow sim.c's");
 
 /* ---------------------------------------------------------------- pools */
 
@@ -1648,7 +1649,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         s->execs[e].gpu = g;
         s->execs[e].node = s->gpus[g].pub.node;
     }
-    if (sim_jobs_init(s))               /* their arrivals are events from here */
+    if (sim_jobs_init(s) || sim_shares_init(s))  /* job arrivals are events from here */
         goto fail;
 
     char pname[SIM_NAME_MAX + 16];
@@ -1666,6 +1667,12 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         s->pstate = NULL;
         goto fail;
     }
+    for (int i = 0; i < s->nnb; i++)     /* notebooks nobody places would silently idle */
+        if (s->nb[i].pub.gpu < 0) {
+            rc = sim_err_set(SIM_EINVAL, "notebooks: policy \"%s\" did not place notebook %d "
+                             "(policies that place notebooks: dynamoml)", s->pol->name, i);
+            goto fail;
+        }
 
     s->fold = !cfg->app && !s->pol->route && cfg->jitter == SIM_JIT_NONE && s->ctrl_ns > 0;
     /* first arrivals and the first sampling tick */
@@ -1711,6 +1718,7 @@ void sim_destroy(struct sim *s)
     free(s->astate);
     sim_ledger_free(s);
     sim_jobs_free(s);
+    sim_shares_free(s);
     for (int e = 0; e < s->max_execs && s->xi; e++) {
         if (s->xi[e].q)
             for (int m = 0; m < s->nmodels; m++)
@@ -1807,6 +1815,7 @@ int sim_run(struct sim *s)
         case EV_EXEC_UP: exec_up(s, (int)ev.idx); break;
         case EV_BATCH_START: on_batch_start(s, (int)ev.idx, ev.gen); break;
         case SIM_EV_JOB: sim_jobs_event(s, (int)ev.idx, ev.gen); break;
+        case SIM_EV_NB: sim_shares_event(s, (int)ev.idx, ev.gen); break;
         default: SIM_BUG("unknown event type %u", ev.type);
         }
     }

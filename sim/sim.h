@@ -369,6 +369,20 @@ int sim_job_start(struct sim *s, int j, const int *gpus, int n, int ps_node);
 int sim_job_add_workers(struct sim *s, int j, const int *gpus, int n);
 /* Removes the worker on GPU g and frees g; refuses the chief (-1, sim_err set). */
 int sim_job_remove_worker(struct sim *s, int j, int g);
+
+/* ---- notebooks (world.nnotebooks; sim_world.h has their model) ---- */
+struct sim_notebook {
+    int id, gpu;                       /* gpu: -1 until placed */
+    int milli;                         /* its claim, (SIM_HOLD_SHARE, id) */
+    bool bursting, holding;            /* in a burst; holding its GPU's token */
+    uint64_t bursts;                   /* bursts finished */
+    double slowdown_sum;               /* sum over finished bursts of (time taken / work) */
+};
+int sim_notebook_count(const struct sim *s);
+const struct sim_notebook *sim_notebook(const struct sim *s, int nb);
+/* Places notebook nb on GPU g with a claim of milli thousandths (the policy: its request
+ * with sharing, a whole GPU without); it starts idle. 0, or -1 with sim_err set. */
+int sim_notebook_place(struct sim *s, int nb, int g, int milli);
 /* A timer calling the policy's on_timer(tag, arg) at `at` (a time before now means now).
  * Returns a handle > 0. Timers and events fire in one order: by time, then by when they were
  * set. Cancel removes it (O(log timers)); cancelling a fired or cancelled handle is a no-op.

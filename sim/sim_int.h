@@ -76,6 +76,16 @@ struct sim_job_int {             /* a training job (sim_jobs.c) */
     bool split;                  /* workers and parameter server not all on one node */
 };
 
+#define SIM_NB_USES 128             /* token holdings remembered per notebook (its window) */
+
+struct sim_nb_int {              /* a notebook (sim_shares.c) */
+    struct sim_notebook pub;
+    int64_t work_left, burst_start, burst_work, held_since;
+    int64_t use_t0[SIM_NB_USES], use_t1[SIM_NB_USES];   /* token holdings, a ring */
+    int nuse, huse;
+    uint32_t serial;
+};
+
 struct sim_exec_int {
     int64_t start_delay;         /* a pending executor's start-up delay once it has a GPU */
     struct sim_batch *running;
@@ -154,6 +164,11 @@ struct sim {
     int *node_free;                         /* [nodes] wholly free GPUs per node */
     int *pend_execs, npend;                 /* pending executors, in the order added */
     bool ended_early;                       /* duration cut at the last job's end */
+    int nnb;                                /* notebooks (sim_shares.c) and each GPU's token */
+    struct sim_nb_int *nb;
+    int *token;                             /* [ngpus]: the notebook holding it, or -1 */
+    uint32_t *token_serial;                 /* [ngpus]: a retry event's */
+    gsl_rng *nb_rng;
     int njobs;                              /* training jobs (sim_jobs.c) */
     struct sim_job_int *jobs;
     int nexecs, max_execs;                  /* created so far (any state); capacity */
@@ -201,7 +216,10 @@ int sim_jobs_init(struct sim *s);
 void sim_jobs_event(struct sim *s, int j, uint64_t gen);
 void sim_jobs_free(struct sim *s);
 void sim_push_event(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen);
-enum { SIM_EV_JOB = 7 };                    /* after sim.c's own event types */
+enum { SIM_EV_JOB = 7, SIM_EV_NB = 8 };    /* after sim.c's own event types */
+int sim_shares_init(struct sim *s);
+void sim_shares_event(struct sim *s, int idx, uint64_t gen);
+void sim_shares_free(struct sim *s);
 
 /* sim_timer.c: the earliest armed timer (NULL: none); fire it (the policy's on_timer unless
  * the run is stopping); free the slots. */

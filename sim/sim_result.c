@@ -248,6 +248,13 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     }
     if (!all_done)
         r->makespan_s = NAN;            /* a job still running at the end: no makespan */
+    r->nnotebooks = s->nnb;
+    double slow = 0;
+    for (int i = 0; i < s->nnb; i++) {
+        r->nb_bursts += s->nb[i].pub.bursts;
+        slow += s->nb[i].pub.slowdown_sum;
+    }
+    r->nb_slowdown = r->nb_bursts ? slow / (double)r->nb_bursts : NAN;
     r->ts = s->ts;                      /* move */
     sim_ts_init(&s->ts);
     *out = r;

@@ -91,6 +91,9 @@ struct sim_result {
     int njobs;
     struct sim_job_result *jobs;
     double makespan_s;                  /* the last job's end; NAN: no jobs, or not all done */
+    int nnotebooks;
+    uint64_t nb_bursts;                 /* notebooks' bursts finished */
+    double nb_slowdown;                 /* their mean slowdown (time taken / work); NAN: none */
     struct sim_ts ts;                   /* moved out of the engine */
     double wall_s;
 };

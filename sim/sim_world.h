@@ -226,6 +226,15 @@ struct sim_world {
     int njob_kinds, njobs;
     struct sim_job_kind *job_kinds;
     struct sim_job_cfg *jobs;
+    /* notebooks (DynamoML's modeling work; none: nnotebooks 0): each alternates idle periods
+     * (exponential, mean nb_idle_s) and bursts of GPU work (exponential, mean nb_burst_s of a
+     * whole GPU's time; fixed: exactly the means) on the GPU share the policy places it on
+     * (sim_notebook_place), claiming `request` of it; a GPU's notebooks take turns holding its
+     * token for quota_s each, chosen by their use over the last window_s (sim_shares.c): below
+     * request x window first, up to limit x window. */
+    int nnotebooks;
+    double nb_request, nb_limit, nb_idle_s, nb_burst_s, nb_window_s, nb_quota_s;
+    bool nb_fixed;
     /* end_when_done: the run ends when the last job ends, but not before end_not_before_s
      * (the clients' schedule), and at the latest at duration_s */
     bool end_when_done;

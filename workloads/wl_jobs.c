@@ -1,4 +1,5 @@
-/* wl_jobs — the `jobs` section of a config: training-job kinds and arrivals (wl_jobs.h). */
+/* wl_jobs — the `jobs` and `notebooks` sections of a config: training-job kinds and arrivals,
+ * notebooks (wl_jobs.h). */
 #include "wl_jobs.h"
 
 #include <stdio.h>
@@ -178,4 +179,43 @@ void wl_jobs_free(struct sim_world *w)
     w->job_kinds = NULL;
     w->jobs = NULL;
     w->njob_kinds = w->njobs = 0;
+}
+
+int wl_notebooks_parse(const cJSON *root, struct sim_world *w)
+{
+    static const char *const keys[] = {"count", "request", "limit", "idle_s", "burst_s",
+                                       "window_s", "quota_ms", "fixed", NULL};
+    const char *P = "notebooks";
+    const cJSON *o;
+    long count = 0;
+    double quota_ms = 250;
+    int rc;
+    w->nb_request = 0.25;               /* DynamoML's experiment (limit, times: ours) */
+    w->nb_limit = 1;
+    w->nb_idle_s = 60;
+    w->nb_burst_s = 15;
+    w->nb_window_s = 10;
+    if ((rc = sim_json_obj(root, "", "notebooks", false, &o)) || !o)
+        return rc;
+    if ((rc = sim_json_keys(o, P, keys)) ||
+        (rc = sim_json_int(o, P, "count", true, 0, 10000, &count)) ||
+        (rc = sim_json_num(o, P, "request", false, SIM_J_UNIT, &w->nb_request)) ||
+        (rc = sim_json_num(o, P, "limit", false, SIM_J_UNIT, &w->nb_limit)) ||
+        (rc = sim_json_num(o, P, "idle_s", false, SIM_J_POS, &w->nb_idle_s)) ||
+        (rc = sim_json_num(o, P, "burst_s", false, SIM_J_POS, &w->nb_burst_s)) ||
+        (rc = sim_json_num(o, P, "window_s", false, SIM_J_POS, &w->nb_window_s)) ||
+        (rc = sim_json_num(o, P, "quota_ms", false, SIM_J_POS, &quota_ms)) ||
+        (rc = sim_json_bool(o, P, "fixed", false, &w->nb_fixed)))
+        return rc;
+    if (w->nb_request <= 0 || w->nb_request * 1000 < 1)
+        return sim_err_set(SIM_EINVAL, "notebooks.request: expected a fraction of a GPU in "
+                           "[0.001, 1], got %g", w->nb_request);
+    if (w->nb_limit < w->nb_request)
+        return sim_err_set(SIM_EINVAL, "notebooks.request: expected at most the limit (%g), "
+                           "got %g", w->nb_limit, w->nb_request);
+    if (w->nb_idle_s > 1e8 || w->nb_burst_s > 1e8 || w->nb_window_s > 1e8 || quota_ms > 1e11)
+        return sim_err_set(SIM_EINVAL, "notebooks: times at most 1e8 s");
+    w->nb_quota_s = quota_ms / 1e3;
+    w->nnotebooks = (int)count;
+    return 0;
 }

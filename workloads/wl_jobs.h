@@ -1,4 +1,5 @@
-/* wl_jobs — the config's `jobs` section: kinds of training jobs and their arrivals, parsed
+/* wl_jobs — the config's `jobs` section (kinds of training jobs and their arrivals) and its
+ * `notebooks` section (the modeling work beside them), parsed
  * into the world's job_kinds and jobs (sim_world.h has the progress model; docs/config.md the
  * keys):
  *   "jobs": {"kinds": [{"name": "mnist", "iterations": 20000, "iter_ms": 24,
@@ -17,6 +18,10 @@
 /* Parses root's `jobs` (absent: no jobs) into w (w->nodes must be set: initial workers are
  * checked against the GPUs). Errors name the JSON path. */
 int wl_jobs_parse(const cJSON *root, struct sim_world *w);
+/* Parses root's `notebooks` (absent: none):
+ *   {"count": 4, "request": 0.25, "limit": 1, "idle_s": 60, "burst_s": 15, "window_s": 10,
+ *    "quota_ms": 250, "fixed": false} */
+int wl_notebooks_parse(const cJSON *root, struct sim_world *w);
 void wl_jobs_free(struct sim_world *w);
 
 #endif

@@ -947,7 +947,8 @@ static int build(struct sim_config *c)
                                        "drain_s", "cluster", "models", "workload", "frontends",
                                        "frontend_split",
                                        "network", "policy", "metrics", "search",
-                                       "autoscale", "application", "jobs", NULL};
+                                       "autoscale", "application", "jobs", "notebooks",
+                                       NULL};
     const cJSON *root = c->json;
     const char *name = "unnamed";
     long seed = 1;
@@ -967,7 +968,7 @@ static int build(struct sim_config *c)
     c->world.seed = (uint64_t)seed;
     if ((rc = parse_cluster(c, root)) || (rc = parse_models(c, root)) ||
         (rc = sim_config_parse_app(c, root)) || (rc = parse_workload(c, root)) ||
-        (rc = wl_jobs_parse(root, &c->world)))
+        (rc = wl_jobs_parse(root, &c->world)) || (rc = wl_notebooks_parse(root, &c->world)))
         return rc;
     if (c->world.end_when_done && c->workload.clients)    /* not before the schedule is over */
         c->world.end_not_before_s = c->workload.clients->step_s * c->workload.clients->nsteps;

@@ -54,6 +54,9 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
     if (r->trace_gaps)
         fprintf(f, "trace: %d gaps, %.0f s of trace time (handled as workload.trace.gaps says)\n",
                 r->trace_gaps, r->trace_gap_s);
+    if (r->nnotebooks)
+        fprintf(f, "notebooks: %d, %llu bursts done, mean slowdown %.2f\n", r->nnotebooks,
+                (unsigned long long)r->nb_bursts, r->nb_bursts ? r->nb_slowdown : 0.0);
     if (r->njobs) {                     /* training jobs: means over the jobs that got there */
         int done = 0, started = 0;
         double wait = 0, train = 0, exec = 0;
@@ -144,6 +147,13 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
     cJSON_AddNumberToObject(o, "core_s", r->core_s);
     cJSON_AddNumberToObject(o, "trace_gaps", r->trace_gaps);
     cJSON_AddNumberToObject(o, "trace_gap_s", r->trace_gap_s);
+    if (r->nnotebooks) {
+        cJSON_AddNumberToObject(o, "notebook_bursts", (double)r->nb_bursts);
+        if (r->nb_bursts)
+            cJSON_AddNumberToObject(o, "notebook_slowdown", r->nb_slowdown);
+        else
+            cJSON_AddNullToObject(o, "notebook_slowdown");
+    }
     if (r->njobs) {                     /* NAN (never started, not done) as null */
         if (isnan(r->makespan_s))
             cJSON_AddNullToObject(o, "makespan_s");

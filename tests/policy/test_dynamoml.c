@@ -149,24 +149,12 @@ static void native_pods_bind_one_at_a_time(void)
     }
 }
 
-/* What is not built yet is refused with the parameter named; autoscaling without the HPA too. */
-static void unbuilt_operators_refused(void)
+/* autoscaling names the HPA, which is configured in autoscale: without it, refused with the
+ * parameter named. */
+static void autoscaling_needs_the_hpa(void)
 {
     struct sim_config *cfg = NULL;
     int rc = sim_config_from_text("{\"duration_s\":1,\"cluster\":{\"gpus\":1}," MODEL ","
-                                  "\"policy\":{\"name\":\"dynamoml\",\"params\":{\"sharing\":"
-                                  "true}}}", "d", ".", &cfg);
-    if (!rc) {                          /* params are read by the policy's init */
-        struct sim_result *r = NULL;
-        rc = sim_run_once(cfg, 1.0, NULL, &r);
-        sim_result_destroy(r);
-    }
-    CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "policy.params.sharing") &&
-          strstr(sim_err_msg(), "not built yet"), "rc %d: %s", rc, sim_err_msg());
-    sim_config_destroy(cfg);
-    /* autoscaling names the HPA, which is configured in autoscale */
-    cfg = NULL;
-    rc = sim_config_from_text("{\"duration_s\":1,\"cluster\":{\"gpus\":1}," MODEL ","
                               "\"policy\":{\"name\":\"dynamoml\",\"params\":{\"autoscaling\":"
                               "true}}}", "d", ".", &cfg);
     if (!rc) {
@@ -264,6 +252,6 @@ static void preemption_for_pending_pods(void)
 TEST_MAIN({"gang_packing_and_reclaim", gang_packing_and_reclaim},
           {"scale_out_and_scale_in_order", scale_out_and_scale_in_order},
           {"native_pods_bind_one_at_a_time", native_pods_bind_one_at_a_time},
-          {"unbuilt_operators_refused", unbuilt_operators_refused},
+          {"autoscaling_needs_the_hpa", autoscaling_needs_the_hpa},
           {"hpa_tolerance_and_stabilization", hpa_tolerance_and_stabilization},
           {"preemption_for_pending_pods", preemption_for_pending_pods})

@@ -7,6 +7,7 @@
  * (workloads/wl_clients.c): a client's cycle of response and think time, the schedule's steps,
  * bad input. Scripted test policies act at fixed times (their timers) and record what they
  * see. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -530,6 +531,68 @@ static void run_ends_when_jobs_are_done(void)
     }
 }
 
+/* The token scheduler on one shared GPU: notebooks A and B (request 0.5, limit 1), idle and
+ * bursts exactly 1 s (fixed), quota 250 ms, window 10 s. By hand: both burst at 1 s; A takes
+ * the token (both at u = 0: ties to the lower id); at 1.25 B (u 0 < A's 0.25); then they
+ * alternate: A's four quotas end its burst at 2.75 s (slowdown 1.75), B's at 3.0 (2.0). A
+ * bursts again at 3.75 and holds the token alone; B joins at 4.0: at A's quota end (4.0) A has
+ * used 1.25 s and B 1.0 in the window, (5 - 1) / 5 > (5 - 1.25) / 5: B first. Without sharing
+ * each notebook has its own GPU: slowdown exactly 1. The run ends at 4.1 s: B holds the token. */
+static struct {
+    int64_t end[2][2];
+    int n[2];
+} nb_seen;
+
+static void token_order_by_hand(void)
+{
+    for (int sharing = 1; sharing >= 0; sharing--) {
+        char text[1200];
+        snprintf(text, sizeof text,
+                 "{\"seed\":1,\"duration_s\":4.1,\"cluster\":{\"nodes\":[{\"name\":\"a\",\"cores\":1,"
+                 "\"gpus\":3}],\"executors\":1},\"models\":[{\"name\":\"m\",\"alpha_ms\":0,"
+                 "\"beta_ms\":5,\"slo_ms\":100,\"max_batch\":1}],\"workload\":{\"rate_rps\":1},"
+                 "\"policy\":{\"name\":\"dynamoml\",\"params\":{\"sharing\":%s}},\"metrics\":"
+                 "{\"sample_period_s\":0},\"notebooks\":{\"count\":2,\"request\":0.5,\"limit\":1,"
+                 "\"idle_s\":1,\"burst_s\":1,\"window_s\":10,\"quota_ms\":250,\"fixed\":true}}",
+                 sharing ? "true" : "false");
+        struct sim_config *cfg;
+        struct sim *s;
+        REQUIRE_OK(sim_config_from_text(text, "nb", ".", &cfg));
+        static struct fixed_src f;
+        f = (struct fixed_src){NULL, 0, 0, NULL};
+        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL};
+        REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
+        const struct sim_notebook *a = sim_notebook(s, 0), *b = sim_notebook(s, 1);
+        CHECK(sharing ? a->gpu == 1 && b->gpu == 1 && a->milli == 500 : a->gpu != b->gpu &&
+              a->milli == 1000, "placement: GPUs %d %d, claims %d %d", a->gpu, b->gpu, a->milli,
+              b->milli);
+        REQUIRE_OK(sim_run(s));
+        uint64_t nb = sharing ? 1 : 2;  /* alone: bursts 1-2 and 3-4 s */
+        CHECK(a->bursts == nb && b->bursts == nb, "bursts %llu %llu",
+              (unsigned long long)a->bursts, (unsigned long long)b->bursts);
+        if (sharing)
+            CHECK(fabs(a->slowdown_sum - 1.75) < 1e-9 && fabs(b->slowdown_sum - 2.0) < 1e-9 &&
+                  a->holding == false && b->holding == true,
+                  "slowdowns %g %g (1.75, 2 by hand); at the end A holds %d, B %d", a->slowdown_sum,
+                  b->slowdown_sum, a->holding, b->holding);
+        else
+            CHECK(a->slowdown_sum == 2.0 && b->slowdown_sum == 2.0, "own GPUs: slowdowns %g %g",
+                  a->slowdown_sum, b->slowdown_sum);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+    /* a request above the limit: the JSON path */
+    struct sim_config *cfg = NULL;
+    int rc = sim_config_from_text("{\"duration_s\":1,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":"
+                                  "\"m\",\"alpha_ms\":0,\"beta_ms\":5,\"slo_ms\":100}],\"workload\":"
+                                  "{\"rate_rps\":1},\"notebooks\":{\"count\":1,\"request\":0.5,"
+                                  "\"limit\":0.25}}", "nb", ".", &cfg);
+    CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "notebooks.request: expected at most the "
+          "limit (0.25), got 0.5"), "rc %d: %s", rc, sim_err_msg());
+    sim_config_destroy(cfg);
+    (void)nb_seen;
+}
+
 TEST_MAIN({"pending_executors_take_freed_gpus", pending_executors_take_freed_gpus},
           {"removed_pending_executor_is_cancelled", removed_pending_executor_is_cancelled},
           {"fractional_claims_never_exceed_a_gpu", fractional_claims_never_exceed_a_gpu},
@@ -537,4 +600,5 @@ TEST_MAIN({"pending_executors_take_freed_gpus", pending_executors_take_freed_gpu
           {"job_completes_as_computed_by_hand", job_completes_as_computed_by_hand},
           {"jobs_config_errors", jobs_config_errors},
           {"closed_loop_clients", closed_loop_clients},
-          {"run_ends_when_jobs_are_done", run_ends_when_jobs_are_done})
+          {"run_ends_when_jobs_are_done", run_ends_when_jobs_are_done},
+          {"token_order_by_hand", token_order_by_hand})
