@@ -56,6 +56,28 @@ static const struct policy_preset presets[] = {
      "newest request of each queue",
      "abcdabcd987/nexuslb dbb9043: src/shepherd/",
      "{\"lambda\": 3.03, \"drop_scan\": \"nexuslb_tail\"}"},
+    /* DynamoML's four configurations (paper Table 2). The HPA is the autoscale section
+     * (autoscale.kind "hpa"), which a preset cannot switch on: k8s-scaling and dynamoml refuse
+     * to run without it. */
+    {"dynamoml", "k8s", false,
+     "native Kubernetes: whole-GPU notebooks, jobs' pods bound one at a time to random nodes, "
+     "one inference pod",
+     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2 (specs/dynamoml.md)",
+     "{\"sharing\": false, \"scheduling\": false, \"autoscaling\": false}"},
+    {"dynamoml", "k8s-sharing", false,
+     "Kubernetes with DynamoML's fractional-GPU allocator for notebooks",
+     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2 (specs/dynamoml.md)",
+     "{\"sharing\": true, \"scheduling\": false, \"autoscaling\": false}"},
+    {"dynamoml", "k8s-scaling", false,
+     "Kubernetes with the HPA on request rate (needs autoscale.kind \"hpa\"), native "
+     "placement, no preemption",
+     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2 (specs/dynamoml.md)",
+     "{\"sharing\": false, \"scheduling\": false, \"autoscaling\": true}"},
+    {"dynamoml", "dynamoml", false,
+     "all three operators: sharing, the training-job scheduler, the HPA (needs "
+     "autoscale.kind \"hpa\") with preemption of training workers",
+     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2 (specs/dynamoml.md)",
+     "{\"sharing\": true, \"scheduling\": true, \"autoscaling\": true}"},
 };
 
 int policy_preset_count(void)
