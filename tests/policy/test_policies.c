@@ -339,13 +339,18 @@ static void conformance_every_policy(void)
                      CPU_MODEL("c", 1, 3) "],%s,\"policy\":{\"name\":%s%s},"
                      "\"metrics\":{\"sample_period_s\":0.5}}",
                      w + 1, conformance_workloads[w], pol, needed_params(ops));
-            else
+            else {   /* presets that need the HPA (dynamoml's) get it: pods come and go */
+                bool hpa = ps && strstr(ps->params, "\"autoscaling\": true");
                 snprintf(text, sizeof text,
                      "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"warmup_s\":0.5,"
-                     "\"cluster\":{\"gpus\":4,\"gpu_memory_mb\":11264},"
+                     "\"cluster\":{\"gpus\":4,\"gpu_memory_mb\":11264%s},"
                      "\"models\":[{\"zoo\":\"symphony_table1_1080ti\",\"select\":\"all\"}],"
-                     "%s,\"policy\":{\"name\":%s},\"metrics\":{\"sample_period_s\":0.5}}",
-                     w + 1, conformance_workloads[w], pol);
+                     "%s,\"policy\":{\"name\":%s},\"metrics\":{\"sample_period_s\":0.5}%s}",
+                     w + 1, hpa ? ",\"max_gpus\":8,\"provision_s\":0.5" : "",
+                     conformance_workloads[w], pol,
+                     hpa ? ",\"autoscale\":{\"kind\":\"hpa\",\"target_rps\":150,"
+                           "\"sync_s\":1,\"stabilization_s\":1}" : "");
+            }
             conform_one(ops, w, app, text);
         }
     }
