@@ -299,6 +299,21 @@ static void schedule(struct sim *s, struct dyn *st)
         scale_out(s, st);
 }
 
+/* A wholly free GPU on a node with one: a uniformly random such node (native Kubernetes'
+ * placement, the policy's stream) or the first; -1 when none is free. */
+static int free_gpu_on_node(struct sim *s, const struct dyn *st, bool random)
+{
+    int nf = 0, n = 0;
+    for (int m = 0; m < st->nnodes; m++)
+        nf += free_on(s, m) > 0;
+    if (nf == 0)
+        return -1;
+    int pick = random ? (int)gsl_rng_uniform_int(sim_policy_rng(s), (unsigned long)nf) : 0;
+    for (;; n++)
+        if (free_on(s, n) > 0 && pick-- == 0)
+            return first_free_gpu(s, n);
+}
+
 /* ---- the native scheduler: pods bind one at a time to a random node with a free GPU ---- */
 
 static void native(struct sim *s, struct dyn *st)
@@ -308,15 +323,7 @@ static void native(struct sim *s, struct dyn *st)
         if (p->state != SIM_JOB_QUEUED)
             continue;
         while (st->nbound[j] < p->init_workers && free_total(s, st->nnodes) > 0) {
-            int nf = 0, pick;
-            for (int n = 0; n < st->nnodes; n++)
-                nf += free_on(s, n) > 0;
-            pick = (int)gsl_rng_uniform_int(sim_policy_rng(s), (unsigned long)nf);
-            int n = 0;
-            for (;; n++)
-                if (free_on(s, n) > 0 && pick-- == 0)
-                    break;
-            int g = first_free_gpu(s, n);
+            int g = free_gpu_on_node(s, st, true);
             if (sim_gpu_claim(s, g, SIM_HOLD_WORKER, j, 1000))
                 SIM_BUG("native bind: %s", sim_err_msg());
             st->bound[j * SIM_JOB_MAX_WORKERS + st->nbound[j]++] = g;
@@ -356,7 +363,8 @@ static int place_notebooks(struct sim *s, struct dyn *st)
     int r = (int)lround(w->nb_request * 1000);
     for (int i = 0; i < sim_notebook_count(s); i++) {
         int g = -1;
-        if (st->sharing) {              /* the least residual that still fits r, else empty */
+        if (st->sharing) {              /* the least residual that still fits r, else an empty
+                                         * GPU (natively: on a random node; else the first) */
             for (int k = 0; k < sim_gpu_count(s); k++) {
                 const struct sim_gpu *gp = sim_gpu(s, k);
                 bool shares = gp->nclaims > 0 && gp->claims[0].kind == SIM_HOLD_SHARE;
@@ -365,19 +373,8 @@ static int place_notebooks(struct sim *s, struct dyn *st)
                     g = k;
             }
         }
-        if (g < 0) {                    /* an empty GPU: native on a random node with one */
-            int nf = 0, pick, n = 0;
-            for (int m = 0; m < st->nnodes; m++)
-                nf += free_on(s, m) > 0;
-            if (nf == 0)
-                return sim_err_set(SIM_EINVAL, "notebooks: no free GPU for notebook %d", i);
-            bool native = !st->sharing && !st->scheduling;   /* else the first, in order */
-            pick = native ? (int)gsl_rng_uniform_int(sim_policy_rng(s), (unsigned long)nf) : 0;
-            for (;; n++)
-                if (free_on(s, n) > 0 && pick-- == 0)
-                    break;
-            g = first_free_gpu(s, n);
-        }
+        if (g < 0 && (g = free_gpu_on_node(s, st, !st->sharing && !st->scheduling)) < 0)
+            return sim_err_set(SIM_EINVAL, "notebooks: no free GPU for notebook %d", i);
         if (sim_notebook_place(s, i, g, st->sharing ? r : 1000))
             return SIM_EINVAL;
     }

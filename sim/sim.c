@@ -160,7 +160,9 @@ static void push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t
 
 void sim_push_event(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen)
 {
-    push(s, t, type, idx, gen);
+    if (t <= s->duration)               /* later: its work stays unfinished, and the clock never
+                                         * runs past the end for it */
+        push(s, t, type, idx, gen);
 }
 
 static int64_t jitter(struct sim *s)
@@ -1665,6 +1667,11 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         s->pol->destroy ? s->pol->destroy(s->pstate) : (void)0;
         free(s->pstate);
         s->pstate = NULL;
+        goto fail;
+    }
+    if (s->njobs && !s->pol->on_job_arrive) {   /* jobs nobody places would silently queue */
+        rc = sim_err_set(SIM_EINVAL, "jobs: policy \"%s\" does not place training jobs "
+                         "(policies that do: dynamoml)", s->pol->name);
         goto fail;
     }
     for (int i = 0; i < s->nnb; i++)     /* notebooks nobody places would silently idle */

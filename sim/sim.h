@@ -343,7 +343,8 @@ struct sim_job {
     enum sim_job_state state;
     int init_workers, max_workers;
     int nworkers;
-    int gpu[SIM_JOB_MAX_WORKERS];      /* worker w's GPU; worker 0 is the chief */
+    int gpu[SIM_JOB_MAX_WORKERS];      /* worker w's GPU; worker 0 is the chief (a done job
+                                          keeps its last workers' GPUs here, nworkers 0) */
     int ps_node;                       /* the parameter server's node */
     int64_t arrival, started, ended;   /* ns (started: placed; -1 until then) */
     double iterations;

@@ -211,7 +211,8 @@ void sim_ledger_unpend(struct sim *s, int e);
 void sim_exec_bind(struct sim *s, int e, int g);
 
 /* sim_jobs.c: the jobs of the world (their arrival events pushed); a job event (gen: serial
- * and what: arrival, pause over, done); free. sim.c: push an event. */
+ * and what: arrival, pause over, done); free. sim.c: push a job's or a notebook's event, or
+ * nothing when it falls after the run's end (duration). */
 int sim_jobs_init(struct sim *s);
 void sim_jobs_event(struct sim *s, int j, uint64_t gen);
 void sim_jobs_free(struct sim *s);

@@ -11,12 +11,10 @@
 
 enum { JEV_ARRIVE, JEV_RESUME, JEV_DONE };
 
-/* A job event, unless it falls after the run's end (duration_s): the job then stays as it is
- * (unfinished), and the clock never runs past the end for it. */
+/* A job event (none after the run's end: the job then stays as it is, unfinished). */
 static void job_push(struct sim *s, int64_t t, int j, uint64_t gen)
 {
-    if (t <= s->duration)
-        sim_push_event(s, t, SIM_EV_JOB, (uint32_t)j, gen);
+    sim_push_event(s, t, SIM_EV_JOB, (uint32_t)j, gen);
 }
 
 int sim_jobs_init(struct sim *s)

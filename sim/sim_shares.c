@@ -72,8 +72,7 @@ static int64_t draw_ns(struct sim *s, double mean_s)
 
 static void nb_push(struct sim *s, int64_t t, int idx, uint32_t serial, int what)
 {
-    if (t <= s->duration)               /* as for jobs: the clock never runs past the end */
-        sim_push_event(s, t, SIM_EV_NB, (uint32_t)idx, ((uint64_t)serial << 2) | (uint64_t)what);
+    sim_push_event(s, t, SIM_EV_NB, (uint32_t)idx, ((uint64_t)serial << 2) | (uint64_t)what);
 }
 
 /* Its token holdings within the last window, up to now (a holding in progress included). */

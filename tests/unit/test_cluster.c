@@ -330,7 +330,8 @@ static const struct policy_ops job_script = {
 #define JOB_CLUSTER                                                                           \
     "\"cluster\":{\"nodes\":[{\"name\":\"a\",\"cores\":1,\"gpus\":2},{\"name\":\"b\",\"cores\":1," \
     "\"gpus\":2}],\"executors\":1},\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":1,"   \
-    "\"slo_ms\":10}],\"workload\":{\"rate_rps\":1}"
+    "\"slo_ms\":10}],\"workload\":{\"rate_rps\":1}," \
+    "\"policy\":{\"name\":\"dynamoml\"}"
 
 static void job_completes_as_computed_by_hand(void)
 {
@@ -401,6 +402,22 @@ static void jobs_config_errors(void)
         CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), bad[i].want), "case %zu: rc %d, %s", i,
               rc, sim_err_msg());
         sim_config_destroy(cfg);
+    }
+    /* a policy that does not place jobs is refused, not left with jobs queued forever */
+    {
+        struct sim_config *c2 = NULL;
+        struct sim_result *r = NULL;
+        int rc = sim_config_from_text(
+            "{\"duration_s\":1,\"cluster\":{\"gpus\":2},\"models\":[{\"name\":\"m\",\"alpha_ms\":1,"
+            "\"beta_ms\":1,\"slo_ms\":10}],\"workload\":{\"rate_rps\":1},\"policy\":{\"name\":"
+            "\"fifo\"},\"jobs\":{\"kinds\":[{\"name\":\"a\",\"iterations\":1,\"iter_ms\":1,"
+            "\"speedup\":[1]}],\"arrivals\":[{\"kind\":\"a\"}]}}", "j", ".", &c2);
+        if (!rc)                        /* (the config's check builds an engine, so refused there) */
+            rc = sim_run_once(c2, 1.0, NULL, &r);
+        CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "policy \"fifo\" does not place training "
+              "jobs"), "rc %d: %s", rc, sim_err_msg());
+        sim_result_destroy(r);
+        sim_config_destroy(c2);
     }
     /* arrivals in time order, ties in the order written */
     struct sim_config *cfg;
@@ -538,11 +555,6 @@ static void run_ends_when_jobs_are_done(void)
  * bursts again at 3.75 and holds the token alone; B joins at 4.0: at A's quota end (4.0) A has
  * used 1.25 s and B 1.0 in the window, (5 - 1) / 5 > (5 - 1.25) / 5: B first. Without sharing
  * each notebook has its own GPU: slowdown exactly 1. The run ends at 4.1 s: B holds the token. */
-static struct {
-    int64_t end[2][2];
-    int n[2];
-} nb_seen;
-
 static void token_order_by_hand(void)
 {
     for (int sharing = 1; sharing >= 0; sharing--) {
@@ -590,7 +602,6 @@ static void token_order_by_hand(void)
     CHECK(rc == SIM_EINVAL && strstr(sim_err_msg(), "notebooks.request: expected at most the "
           "limit (0.25), got 0.5"), "rc %d: %s", rc, sim_err_msg());
     sim_config_destroy(cfg);
-    (void)nb_seen;
 }
 
 TEST_MAIN({"pending_executors_take_freed_gpus", pending_executors_take_freed_gpus},
