@@ -1462,6 +1462,12 @@ static void on_tick(struct sim *s)
                   s->execs[e].state != SIM_EXEC_PENDING;
     sim_ts_add(s, "gpus_billed", -1, billed);
     ledger_series(s);
+    if (s->clients) {                   /* closed-loop clients active now */
+        int n = 0;
+        for (int i = 0; i < s->nsrc; i++)
+            n += s->src[i].src.active ? s->src[i].src.active(s->src[i].src.ctx, s->now) : 0;
+        sim_ts_add(s, "clients", -1, n);
+    }
     int64_t next = s->now + s->tick_ns;
     if (next <= s->duration)
         push(s, next, EV_TICK, 0, 0);
@@ -1534,8 +1540,10 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         free(s);
         return SIM_ENOMEM;
     }
-    for (int i = 0; i < nsrc; i++)
+    for (int i = 0; i < nsrc; i++) {
         s->src[i].src = src[i];
+        s->clients |= src[i].active != NULL;
+    }
     s->nsrc = nsrc;
     s->cfg = cfg;
     s->scale = scale;

@@ -149,6 +149,9 @@ struct sim_source {
     /* May be NULL. A request this source made ended (its response at t_end, or dropped at
      * t_end); a source that said 2 is asked for its next arrival again right after. */
     void (*on_end)(void *ctx, int64_t t_end);
+    /* May be NULL. A closed-loop source's client: 1 when it is active at t (its step counts
+     * it), else 0. The engine samples the sum as the `clients` time series. */
+    int (*active)(void *ctx, int64_t t);
 };
 
 /* An engine for world `w`, with every arrival rate multiplied by `load_scale` (the sources

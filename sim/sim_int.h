@@ -138,6 +138,7 @@ struct sim {
     struct sim_mqueue *queues;
     int nsrc;
     struct sim_src *src;
+    bool clients;                           /* some source is a closed-loop client (active) */
     /* Arrivals folded into their delivery: one event at arrival + control delay does both,
      * when nothing can see the request in between (no route hook, no application, no
      * jitter); ticks count the arrivals still in flight (sim.c, source_push). */

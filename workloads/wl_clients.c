@@ -70,6 +70,12 @@ static int client_next(void *ctx, int64_t *t, int *model, double *size)
     return 1;
 }
 
+static int client_active(void *ctx, int64_t t)
+{
+    struct client *cl = ctx;
+    return cl->k < active(cl->sh, t);
+}
+
 static void client_end(void *ctx, int64_t t_end)
 {
     struct client *cl = ctx;
@@ -127,7 +133,7 @@ int wl_clients_open(const struct wl_clients_cfg *c, uint64_t seed, double scale,
         cl->sh = sh;
         cl->k = k;
         sh->refs++;
-        src[k] = (struct sim_source){client_next, client_close, cl, -1, client_end};
+        src[k] = (struct sim_source){client_next, client_close, cl, -1, client_end, client_active};
     }
     *out = src;
     *n = most;

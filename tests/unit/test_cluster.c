@@ -145,7 +145,7 @@ static struct sim_result *run_script(const enum act *script, int n, struct sim *
     REQUIRE_OK(sim_config_from_text(text, "ledger", ".", &cfg));
     static struct fixed_src f;
     f = (struct fixed_src){NULL, 0, 0, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &scripted, &src, 1, &s));
     CHECK(sim_gpu_count(s) == 4 && sim_gpu(s, 0)->node == 0 && sim_gpu(s, 2)->node == 1 &&
           sim_gpu(s, 0)->milli == 1000 && sim_exec(s, 0)->gpu == 0,
@@ -346,7 +346,7 @@ static void job_completes_as_computed_by_hand(void)
     REQUIRE_OK(sim_config_from_text(text, "jobs", ".", &cfg));
     static struct fixed_src f;
     f = (struct fixed_src){NULL, 0, 0, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &job_script, &src, 1, &s));
     CHECK(sim_job_count(s) == 1 && sim_job(s, 0)->state == SIM_JOB_FUTURE, "before the run");
     REQUIRE_OK(sim_run(s));
@@ -464,7 +464,7 @@ static void closed_loop_clients(void)
         "{\"seed\":5,\"duration_s\":2000,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"r\","
         "\"alpha_ms\":0,\"beta_ms\":15,\"slo_ms\":128,\"max_batch\":1}],\"network\":{\"ctrl_us\":0,"
         "\"data_us_per_request\":0,\"resp_us\":0},\"policy\":{\"name\":\"dynamoml\"},"
-        "\"metrics\":{\"sample_period_s\":0},\"workload\":{\"clients\":{\"step_s\":500,"
+        "\"metrics\":{\"sample_period_s\":100},\"workload\":{\"clients\":{\"step_s\":500,"
         "\"counts\":[2,0,6],\"think_s\":1,\"after\":\"end\"}}}";
     struct sim_config *cfg;
     REQUIRE_OK(sim_config_from_text(text, "clients", ".", &cfg));
@@ -488,6 +488,23 @@ static void closed_loop_clients(void)
           (long long)cl_seen.per_step[2], (long long)cl_seen.per_step[3]);
     CHECK(cl_seen.most_in_system <= 6, "%d requests in the system at once (6 clients)",
           cl_seen.most_in_system);
+    /* the `clients` series: the clients active at each sample (a step begins at its time) */
+    struct sim_result *res;
+    REQUIRE_OK(sim_result_collect(s, &res));
+    static const double want_clients[] = {2, 2, 2, 2, 0, 0, 0, 0, 0, 6, 6, 6, 6, 6, 0, 0, 0};
+    int k = 0;
+    for (size_t i = 0; i < res->ts.n; i++) {
+        const struct sim_ts_point *p = &res->ts.pts[i];
+        if (strcmp(res->ts.series[p->series], "clients") != 0)
+            continue;
+        double t_s = (double)p->t / 1e9;
+        CHECK(k < 17 && fabs(t_s - 100.0 * (k + 1)) < 1e-9 && p->value == want_clients[k],
+              "clients sample %d at %g s: %g (expected %g at %d s)", k, t_s, p->value,
+              k < 17 ? want_clients[k] : -1.0, 100 * (k + 1));
+        k++;
+    }
+    CHECK(k >= 17, "%d samples of clients, expected at least 17", k);
+    sim_result_destroy(res);
     sim_destroy(s);
     /* bad input: exit 2 with the JSON path */
     struct {
@@ -572,7 +589,7 @@ static void token_order_by_hand(void)
         REQUIRE_OK(sim_config_from_text(text, "nb", ".", &cfg));
         static struct fixed_src f;
         f = (struct fixed_src){NULL, 0, 0, NULL};
-        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL};
+        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
         REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
         const struct sim_notebook *a = sim_notebook(s, 0), *b = sim_notebook(s, 1);
         CHECK(sharing ? a->gpu == 1 && b->gpu == 1 && a->milli == 500 : a->gpu != b->gpu &&
