@@ -1,5 +1,7 @@
 /* test_policies — every registered policy against the engine's invariants (checked here by
- * an independent observer, not by the engine's own bookkeeping), and Symphony's expected
+ * an independent observer, not by the engine's own bookkeeping; with training jobs and
+ * notebooks also the GPU ledger's: no GPU over-claimed, 1..max workers, the chief kept,
+ * progress within the iterations), and Symphony's expected
  * behaviour from specs/symphony.md: batch sizes near the staggered ideal, goodput bounded by
  * the ideal throughput, non-work-conserving vs work-conserving, and the flat top. */
 #include "policy.h"
@@ -22,7 +24,78 @@ struct audit {
     int64_t last_event;
     int64_t *exec_busy_until;
     int nexec;
+    int chief[64];                /* per training job: its chief's GPU once placed (+1), 0 */
 };
+
+/* The GPU ledger, training jobs and notebooks (policies that place them): no GPU claimed
+ * beyond one whole, claims that add up to the GPU's total; a placed job has 1..max workers,
+ * each on a whole GPU claimed for it, and keeps its chief's GPU; progress never exceeds the
+ * iterations and a done job did them all; a placed notebook holds its share. */
+static void audit_ledger(struct audit *a, const struct sim *s)
+{
+    for (int g = 0; g < sim_gpu_count(s); g++) {
+        const struct sim_gpu *G = sim_gpu(s, g);
+        int sum = 0;
+        for (int c = 0; c < G->nclaims; c++)
+            sum += G->claims[c].milli > 0 ? G->claims[c].milli : -100000;
+        if (G->milli > 1000 || sum != G->milli) {
+            fprintf(stderr, "GPU %d: %d thousandths claimed, claims add up to %d\n", g,
+                    G->milli, sum);
+            a->violations++;
+        }
+    }
+    for (int j = 0; j < sim_job_count(s); j++) {
+        const struct sim_job *J = sim_job(s, j);
+        double done = sim_job_done(s, j);
+        if (done < 0 || done > J->iterations * (1 + 1e-9) ||
+            (J->state == SIM_JOB_DONE && done < J->iterations * (1 - 1e-9))) {
+            fprintf(stderr, "job %d: %g of %g iterations done (state %d)\n", j, done,
+                    J->iterations, (int)J->state);
+            a->violations++;
+        }
+        if (J->state != SIM_JOB_STARTING && J->state != SIM_JOB_RUNNING &&
+            J->state != SIM_JOB_RECONFIGURING)
+            continue;
+        if (J->nworkers < 1 || J->nworkers > J->max_workers) {
+            fprintf(stderr, "job %d: %d workers (at most %d)\n", j, J->nworkers, J->max_workers);
+            a->violations++;
+            continue;
+        }
+        if (j < 64 && !a->chief[j])
+            a->chief[j] = J->gpu[0] + 1;
+        if (j < 64 && a->chief[j] != J->gpu[0] + 1) {
+            fprintf(stderr, "job %d: its chief moved from GPU %d to %d\n", j, a->chief[j] - 1,
+                    J->gpu[0]);
+            a->violations++;
+        }
+        for (int w = 0; w < J->nworkers; w++) {
+            const struct sim_gpu *G = sim_gpu(s, J->gpu[w]);
+            bool held = false;
+            for (int c = 0; c < G->nclaims; c++)
+                held |= G->claims[c].kind == SIM_HOLD_WORKER && G->claims[c].id == j &&
+                        G->claims[c].milli == 1000;
+            if (!held) {
+                fprintf(stderr, "job %d: worker %d's GPU %d is not claimed whole for it\n", j,
+                        w, J->gpu[w]);
+                a->violations++;
+            }
+        }
+    }
+    for (int n = 0; n < sim_notebook_count(s); n++) {
+        const struct sim_notebook *nb = sim_notebook(s, n);
+        if (nb->gpu < 0)
+            continue;
+        const struct sim_gpu *G = sim_gpu(s, nb->gpu);
+        bool held = false;
+        for (int c = 0; c < G->nclaims; c++)
+            held |= G->claims[c].kind == SIM_HOLD_SHARE && G->claims[c].id == n &&
+                    G->claims[c].milli == nb->milli;
+        if (!held) {
+            fprintf(stderr, "notebook %d: no share of %d on GPU %d\n", n, nb->milli, nb->gpu);
+            a->violations++;
+        }
+    }
+}
 
 static void obs_event(void *ctx, const struct sim *s, int64_t t)
 {
@@ -34,6 +107,7 @@ static void obs_event(void *ctx, const struct sim *s, int64_t t)
                     sim_node_milli_used(s, n), w->nodes[n].cores);
             a->violations++;
         }
+    audit_ledger(a, s);
     if (t < a->last_event) {
         fprintf(stderr, "time went backwards: %lld after %lld\n", (long long)t, (long long)a->last_event);
         a->violations++;
@@ -287,6 +361,9 @@ static void conform_one(const struct policy_ops *ops, size_t w, bool app, const 
         }
     if (app)
         check_stage_conservation(ops->name, w, s, &a);
+    for (int j = 0; j < sim_job_count(s); j++)  /* (jobs end the run: every one is done) */
+        CHECK(sim_job(s, j)->state == SIM_JOB_DONE, "policy %s, workload %zu: job %d not done",
+              ops->name, w, j);
     free(a.state);
     free(a.deadline);
     free(a.exec_busy_until);
@@ -352,6 +429,41 @@ static void conformance_every_policy(void)
                            "\"sync_s\":1,\"stabilization_s\":1}" : "");
             }
             conform_one(ops, w, app, text);
+        }
+    }
+    /* policies that place training jobs and notebooks (each preset): a shared cluster of two
+     * nodes, notebooks on shares, two waves of jobs and closed-loop clients whose peak wants
+     * more pods than the GPUs left (so HPA presets preempt workers); the run ends with the
+     * last job, and the ledger audit runs at every event */
+    for (int p = 0; p < policy_count() + policy_preset_count(); p++) {
+        const struct policy_preset *ps = p < policy_count() ? NULL : policy_preset_at(p - policy_count());
+        const struct policy_ops *ops = ps ? policy_find(ps->policy) : policy_at(p);
+        if (!ops->on_job_arrive || (ps && ps->is_default))
+            continue;
+        bool hpa = ps && strstr(ps->params, "\"autoscaling\": true");
+        for (size_t w = 0; w < 2; w++) {
+            char text[4096];
+            snprintf(text, sizeof text,
+                     "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":600,\"warmup_s\":0,"
+                     "\"cluster\":{\"nodes\":[{\"cores\":8,\"gpus\":4},{\"cores\":8,\"gpus\":4}],"
+                     "\"executors\":1,\"max_gpus\":6,\"provision_s\":2},"
+                     "\"models\":[{\"name\":\"r\",\"alpha_ms\":0,\"beta_ms\":15,\"slo_ms\":128,"
+                     "\"max_batch\":1}],\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,"
+                     "\"resp_us\":0},\"workload\":{\"clients\":{\"step_s\":10,"
+                     "\"counts\":[5,40,80,20,5],\"think_s\":0.5,\"after\":\"hold\"}},"
+                     "\"policy\":{\"name\":\"%s\"%s%s%s},\"metrics\":{\"sample_period_s\":1},"
+                     "\"notebooks\":{\"count\":2,\"request\":0.25,\"limit\":1,\"idle_s\":3,"
+                     "\"burst_s\":1},\"jobs\":{\"end_when_done\":true,\"kinds\":[{\"name\":\"a\","
+                     "\"iterations\":400,\"iter_ms\":50,\"speedup\":[1,1.8,2.5,3],"
+                     "\"cross_node\":2,\"start_s\":2,\"reconfig_s\":1}],\"arrivals\":["
+                     "{\"kind\":\"a\",\"at_s\":0,\"count\":3,\"init_workers\":2,\"max_workers\":4},"
+                     "{\"kind\":\"a\",\"at_s\":%d,\"count\":3,\"init_workers\":%d,"
+                     "\"max_workers\":4}]}%s}",
+                     w + 1, ops->name, ps ? ",\"preset\":\"" : "", ps ? ps->name : "",
+                     ps ? "\"" : "", w ? 5 : 10, w ? 1 : 2,
+                     hpa ? ",\"autoscale\":{\"kind\":\"hpa\",\"target_rps\":20,\"sync_s\":2,"
+                           "\"window_s\":4,\"stabilization_s\":4}" : "");
+            conform_one(ops, w, false, text);
         }
     }
     /* policies that fill lanes: the GPU workloads again on GPUs with three lanes under the
