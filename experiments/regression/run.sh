@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CI regression gate: runs the regression suite (one sweep per policy in this folder, each
 # at two loads and three seeds) into a fresh database and compares it with the committed
-# baseline (baseline.tsv, servesim-results/1 text) by `servesim compare`.
+# baseline (baseline.tsv, servesim-results text) by `servesim compare`.
 #
 #   experiments/regression/run.sh              run and compare; exit 3 on a regression
 #   experiments/regression/run.sh --update     run and rewrite baseline.tsv (a deliberate change)

@@ -86,7 +86,7 @@ static const struct cmd_help {
      "means over seeds, Welch t-test; exit 3 on a regression. Its options: servesim compare\n"
      "--help.\n"},
     {"export", "export DB [-o FILE]",
-     "The runs of a database as text (servesim-results/1) that diffs well and that compare\n"
+     "The runs of a database as text (servesim-results/2) that diffs well and that compare\n"
      "reads like a database.\n\n"
      "options:\n"
      "  -o FILE, --out FILE  write there (a temporary file renamed), else to stdout\n"},
@@ -120,7 +120,7 @@ static const char usage[] =
     "  compare BASE NEW  regression check between two results databases or exports: per\n"
     "                    experiment and model, means over seeds, Welch t-test; exit 3 on a\n"
     "                    regression\n"
-    "  export DB         the runs of a database as text (servesim-results/1) that diffs well\n"
+    "  export DB         the runs of a database as text (servesim-results/2) that diffs well\n"
     "                    and that compare reads like a database; -o FILE writes it there\n"
     "  plot KIND...      gnuplot figures (PNG, SVG and their .dat) from a results database\n"
     "  policies          list the registered policies\n"

@@ -21,14 +21,16 @@ static const char usage[] =
     "\n"
     "BASE and NEW are results databases or their text export (servesim export). Runs are\n"
     "matched by experiment: name, kind and config hash without the seed. For each experiment\n"
-    "and model: goodput, p99, bad rate and GPU-seconds, the mean over seeds with a 95%\n"
+    "and model: goodput, p99, bad rate and GPU-seconds (and, for runs with training jobs,\n"
+    "the makespan and the jobs' mean execution time), the mean over seeds with a 95%\n"
     "confidence interval, the difference and Welch's t-test.\n"
     "\n"
     "options:\n"
     "  --tol R           relative change that counts (default 0.05)\n"
     "  --bad-tol A       absolute change of the bad rate that counts (default 0.005)\n"
     "  --alpha A         significance level of the t-test (default 0.05)\n"
-    "  --metrics LIST    metrics that can regress (default goodput_rps,p99_ms,bad_rate,gpu_s)\n"
+    "  --metrics LIST    metrics that can regress (default all: goodput_rps,p99_ms,\n"
+    "                    bad_rate,gpu_s,makespan_s,job_exec_s)\n"
     "  --match hash|label  match on the config hash (default), or on policy and sweep\n"
     "                    settings, to compare runs whose configs differ on purpose\n"
     "  --name GLOB       only experiments whose name matches (both sides)\n"
@@ -456,7 +458,7 @@ static int parse_metrics(const char *v, bool gate[SIM_MET_N])
             m++;
         if (m == SIM_MET_N)
             return sim_err_set(SIM_EUSAGE, "--metrics: expected names among goodput_rps, p99_ms, "
-                               "bad_rate, gpu_s, got \"%s\"", t);
+                               "bad_rate, gpu_s, makespan_s, job_exec_s, got \"%s\"", t);
         gate[m] = true;
     }
     return 0;

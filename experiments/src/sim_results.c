@@ -15,12 +15,17 @@
 #include "sim_rng.h"
 #include "sim_store.h"
 
-const char *const sim_metric_names[SIM_MET_N] = {"goodput_rps", "p99_ms", "bad_rate", "gpu_s"};
-const int sim_metric_higher_is_better[SIM_MET_N] = {1, 0, 0, 0};
+const char *const sim_metric_names[SIM_MET_N] = {"goodput_rps", "p99_ms", "bad_rate", "gpu_s",
+                                                 "makespan_s", "job_exec_s"};
+const int sim_metric_higher_is_better[SIM_MET_N] = {1, 0, 0, 0, 0, 0};
 
-#define TEXT_MAGIC "# servesim-results/1"
-#define TEXT_COLUMNS "name\tkind\tpolicy\tconfig_key\tseed\tlabel\tmodel\tgoodput_rps\tp99_ms\tbad_rate\tgpu_s"
-#define TEXT_NCOLS 11
+/* The text form; version 1 lacks the last two metrics (read as "-"). */
+#define TEXT_MAGIC "# servesim-results/2"
+#define TEXT_MAGIC_V1 "# servesim-results/1"
+#define TEXT_COLUMNS_V1 "name\tkind\tpolicy\tconfig_key\tseed\tlabel\tmodel\tgoodput_rps\tp99_ms\tbad_rate\tgpu_s"
+#define TEXT_COLUMNS TEXT_COLUMNS_V1 "\tmakespan_s\tjob_exec_s"
+#define TEXT_NCOLS 13
+#define TEXT_NCOLS_V1 11
 
 static void sample_free(struct sim_sample *x)
 {
@@ -188,6 +193,11 @@ int sim_results_open(const char *path, sqlite3 **out, int *version)
     return 0;
 }
 
+static double column_or_nan(sqlite3_stmt *q, int col)
+{
+    return sqlite3_column_type(q, col) == SQLITE_NULL ? NAN : sqlite3_column_double(q, col);
+}
+
 static int load_db(const char *path, struct sim_samples *ss)
 {
     sqlite3 *db = NULL;
@@ -199,9 +209,11 @@ static int load_db(const char *path, struct sim_samples *ss)
     char sql[1024];
     snprintf(sql, sizeof sql,
              "SELECT r.id, r.name, r.kind, r.policy, r.seed, r.config_json, r.duration_s, "
-             "r.warmup_s, r.goodput_rps, r.ontime_rps, r.bad_rate, %s, %s "
+             "r.warmup_s, r.goodput_rps, r.ontime_rps, r.bad_rate, %s, %s, %s, %s "
              "FROM runs r %s WHERE r.status = 'ok' ORDER BY r.id",
              v >= 3 ? "r.gpu_s" : "NULL", v >= 2 ? "sp.settings_json" : "NULL",
+             v >= 8 ? "r.makespan_s" : "NULL",
+             v >= 8 ? "(SELECT avg(exec_s) FROM job_stats js WHERE js.run_id = r.id)" : "NULL",
              v >= 2 ? "LEFT JOIN sweep_points sp ON sp.run_id = r.id" : "");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "SELECT model, offered, on_time, late, dropped, p99_ms "
@@ -234,8 +246,8 @@ static int load_db(const char *path, struct sim_samples *ss)
         double run_v[SIM_MET_N] = {
             sqlite3_column_type(q, 8) != SQLITE_NULL && strcmp(kind, "goodput") == 0
                 ? sqlite3_column_double(q, 8) : sqlite3_column_double(q, 9),
-            NAN, sqlite3_column_double(q, 10),
-            sqlite3_column_type(q, 11) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 11)};
+            NAN, sqlite3_column_double(q, 10), column_or_nan(q, 11), column_or_nan(q, 13),
+            column_or_nan(q, 14)};
         size_t first = ss->n;
         /* the run's own row first, its worst p99 filled in from the models */
         rc = push(ss, name, kind, policy, key, label, "*", seed, id, run_v);
@@ -250,7 +262,7 @@ static int load_db(const char *path, struct sim_samples *ss)
                              ? NAN : sqlite3_column_double(qm, 5);
             double mv[SIM_MET_N] = {measured > 0 ? on_time / measured : 0,
                                     offered > 0 ? p99 : NAN, offered > 0 ? bad / offered : NAN,
-                                    NAN};
+                                    NAN, NAN, NAN};
             if (!isnan(mv[SIM_MET_P99]) &&
                 (isnan(ss->s[first].v[SIM_MET_P99]) || mv[SIM_MET_P99] > ss->s[first].v[SIM_MET_P99]))
                 ss->s[first].v[SIM_MET_P99] = mv[SIM_MET_P99];
@@ -289,14 +301,16 @@ static int load_text(const char *path, FILE *f, struct sim_samples *ss)
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
-    int rc = 0;
+    int rc = 0, ncols = TEXT_NCOLS;
     long lineno = 0;
     while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
         if (lineno == 1) {
-            if (strcmp(line, TEXT_MAGIC) != 0) {
+            if (strcmp(line, TEXT_MAGIC_V1) == 0)
+                ncols = TEXT_NCOLS_V1;
+            else if (strcmp(line, TEXT_MAGIC) != 0) {
                 rc = sim_err_set(SIM_EINVAL, "%s:1: expected a results database or \"%s\", "
                                  "found \"%.40s\"", path, TEXT_MAGIC, line);
                 break;
@@ -304,9 +318,9 @@ static int load_text(const char *path, FILE *f, struct sim_samples *ss)
             continue;
         }
         if (lineno == 2) {
-            if (strcmp(line, TEXT_COLUMNS) != 0) {
-                rc = sim_err_set(SIM_EINVAL, "%s:2: expected the header \"%s\"", path,
-                                 TEXT_COLUMNS);
+            const char *want = ncols == TEXT_NCOLS ? TEXT_COLUMNS : TEXT_COLUMNS_V1;
+            if (strcmp(line, want) != 0) {
+                rc = sim_err_set(SIM_EINVAL, "%s:2: expected the header \"%s\"", path, want);
                 break;
             }
             continue;
@@ -315,16 +329,16 @@ static int load_text(const char *path, FILE *f, struct sim_samples *ss)
             continue;
         char *field[TEXT_NCOLS + 1];
         int n = 0;
-        for (char *p = line; p && n <= TEXT_NCOLS; n++) {
+        for (char *p = line; p && n <= ncols; n++) {
             field[n] = p;
             char *tab = strchr(p, '\t');
             if (tab)
                 *tab++ = '\0';
             p = tab;
         }
-        if (n != TEXT_NCOLS) {
+        if (n != ncols) {
             rc = sim_err_set(SIM_EINVAL, "%s:%ld: expected %d tab-separated fields, found %s",
-                             path, lineno, TEXT_NCOLS, n > TEXT_NCOLS ? "more" : "fewer");
+                             path, lineno, ncols, n > ncols ? "more" : "fewer");
             break;
         }
         double v[SIM_MET_N];
@@ -337,7 +351,9 @@ static int load_text(const char *path, FILE *f, struct sim_samples *ss)
             break;
         }
         for (int m = 0; m < SIM_MET_N && !rc; m++)
-            if (parse_double(field[7 + m], &v[m]))
+            if (7 + m >= ncols)
+                v[m] = NAN;             /* a metric the file's version lacks */
+            else if (parse_double(field[7 + m], &v[m]))
                 rc = sim_err_set(SIM_EINVAL, "%s:%ld: %s: expected a number or \"-\", found \"%s\"",
                                  path, lineno, sim_metric_names[m], field[7 + m]);
         if (rc || (rc = push(ss, field[0], field[1], field[2], field[3], field[5], field[6], seed, 0, v)))

@@ -3,7 +3,8 @@
  * A results source is either a results database (opened read-only, never migrated; schema
  * versions 1..SIM_STORE_SCHEMA) or its text export, format `servesim-results/1`: a tab-separated
  * file with one line per run and model that diffs well and is what experiments/regression keeps
- * as its committed baseline. Either way it becomes a list of samples: one per (run, model),
+ * as its committed baseline (format servesim-results/1, without the training-job metrics,
+ * is still read: those read as "-"). Either way it becomes a list of samples: one per (run, model),
  * plus one per run with model "*" for the run as a whole.
  *
  * An experiment is identified by its name, kind and config key (the FNV-1a 64 hash of the
@@ -18,12 +19,15 @@
 #include <stdio.h>
 
 /* The metrics compared, per run ("*") and per model. NAN where a metric does not apply:
- * gpu_s per model; p99 of a model that completed nothing, bad rate of one offered nothing. */
+ * gpu_s, makespan_s and job_exec_s per model, the last two in runs without training jobs;
+ * p99 of a model that completed nothing, bad rate of one offered nothing. */
 enum sim_metric {
     SIM_MET_GOODPUT,    /* req/s: the goodput search's result, else on-time throughput */
     SIM_MET_P99,        /* ms: the model's p99 latency; per run the worst model's */
     SIM_MET_BAD,        /* (late + dropped) / offered */
     SIM_MET_GPU_S,      /* executor-seconds billed (per run only) */
+    SIM_MET_MAKESPAN,   /* s: until the last training job ended (per run, runs with jobs) */
+    SIM_MET_JOB_EXEC,   /* s: the jobs' mean execution time, arrival to end (likewise) */
     SIM_MET_N
 };
 

@@ -745,11 +745,33 @@ compare_inputs() {
   }
   expect_compare_error "nothere.db: cannot open" "$a" "$tmp/nothere.db"
   printf 'hello\n' > "$tmp/junk.txt"
-  expect_compare_error 'junk.txt:1: expected a results database or "# servesim-results/1"' "$a" "$tmp/junk.txt"
+  expect_compare_error 'junk.txt:1: expected a results database or "# servesim-results/2"' "$a" "$tmp/junk.txt"
   sed '5s/\t[0-9.e+-]*$/\tfast/' "$tmp/a.tsv" > "$tmp/bad.tsv"
-  expect_compare_error 'bad.tsv:5: gpu_s: expected a number or "-", found "fast"' "$a" "$tmp/bad.tsv"
+  expect_compare_error 'bad.tsv:5: job_exec_s: expected a number or "-", found "fast"' "$a" "$tmp/bad.tsv"
   sed '6s/\t[^\t]*$//' "$tmp/a.tsv" > "$tmp/short.tsv"
-  expect_compare_error 'short.tsv:6: expected 11 tab-separated fields, found fewer' "$a" "$tmp/short.tsv"
+  expect_compare_error 'short.tsv:6: expected 13 tab-separated fields, found fewer' "$a" "$tmp/short.tsv"
+  # the older text format (servesim-results/1: no training-job columns) is still read
+  { echo "# servesim-results/1"; tail -n +2 "$tmp/a.tsv" | cut -f1-11; } > "$tmp/v1.tsv"
+  "$bin" compare "$tmp/v1.tsv" "$a" > "$tmp/out" || fail "a servesim-results/1 file: exit $?"
+  grep -q "0 regressions, 0 improvements; 0 experiments only in BASE" "$tmp/out" || fail "v1: $(tail -1 "$tmp/out")"
+  awk -F'\t' 'NR > 1 && NF != 11 { exit 1 }' "$tmp/v1.tsv" || fail "v1 file: not 11 columns"
+  # training jobs: the makespan and the jobs' mean execution time, exported and compared
+  # (DynamoML against K8S+Scaling on the reference workload, matched by label)
+  local j="$tmp/jobs.db" k="$tmp/jobs2.db" cfg="$src/experiments/dynamoml/base.json"
+  "$bin" run "$cfg" --db "$j" --quiet && "$bin" run "$cfg" --db "$k" --set policy.preset=k8s-scaling --quiet ||
+    fail "dynamoml runs failed"
+  "$bin" export "$j" | awk -F'\t' 'NR == 2 && ($12 != "makespan_s" || $13 != "job_exec_s") { exit 1 }
+    NR > 2 && $7 == "*" { if ($12 == "-" || $13 == "-") exit 1; n++ } END { exit n != 1 }' ||
+    fail "export: no makespan_s / job_exec_s in the run's row"
+  local mk; mk=$(sqlite3 "$j" "SELECT printf('%.6g', makespan_s) FROM runs")
+  "$bin" export "$j" | awk -F'\t' -v mk="$mk" '$7 == "*" && $12 != mk { exit 1 }' || fail "export: makespan_s is not the run's ($mk)"
+  "$bin" compare "$j" "$k" --match label > "$tmp/out"; rc=$?
+  [ $rc -eq 3 ] && grep -q '^dynamoml run \[dynamoml\] *\* *makespan_s .*REGRESSION' "$tmp/out" &&
+    grep -q '^dynamoml run \[dynamoml\] *\* *job_exec_s .*REGRESSION' "$tmp/out" ||
+    fail "K8S+Scaling's longer makespan not flagged (exit $rc): $(cat "$tmp/out")"
+  "$bin" compare "$j" "$k" --match label --metrics goodput_rps > "$tmp/out"
+  grep -q '^dynamoml run \[dynamoml\] *\* *makespan_s .* same$' "$tmp/out" ||
+    fail "--metrics goodput_rps: the makespan still gates: $(grep makespan "$tmp/out")"
   cp "$a" "$tmp/new.db" && sqlite3 "$tmp/new.db" "PRAGMA user_version = 99"
   expect_compare_error "found schema version 99" "$a" "$tmp/new.db"
   # a real results database whose runs are gone
