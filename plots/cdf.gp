@@ -1,13 +1,14 @@
-# cdf.gp — a distribution as a CDF (latency or queueing delay) per model and policy, on a log
-# time axis, from the log-linear histograms in the database. servesim plot sets the terminal
-# and output, then defines: datafile, plottitle, xlab, nser, slo (0: no SLO line).
+# cdf.gp — a distribution as a CDF (latency or queueing delay per model and policy, on a log
+# time axis, from the log-linear histograms in the database; training jobs' execution times,
+# linear). servesim plot sets the terminal and output, then defines: datafile, plottitle,
+# xlab, ylab, nser, slo (0: no SLO line), logx (1: log x axis).
 # datafile: one block per series (two blank lines between), its first row the series' title,
-# then rows "upper bucket edge (ms), fraction of requests <= it".
+# then rows "upper bucket edge, fraction <= it".
 set datafile separator tab
 set title plottitle
 set xlabel xlab
-set ylabel "fraction of requests"
-set logscale x
+set ylabel ylab
+if (logx) set logscale x
 set autoscale xfix
 set yrange [0:1.02]
 set grid

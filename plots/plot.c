@@ -45,8 +45,13 @@ static const char usage[] =
     "  plan           capacity plans (servesim plan): GPUs over time of the static plan and\n"
     "                  of the autoscaler, the offered load, each one's GPU-hours (--name:\n"
     "                  plans of matching experiment names)\n"
+    "  gpu-alloc      GPUs by use over time (inference, training, notebooks, idle) stacked,\n"
+    "                  a panel per configuration (its lowest seed's run)\n"
+    "  job-workers    training jobs' running time at 1, 2, ... workers per configuration\n"
+    "  job-cdf        training jobs' execution time (arrival to end) CDF per configuration\n"
+    "  sla-clients    SLA violations against active closed-loop clients per configuration\n"
     "  all            every kind above but goodput-vs and series (path-cdf where the runs\n"
-    "                  have paths)\n"
+    "                  have paths; the last four where they have jobs, notebooks, clients)\n"
     "Goodput is the goodput search's result for `servesim goodput` runs, else the on-time\n"
     "throughput (the y label says which). Runs differing only in seed are averaged (error\n"
     "bars: standard deviation); runs of one setting and policy from different\n"
@@ -85,7 +90,7 @@ struct opts {
     int y;                              /* goodput-vs: index into y_names */
     int64_t runs[MAX_RUN_IDS];
     int nruns, w, h;
-    bool kinds[16], all;
+    bool kinds[24], all;
 };
 
 struct prun {
@@ -108,11 +113,13 @@ struct plot {
 };
 
 enum kind { K_GOODPUT, K_GOODPUT_GPUS, K_GOODPUT_SLO, K_GOODPUT_VS, K_LAT_CDF, K_QUEUE_CDF,
-            K_PATH_CDF, K_BATCH, K_TIMELINE, K_SERIES, K_PLAN, K_N };
+            K_PATH_CDF, K_BATCH, K_TIMELINE, K_SERIES, K_PLAN, K_GPU_ALLOC, K_JOB_WORKERS,
+            K_JOB_CDF, K_SLA_CLIENTS, K_N };
 static const char *const kind_names[K_N] = {"goodput", "goodput-gpus", "goodput-slo",
                                             "goodput-vs", "latency-cdf", "queue-cdf",
                                             "path-cdf", "batch-hist", "timeline", "series",
-                                            "plan"};
+                                            "plan", "gpu-alloc", "job-workers", "job-cdf",
+                                            "sla-clients"};
 
 /* goodput-vs --y: what is drawn against x (0: goodput; then prun.metric[y - 1]). */
 enum { Y_N = 4 };
@@ -955,13 +962,13 @@ static int dist_fold(const struct dist *d, int limit, struct dist *out)
 /* Writes the distributions of d as CDFs to FILE.dat and renders them (cdf.gp); more than
  * FOLD_ABOVE series are folded first. */
 static int cdf_render(struct plot *p, struct dist *d, const char *file, const char *title,
-                      const char *xlab, double slo)
+                      const char *xlab, const char *ylab, bool logx, double slo)
 {
     if (d->ser.n > FOLD_ABOVE) {
         struct dist folded;
         int rc = dist_fold(d, FOLD_ABOVE, &folded);
         if (!rc)
-            rc = cdf_render(p, &folded, file, title, xlab, slo);
+            rc = cdf_render(p, &folded, file, title, xlab, ylab, logx, slo);
         dist_free(&folded);
         return rc;
     }
@@ -976,10 +983,10 @@ static int cdf_render(struct plot *p, struct dist *d, const char *file, const ch
             total += d->count[s].v[k];
         fputs(s ? "\n\n" : "", f), put_label(f, d->ser.v[s]), fputc('\n', f);
         /* the CDF starts from 0 at the lowest bucket's lower edge (log axis: > 0) */
-        fprintf(f, "%.6g\t0\n", d->lo[s] > 0 ? d->lo[s] : 1e-3);
+        fprintf(f, "%.6g\t0\n", d->lo[s] > 0 || !logx ? d->lo[s] : 1e-3);
         for (size_t k = 0; k < d->edge[s].n; k++) {
             run += d->count[s].v[k];
-            fprintf(f, "%.6g\t%.6g\n", d->edge[s].v[k] > 0 ? d->edge[s].v[k] : 1e-3,
+            fprintf(f, "%.6g\t%.6g\n", d->edge[s].v[k] > 0 || !logx ? d->edge[s].v[k] : 1e-3,
                     total > 0 ? run / total : 0);
         }
     }
@@ -989,8 +996,10 @@ static int cdf_render(struct plot *p, struct dist *d, const char *file, const ch
     char vars[2048];
     gp_start(vars, sizeof vars, base, title);
     gp_set(vars, sizeof vars, "xlab", xlab);
+    gp_set(vars, sizeof vars, "ylab", ylab);
     size_t len = strlen(vars);
-    snprintf(vars + len, sizeof vars - len, "; nser = %d; slo = %g", d->ser.n, slo);
+    snprintf(vars + len, sizeof vars - len, "; nser = %d; slo = %g; logx = %d", d->ser.n, slo,
+             logx);
     return render(p, "cdf", base, vars);
 }
 
@@ -1032,6 +1041,7 @@ static int plot_cdf(struct plot *p, bool queue)
                  "WHERE run_id = ?1 %s", p->o->model ? "AND model = ?2" : "");
         rc = cdf_render(p, &d, queue ? "queue-cdf" : "latency-cdf", title,
                         queue ? "queueing delay (ms, log scale)" : "latency (ms, log scale)",
+                        "fraction of requests", true,
                         queue ? 0.0 : common_value(p, slo_sql, p->o->model));
     }
     dist_free(&d);
@@ -1079,7 +1089,7 @@ static int plot_path_cdf(struct plot *p)
             snprintf(title, sizeof title, "%s: end-to-end latency CDF of path %s", p->label,
                      paths.v[k]);
             rc = cdf_render(p, &d, file, title, "end-to-end latency (ms, log scale)",
-                            common_value(p, "SELECT min(sla_ms), max(sla_ms) FROM path_stats "
+                            "fraction of requests", true, common_value(p, "SELECT min(sla_ms), max(sla_ms) FROM path_stats "
                                             "WHERE run_id = ?1 AND path = ?2", paths.v[k]));
         }
         dist_free(&d);
@@ -1309,6 +1319,372 @@ static int plot_series(struct plot *p)
     return render(p, "series", base, vars);
 }
 
+/* ---- shared clusters (training jobs, notebooks, closed-loop clients: DynamoML) ---- */
+
+/* The selected runs grouped by configuration (policy and settings, seeds together):
+ * group[i] is run i's group, titles the groups' line titles. */
+static int config_groups(struct plot *p, struct names *titles, int *group)
+{
+    for (int i = 0; i < p->n; i++) {
+        char *t = series_title(&p->r[i], NULL, NULL);
+        int g = t ? names_index(titles, t) : SIM_ENOMEM;
+        free(t);
+        if (g < 0)
+            return g;
+        group[i] = g;
+    }
+    return 0;
+}
+
+/* A kind whose data the selected runs lack: with `all`, nothing drawn (0: runs without jobs,
+ * notebooks or clients are the common case, as runs without paths for path-cdf); asked for
+ * by name, an error. */
+static int no_data(struct plot *p, const char *kind, const char *what)
+{
+    if (p->o->all)
+        return 0;
+    return sim_err_set(SIM_EINVAL, "%s: plot %s: %s", p->o->db, kind, what);
+}
+
+#define MAX_PANELS 6
+
+/* GPUs by use over time (inference executors, training workers, notebooks' shares, idle)
+ * stacked, a panel per configuration: its run of the lowest seed (a run's timeline; seeds
+ * are not averaged, --run picks others). */
+static int plot_gpu_alloc(struct plot *p)
+{
+    static const char *const cols[] = {"gpus.inference", "gpus.training", "gpus.modeling",
+                                       "gpus.idle"};
+    if (p->version < 8)
+        return no_data(p, "gpu-alloc", "schema version below 8 has no GPU ledger series");
+    struct names groups = {0};
+    int *group = calloc((size_t)p->n, sizeof *group), *pick = NULL;
+    int rc = group ? config_groups(p, &groups, group) : SIM_ENOMEM;
+    if (!rc && !(pick = malloc((size_t)(groups.n ? groups.n : 1) * sizeof *pick)))
+        rc = SIM_ENOMEM;
+    for (int g = 0; !rc && g < groups.n; g++)
+        pick[g] = -1;
+    for (int i = 0; !rc && i < p->n; i++) {
+        int *k = &pick[group[i]];
+        if (*k < 0 || p->r[i].seed < p->r[*k].seed)
+            *k = i;
+    }
+    sqlite3_stmt *q = NULL;
+    if (!rc && sqlite3_prepare_v2(p->db, "SELECT t_s, series, value FROM timeseries WHERE "
+                                         "run_id = ?1 AND key = '' AND series IN "
+                                         "('gpus.inference', 'gpus.training', 'gpus.modeling', "
+                                         "'gpus.idle') ORDER BY t_s", -1, &q, NULL) != SQLITE_OK)
+        rc = db_fail(p, "reading the time series");
+    char base[4096], vars[8192];
+    FILE *f = rc ? NULL : dat_open(p, "gpu-alloc", base, sizeof base);
+    if (!rc && !f)
+        rc = SIM_EIO;
+    int npan = 0;
+    double xmax = 0;
+    char tvars[4096] = "";
+    for (int g = 0; !rc && g < groups.n && npan < MAX_PANELS; g++) {
+        const struct prun *r = &p->r[pick[g]];
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, r->id);
+        double t = NAN, row[4];
+        int rows = 0, step;
+        for (;;) {
+            step = sqlite3_step(q);
+            double tt = step == SQLITE_ROW ? sqlite3_column_double(q, 0) : NAN;
+            if (!isnan(t) && (step != SQLITE_ROW || tt != t)) {
+                fprintf(f, "%s%.6g", rows++ == 0 && npan ? "\n\n" : "", t);
+                for (int c = 0; c < 4; c++)
+                    fprintf(f, "\t%.6g", isnan(row[c]) ? 0 : row[c]);
+                fputc('\n', f);
+            }
+            if (step != SQLITE_ROW)
+                break;
+            if (tt != t) {
+                t = tt;
+                row[0] = row[1] = row[2] = row[3] = NAN;
+            }
+            const char *s = (const char *)sqlite3_column_text(q, 1);
+            for (int c = 0; c < 4; c++)
+                if (strcmp(s, cols[c]) == 0)
+                    row[c] = sqlite3_column_double(q, 2);
+        }
+        if (step != SQLITE_DONE)
+            rc = db_fail(p, "reading the time series");
+        else if (rows) {
+            char title[600], v[800] = "";
+            snprintf(title, sizeof title, "%s, seed %llu", groups.v[g],
+                     (unsigned long long)r->seed);
+            xmax = fmax(xmax, t);
+            snprintf(v, sizeof v, "; ptitle[%d] = ", ++npan);
+            gp_quote(v, sizeof v, title);
+            size_t len = strlen(tvars);
+            snprintf(tvars + len, sizeof tvars - len, "%s", v);
+        }
+    }
+    sqlite3_finalize(q);
+    if (f) {
+        int rc2 = dat_close(f, base);
+        if (!rc)
+            rc = rc2;
+    }
+    if (!rc && groups.n > MAX_PANELS)
+        fprintf(stderr, "plot: %s gpu-alloc: %d configurations, the first %d drawn (--run or "
+                "--name picks others)\n", p->label, groups.n, MAX_PANELS);
+    bool skipped = false;
+    if (!rc && npan == 0) {
+        discard(base);
+        skipped = true;
+        rc = no_data(p, "gpu-alloc", "no run has GPU ledger series (gpus.inference, ...: runs "
+                     "with training jobs or notebooks, and a sampling period)");
+    }
+    if (!rc && !skipped) {
+        char title[512];
+        snprintf(title, sizeof title, "%s: GPUs by use over time", p->label);
+        gp_start(vars, sizeof vars, base, title);
+        size_t len = strlen(vars);
+        /* time ticks: a round step giving 3 to 6 of them */
+        double step = pow(10, floor(log10(fmax(xmax, 1) / 3)));
+        step *= xmax / step > 15 ? 5 : xmax / step > 6 ? 2 : 1;
+        snprintf(vars + len, sizeof vars - len, "; npan = %d; xmax = %g; xstep = %g; "
+                 "array ptitle[%d]%s", npan, xmax, step, npan, tvars);
+        struct opts tall = *p->o;
+        struct plot pt = *p;
+        tall.h = npan > 2 ? p->o->h * 3 / 2 : p->o->h;
+        pt.o = &tall;
+        rc = render(&pt, "gpu_alloc", base, vars);
+    }
+    names_free(&groups);
+    free(group);
+    free(pick);
+    return rc;
+}
+
+/* The share of the jobs' running time at 1, 2, ... workers, clustered bars per
+ * configuration (seeds summed): job_workers. */
+static int plot_job_workers(struct plot *p)
+{
+    enum { MW = 64 };
+    if (p->version < 8)
+        return no_data(p, "job-workers", "schema version below 8 has no training jobs");
+    struct names groups = {0};
+    int *group = calloc((size_t)p->n, sizeof *group);
+    int rc = group ? config_groups(p, &groups, group) : SIM_ENOMEM;
+    double *sec = rc ? NULL : calloc((size_t)(groups.n ? groups.n : 1) * MW, sizeof *sec);
+    if (!rc && !sec)
+        rc = SIM_ENOMEM;
+    sqlite3_stmt *q = NULL;
+    if (!rc && sqlite3_prepare_v2(p->db, "SELECT workers, sum(seconds) FROM job_workers WHERE "
+                                         "run_id = ?1 GROUP BY workers", -1, &q, NULL) != SQLITE_OK)
+        rc = db_fail(p, "reading job_workers");
+    int most = 0;
+    for (int i = 0; !rc && i < p->n; i++) {
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, p->r[i].id);
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            int w = sqlite3_column_int(q, 0);
+            if (w >= 1 && w <= MW) {
+                sec[(size_t)group[i] * MW + (size_t)(w - 1)] += sqlite3_column_double(q, 1);
+                most = w > most && sqlite3_column_double(q, 1) > 0 ? w : most;
+            }
+        }
+    }
+    sqlite3_finalize(q);
+    if (!rc && most == 0)
+        rc = no_data(p, "job-workers", "no run has training jobs that ran (job_workers)");
+    else if (!rc) {
+        char base[4096];
+        FILE *f = dat_open(p, "job-workers", base, sizeof base);
+        if (!f)
+            rc = SIM_EIO;
+        int nser = 0;
+        for (int g = 0; f && g < groups.n; g++) {   /* configurations whose jobs ran */
+            double tot = 0;
+            for (int w = 0; w < MW; w++)
+                tot += sec[(size_t)g * MW + (size_t)w];
+            sec[(size_t)g * MW + MW - 1] = tot;     /* (MW workers: beyond SIM_JOB_MAX) */
+        }
+        if (f) {
+            fputs("workers", f);
+            for (int g = 0; g < groups.n; g++)
+                if (sec[(size_t)g * MW + MW - 1] > 0)
+                    fputc('\t', f), put_label(f, groups.v[g]), nser++;
+            fputc('\n', f);
+            for (int w = 0; w < most; w++) {
+                fprintf(f, "%d", w + 1);
+                for (int g = 0; g < groups.n; g++) {
+                    double tot = sec[(size_t)g * MW + MW - 1];
+                    if (tot > 0)
+                        fprintf(f, "\t%.6g", sec[(size_t)g * MW + (size_t)w] / tot);
+                }
+                fputc('\n', f);
+            }
+            rc = dat_close(f, base);
+        }
+        if (!rc) {
+            char vars[2048], title[512];
+            snprintf(title, sizeof title, "%s: training jobs' running time by workers (seeds "
+                     "summed)", p->label);
+            gp_start(vars, sizeof vars, base, title);
+            size_t len = strlen(vars);
+            snprintf(vars + len, sizeof vars - len, "; nser = %d", nser);
+            rc = render(p, "job_workers", base, vars);
+        }
+    }
+    names_free(&groups);
+    free(group);
+    free(sec);
+    return rc;
+}
+
+/* The CDF of the training jobs' execution times (arrival to end, jobs that finished), a line
+ * per configuration (seeds merged): job_stats. */
+static int plot_job_cdf(struct plot *p)
+{
+    if (p->version < 8)
+        return no_data(p, "job-cdf", "schema version below 8 has no training jobs");
+    struct dist d = {0};
+    int rc = dist_load(p, "SELECT '', exec_s, 1, exec_s FROM job_stats WHERE run_id = ?1 AND "
+                          "exec_s IS NOT NULL", NULL, true, &d);
+    if (!rc && d.ser.n == 0)
+        rc = no_data(p, "job-cdf", "no run has training jobs that finished (job_stats)");
+    else if (!rc) {
+        char title[512];
+        snprintf(title, sizeof title, "%s: training jobs' execution time CDF (arrival to end; "
+                 "seeds merged)", p->label);
+        rc = cdf_render(p, &d, "job-cdf", title, "execution time (s)", "fraction of jobs",
+                        false, 0);
+    }
+    dist_free(&d);
+    return rc;
+}
+
+/* The schedule of a run's closed-loop clients: its end in seconds (steps x step_s), or 0
+ * when the run has none. */
+static double clients_schedule_end(const struct prun *r)
+{
+    cJSON *j = cJSON_Parse(r->config);
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "workload"), "clients");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "step_s");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(c, "counts");
+    double end = cJSON_IsArray(n) ? (cJSON_IsNumber(st) ? st->valuedouble : 60) *
+                                        cJSON_GetArraySize(n) : 0;
+    cJSON_Delete(j);
+    return end;
+}
+
+/* SLA violations (late or dropped requests, of those offered) against the number of active
+ * closed-loop clients, over the client schedule, a line per configuration (seeds merged):
+ * each sample window of the time series counts at the clients active at its start (the
+ * `clients` sample before it), weighted by the requests offered in it. */
+static int plot_sla_clients(struct plot *p)
+{
+    enum { ML = 256 };
+    if (p->version < 8)
+        return no_data(p, "sla-clients", "schema version below 8 has no clients series");
+    struct names groups = {0};
+    int *group = calloc((size_t)p->n, sizeof *group);
+    int rc = group ? config_groups(p, &groups, group) : SIM_ENOMEM;
+    int ng = groups.n ? groups.n : 1;
+    double *lev = rc ? NULL : calloc((size_t)ng * ML, sizeof *lev);
+    double *bad = rc ? NULL : calloc((size_t)ng * ML, sizeof *bad);
+    double *tot = rc ? NULL : calloc((size_t)ng * ML, sizeof *tot);
+    int *nlev = rc ? NULL : calloc((size_t)ng, sizeof *nlev);
+    if (!rc && (!lev || !bad || !tot || !nlev))
+        rc = SIM_ENOMEM;
+    sqlite3_stmt *q = NULL;
+    if (!rc && sqlite3_prepare_v2(p->db, "SELECT t_s, series, value FROM timeseries WHERE "
+                                         "run_id = ?1 AND key = '' AND series IN ('clients', "
+                                         "'bad_rate', 'offered_rps') ORDER BY t_s", -1, &q,
+                                  NULL) != SQLITE_OK)
+        rc = db_fail(p, "reading the time series");
+    bool any = false;
+    for (int i = 0; !rc && i < p->n; i++) {
+        double end = clients_schedule_end(&p->r[i]);
+        if (end <= 0)
+            continue;
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, p->r[i].id);
+        int g = group[i], step;
+        double t = NAN, t_prev = 0, clients = NAN, prev = NAN, br = NAN, off = NAN;
+        for (;;) {
+            step = sqlite3_step(q);
+            double tt = step == SQLITE_ROW ? sqlite3_column_double(q, 0) : NAN;
+            if (!isnan(t) && (step != SQLITE_ROW || tt != t)) {   /* sample t complete */
+                if (!isnan(prev) && !isnan(br) && !isnan(off) && t <= end + 1e-9) {
+                    double w = off * (t - t_prev);
+                    int k = 0;
+                    while (k < nlev[g] && lev[(size_t)g * ML + (size_t)k] != prev)
+                        k++;
+                    if (k == nlev[g] && k < ML)
+                        lev[(size_t)g * ML + (size_t)nlev[g]++] = prev;
+                    if (k < ML) {
+                        bad[(size_t)g * ML + (size_t)k] += br * w;
+                        tot[(size_t)g * ML + (size_t)k] += w;
+                        any = true;
+                    }
+                }
+                t_prev = t;
+                prev = clients;
+                clients = br = off = NAN;
+            }
+            if (step != SQLITE_ROW)
+                break;
+            t = tt;
+            const char *s = (const char *)sqlite3_column_text(q, 1);
+            double v = sqlite3_column_double(q, 2);
+            if (strcmp(s, "clients") == 0)
+                clients = v;
+            else if (strcmp(s, "bad_rate") == 0)
+                br = v;
+            else
+                off = v;
+        }
+        if (step != SQLITE_DONE)
+            rc = db_fail(p, "reading the time series");
+    }
+    sqlite3_finalize(q);
+    if (!rc && !any)
+        rc = no_data(p, "sla-clients", "no run has closed-loop clients (workload.clients) "
+                     "with a clients series");
+    else if (!rc) {
+        char base[4096];
+        FILE *f = dat_open(p, "sla-clients", base, sizeof base);
+        int nser = 0;
+        if (!f)
+            rc = SIM_EIO;
+        for (int g = 0; f && g < groups.n; g++) {
+            if (!nlev[g])
+                continue;
+            double *L = lev + (size_t)g * ML, *B = bad + (size_t)g * ML, *T = tot + (size_t)g * ML;
+            for (int a = 1; a < nlev[g]; a++)   /* by clients */
+                for (int b = a; b > 0 && L[b - 1] > L[b]; b--) {
+                    double x = L[b]; L[b] = L[b - 1]; L[b - 1] = x;
+                    x = B[b]; B[b] = B[b - 1]; B[b - 1] = x;
+                    x = T[b]; T[b] = T[b - 1]; T[b - 1] = x;
+                }
+            fputs(nser++ ? "\n\n" : "", f), put_label(f, groups.v[g]), fputc('\n', f);
+            for (int k = 0; k < nlev[g]; k++)
+                if (T[k] > 0)
+                    fprintf(f, "%.6g\t%.6g\n", L[k], B[k] / T[k]);
+        }
+        if (f)
+            rc = dat_close(f, base);
+        if (!rc) {
+            char vars[2048], title[512];
+            snprintf(title, sizeof title, "%s: SLA violations by active clients (over the "
+                     "client schedule; seeds merged)", p->label);
+            gp_start(vars, sizeof vars, base, title);
+            size_t len = strlen(vars);
+            snprintf(vars + len, sizeof vars - len, "; nser = %d", nser);
+            rc = render(p, "sla_clients", base, vars);
+        }
+    }
+    names_free(&groups);
+    free(group), free(lev), free(bad), free(tot), free(nlev);
+    return rc;
+}
+
 /* ---- runs, options, main ---- */
 
 static void runs_free(struct plot *p)
@@ -1485,8 +1861,8 @@ static int parse(int argc, char **argv, struct opts *o)
             if (k == K_N)
                 return sim_err_set(SIM_EUSAGE, "plot: unknown kind \"%s\" (expected goodput, "
                                    "goodput-gpus, goodput-slo, goodput-vs, latency-cdf, "
-                                   "queue-cdf, path-cdf, batch-hist, timeline, series, plan "
-                                   "or all)",
+                                   "queue-cdf, path-cdf, batch-hist, timeline, series, plan, "
+                                   "gpu-alloc, job-workers, job-cdf, sla-clients or all)",
                                    a);
             o->kinds[k] = true;
             nk++;
@@ -1713,6 +2089,10 @@ static int plot_kind(struct plot *p, int k)
         case K_SERIES: rc = plot_series(p); break;
         case K_TIMELINE: rc = plot_timeline(p); break;
         case K_PLAN: rc = plot_plan(p); break;
+        case K_GPU_ALLOC: rc = plot_gpu_alloc(p); break;
+        case K_JOB_WORKERS: rc = plot_job_workers(p); break;
+        case K_JOB_CDF: rc = plot_job_cdf(p); break;
+        case K_SLA_CLIENTS: rc = plot_sla_clients(p); break;
         case K_N: break;
         }
     }

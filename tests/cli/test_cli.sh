@@ -651,6 +651,58 @@ JSON
     fail "odd name: $(ls "$tmp/nm") $(cat "$tmp/nm/"*.dat 2>/dev/null)"
 }
 
+# DynamoML's shared cluster, two configurations x two seeds: the four figure kinds of jobs,
+# notebooks and clients, their data checked against the database; `all` draws them here and
+# not for runs without jobs; asked for by name there, exit 2.
+plot_jobs() {
+  cat > "$tmp/dj.sweep.json" <<JSON
+{"name": "dj", "base": "$src/experiments/dynamoml/base.json",
+ "grid": {"policy.preset": ["k8s-scaling", "dynamoml"], "seed": [1, 2]}}
+JSON
+  local db="$tmp/dj.db" out="$tmp/jfigs"
+  "$bin" sweep "$tmp/dj.sweep.json" --db "$db" -j 1 --quiet || { fail "dynamoml sweep failed"; return; }
+  "$bin" plot all --db "$db" --out "$out" 2> "$tmp/err" || { fail "plot all: $(cat "$tmp/err")"; return; }
+  for k in gpu-alloc job-workers job-cdf sla-clients; do
+    png_ok "$out/dynamoml-$k.png" 900 560
+    [ -s "$out/dynamoml-$k.dat" ] || fail "$k: no .dat"
+  done
+  # GPUs by use add up to the cluster's 16 at every sample; two panels (one per configuration)
+  awk -F'\t' 'NF == 5 && ($2 + $3 + $4 + $5 < 15.999 || $2 + $3 + $4 + $5 > 16.001) {exit 1}' "$out/dynamoml-gpu-alloc.dat" ||
+    fail "gpu-alloc: a sample does not add up to 16 GPUs"
+  [ "$(awk 'NF == 0 {b++} END {print b}' "$out/dynamoml-gpu-alloc.dat")" = "2" ] || fail "gpu-alloc: not two panels"
+  local want got
+  want=$(sqlite3 "$db" "SELECT printf('%.6g', value) FROM timeseries t JOIN runs r ON r.id = t.run_id WHERE r.seed = '1' AND r.config_json LIKE '%\"preset\":\"dynamoml\"%' AND series = 'gpus.inference' AND t_s = 500")
+  got=$(awk -F'\t' 'NF == 0 {b++} b == 2 && $1 == 500 {print $2}' "$out/dynamoml-gpu-alloc.dat")
+  [ -n "$want" ] && [ "$got" = "$want" ] || fail "gpu-alloc: DynamoML's inference GPUs at 500 s: $got, database $want"
+  # workers: shares sum to 1 per configuration; K8S+Scaling's jobs keep 2 workers; DynamoML's
+  # share at 4 workers is the database's
+  awk -F'\t' 'NR > 1 {for (i = 2; i <= NF; i++) s[i] += $i} END {for (i in s) if (s[i] < 0.999 || s[i] > 1.001) exit 1}' \
+    "$out/dynamoml-job-workers.dat" || fail "job-workers: shares do not sum to 1"
+  [ "$(awk -F'\t' '$1 == 2 {print $2}' "$out/dynamoml-job-workers.dat")" = "1" ] || fail "job-workers: K8S+Scaling not all at 2 workers"
+  want=$(sqlite3 "$db" "SELECT printf('%.6g', sum(CASE WHEN workers = 4 THEN seconds END) / sum(seconds)) FROM job_workers w JOIN runs r ON r.id = w.run_id WHERE r.config_json LIKE '%\"preset\":\"dynamoml\"%'")
+  got=$(awk -F'\t' '$1 == 4 {print $3}' "$out/dynamoml-job-workers.dat")
+  [ "$got" = "$want" ] || fail "job-workers: DynamoML at 4 workers $got, database $want"
+  # job CDF: 24 jobs per configuration, ends at 1 at the longest execution
+  want=$(sqlite3 "$db" "SELECT printf('%.6g', max(exec_s)) FROM job_stats j JOIN runs r ON r.id = j.run_id WHERE r.config_json LIKE '%\"preset\":\"dynamoml\"%'")
+  got=$(awk -F'\t' 'NF == 1 && $1 != "" {b++} b == 2 && NF == 2 {x = $1; y = $2} END {print x, y}' "$out/dynamoml-job-cdf.dat")
+  [ "$got" = "$want 1" ] || fail "job-cdf: DynamoML's line ends at '$got', expected '$want 1'"
+  # SLA violations by clients: the schedule's levels; DynamoML none at any level, K8S+Scaling some
+  [ "$(awk -F'\t' 'NF == 2 {print $1}' "$out/dynamoml-sla-clients.dat" | sort -un | tr '\n' ' ')" = "10 40 100 160 220 280 340 " ] ||
+    fail "sla-clients: levels $(awk -F'\t' 'NF == 2 {print $1}' "$out/dynamoml-sla-clients.dat" | sort -un | tr '\n' ' ')"
+  awk -F'\t' 'NF == 1 && $1 != "" {b++} NF == 2 && b == 2 && $2 != 0 {exit 1}' "$out/dynamoml-sla-clients.dat" ||
+    fail "sla-clients: DynamoML violates the SLA"
+  awk -F'\t' 'NF == 1 && $1 != "" {b++} NF == 2 && b == 1 && $2 > 0 {n++} END {exit !n}' "$out/dynamoml-sla-clients.dat" ||
+    fail "sla-clients: K8S+Scaling never violates"
+  # runs without jobs: `all` draws none of these, by name it is an error
+  "$bin" run --db "$tmp/q.db" --set duration_s=3 --quiet
+  "$bin" plot all --db "$tmp/q.db" --out "$tmp/qfigs" 2> /dev/null || fail "plot all without jobs"
+  ls "$tmp/qfigs" | grep -q 'gpu-alloc\|job-\|sla-clients' && fail "job figures drawn for runs without jobs: $(ls "$tmp/qfigs")"
+  for k in gpu-alloc job-workers job-cdf sla-clients; do
+    "$bin" plot $k --db "$tmp/q.db" --out "$tmp/qbad" 2> "$tmp/err"; local rc=$?
+    [ $rc -eq 2 ] && grep -qF "plot $k: no run has" "$tmp/err" || fail "plot $k without jobs: exit $rc, $(cat "$tmp/err")"
+  done
+}
+
 # An application (two paths) under fa2 and ds2: path-cdf draws a figure per path with a line
 # per run, series a line per run whose binned values are the database's means.
 plot_paths() {
