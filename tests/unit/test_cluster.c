@@ -491,19 +491,20 @@ static void closed_loop_clients(void)
     /* the `clients` series: the clients active at each sample (a step begins at its time) */
     struct sim_result *res;
     REQUIRE_OK(sim_result_collect(s, &res));
-    static const double want_clients[] = {2, 2, 2, 2, 0, 0, 0, 0, 0, 6, 6, 6, 6, 6, 0, 0, 0};
+    static const double want_clients[] = {2, 2, 2, 2, 0, 0, 0, 0, 0, 6,
+                                          6, 6, 6, 6, 0, 0, 0, 0, 0, 0};
     int k = 0;
     for (size_t i = 0; i < res->ts.n; i++) {
         const struct sim_ts_point *p = &res->ts.pts[i];
         if (strcmp(res->ts.series[p->series], "clients") != 0)
             continue;
         double t_s = (double)p->t / 1e9;
-        CHECK(k < 17 && fabs(t_s - 100.0 * (k + 1)) < 1e-9 && p->value == want_clients[k],
+        CHECK(k < 20 && fabs(t_s - 100.0 * (k + 1)) < 1e-9 && p->value == want_clients[k],
               "clients sample %d at %g s: %g (expected %g at %d s)", k, t_s, p->value,
-              k < 17 ? want_clients[k] : -1.0, 100 * (k + 1));
+              k < 20 ? want_clients[k] : -1.0, 100 * (k + 1));
         k++;
     }
-    CHECK(k >= 17, "%d samples of clients, expected at least 17", k);
+    CHECK(k == 20, "%d samples of clients, expected 20 (every 100 s to the end)", k);
     sim_result_destroy(res);
     sim_destroy(s);
     /* bad input: exit 2 with the JSON path */
