@@ -1322,9 +1322,13 @@ static int plot_series(struct plot *p)
 /* ---- shared clusters (training jobs, notebooks, closed-loop clients: DynamoML) ---- */
 
 /* The selected runs grouped by configuration (policy and settings, seeds together):
- * group[i] is run i's group, titles the groups' line titles. */
-static int config_groups(struct plot *p, struct names *titles, int *group)
+ * *group_out (malloc'd, p->n entries; the caller frees it, also on error) gives run i's
+ * group, titles the groups' line titles. */
+static int config_groups(struct plot *p, struct names *titles, int **group_out)
 {
+    int *group = *group_out = calloc((size_t)(p->n ? p->n : 1), sizeof *group);
+    if (!group)
+        return SIM_ENOMEM;
     for (int i = 0; i < p->n; i++) {
         char *t = series_title(&p->r[i], NULL, NULL);
         int g = t ? names_index(titles, t) : SIM_ENOMEM;
@@ -1358,8 +1362,8 @@ static int plot_gpu_alloc(struct plot *p)
     if (p->version < 8)
         return no_data(p, "gpu-alloc", "schema version below 8 has no GPU ledger series");
     struct names groups = {0};
-    int *group = calloc((size_t)p->n, sizeof *group), *pick = NULL;
-    int rc = group ? config_groups(p, &groups, group) : SIM_ENOMEM;
+    int *group = NULL, *pick = NULL;
+    int rc = config_groups(p, &groups, &group);
     if (!rc && !(pick = malloc((size_t)(groups.n ? groups.n : 1) * sizeof *pick)))
         rc = SIM_ENOMEM;
     for (int g = 0; !rc && g < groups.n; g++)
@@ -1467,8 +1471,8 @@ static int plot_job_workers(struct plot *p)
     if (p->version < 8)
         return no_data(p, "job-workers", "schema version below 8 has no training jobs");
     struct names groups = {0};
-    int *group = calloc((size_t)p->n, sizeof *group);
-    int rc = group ? config_groups(p, &groups, group) : SIM_ENOMEM;
+    int *group = NULL;
+    int rc = config_groups(p, &groups, &group);
     double *sec = rc ? NULL : calloc((size_t)(groups.n ? groups.n : 1) * MW, sizeof *sec);
     if (!rc && !sec)
         rc = SIM_ENOMEM;
@@ -1583,8 +1587,8 @@ static int plot_sla_clients(struct plot *p)
     if (p->version < 8)
         return no_data(p, "sla-clients", "schema version below 8 has no clients series");
     struct names groups = {0};
-    int *group = calloc((size_t)p->n, sizeof *group);
-    int rc = group ? config_groups(p, &groups, group) : SIM_ENOMEM;
+    int *group = NULL;
+    int rc = config_groups(p, &groups, &group);
     int ng = groups.n ? groups.n : 1;
     double *lev = rc ? NULL : calloc((size_t)ng * ML, sizeof *lev);
     double *bad = rc ? NULL : calloc((size_t)ng * ML, sizeof *bad);
