@@ -1467,13 +1467,13 @@ static int plot_gpu_alloc(struct plot *p)
  * configuration (seeds summed): job_workers. */
 static int plot_job_workers(struct plot *p)
 {
-    enum { MW = 64 };
+    enum { MW = 64, ROW = MW + 1 };        /* per configuration: seconds at 1..MW, total */
     if (p->version < 8)
         return no_data(p, "job-workers", "schema version below 8 has no training jobs");
     struct names groups = {0};
     int *group = NULL;
     int rc = config_groups(p, &groups, &group);
-    double *sec = rc ? NULL : calloc((size_t)(groups.n ? groups.n : 1) * MW, sizeof *sec);
+    double *sec = rc ? NULL : calloc((size_t)(groups.n ? groups.n : 1) * ROW, sizeof *sec);
     if (!rc && !sec)
         rc = SIM_ENOMEM;
     sqlite3_stmt *q = NULL;
@@ -1486,9 +1486,11 @@ static int plot_job_workers(struct plot *p)
         sqlite3_bind_int64(q, 1, p->r[i].id);
         while (sqlite3_step(q) == SQLITE_ROW) {
             int w = sqlite3_column_int(q, 0);
+            double v = sqlite3_column_double(q, 1);
             if (w >= 1 && w <= MW) {
-                sec[(size_t)group[i] * MW + (size_t)(w - 1)] += sqlite3_column_double(q, 1);
-                most = w > most && sqlite3_column_double(q, 1) > 0 ? w : most;
+                sec[(size_t)group[i] * ROW + (size_t)(w - 1)] += v;
+                sec[(size_t)group[i] * ROW + MW] += v;
+                most = w > most && v > 0 ? w : most;
             }
         }
     }
@@ -1501,24 +1503,18 @@ static int plot_job_workers(struct plot *p)
         if (!f)
             rc = SIM_EIO;
         int nser = 0;
-        for (int g = 0; f && g < groups.n; g++) {   /* configurations whose jobs ran */
-            double tot = 0;
-            for (int w = 0; w < MW; w++)
-                tot += sec[(size_t)g * MW + (size_t)w];
-            sec[(size_t)g * MW + MW - 1] = tot;     /* (MW workers: beyond SIM_JOB_MAX) */
-        }
-        if (f) {
+        if (f) {                                    /* configurations whose jobs ran */
             fputs("workers", f);
             for (int g = 0; g < groups.n; g++)
-                if (sec[(size_t)g * MW + MW - 1] > 0)
+                if (sec[(size_t)g * ROW + MW] > 0)
                     fputc('\t', f), put_label(f, groups.v[g]), nser++;
             fputc('\n', f);
             for (int w = 0; w < most; w++) {
                 fprintf(f, "%d", w + 1);
                 for (int g = 0; g < groups.n; g++) {
-                    double tot = sec[(size_t)g * MW + MW - 1];
+                    double tot = sec[(size_t)g * ROW + MW];
                     if (tot > 0)
-                        fprintf(f, "\t%.6g", sec[(size_t)g * MW + (size_t)w] / tot);
+                        fprintf(f, "\t%.6g", sec[(size_t)g * ROW + (size_t)w] / tot);
                 }
                 fputc('\n', f);
             }
