@@ -1,5 +1,5 @@
 /* dynamoml — DynamoML's operators on a GPU cluster shared by inference and training jobs
- * (../shared/specs/dynamoml.md; docs/policies.md). Built so far (issue 21, in progress):
+ * (../shared/specs/dynamoml.md; docs/policies.md):
  *
  *  * the training-job scheduler (`scheduling`: true, operator 2): jobs wait in arrival order
  *    and start as a gang when all their initial workers fit; packing (all on the node with
@@ -14,8 +14,14 @@
  *  * the native Kubernetes scheduler (`scheduling`: false): a job keeps its initial workers;
  *    its worker pods wait in creation order and each binds alone, when a GPU is free, to a
  *    uniformly random node with a free GPU (the policy's stream); the parameter server to a
- *    random node at arrival; the job progresses once all its workers are bound.
- *  * inference: one request at a time per executor (batch 1), FIFO over the central queue.
+ *    random node at arrival; the job progresses once all its workers are bound. Worker pods
+ *    and HPA pods share one pending queue in creation order: a freed GPU goes to a job's pod
+ *    unless an inference pod pending for one was requested before the job arrived (a tie
+ *    goes to the job).
+ *  * inference: the frontend routes round robin over ready pods, each with a queue of its own,
+ *    served one request at a time (batch 1), FIFO; a pod the HPA removes finishes its queue
+ *    before it goes (a terminating pod's grace period); with no pod ready, requests wait in
+ *    the central queue for the first idle pod.
  *
  *  * with `autoscaling` (which needs autoscale.kind "hpa", the HPA on request rate) and the
  *    scheduler: preemption — a pod added with no GPU free takes training workers' GPUs in
@@ -25,8 +31,7 @@
  *    the GPU with the least residual that still fits it, else of an empty GPU, and the GPU's
  *    notebooks time-share it by token (sim/sim_shares.c); without, each holds a whole GPU
  *    (natively on a random node with a free one).
- *
- * Not built yet: inference pods routed round robin with queues of their own. */
+ */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +48,7 @@ struct dyn {
     bool scheduling, sharing, autoscaling;
     double period_s;
     bool in_pass, again;
+    int rr;                             /* the pod the last request was routed to */
     int *bound;                         /* native: GPUs bound so far per job, in order */
     int *nbound;
     int nnodes;
@@ -51,23 +57,62 @@ struct dyn {
 static const char *const params[] = {"scheduling", "sharing", "autoscaling", "sched_period_s",
                                      NULL};
 
-/* ---- inference: batch 1, FIFO ---- */
+/* ---- inference: routed round robin over ready pods, each one request at a time, FIFO ---- */
 
-static void serve(struct sim *s)
+/* The frontend (the service's load balancer) sends each request to the next ready pod after
+ * the last one chosen, in executor order; with no pod ready (all starting), to the central
+ * queue, which the first pod to become idle serves. */
+static int route(struct sim *s, void *state, const struct sim_request *r)
 {
-    for (int e = 0; e < sim_exec_count(s); e++) {
+    struct dyn *st = state;
+    (void)r;
+    int n = sim_exec_count(s);
+    for (int i = 1; i <= n; i++) {
+        int e = (st->rr + i) % n;
         const struct sim_exec *x = sim_exec(s, e);
-        if (x->state != SIM_EXEC_UP || x->cpu || x->nrunning + x->pending > 0)
-            continue;
-        int best = -1;
-        for (int m = 0; m < sim_model_count(s); m++)
-            if (sim_queue_len(s, m) > 0 &&
-                (best < 0 || sim_queue_at(s, m, 0)->t_sched < sim_queue_at(s, best, 0)->t_sched))
-                best = m;
-        if (best < 0)
-            return;
-        sim_dispatch(s, e, best, 1, sim_now(s));
+        if (x->state == SIM_EXEC_UP && !x->cpu) {
+            st->rr = e;
+            return e;
+        }
     }
+    return SIM_CENTRAL;
+}
+
+/* The model whose head request is the oldest in the queues at `from` (an executor, or
+ * SIM_CENTRAL), or -1 when they are empty. */
+static int oldest(const struct sim *s, int from)
+{
+    int best = -1;
+    for (int m = 0; m < sim_model_count(s); m++)
+        if (sim_xqueue_len(s, from, m) > 0 &&
+            (best < 0 ||
+             sim_xqueue_at(s, from, m, 0)->t_sched < sim_xqueue_at(s, from, best, 0)->t_sched))
+            best = m;
+    return best;
+}
+
+/* Pod e, if idle, takes the oldest request queued at it (a removed pod, DRAINING, still
+ * finishes its queue, as a terminating pod does), else, if ready, the central queue's. */
+static void serve_exec(struct sim *s, int e)
+{
+    const struct sim_exec *x = sim_exec(s, e);
+    if (x->cpu || x->nrunning + x->pending > 0 ||
+        (x->state != SIM_EXEC_UP && x->state != SIM_EXEC_DRAINING))
+        return;
+    int from = e, m = oldest(s, e);
+    if (m < 0 && x->state == SIM_EXEC_UP)
+        from = SIM_CENTRAL, m = oldest(s, SIM_CENTRAL);
+    if (m < 0)
+        return;
+    struct sim_dispatch_args a = {.exec = e, .model = m, .n = 1, .from = from,
+                                  .start_at = sim_now(s)};
+    sim_dispatch_ex(s, &a);
+}
+
+static void serve_all(struct sim *s)
+{
+    for (int e = 0; e < sim_exec_count(s); e++)
+        serve_exec(s, e);
 }
 
 /* ---- the ledger as the scheduler sees it ---- */
@@ -322,6 +367,10 @@ static void native(struct sim *s, struct dyn *st)
         const struct sim_job *p = sim_job(s, j);
         if (p->state != SIM_JOB_QUEUED)
             continue;
+        int pe = sim_exec_first_pending(s);   /* one queue in creation order: an inference
+                                               * pod requested before the job goes first */
+        if (pe >= 0 && sim_exec(s, pe)->added_at < p->arrival)
+            return;
         while (st->nbound[j] < p->init_workers && free_total(s, st->nnodes) > 0) {
             int g = free_gpu_on_node(s, st, true);
             if (sim_gpu_claim(s, g, SIM_HOLD_WORKER, j, 1000))
@@ -422,20 +471,23 @@ static void destroy(void *state)
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
 {
-    (void)state, (void)m, (void)r;
-    serve(s);
+    (void)state, (void)m;
+    if (r->exec >= 0)
+        serve_exec(s, r->exec);
+    else
+        serve_all(s);
 }
 
 static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
 {
-    (void)state, (void)b;
-    serve(s);
+    (void)state;
+    serve_exec(s, b->exec);
 }
 
 static void on_exec_up(struct sim *s, void *state, int e)
 {
-    (void)state, (void)e;
-    serve(s);
+    (void)state;
+    serve_exec(s, e);
 }
 
 static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
@@ -471,20 +523,27 @@ static void on_exec_pending(struct sim *s, void *state, int e)
         ;
 }
 
+/* A freed GPU goes to: a pending inference pod > a queued training gang > scale-out (with
+ * the scheduler: left to the engine, which gives it to the first pending pod); natively to
+ * whichever pending pod was created first, a job's worker or an inference pod (native()). */
 static void on_gpu_free(struct sim *s, void *state, int g)
 {
+    struct dyn *st = state;
     (void)g;
-    pass(s, state);
+    if (st->scheduling && sim_exec_first_pending(s) >= 0)
+        return;
+    pass(s, st);
 }
 
 const struct policy_ops policy_dynamoml = {
     .name = "dynamoml",
     .summary = "DynamoML: fractional GPUs for notebooks (token sharing), training-job "
                "scheduler (gang, packing, reclaim, scale-out) or native placement, preemption "
-               "for HPA pods; inference batch 1, FIFO",
+               "for HPA pods; inference routed round robin to pods, batch 1, FIFO",
     .state_size = sizeof(struct dyn),
     .param_keys = params,
     .init = init,
+    .route = route,
     .on_request = on_request,
     .on_batch_done = on_batch_done,
     .on_exec_up = on_exec_up,

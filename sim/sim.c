@@ -834,7 +834,7 @@ const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch
     if (n < 1 || n > q->len || n > md->max_batch)
         SIM_BUG("dispatch of %d requests of model %s (queue %d, max batch %d)", n,
                 md->cfg->name, q->len, md->max_batch);
-    if (x->state != SIM_EXEC_UP)
+    if (x->state != SIM_EXEC_UP && !(x->state == SIM_EXEC_DRAINING && a->from == e))
         SIM_BUG("dispatch to executor %d in state %d", e, x->state);
     if (x->cpu && m != x->model)
         SIM_BUG("dispatch of model %s to CPU executor %d, which serves %s", md->cfg->name, e,

@@ -289,14 +289,19 @@ int sim_node_milli_used(const struct sim *s, int n);
  * cluster.max_gpus are up, starting or pending; returns the new id or -1 at the limit. Each
  * holds a whole GPU of the ledger (below): the first free one in node order; with none free
  * it is PENDING (policy on_exec_pending, which may free one at once) until a GPU frees, and
- * starts then. Ids are never reused. Removing one drains it: it takes no new batches,
- * finishes what it has, drops requests still queued at it, goes DOWN and frees its GPU;
- * removing a pending or starting one cancels it. */
+ * starts then. Ids are never reused. Removing one drains it: it takes no new batches
+ * from the central queues (requests routed to it after are dropped), but still batches of
+ * the requests queued at it (from = e) if the policy dispatches them; once it runs nothing
+ * and has nothing waiting to start, it drops what is still queued at it, goes DOWN and frees
+ * its GPU. Removing a pending or starting one cancels it. */
 int sim_exec_add(struct sim *s);
 /* The same with the policy's own start-up delay (a cold start), >= 0. */
 int sim_exec_add_after(struct sim *s, int64_t delay_ns);
 /* The same on GPU g (whole and free, else -1 with sim_err set), or with g -1 as above. */
 int sim_exec_add_on(struct sim *s, int g, int64_t delay_ns);
+/* The first pending executor (the next to take a freed GPU; its added_at is when it was
+ * requested), or -1 when none waits. */
+int sim_exec_first_pending(const struct sim *s);
 /* Executors up, starting or pending (not draining or down). */
 int sim_exec_active(const struct sim *s);
 void sim_exec_remove(struct sim *s, int e);
@@ -305,8 +310,9 @@ void sim_exec_remove(struct sim *s, int e);
  * node of max(gpus, max_gpus)) and what holds it. A holder claims thousandths of one GPU;
  * a GPU's claims never add up to more than 1000. GPU executors hold whole GPUs; policies
  * claim for their other work (a training job's workers, a notebook's share). When a GPU
- * becomes wholly free, the first pending executor takes it; if none waits, the policy's
- * on_gpu_free hears of it. */
+ * becomes wholly free, the policy's on_gpu_free hears of it first and may claim it (for its
+ * own work created before the first pending executor, say); if it is still wholly free
+ * after, the first pending executor takes it. */
 enum sim_holder { SIM_HOLD_EXEC, SIM_HOLD_WORKER, SIM_HOLD_SHARE };
 
 struct sim_gpu_claim {

@@ -115,16 +115,23 @@ int sim_gpu_claim(struct sim *s, int g, enum sim_holder kind, int id, int milli)
     return 0;
 }
 
-/* GPU g is wholly free: the first pending executor takes it, else the policy hears of it. */
+/* GPU g is wholly free: the policy hears of it first (it may claim it for its own pending
+ * work, e.g. pods created before the first pending executor); if it is still wholly free
+ * after, the first pending executor takes it. */
 static void gpu_freed(struct sim *s, int g)
 {
-    if (s->npend > 0) {
+    if (!s->stopping && s->pol->on_gpu_free)
+        s->pol->on_gpu_free(s, s->pstate, g);
+    if (s->npend > 0 && s->gpus[g].pub.milli == 0) {
         int e = s->pend_execs[0];
         memmove(s->pend_execs, s->pend_execs + 1, (size_t)(--s->npend) * sizeof *s->pend_execs);
         sim_exec_bind(s, e, g);
-    } else if (!s->stopping && s->pol->on_gpu_free) {
-        s->pol->on_gpu_free(s, s->pstate, g);
     }
+}
+
+int sim_exec_first_pending(const struct sim *s)
+{
+    return s->npend > 0 ? s->pend_execs[0] : -1;
 }
 
 void sim_gpu_release(struct sim *s, int g, enum sim_holder kind, int id)

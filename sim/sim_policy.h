@@ -50,12 +50,17 @@ struct policy_ops {
     void (*on_load_done)(struct sim *, void *state, int e, int m, bool ok);
     /* May be NULL. An executor added by sim_exec_add is up. */
     void (*on_exec_up)(struct sim *, void *state, int e);
-    /* Executor e was removed (now DRAINING or DOWN): send it nothing more. May be NULL. */
+    /* Executor e was removed (now DRAINING or DOWN): route nothing more to it. A DRAINING
+     * executor still takes batches of the requests queued at it (sim_dispatch_ex with from
+     * = e), so a policy may let it finish its queue; what is queued when it runs out of
+     * work is dropped. May be NULL. */
     void (*on_exec_remove)(struct sim *, void *state, int e);
     /* May be NULL. Executor e was added with no GPU free and waits (PENDING); the policy
      * may free a GPU now (sim_gpu_release), which e then takes at once. */
     void (*on_exec_pending)(struct sim *, void *state, int e);
-    /* May be NULL. GPU g became wholly free and no executor was pending for it. */
+    /* May be NULL. GPU g became wholly free. Called before a pending executor takes it
+     * (sim_exec_first_pending): the policy may claim g for its own work; what it leaves free
+     * goes to the first pending executor. */
     void (*on_gpu_free)(struct sim *, void *state, int g);
     /* May be NULL. Training job j arrived (QUEUED) / finished (DONE, its GPUs free). */
     void (*on_job_arrive)(struct sim *, void *state, int j);

@@ -2,8 +2,10 @@
  * (../shared/specs/dynamoml.md, operator 2) on hand-made clusters: gang placement and packing,
  * reclaim for the oldest queued job and the scale-in victim order, scale-out onto the nodes a
  * job uses (another node only when faster); and the native scheduler's pods binding one at a
- * time. Each case is worked out by hand in its comment; jobs are long enough to be still
- * running when the run ends, so their placement can be read. */
+ * time, in one pending queue with inference pods; inference routed round robin to pods that
+ * finish their queues when removed. Each case is worked out by hand in its comment; jobs are
+ * long enough to be still running when the run ends, so their placement can be read. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,9 +251,100 @@ static void preemption_for_pending_pods(void)
     }
 }
 
+/* Natively, job pods and inference pods wait in one queue in creation order. One node of 4
+ * GPUs: the first pod on GPU 0, job A (3 workers, 15,000 iterations at 3 x 100 it/s: 50 s)
+ * on the rest; at 5 s the HPA wants 4 pods for 200 req/s (target 20; max_gpus 3): 2 pods
+ * pending. Job B (2 workers) arrives at 20 s, after them: when A ends at 50 s the 2 pods take
+ * two of its GPUs and B's first pod the third (B waits for its second, holding that one).
+ * Arriving at 1 s, before the pods were requested: B's two pods bind first and B starts at
+ * 50 s, one inference pod binds and the other stays pending. */
+static void native_one_pending_queue(void)
+{
+    for (int early = 0; early < 2; early++) {
+        char text[1400];
+        snprintf(text, sizeof text,
+                 "{\"seed\":1,\"duration_s\":80,\"cluster\":{\"nodes\":[{\"name\":\"a\",\"cores\":"
+                 "1,\"gpus\":4}],\"executors\":1,\"max_gpus\":3,\"provision_s\":0},\"models\":"
+                 "[{\"name\":\"m\",\"alpha_ms\":0,\"beta_ms\":1,\"slo_ms\":100,\"max_batch\":1}],"
+                 "\"workload\":{\"rate_rps\":200},\"policy\":{\"name\":\"dynamoml\",\"preset\":"
+                 "\"k8s-scaling\"},\"metrics\":{\"sample_period_s\":5},\"autoscale\":{\"kind\":"
+                 "\"hpa\",\"target_rps\":20},\"jobs\":{\"kinds\":[{\"name\":\"k\",\"iterations\":"
+                 "15000,\"iter_ms\":10,\"speedup\":[1,2,3]}],\"arrivals\":[{\"kind\":\"k\","
+                 "\"init_workers\":3,\"max_workers\":3},{\"kind\":\"k\",\"at_s\":%d,"
+                 "\"init_workers\":2,\"max_workers\":2}]}}", early ? 1 : 20);
+        struct sim_config *cfg;
+        struct sim *s = run_with(text, &cfg, true);
+        const struct sim_job *a = sim_job(s, 0), *b = sim_job(s, 1);
+        int up = 0, pending = 0, b_held = 0;
+        for (int e = 0; e < sim_exec_count(s); e++) {
+            up += sim_exec(s, e)->state == SIM_EXEC_UP;
+            pending += sim_exec(s, e)->state == SIM_EXEC_PENDING;
+        }
+        for (int g = 0; g < sim_gpu_count(s); g++)
+            for (int c = 0; c < sim_gpu(s, g)->nclaims; c++)
+                b_held += sim_gpu(s, g)->claims[c].kind == SIM_HOLD_WORKER &&
+                          sim_gpu(s, g)->claims[c].id == 1;
+        CHECK(a->state == SIM_JOB_DONE && a->ended == 50000000000LL, "job A: state %d, ended %lld",
+              a->state, (long long)a->ended);
+        if (early)
+            CHECK(b->state == SIM_JOB_RUNNING && b->started == a->ended && b_held == 2 &&
+                      up == 2 && pending == 1,
+                  "job B first: state %d, started %lld, %d GPUs; pods %d up, %d pending",
+                  b->state, (long long)b->started, b_held, up, pending);
+        else
+            CHECK(b->state == SIM_JOB_QUEUED && b_held == 1 && up == 3 && pending == 0,
+                  "pods first: job B state %d holding %d GPUs; pods %d up, %d pending", b->state,
+                  b_held, up, pending);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+}
+
+/* Inference is routed round robin over ready pods, each with its own FIFO, and a pod the HPA
+ * removes finishes its queue. Three pods serving 1 request/s each, 6 req/s (uniform) for
+ * 10 s: each pod is sent every third request; at the first sync (5 s) the HPA wants 1 pod
+ * (6 / 20, stabilization 0) and removes the two newest, which still hold the queues that
+ * built up (2 req/s sent, 1 served): they serve them all and go down after 5 s. Nothing is
+ * dropped. */
+static void round_robin_and_draining_pods(void)
+{
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(
+        "{\"seed\":1,\"duration_s\":100,\"cluster\":{\"gpus\":3,\"max_gpus\":4,\"provision_s\":0},"
+        "\"models\":[{\"name\":\"m\",\"alpha_ms\":0,\"beta_ms\":1000,\"slo_ms\":100000,"
+        "\"max_batch\":1}],\"workload\":{\"rate_rps\":6,\"arrival\":{\"kind\":\"uniform\"},"
+        "\"segments\":[{\"duration_s\":10,\"scale\":1},{\"scale\":1e-9}]},\"policy\":{\"name\":"
+        "\"dynamoml\"},\"metrics\":{\"sample_period_s\":5},\"autoscale\":{\"kind\":\"hpa\","
+        "\"target_rps\":20,\"sync_s\":5,\"window_s\":5,\"stabilization_s\":0}}", "rr", ".",
+        &cfg));
+    struct sim_result *r = NULL;
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    CHECK(r->nexecs == 3, "%d executors", r->nexecs);
+    CHECK(r->dropped == 0 && r->offered == 60 && r->on_time == 60,
+          "offered %llu, on time %llu, dropped %llu", (unsigned long long)r->offered,
+          (unsigned long long)r->on_time, (unsigned long long)r->dropped);
+    /* 30 requests in the first 5 s, 10 to each pod; the other 30 to pod 0. Pods 1 and 2 are
+     * sent their first request 1/6 s apart and serve their 10 back to back: each is up 10 s
+     * and a bit (its first request's arrival), pod 2 1/6 s longer. */
+    if (r->nexecs == 3) {
+        CHECK(r->execs[0].requests == 40 && r->execs[1].requests == 10 &&
+                  r->execs[2].requests == 10,
+              "requests per pod %llu %llu %llu, want 40 10 10",
+              (unsigned long long)r->execs[0].requests, (unsigned long long)r->execs[1].requests,
+              (unsigned long long)r->execs[2].requests);
+        CHECK(r->execs[1].up_s > 10 && r->execs[1].up_s < 10 + 1.0 / 6 &&
+                  fabs(r->execs[2].up_s - r->execs[1].up_s - 1.0 / 6) < 1e-6,
+              "removed pods up %.6f and %.6f s", r->execs[1].up_s, r->execs[2].up_s);
+    }
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+}
+
 TEST_MAIN({"gang_packing_and_reclaim", gang_packing_and_reclaim},
           {"scale_out_and_scale_in_order", scale_out_and_scale_in_order},
           {"native_pods_bind_one_at_a_time", native_pods_bind_one_at_a_time},
           {"autoscaling_needs_the_hpa", autoscaling_needs_the_hpa},
           {"hpa_tolerance_and_stabilization", hpa_tolerance_and_stabilization},
-          {"preemption_for_pending_pods", preemption_for_pending_pods})
+          {"preemption_for_pending_pods", preemption_for_pending_pods},
+          {"native_one_pending_queue", native_one_pending_queue},
+          {"round_robin_and_draining_pods", round_robin_and_draining_pods})

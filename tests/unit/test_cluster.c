@@ -25,12 +25,13 @@
 
 /* What the scripted policy does at t = 1, 2, 3, ... s (tag = step), and what it saw. */
 enum act { A_NONE, A_CLAIM_WORKERS, A_ADD, A_RELEASE_ONE, A_RELEASE_ALL, A_REMOVE_PENDING,
-           A_SHARES };
+           A_SHARES, A_GRAB_NEXT };
 static struct {
     enum act script[8];
     int nsteps;
     /* seen */
     int pending_calls, gpu_free_calls, last_free_gpu;
+    bool grab;                          /* on_gpu_free claims the next freed GPU (once) */
     int added[4], nadded;
     int state_after[8][4];              /* executors' states after each step */
     int gpu_of[8][4];
@@ -95,6 +96,9 @@ static void sc_on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
         sc.claim_rc[k] &= sim_gpu(s, 1)->milli == 0;
         break;
     }
+    case A_GRAB_NEXT:
+        sc.grab = true;
+        break;
     case A_NONE:
         break;
     }
@@ -110,9 +114,14 @@ static void sc_on_pending(struct sim *s, void *state, int e)
 }
 static void sc_on_gpu_free(struct sim *s, void *state, int g)
 {
-    (void)s, (void)state;
+    (void)state;
     sc.gpu_free_calls++;
     sc.last_free_gpu = g;
+    if (sc.grab) {                      /* a worker of the policy's, before the pending one */
+        sc.grab = false;
+        if (sim_gpu_claim(s, g, SIM_HOLD_WORKER, g, 1000))
+            sc.gpu_free_calls = -1000;
+    }
 }
 static void sc_on_up(struct sim *s, void *state, int e)
 {
@@ -160,9 +169,9 @@ static struct sim_result *run_script(const enum act *script, int n, struct sim *
 }
 
 /* Workers take the 3 free GPUs; an executor added then waits (PENDING, on_exec_pending, not
- * billed); a second waits behind it; one worker leaves: the first pending executor takes that
- * GPU (node b) and is up 0.5 s later; all leave: the second takes the next, and the GPU left
- * over reaches the policy (on_gpu_free). */
+ * billed); a second waits behind it; one worker leaves: the policy hears of it first
+ * (on_gpu_free), leaves it, and the first pending executor takes that GPU (node b), up 0.5 s
+ * later; all leave: the second takes the next, the third stays free: 3 freed, 3 calls. */
 static void pending_executors_take_freed_gpus(void)
 {
     static const enum act script[] = {A_CLAIM_WORKERS, A_ADD, A_ADD, A_RELEASE_ONE,
@@ -180,7 +189,7 @@ static void pending_executors_take_freed_gpus(void)
           "one GPU freed: executor 1 %d on GPU %d, executor 2 %d", sc.state_after[3][1],
           sc.gpu_of[3][1], sc.state_after[3][2]);
     CHECK(sc.state_after[4][2] == SIM_EXEC_STARTING && sc.gpu_of[4][2] == 1 &&
-          sc.gpu_free_calls == 1 && sc.last_free_gpu == 2,
+          sc.gpu_free_calls == 3 && sc.last_free_gpu == 2,
           "all freed: executor 2 %d on GPU %d; free calls %d (GPU %d)", sc.state_after[4][2],
           sc.gpu_of[4][2], sc.gpu_free_calls, sc.last_free_gpu);
     CHECK(sc.up_calls == 2 && sc.up_at[0] == S(4.5) && sc.up_at[1] == S(5.5),
@@ -189,6 +198,34 @@ static void pending_executors_take_freed_gpus(void)
           sim_exec(s, 1)->node, sim_exec(s, 2)->node);
     /* billed: executor 0 for 20 s, executor 1 from 4 s, executor 2 from 5 s: 20 + 16 + 15 */
     CHECK_NEAR(r->gpu_s, 51.0, 1e-9);
+    sim_result_destroy(r);
+    sim_destroy(s);
+}
+
+/* The policy may keep a freed GPU from the pending executors: workers on the 3 free GPUs, an
+ * executor pending; the policy claims the next freed GPU (3) for a worker of its own, so the
+ * executor stays pending; then all workers leave: GPU 1 goes to the executor (node a), up
+ * 0.5 s later, billed from 4 s; GPUs 2 and 3 stay free. */
+static void policy_hears_of_freed_gpus_first(void)
+{
+    static const enum act script[] = {A_CLAIM_WORKERS, A_ADD, A_GRAB_NEXT, A_RELEASE_ONE,
+                                      A_NONE, A_RELEASE_ALL};
+    struct sim *s;
+    struct sim_result *r = run_script(script, 6, &s);
+    CHECK(sc.state_after[3][1] == SIM_EXEC_PENDING && sim_gpu(s, 3)->milli == 0 &&
+              sc.gpu_free_calls == 4 && sc.last_free_gpu == 3,
+          "the grabbed GPU kept executor 1 pending (state %d); %d free calls in all (last "
+          "GPU %d)",
+          sc.state_after[3][1], sc.gpu_free_calls, sc.last_free_gpu);
+    CHECK(sc.state_after[4][1] == SIM_EXEC_PENDING, "executor 1 bound before the release: %d",
+          sc.state_after[4][1]);
+    CHECK(sc.state_after[5][1] == SIM_EXEC_STARTING && sc.gpu_of[5][1] == 1 &&
+              sc.up_calls == 1 && sc.up_at[0] == S(6.5),
+          "after all left: executor 1 %d on GPU %d, up %d times (at %lld)", sc.state_after[5][1],
+          sc.gpu_of[5][1], sc.up_calls, (long long)sc.up_at[0]);
+    CHECK(sim_gpu(s, 2)->milli == 0 && sim_gpu(s, 3)->milli == 0, "GPUs 2, 3: %d %d",
+          sim_gpu(s, 2)->milli, sim_gpu(s, 3)->milli);
+    CHECK_NEAR(r->gpu_s, 20.0 + 14.0, 1e-9);
     sim_result_destroy(r);
     sim_destroy(s);
 }
@@ -623,6 +660,7 @@ static void token_order_by_hand(void)
 }
 
 TEST_MAIN({"pending_executors_take_freed_gpus", pending_executors_take_freed_gpus},
+          {"policy_hears_of_freed_gpus_first", policy_hears_of_freed_gpus_first},
           {"removed_pending_executor_is_cancelled", removed_pending_executor_is_cancelled},
           {"fractional_claims_never_exceed_a_gpu", fractional_claims_never_exceed_a_gpu},
           {"ledger_config", ledger_config},
