@@ -193,6 +193,34 @@ static int64_t exec_time(struct sim *s, int64_t nominal)
     return (int64_t)llround((double)nominal * gsl_ran_lognormal(s->xrng, s->x_mu, s->x_sigma));
 }
 
+/* A batch of n of model m on executor e (of this kind) lasts its nominal time times this:
+ * 1, or shift + X drawn from the executor's own stream "executors.service.<e>" (so a run
+ * stays a function of its seed, and one executor's draws never shift another's). */
+static double service_factor(struct sim *s, int e, int m, int kind, int n)
+{
+    const struct sim_svc_b *tab = s->svc[m * SIM_MAX_KINDS + kind];
+    if (!tab)
+        return 1;
+    const struct sim_svc_b *v = &tab[n <= s->models[m].max_batch + 1 ? n : s->models[m].max_batch + 1];
+    if (v->dist == SIM_SVC_NONE)
+        return 1;
+    struct sim_exec_int *xi = &s->xi[e];
+    if (!xi->srng) {
+        char name[48];
+        snprintf(name, sizeof name, "executors.service.%d", e);
+        if (!(xi->srng = sim_rng_stream(s->cfg->seed, name)))
+            SIM_BUG("out of memory for executor %d's service-time stream", e);
+    }
+    double x = v->dist == SIM_SVC_LOGNORMAL ? gsl_ran_lognormal(xi->srng, v->p1, v->p2)
+                                            : gsl_ran_gamma(xi->srng, v->p1, v->p2);
+    return v->shift + x;
+}
+
+/* The time batch b runs on executor e at full speed: its work (the profile's mean, scaled by
+ * request sizes), its service-time variation, the cluster's execution jitter. */
+static int64_t batch_time(struct sim *s, int e, const struct sim_batch *b, int kind);
+static int prepare_service(struct sim *s, int m, int k, int pk);
+
 /* ---------------------------------------------------------------- requests */
 
 static inline int req_path(const struct sim_request *r)
@@ -487,7 +515,7 @@ static int64_t work_done(int64_t ns, int64_t speed)
  * largest request size in it for a model with sizes (sim_model_cfg.sized). */
 static int64_t batch_work(const struct sim *s, const struct sim_batch *b, int kind)
 {
-    int64_t l = sim_latency_ns(s, b->model, kind, b->size);
+    int64_t l = s->lat[b->model * SIM_MAX_KINDS + kind][b->size];
     int how = s->models[b->model].cfg->sized;
     if (how == SIM_SIZE_NONE)
         return l;
@@ -497,6 +525,13 @@ static int64_t batch_work(const struct sim *s, const struct sim_batch *b, int ki
     if (how == SIM_SIZE_MEAN)
         f /= b->size;
     return (int64_t)llround((double)l * f);
+}
+
+static int64_t batch_time(struct sim *s, int e, const struct sim_batch *b, int kind)
+{
+    int64_t w = batch_work(s, b, kind);
+    double f = service_factor(s, e, b->model, kind, b->size);
+    return exec_time(s, f == 1 ? w : (int64_t)llround((double)w * f));
 }
 
 /* b starts at max(start_at, ready, `after`, now): sets t_start, and rejects b if that is past
@@ -521,7 +556,7 @@ static void batch_start(struct sim *s, struct sim_batch *b)
     struct sim_exec *x = &s->execs[b->exec];
     int64_t t = start_time(s, b, x->last_finish);
     if (b->status == SIM_BATCH_OK) {
-        b->t_finish = t + exec_time(s, batch_work(s, b, x->kind));
+        b->t_finish = t + batch_time(s, b->exec, b, x->kind);
     } else {
         b->t_finish = t;                /* rejected when it would start */
         x->rejected++;
@@ -673,7 +708,7 @@ static void fluid_admit(struct sim *s, struct sim_batch *b)
         arm_done(s, e, b, t);           /* rejected when it would start */
         return;
     }
-    bi->left = exec_time(s, batch_work(s, b, x->kind));
+    bi->left = batch_time(s, e, b, x->kind);
     b->t_finish = -1;                   /* not armed yet */
     int64_t dev = t + sim_dev_host_ns(&s->cfg->intf, x->cpu, b->size);
     if (!xi->multi)
@@ -1584,7 +1619,9 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         s->node_cpu_kind[n] = n < cfg->nnodes && cfg->nodes[n].cores > 0
                                   ? kind_index(s, cfg->nodes[n].cpu_kind) : -1;
     s->lat = calloc((size_t)nm * SIM_MAX_KINDS, sizeof *s->lat);
-    if (!s->lat)
+    s->plat = calloc((size_t)nm * SIM_MAX_KINDS, sizeof *s->plat);
+    s->svc = calloc((size_t)nm * SIM_MAX_KINDS, sizeof *s->svc);
+    if (!s->lat || !s->plat || !s->svc)
         goto fail;
     for (int m = 0; m < nm; m++) {
         const struct sim_model_cfg *mc = &cfg->models[m];
@@ -1607,9 +1644,11 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
             int64_t *t = calloc((size_t)mc->max_batch + 2, sizeof *t);
             if (!t)
                 goto fail;
-            s->lat[m * SIM_MAX_KINDS + k] = t;
+            s->lat[m * SIM_MAX_KINDS + k] = s->plat[m * SIM_MAX_KINDS + k] = t;
             for (int b = 1; b <= mc->max_batch + 1; b++)
                 t[b] = sim_ms_to_ns(sim_profile_ms(&mc->prof[pk], b));
+            if (prepare_service(s, m, k, pk))
+                goto fail;
         }
         if ((rc = sim_model_stats_init(&s->ms[m], mc->max_batch)))
             goto fail;
@@ -1721,9 +1760,15 @@ void sim_destroy(struct sim *s)
             free(s->queues[m].buf);
         if (s->ms)
             sim_model_stats_free(&s->ms[m]);
-        if (s->lat)
-            for (int k = 0; k < SIM_MAX_KINDS; k++)
-                free(s->lat[m * SIM_MAX_KINDS + k]);
+        for (int k = 0; k < SIM_MAX_KINDS; k++) {
+            size_t i = (size_t)m * SIM_MAX_KINDS + (size_t)k;
+            if (s->plat && s->lat && s->plat[i] != s->lat[i])
+                free(s->plat[i]);
+            if (s->lat)
+                free(s->lat[i]);
+            if (s->svc)
+                free(s->svc[i]);
+        }
     }
     for (int i = 0; i < s->nsrc; i++) {
         close_sources(&s->src[i].src, 1);
@@ -1741,8 +1786,11 @@ void sim_destroy(struct sim *s)
         free(s->xi[e].q);
         free(s->xi[e].res);
         free(s->xi[e].run);
+        gsl_rng_free(s->xi[e].srng);
     }
     free(s->lat);
+    free(s->plat);
+    free(s->svc);
     free(s->models);
     free(s->queues);
     free(s->rr_frontend);
@@ -1776,6 +1824,45 @@ void sim_destroy(struct sim *s)
 void sim_set_observer(struct sim *s, const struct sim_observer *obs)
 {
     s->obs = *obs;
+}
+
+/* Model m's service-time variation on executor kind k (its profile pk), prepared per batch
+ * size; and, with world.plan_quantile, the table policies plan with (sim_latency_ns). */
+static int prepare_service(struct sim *s, int m, int k, int pk)
+{
+    const struct sim_service *v = &s->cfg->models[m].prof[pk].svc;
+    int maxb = s->cfg->models[m].max_batch, i = m * SIM_MAX_KINDS + k;
+    if (v->dist == SIM_SVC_NONE)
+        return 0;
+    struct sim_svc_b *tab = calloc((size_t)maxb + 2, sizeof *tab);
+    if (!tab)
+        return SIM_ENOMEM;
+    s->svc[i] = tab;
+    for (int b = 1; b <= maxb + 1; b++) {
+        double cv, f;
+        sim_service_at(v, b, &cv, &f);
+        if (cv <= 0)
+            continue;                   /* this batch size does not vary */
+        double mean = 1 - f, c = cv / mean;     /* X: mean 1 - f, sd cv */
+        tab[b] = (struct sim_svc_b){v->dist, f, 0, 0};
+        if (v->dist == SIM_SVC_LOGNORMAL) {
+            tab[b].p2 = sqrt(log1p(c * c));
+            tab[b].p1 = log(mean) - tab[b].p2 * tab[b].p2 / 2;
+        } else {
+            tab[b].p1 = 1 / (c * c);
+            tab[b].p2 = mean / tab[b].p1;
+        }
+    }
+    double q = s->cfg->plan_quantile;
+    if (q > 0) {
+        int64_t *p = calloc((size_t)maxb + 2, sizeof *p);
+        if (!p)
+            return SIM_ENOMEM;
+        s->plat[i] = p;
+        for (int b = 1; b <= maxb + 1; b++)
+            p[b] = (int64_t)llround((double)s->lat[i][b] * sim_service_quantile(v, b, q));
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -1890,18 +1977,21 @@ int64_t sim_dispatch_delay_ns(const struct sim *s, int n)
 int64_t sim_latency_ns(const struct sim *s, int m, int kind, int b)
 {
     const struct sim_model *md = &s->models[m];
-    const int64_t *t = s->lat[m * SIM_MAX_KINDS + kind];
+    const int64_t *t = s->plat[m * SIM_MAX_KINDS + kind];
     if (!t)
         SIM_BUG("model %s has no profile for executor kind %d", md->cfg->name, kind);
     if (b >= 1 && b <= md->max_batch + 1)
         return t[b];
     int pk = s->prof_of_kind[m][kind];
-    return sim_ms_to_ns(sim_profile_ms(&md->cfg->prof[pk], b < 1 ? 1 : b));
+    const struct sim_profile *p = &md->cfg->prof[pk];
+    double q = s->cfg->plan_quantile > 0 ? sim_service_quantile(&p->svc, b < 1 ? 1 : b,
+                                                                s->cfg->plan_quantile) : 1;
+    return sim_ms_to_ns(sim_profile_ms(p, b < 1 ? 1 : b) * q);
 }
 
 const int64_t *sim_latency_table(const struct sim *s, int m, int kind)
 {
-    const int64_t *t = s->lat[m * SIM_MAX_KINDS + kind];
+    const int64_t *t = s->plat[m * SIM_MAX_KINDS + kind];
     if (!t)
         SIM_BUG("model %s has no profile for executor kind %d", s->models[m].cfg->name, kind);
     return t;

@@ -86,8 +86,16 @@ struct sim_nb_int {              /* a notebook (sim_shares.c) */
     uint32_t serial;
 };
 
+/* A batch size's service-time variation (sim_world.h's sim_service, prepared): duration =
+ * l(b) (shift + X), X ~ lognormal(p1 = mu, p2 = sigma) or gamma(p1 = shape, p2 = scale). */
+struct sim_svc_b {
+    enum sim_svc_dist dist;      /* SIM_SVC_NONE: exactly l(b) */
+    double shift, p1, p2;
+};
+
 struct sim_exec_int {
     int64_t start_delay;         /* a pending executor's start-up delay once it has a GPU */
+    gsl_rng *srng;               /* its service-time stream, made at its first draw */
     struct sim_batch *running;
     struct sim_batch *pend_head, *pend_tail;
     /* fluid executors (CPU executors, several lanes or a shared device): the batches holding
@@ -152,7 +160,12 @@ struct sim {
     int nkinds;
     const char *kinds[SIM_MAX_KINDS];
     int (*prof_of_kind)[SIM_MAX_KINDS];     /* [model][kind] -> model cfg profile index */
-    int64_t **lat;                          /* [model * nkinds + kind][b], b in 0..max+1 */
+    int64_t **lat;                          /* [model * nkinds + kind][b], b in 0..max+1:
+                                             * the profile's l(b), a batch's mean duration */
+    int64_t **plat;                         /* the same as policies plan with: lat, or its
+                                             * world.plan_quantile (sim_latency_ns) */
+    struct sim_svc_b **svc;                 /* the same, how a batch's duration varies
+                                             * (NULL: not at all) */
     double *dyn_mb_per_req;                 /* [model] */
     int *pages;                             /* [model] weights + static, in pages */
     int64_t *load_ns;                       /* [model] nominal load time */

@@ -1,8 +1,11 @@
 /* sim_world — evaluating profiles and reading the world config (see sim_world.h). */
 #include "sim_world.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <gsl/gsl_cdf.h>
 
 double sim_profile_ms(const struct sim_profile *p, int b)
 {
@@ -32,11 +35,35 @@ int sim_model_cfg_kind(const struct sim_model_cfg *m, const char *kind)
     return -1;
 }
 
+void sim_service_at(const struct sim_service *v, int b, double *cv, double *shift)
+{
+    *cv = v->ncv ? v->cv[(b <= v->ncv ? b : v->ncv) - 1] : 0;
+    *shift = v->nshift ? v->shift[(b <= v->nshift ? b : v->nshift) - 1] : 0;
+}
+
+double sim_service_quantile(const struct sim_service *v, int b, double q)
+{
+    double cv, f;
+    sim_service_at(v, b, &cv, &f);
+    if (v->dist == SIM_SVC_NONE || cv <= 0)
+        return 1;
+    double m = 1 - f, c = cv / m;      /* X: mean m, coefficient of variation c */
+    if (v->dist == SIM_SVC_LOGNORMAL) {
+        double sg = sqrt(log1p(c * c));
+        return f + gsl_cdf_lognormal_Pinv(q, log(m) - sg * sg / 2, sg);
+    }
+    double k = 1 / (c * c);            /* gamma: shape k, scale m / k */
+    return f + gsl_cdf_gamma_Pinv(q, k, m / k);
+}
+
 void sim_model_cfg_free(struct sim_model_cfg *m)
 {
     for (int k = 0; k < m->nprof; k++) {
         free(m->prof[k].table_ms);
         m->prof[k].table_ms = NULL;
+        free(m->prof[k].svc.cv);
+        free(m->prof[k].svc.shift);
+        m->prof[k].svc = (struct sim_service){0};
     }
     m->nprof = 0;
 }

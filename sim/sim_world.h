@@ -17,6 +17,24 @@
 
 enum sim_prof_form { SIM_PROF_LINEAR, SIM_PROF_QUADRATIC, SIM_PROF_TABLE };
 
+/* How a batch's duration varies around the profile's l(b), which stays its mean: not at all
+ * (SIM_SVC_NONE: exactly l(b)), or l(b) (shift + X), X lognormal or gamma with mean
+ * 1 - shift and standard deviation cv: cv is the duration's coefficient of variation and
+ * shift the share of it that never varies. Both per batch size 1..n (the last value holds for
+ * larger batches). The engine draws X per batch from the executor's own stream. */
+enum sim_svc_dist { SIM_SVC_NONE, SIM_SVC_LOGNORMAL, SIM_SVC_GAMMA };
+
+struct sim_service {
+    enum sim_svc_dist dist;
+    int ncv, nshift;
+    double *cv, *shift;                /* owned; shift NULL: 0 */
+};
+
+/* The cv and shift of batch size b (>= 1). */
+void sim_service_at(const struct sim_service *v, int b, double *cv, double *shift);
+/* The q-quantile (0 < q < 1) of a batch of b's duration over its mean (1 with no variation). */
+double sim_service_quantile(const struct sim_service *v, int b, double q);
+
 /* A latency profile over batch size b >= 1, in milliseconds:
  * linear l(b) = alpha*b + beta (Symphony); quadratic d(b) = a*b^2 + b*b + c (FA2);
  * table: latency_ms[b-1] measured per batch size, extended linearly past its end. */
@@ -26,6 +44,7 @@ struct sim_profile {
     double a_ms, b_ms, c_ms;           /* quadratic */
     int table_n;
     double *table_ms;                  /* table, owned */
+    struct sim_service svc;            /* variation around l(b) (none by default) */
 };
 
 double sim_profile_ms(const struct sim_profile *p, int b);
@@ -196,6 +215,8 @@ struct sim_world {
     double load_gb_s;                  /* weights transfer when a model has no load_ms */
     double provision_s;                /* delay before an added executor is up */
     double exec_cv;                    /* execution-time jitter: lognormal, mean 1, this cv */
+    double plan_quantile;              /* policies plan with this quantile of a batch's
+                                        * duration (sim_latency_ns); 0: the mean l(b) */
     int lanes;                         /* batches an executor runs at once (>= 1) */
     struct sim_intf_cfg intf;          /* how they share the device */
 

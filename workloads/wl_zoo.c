@@ -10,10 +10,70 @@
 #include "sim_err.h"
 #include "sim_json.h"
 
+/* o[key]: a number, or an array of them (one per batch size from 1), each in [0, max) (max
+ * exclusive when `open`, else inclusive); into a new array *out of *n values (0: absent). */
+static int num_or_list(const cJSON *o, const char *path, const char *key, double max, bool open,
+                       double **out, int *n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    char kp[SIM_JPATH_MAX];
+    sim_jpath(kp, sizeof kp, path, key);
+    *out = NULL;
+    *n = 0;
+    if (!v)
+        return 0;
+    int len = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 1;
+    if (!cJSON_IsNumber(v) && !(cJSON_IsArray(v) && len > 0))
+        return sim_json_expected(kp, "a number or a non-empty array of numbers (per batch size)",
+                                 v);
+    if (!(*out = malloc((size_t)len * sizeof **out)))
+        return SIM_ENOMEM;
+    const cJSON *e = cJSON_IsArray(v) ? v->child : v;
+    char what[96];
+    snprintf(what, sizeof what, "a number in [0, %g%s", max, open ? ")" : "]");
+    for (int i = 0; i < len; i++, e = e->next) {
+        char ip[SIM_JPATH_MAX];
+        if (cJSON_IsArray(v))
+            sim_jpath_idx(ip, sizeof ip, kp, i);
+        else
+            snprintf(ip, sizeof ip, "%s", kp);
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0) ||
+            (open ? e->valuedouble >= max : e->valuedouble > max)) {
+            free(*out);
+            *out = NULL;
+            return sim_json_expected(ip, what, e);
+        }
+        (*out)[i] = e->valuedouble;
+    }
+    *n = len;
+    return 0;
+}
+
+/* A profile's "service": how a batch's duration varies around l(b) (sim_world.h). */
+static int parse_service(const cJSON *o, const char *path, struct sim_service *v)
+{
+    static const char *const keys[] = {"dist", "cv", "shift", NULL};
+    static const char *const dists[] = {"none", "lognormal", "gamma", NULL};
+    int rc, dist = 0;
+    if (!cJSON_IsObject(o))
+        return sim_json_expected(path, "a service object {dist, cv, shift}", o);
+    if ((rc = sim_json_keys(o, path, keys)) ||
+        (rc = sim_json_enum(o, path, "dist", true, dists, &dist)))
+        return rc;
+    v->dist = (enum sim_svc_dist)dist;
+    if ((rc = num_or_list(o, path, "cv", 10, false, &v->cv, &v->ncv)) ||
+        (rc = num_or_list(o, path, "shift", 1, true, &v->shift, &v->nshift)))
+        return rc;
+    if (v->dist != SIM_SVC_NONE && v->ncv == 0)
+        return sim_err_set(SIM_EINVAL, "%s.cv: required with dist \"%s\" (the duration's "
+                           "coefficient of variation)", path, dists[dist]);
+    return 0;
+}
+
 static int parse_profile(const cJSON *o, const char *path, struct sim_profile *p)
 {
     static const char *const keys[] = {"form", "alpha_ms", "beta_ms", "a_ms", "b_ms",
-                                       "c_ms", "latency_ms", "measured", NULL};
+                                       "c_ms", "latency_ms", "measured", "service", NULL};
     static const char *const forms[] = {"linear", "quadratic", "table", NULL};
     int rc, form = 0;
     memset(p, 0, sizeof *p);
@@ -24,6 +84,13 @@ static int parse_profile(const cJSON *o, const char *path, struct sim_profile *p
         (rc = sim_json_obj(o, path, "measured", false, &measured)))
         return rc;
     p->form = (enum sim_prof_form)form;
+    const cJSON *svc = cJSON_GetObjectItemCaseSensitive(o, "service");
+    if (svc) {
+        char sp[SIM_JPATH_MAX];
+        sim_jpath(sp, sizeof sp, path, "service");
+        if ((rc = parse_service(svc, sp, &p->svc)))
+            return rc;
+    }
     switch (p->form) {
     case SIM_PROF_LINEAR:
         if ((rc = sim_json_num(o, path, "alpha_ms", true, SIM_J_NONNEG, &p->alpha_ms)) ||

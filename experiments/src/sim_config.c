@@ -808,7 +808,7 @@ static int parse_network(struct sim_config *c, const cJSON *root)
  * (keys given in params win), so the stored config_json holds what the run used. */
 static int parse_policy(struct sim_config *c, cJSON *root)
 {
-    static const char *const keys[] = {"name", "preset", "params", NULL};
+    static const char *const keys[] = {"name", "preset", "params", "plan_quantile", NULL};
     const cJSON *p;
     const char *name = "symphony", *preset = NULL;
     int rc;
@@ -817,8 +817,14 @@ static int parse_policy(struct sim_config *c, cJSON *root)
     if (p && ((rc = sim_json_keys(p, "policy", keys)) ||
               (rc = sim_json_str(p, "policy", "name", false, &name)) ||
               (rc = sim_json_str(p, "policy", "preset", false, &preset)) ||
-              (rc = sim_json_obj(p, "policy", "params", false, &c->world.policy_params))))
+              (rc = sim_json_obj(p, "policy", "params", false, &c->world.policy_params)) ||
+              (rc = sim_json_num(p, "policy", "plan_quantile", false, SIM_J_UNIT,
+                                 &c->world.plan_quantile))))
         return rc;
+    double q = c->world.plan_quantile;
+    if (q >= 1)
+        return sim_err_set(SIM_EINVAL, "policy.plan_quantile: expected a quantile in (0, 1) "
+                           "(0 or absent: plan with the mean), got %g", q);
     if (!(c->world.policy = policy_find(name))) {
         char list[512];
         policy_names(list, sizeof list);

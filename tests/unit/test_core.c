@@ -535,6 +535,111 @@ static void ideal_batch_table_profile(void)
     }
 }
 
+/* A profile's service-time distribution (profile.service) against M/G/1: a duration of mean
+ * D and coefficient of variation c has E[S^2] = D^2 (1 + c^2) whatever its shape or constant
+ * share, so Pollaczek-Khinchine gives the mean wait lambda E[S^2] / (2 (1 - rho)). Durations
+ * come from the executor's own stream: the arrivals are the same with and without them, and a
+ * run is the same twice. At a load of 1% nothing waits, so the response time's p99 is the
+ * duration's: D (shift + the p99 of X), X lognormal with mean 1 - shift and sd c; and with
+ * policy.plan_quantile 0.99 the table the policy plans with (sim_latency_ns) holds the same. */
+static void service_time_distributions(void)
+{
+    const double D_ms = 10, rho = 0.6, lambda = rho * 1000.0 / D_ms;
+    static const struct { const char *svc; double cv; } cases[] = {
+        {"", 0},
+        {",\"service\":{\"dist\":\"lognormal\",\"cv\":0.6}", 0.6},
+        {",\"service\":{\"dist\":\"gamma\",\"cv\":[0.8],\"shift\":0.5}", 0.8},
+    };
+    uint64_t offered[3] = {0};
+    double mean2 = 0;
+    for (int i = 0; i < 3; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"name\":\"mg1s\",\"seed\":5,\"duration_s\":3000,\"warmup_s\":20,"
+                 "\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"m\",\"profile\":{\"form\":"
+                 "\"linear\",\"alpha_ms\":0,\"beta_ms\":%g%s},\"slo_ms\":1e6,\"max_batch\":1}],"
+                 "\"workload\":{\"rate_rps\":%g},\"network\":{\"ctrl_us\":0,"
+                 "\"data_us_per_request\":0,\"resp_us\":0},\"policy\":{\"name\":\"fifo\","
+                 "\"params\":{\"drop_late\":false}},\"metrics\":{\"sample_period_s\":0}}",
+                 D_ms, cases[i].svc, lambda);
+        for (int run = 0; run < 2; run++) {
+            struct sim_result *r = test_run_text(text, "mg1s");
+            double cv = cases[i].cv, es2 = D_ms * D_ms * (1 + cv * cv);
+            double want = lambda / 1000 * es2 / (2 * (1 - rho));
+            if (run == 0) {
+                CHECK_NEAR(r->models[0].mean_queue_ms, want, 0.05);
+                CHECK_NEAR(r->models[0].mean_ms - r->models[0].mean_queue_ms, D_ms, 0.01);
+                printf("service cv %g: mean wait %.3f ms, M/G/1 %.3f ms; service %.3f ms\n", cv,
+                       r->models[0].mean_queue_ms, want,
+                       r->models[0].mean_ms - r->models[0].mean_queue_ms);
+                offered[i] = r->offered;
+                mean2 = r->models[0].mean_ms;
+            } else {
+                CHECK(r->models[0].mean_ms == mean2, "the same config twice: %.9g then %.9g ms",
+                      mean2, r->models[0].mean_ms);
+            }
+            sim_result_destroy(r);
+        }
+    }
+    CHECK(offered[0] == offered[1] && offered[1] == offered[2],
+          "service times moved the arrivals: %llu, %llu, %llu offered",
+          (unsigned long long)offered[0], (unsigned long long)offered[1],
+          (unsigned long long)offered[2]);
+
+    /* the p99: lognormal, cv 0.5, shift 0.2 -> X of mean 0.8, cv 0.625 */
+    const double cv = 0.5, f = 0.2, c = cv / (1 - f), sg = sqrt(log1p(c * c));
+    const double q99 = f + (1 - f) * exp(-sg * sg / 2 + 2.3263478740408408 * sg);
+    const char *text =
+        "{\"seed\":2,\"duration_s\":20000,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":"
+        "\"m\",\"profile\":{\"form\":\"linear\",\"alpha_ms\":0,\"beta_ms\":10,\"service\":{"
+        "\"dist\":\"lognormal\",\"cv\":0.5,\"shift\":0.2}},\"slo_ms\":1e6,\"max_batch\":1}],"
+        "\"workload\":{\"rate_rps\":1},\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,"
+        "\"resp_us\":0},\"policy\":{\"name\":\"fifo\",\"plan_quantile\":0.99,\"params\":"
+        "{\"drop_late\":false}},\"metrics\":{\"sample_period_s\":0}}";
+    struct sim_result *r = test_run_text(text, "p99");
+    CHECK_NEAR(r->models[0].p99_ms, 10 * q99, 0.02);
+    printf("service p99 %.3f ms, want %.3f ms\n", r->models[0].p99_ms, 10 * q99);
+    sim_result_destroy(r);
+    struct sim_config *cfg;
+    struct sim *s;
+    REQUIRE_OK(sim_config_from_text(text, "p99", ".", &cfg));
+    static struct fixed_src fx;
+    fx = (struct fixed_src){NULL, 0, 0, NULL};
+    struct sim_source none = {fixed_next, fixed_close, &fx, 0, NULL, NULL};
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &none, 1, &s));
+    CHECK(sim_latency_ns(s, 0, 0, 1) == llround(10e6 * q99),
+          "planned with the p99: %lld ns, want %lld", (long long)sim_latency_ns(s, 0, 0, 1),
+          (long long)llround(10e6 * q99));
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+
+    static const struct { const char *prof, *pol, *want; } bad[] = {
+        {"\"service\":{\"dist\":\"weibull\",\"cv\":1}", "", "models[0].profile.service.dist"},
+        {"\"service\":{\"dist\":\"gamma\",\"cv\":-1}", "", "models[0].profile.service.cv"},
+        {"\"service\":{\"dist\":\"gamma\",\"cv\":[0.1,\"x\"]}", "",
+         "models[0].profile.service.cv[1]"},
+        {"\"service\":{\"dist\":\"gamma\",\"cv\":1,\"shift\":1}", "",
+         "models[0].profile.service.shift"},
+        {"\"service\":{\"dist\":\"lognormal\"}", "", "models[0].profile.service.cv: required"},
+        {"\"service\":{\"dist\":\"lognormal\",\"cv\":1,\"sd\":2}", "", "sd"},
+        {"\"service\":{\"dist\":\"lognormal\",\"cv\":1}", ",\"plan_quantile\":1",
+         "policy.plan_quantile"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char t[1024];
+        snprintf(t, sizeof t,
+                 "{\"duration_s\":30,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"m\","
+                 "\"profile\":{\"form\":\"linear\",\"alpha_ms\":1,\"beta_ms\":1,%s},"
+                 "\"slo_ms\":10}],\"workload\":{\"rate_rps\":1},\"policy\":{\"name\":\"fifo\"%s}}",
+                 bad[i].prof, bad[i].pol);
+        struct sim_config *bc = NULL;
+        CHECK(sim_config_from_text(t, "svc", ".", &bc) == SIM_EINVAL &&
+                  strstr(sim_err_msg(), bad[i].want),
+              "bad service %zu: %s (want %s)", i, sim_err_msg(), bad[i].want);
+        sim_config_destroy(bc);
+    }
+}
+
 /* Request sizes (workload.sizes) against M/G/1: service D times a lognormal size (mean 1,
  * cv c) has E[S^2] = D^2 (1 + c^2), so Pollaczek-Khinchine gives the mean wait
  * lambda E[S^2] / (2 (1 - rho)); with cv 0 and mean k every service is exactly k D (M/D/1).
@@ -936,5 +1041,6 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"store_image_merges", store_image_merges},
           {"ideal_batch_table_profile", ideal_batch_table_profile},
           {"sizes_mg1_mean_wait", sizes_mg1_mean_wait},
+          {"service_time_distributions", service_time_distributions},
           {"sizes_batch_mean_or_max", sizes_batch_mean_or_max},
           {"policy_named_streams", policy_named_streams})
