@@ -51,12 +51,18 @@ static const char usage[] =
     "  --zoo-name NAME          the zoo's name (calibrated)\n"
     "  --no-fold-bn             keep batch-norm layers explicit (default: folded into conv)\n"
     "  --fit-on median|p99      statistic the fits and tables use (median; FA2 fits the p99)\n"
+    "  --serving LOAD           measure: time passes as a server runs them, not back to back:\n"
+    "                           batch sizes interleaved at random, an idle gap before each\n"
+    "                           (exponential; the device busy LOAD of the time, 0 < LOAD < 1);\n"
+    "                           fits on the means and writes each profile's service-time\n"
+    "                           distribution (shifted lognormal or gamma, by KS distance)\n"
     "  --tol X                  worst relative error a linear fit may have (0.05)\n"
     "  --tol-check X            check: largest relative error per layer (1e-4 fp32, 2e-2 fp16)\n"
     "  --zoo FILE --model NAME  validate: the calibrated zoo and model (the net's name)\n"
     "  --loads LIST             validate: fractions of capacity B/l(B) (0.2,0.4,0.6,0.8)\n"
     "  --requests N             validate: requests per load (300)\n"
     "  --max-batch N            validate: the server's max batch (8)\n"
+    "  --tsv FILE               validate: append one row per load (real, sim and observed)\n"
     "  --seed N                 arrivals and weights (1)\n"
     "  --k LIST                 concurrency: inferences in service at once (1,2,3,4)\n"
     "  --inter-op LIST          concurrency: inter-op workers per inference, p (1)\n"
@@ -70,8 +76,8 @@ struct opts {
     enum cal_precision precision;
     int threads[16], nthreads, batches[CAL_MAX_POINTS], nbatches, warmup, reps, device;
     int ks[16], nks, ps[16], nps;
-    double seconds;
-    const char *table_out;
+    double seconds, serving;
+    const char *table_out, *tsv;
     int batch, requests, max_batch;
     double tol, tol_check, loads[CAL_VALIDATE_MAX_LOADS];
     int nloads;
@@ -148,6 +154,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--k")) { VAL(); rc = parse_int_list(a, v, o->ks, 16, &o->nks); }
         else if (!strcmp(a, "--inter-op")) { VAL(); rc = parse_int_list(a, v, o->ps, 16, &o->nps); }
         else if (!strcmp(a, "--seconds")) { VAL(); rc = sim_arg_num(a, v, 0, true, 3600, &o->seconds); }
+        else if (!strcmp(a, "--tsv")) { VAL(); o->tsv = v; }
+        else if (!strcmp(a, "--serving")) {
+            VAL();
+            if (!(rc = sim_arg_num(a, v, 0, true, 1, &o->serving)) && o->serving >= 1)
+                rc = sim_err_set(SIM_EUSAGE, "--serving: expected a load in (0, 1), got %s", v);
+        }
         else if (!strcmp(a, "--table-out")) { VAL(); o->table_out = v; }
         else if (!strcmp(a, "--batches")) { VAL(); rc = parse_int_list(a, v, o->batches, CAL_MAX_POINTS, &o->nbatches); }
         else if (!strcmp(a, "--loads")) { VAL(); rc = parse_list(a, v, o->loads, CAL_VALIDATE_MAX_LOADS, &o->nloads, false); }
@@ -317,6 +329,12 @@ static int cmd_measure(const struct opts *o)
     int rc;
     if (o->nnets < 1)
         return sim_err_set(SIM_EUSAGE, "measure: expected at least one network");
+    if (o->serving > 0 && o->fit_p99)
+        return sim_err_set(SIM_EUSAGE, "--serving fits on the means (the service-time "
+                           "distribution carries the tail): drop --fit-on p99");
+    if (o->serving > 0 && o->reps < 10)
+        return sim_err_set(SIM_EUSAGE, "--serving: expected --reps of at least 10 to fit a "
+                           "distribution, got %d", o->reps);
     if ((rc = find_backend(o, &be)))
         return rc;
     bool cpu = !strcmp(be->name, "onednn");
@@ -326,7 +344,8 @@ static int cmd_measure(const struct opts *o)
     char host[128], date[32];
     struct cal_provenance pv = {.backend = be->name, .host = host, .date = date,
                                 .precision = o->precision, .folded_bn = o->fold, .fit_p99 = o->fit_p99,
-                                .warmup = o->warmup, .reps = o->reps};
+                                .warmup = o->warmup, .reps = o->reps,
+                                .serving_load = o->serving};
     cal_host_name(host, sizeof host);
     sim_utc_now(date);
     if (!mp || !nets) {
@@ -364,12 +383,31 @@ static int cmd_measure(const struct opts *o)
                 snprintf(s->kind, sizeof s->kind, "%s", base);
             s->threads = bo.threads;
             s->fit_p99 = o->fit_p99;
+            if (o->serving > 0) {
+                printf("%s on %s (%s), %s, serving-like at load %g:\n  %6s %9s %9s %9s %6s "
+                       "%16s %16s  (KS 5%%)\n", mp[i].name, pv.dev.device, s->kind,
+                       cal_precision_name(o->precision), o->serving, "batch", "mean ms",
+                       "p99 ms", "min ms", "cv", "lognormal sh/KS", "gamma sh/KS");
+                fflush(stdout);
+                if ((rc = cal_measure_serving(be, &bo, nets[i], o->batches, o->nbatches,
+                                              o->warmup, o->reps, o->serving, o->seed, s->pts)))
+                    break;
+                s->n = o->nbatches;
+                for (int j = 0; j < s->n; j++) {
+                    const struct cal_point *p = &s->pts[j];
+                    printf("  %6d %9.3f %9.3f %9.3f %6.3f %7.3f / %6.3f %7.3f / %6.3f  (%.3f)\n",
+                           p->batch, p->mean_ms, p->p99_ms, p->min_ms, p->cv,
+                           p->svc[CAL_SVC_LOGNORMAL].shift, p->svc[CAL_SVC_LOGNORMAL].ks,
+                           p->svc[CAL_SVC_GAMMA].shift, p->svc[CAL_SVC_GAMMA].ks, p->ks_crit);
+                }
+            }
             printf("%s on %s (%s), %s:\n  %6s %10s %10s %8s %10s %10s %9s\n", mp[i].name,
                    pv.dev.device, s->kind, cal_precision_name(o->precision), "batch", "median ms",
                    "p99 ms", "sd ms", "weights MB", "activ. MB", "load ms");
             for (int j = 0; j < o->nbatches && !rc; j++) {
                 struct cal_point *p = &s->pts[j];
-                if ((rc = cal_measure(be, st, nets[i], o->batches[j], o->warmup, o->reps, p)))
+                if (o->serving <= 0 &&
+                    (rc = cal_measure(be, st, nets[i], o->batches[j], o->warmup, o->reps, p)))
                     break;
                 s->n = j + 1;
                 printf("  %6d %10.3f %10.3f %8.3f %10.1f %10.1f %9.1f\n", p->batch, p->median_ms,
@@ -592,19 +630,45 @@ static int cmd_validate(const struct opts *o)
         goto out;
     printf("%s on %s, FIFO batching up to %d, %d Poisson requests per load\n", net->name, be->name,
            o->max_batch, o->requests);
-    printf("%5s %8s | %6s %6s | %9s %9s %7s | %9s %9s %7s | %9s %9s %7s | %8s %8s %7s\n", "load",
-           "rate/s", "util", "sim", "mean ms", "sim", "err", "p50 ms", "sim", "err", "p99 ms",
-           "sim", "err", "tput/s", "sim", "err");
+    printf("%5s %8s | %6s %6s | %9s %9s %7s %7s | %9s %9s %7s | %9s %9s %7s %7s | %8s %8s "
+           "%7s\n", "load", "rate/s", "util", "sim", "mean ms", "sim", "err", "obs", "p50 ms",
+           "sim", "err", "p99 ms", "sim", "err", "obs", "tput/s", "sim", "err");
+    FILE *tsv = NULL;
+    if (o->tsv) {
+        bool fresh = access(o->tsv, F_OK) != 0;
+        if (!(tsv = fopen(o->tsv, "a"))) {
+            rc = sim_err_set(SIM_EIO, "%s: cannot write", o->tsv);
+            goto out;
+        }
+        if (fresh)
+            fprintf(tsv, "network\tthreads\tload\trate_rps\tutil\tsim_util\tmean_ms\tsim_mean_ms"
+                    "\tobs_mean_ms\tp50_ms\tsim_p50_ms\tobs_p50_ms\tp99_ms\tsim_p99_ms"
+                    "\tobs_p99_ms\ttput_rps\tsim_tput_rps\n");
+    }
     for (int i = 0; i < o->nloads; i++) {
         const struct cal_validate_row *r = &rows[i];
-        printf("%5.2f %8.1f | %6.3f %6.3f | %9.3f %9.3f %+6.1f%% | %9.3f %9.3f %+6.1f%% | %9.3f "
-               "%9.3f %+6.1f%% | %8.1f %8.1f %+6.1f%%\n",
+        printf("%5.2f %8.1f | %6.3f %6.3f | %9.3f %9.3f %+6.1f%% %+6.1f%% | %9.3f %9.3f %+6.1f%% "
+               "| %9.3f %9.3f %+6.1f%% %+6.1f%% | %8.1f %8.1f %+6.1f%%\n",
                r->load, r->rate_rps, r->real.util, r->sim.util, r->real.mean_ms, r->sim.mean_ms,
-               100 * rel(r->sim.mean_ms, r->real.mean_ms), r->real.p50_ms, r->sim.p50_ms,
+               100 * rel(r->sim.mean_ms, r->real.mean_ms),
+               100 * rel(r->obs.mean_ms, r->real.mean_ms), r->real.p50_ms, r->sim.p50_ms,
                100 * rel(r->sim.p50_ms, r->real.p50_ms), r->real.p99_ms, r->sim.p99_ms,
-               100 * rel(r->sim.p99_ms, r->real.p99_ms), r->real.tput_rps, r->sim.tput_rps,
-               100 * rel(r->sim.tput_rps, r->real.tput_rps));
+               100 * rel(r->sim.p99_ms, r->real.p99_ms), 100 * rel(r->obs.p99_ms, r->real.p99_ms),
+               r->real.tput_rps, r->sim.tput_rps, 100 * rel(r->sim.tput_rps, r->real.tput_rps));
+        if (tsv)
+            fprintf(tsv, "%s\t%d\t%.2f\t%.3f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f"
+                    "\t%.4f\t%.4f\t%.4f\t%.3f\t%.3f\n", net->name, o->threads[0], r->load,
+                    r->rate_rps, r->real.util, r->sim.util, r->real.mean_ms, r->sim.mean_ms,
+                    r->obs.mean_ms, r->real.p50_ms, r->sim.p50_ms, r->obs.p50_ms, r->real.p99_ms,
+                    r->sim.p99_ms, r->obs.p99_ms, r->real.tput_rps, r->sim.tput_rps);
     }
+    if (tsv && fclose(tsv) != 0) {
+        rc = sim_err_set(SIM_EIO, "%s: cannot write", o->tsv);
+        goto out;
+    }
+    printf("err: the calibrated profile against the real server; obs: the simulator with the "
+           "service times this load's real passes showed (what is left is the simulator's own "
+           "error, the rest the profile's)\n");
     printf("service time per batch size (real mean over all loads / profile l(b)):\n");
     for (int b = 1; b <= o->max_batch; b++) {
         double sum = 0;

@@ -12,10 +12,38 @@
 #include "sim_err.h"
 #include "sim_store.h"
 
-/* The statistic of point i that fits and tables use. */
+/* The statistic of point i that fits and tables use: a serving-like point's mean (its
+ * distribution carries the rest), else the median or (fit_p99) the p99. */
 static double stat_ms(const struct cal_series *s, int i)
 {
+    if (s->pts[i].serving)
+        return s->pts[i].mean_ms;
     return s->fit_p99 ? s->pts[i].p99_ms : s->pts[i].median_ms;
+}
+
+/* Serving-like points: the distribution with the smaller summed KS distance. */
+static int svc_dist(const struct cal_series *s)
+{
+    double sum[CAL_SVC_NDIST] = {0};
+    for (int i = 0; i < s->n; i++)
+        for (int d = 0; d < CAL_SVC_NDIST; d++)
+            sum[d] += s->pts[i].svc[d].ks;
+    return sum[CAL_SVC_GAMMA] < sum[CAL_SVC_LOGNORMAL] ? CAL_SVC_GAMMA : CAL_SVC_LOGNORMAL;
+}
+
+/* A per-point value at batch b: linear between measured sizes, constant beyond them. */
+static double interp_pts(const struct cal_series *s, int b, const double *v)
+{
+    const struct cal_point *p = s->pts;
+    if (b <= p[0].batch || s->n == 1)
+        return v[0];
+    int i = 1;
+    while (i < s->n - 1 && p[i].batch < b)
+        i++;
+    if (b >= p[i].batch)
+        return v[i];
+    double f = (double)(b - p[i - 1].batch) / (p[i].batch - p[i - 1].batch);
+    return v[i - 1] + f * (v[i] - v[i - 1]);
 }
 
 int cal_series_fit(struct cal_series *s, double tol)
@@ -153,6 +181,41 @@ static cJSON *profile_json(const struct cal_series *s, const char **form_out)
     }
     cJSON_AddItemToObject(m, "fits", fits_json(s));
     cJSON_AddStringToObject(m, "recommendation", s->why);
+    if (s->n > 0 && s->pts[0].serving) {
+        static const char *const names[CAL_SVC_NDIST] = {"lognormal", "gamma"};
+        int d = svc_dist(s);
+        double cv[CAL_MAX_POINTS], sh[CAL_MAX_POINTS];
+        for (int i = 0; i < s->n; i++)
+            cv[i] = s->pts[i].cv, sh[i] = s->pts[i].svc[d].shift;
+        cJSON *sv = cJSON_AddObjectToObject(p, "service");
+        cJSON_AddStringToObject(sv, "dist", names[d]);
+        cJSON *cva = cJSON_AddArrayToObject(sv, "cv"), *sha = cJSON_AddArrayToObject(sv, "shift");
+        for (int b = 1; b <= bmax; b++) {
+            cJSON_AddItemToArray(cva, cJSON_CreateNumber(r6(interp_pts(s, b, cv))));
+            cJSON_AddItemToArray(sha, cJSON_CreateNumber(r6(fmin(0.999, interp_pts(s, b, sh)))));
+        }
+        cJSON *se = cJSON_AddObjectToObject(m, "serving");
+        const char *cols[] = {"mean_ms", "p90_ms", "cv", "min_ms", "max_ms", "ks_crit"};
+        for (int c = 0; c < 6; c++) {
+            cJSON *a = cJSON_AddArrayToObject(se, cols[c]);
+            for (int i = 0; i < s->n; i++) {
+                const struct cal_point *q = &s->pts[i];
+                double v[] = {q->mean_ms, q->p90_ms, q->cv, q->min_ms, q->max_ms, q->ks_crit};
+                cJSON_AddItemToArray(a, cJSON_CreateNumber(r6(v[c])));
+            }
+        }
+        for (int e = 0; e < CAL_SVC_NDIST; e++) {
+            char key[40];
+            snprintf(key, sizeof key, "%s_shift", names[e]);
+            cJSON *a = cJSON_AddArrayToObject(se, key);
+            snprintf(key, sizeof key, "%s_ks", names[e]);
+            cJSON *k = cJSON_AddArrayToObject(se, key);
+            for (int i = 0; i < s->n; i++) {
+                cJSON_AddItemToArray(a, cJSON_CreateNumber(r6(s->pts[i].svc[e].shift)));
+                cJSON_AddItemToArray(k, cJSON_CreateNumber(r6(s->pts[i].svc[e].ks)));
+            }
+        }
+    }
     return p;
 }
 
@@ -161,10 +224,15 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
 {
     cJSON *z = cJSON_CreateObject();
     char src[600], tmp[1100];
-    snprintf(src, sizeof src, "servesim-calibrate: %s on %s, %s, %s of %d passes after %d "
-             "warm-up, bn %s", pv->backend, pv->dev.device, cal_precision_name(pv->precision),
-             pv->fit_p99 ? "p99" : "median",
-             pv->reps, pv->warmup, pv->folded_bn ? "folded into conv" : "explicit");
+    char how[80];
+    if (pv->serving_load > 0)
+        snprintf(how, sizeof how, "mean and distribution of %d serving-like passes (load %g)",
+                 pv->reps, pv->serving_load);
+    else
+        snprintf(how, sizeof how, "%s of %d passes", pv->fit_p99 ? "p99" : "median", pv->reps);
+    snprintf(src, sizeof src, "servesim-calibrate: %s on %s, %s, %s after %d warm-up, bn %s",
+             pv->backend, pv->dev.device, cal_precision_name(pv->precision), how, pv->warmup,
+             pv->folded_bn ? "folded into conv" : "explicit");
     cJSON_AddStringToObject(z, "format", "servesim-zoo/2");
     cJSON_AddStringToObject(z, "name", zoo_name);
     cJSON_AddStringToObject(z, "source", src);
@@ -182,7 +250,10 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
     cJSON_AddStringToObject(pvj, "date", pv->date);
     cJSON_AddNumberToObject(pvj, "warmup", pv->warmup);
     cJSON_AddNumberToObject(pvj, "reps", pv->reps);
-    cJSON_AddStringToObject(pvj, "fit_on", pv->fit_p99 ? "p99" : "median");
+    cJSON_AddStringToObject(pvj, "fit_on", pv->serving_load > 0 ? "mean" : pv->fit_p99 ? "p99"
+                                                                                 : "median");
+    if (pv->serving_load > 0)
+        cJSON_AddNumberToObject(pvj, "serving_load", pv->serving_load);
     cJSON *models = cJSON_AddArrayToObject(z, "models");
     for (int i = 0; i < nm; i++) {
         const struct cal_model_prof *mp = &m[i];

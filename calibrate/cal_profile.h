@@ -39,6 +39,7 @@ struct cal_provenance {
     bool folded_bn;
     bool fit_p99;
     int warmup, reps;
+    double serving_load;               /* > 0: timed serving-like at this load (--serving) */
 };
 
 /* Fits every form the point count allows and picks one (tolerance tol, e.g. 0.05). */

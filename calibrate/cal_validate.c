@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cal_measure.h"
 #include "cal_ref.h"
 #include "sim.h"
 #include "sim_config.h"
@@ -39,9 +40,15 @@ static void side_stats(double *lat_ms, int n, double span_s, double busy_s, long
     out->mean_batch = batches ? (double)n / (double)batches : 0;
 }
 
+/* The real passes' times per batch size (ms), for the observed profile. */
+struct passes {
+    double *ms[CAL_VALIDATE_MAX_BATCH + 1];
+    int n[CAL_VALIDATE_MAX_BATCH + 1];
+};
+
 /* The real server over arrival times arr[0..n) (seconds from start). */
 static int serve_real(const struct cal_validate_opts *o, void *const *inst, const double *arr,
-                      int n, struct cal_validate_row *row)
+                      int n, struct cal_validate_row *row, struct passes *ps)
 {
     double *lat = malloc((size_t)n * sizeof *lat);
     if (!lat)
@@ -68,6 +75,7 @@ static int serve_real(const struct cal_validate_opts *o, void *const *inst, cons
             lat[next + k] = (done - arr[next + k]) * 1e3;
         busy += done - now;
         batches++;
+        ps->ms[b][ps->n[b]++] = (done - now) * 1e3;
         row->real_n[b]++;
         row->real_exec_ms[b] += ((done - now) * 1e3 - row->real_exec_ms[b]) / (double)row->real_n[b];
         last_done = done;
@@ -104,8 +112,8 @@ static void obs_batch(void *ctx, const struct sim *s, const struct sim_batch *b)
     c->batches++;
 }
 
-static int serve_sim(const struct cal_validate_opts *o, const char *model, const char *kind,
-                     const double *arr, int n, struct cal_side *out)
+static int serve_sim(const struct cal_validate_opts *o, const char *zoo, const char *model,
+                     const char *kind, const double *arr, int n, struct cal_side *out)
 {
     char csv[1024], text[4096];
     snprintf(csv, sizeof csv, "%s/arrivals.csv", o->scratch);
@@ -127,7 +135,7 @@ static int serve_sim(const struct cal_validate_opts *o, const char *model, const
              " \"network\": {\"ctrl_us\": 0, \"data_us_per_request\": 0, \"resp_us\": 0},"
              " \"policy\": {\"name\": \"fifo\", \"params\": {\"drop_late\": false}},"
              " \"metrics\": {\"percentile\": 99, \"sample_period_s\": 0}}",
-             arr[n - 1] + 600, kind, o->zoo, model, o->max_batch, csv + 1);
+             arr[n - 1] + 600, kind, zoo, model, o->max_batch, csv + 1);
     struct sim_config *cfg = NULL;
     struct sim_result *res = NULL;
     struct sim_obs_ctx c = {.lat = malloc((size_t)n * sizeof(double)), .cap = n};
@@ -188,6 +196,52 @@ static int capacity(const struct cal_validate_opts *o, const char *model, char *
     return rc;
 }
 
+/* A zoo of one model whose profile is what the real passes showed: per batch size their mean
+ * (kept non-decreasing, as profiles are) and the better-fitting distribution (cal_svc_fit);
+ * sizes with fewer than 5 passes keep the calibrated profile's mean and no variation. */
+static int observed_zoo(const struct cal_validate_opts *o, const char *model, const char *kind,
+                        const double *prof_ms, struct passes *ps, char *file, size_t fsize)
+{
+    struct cal_point pt[CAL_VALIDATE_MAX_BATCH + 1];
+    double ks[CAL_SVC_NDIST] = {0};
+    for (int b = 1; b <= o->max_batch; b++) {
+        memset(&pt[b], 0, sizeof pt[b]);
+        if (ps->n[b] >= 5) {
+            gsl_sort(ps->ms[b], 1, (size_t)ps->n[b]);
+            pt[b].mean_ms = gsl_stats_mean(ps->ms[b], 1, (size_t)ps->n[b]);
+            cal_svc_fit(ps->ms[b], ps->n[b], &pt[b]);
+            for (int d = 0; d < CAL_SVC_NDIST; d++)
+                ks[d] += pt[b].svc[d].ks;
+        } else {
+            pt[b].mean_ms = prof_ms[b];
+        }
+    }
+    int d = ks[CAL_SVC_GAMMA] < ks[CAL_SVC_LOGNORMAL] ? CAL_SVC_GAMMA : CAL_SVC_LOGNORMAL;
+    snprintf(file, fsize, "%s/observed.json", o->scratch);
+    FILE *f = fopen(file, "w");
+    if (!f)
+        return sim_err_set(SIM_EIO, "%s: cannot write", file);
+    fprintf(f, "{\"format\": \"servesim-zoo/1\", \"name\": \"observed\", \"executor_kind\": "
+            "\"%s\", \"models\": [{\"name\": \"%s\", \"slo_ms\": 1000000, \"max_batch\": %d, "
+            "\"profile\": {\"form\": \"table\", \"latency_ms\": [", kind, model, o->max_batch);
+    double prev = 0;
+    for (int b = 1; b <= o->max_batch; b++) {
+        prev = fmax(prev, pt[b].mean_ms);
+        fprintf(f, "%s%.6f", b > 1 ? ", " : "", prev);
+    }
+    fprintf(f, "], \"service\": {\"dist\": \"%s\", \"cv\": [",
+            d == CAL_SVC_GAMMA ? "gamma" : "lognormal");
+    for (int b = 1; b <= o->max_batch; b++)
+        fprintf(f, "%s%.6f", b > 1 ? ", " : "", fmin(pt[b].cv, 10));
+    fprintf(f, "], \"shift\": [");
+    for (int b = 1; b <= o->max_batch; b++)
+        fprintf(f, "%s%.6f", b > 1 ? ", " : "", fmin(pt[b].svc[d].shift, 0.999));
+    fprintf(f, "]}}}]}\n");
+    if (fclose(f) != 0)
+        return sim_err_set(SIM_EIO, "%s: cannot write", file);
+    return 0;
+}
+
 int cal_validate(const struct cal_validate_opts *o, struct cal_validate_row *rows)
 {
     const char *model = o->model ? o->model : o->net->name;
@@ -202,7 +256,11 @@ int cal_validate(const struct cal_validate_opts *o, struct cal_validate_row *row
     void **inst = calloc((size_t)o->max_batch, sizeof *inst);
     double *arr = malloc((size_t)o->requests * sizeof *arr);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!inst || !arr || !r) {
+    struct passes ps = {{0}, {0}};
+    bool ok = inst && arr && r;
+    for (int b = 1; b <= o->max_batch && ok; b++)
+        ok = (ps.ms[b] = malloc((size_t)o->requests * sizeof **ps.ms)) != NULL;
+    if (!ok) {
         rc = SIM_ENOMEM;
         goto out;
     }
@@ -234,11 +292,19 @@ int cal_validate(const struct cal_validate_opts *o, struct cal_validate_row *row
             arr[i] = t;
             t += gsl_ran_exponential(r, 1.0 / row->rate_rps);
         }
-        if ((rc = serve_real(o, inst, arr, o->requests, row)))
+        memset(ps.n, 0, sizeof ps.n);
+        if ((rc = serve_real(o, inst, arr, o->requests, row, &ps)))
             break;
-        rc = serve_sim(o, model, kind, arr, o->requests, &row->sim);
+        char obs[1100] = "";
+        if (!(rc = serve_sim(o, o->zoo, model, kind, arr, o->requests, &row->sim)) &&
+            !(rc = observed_zoo(o, model, kind, prof_ms, &ps, obs, sizeof obs)))
+            rc = serve_sim(o, obs, model, kind, arr, o->requests, &row->obs);
+        if (obs[0])
+            remove(obs);
     }
 out:
+    for (int b = 1; b <= o->max_batch && b <= CAL_VALIDATE_MAX_BATCH; b++)
+        free(ps.ms[b]);
     for (int b = 0; inst && b < o->max_batch; b++)
         if (inst[b])
             o->be->destroy(inst[b]);

@@ -6,7 +6,11 @@
  *
  * The real server: one executor; when idle it takes every arrived request up to max_batch
  * (oldest first) and runs one forward pass at that batch size (one prepared backend
- * instance per batch size); latency = completion - arrival, wall clock. */
+ * instance per batch size); latency = completion - arrival, wall clock.
+ *
+ * A third side separates the two sources of error: the simulator run with the service times
+ * the real passes of that load showed ("observed"), so sim - observed is the profile's drift
+ * and observed - real the simulator's own error. */
 #ifndef CAL_VALIDATE_H
 #define CAL_VALIDATE_H
 
@@ -40,6 +44,10 @@ struct cal_side {
 struct cal_validate_row {
     double load, rate_rps;
     struct cal_side real, sim;
+    /* the simulator again, with the service times this load's real passes showed (per batch
+     * size: their mean, and a distribution fitted to them; sizes that did not run: the
+     * profile's): what remains of the error is the simulator's, not the profile's */
+    struct cal_side obs;
     /* service time by batch size: the real passes' mean, and the profile's l(b) */
     long real_n[CAL_VALIDATE_MAX_BATCH + 1];
     double real_exec_ms[CAL_VALIDATE_MAX_BATCH + 1], profile_ms[CAL_VALIDATE_MAX_BATCH + 1];

@@ -13,6 +13,7 @@
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
 
 #include "cal_backend.h"
 #include "cal_concur.h"
@@ -534,6 +535,109 @@ static void profile_read_back_by_simulator(void)
     cal_net_destroy(net);
 }
 
+/* The service-time fit recovers a known distribution: 4,000 draws of 10 ms x (shift + X), X
+ * lognormal (or gamma) with mean 1 - shift and sd cv; the fit reads the cv within 5%, puts
+ * the constant share within 0.1 of the truth, passes its own KS test (the distance below the
+ * 5% critical value), and prefers the family the draws came from. */
+static void serving_fit_recovers_distribution(void)
+{
+    enum { N = 4000 };
+    static double ms[N];
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    const double cv = 0.5, f = 0.3, m = 1 - f, c = cv / m;
+    for (int d = 0; d < CAL_SVC_NDIST; d++) {
+        for (int i = 0; i < N; i++) {
+            double x;
+            if (d == CAL_SVC_LOGNORMAL) {
+                double sg = sqrt(log1p(c * c));
+                x = gsl_ran_lognormal(r, log(m) - sg * sg / 2, sg);
+            } else {
+                double k = 1 / (c * c);
+                x = gsl_ran_gamma(r, k, m / k);
+            }
+            ms[i] = 10 * (f + x);
+        }
+        gsl_sort(ms, 1, N);
+        struct cal_point p = {0};
+        cal_svc_fit(ms, N, &p);
+        int other = 1 - d;
+        CHECK(fabs(p.cv - cv) < 0.05 * cv, "dist %d: cv %g, want %g", d, p.cv, cv);
+        CHECK(fabs(p.svc[d].shift - f) < 0.1, "dist %d: shift %g, want %g", d, p.svc[d].shift, f);
+        CHECK(p.svc[d].ks < p.ks_crit && p.svc[d].ks < p.svc[other].ks,
+              "dist %d: KS %g (crit %g), the other family's %g", d, p.svc[d].ks, p.ks_crit,
+              p.svc[other].ks);
+        printf("dist %d: cv %.4f shift %.3f KS %.4f (other %.4f, crit %.4f)\n", d, p.cv,
+               p.svc[d].shift, p.svc[d].ks, p.svc[other].ks, p.ks_crit);
+    }
+    gsl_rng_free(r);
+}
+
+/* Serving-like measurement end to end on the tiny network: per batch size the passes'
+ * statistics and fits, a zoo whose profile is fitted on the means and carries the service
+ * distribution per batch size, and the simulator reading it (its latency table is the mean;
+ * with plan_quantile 0.99 the planned batch-1 time is above it). Nonsense loads are refused. */
+static void serving_measure_writes_distribution(void)
+{
+    const char *dir = test_scratch("servesim_cal");
+    char zoo[512], text[2048];
+    snprintf(zoo, sizeof zoo, "%s/serving_zoo.json", dir);
+    struct cal_net *net = load("tiny_cnn");
+    REQUIRE_OK(cal_net_init_weights(net, 1));
+    struct cal_model_prof mp = {.name = "tiny-cnn", .net = net, .nseries = 1};
+    struct cal_series s = {.kind = "servcpu@1core", .threads = 1};
+    mp.series = &s;
+    struct cal_opts bo = {.threads = 1};
+    int batches[] = {1, 2, 4};
+    CHECK(cal_measure_serving(&cal_backend_onednn, &bo, net, batches, 3, 1, 30, 1.0, 1, s.pts) ==
+              SIM_EINVAL, "a load of 1 was accepted");
+    REQUIRE_OK(cal_measure_serving(&cal_backend_onednn, &bo, net, batches, 3, 1, 30, 0.5, 1,
+                                   s.pts));
+    s.n = 3;
+    for (int j = 0; j < 3; j++)
+        CHECK(s.pts[j].serving && s.pts[j].reps == 30 && s.pts[j].batch == batches[j] &&
+                  s.pts[j].min_ms <= s.pts[j].mean_ms && s.pts[j].mean_ms <= s.pts[j].max_ms &&
+                  s.pts[j].cv > 0 && s.pts[j].ks_crit > 0,
+              "batch %d: serving %d reps %d min %g mean %g max %g cv %g", batches[j],
+              s.pts[j].serving, s.pts[j].reps, s.pts[j].min_ms, s.pts[j].mean_ms, s.pts[j].max_ms,
+              s.pts[j].cv);
+    REQUIRE_OK(cal_series_fit(&s, 0.05));
+    struct cal_provenance pv = {.backend = "onednn", .host = "t", .date = "d", .reps = 30,
+                                .serving_load = 0.5};
+    REQUIRE_OK(cal_profile_write_zoo(zoo, "serv", &pv, &mp, 1));
+    snprintf(text, sizeof text,
+             "{\"name\": \"t\", \"duration_s\": 2, \"cluster\": {\"gpus\": 1, \"gpu_kind\": "
+             "\"servcpu@1core\"}, \"models\": [{\"zoo\": \"%s\", \"select\": \"all\"}],"
+             " \"workload\": {\"rate_rps\": 20}, \"policy\": {\"name\": \"fifo\", "
+             "\"plan_quantile\": 0.99}}", zoo);
+    struct sim_config *cfg = NULL;
+    REQUIRE_OK(sim_config_from_text(text, "t", dir, &cfg));
+    const struct sim_model_cfg *m = &cfg->world.models[0];
+    int k = sim_model_cfg_kind(m, "servcpu@1core");
+    if (k < 0) {
+        CHECK(k >= 0, "no profile of kind servcpu@1core in %s", zoo);
+        return;
+    }
+    const struct sim_service *v = &m->prof[k].svc;
+    double cv1, f1, cv4, f4;
+    sim_service_at(v, 1, &cv1, &f1);
+    sim_service_at(v, 4, &cv4, &f4);
+    CHECK(v->dist != SIM_SVC_NONE && v->ncv == 4 && fabs(cv1 - s.pts[0].cv) < 1e-5 &&
+              fabs(cv4 - s.pts[2].cv) < 1e-5,
+          "service: dist %d, %d cvs, cv(1) %g want %g, cv(4) %g want %g", (int)v->dist, v->ncv,
+          cv1, s.pts[0].cv, cv4, s.pts[2].cv);
+    if (m->prof[k].form == SIM_PROF_TABLE)
+        CHECK(fabs(sim_profile_ms(&m->prof[k], 1) - s.pts[0].mean_ms) < 1e-5,
+              "table l(1) %g, the passes' mean %g", sim_profile_ms(&m->prof[k], 1),
+              s.pts[0].mean_ms);
+    struct sim_result *res = NULL;
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &res));
+    CHECK(res->models[0].batches > 0, "no batches");
+    sim_result_destroy(res);
+    sim_config_destroy(cfg);
+    cal_net_destroy(net);
+}
+
 /* The real FIFO server and the simulator on the same arrivals: both serve every request, and
  * utilisation rises with load on both sides. Timing noise on shared machines makes the
  * errors themselves a report (servesim-calibrate validate), not an assertion. */
@@ -563,7 +667,8 @@ static void validate_real_against_sim(void)
     struct cal_validate_row rows[2];
     REQUIRE_OK(cal_validate(&vo, rows));
     for (int i = 0; i < 2; i++) {
-        CHECK(rows[i].real.tput_rps > 0 && rows[i].sim.tput_rps > 0, "load %g: no throughput", rows[i].load);
+        CHECK(rows[i].real.tput_rps > 0 && rows[i].sim.tput_rps > 0 && rows[i].obs.tput_rps > 0,
+              "load %g: no throughput", rows[i].load);
         CHECK(rows[i].sim.p99_ms >= rows[i].sim.p50_ms && rows[i].real.p99_ms >= rows[i].real.p50_ms,
               "percentiles out of order");
         /* the simulator's latency is at least the profile's batch-1 time */
@@ -650,6 +755,8 @@ int main(int argc, char **argv)
         {"net_errors_are_precise", net_errors_are_precise},
         {"profile_read_back_by_simulator", profile_read_back_by_simulator},
         {"validate_real_against_sim", validate_real_against_sim},
+        {"serving_fit_recovers_distribution", serving_fit_recovers_distribution},
+        {"serving_measure_writes_distribution", serving_measure_writes_distribution},
         {"cudnn_layers_match_reference", cudnn_layers_match_reference},
     };
     int rc = test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
