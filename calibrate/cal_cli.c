@@ -3,6 +3,7 @@
  * checks the simulator against a real serving loop. Usage: servesim-calibrate --help.
  * Exit codes: 0 done, 1 internal error, 2 bad input, 77 backend unavailable here (no GPU). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -620,7 +621,23 @@ static int cmd_validate(const struct opts *o)
         goto out;
     if (o->fold)
         cal_net_fold_bn(net);
-    struct cal_validate_opts vo = {.be = be, .net = net, .zoo = o->zoo, .model = o->model,
+    /* the simulator's config lives in the scratch folder: the zoo's path is made absolute
+     * here, so a relative --zoo means the current folder's file, as a user expects */
+    char zoo[PATH_MAX + 2], cwd[PATH_MAX];
+    if (access(o->zoo, R_OK) != 0) {
+        rc = sim_err_set(SIM_EINVAL, "--zoo %s: cannot open: %s", o->zoo, strerror(errno));
+        goto out;
+    }
+    if (o->zoo[0] == '/')
+        snprintf(zoo, sizeof zoo, "%s", o->zoo);
+    else if (getcwd(cwd, sizeof cwd))
+        snprintf(zoo, sizeof zoo, "%s/%s", cwd, o->zoo);
+    else {
+        rc = sim_err_set(SIM_EIO, "--zoo %s: cannot tell the current folder: %s", o->zoo,
+                         strerror(errno));
+        goto out;
+    }
+    struct cal_validate_opts vo = {.be = be, .net = net, .zoo = zoo, .model = o->model,
                                    .kind = o->kind, .max_batch = o->max_batch, .nloads = o->nloads,
                                    .requests = o->requests, .seed = o->seed, .scratch = scratch,
                                    .bo = {.threads = o->threads[0], .precision = o->precision,

@@ -27,6 +27,49 @@ expect_error() {
   [ ! -s "$tmp/$name.db" ] || fail "$name: a database was written"
 }
 
+# scripts/gpu-calibrate.sh on a machine without a GPU (or a build without cuDNN): exit 77
+# (nothing can be calibrated here), a message that says why, no zoo written. Where a GPU is
+# present the case skips: the script itself is the test there.
+gpu_calibrate_script() {
+  local cal rc
+  cal="$(dirname "$bin")/calibrate/servesim-calibrate"
+  [ -x "$cal" ] || { echo "skipped: no servesim-calibrate next to $bin"; exit 77; }
+  if "$cal" check tiny_cnn --backend cudnn > /dev/null 2>&1; then
+    echo "skipped: a GPU is usable here; run scripts/gpu-calibrate.sh itself"
+    exit 77
+  fi
+  SKIP_BUILD=1 CALIBRATE="$cal" bash "$src/scripts/gpu-calibrate.sh" "$tmp/z.json" \
+    > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  [ $rc -eq 77 ] || fail "gpu-calibrate.sh without a GPU: exit $rc, expected 77 ($(cat "$tmp/err"))"
+  grep -q "^gpu-calibrate: " "$tmp/err" || fail "gpu-calibrate.sh: no message ($(cat "$tmp/err"))"
+  [ ! -e "$tmp/z.json" ] || fail "gpu-calibrate.sh wrote a zoo without a GPU"
+}
+
+# servesim-calibrate from the user's folder: measure --serving writes a zoo with the service
+# distribution to a relative path, validate reads it by a relative --zoo (the simulator's
+# config lives in a scratch folder) and appends its rows to --tsv; nonsense is refused.
+calibrate_serving_paths() {
+  local cal rc
+  cal="$(dirname "$bin")/calibrate/servesim-calibrate"
+  [ -x "$cal" ] || { echo "skipped: no servesim-calibrate next to $bin"; exit 77; }
+  (cd "$tmp" && "$cal" measure tiny_cnn --serving 0.5 --reps 10 --batches 1,2 --out z.json \
+     > m.out 2> m.err) || fail "measure --serving: exit $? ($(cat "$tmp/m.err"))"
+  grep -q '"service"' "$tmp/z.json" 2>/dev/null || fail "measure --serving: no service in the zoo"
+  grep -q '"fit_on":.*"mean"' "$tmp/z.json" 2>/dev/null || fail "measure --serving: not fitted on means"
+  (cd "$tmp" && "$cal" validate tiny_cnn --zoo z.json --max-batch 2 --loads 0.3,0.6 --requests 30 \
+     --tsv v.tsv > v.out 2> v.err) || fail "validate --zoo z.json (relative): exit $? ($(cat "$tmp/v.err"))"
+  [ "$(wc -l < "$tmp/v.tsv" 2>/dev/null)" = 3 ] || fail "validate --tsv: expected a header and 2 rows"
+  (cd "$tmp" && "$cal" validate tiny_cnn --zoo missing.json > /dev/null 2> e.err)
+  rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "--zoo missing.json: cannot open" "$tmp/e.err" ||
+    fail "validate --zoo missing.json: exit $rc ($(cat "$tmp/e.err"))"
+  "$cal" measure tiny_cnn --serving 1 > /dev/null 2> "$tmp/e.err"
+  rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "--serving: expected a load in (0, 1)" "$tmp/e.err" ||
+    fail "measure --serving 1: exit $rc ($(cat "$tmp/e.err"))"
+}
+
 config_errors() {
   expect_error syntax "invalid JSON" "{\"name\": \"x\", $base,"
   expect_error syntax_line "syntax_line.json:3:" $'{\n "name": "x",\n "seed": ]\n}'

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# gpu-calibrate — from a checkout to a calibrated GPU zoo in one command, on a machine with an
+# NVIDIA GPU, the CUDA toolkit and cuDNN: builds servesim (release), checks every cuDNN layer
+# of the shipped networks against the reference implementation, measures them serving-like
+# (batch sizes interleaved, idle gaps; profiles fitted on the means, with each batch size's
+# service-time distribution), writes the zoo and a results database, and validates one network
+# against a real serving loop on the GPU (docs/calibrate.md).
+#
+#   scripts/gpu-calibrate.sh [OUT.json]        (default: calibrated_gpu.json)
+#
+# Environment: PRECISION (fp16; fp32, tf32), NETS (the shipped CNNs and BERT-base), BATCHES
+# (1,2,4,8,16,32), REPS (100 serving-like passes per batch size), LOAD (0.5), DEVICE (0),
+# VALIDATE_NET (resnet50), SKIP_BUILD=1 (use the existing build), CALIBRATE (the
+# servesim-calibrate binary, an absolute path; default: the release build's).
+# Exit codes: 0 done, 77 no usable GPU or a build without the cuDNN backend (nothing written),
+# anything else a failure (a layer off the reference, a measurement error).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-calibrated_gpu.json}
+PRECISION=${PRECISION:-fp16}
+NETS=${NETS:-"resnet50 mobilenetv2 inceptionv3 densenet121 vgg16 bert_base"}
+BATCHES=${BATCHES:-1,2,4,8,16,32}
+REPS=${REPS:-100}
+LOAD=${LOAD:-0.5}
+DEVICE=${DEVICE:-0}
+VALIDATE_NET=${VALIDATE_NET:-resnet50}
+C=${CALIBRATE:-build/release/calibrate/servesim-calibrate}
+
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+    cmake --preset release > /dev/null
+    cmake --build --preset release
+fi
+if ! "$C" backends | grep -qw cudnn; then
+    echo "gpu-calibrate: this build has no cuDNN backend: install the CUDA toolkit (nvcc, cuBLAS)" \
+         "and cuDNN, then re-run (cmake finds them when configuring)" >&2
+    exit 77
+fi
+rc=0
+"$C" check tiny_cnn --backend cudnn --device "$DEVICE" > /dev/null || rc=$?
+if [ "$rc" = 77 ]; then
+    echo "gpu-calibrate: no usable GPU here (the line above says why); nothing written" >&2
+    exit 77
+elif [ "$rc" != 0 ]; then
+    exit "$rc"
+fi
+
+echo "== checking every layer against the reference (fp32, and $PRECISION)"
+for net in $NETS; do
+    "$C" check "$net" --backend cudnn --device "$DEVICE" --precision fp32
+    if [ "$PRECISION" != fp32 ]; then
+        "$C" check "$net" --backend cudnn --device "$DEVICE" --precision "$PRECISION"
+    fi
+done
+
+echo "== measuring serving-like: $NETS at batches $BATCHES, $PRECISION, load $LOAD"
+# shellcheck disable=SC2086  # NETS is a list of names
+"$C" measure $NETS --backend cudnn --device "$DEVICE" --precision "$PRECISION" \
+    --batches "$BATCHES" --serving "$LOAD" --reps "$REPS" --warmup 5 \
+    --out "$OUT" --db "${OUT%.json}.db" --zoo-name "$(basename "${OUT%.json}")"
+
+echo "== validating $VALIDATE_NET against a real serving loop on the GPU"
+"$C" validate "$VALIDATE_NET" --backend cudnn --device "$DEVICE" --precision "$PRECISION" \
+    --zoo "$OUT" --max-batch 8 --loads 0.2,0.4,0.6,0.8,0.9 --requests 1000 \
+    --tsv "${OUT%.json}.validate.tsv"
+echo "gpu-calibrate: wrote $OUT (zoo), ${OUT%.json}.db (profiles), ${OUT%.json}.validate.tsv"
