@@ -648,8 +648,9 @@ static int cmd_validate(const struct opts *o)
     printf("%s on %s, FIFO batching up to %d, %d Poisson requests per load\n", net->name, be->name,
            o->max_batch, o->requests);
     printf("%5s %8s | %6s %6s | %9s %9s %7s %7s | %9s %9s %7s | %9s %9s %7s %7s | %8s %8s "
-           "%7s\n", "load", "rate/s", "util", "sim", "mean ms", "sim", "err", "obs", "p50 ms",
-           "sim", "err", "p99 ms", "sim", "err", "obs", "tput/s", "sim", "err");
+           "%7s %5s %11s\n", "load", "rate/s", "util", "sim", "mean ms", "sim", "err", "obs", "p50 ms",
+           "sim", "err", "p99 ms", "sim", "err", "obs", "tput/s", "sim", "err", "ac",
+           "noise m/p99");
     FILE *tsv = NULL;
     if (o->tsv) {
         bool fresh = access(o->tsv, F_OK) != 0;
@@ -660,24 +661,26 @@ static int cmd_validate(const struct opts *o)
         if (fresh)
             fprintf(tsv, "network\tthreads\tload\trate_rps\tutil\tsim_util\tmean_ms\tsim_mean_ms"
                     "\tobs_mean_ms\tp50_ms\tsim_p50_ms\tobs_p50_ms\tp99_ms\tsim_p99_ms"
-                    "\tobs_p99_ms\ttput_rps\tsim_tput_rps\n");
+                    "\tobs_p99_ms\ttput_rps\tsim_tput_rps\tautocorr\tnoise_mean\tnoise_p99\n");
     }
     for (int i = 0; i < o->nloads; i++) {
         const struct cal_validate_row *r = &rows[i];
         printf("%5.2f %8.1f | %6.3f %6.3f | %9.3f %9.3f %+6.1f%% %+6.1f%% | %9.3f %9.3f %+6.1f%% "
-               "| %9.3f %9.3f %+6.1f%% %+6.1f%% | %8.1f %8.1f %+6.1f%%\n",
+               "| %9.3f %9.3f %+6.1f%% %+6.1f%% | %8.1f %8.1f %+6.1f%% %5.2f %4.1f/%4.1f%%\n",
                r->load, r->rate_rps, r->real.util, r->sim.util, r->real.mean_ms, r->sim.mean_ms,
                100 * rel(r->sim.mean_ms, r->real.mean_ms),
                100 * rel(r->obs.mean_ms, r->real.mean_ms), r->real.p50_ms, r->sim.p50_ms,
                100 * rel(r->sim.p50_ms, r->real.p50_ms), r->real.p99_ms, r->sim.p99_ms,
                100 * rel(r->sim.p99_ms, r->real.p99_ms), 100 * rel(r->obs.p99_ms, r->real.p99_ms),
-               r->real.tput_rps, r->sim.tput_rps, 100 * rel(r->sim.tput_rps, r->real.tput_rps));
+               r->real.tput_rps, r->sim.tput_rps, 100 * rel(r->sim.tput_rps, r->real.tput_rps),
+               r->autocorr, 100 * r->noise_mean, 100 * r->noise_p99);
         if (tsv)
             fprintf(tsv, "%s\t%d\t%.2f\t%.3f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f"
-                    "\t%.4f\t%.4f\t%.4f\t%.3f\t%.3f\n", net->name, o->threads[0], r->load,
+                    "\t%.4f\t%.4f\t%.4f\t%.3f\t%.3f\t%.3f\t%.4f\t%.4f\n", net->name, o->threads[0], r->load,
                     r->rate_rps, r->real.util, r->sim.util, r->real.mean_ms, r->sim.mean_ms,
                     r->obs.mean_ms, r->real.p50_ms, r->sim.p50_ms, r->obs.p50_ms, r->real.p99_ms,
-                    r->sim.p99_ms, r->obs.p99_ms, r->real.tput_rps, r->sim.tput_rps);
+                    r->sim.p99_ms, r->obs.p99_ms, r->real.tput_rps, r->sim.tput_rps, r->autocorr,
+                    r->noise_mean, r->noise_p99);
     }
     if (tsv && fclose(tsv) != 0) {
         rc = sim_err_set(SIM_EIO, "%s: cannot write", o->tsv);
@@ -685,7 +688,11 @@ static int cmd_validate(const struct opts *o)
     }
     printf("err: the calibrated profile against the real server; obs: the simulator with the "
            "service times this load's real passes showed (what is left is the simulator's own "
-           "error, the rest the profile's)\n");
+           "error, the rest the profile's); ac: lag-1 autocorrelation of the real passes' times "
+           "(over l(b)): runs of slow passes, which independent draws do not make; noise: the "
+           "simulator's own spread (relative sd of its mean and p99 over %d other arrival "
+           "sequences of this length), below which no single comparison can go\n",
+           CAL_VALIDATE_NOISE_RUNS);
     printf("service time per batch size (real mean over all loads / profile l(b)):\n");
     for (int b = 1; b <= o->max_batch; b++) {
         double sum = 0;

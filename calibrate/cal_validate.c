@@ -44,6 +44,8 @@ static void side_stats(double *lat_ms, int n, double span_s, double busy_s, long
 struct passes {
     double *ms[CAL_VALIDATE_MAX_BATCH + 1];
     int n[CAL_VALIDATE_MAX_BATCH + 1];
+    double *ratio;               /* every pass's time / l(b), in the order they ran */
+    int nratio;
 };
 
 /* The real server over arrival times arr[0..n) (seconds from start). */
@@ -76,6 +78,7 @@ static int serve_real(const struct cal_validate_opts *o, void *const *inst, cons
         busy += done - now;
         batches++;
         ps->ms[b][ps->n[b]++] = (done - now) * 1e3;
+        ps->ratio[ps->nratio++] = (done - now) * 1e3 / row->profile_ms[b];
         row->real_n[b]++;
         row->real_exec_ms[b] += ((done - now) * 1e3 - row->real_exec_ms[b]) / (double)row->real_n[b];
         last_done = done;
@@ -83,6 +86,8 @@ static int serve_real(const struct cal_validate_opts *o, void *const *inst, cons
     }
     if (!rc)
         side_stats(lat, n, last_done - arr[0], busy, batches, &row->real);
+    row->autocorr = ps->nratio > 2 ? gsl_stats_lag1_autocorrelation(ps->ratio, 1,
+                                                                      (size_t)ps->nratio) : 0;
     free(lat);
     return rc;
 }
@@ -196,6 +201,16 @@ static int capacity(const struct cal_validate_opts *o, const char *model, char *
     return rc;
 }
 
+/* n Poisson arrival times at `rate` per second from 0. */
+static void poisson_arrivals(gsl_rng *r, double rate, double *arr, int n)
+{
+    double t = 0;
+    for (int i = 0; i < n; i++) {
+        arr[i] = t;
+        t += gsl_ran_exponential(r, 1.0 / rate);
+    }
+}
+
 /* A zoo of one model whose profile is what the real passes showed: per batch size their mean
  * (kept non-decreasing, as profiles are) and the better-fitting distribution (cal_svc_fit);
  * sizes with fewer than 5 passes keep the calibrated profile's mean and no variation. */
@@ -256,8 +271,8 @@ int cal_validate(const struct cal_validate_opts *o, struct cal_validate_row *row
     void **inst = calloc((size_t)o->max_batch, sizeof *inst);
     double *arr = malloc((size_t)o->requests * sizeof *arr);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    struct passes ps = {{0}, {0}};
-    bool ok = inst && arr && r;
+    struct passes ps = {{0}, {0}, NULL, 0};
+    bool ok = inst && arr && r && (ps.ratio = malloc((size_t)o->requests * sizeof *ps.ratio));
     for (int b = 1; b <= o->max_batch && ok; b++)
         ok = (ps.ms[b] = malloc((size_t)o->requests * sizeof **ps.ms)) != NULL;
     if (!ok) {
@@ -287,12 +302,9 @@ int cal_validate(const struct cal_validate_opts *o, struct cal_validate_row *row
         row->load = o->loads[li];
         row->rate_rps = o->loads[li] * mu;
         gsl_rng_set(r, (unsigned long)(o->seed + (uint64_t)li));
-        double t = 0;
-        for (int i = 0; i < o->requests; i++) {
-            arr[i] = t;
-            t += gsl_ran_exponential(r, 1.0 / row->rate_rps);
-        }
+        poisson_arrivals(r, row->rate_rps, arr, o->requests);
         memset(ps.n, 0, sizeof ps.n);
+        ps.nratio = 0;
         if ((rc = serve_real(o, inst, arr, o->requests, row, &ps)))
             break;
         char obs[1100] = "";
@@ -301,10 +313,24 @@ int cal_validate(const struct cal_validate_opts *o, struct cal_validate_row *row
             rc = serve_sim(o, obs, model, kind, arr, o->requests, &row->obs);
         if (obs[0])
             remove(obs);
+        double mean[CAL_VALIDATE_NOISE_RUNS], p99[CAL_VALIDATE_NOISE_RUNS];
+        for (int k = 0; k < CAL_VALIDATE_NOISE_RUNS && !rc; k++) {
+            struct cal_side side;
+            gsl_rng_set(r, (unsigned long)(o->seed + 1000003 * (uint64_t)(li + 1) + (uint64_t)k));
+            poisson_arrivals(r, row->rate_rps, arr, o->requests);
+            rc = serve_sim(o, o->zoo, model, kind, arr, o->requests, &side);
+            mean[k] = side.mean_ms, p99[k] = side.p99_ms;
+        }
+        if (!rc) {
+            size_t nk = CAL_VALIDATE_NOISE_RUNS;
+            row->noise_mean = gsl_stats_sd(mean, 1, nk) / gsl_stats_mean(mean, 1, nk);
+            row->noise_p99 = gsl_stats_sd(p99, 1, nk) / gsl_stats_mean(p99, 1, nk);
+        }
     }
 out:
     for (int b = 1; b <= o->max_batch && b <= CAL_VALIDATE_MAX_BATCH; b++)
         free(ps.ms[b]);
+    free(ps.ratio);
     for (int b = 0; inst && b < o->max_batch; b++)
         if (inst[b])
             o->be->destroy(inst[b]);

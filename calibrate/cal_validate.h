@@ -40,6 +40,7 @@ struct cal_side {
 };
 
 #define CAL_VALIDATE_MAX_BATCH 64
+#define CAL_VALIDATE_NOISE_RUNS 10
 
 struct cal_validate_row {
     double load, rate_rps;
@@ -48,6 +49,15 @@ struct cal_validate_row {
      * size: their mean, and a distribution fitted to them; sizes that did not run: the
      * profile's): what remains of the error is the simulator's, not the profile's */
     struct cal_side obs;
+    /* lag-1 autocorrelation of the real passes' times over the profile's l(b), in the order
+     * they ran: near 0 when passes vary independently (what the simulator draws), above when
+     * slow passes come in runs (another tenant on the machine), which no per-pass
+     * distribution reproduces */
+    double autocorr;
+    /* the noise floor: the relative standard deviation of the simulator's mean and p99 over
+     * CAL_VALIDATE_NOISE_RUNS other Poisson sequences of the same rate and length; a
+     * comparison of one real run with one simulated run cannot be tighter than this */
+    double noise_mean, noise_p99;
     /* service time by batch size: the real passes' mean, and the profile's l(b) */
     long real_n[CAL_VALIDATE_MAX_BATCH + 1];
     double real_exec_ms[CAL_VALIDATE_MAX_BATCH + 1], profile_ms[CAL_VALIDATE_MAX_BATCH + 1];

@@ -669,6 +669,11 @@ static void validate_real_against_sim(void)
     for (int i = 0; i < 2; i++) {
         CHECK(rows[i].real.tput_rps > 0 && rows[i].sim.tput_rps > 0 && rows[i].obs.tput_rps > 0,
               "load %g: no throughput", rows[i].load);
+        /* the noise floor: 10 other sequences of 150 requests do not all give one mean */
+        CHECK(rows[i].noise_mean > 0 && rows[i].noise_mean < 1 && rows[i].noise_p99 > 0 &&
+                  fabs(rows[i].autocorr) <= 1,
+              "load %g: noise %g / %g, autocorrelation %g", rows[i].load, rows[i].noise_mean,
+              rows[i].noise_p99, rows[i].autocorr);
         CHECK(rows[i].sim.p99_ms >= rows[i].sim.p50_ms && rows[i].real.p99_ms >= rows[i].real.p50_ms,
               "percentiles out of order");
         /* the simulator's latency is at least the profile's batch-1 time */
