@@ -88,15 +88,24 @@ static const char *const RATES[] = {"zero", "configured", NULL};
 
 /* ---------------------------------------------------------------- profile math */
 
-/* l(b) in seconds: the profile times profile_multiplier (pre/post are 0 for our profiles). */
+/* The profiler's l(b) in seconds: mean + one standard deviation of a batch's duration (the
+ * table's value times 1 + its cv, which is 0 without a service distribution), times
+ * profile_multiplier (pre/post are 0 for our profiles); lat_ns the same in ns. */
+static double prof_s(const struct sim *s, int kind, double mult, int m, int b)
+{
+    double ns = (double)sim_latency_ns(s, m, kind, b) * (1 + sim_service_cv(s, m, kind, b));
+    return ns * 1e-9 * mult;            /* (this order: the same doubles as before the sd) */
+}
+
 static double lat_s(const struct sim *s, const struct nexus *st, int m, int b)
 {
-    return (double)sim_latency_ns(s, m, st->kind, b) * 1e-9 * st->mult;
+    return prof_s(s, st->kind, st->mult, m, b);
 }
 
 static int64_t lat_ns(const struct sim *s, const struct nexus *st, int m, int b)
 {
-    return (int64_t)llround((double)sim_latency_ns(s, m, st->kind, b) * st->mult);
+    double ns = (double)sim_latency_ns(s, m, st->kind, b) * (1 + sim_service_cv(s, m, st->kind, b));
+    return (int64_t)llround(ns * st->mult);
 }
 
 static double slo_s(const struct sim *s, int m)
@@ -109,7 +118,7 @@ static int bmax_of(const struct sim *s, double mult, int kind, int m)
 {
     double budget = (slo_s(s, m) - NET_S) / 2;
     int b = 1, cap = sim_model(s, m)->max_batch;
-    while (b < cap && (double)sim_latency_ns(s, m, kind, b + 1) * 1e-9 * mult <= budget)
+    while (b < cap && prof_s(s, kind, mult, m, b + 1) <= budget)
         b++;
     return b;
 }

@@ -515,7 +515,11 @@ static int64_t work_done(int64_t ns, int64_t speed)
  * largest request size in it for a model with sizes (sim_model_cfg.sized). */
 static int64_t batch_work(const struct sim *s, const struct sim_batch *b, int kind)
 {
-    int64_t l = s->lat[b->model * SIM_MAX_KINDS + kind][b->size];
+    const int64_t *tab = s->lat[b->model * SIM_MAX_KINDS + kind];
+    if (!tab)
+        SIM_BUG("model %s has no profile for executor kind %d", s->models[b->model].cfg->name,
+                kind);
+    int64_t l = tab[b->size];
     int how = s->models[b->model].cfg->sized;
     if (how == SIM_SIZE_NONE)
         return l;
@@ -1987,6 +1991,18 @@ int64_t sim_latency_ns(const struct sim *s, int m, int kind, int b)
     double q = s->cfg->plan_quantile > 0 ? sim_service_quantile(&p->svc, b < 1 ? 1 : b,
                                                                 s->cfg->plan_quantile) : 1;
     return sim_ms_to_ns(sim_profile_ms(p, b < 1 ? 1 : b) * q);
+}
+
+double sim_service_cv(const struct sim *s, int m, int kind, int b)
+{
+    int pk = s->prof_of_kind[m][kind];
+    if (pk < 0)
+        return 0;
+    const struct sim_service *v = &s->models[m].cfg->prof[pk].svc;
+    double cv = 0, f;
+    if (v->dist != SIM_SVC_NONE)
+        sim_service_at(v, b < 1 ? 1 : b, &cv, &f);
+    return cv;
 }
 
 const int64_t *sim_latency_table(const struct sim *s, int m, int kind)

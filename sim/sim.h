@@ -192,6 +192,9 @@ const struct sim_exec *sim_exec(const struct sim *s, int e);
 /* Profile latency of model m at batch size b on an executor of `kind` (b may exceed
  * max_batch by one, for look-ahead; larger b is computed from the profile). */
 int64_t sim_latency_ns(const struct sim *s, int m, int kind, int b);
+/* The coefficient of variation of a batch of b's duration (its profile's `service`), 0 where
+ * durations do not vary: for policies whose profiles hold a spread (Nexus: mean + sd). */
+double sim_service_cv(const struct sim *s, int m, int kind, int b);
 /* The same as a table for hot loops: t[b] = sim_latency_ns(s, m, kind, b) for b in
  * 1..max_batch + 1, valid for the whole run. */
 const int64_t *sim_latency_table(const struct sim *s, int m, int kind);

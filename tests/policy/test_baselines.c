@@ -38,6 +38,27 @@ static struct sim_result *run(const char *text)
 
 /* ------------------------------------------------------------ Nexus planner */
 
+/* Nexus's profiler holds mean + one sd: with a service distribution of cv 0.1, l(b) = 1.1
+ * (b + 5) ms, so B_max = the largest b with 1.1 (b + 5) <= (25 - 2) / 2 is 5 (6 without), and
+ * T_max = 5 / 11 ms. */
+static void nexus_profile_mean_plus_sd(void)
+{
+    struct sim_config *cfg = config(
+        "{\"duration_s\":1,\"cluster\":{\"gpus\":1},\"workload\":{\"rate_rps\":1},"
+        "\"models\":[{\"name\":\"a\",\"profile\":{\"form\":\"linear\",\"alpha_ms\":1,"
+        "\"beta_ms\":5,\"service\":{\"dist\":\"gamma\",\"cv\":0.1}},\"slo_ms\":25}],"
+        "\"policy\":{\"name\":\"nexus\"}}");
+    struct sim *s;
+    REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
+    struct nexus_inst_view v;
+    CHECK(nexus_instance(s, 0, 1.0, 0, &v), "saturated instance");
+    CHECK(v.batch == 5 && v.max_batch == 5, "B_max %d (max %d), expected 5", v.batch, v.max_batch);
+    CHECK_NEAR(v.tp, 5 / 0.011, 1e-6);
+    CHECK_NEAR(sim_service_cv(s, 0, 0, 3), 0.1, 1e-12);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
 static void nexus_worked_example(void)
 {
     /* alpha 1 ms, beta 5 ms, SLO 25 ms, pre = post = 0 */
@@ -334,6 +355,7 @@ static void published_ordering(void)
 }
 
 TEST_MAIN({"nexus_worked_example", nexus_worked_example},
+          {"nexus_profile_mean_plus_sd", nexus_profile_mean_plus_sd},
           {"nexus_plateau_above_saturation", nexus_plateau_above_saturation},
           {"nexus_more_frontends_no_better", nexus_more_frontends_no_better},
           {"clockwork_pow2_batches", clockwork_pow2_batches},
