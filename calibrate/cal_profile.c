@@ -315,6 +315,12 @@ int cal_profile_write_db(const char *db, const struct cal_provenance *pv,
             const struct cal_point *big = &s->pts[s->n - 1];
             const char *form;
             cJSON *pj = profile_json(s, &form), *fj = fits_json(s);
+            const cJSON *svc = cJSON_GetObjectItemCaseSensitive(pj, "service");
+            if (svc) {                  /* serving-like: the service distribution as well */
+                cJSON *e = cJSON_Duplicate(svc, true);
+                cJSON_AddStringToObject(e, "form", "service");
+                cJSON_AddItemToArray(fj, e);
+            }
             texts[2 * r] = cJSON_PrintUnformatted(fj);
             cJSON *t = cJSON_GetObjectItemCaseSensitive(pj, "latency_ms");
             texts[2 * r + 1] = t ? cJSON_PrintUnformatted(t) : NULL;

@@ -605,6 +605,18 @@ static void serving_measure_writes_distribution(void)
     struct cal_provenance pv = {.backend = "onednn", .host = "t", .date = "d", .reps = 30,
                                 .serving_load = 0.5};
     REQUIRE_OK(cal_profile_write_zoo(zoo, "serv", &pv, &mp, 1));
+    char db[512];
+    snprintf(db, sizeof db, "%s/serving.db", dir);
+    REQUIRE_OK(cal_profile_write_db(db, &pv, &mp, 1));
+    sqlite3 *h;
+    sqlite3_stmt *q;
+    CHECK(sqlite3_open(db, &h) == SQLITE_OK, "open %s", db);
+    sqlite3_prepare_v2(h, "SELECT count(*) FROM profiles WHERE fits_json LIKE "
+                          "'%\"form\":\"service\"%' AND fits_json LIKE '%\"cv\":[%'", -1, &q, NULL);
+    CHECK(sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 1,
+          "the profile row lacks its service distribution");
+    sqlite3_finalize(q);
+    sqlite3_close(h);
     snprintf(text, sizeof text,
              "{\"name\": \"t\", \"duration_s\": 2, \"cluster\": {\"gpus\": 1, \"gpu_kind\": "
              "\"servcpu@1core\"}, \"models\": [{\"zoo\": \"%s\", \"select\": \"all\"}],"
