@@ -263,14 +263,6 @@ static int removable(const struct sim *s)
     return r;
 }
 
-static bool pending_execs(const struct sim *s)
-{
-    for (int e = 0; e < sim_exec_count(s); e++)
-        if (sim_exec(s, e)->state == SIM_EXEC_PENDING)
-            return true;
-    return false;
-}
-
 static void scale_out(struct sim *s, struct dyn *st)
 {
     int nj = sim_job_count(s);
@@ -340,7 +332,7 @@ static void schedule(struct sim *s, struct dyn *st)
     bool queued = false;
     for (int j = 0; j < sim_job_count(s); j++)
         queued |= sim_job(s, j)->state == SIM_JOB_QUEUED;
-    if (!queued && !pending_execs(s))
+    if (!queued && sim_exec_first_pending(s) < 0)
         scale_out(s, st);
 }
 
@@ -519,7 +511,7 @@ static void on_exec_pending(struct sim *s, void *state, int e)
     (void)e;
     if (!st->scheduling || !st->autoscaling)
         return;
-    while (pending_execs(s) && remove_one(s, false))
+    while (sim_exec_first_pending(s) >= 0 && remove_one(s, false))
         ;
 }
 

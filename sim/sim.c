@@ -1847,15 +1847,8 @@ static int prepare_service(struct sim *s, int m, int k, int pk)
         sim_service_at(v, b, &cv, &f);
         if (cv <= 0)
             continue;                   /* this batch size does not vary */
-        double mean = 1 - f, c = cv / mean;     /* X: mean 1 - f, sd cv */
         tab[b] = (struct sim_svc_b){v->dist, f, 0, 0};
-        if (v->dist == SIM_SVC_LOGNORMAL) {
-            tab[b].p2 = sqrt(log1p(c * c));
-            tab[b].p1 = log(mean) - tab[b].p2 * tab[b].p2 / 2;
-        } else {
-            tab[b].p1 = 1 / (c * c);
-            tab[b].p2 = mean / tab[b].p1;
-        }
+        sim_service_xparams(v->dist, cv, f, &tab[b].p1, &tab[b].p2);
     }
     double q = s->cfg->plan_quantile;
     if (q > 0) {

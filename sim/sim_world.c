@@ -41,19 +41,27 @@ void sim_service_at(const struct sim_service *v, int b, double *cv, double *shif
     *shift = v->nshift ? v->shift[(b <= v->nshift ? b : v->nshift) - 1] : 0;
 }
 
+void sim_service_xparams(enum sim_svc_dist d, double cv, double shift, double *p1, double *p2)
+{
+    double m = 1 - shift, c = cv / m;  /* X: mean m, coefficient of variation c */
+    if (d == SIM_SVC_LOGNORMAL) {
+        *p2 = sqrt(log1p(c * c));
+        *p1 = log(m) - *p2 * *p2 / 2;
+    } else {
+        *p1 = 1 / (c * c);
+        *p2 = m / *p1;
+    }
+}
+
 double sim_service_quantile(const struct sim_service *v, int b, double q)
 {
-    double cv, f;
+    double cv, f, p1, p2;
     sim_service_at(v, b, &cv, &f);
     if (v->dist == SIM_SVC_NONE || cv <= 0)
         return 1;
-    double m = 1 - f, c = cv / m;      /* X: mean m, coefficient of variation c */
-    if (v->dist == SIM_SVC_LOGNORMAL) {
-        double sg = sqrt(log1p(c * c));
-        return f + gsl_cdf_lognormal_Pinv(q, log(m) - sg * sg / 2, sg);
-    }
-    double k = 1 / (c * c);            /* gamma: shape k, scale m / k */
-    return f + gsl_cdf_gamma_Pinv(q, k, m / k);
+    sim_service_xparams(v->dist, cv, f, &p1, &p2);
+    return f + (v->dist == SIM_SVC_LOGNORMAL ? gsl_cdf_lognormal_Pinv(q, p1, p2)
+                                             : gsl_cdf_gamma_Pinv(q, p1, p2));
 }
 
 void sim_model_cfg_free(struct sim_model_cfg *m)

@@ -32,6 +32,10 @@ struct sim_service {
 
 /* The cv and shift of batch size b (>= 1). */
 void sim_service_at(const struct sim_service *v, int b, double *cv, double *shift);
+/* X's parameters for a duration of coefficient of variation cv (> 0) and constant share
+ * shift: lognormal (*p1 = mu, *p2 = sigma) or gamma (*p1 = shape, *p2 = scale), by moments
+ * (X has mean 1 - shift and standard deviation cv). */
+void sim_service_xparams(enum sim_svc_dist d, double cv, double shift, double *p1, double *p2);
 /* The q-quantile (0 < q < 1) of a batch of b's duration over its mean (1 with no variation). */
 double sim_service_quantile(const struct sim_service *v, int b, double q);
 
