@@ -1901,7 +1901,7 @@ int sim_run(struct sim *s)
         if (s->obs.event)
             s->obs.event(s->obs.ctx, s, s->now);
         if (timer) {
-            sim_timer_fire(s);
+            sim_timer_fire(s, tm);      /* begin_stop and observers arm no timers */
             continue;
         }
         sim_heap_pop(&s->heap, &ev);

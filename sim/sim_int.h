@@ -26,9 +26,13 @@ struct sim_mqueue {              /* ring buffer of request pointers, ordered by 
     int head, len, cap;
 };
 
+#define SIM_TIMER_NOW UINT32_MAX        /* pos of a timer armed for the instant it was armed at */
+#define SIM_TIMER_IDLE (UINT32_MAX - 1) /* pos of a free slot */
+
 struct sim_timer_slot {          /* a policy timer (sim_timer.c) */
     uint32_t gen;                /* bumped when it fires or is cancelled: old handles miss */
-    uint32_t pos;                /* its place in the timer heap while armed */
+    uint32_t pos;                /* its place in the timer heap while armed, or one of the two
+                                    values above */
     uint32_t next_free;
     int64_t at;
     uint64_t seq;                /* from the event heap's counter: one order for both */
@@ -194,6 +198,11 @@ struct sim {
     struct sim_timer_slot *timers;          /* slots; armed ones are in theap */
     uint32_t *theap;                        /* min-heap of armed slots by (at, seq) */
     uint32_t ntimers, cap_timers, free_timer, ntheap;
+    /* timers armed for the current instant: a FIFO of (slot, seq), in seq order, drained
+     * before time moves on; an entry whose slot moved or was re-armed since is skipped */
+    struct sim_timer_now { uint32_t slot; uint64_t seq; } *tnow;
+    uint32_t tnow_head, tnow_len, tnow_cap;
+    uint64_t same_instant;                  /* timers fired from that FIFO */
 
     const struct policy_ops *pol;
     void *pstate;
@@ -236,10 +245,16 @@ int sim_shares_init(struct sim *s);
 void sim_shares_event(struct sim *s, int idx, uint64_t gen);
 void sim_shares_free(struct sim *s);
 
-/* sim_timer.c: the earliest armed timer (NULL: none); fire it (the policy's on_timer unless
- * the run is stopping); free the slots. */
-const struct sim_timer_slot *sim_timer_next(const struct sim *s);
-void sim_timer_fire(struct sim *s);
+/* sim_timer.c: the earliest armed timer (NULL: none); fire that timer (the policy's on_timer
+ * unless the run is stopping); free the slots. */
+const struct sim_timer_slot *sim_timer_next_due_now(struct sim *s);
+static inline const struct sim_timer_slot *sim_timer_next(struct sim *s)
+{
+    if (s->tnow_len)                    /* some timer may be due now (sim_timer.c) */
+        return sim_timer_next_due_now(s);
+    return s->ntheap ? &s->timers[s->theap[0]] : NULL;
+}
+void sim_timer_fire(struct sim *s, const struct sim_timer_slot *ts);
 void sim_timer_free(struct sim *s);
 
 #endif

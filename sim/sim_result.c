@@ -109,6 +109,7 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     r->warmup_s = c->warmup_s;
     r->percentile = c->percentile;
     r->events = s->events;
+    r->same_instant = s->same_instant;
     r->nmodels = s->nmodels;
     r->nexecs = s->nexecs;
     r->models = calloc((size_t)s->nmodels, sizeof *r->models);

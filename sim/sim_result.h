@@ -72,6 +72,8 @@ struct sim_result {
     double load_scale, duration_s, warmup_s, percentile;
     double offered_rps, ontime_rps, bad_rate;
     uint64_t offered, on_time, late, dropped, events;
+    uint64_t same_instant;              /* of the events: policy timers armed for the instant
+                                         * they fired at (a FIFO, no heap; sim_timer.c) */
     bool pass;                          /* every model meets its SLO at the percentile */
     int worst_model;
     double worst_bad_frac;

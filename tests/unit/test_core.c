@@ -148,6 +148,68 @@ static void timers_cancelled_never_fire(void)
     sim_config_destroy(cfg);
 }
 
+/* Timers armed for the current instant skip the heap (a FIFO in sim_timer.c) and keep the
+ * one (time, seq) order: at t = 1 us, timer 1 arms 3, 4 (cancelled), 5, 6, then re-arms 5 for
+ * now again (it moves behind 6), arms 7 and moves it to 2 us, and moves 8 from 3 us to now.
+ * Timer 2, due at 1 us since init, fires before them all. */
+static struct { int tag[16]; int64_t at[16]; int n; } now_seen;
+static uint64_t now_h8;
+
+static int now_init(struct sim *s, const cJSON *p, void *state)
+{
+    (void)p;
+    (void)state;
+    sim_timer_set(s, 1000, 1, NULL);
+    sim_timer_set(s, 1000, 2, NULL);
+    now_h8 = sim_timer_set(s, 3000, 8, NULL);
+    return 0;
+}
+
+static void now_on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
+{
+    (void)state;
+    (void)arg;
+    now_seen.tag[now_seen.n] = (int)tag;
+    now_seen.at[now_seen.n++] = sim_now(s);
+    if (tag != 1)
+        return;
+    sim_timer_set(s, sim_now(s), 3, NULL);
+    sim_timer_cancel(s, sim_timer_set(s, sim_now(s), 4, NULL));
+    uint64_t h5 = sim_timer_set(s, sim_now(s), 5, NULL);
+    sim_timer_set(s, 0, 6, NULL);                      /* in the past: now */
+    sim_timer_rearm(s, h5, sim_now(s), 5, NULL);
+    uint64_t h7 = sim_timer_set(s, sim_now(s), 7, NULL);
+    sim_timer_rearm(s, h7, 2000, 7, NULL);
+    sim_timer_rearm(s, now_h8, sim_now(s), 8, NULL);
+}
+
+static void timers_due_now_keep_the_order(void)
+{
+    static const struct policy_ops ops = {
+        .name = "timer-now-test", .state_size = sizeof(int), .init = now_init,
+        .on_request = tp_on_request, .on_timer = now_on_timer};
+    struct sim_config *cfg;
+    struct sim *s;
+    struct sim_result *r = NULL;
+    memset(&now_seen, 0, sizeof now_seen);
+    REQUIRE_OK(sim_config_from_text(tiny_cfg, "tiny", ".", &cfg));
+    REQUIRE_OK(sim_config_engine(cfg, 1.0, &ops, &s, NULL));
+    REQUIRE_OK(sim_run(s));
+    static const int want[] = {1, 2, 3, 6, 5, 8, 7};
+    static const int64_t want_at[] = {1000, 1000, 1000, 1000, 1000, 1000, 2000};
+    CHECK(now_seen.n == 7, "fired %d timers, want 7", now_seen.n);
+    for (int i = 0; i < 7 && i < now_seen.n; i++)
+        CHECK(now_seen.tag[i] == want[i] && now_seen.at[i] == want_at[i],
+              "timer %d: tag %d at %lld ns, want tag %d at %lld", i, now_seen.tag[i],
+              (long long)now_seen.at[i], want[i], (long long)want_at[i]);
+    REQUIRE_OK(sim_result_collect(s, &r));
+    CHECK(r->same_instant == 4, "%llu timers fired from the due-now FIFO, want 4 (3, 6, 5, 8)",
+          (unsigned long long)r->same_instant);
+    sim_result_destroy(r);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
 static void hist_quantiles_within_one_percent(void)
 {
     gsl_rng *r = sim_rng_stream(11, "hist");
@@ -1026,6 +1088,7 @@ static void nodes_config(void)
 TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_order},
           {"heap_random_times_sorted", heap_random_times_sorted},
           {"timers_cancelled_never_fire", timers_cancelled_never_fire},
+          {"timers_due_now_keep_the_order", timers_due_now_keep_the_order},
           {"hist_quantiles_within_one_percent", hist_quantiles_within_one_percent},
           {"rng_streams_depend_on_name_and_seed_only", rng_streams_depend_on_name_and_seed_only},
           {"arrival_rates_and_burstiness", arrival_rates_and_burstiness},
