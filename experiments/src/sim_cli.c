@@ -9,6 +9,8 @@
 #include <sys/resource.h>
 #include <signal.h>
 #include <unistd.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 
 #include "policy.h"
 #include "sim_bench.h"
@@ -104,7 +106,10 @@ static const struct cmd_help {
      "  --gpus N          GPUs (default 64)\n"
      "  --sample S        time-series sampling period in s (default 1; 0 = off)\n"
      "  --policy NAME     the policy to run (default symphony)\n"
-     "  --no-reference    skip the reference simulator (the speed ratio's denominator)\n"},
+     "  --no-reference    skip the reference simulator (the speed ratio's denominator)\n"
+     "  --rounds N        run and reference alternate N times in this process (1-100, default\n"
+     "                    1); speeds and the ratio are the rounds' medians, and every round\n"
+     "                    must simulate the same events\n"},
 };
 
 static const char usage[] =
@@ -150,7 +155,7 @@ struct opts {
     const char *policy;
     uint64_t seed;
     double duration, rate, sample;
-    int gpus, jobs, min_gpus, max_gpus;
+    int gpus, jobs, min_gpus, max_gpus, rounds;
 };
 
 static int exit_code(int rc)
@@ -208,6 +213,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->rate = 5200;
     o->sample = 1;
     o->gpus = 64;
+    o->rounds = 1;
     o->jobs = 1;
     o->policy = "symphony";
     for (int i = 2; i < argc; i++) {
@@ -253,6 +259,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if ((rc = sim_arg_int(a, argv[++i], 1, 100000, &n)))
                 return rc;
             o->gpus = (int)n;
+        } else if (strcmp(a, "--rounds") == 0 && has_next) {
+            if ((rc = sim_arg_int(a, argv[++i], 1, 100, &n)))
+                return rc;
+            o->rounds = (int)n;
         } else if ((strcmp(a, "--min") == 0 || strcmp(a, "--max") == 0) && has_next) {
             if ((rc = sim_arg_int(a, argv[++i], 1, 100000, &n)))
                 return rc;
@@ -419,8 +429,20 @@ static long peak_rss_kb(void)
     return ru.ru_maxrss;
 }
 
+/* The median of x[0..n-1] (sorts x). */
+static double median_of(double *x, int n)
+{
+    gsl_sort(x, 1, (size_t)n);
+    return gsl_stats_median_from_sorted_data(x, 1, (size_t)n);
+}
+
+/* servesim bench: the run and the reference simulator alternate `rounds` times in this
+ * process; speeds are the medians of the rounds (the ratio: of each round's ratio), since a
+ * shared machine's speed drifts between runs more than within one pair. Every round must
+ * simulate the same events (a run is a pure function of config and seed). */
 static int cmd_bench(const struct opts *o)
 {
+    enum { MAX_ROUNDS = 100 };
     char text[1024];
     snprintf(text, sizeof text,
              "{\"name\": \"bench\", \"seed\": 1, \"duration_s\": %.17g, \"warmup_s\": 0,"
@@ -434,46 +456,73 @@ static int cmd_bench(const struct opts *o)
     int rc = sim_config_from_text(text, "bench", ".", &cfg);
     if (rc)
         return fail(rc);
-    long rss0 = peak_rss_kb();
-    if ((rc = sim_run_once(cfg, 1.0, NULL, &r))) {
-        sim_config_destroy(cfg);
-        return fail(rc);
+    int rounds = o->rounds;
+    double rps_k[MAX_ROUNDS], ref_k[MAX_ROUNDS], ratio_k[MAX_ROUNDS], wall_k[MAX_ROUNDS];
+    long rss0 = peak_rss_kb(), rss = 0;
+    for (int k = 0; k < rounds; k++) {
+        struct sim_result *rk = NULL;
+        if ((rc = sim_run_once(cfg, 1.0, NULL, &rk)))
+            goto out;
+        if (k == 0) {
+            r = rk;
+            rss = peak_rss_kb();        /* the first run's: later rounds reuse freed memory */
+        }
+        wall_k[k] = rk->wall_s;
+        if (k > 0) {
+            bool same = rk->events == r->events && rk->offered == r->offered &&
+                        rk->bad_rate == r->bad_rate;
+            sim_result_destroy(rk);
+            if (!same) {
+                rc = sim_err_set(SIM_EINTERNAL, "bench: round %d simulated other events than "
+                                 "round 1 (a run must be a pure function of config and seed)",
+                                 k + 1);
+                goto out;
+            }
+        }
+        rps_k[k] = (double)r->offered / wall_k[k];
+        struct sim_bench_ref ref = {0};
+        if (!o->no_reference && (rc = sim_bench_reference(r->offered, 1, &ref)))
+            goto out;
+        ref_k[k] = ref.requests_per_s;
+        ratio_k[k] = ref.requests_per_s > 0 ? rps_k[k] / ref.requests_per_s : 0;
     }
     uint64_t reqs = r->offered;
-    double rps = (double)reqs / r->wall_s, eps = (double)r->events / r->wall_s;
+    double wall = median_of(wall_k, rounds), rps = median_of(rps_k, rounds);
+    double ref_rps = median_of(ref_k, rounds), ratio = median_of(ratio_k, rounds);
+    double eps = (double)r->events / wall;
     double epr = reqs ? (double)r->events / (double)reqs : 0;
-    long rss = peak_rss_kb();
-    struct sim_bench_ref ref = {0};
-    if (!o->no_reference && (rc = sim_bench_reference(reqs, 1, &ref))) {
-        sim_result_destroy(r);
-        sim_config_destroy(cfg);
-        return fail(rc);
-    }
-    double ratio = ref.requests_per_s > 0 ? rps / ref.requests_per_s : 0;
+    /* of the events, those that went through a heap, and policy timers due at the instant
+     * they were armed (fired from a FIFO: sim_timer.c) */
+    double hpr = reqs ? (double)(r->events - r->same_instant) / (double)reqs : 0;
+    double ipr = reqs ? (double)r->same_instant / (double)reqs : 0;
     if (o->json)
         printf("{\"policy\": \"%s\", \"duration_s\": %g, \"gpus\": %d, \"models\": %d, "
                "\"requests\": %llu, \"events\": %llu, \"events_per_request\": %.3f, "
-               "\"wall_s\": %.3f, \"requests_per_s\": %.0f, \"events_per_s\": %.0f, "
-               "\"reference_requests_per_s\": %.0f, \"speed_ratio\": %.4f, "
-               "\"peak_rss_kb\": %ld, \"rss_before_run_kb\": %ld, \"bad_rate\": %.5f, "
-               "\"timeseries_points\": %zu}\n",
+               "\"heap_events_per_request\": %.3f, \"same_instant_timers_per_request\": %.3f, "
+               "\"rounds\": %d, \"wall_s\": %.3f, \"requests_per_s\": %.0f, "
+               "\"events_per_s\": %.0f, \"reference_requests_per_s\": %.0f, "
+               "\"speed_ratio\": %.4f, \"peak_rss_kb\": %ld, \"rss_before_run_kb\": %ld, "
+               "\"bad_rate\": %.5f, \"timeseries_points\": %zu}\n",
                o->policy, o->duration, o->gpus, r->nmodels, (unsigned long long)reqs,
-               (unsigned long long)r->events, epr, r->wall_s, rps, eps, ref.requests_per_s,
+               (unsigned long long)r->events, epr, hpr, ipr, rounds, wall, rps, eps, ref_rps,
                ratio, rss, rss0, r->bad_rate, r->ts.n);
     else {
         printf("bench: %s, %d GPUs x %d models, %.0f req/s offered for %g s simulated\n"
-               "  requests %llu, events %llu (%.2f per request), wall %.3f s\n"
-               "  %.0f simulated requests / wall second, %.0f events / s\n"
+               "  requests %llu, events %llu (%.2f per request: %.2f through a heap, %.2f policy "
+               "timers due at once)\n"
+               "  wall %.3f s, %.0f simulated requests / wall second, %.0f events / s%s\n"
                "  peak RSS %ld KiB (before the run %ld KiB); bad rate %.4f\n",
                o->policy, o->gpus, r->nmodels, o->rate, o->duration, (unsigned long long)reqs,
-               (unsigned long long)r->events, epr, r->wall_s, rps, eps, rss, rss0, r->bad_rate);
+               (unsigned long long)r->events, epr, hpr, ipr, wall, rps, eps,
+               rounds > 1 ? " (medians of the rounds)" : "", rss, rss0, r->bad_rate);
         if (!o->no_reference)
             printf("  reference batching simulator (sim_bench.h): %.0f requests / wall second;"
-                   " speed ratio %.3f\n", ref.requests_per_s, ratio);
+                   " speed ratio %.3f\n", ref_rps, ratio);
     }
+out:
     sim_result_destroy(r);
     sim_config_destroy(cfg);
-    return 0;
+    return rc ? fail(rc) : 0;
 }
 
 /* servesim export DB [-o FILE]: the text form, written to a temporary name and renamed. */

@@ -142,6 +142,17 @@ config_errors() {
   [ $rc -eq 2 ] && grep -q "unknown option" "$tmp/err" || fail "bad option: exit $rc"
   "$bin" bench --gpus 2.5 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -q "expected an integer" "$tmp/err" || fail "--gpus 2.5: exit $rc"
+  # bench rounds: the same events every round; events split into heap ones and timers due now
+  "$bin" bench --duration 2 --sample 0 --rounds 3 --json > "$tmp/bench.json" ||
+    fail "bench --rounds 3: exit $?"
+  python3 - "$tmp/bench.json" <<'PY' || fail "bench --rounds 3: $(cat "$tmp/bench.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rounds"] == 3 and d["requests"] > 5000, d
+assert abs(d["heap_events_per_request"] + d["same_instant_timers_per_request"]
+           - d["events_per_request"]) < 0.002, d
+assert d["same_instant_timers_per_request"] > 0 and d["speed_ratio"] > 0, d
+PY
 }
 
 # rows of every results table for one run, without ids and wall-clock fields
@@ -928,6 +939,7 @@ help_and_policies() {
   for args in '--seed -1|run --no-db --seed -1|expected an integer in [0, 9007199254740992], got "-1"' \
               '--sample|bench --sample -1|--sample: expected a number >= 0, got "-1"' \
               '--duration|bench --duration 3x|--duration: expected a positive number, got "3x"' \
+              '--rounds|bench --rounds 0|--rounds: expected an integer in [1, 100], got "0"' \
               '--alpha|compare a b --alpha 0|--alpha: expected a number in (0, 1], got "0"' \
               '--run|plot series --run 0|--run: expected an integer >= 1, got "0"'; do
     IFS='|' read -r name cmd want <<< "$args"
