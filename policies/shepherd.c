@@ -10,6 +10,8 @@
  * central policy here. drop_scan "head" (default) drops expired requests from the head;
  * "nexuslb_tail" reproduces the re-implementation, which tests only the newest request and
  * so leaves an expired head blocking the model until everything queued has expired. */
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,12 +21,20 @@
 
 struct shepherd {
     double lambda;
+    int *preempts;               /* [b]: the least batch k with k >= lambda b, b <= maxb */
+    int maxb;
     bool tail_scan;
     int64_t resp_ns;
     int kind;
     /* arrivals' work list: models whose queues changed and must be offered to every GPU */
     int *changed;
     bool *in_changed;
+    /* drop_expired's memo: qver[m] counts the changes to m's queue (all go through this
+     * policy: arrivals, drops, dispatches, preemptions); while lim_ver[m] == qver[m], the
+     * request drop_expired tests stays feasible up to time lim[m], so a call before then
+     * drops nothing and returns at once (the arrival pass makes one per GPU) */
+    uint64_t *qver, *lim_ver;
+    int64_t *lim;
 };
 
 static const char *const params[] = {"lambda", "drop_scan", NULL};
@@ -35,14 +45,21 @@ static inline int64_t eff_dl(const struct shepherd *st, const struct sim_request
     return r->deadline - st->resp_ns;
 }
 
+/* The last time r can start alone and meet its deadline. */
+static int64_t feasible_until(const struct sim *s, const struct shepherd *st, int m,
+                              const struct sim_request *r)
+{
+    return eff_dl(st, r) - sim_dispatch_delay_ns(s, 1) - sim_latency_ns(s, m, st->kind, 1);
+}
+
 static bool feasible_alone(const struct sim *s, const struct shepherd *st, int m,
                            const struct sim_request *r, int64_t t)
 {
-    return eff_dl(st, r) >= t + sim_dispatch_delay_ns(s, 1) + sim_latency_ns(s, m, st->kind, 1);
+    return t <= feasible_until(s, st, m, r);
 }
 
-/* BatchGen step 1. */
-static void drop_expired(struct sim *s, const struct shepherd *st, int m, int64_t t)
+/* BatchGen step 1 (drop_expired below when the memo does not answer). */
+static void sweep(struct sim *s, const struct shepherd *st, int m, int64_t t)
 {
     int n = sim_queue_len(s, m);
     if (n == 0)
@@ -52,10 +69,23 @@ static void drop_expired(struct sim *s, const struct shepherd *st, int m, int64_
         if (!feasible_alone(s, st, m, sim_queue_at(s, m, n - 1), t))
             while (sim_queue_len(s, m))
                 sim_queue_drop_head(s, m);
-        return;
+    } else {
+        while (sim_queue_len(s, m) && !feasible_alone(s, st, m, sim_queue_at(s, m, 0), t))
+            sim_queue_drop_head(s, m);
     }
-    while (sim_queue_len(s, m) && !feasible_alone(s, st, m, sim_queue_at(s, m, 0), t))
-        sim_queue_drop_head(s, m);
+    int left = sim_queue_len(s, m);
+    if (left != n)
+        st->qver[m]++;
+    if (left) {
+        st->lim[m] = feasible_until(s, st, m, sim_queue_at(s, m, st->tail_scan ? left - 1 : 0));
+        st->lim_ver[m] = st->qver[m];
+    }
+}
+
+static inline void drop_expired(struct sim *s, const struct shepherd *st, int m, int64_t t)
+{
+    if (sim_queue_len(s, m) && (st->lim_ver[m] != st->qver[m] || t > st->lim[m]))
+        sweep(s, st, m, t);             /* else empty, or what it tests is still feasible */
 }
 
 /* BatchGen steps 2-3 for one model: the size of the batch GPU n would run now, over the
@@ -86,23 +116,47 @@ static int candidate(struct sim *s, const struct shepherd *st, int m, const stru
     return k;
 }
 
+/* The least batch k with (double)k >= lambda * b, the size that preempts a running batch of b
+ * (a table for the sizes models allow, so the arrival pass compares integers). */
+static int least_preempting(double lambda, int b)
+{
+    double x = lambda * b;
+    if (x > INT_MAX / 2)
+        return INT_MAX;                 /* no batch gets there (lambda = 1e9: never) */
+    int k = (int)ceil(x);
+    while (k > 0 && (double)(k - 1) >= x)
+        k--;
+    while ((double)k < x)
+        k++;
+    return k;
+}
+
+static inline int preempt_size(const struct shepherd *st, int b)
+{
+    return st->preempts[b];             /* a running batch is at most its model's max_batch */
+}
+
 /* Whether the batch a GPU running `old_bs` requests of m could form from them and m's queue
  * (candidate) can reach lambda * old_bs, the size that preempts: it holds at most old_bs +
  * the queue's length. When it cannot, that batch changes no decision — a preemption then
  * needs another model's batch of lambda * old_bs, larger than it anyway — so the arrival
  * pass skips computing it (after candidate's early drops, which it still does). */
-static bool reaches(struct sim *s, const struct shepherd *st, int m, int old_bs, int64_t t)
+static inline bool reaches(struct sim *s, const struct shepherd *st, int m, int old_bs, int64_t t)
 {
     drop_expired(s, st, m, t);
-    return (double)(old_bs + sim_queue_len(s, m)) >= st->lambda * old_bs;
+    return old_bs + sim_queue_len(s, m) >= preempt_size(st, old_bs);
 }
 
 /* Runs a batch of `bs` of model m on GPU n, preempting what n runs (its requests return to
  * their queue in deadline order, ahead of the later arrivals the new batch extends to). */
-static void assign(struct sim *s, int n, int m, int bs)
+static void assign(struct sim *s, const struct shepherd *st, int n, int m, int bs)
 {
-    if (sim_exec(s, n)->running)
+    const struct sim_batch *bc = sim_exec(s, n)->running;
+    if (bc) {
+        st->qver[bc->model]++;          /* its requests return to their queue */
         sim_preempt(s, n);
+    }
+    st->qver[m]++;
     sim_dispatch(s, n, m, bs, sim_now(s));
 }
 
@@ -120,6 +174,7 @@ static void on_request(struct sim *s, void *state, int x0, struct sim_request *r
     struct shepherd *st = state;
     int64_t now = sim_now(s);
     int nchanged = 0;
+    st->qver[x0]++;                     /* it may even be the new head (network jitter) */
     mark_changed(st, &nchanged, x0);
     while (nchanged > 0) {
         int x = st->changed[--nchanged];
@@ -151,10 +206,10 @@ static void on_request(struct sim *s, void *state, int x0, struct sim_request *r
             if (best == 0)
                 continue;
             if (!bc) {
-                assign(s, n, best_m, best);
+                assign(s, st, n, best_m, best);
                 from_queue = -1;
-            } else if ((double)best >= st->lambda * old_bs) {
-                assign(s, n, best_m, best);
+            } else if (best >= preempt_size(st, old_bs)) {
+                assign(s, st, n, best_m, best);
                 from_queue = -1;
                 if (best_m != x)
                     mark_changed(st, &nchanged, best_m);
@@ -181,7 +236,7 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
         }
     }
     if (best > 0)
-        assign(s, n, best_m, best);
+        assign(s, st, n, best_m, best);
 }
 
 static int init(struct sim *s, const cJSON *p, void *state)
@@ -201,7 +256,21 @@ static int init(struct sim *s, const cJSON *p, void *state)
     int nm = sim_model_count(s);
     st->changed = calloc((size_t)nm, sizeof *st->changed);
     st->in_changed = calloc((size_t)nm, sizeof *st->in_changed);
-    return st->changed && st->in_changed ? 0 : SIM_ENOMEM;
+    st->qver = calloc((size_t)nm, sizeof *st->qver);
+    st->lim_ver = malloc((size_t)nm * sizeof *st->lim_ver);
+    st->lim = calloc((size_t)nm, sizeof *st->lim);
+    if (!st->changed || !st->in_changed || !st->qver || !st->lim_ver || !st->lim)
+        return SIM_ENOMEM;
+    for (int m = 0; m < nm; m++) {
+        st->lim_ver[m] = UINT64_MAX;    /* no memo yet */
+        if (sim_model(s, m)->max_batch > st->maxb)
+            st->maxb = sim_model(s, m)->max_batch;
+    }
+    if (!(st->preempts = malloc(((size_t)st->maxb + 1) * sizeof *st->preempts)))
+        return SIM_ENOMEM;
+    for (int b = 0; b <= st->maxb; b++)
+        st->preempts[b] = least_preempting(st->lambda, b);
+    return 0;
 }
 
 static void destroy(void *state)
@@ -209,6 +278,10 @@ static void destroy(void *state)
     struct shepherd *st = state;
     free(st->changed);
     free(st->in_changed);
+    free(st->qver);
+    free(st->lim_ver);
+    free(st->lim);
+    free(st->preempts);
 }
 
 const struct policy_ops policy_shepherd = {
