@@ -229,6 +229,12 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     for (int m = 0; m < sim_model_count(s); m++) {
         if (sim_queue_len(s, m) == 0)
             continue;
+        /* candidate's one side effect first; then a batch that cannot beat the best (it
+         * holds at most the queue, at most max_batch) need not be formed */
+        drop_expired(s, st, m, now);
+        int q = sim_queue_len(s, m), maxb = sim_model(s, m)->max_batch;
+        if ((q < maxb ? q : maxb) <= best)
+            continue;
         int c = candidate(s, st, m, NULL, now);
         if (c > best) {
             best = c;
