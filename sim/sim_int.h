@@ -195,7 +195,7 @@ struct sim {
     struct sim_exec_int *xi;
 
     struct sim_pool req_pool, batch_pool;
-    struct sim_timer_slot *timers;          /* slots; armed ones are in theap */
+    struct sim_timer_slot *timers;          /* slots; armed ones are in theap or tnow */
     uint32_t *theap;                        /* min-heap of armed slots by (at, seq) */
     uint32_t ntimers, cap_timers, free_timer, ntheap;
     /* timers armed for the current instant: a FIFO of (slot, seq), in seq order, drained
