@@ -9,6 +9,7 @@
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,6 +298,18 @@ static void gp_set(char *vars, size_t size, const char *name, const char *value)
     gp_quote(vars, size, value);
 }
 
+/* Appends formatted text to the gnuplot variables ("; nser = %d", numbers: gp_set quotes
+ * strings). */
+__attribute__((format(printf, 3, 4)))
+static void gp_append(char *vars, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(vars);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(vars + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
 /* Starts the variables every script takes: datafile (BASE.dat) and plottitle. */
 static void gp_start(char *vars, size_t size, const char *base, const char *title)
 {
@@ -578,12 +591,11 @@ static int plot_goodput(struct plot *p)
             k += cell[g * pols.n + j].n > 0;
         one = k == 1;
     }
-    size_t len = strlen(vars);
     size_t wide = 0;                    /* tick labels turned only when they would collide */
     for (int g = 0; g < groups.n; g++)
         wide = strlen(groups.v[g]) > wide ? strlen(groups.v[g]) : wide;
     bool turn = wide * 9 * (size_t)groups.n > (size_t)p->o->w * 6 / 10;
-    snprintf(vars + len, sizeof vars - len, "; npol = %d; onebar = %d; xrot = %d", pols.n, one,
+    gp_append(vars, sizeof vars, "; npol = %d; onebar = %d; xrot = %d", pols.n, one,
              turn ? 1 : 0);
     rc = render(p, "goodput", base, vars);
 out:
@@ -775,8 +787,7 @@ out_keys:
     gp_start(vars, sizeof vars, base, title);
     gp_set(vars, sizeof vars, "ylab", p->o->y ? y_labels[p->o->y] : goodput_ylabel(p));
     gp_set(vars, sizeof vars, "xlab", xlab);
-    size_t len = strlen(vars);
-    snprintf(vars + len, sizeof vars - len, "; nser = %d", ser.n);
+    gp_append(vars, sizeof vars, "; nser = %d", ser.n);
     rc = render(p, "goodput_vs", base, vars);
 out:
     if (pts)
@@ -997,8 +1008,7 @@ static int cdf_render(struct plot *p, struct dist *d, const char *file, const ch
     gp_start(vars, sizeof vars, base, title);
     gp_set(vars, sizeof vars, "xlab", xlab);
     gp_set(vars, sizeof vars, "ylab", ylab);
-    size_t len = strlen(vars);
-    snprintf(vars + len, sizeof vars - len, "; nser = %d; slo = %g; logx = %d", d->ser.n, slo,
+    gp_append(vars, sizeof vars, "; nser = %d; slo = %g; logx = %d", d->ser.n, slo,
              logx);
     return render(p, "cdf", base, vars);
 }
@@ -1156,8 +1166,7 @@ static int plot_batch(struct plot *p)
         snprintf(title, sizeof title, "%s: batch sizes%s%s", p->label,
                  p->o->model ? " of " : " (all models)", p->o->model ? p->o->model : "");
         gp_start(vars, sizeof vars, base, title);
-        size_t len = strlen(vars);
-        snprintf(vars + len, sizeof vars - len, "; nser = %d; xstep = %d", d.ser.n,
+        gp_append(vars, sizeof vars, "; nser = %d; xstep = %d", d.ser.n,
                  maxb > 32 ? 8 : maxb > 16 ? 4 : 1);
         rc = render(p, "batch_hist", base, vars);
     }
@@ -1314,8 +1323,7 @@ static int plot_series(struct plot *p)
         snprintf(ylab, sizeof ylab, "%s%s%s", name, key[0] ? " " : "", key);
     gp_start(vars, sizeof vars, base, title);
     gp_set(vars, sizeof vars, "ylab", ylab);
-    size_t len = strlen(vars);
-    snprintf(vars + len, sizeof vars - len, "; nser = %d", lines);
+    gp_append(vars, sizeof vars, "; nser = %d", lines);
     return render(p, "series", base, vars);
 }
 
@@ -1445,11 +1453,10 @@ static int plot_gpu_alloc(struct plot *p)
         char title[512];
         snprintf(title, sizeof title, "%s: GPUs by use over time", p->label);
         gp_start(vars, sizeof vars, base, title);
-        size_t len = strlen(vars);
         /* time ticks: a round step giving 3 to 6 of them */
         double step = pow(10, floor(log10(fmax(xmax, 1) / 3)));
         step *= xmax / step > 15 ? 5 : xmax / step > 6 ? 2 : 1;
-        snprintf(vars + len, sizeof vars - len, "; npan = %d; xmax = %g; xstep = %g; "
+        gp_append(vars, sizeof vars, "; npan = %d; xmax = %g; xstep = %g; "
                  "array ptitle[%d]%s", npan, xmax, step, npan, tvars);
         struct opts tall = *p->o;
         struct plot pt = *p;
@@ -1525,8 +1532,7 @@ static int plot_job_workers(struct plot *p)
             snprintf(title, sizeof title, "%s: training jobs' running time by workers (seeds "
                      "summed)", p->label);
             gp_start(vars, sizeof vars, base, title);
-            size_t len = strlen(vars);
-            snprintf(vars + len, sizeof vars - len, "; nser = %d", nser);
+            gp_append(vars, sizeof vars, "; nser = %d", nser);
             rc = render(p, "job_workers", base, vars);
         }
     }
@@ -1675,8 +1681,7 @@ static int plot_sla_clients(struct plot *p)
             snprintf(title, sizeof title, "%s: SLA violations by active clients (over the "
                      "client schedule; seeds merged)", p->label);
             gp_start(vars, sizeof vars, base, title);
-            size_t len = strlen(vars);
-            snprintf(vars + len, sizeof vars - len, "; nser = %d", nser);
+            gp_append(vars, sizeof vars, "; nser = %d", nser);
             rc = render(p, "sla_clients", base, vars);
         }
     }
@@ -1972,8 +1977,7 @@ static int plot_plan(struct plot *p)
         gp_start(vars, sizeof vars, base, title);
         gp_set(vars, sizeof vars, "stat_title", stat_title);
         gp_set(vars, sizeof vars, "as_title", as_title);
-        size_t len = strlen(vars);
-        snprintf(vars + len, sizeof vars - len, "; has_as = %d", has_as && has_static ? 1 : 0);
+        gp_append(vars, sizeof vars, "; has_as = %d", has_as && has_static ? 1 : 0);
         rc = render(p, "plan", base, vars);
     }
     sqlite3_finalize(q);
