@@ -103,6 +103,11 @@ static double table_at(const struct cal_series *s, int b)
 double cal_default_slo_ms(const struct cal_series *s)
 {
     double l4 = form_ok(s) ? cal_fit_eval(chosen_fit(s), 4) : table_at(s, 4);
+    /* never below a measured batch of at most 4: extrapolating from noisy small batches
+     * (l(2) < l(1) on a loaded machine) can reach 0 or below */
+    for (int i = 0; i < s->n && s->pts[i].batch <= 4; i++)
+        if (stat_ms(s, i) > l4)
+            l4 = stat_ms(s, i);
     return ceil(20 * l4) / 10;
 }
 

@@ -74,6 +74,8 @@ struct model {
 
 struct clockwork {
     bool infer5, preload, skip_satisfied;
+    bool no_input;                  /* inputs "none": workers make the inputs (the Symphony
+                                     * paper's runs), no input transfer with each INFER */
     int64_t ahead, max_exec, default_slo;
     int max_batch, nm, ng, capg, kind;  /* ng: executor ids seen so far; capg: room */
     int sizes_mode;                 /* 0 pow2, 1 all, 2 list */
@@ -94,8 +96,9 @@ struct clockwork {
 
 static const char *const params[] = {"scheduler", "batch_sizes", "max_batch", "max_exec_ms",
                                      "schedule_ahead_ms", "preload", "default_slo_ms",
-                                     "skip_satisfied_loads", NULL};
+                                     "skip_satisfied_loads", "inputs", NULL};
 static const char *const SCHEDS[] = {"infer4", "infer5", NULL};
+static const char *const INPUTS[] = {"network", "none", NULL};
 
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline uint8_t *on_at(const struct clockwork *st, int m, int g)
@@ -389,7 +392,8 @@ static void send(struct sim *s, struct clockwork *st, int g, int m, int b, int64
     int64_t now = sim_now(s), e = est_of(st, m, b);
     struct sim_dispatch_args a = {
         .exec = g, .model = m, .n = b, .from = SIM_CENTRAL, .start_at = now,
-        .latest = max64(now + FUTURE_NS + st->ahead, free_at + st->ahead), .expected_ns = e};
+        .latest = max64(now + FUTURE_NS + st->ahead, free_at + st->ahead), .expected_ns = e,
+        .no_input = st->no_input};
     sim_dispatch_ex(s, &a);
     st->ms[m].removed += b;
     st->ms[m].inflight += b;
@@ -821,11 +825,13 @@ static void on_exec_remove(struct sim *s, void *state, int e)
 static int parse_sizes(struct clockwork *st, const cJSON *p)
 {
     const cJSON *v = p ? cJSON_GetObjectItemCaseSensitive(p, "batch_sizes") : NULL;
-    st->sizes_mode = 0;
+    st->sizes_mode = 1;                 /* default "all": the Symphony paper's runs */
     if (!v)
         return 0;
-    if (cJSON_IsString(v) && strcmp(v->valuestring, "pow2") == 0)
+    if (cJSON_IsString(v) && strcmp(v->valuestring, "pow2") == 0) {
+        st->sizes_mode = 0;
         return 0;
+    }
     if (cJSON_IsString(v) && strcmp(v->valuestring, "all") == 0) {
         st->sizes_mode = 1;
         return 0;
@@ -847,7 +853,7 @@ static int parse_sizes(struct clockwork *st, const cJSON *p)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct clockwork *st = state;
-    int rc, sched = 0;
+    int rc, sched = 0, inputs = 1;     /* defaults: the Symphony paper's runs (presets.c) */
     long max_batch = 16;
     double ahead_ms = 10, max_exec_ms = 250, slo_ms = 100;
     if ((rc = sim_json_enum(p, "policy.params", "scheduler", false, SCHEDS, &sched)) ||
@@ -857,8 +863,10 @@ static int init(struct sim *s, const cJSON *p, void *state)
         (rc = sim_json_num(p, "policy.params", "default_slo_ms", false, SIM_J_POS, &slo_ms)) ||
         (rc = sim_json_bool(p, "policy.params", "preload", false, &st->preload)) ||
         (rc = sim_json_bool(p, "policy.params", "skip_satisfied_loads", false, &st->skip_satisfied)) ||
+        (rc = sim_json_enum(p, "policy.params", "inputs", false, INPUTS, &inputs)) ||
         (rc = parse_sizes(st, p)))
         return rc;
+    st->no_input = inputs == 1;
     st->infer5 = sched == 1;
     st->max_batch = (int)max_batch;
     st->ahead = sim_ms_to_ns(ahead_ms);

@@ -2,9 +2,12 @@
  * packing of sessions onto GPUs), frontends that route each request on their own with
  * deficit round-robin weighted by allocated throughput, and GPUs that serve their sessions
  * round-robin, one batch at a time, with early drop. The algorithms follow nexuslb (the
- * Symphony paper's baseline); the defaults are the original system's (profile multiplier
- * 1.15, models loaded when a schedule assigns them: preset "original"), and preset
- * "nexuslb" restores the harness's (presets.c).
+ * Symphony paper's harness), which are the original's line for line. The defaults are the
+ * Nexus the Symphony paper measured (preset "paper"): the original system's planner
+ * (profile multiplier 1.15, models loaded when a schedule assigns them) with backends that
+ * dispatch the requests accumulated so far (backend_batch "accumulated") rather than at most
+ * the planned batch as both code bases do (presets "original", "nexuslb"; presets.c;
+ * docs/policies.md says why).
  *
  * Layout: profile math (B_max, residual batches, calc_cycle), the backend placement state
  * and the epoch schedule; frontend routing (policy_ops.route); the backend loop on the
@@ -62,12 +65,15 @@ struct session {
     double unassigned;
     double bmax_tp;                 /* T_max */
     int bmax;                       /* B_max; 0: cannot be placed */
+    int bslo;                       /* largest b with l(b) <= SLO - NET (the most an
+                                     * "accumulated" backend takes at once) */
 };
 
 struct nexus {
     double mult, alpha_ewma;
     int64_t beacon_ns, epoch_ns, min_epoch_ns, last_epoch;
     bool epoch_sched, pace, earliest_first, elastic, on_assign, configured_rate;
+    bool accumulated;               /* backend_batch "accumulated" (the Symphony paper) */
     int nm, nf, nx, maxx, kind;
     int64_t resp_ns;
     struct session *ss;
@@ -81,10 +87,11 @@ struct nexus {
 static const char *const params[] = {"profile_multiplier", "epoch_schedule", "static_schedule",
                                      "drop_policy", "pace_duty_cycle", "elastic", "model_load",
                                      "initial_rate", "beacon_s", "epoch_s", "min_epoch_s",
-                                     "avg_interval_s", NULL};
+                                     "avg_interval_s", "backend_batch", NULL};
 static const char *const DROPS[] = {"sliding_window", "earliest_first", NULL};
 static const char *const LOADS[] = {"preloaded", "on_assign", NULL};
 static const char *const RATES[] = {"zero", "configured", NULL};
+static const char *const BBATCH[] = {"planned", "accumulated", NULL};
 
 /* ---------------------------------------------------------------- profile math */
 
@@ -376,7 +383,7 @@ static void publish(struct sim *s, struct nexus *st)
         for (int m = 0; m < st->nm; m++) {
             if (!b->in[m].on)
                 continue;
-            b->batch[m] = b->in[m].batch;
+            b->batch[m] = st->accumulated ? st->ss[m].bslo : b->in[m].batch;
             if (st->on_assign && sim_resident(s, g, m) == SIM_RES_NONE && usable(s, g)) {
                 /* make room: evict resident models this backend no longer serves */
                 for (int v = 0; v < st->nm && sim_load(s, g, m, 0) != 0; v++)
@@ -953,7 +960,7 @@ static double converge_s(const cJSON *p)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct nexus *st = state;
-    int rc, drop = 0, load = 1, rate = 0;  /* defaults: the original system (presets.c) */
+    int rc, drop = 0, load = 1, rate = 0, bbatch = 1;  /* defaults: the original system (presets.c) */
     double beacon_s = 1, epoch_s = 30, min_epoch_s = 10, avg_s = 10;
     const cJSON *stat = NULL;
     st->mult = 1.15;
@@ -965,6 +972,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
         (rc = sim_json_bool(p, "policy.params", "elastic", false, &st->elastic)) ||
         (rc = sim_json_enum(p, "policy.params", "model_load", false, LOADS, &load)) ||
         (rc = sim_json_enum(p, "policy.params", "initial_rate", false, RATES, &rate)) ||
+        (rc = sim_json_enum(p, "policy.params", "backend_batch", false, BBATCH, &bbatch)) ||
         (rc = sim_json_num(p, "policy.params", "beacon_s", false, SIM_J_POS, &beacon_s)) ||
         (rc = sim_json_num(p, "policy.params", "epoch_s", false, SIM_J_POS, &epoch_s)) ||
         (rc = sim_json_num(p, "policy.params", "min_epoch_s", false, SIM_J_POS, &min_epoch_s)) ||
@@ -975,6 +983,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->earliest_first = drop == 1;
     st->on_assign = load == 1;
     st->configured_rate = rate == 1;
+    st->accumulated = bbatch == 1;
     st->beacon_ns = (int64_t)llround(beacon_s * 1e9);
     st->epoch_ns = (int64_t)llround(epoch_s * 1e9);
     st->min_epoch_ns = (int64_t)llround(min_epoch_s * 1e9);
@@ -1002,6 +1011,10 @@ static int init(struct sim *s, const cJSON *p, void *state)
         if (lat_s(s, st, m, se->bmax) > (slo_s(s, m) - NET_S) / 2 && se->bmax == 1)
             se->bmax = lat_s(s, st, m, 1) <= slo_s(s, m) ? 1 : 0;
         se->bmax_tp = se->bmax ? se->bmax / lat_s(s, st, m, se->bmax) : 0;
+        se->bslo = 1;
+        while (se->bslo < sim_model(s, m)->max_batch &&
+               lat_s(s, st, m, se->bslo + 1) <= slo_s(s, m) - NET_S)
+            se->bslo++;
     }
     for (int g = 0; g < maxx; g++) {
         struct backend *b = &st->bk[g];

@@ -25,27 +25,51 @@ static const struct policy_preset presets[] = {
      "abcdabcd987/nexuslb dbb9043: src/nexus/ (tools/nexus_scheduler, model_db.cpp)",
      "{\"profile_multiplier\": 1.0, \"epoch_schedule\": true, \"initial_rate\": \"zero\","
      " \"model_load\": \"preloaded\", \"drop_policy\": \"sliding_window\", \"beacon_s\": 1,"
-     " \"epoch_s\": 30, \"min_epoch_s\": 10, \"avg_interval_s\": 10}"},
-    {"nexus", "original", true,
-     "the original Nexus (SOSP'19 code): profiles x1.15 (its headroom), models loaded when "
-     "a schedule assigns them",
-     "uwsampl/nexus: src/nexus/common/model_db.cpp (FLAGS_profile_multiplier)",
+     " \"epoch_s\": 30, \"min_epoch_s\": 10, \"avg_interval_s\": 10,"
+     " \"backend_batch\": \"planned\"}"},
+    {"nexus", "paper", true,
+     "Nexus as the Symphony paper measured it: the original's planner (profiles x1.15, "
+     "models loaded when assigned) with backends that dispatch the requests accumulated so "
+     "far, not at most the planned batch (its section 5 and Figure 8: Nexus batches above "
+     "the planner's largest)",
+     "Chen et al., Symphony (arXiv 2308.07470), section 5 (specs/symphony-evaluation.md); "
+     "planner: uwsampl/nexus src/nexus/scheduler/",
      "{\"profile_multiplier\": 1.15, \"epoch_schedule\": true, \"initial_rate\": \"zero\","
      " \"model_load\": \"on_assign\", \"drop_policy\": \"sliding_window\", \"beacon_s\": 1,"
-     " \"epoch_s\": 30, \"min_epoch_s\": 10, \"avg_interval_s\": 10}"},
-    {"clockwork", "infer4", true,
+     " \"epoch_s\": 30, \"min_epoch_s\": 10, \"avg_interval_s\": 10,"
+     " \"backend_batch\": \"accumulated\"}"},
+    {"nexus", "original", false,
+     "the original Nexus (SOSP'19 code): profiles x1.15 (its headroom), models loaded when "
+     "a schedule assigns them, a backend runs at most the planned batch",
+     "uwsampl/nexus: src/nexus/common/model_db.cpp (FLAGS_profile_multiplier), "
+     "src/nexus/backend/model_exec.cpp (GetBatchTaskSlidingWindow)",
+     "{\"profile_multiplier\": 1.15, \"epoch_schedule\": true, \"initial_rate\": \"zero\","
+     " \"model_load\": \"on_assign\", \"drop_policy\": \"sliding_window\", \"beacon_s\": 1,"
+     " \"epoch_s\": 30, \"min_epoch_s\": 10, \"avg_interval_s\": 10,"
+     " \"backend_batch\": \"planned\"}"},
+    {"clockwork", "paper", true,
+     "Clockwork as the Symphony paper ran it: INFER4 with the constants of its code, but "
+     "arbitrary batch sizes 1-16 (the authors added them) and no input transfer (workers "
+     "make the inputs; the controller would otherwise be the bandwidth bottleneck)",
+     "Chen et al., Symphony (arXiv 2308.07470), section 5 (specs/symphony-evaluation.md); "
+     "INFER4: malixian/clockwork src/clockwork/controller/",
+     "{\"scheduler\": \"infer4\", \"schedule_ahead_ms\": 10, \"max_batch\": 16,"
+     " \"batch_sizes\": \"all\", \"max_exec_ms\": 250, \"default_slo_ms\": 100,"
+     " \"preload\": false, \"inputs\": \"none\"}"},
+    {"clockwork", "infer4", false,
      "Clockwork's INFER4 controller with the constants of its code: schedule_ahead 10 ms, "
-     "batches 1-16 in powers of two, max_exec 250 ms, cold GPUs",
+     "batches 1-16 in powers of two, max_exec 250 ms, cold GPUs, inputs sent by the "
+     "controller with each INFER",
      "malixian/clockwork (2020 fork of the OSDI'20 code): src/clockwork/controller/infer4/",
      "{\"scheduler\": \"infer4\", \"schedule_ahead_ms\": 10, \"max_batch\": 16,"
      " \"batch_sizes\": \"pow2\", \"max_exec_ms\": 250, \"default_slo_ms\": 100,"
-     " \"preload\": false}"},
+     " \"preload\": false, \"inputs\": \"network\"}"},
     {"clockwork", "infer5", false,
      "Clockwork's INFER5 controller: one queue copy per batch size, max batch 8",
      "malixian/clockwork: src/clockwork/controller/infer5/",
      "{\"scheduler\": \"infer5\", \"schedule_ahead_ms\": 10, \"max_batch\": 8,"
      " \"batch_sizes\": \"pow2\", \"max_exec_ms\": 250, \"default_slo_ms\": 100,"
-     " \"preload\": false}"},
+     " \"preload\": false, \"inputs\": \"network\"}"},
     {"shepherd", "paper", true,
      "Shepherd's Flex scheduler as its paper describes it: preemption factor 3.03, the "
      "timeout scan reads each queue from its oldest request",

@@ -894,7 +894,9 @@ const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch
     b->version = rs->version;
     b->status = rs->state == SIM_RES_LOADED ? SIM_BATCH_OK : SIM_BATCH_REJECTED_UNLOADED;
     b->t_dispatch = s->now;
-    b->t_ready = a->from == SIM_CENTRAL ? s->now + sim_dispatch_delay_ns(s, n) + jitter(s) : s->now;
+    b->t_ready = a->from == SIM_CENTRAL
+                     ? s->now + (a->no_input ? s->ctrl_ns : sim_dispatch_delay_ns(s, n)) + jitter(s)
+                     : s->now;
     b->start_at = a->start_at;
     b->latest = a->latest;
     b->expected_ns = a->expected_ns;

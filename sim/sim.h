@@ -248,6 +248,9 @@ struct sim_dispatch_args {
                                   * roughness (cluster.interference_params); 0 = its lanes */
     int64_t start_at, latest, expected_ns;
     uint64_t tag;
+    bool no_input;               /* from the central queue: the executor makes the inputs
+                                  * itself (emulated serving without input transfer), so the
+                                  * batch waits the control delay only, not ctrl + n * data */
 };
 const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch_args *a);
 /* The common case: from the central queue, no window, no prediction. */

@@ -107,6 +107,8 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     r->load_scale = s->scale;
     r->duration_s = s->ended_early ? (double)s->duration / 1e9 : c->duration_s;
     r->warmup_s = c->warmup_s;
+    r->warmup_extended = c->warmup_extended;
+    r->warmup_config_s = c->warmup_config_s;
     r->percentile = c->percentile;
     r->events = s->events;
     r->same_instant = s->same_instant;

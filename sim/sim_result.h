@@ -70,6 +70,8 @@ struct sim_result {
     char name[128], policy[SIM_NAME_MAX];
     uint64_t seed;
     double load_scale, duration_s, warmup_s, percentile;
+    bool warmup_extended;               /* the config's warm-up (warmup_config_s) was */
+    double warmup_config_s;             /* extended to warmup_s (sim_world) */
     double offered_rps, ontime_rps, bad_rate;
     uint64_t offered, on_time, late, dropped, events;
     uint64_t same_instant;              /* of the events: policy timers armed for the instant

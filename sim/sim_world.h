@@ -208,6 +208,10 @@ struct sim_world {
     char name[128];                    /* the experiment's name, for results */
     uint64_t seed;
     double duration_s, warmup_s, drain_s;
+    /* reporting only: the experiment layer extended the config's warm-up (warmup_config_s)
+     * to warmup_s, the policy's convergence time (docs/config.md, keep_warmup) */
+    bool warmup_extended;
+    double warmup_config_s;
 
     /* the cluster: GPU executors of one kind (every node's), and the nodes they are on */
     int gpus, max_gpus;                /* at start (all nodes); upper bound for sim_exec_add */

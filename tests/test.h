@@ -94,4 +94,14 @@ static inline void test_scratch_done(void)
         fprintf(stderr, "could not remove %s\n", test_scratch_dir);
 }
 
+/* TEST_MAIN for a test file that makes fixtures: removes the scratch folder afterwards. */
+#define TEST_MAIN_SCRATCH(...)                                                        \
+    int main(int argc, char **argv)                                                   \
+    {                                                                                 \
+        static const struct test_case cases[] = {__VA_ARGS__};                      \
+        int rc_ = test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0])); \
+        test_scratch_done();                                                          \
+        return rc_;                                                                   \
+    }
+
 #endif

@@ -43,7 +43,12 @@
     "  --json            print the result as one JSON object on stdout\n"                   \
     "  --quiet           print nothing but errors (and --json output)\n"                    \
     "  --trace-dir DIR   where workload.trace files are (else workload.trace.dir, env\n"     \
-    "                    SERVESIM_TRACE_DIR, or the config's folder)\n"
+    "                    SERVESIM_TRACE_DIR, or the config's folder)\n"                     \
+    OPT_WARMUP
+#define OPT_WARMUP                                                                          \
+    "  --keep-warmup     keep the config's warm-up even where it is shorter than the time\n" \
+    "                    the policy needs to converge (default: extend it, and the run by\n" \
+    "                    as much; keep_warmup: true in the config does the same)\n"
 #define EXIT_TEXT                                                                           \
     "Exit status: 0 success, 2 bad input, 4 no valid answer (goodput, plan: an SLO no batch\n" \
     "meets, or no GPU count within the limits), 130 interrupted (Ctrl-C: it says what was\n"    \
@@ -73,6 +78,7 @@ static const struct cmd_help {
      "  -j N              worker processes (default 1; not used under mpirun)\n"
      "  --db FILE         results database (default: servesim.db; env SERVESIM_DB)\n"
      "  --set PATH=VALUE  applied to every point (part of the sweep's identity)\n"
+     OPT_WARMUP
      "  --quiet           no progress\n"
      "  --force           run even when the database holds this sweep's name under another\n"
      "                    configuration (other file, base or --set) and none of this one\n"},
@@ -229,6 +235,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->no_db = true;
         } else if (strcmp(a, "--force") == 0) {
             o->force = true;
+        } else if (strcmp(a, "--keep-warmup") == 0) {
+            if (o->nsets == MAX_SETS)
+                return sim_err_set(SIM_EUSAGE, "--set: at most %d overrides", MAX_SETS);
+            o->sets[o->nsets++] = "keep_warmup=true";
         } else if (strcmp(a, "--no-reference") == 0) {
             o->no_reference = true;
         } else if (strcmp(a, "--policy") == 0 && has_next) {

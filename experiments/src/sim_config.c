@@ -947,10 +947,32 @@ static int parse_autoscale(struct sim_config *c, const cJSON *root)
     return 0;
 }
 
+/* Steady state by default: a warm-up shorter than the time the policy declares it needs to
+ * converge (policy_ops.converge_s) is extended to it, and the duration by as much, so the
+ * measured window keeps its length; the config's value is kept for the report
+ * (keep_warmup: true, or --keep-warmup, measures the transient instead). */
+static int extend_warmup(struct sim_config *c)
+{
+    struct sim_world *w = &c->world;
+    double need = w->policy->converge_s ? w->policy->converge_s(w->policy_params) : 0;
+    if (!(w->warmup_s < need))
+        return 0;
+    double dur = w->duration_s + (need - w->warmup_s);
+    if (dur > 1e7)
+        return sim_err_set(SIM_EINVAL, "duration_s: extended by the warm-up policy %s needs "
+                           "(%g s) it would be %g s, above the 1e7 s limit", w->policy->name,
+                           need, dur);
+    w->warmup_extended = true;
+    w->warmup_config_s = w->warmup_s;
+    w->warmup_s = need;
+    w->duration_s = dur;
+    return 0;
+}
+
 static int build(struct sim_config *c)
 {
     static const char *const keys[] = {"name", "description", "seed", "duration_s", "warmup_s",
-                                       "drain_s", "cluster", "models", "workload", "frontends",
+                                       "drain_s", "keep_warmup", "cluster", "models", "workload", "frontends",
                                        "frontend_split",
                                        "network", "policy", "metrics", "search",
                                        "autoscale", "application", "jobs", "notebooks",
@@ -958,6 +980,7 @@ static int build(struct sim_config *c)
     const cJSON *root = c->json;
     const char *name = "unnamed";
     long seed = 1;
+    bool keep_warmup = false;
     int rc;
     if (!cJSON_IsObject(root))
         return sim_err_set(SIM_EINVAL, "expected a JSON object at the top level");
@@ -968,7 +991,8 @@ static int build(struct sim_config *c)
         (rc = sim_json_int(root, "", "seed", false, 0, (1L << 53), &seed)) ||
         (rc = sim_json_num(root, "", "duration_s", false, SIM_J_POS, &c->world.duration_s)) ||
         (rc = sim_json_num(root, "", "warmup_s", false, SIM_J_NONNEG, &c->world.warmup_s)) ||
-        (rc = sim_json_num(root, "", "drain_s", false, SIM_J_NONNEG, &c->world.drain_s)))
+        (rc = sim_json_num(root, "", "drain_s", false, SIM_J_NONNEG, &c->world.drain_s)) ||
+        (rc = sim_json_bool(root, "", "keep_warmup", false, &keep_warmup)))
         return rc;
     snprintf(c->world.name, sizeof c->world.name, "%s", name);
     c->world.seed = (uint64_t)seed;
@@ -984,6 +1008,8 @@ static int build(struct sim_config *c)
     if (c->world.duration_s > 1e7)
         return sim_err_set(SIM_EINVAL, "duration_s: expected at most 1e7 s, got %g", c->world.duration_s);
     if ((rc = parse_network(c, root)) || (rc = parse_policy(c, c->json)))
+        return rc;
+    if (!keep_warmup && (rc = extend_warmup(c)))
         return rc;
     if (c->world.gpus < 1 && !c->world.policy->needs_no_gpus)
         return sim_err_set(SIM_EINVAL, "cluster.nodes: policy \"%s\" needs at least one GPU over "
@@ -1144,12 +1170,19 @@ int sim_config_engine(const struct sim_config *cfg, double scale, const struct p
 bool sim_config_transient(const struct sim_config *cfg, char *msg, size_t size)
 {
     const struct sim_world *w = &cfg->world;
+    if (w->warmup_extended) {
+        snprintf(msg, size, "note: %s: warm-up extended from %g s to %g s, the time policy %s "
+                 "needs to reach its steady state (docs/policies.md), and the run to %g s to "
+                 "keep the measured %g s; --keep-warmup (keep_warmup: true) keeps the config's",
+                 cfg->file, w->warmup_config_s, w->warmup_s, w->policy->name, w->duration_s,
+                 w->duration_s - w->warmup_s);
+        return true;
+    }
     double need = w->policy->converge_s ? w->policy->converge_s(w->policy_params) : 0;
     if (!(w->warmup_s < need))
         return false;
     snprintf(msg, size, "warning: %s: warmup_s %g is shorter than the %g s policy %s needs to "
-             "reach its steady state (docs/policies.md): the results include its start-up "
-             "transient; set warmup_s to at least %g", cfg->file, w->warmup_s, need,
-             w->policy->name, need);
+             "reach its steady state (docs/policies.md), kept as keep_warmup asks: the results "
+             "include its start-up transient", cfg->file, w->warmup_s, need, w->policy->name);
     return true;
 }

@@ -61,8 +61,9 @@ void sim_config_hash(const struct sim_config *cfg, char out[17]);
 int sim_config_engine(const struct sim_config *cfg, double scale, const struct policy_ops *pol,
                       struct sim **out /* OUT */, struct wl_replay **replay /* OUT */);
 
-/* Whether warmup_s is shorter than the time cfg's policy needs to converge
- * (policy_ops.converge_s); if so, a one-line warning naming both into msg. */
+/* Whether the warm-up differs from the config's or is shorter than the time cfg's policy
+ * needs to converge (policy_ops.converge_s): a one-line note (extended to it, the default)
+ * or warning (kept, keep_warmup) into msg. */
 bool sim_config_transient(const struct sim_config *cfg, char *msg, size_t size);
 
 extern const char *const sim_quickstart_json;

@@ -10,9 +10,13 @@
 
 void sim_result_print_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g)
 {
-    fprintf(f, "experiment %s  policy %s  seed %llu  load x%.4g  %g s (warm-up %g s)\n",
+    fprintf(f, "experiment %s  policy %s  seed %llu  load x%.4g  %g s (warm-up %g s",
             r->name, r->policy, (unsigned long long)r->seed, r->load_scale, r->duration_s,
             r->warmup_s);
+    if (r->warmup_extended)
+        fprintf(f, ", extended from the config's %g s to the policy's convergence time",
+                r->warmup_config_s);
+    fprintf(f, ")\n");
     fprintf(f, "%-20s %7s %9s %9s %7s %7s %8s %8s %8s %7s %7s %6s\n", "model", "slo_ms",
             "offered", "on_time", "late", "dropped", "p50_ms", "p99_ms", "queue_ms",
             "batch", "ideal", "bad%");
@@ -139,6 +143,12 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
     cJSON_AddStringToObject(o, "policy", r->policy);
     cJSON_AddNumberToObject(o, "seed", (double)r->seed);
     cJSON_AddNumberToObject(o, "load_scale", r->load_scale);
+    cJSON_AddNumberToObject(o, "duration_s", r->duration_s);
+    cJSON_AddNumberToObject(o, "warmup_s", r->warmup_s);
+    if (r->warmup_extended)             /* the config's, where it was extended */
+        cJSON_AddNumberToObject(o, "warmup_config_s", r->warmup_config_s);
+    else
+        cJSON_AddNullToObject(o, "warmup_config_s");
     cJSON_AddNumberToObject(o, "offered_rps", r->offered_rps);
     cJSON_AddNumberToObject(o, "ontime_rps", r->ontime_rps);
     cJSON_AddNumberToObject(o, "bad_rate", r->bad_rate);

@@ -29,7 +29,7 @@ static const char schema_sql[] =
     "  bad_rate REAL NOT NULL, slo_met INTEGER NOT NULL, percentile REAL NOT NULL,\n"
     "  goodput_rps REAL, events INTEGER NOT NULL, gpu_s REAL, gpus_max INTEGER,\n"
     "  trace_gaps INTEGER NOT NULL DEFAULT 0, trace_gap_s REAL NOT NULL DEFAULT 0,\n"
-    "  core_s REAL, makespan_s REAL, notebook_slowdown REAL);\n"
+    "  core_s REAL, makespan_s REAL, notebook_slowdown REAL, warmup_config_s REAL);\n"
     "CREATE TABLE IF NOT EXISTS model_stats(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL, slo_ms REAL NOT NULL,\n"
     "  rate_rps REAL NOT NULL, max_batch INTEGER NOT NULL, offered INTEGER NOT NULL,\n"
@@ -152,6 +152,10 @@ static const char migrate_v6_sql[] =
 static const char migrate_v7_sql[] = "ALTER TABLE runs ADD COLUMN makespan_s REAL;\n"
                                      "ALTER TABLE runs ADD COLUMN notebook_slowdown REAL;\n";
 
+/* Version 8 -> 9: the config's warm-up where it was extended to the policy's convergence
+ * time (runs.warmup_s is the one used; NULL: the config's was used). */
+static const char migrate_v8_sql[] = "ALTER TABLE runs ADD COLUMN warmup_config_s REAL;\n";
+
 /* Version 3 -> 4: calibration provenance and fits on profiles (profile_points is new). */
 static const char migrate_v3_sql[] =
     "ALTER TABLE profiles ADD COLUMN network TEXT;\n"
@@ -263,6 +267,7 @@ int sim_store_open(const char *path, struct sim_store **out)
             (v >= 1 && v <= 3 && (rc = exec(st, migrate_v3_sql))) ||
             (v >= 1 && v <= 6 && (rc = exec(st, migrate_v6_sql))) ||
             (v >= 1 && v <= 7 && (rc = exec(st, migrate_v7_sql))) ||
+            (v >= 1 && v <= 8 && (rc = exec(st, migrate_v8_sql))) ||
             (rc = exec(st, schema_sql)) ||
             (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
             rollback(st);
@@ -356,8 +361,8 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
                        "version, started_at, wall_s, status, duration_s, warmup_s, load_scale, "
                        "offered_rps, ontime_rps, bad_rate, slo_met, percentile, goodput_rps, events, "
                        "gpu_s, gpus_max, trace_gaps, trace_gap_s, core_s, makespan_s, "
-                       "notebook_slowdown) "
-                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
+                       "notebook_slowdown, warmup_config_s) "
+                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
         (rc = prep(st, "INSERT INTO job_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", &q_js)) ||
         (rc = prep(st, "INSERT INTO job_workers VALUES(?,?,?,?)", &q_jw)) ||
         (rc = prep(st, "INSERT INTO model_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ms)) ||
@@ -371,13 +376,14 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?)", &q_gs)) ||
         (rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,?,?,?)", &q_sp)))
         goto rollback;
-    if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddidiidddd" : "ttttttttdtddddddidnidiidddd",
+    if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddidiiddddd" : "ttttttttdtddddddidnidiiddddd",
                      r->name, kind, r->policy, seed_text, json, hash, SERVESIM_VERSION,
                      started, r->wall_s, "ok", r->duration_s, r->warmup_s, r->load_scale,
                      r->offered_rps, r->ontime_rps, r->bad_rate, (int64_t)r->pass,
                      r->percentile, g && g->found ? g->goodput_rps : 0.0, (int64_t)r->events,
                      r->gpu_s, (int64_t)r->gpus_max, (int64_t)r->trace_gaps, r->trace_gap_s,
-                     r->core_s, r->makespan_s, r->nnotebooks ? r->nb_slowdown : NAN)))
+                     r->core_s, r->makespan_s, r->nnotebooks ? r->nb_slowdown : NAN,
+                     r->warmup_extended ? r->warmup_config_s : NAN)))
         goto rollback;
     int64_t id = sqlite3_last_insert_rowid(st->db);
     for (int j = 0; j < r->njobs; j++) {  /* NAN (never started or done) is stored as NULL */

@@ -16,7 +16,7 @@
 #include "sim_config.h"
 #include "sim_report.h"
 
-#define SIM_STORE_SCHEMA 8
+#define SIM_STORE_SCHEMA 9
 
 struct sim_store;
 

@@ -346,7 +346,7 @@ int sweep_prepare(struct sweep *w, const char *file, const char *db, const char 
     if (rc)
         return rc;
     /* every point's config must be valid before anything runs */
-    long transient = 0;
+    long transient = 0, extended = 0;
     char note[512];
     for (long i = 0; i < w->npoints; i++) {
         struct point p;
@@ -356,6 +356,8 @@ int sweep_prepare(struct sweep *w, const char *file, const char *db, const char 
         rc = sim_config_load(w->base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
         if (!rc && sim_config_transient(cfg, note, sizeof note) && transient++ == 0)
             fprintf(stderr, "%s (point %ld: %s)\n", note, i, p.key);
+        if (!rc && cfg->world.warmup_extended)
+            extended++;
         if (rc) {
             char msg[1024];
             snprintf(msg, sizeof msg, "%s", sim_err_msg());
@@ -366,9 +368,12 @@ int sweep_prepare(struct sweep *w, const char *file, const char *db, const char 
         if (rc)
             return rc;
     }
-    if (transient > 1)
+    if (transient > 1 && extended)
+        fprintf(stderr, "note: %ld of %ld points of %s had their warm-up extended to the time "
+                "their policy needs to converge\n", extended, w->npoints, file);
+    if (transient > extended && transient > 1)
         fprintf(stderr, "warning: %ld of %ld points of %s warm up for less than their policy "
-                "needs to converge\n", transient, w->npoints, file);
+                "needs to converge (keep_warmup)\n", transient - extended, w->npoints, file);
     struct sim_store *st = NULL;
     if ((rc = sim_store_open(db, &st)))
         return rc;

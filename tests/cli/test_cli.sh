@@ -170,6 +170,29 @@ dump_run() {
     sed "s/^$2|//"
 }
 
+steady_state_warmup() {
+  # a warm-up shorter than the policy's convergence time is extended (and the run by as
+  # much), said on stderr, in the table's header, the JSON and the database; --keep-warmup
+  # keeps it and warns instead
+  local db="$tmp/w.db" q
+  q="--set duration_s=12 --set warmup_s=2 --set policy={\"name\":\"nexus\",\"params\":{\"epoch_s\":3}}"
+  # shellcheck disable=SC2086
+  "$bin" run --db "$db" $q --json > "$tmp/w1.json" 2> "$tmp/w1.err" || fail "run: exit $? ($(cat "$tmp/w1.err"))"
+  grep -q "warm-up extended from 2 s to 6 s" "$tmp/w1.err" || fail "no note on stderr: $(cat "$tmp/w1.err")"
+  grep -q '"duration_s":16,"warmup_s":6,"warmup_config_s":2' "$tmp/w1.json" || fail "JSON: $(head -c 300 "$tmp/w1.json")"
+  # shellcheck disable=SC2086
+  "$bin" run --db "$db" $q --keep-warmup --json > "$tmp/w2.json" 2> "$tmp/w2.err" || fail "run --keep-warmup: exit $?"
+  grep -q "warning: .*warmup_s 2 is shorter than the 6 s policy nexus" "$tmp/w2.err" || fail "no warning: $(cat "$tmp/w2.err")"
+  grep -q '"duration_s":12,"warmup_s":2,"warmup_config_s":null' "$tmp/w2.json" || fail "JSON with --keep-warmup: $(head -c 300 "$tmp/w2.json")"
+  [ "$(sqlite3 "$db" "SELECT duration_s, warmup_s, ifnull(warmup_config_s, 'null') FROM runs ORDER BY id" | tr '\n' ' ')" = "16.0|6.0|2.0 12.0|2.0|null " ] ||
+    fail "runs: $(sqlite3 "$db" "SELECT duration_s, warmup_s, warmup_config_s FROM runs")"
+  # shellcheck disable=SC2086
+  "$bin" run --no-db $q 2>/dev/null | head -1 | grep -q "warm-up 6 s, extended from the config's 2 s" || fail "table header"
+  # a sweep point and a config key say the same
+  "$bin" run --no-db --set keep_warmup=true --set duration_s=12 --set warmup_s=2 --set policy={\"name\":\"nexus\"} --json 2>/dev/null |
+    grep -q '"warmup_s":2,"warmup_config_s":null' || fail "keep_warmup: true in the config"
+}
+
 determinism() {
   local db="$tmp/det.db"
   for i in 1 2; do
@@ -208,7 +231,7 @@ db_atomic() {
   n=$(sqlite3 "$db" "SELECT count(*) FROM runs; SELECT count(DISTINCT run_id) FROM model_stats; SELECT count(DISTINCT run_id) FROM latency_hist;" | tr '\n' ' ')
   [ "$n" = "1 1 1 " ] || fail "half-written run left behind: runs/model_stats/latency_hist = $n"
   v=$(sqlite3 "$db" "PRAGMA user_version")
-  [ "$v" = "8" ] || fail "schema version $v"
+  [ "$v" = "9" ] || fail "schema version $v"
   sqlite3 "$db" "PRAGMA user_version = 99"
   "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
   [ $rc -ne 0 ] && grep -q "newer than this servesim" "$tmp/err" || fail "newer schema accepted (exit $rc)"
@@ -220,7 +243,7 @@ db_migrate_v1() {
   sqlite3 "$db" < "$src/tests/cli/schema_v1.sql" || fail "cannot build the v1 fixture"
   sqlite3 "$db" "INSERT INTO runs VALUES(7,'old','run','symphony',1,'{}','h','0.0.1','t',0,'ok',1,0,1,1,1,0,1,99,NULL,1);"
   "$bin" run --db "$db" --set duration_s=4 --quiet || fail "run on a v1 database failed"
-  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "8" ] || fail "not migrated to version 8"
+  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "9" ] || fail "not migrated to version 9"
   # 7 -> 8: training jobs (the quickstart has none: no rows, no makespan)
   [ "$(sqlite3 "$db" "SELECT count(*) FROM job_stats; SELECT count(*) FROM job_workers; SELECT count(*) FROM runs WHERE makespan_s IS NULL" | tr '\n' ' ')" = "0 0 2 " ] ||
     fail "job tables or runs.makespan_s missing"

@@ -222,16 +222,8 @@ static void autoscale_needs_room(void)
     sim_config_destroy(cfg);
 }
 
-int main(int argc, char **argv)
-{
-    static const struct test_case cases[] = {
-        {"plan_constant_rate_trace", plan_constant_rate_trace},
-        {"autoscale_step_symphony", autoscale_step_symphony},
-        {"autoscale_step_target_util", autoscale_step_target_util},
-        {"autoscale_needs_room", autoscale_needs_room},
-        {"autoscale_every_dynamic_policy", autoscale_every_dynamic_policy},
-    };
-    int rc = test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
-    test_scratch_done();
-    return rc;
-}
+TEST_MAIN_SCRATCH({"plan_constant_rate_trace", plan_constant_rate_trace},
+                  {"autoscale_step_symphony", autoscale_step_symphony},
+                  {"autoscale_step_target_util", autoscale_step_target_util},
+                  {"autoscale_needs_room", autoscale_needs_room},
+                  {"autoscale_every_dynamic_policy", autoscale_every_dynamic_policy})

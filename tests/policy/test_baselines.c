@@ -108,13 +108,14 @@ static void nexus_worked_example(void)
 
 static void nexus_plateau_above_saturation(void)
 {
-    /* offered 2x the pool's N*T_max: every GPU saturated with B_max, the largest b with
-     * multiplier * l(b) <= (25 - 2) / 2 ms: 6 with the harness's multiplier 1.0 (l(6) = 11.39),
-     * 4 with the original's 1.15 (1.15 l(4) = 10.68; 1.15 l(5) = 11.89); served rate near
-     * N*B_max/l(B_max) = 4214 and 3478 r/s */
+    /* the code's backends (at most the planned batch), offered 2x the pool's N*T_max: every
+     * GPU saturated with B_max, the largest b with multiplier * l(b) <= (25 - 2) / 2 ms: 6
+     * with the harness's multiplier 1.0 (l(6) = 11.39), 4 with the original's 1.15
+     * (1.15 l(4) = 10.68; 1.15 l(5) = 11.89); served rate near N*B_max/l(B_max) = 4214 and
+     * 3478 r/s */
     static const struct { const char *policy; int bmax; } cases[] = {
         {"{\"name\":\"nexus\",\"preset\":\"nexuslb\"}", 6},
-        {"{\"name\":\"nexus\"}", 4},
+        {"{\"name\":\"nexus\",\"preset\":\"original\"}", 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[1024];
@@ -130,6 +131,103 @@ static void nexus_plateau_above_saturation(void)
         CHECK(r->models[0].dropped > 10 * r->models[0].late, "violations should be early drops: "
               "%llu dropped, %llu late", (unsigned long long)r->models[0].dropped,
               (unsigned long long)r->models[0].late);
+        sim_result_destroy(r);
+    }
+}
+
+/* One GPU, l(b) = b + 5 ms, SLO 25 ms, no network, profiles x1.0, a static session so the
+ * planner stays out of it: the backend rule alone. "accumulated" takes up to the largest b
+ * with l(b) <= 25 - 2 ms: 18. */
+#define ONE_GPU(batch, bb, workload)                                                          \
+    "{\"name\":\"bk\",\"seed\":1,\"duration_s\":%g,\"warmup_s\":%g,\"cluster\":{\"gpus\":1},"     \
+    "\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":5,\"slo_ms\":25}],"                    \
+    "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"                        \
+    "\"metrics\":{\"sample_period_s\":0},\"workload\":" workload ","                              \
+    "\"policy\":{\"name\":\"nexus\",\"params\":{\"profile_multiplier\":1.0,"                       \
+    "\"model_load\":\"preloaded\",\"epoch_schedule\":false,\"backend_batch\":\"" bb "\","          \
+    "\"static_schedule\":[{\"backend\":0,\"models\":[{\"model\":\"m\",\"batch\":" #batch "}]}]}}}"
+
+static uint64_t hist_at(const struct sim_model_result *m, int b)
+{
+    return b <= m->max_batch ? m->batch_hist[b] : 0;
+}
+
+/* A residual session (planned batch 2) under a burst: a request at 0 runs alone until 6 ms;
+ * ten arrive together at 2.5 ms (deadline 27.5 ms). The code's backend takes 2 per round:
+ * batches end at 13, 20 and 27 ms, and at 27 ms a batch of two would end at 34 > 27.5, so the
+ * last four are dropped early. The Symphony paper's backend takes all ten at 6 ms (l(10) =
+ * 15 ms, done at 21): every request on time. A last request at 0.5 s runs alone in both. */
+static void nexus_residual_session_under_a_burst(void)
+{
+    const char *dir = test_scratch("servesim_baselines");
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s/burst.csv", dir);
+    FILE *f = fopen(csv, "w");
+    if (!f)
+        exit(1);
+    fputs("t\n0\n", f);
+    for (int i = 0; i < 10; i++)
+        fputs("0.0025\n", f);
+    fputs("0.5\n", f);
+    fclose(f);
+    static const struct { const char *bb; uint64_t on_time, dropped, b1, b2, b10; } cases[] = {
+        {"planned", 8, 4, 2, 3, 0},
+        {"accumulated", 12, 0, 2, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[2048], wl[600];
+        snprintf(wl, sizeof wl, "{\"trace\":{\"format\":\"csv_timestamps\",\"dir\":\"%s\","
+                 "\"files\":[\"burst.csv\"],\"csv\":{\"time_column\":0,\"header\":true}}}", dir);
+        if (i == 0)
+            snprintf(text, sizeof text, ONE_GPU(2, "planned", "%s"), 1.0, 0.0, wl);
+        else
+            snprintf(text, sizeof text, ONE_GPU(2, "accumulated", "%s"), 1.0, 0.0, wl);
+        struct sim_result *r = run(text);
+        const struct sim_model_result *m = &r->models[0];
+        CHECK(m->offered == 12 && m->on_time == cases[i].on_time && m->dropped == cases[i].dropped &&
+                  m->late == 0,
+              "%s: %llu offered, %llu on time, %llu dropped, %llu late; expected 12, %llu, %llu, 0",
+              cases[i].bb, (unsigned long long)m->offered, (unsigned long long)m->on_time,
+              (unsigned long long)m->dropped, (unsigned long long)m->late,
+              (unsigned long long)cases[i].on_time, (unsigned long long)cases[i].dropped);
+        CHECK(hist_at(m, 1) == cases[i].b1 && hist_at(m, 2) == cases[i].b2 &&
+                  hist_at(m, 10) == cases[i].b10,
+              "%s: batches of 1/2/10: %llu/%llu/%llu, expected %llu/%llu/%llu", cases[i].bb,
+              (unsigned long long)hist_at(m, 1), (unsigned long long)hist_at(m, 2),
+              (unsigned long long)hist_at(m, 10), (unsigned long long)cases[i].b1,
+              (unsigned long long)cases[i].b2, (unsigned long long)cases[i].b10);
+        sim_result_destroy(r);
+    }
+}
+
+/* A saturated session (batch B_max = 6) fed one request per ms, evenly: the code's backend
+ * runs 6 every l(6) = 11 ms (545.5 r/s) and drops the rest early. The accumulated backend
+ * takes the youngest k requests whose oldest (age k - 1 ms) can still finish, k - 1 + l(k)
+ * <= 25, so k = 10 (ages 0-9 ms, done 15 ms later), dropping the older ones: 10 every
+ * 15 ms, 666.7 r/s — a flat top above the planned batch's. */
+static void nexus_saturated_session(void)
+{
+    static const struct { int bb; double rate; int batch; } cases[] = {
+        {0, 6 / 0.011, 6},
+        {1, 10 / 0.015, 10},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[2048];
+        if (cases[i].bb == 0)
+            snprintf(text, sizeof text,
+                     ONE_GPU(6, "planned", "{\"rate_rps\":1000,\"arrival\":{\"kind\":\"uniform\"}}"),
+                     20.0, 5.0);
+        else
+            snprintf(text, sizeof text,
+                     ONE_GPU(6, "accumulated", "{\"rate_rps\":1000,\"arrival\":{\"kind\":\"uniform\"}}"),
+                     20.0, 5.0);
+        struct sim_result *r = run(text);
+        const struct sim_model_result *m = &r->models[0];
+        CHECK(fabs(r->ontime_rps - cases[i].rate) < 0.005 * cases[i].rate && m->late == 0,
+              "backend_batch %d: on time %.1f r/s, expected %.1f (%llu late)", cases[i].bb,
+              r->ontime_rps, cases[i].rate, (unsigned long long)m->late);
+        CHECK(fabs(m->mean_batch - cases[i].batch) < 0.01, "backend_batch %d: mean batch %.3f, "
+              "expected %d", cases[i].bb, m->mean_batch, cases[i].batch);
         sim_result_destroy(r);
     }
 }
@@ -151,7 +249,7 @@ static void nexus_more_frontends_no_better(void)
 
 static void clockwork_pow2_batches(void)
 {
-    struct sim_result *r = run(ONE_MODEL("{\"name\":\"clockwork\"}", 3000, ""));
+    struct sim_result *r = run(ONE_MODEL("{\"name\":\"clockwork\",\"preset\":\"infer4\"}", 3000, ""));
     const struct sim_model_result *m = &r->models[0];
     uint64_t off = 0;
     for (int b = 1; b <= m->max_batch; b++)
@@ -161,7 +259,7 @@ static void clockwork_pow2_batches(void)
           (unsigned long long)off, (unsigned long long)m->batches);
     CHECK(m->mean_batch > 1.2, "mean batch %.2f: no batching under load", m->mean_batch);
     sim_result_destroy(r);
-    r = run(ONE_MODEL("{\"name\":\"clockwork\",\"params\":{\"batch_sizes\":\"all\"}}", 3000, ""));
+    r = run(ONE_MODEL("{\"name\":\"clockwork\"}", 3000, ""));    /* the default: all sizes */
     m = &r->models[0];
     off = 0;
     for (int b = 1; b <= m->max_batch; b++)
@@ -210,31 +308,38 @@ static void clockwork_lru_eviction(void)
 /* The scheduling deadline is arrival + exec_slo, exec_slo = slo - buffer (5 ms) = 20 ms for a
  * 25 ms SLO, whatever the response delay (the buffer covers it: specs/clockwork.md). On an
  * idle GPU a request's batch completes, by Clockwork's own plan, at arrival + 1 ms (the
- * earliest plan) + ctrl + data + l(1); it runs iff that is before the deadline, else it
- * times out. So l(1) 50 us below 20 - 1 - ctrl - data ms serves every request and 50 us
- * above serves none, for any response delay. */
+ * earliest plan) + ctrl + data + l(1) with the controller sending the inputs (inputs
+ * "network", the code), and without data with no input transfer (inputs "none", the Symphony
+ * paper's runs); it runs iff that is before the deadline, else it times out. So l(1) 50 us
+ * below 20 - 1 - ctrl - data ms serves every request and 50 us above serves none, for any
+ * response delay. */
 static void clockwork_exec_deadline_is_slo_minus_buffer(void)
 {
     static const double ctrl[] = {100, 300, 300}, resp[] = {2000, 2000, 0};
-    for (int i = 0; i < 3; i++)
-        for (int above = 0; above <= 1; above++) {
-            double l1 = 20 - 1 - (ctrl[i] + 50) / 1000 + (above ? 0.05 : -0.05);
-            char text[1024];
-            snprintf(text, sizeof text,
-                     "{\"duration_s\":20,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"m\","
-                     "\"alpha_ms\":0.001,\"beta_ms\":%.4f,\"slo_ms\":25}],\"workload\":{\"rate_rps\":2},"
-                     "\"network\":{\"ctrl_us\":%g,\"data_us_per_request\":50,\"resp_us\":%g},"
-                     "\"policy\":{\"name\":\"clockwork\",\"params\":{\"preload\":true}},"
-                     "\"metrics\":{\"sample_period_s\":0}}", l1 - 0.001, ctrl[i], resp[i]);
-            struct sim_result *r = run(text);
-            const struct sim_model_result *m = &r->models[0];
-            uint64_t want = above ? 0 : m->offered;
-            CHECK(m->offered > 20 && m->on_time == want,
-                  "ctrl %g us, resp %g us, l(1) %.3f ms: %llu of %llu on time, expected %llu",
-                  ctrl[i], resp[i], l1, (unsigned long long)m->on_time,
-                  (unsigned long long)m->offered, (unsigned long long)want);
-            sim_result_destroy(r);
-        }
+    static const char *const inputs[] = {"network", "none"};
+    for (int in = 0; in < 2; in++)
+        for (int i = 0; i < 3; i++)
+            for (int above = 0; above <= 1; above++) {
+                double data = in == 0 ? 50 : 0;
+                double l1 = 20 - 1 - (ctrl[i] + data) / 1000 + (above ? 0.05 : -0.05);
+                char text[1024];
+                snprintf(text, sizeof text,
+                         "{\"duration_s\":20,\"cluster\":{\"gpus\":1},\"models\":[{\"name\":\"m\","
+                         "\"alpha_ms\":0.001,\"beta_ms\":%.4f,\"slo_ms\":25}],\"workload\":{\"rate_rps\":2},"
+                         "\"network\":{\"ctrl_us\":%g,\"data_us_per_request\":50,\"resp_us\":%g},"
+                         "\"policy\":{\"name\":\"clockwork\",\"params\":{\"preload\":true,"
+                         "\"inputs\":\"%s\"}},\"metrics\":{\"sample_period_s\":0}}",
+                         l1 - 0.001, ctrl[i], resp[i], inputs[in]);
+                struct sim_result *r = run(text);
+                const struct sim_model_result *m = &r->models[0];
+                uint64_t want = above ? 0 : m->offered;
+                CHECK(m->offered > 20 && m->on_time == want,
+                      "inputs %s, ctrl %g us, resp %g us, l(1) %.3f ms: %llu of %llu on time, "
+                      "expected %llu", inputs[in], ctrl[i], resp[i], l1,
+                      (unsigned long long)m->on_time, (unsigned long long)m->offered,
+                      (unsigned long long)want);
+                sim_result_destroy(r);
+            }
 }
 
 static void clockwork_rejects_overruns(void)
@@ -254,39 +359,68 @@ static void clockwork_rejects_overruns(void)
     sim_result_destroy(r);
 }
 
-/* Nexus needs two epochs to converge: a shorter warm-up is flagged (with the numbers), a long
- * enough one or another epoch length or no epoch scheduling is not, nor is a policy without a
- * convergence time. */
-static void nexus_warns_on_short_warmup(void)
+/* Nexus needs two epochs to converge. By default a shorter warm-up is extended to that time
+ * and the run by as much (the measured window keeps its length), with a note naming both;
+ * keep_warmup: true keeps it and warns. A long enough warm-up, another epoch length, no epoch
+ * scheduling and a policy without a convergence time are left alone. */
+static void nexus_warmup_reaches_steady_state(void)
 {
     static const struct {
         const char *policy;
         double warmup;
-        bool warn;
+        bool keep, note, extended;
+        double used, duration;
     } cases[] = {
-        {"{\"name\":\"nexus\"}", 5, true},
-        {"{\"name\":\"nexus\"}", 59.9, true},
-        {"{\"name\":\"nexus\"}", 60, false},
-        {"{\"name\":\"nexus\",\"params\":{\"epoch_s\":10}}", 25, false},
-        {"{\"name\":\"nexus\",\"params\":{\"epoch_s\":20}}", 25, true},
-        {"{\"name\":\"nexus\",\"params\":{\"epoch_schedule\":false}}", 0, false},
-        {"{\"name\":\"symphony\"}", 0, false},
+        {"{\"name\":\"nexus\"}", 5, false, true, true, 60, 155},
+        {"{\"name\":\"nexus\"}", 59.9, false, true, true, 60, 100.1},
+        {"{\"name\":\"nexus\"}", 60, false, false, false, 60, 100},
+        {"{\"name\":\"nexus\",\"params\":{\"epoch_s\":10}}", 25, false, false, false, 25, 100},
+        {"{\"name\":\"nexus\",\"params\":{\"epoch_s\":20}}", 25, false, true, true, 40, 115},
+        {"{\"name\":\"nexus\",\"params\":{\"epoch_schedule\":false}}", 0, false, false, false, 0, 100},
+        {"{\"name\":\"symphony\"}", 0, false, false, false, 0, 100},
+        {"{\"name\":\"nexus\"}", 5, true, true, false, 5, 100},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[1024], note[512] = "";
         snprintf(text, sizeof text,
-                 "{\"duration_s\":100,\"warmup_s\":%g,\"cluster\":{\"gpus\":2},"
+                 "{\"duration_s\":100,\"warmup_s\":%g,\"keep_warmup\":%s,\"cluster\":{\"gpus\":2},"
                  "\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":5,\"slo_ms\":25}],"
-                 "\"workload\":{\"rate_rps\":100},\"policy\":%s}", cases[i].warmup, cases[i].policy);
+                 "\"workload\":{\"rate_rps\":100},\"policy\":%s}", cases[i].warmup,
+                 cases[i].keep ? "true" : "false", cases[i].policy);
         struct sim_config *cfg = config(text);
-        bool warn = sim_config_transient(cfg, note, sizeof note);
-        CHECK(warn == cases[i].warn, "%s, warm-up %g s: warned %d, expected %d (%s)",
-              cases[i].policy, cases[i].warmup, warn, cases[i].warn, note);
-        if (warn && i == 0)
-            CHECK(strstr(note, "warmup_s 5 is shorter than the 60 s policy nexus") != NULL,
+        bool said = sim_config_transient(cfg, note, sizeof note);
+        const struct sim_world *w = &cfg->world;
+        CHECK(said == cases[i].note && w->warmup_extended == cases[i].extended,
+              "%s, warm-up %g s (keep %d): note %d extended %d, expected %d %d (%s)",
+              cases[i].policy, cases[i].warmup, cases[i].keep, said, w->warmup_extended,
+              cases[i].note, cases[i].extended, note);
+        CHECK(fabs(w->warmup_s - cases[i].used) < 1e-9 && fabs(w->duration_s - cases[i].duration) < 1e-9,
+              "%s, warm-up %g s: runs %g s with %g s of warm-up, expected %g and %g",
+              cases[i].policy, cases[i].warmup, w->duration_s, w->warmup_s, cases[i].duration,
+              cases[i].used);
+        if (w->warmup_extended)
+            CHECK(w->warmup_config_s == cases[i].warmup, "config's warm-up %g kept as %g",
+                  cases[i].warmup, w->warmup_config_s);
+        if (i == 0)
+            CHECK(strstr(note, "warm-up extended from 5 s to 60 s") && strstr(note, "run to 155 s"),
                   "message: %s", note);
+        if (cases[i].keep)
+            CHECK(strstr(note, "warning:") && strstr(note, "warmup_s 5 is shorter than the 60 s "
+                                                             "policy nexus"), "message: %s", note);
         sim_config_destroy(cfg);
     }
+    /* the extended warm-up is the one the run measures after, and the result says so */
+    struct sim_result *r = run("{\"duration_s\":3,\"warmup_s\":1,\"cluster\":{\"gpus\":2},"
+                               "\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":5,\"slo_ms\":25}],"
+                               "\"workload\":{\"rate_rps\":100,\"arrival\":{\"kind\":\"uniform\"}},"
+                               "\"policy\":{\"name\":\"nexus\",\"params\":{\"epoch_s\":2}},"
+                               "\"metrics\":{\"sample_period_s\":0}}");
+    CHECK(r->warmup_extended && r->warmup_config_s == 1 && r->warmup_s == 4 && r->duration_s == 6,
+          "result: extended %d from %g to %g s, duration %g s", r->warmup_extended,
+          r->warmup_config_s, r->warmup_s, r->duration_s);
+    CHECK(r->offered >= 199 && r->offered <= 201, "measured %llu requests over the 2 s window",
+          (unsigned long long)r->offered);
+    sim_result_destroy(r);
 }
 
 /* ------------------------------------------------------------ Shepherd */
@@ -354,15 +488,17 @@ static void published_ordering(void)
         CHECK(base[i] >= sy / 5, "%s %.0f below a fifth of Symphony %.0f", name[i], base[i], sy);
 }
 
-TEST_MAIN({"nexus_worked_example", nexus_worked_example},
-          {"nexus_profile_mean_plus_sd", nexus_profile_mean_plus_sd},
-          {"nexus_plateau_above_saturation", nexus_plateau_above_saturation},
-          {"nexus_more_frontends_no_better", nexus_more_frontends_no_better},
-          {"clockwork_pow2_batches", clockwork_pow2_batches},
-          {"clockwork_cold_start_waits_for_load", clockwork_cold_start_waits_for_load},
-          {"clockwork_lru_eviction", clockwork_lru_eviction},
-          {"clockwork_rejects_overruns", clockwork_rejects_overruns},
-          {"clockwork_exec_deadline_is_slo_minus_buffer", clockwork_exec_deadline_is_slo_minus_buffer},
-          {"nexus_warns_on_short_warmup", nexus_warns_on_short_warmup},
-          {"shepherd_preempts_under_bursts", shepherd_preempts_under_bursts},
-          {"published_ordering", published_ordering})
+TEST_MAIN_SCRATCH({"nexus_worked_example", nexus_worked_example},
+                  {"nexus_profile_mean_plus_sd", nexus_profile_mean_plus_sd},
+                  {"nexus_plateau_above_saturation", nexus_plateau_above_saturation},
+                  {"nexus_more_frontends_no_better", nexus_more_frontends_no_better},
+                  {"clockwork_pow2_batches", clockwork_pow2_batches},
+                  {"clockwork_cold_start_waits_for_load", clockwork_cold_start_waits_for_load},
+                  {"clockwork_lru_eviction", clockwork_lru_eviction},
+                  {"clockwork_rejects_overruns", clockwork_rejects_overruns},
+                  {"clockwork_exec_deadline_is_slo_minus_buffer", clockwork_exec_deadline_is_slo_minus_buffer},
+                  {"nexus_warmup_reaches_steady_state", nexus_warmup_reaches_steady_state},
+                  {"nexus_residual_session_under_a_burst", nexus_residual_session_under_a_burst},
+                  {"nexus_saturated_session", nexus_saturated_session},
+                  {"shepherd_preempts_under_bursts", shepherd_preempts_under_bursts},
+                  {"published_ordering", published_ordering})

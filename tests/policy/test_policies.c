@@ -402,7 +402,7 @@ static void conformance_every_policy(void)
             bool app = w >= nw;
             if (app)
                 snprintf(text, sizeof text,
-                         "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":6,\"warmup_s\":0,"
+                         "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":6,\"keep_warmup\":true,\"warmup_s\":0,"
                          "%s,%s,\"policy\":{\"name\":\"%s\"%s},"
                          "\"metrics\":{\"sample_period_s\":0.5}}",
                          w + 1, conformance_app, conformance_app_workloads[w - nw], ops->name,
@@ -410,7 +410,7 @@ static void conformance_every_policy(void)
                              ? ",\"params\":{\"interval_s\":1,\"cold_start_s\":0.5}" : "");
             else if (ops->needs_no_gpus)   /* CPU-executor policies: nodes with cores */
                 snprintf(text, sizeof text,
-                     "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"warmup_s\":0.5,"
+                     "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"keep_warmup\":true,\"warmup_s\":0.5,"
                      "\"cluster\":{\"nodes\":[{\"cores\":4,\"gpus\":1},{\"cores\":3,\"gpus\":1}]},"
                      "\"models\":[" CPU_MODEL("a", 2, 5) "," CPU_MODEL("b", 4, 8) ","
                      CPU_MODEL("c", 1, 3) "],%s,\"policy\":{\"name\":%s%s},"
@@ -419,7 +419,7 @@ static void conformance_every_policy(void)
             else {   /* presets that need the HPA (dynamoml's) get it: pods come and go */
                 bool hpa = ps && strstr(ps->params, "\"autoscaling\": true");
                 snprintf(text, sizeof text,
-                     "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"warmup_s\":0.5,"
+                     "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"keep_warmup\":true,\"warmup_s\":0.5,"
                      "\"cluster\":{\"gpus\":4,\"gpu_memory_mb\":11264%s},"
                      "\"models\":[{\"zoo\":\"symphony_table1_1080ti\",\"select\":\"all\"}],"
                      "%s,\"policy\":{\"name\":%s},\"metrics\":{\"sample_period_s\":0.5}%s}",
@@ -444,7 +444,7 @@ static void conformance_every_policy(void)
         for (size_t w = 0; w < 2; w++) {
             char text[4096];
             snprintf(text, sizeof text,
-                     "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":600,\"warmup_s\":0,"
+                     "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":600,\"keep_warmup\":true,\"warmup_s\":0,"
                      "\"cluster\":{\"nodes\":[{\"cores\":8,\"gpus\":4},{\"cores\":8,\"gpus\":4}],"
                      "\"executors\":1,\"max_gpus\":6,\"provision_s\":2},"
                      "\"models\":[{\"name\":\"r\",\"alpha_ms\":0,\"beta_ms\":15,\"slo_ms\":128,"
@@ -473,7 +473,7 @@ static void conformance_every_policy(void)
         for (size_t w = 0; ops->shared_devices && w < nw; w++) {
             char text[4096];
             snprintf(text, sizeof text,
-                     "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"warmup_s\":0.5,"
+                     "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"keep_warmup\":true,\"warmup_s\":0.5,"
                      "\"cluster\":{\"gpus\":4,\"gpu_memory_mb\":11264,\"lanes\":3,"
                      "\"interference\":\"parametric\"},"
                      "\"models\":[{\"zoo\":\"symphony_table1_1080ti\",\"select\":\"all\"}],"
@@ -508,7 +508,7 @@ static struct sim_result *run_text(const char *text)
 }
 
 #define PRESET_RUN(policy) \
-    "{\"name\":\"p\",\"seed\":3,\"duration_s\":3,\"warmup_s\":0.5,\"cluster\":{\"gpus\":4," \
+    "{\"name\":\"p\",\"seed\":3,\"duration_s\":3,\"keep_warmup\":true,\"warmup_s\":0.5,\"cluster\":{\"gpus\":4," \
     "\"gpu_memory_mb\":11264},\"models\":[{\"zoo\":\"symphony_table1_1080ti\",\"select\":\"all\"}]," \
     "\"workload\":{\"rate_rps\":2500,\"arrival\":{\"kind\":\"gamma\",\"shape\":0.3}}," \
     "\"metrics\":{\"sample_period_s\":0},\"policy\":" policy "}"
@@ -564,9 +564,10 @@ static void presets_are_well_formed(void)
     CHECK(cJSON_IsString(ml) && strcmp(ml->valuestring, "on_assign") == 0,
           "the preset's model_load was not applied");
     sim_config_destroy(cfg);
-    CHECK(sim_config_from_text(PRESET_RUN("{\"name\":\"nexus\",\"preset\":\"paper\"}"), "presets",
+    CHECK(sim_config_from_text(PRESET_RUN("{\"name\":\"nexus\",\"preset\":\"sosp\"}"), "presets",
                                ".", &cfg) != 0 &&
-              strstr(sim_err_msg(), "policy.preset") && strstr(sim_err_msg(), "\"original\""),
+              strstr(sim_err_msg(), "policy.preset") && strstr(sim_err_msg(), "\"original\"") &&
+              strstr(sim_err_msg(), "\"paper\""),
           "unknown preset: %s", sim_err_msg());
 }
 

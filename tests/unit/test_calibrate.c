@@ -755,28 +755,20 @@ static void cudnn_concurrency_streams(void)
 #endif
 }
 
-int main(int argc, char **argv)
-{
-    static const struct test_case cases[] = {
-        {"networks_match_published", networks_match_published},
-        {"parallelism_by_hand", parallelism_by_hand},
-        {"onednn_inter_op_matches_sequential", onednn_inter_op_matches_sequential},
-        {"concurrency_point", concurrency_point},
-        {"cudnn_concurrency_streams", cudnn_concurrency_streams},
-        {"concurrency_fit_recovers_constants", concurrency_fit_recovers_constants},
-        {"onednn_layers_match_reference", onednn_layers_match_reference},
-        {"onednn_arena_output_matches", onednn_arena_output_matches},
-        {"fold_bn_preserves_output", fold_bn_preserves_output},
-        {"arena_plan_no_overlap", arena_plan_no_overlap},
-        {"fit_recovers_known_coefficients", fit_recovers_known_coefficients},
-        {"net_errors_are_precise", net_errors_are_precise},
-        {"profile_read_back_by_simulator", profile_read_back_by_simulator},
-        {"validate_real_against_sim", validate_real_against_sim},
-        {"serving_fit_recovers_distribution", serving_fit_recovers_distribution},
-        {"serving_measure_writes_distribution", serving_measure_writes_distribution},
-        {"cudnn_layers_match_reference", cudnn_layers_match_reference},
-    };
-    int rc = test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
-    test_scratch_done();
-    return rc;
-}
+TEST_MAIN_SCRATCH({"networks_match_published", networks_match_published},
+                  {"parallelism_by_hand", parallelism_by_hand},
+                  {"onednn_inter_op_matches_sequential", onednn_inter_op_matches_sequential},
+                  {"concurrency_point", concurrency_point},
+                  {"cudnn_concurrency_streams", cudnn_concurrency_streams},
+                  {"concurrency_fit_recovers_constants", concurrency_fit_recovers_constants},
+                  {"onednn_layers_match_reference", onednn_layers_match_reference},
+                  {"onednn_arena_output_matches", onednn_arena_output_matches},
+                  {"fold_bn_preserves_output", fold_bn_preserves_output},
+                  {"arena_plan_no_overlap", arena_plan_no_overlap},
+                  {"fit_recovers_known_coefficients", fit_recovers_known_coefficients},
+                  {"net_errors_are_precise", net_errors_are_precise},
+                  {"profile_read_back_by_simulator", profile_read_back_by_simulator},
+                  {"validate_real_against_sim", validate_real_against_sim},
+                  {"serving_fit_recovers_distribution", serving_fit_recovers_distribution},
+                  {"serving_measure_writes_distribution", serving_measure_writes_distribution},
+                  {"cudnn_layers_match_reference", cudnn_layers_match_reference})

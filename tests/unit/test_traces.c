@@ -585,22 +585,14 @@ static void real_traces_match_their_readmes(void)
     sim_config_destroy(c);
 }
 
-int main(int argc, char **argv)
-{
-    static const struct test_case cases[] = {
-        {"azure_functions_reader", azure_functions_reader},
-        {"reader_errors_name_lines", reader_errors_name_lines},
-        {"llm_and_projectcounts_readers", llm_and_projectcounts_readers},
-        {"replay_counts_exact_per_interval", replay_counts_exact_per_interval},
-        {"replay_scaling_preserves_totals", replay_scaling_preserves_totals},
-        {"replay_sizes_on_counts", replay_sizes_on_counts},
-        {"replay_timestamps_exact", replay_timestamps_exact},
-        {"replay_functions_onto_models", replay_functions_onto_models},
-        {"gaps_are_explicit", gaps_are_explicit},
-        {"config_errors", config_errors},
-        {"real_traces_match_their_readmes", real_traces_match_their_readmes},
-    };
-    int rc = test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
-    test_scratch_done();
-    return rc;
-}
+TEST_MAIN_SCRATCH({"azure_functions_reader", azure_functions_reader},
+                  {"reader_errors_name_lines", reader_errors_name_lines},
+                  {"llm_and_projectcounts_readers", llm_and_projectcounts_readers},
+                  {"replay_counts_exact_per_interval", replay_counts_exact_per_interval},
+                  {"replay_scaling_preserves_totals", replay_scaling_preserves_totals},
+                  {"replay_sizes_on_counts", replay_sizes_on_counts},
+                  {"replay_timestamps_exact", replay_timestamps_exact},
+                  {"replay_functions_onto_models", replay_functions_onto_models},
+                  {"gaps_are_explicit", gaps_are_explicit},
+                  {"config_errors", config_errors},
+                  {"real_traces_match_their_readmes", real_traces_match_their_readmes})
