@@ -960,7 +960,7 @@ static double converge_s(const cJSON *p)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct nexus *st = state;
-    int rc, drop = 0, load = 1, rate = 0, bbatch = 1;  /* defaults: the original system (presets.c) */
+    int rc, drop = 0, load = 1, rate = 0, bbatch = 1;  /* defaults: preset "paper" (presets.c) */
     double beacon_s = 1, epoch_s = 30, min_epoch_s = 10, avg_s = 10;
     const cJSON *stat = NULL;
     st->mult = 1.15;

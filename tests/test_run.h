@@ -1,5 +1,6 @@
-/* test_run.h — one run of a config given as JSON text (load scale 1), for tests that build
- * their experiment inline: parse, run, free the config; exits the test on an error. */
+/* test_run.h — one run (load scale 1) or one goodput search of a config given as JSON text,
+ * for tests that build their experiment inline: parse, run, free the config; exits the test
+ * on an error. */
 #ifndef TEST_RUN_H
 #define TEST_RUN_H
 
@@ -17,6 +18,22 @@ static inline struct sim_result *test_run_text(const char *text, const char *nam
     REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
     sim_config_destroy(cfg);
     return r;
+}
+
+/* The goodput of `text` (0 when no load passes); *batch (may be NULL) the mean batch of
+ * model 0 at it. */
+static inline double test_goodput_text(const char *text, const char *name, double *batch)
+{
+    struct sim_config *cfg;
+    struct sim_goodput g;
+    REQUIRE_OK(sim_config_from_text(text, name, ".", &cfg));
+    REQUIRE_OK(sim_goodput_search(cfg, false, &g));
+    double v = g.found ? g.goodput_rps : 0;
+    if (batch)
+        *batch = g.found ? g.best->models[0].mean_batch : 0;
+    sim_goodput_free(&g);
+    sim_config_destroy(cfg);
+    return v;
 }
 
 #endif

@@ -27,12 +27,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if [ -z "$bin" ]; then
-  for b in "$root/build/release/servesim" "$root/build/dev/servesim"; do
-    [ -x "$b" ] && { bin=$b; break; }
-  done
-fi
-[ -n "$bin" ] && [ -x "$bin" ] || { echo "run.sh: no servesim binary (build first, or --servesim BIN)" >&2; exit 1; }
+# shellcheck source=../../scripts/find-servesim.sh
+. "$root/scripts/find-servesim.sh"
+bin=$(find_servesim "$root" "$bin") || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -n "$db" ] || db="$tmp/regression.db"

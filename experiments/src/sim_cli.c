@@ -348,8 +348,8 @@ static int cmd_run(const struct opts *o, bool goodput)
     int rc = sim_config_load(o->config, o->sets, o->nsets, o->seed_given, o->seed, &cfg);
     if (rc)
         return fail(rc);
-    if (sim_config_transient(cfg, note, sizeof note))
-        fprintf(stderr, "%s\n", note);
+    if (sim_config_transient(cfg, note, sizeof note) && (!o->quiet || note[0] == 'w'))
+        fprintf(stderr, "%s\n", note);     /* the note of an extended warm-up: not --quiet */
     if (!o->no_db) {                     /* fail early on an unusable database */
         struct sim_store *st = NULL;
         if ((rc = sim_store_open(o->db, &st)))
@@ -456,6 +456,7 @@ static int cmd_bench(const struct opts *o)
     char text[1024];
     snprintf(text, sizeof text,
              "{\"name\": \"bench\", \"seed\": 1, \"duration_s\": %.17g, \"warmup_s\": 0,"
+             " \"keep_warmup\": true,"
              " \"cluster\": {\"gpus\": %d, \"gpu_kind\": \"1080ti\"},"
              " \"models\": [{\"zoo\": \"symphony_1080ti\", \"select\": \"all\"}],"
              " \"workload\": {\"rate_rps\": %.17g, \"arrival\": {\"kind\": \"poisson\"}},"

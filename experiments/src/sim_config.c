@@ -947,21 +947,31 @@ static int parse_autoscale(struct sim_config *c, const cJSON *root)
     return 0;
 }
 
+/* Whether the workload changes over time (a trace, rate segments or schedules, closed-loop
+ * clients): its timeline is absolute, so a longer warm-up would move the measured window
+ * over other phases of it; the warm-up is then kept, with the warning. */
+static bool time_varying(const struct sim_config *c)
+{
+    const struct wl_workload *wl = &c->workload;
+    return wl->trace || wl->nsegments > 0 || wl->schedules || wl->clients;
+}
+
 /* Steady state by default: a warm-up shorter than the time the policy declares it needs to
  * converge (policy_ops.converge_s) is extended to it, and the duration by as much, so the
  * measured window keeps its length; the config's value is kept for the report
- * (keep_warmup: true, or --keep-warmup, measures the transient instead). */
+ * (keep_warmup: true, or --keep-warmup, measures the transient instead). A workload that
+ * changes over time keeps its warm-up (time_varying). */
 static int extend_warmup(struct sim_config *c)
 {
     struct sim_world *w = &c->world;
     double need = w->policy->converge_s ? w->policy->converge_s(w->policy_params) : 0;
-    if (!(w->warmup_s < need))
+    if (!(w->warmup_s < need) || time_varying(c))
         return 0;
     double dur = w->duration_s + (need - w->warmup_s);
     if (dur > 1e7)
         return sim_err_set(SIM_EINVAL, "duration_s: extended by the warm-up policy %s needs "
-                           "(%g s) it would be %g s, above the 1e7 s limit", w->policy->name,
-                           need, dur);
+                           "(%g s) it would be %g s, above the 1e7 s limit (keep_warmup: true "
+                           "keeps the config's warm-up)", w->policy->name, need, dur);
     w->warmup_extended = true;
     w->warmup_config_s = w->warmup_s;
     w->warmup_s = need;
@@ -1182,7 +1192,9 @@ bool sim_config_transient(const struct sim_config *cfg, char *msg, size_t size)
     if (!(w->warmup_s < need))
         return false;
     snprintf(msg, size, "warning: %s: warmup_s %g is shorter than the %g s policy %s needs to "
-             "reach its steady state (docs/policies.md), kept as keep_warmup asks: the results "
-             "include its start-up transient", cfg->file, w->warmup_s, need, w->policy->name);
+             "reach its steady state (docs/policies.md), kept %s: the results include its "
+             "start-up transient", cfg->file, w->warmup_s, need, w->policy->name,
+             time_varying(cfg) ? "since the workload changes over time (a longer warm-up "
+             "would move the measured window); set warmup_s" : "as keep_warmup asks");
     return true;
 }

@@ -200,8 +200,8 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
     if (rc)
         return rc;
     char hash[17], note[512];
-    if (sim_config_transient(base, note, sizeof note))
-        fprintf(stderr, "%s\n", note);
+    if (sim_config_transient(base, note, sizeof note) && (in->progress || note[0] == 'w'))
+        fprintf(stderr, "%s\n", note);     /* the note of an extended warm-up: not --quiet */
     sim_config_hash(base, hash);
     snprintf(p->name, sizeof p->name, "%s", base->world.name);
     p->duration_s = base->world.duration_s;

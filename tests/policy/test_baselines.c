@@ -409,6 +409,22 @@ static void nexus_warmup_reaches_steady_state(void)
                                                              "policy nexus"), "message: %s", note);
         sim_config_destroy(cfg);
     }
+    /* a workload that changes over time keeps its warm-up (a longer one would move the
+     * measured window onto other phases), with the warning */
+    {
+        char note[512] = "";
+        struct sim_config *cfg = config(
+            "{\"duration_s\":100,\"warmup_s\":5,\"cluster\":{\"gpus\":2},\"models\":[{\"name\":"
+            "\"m\",\"alpha_ms\":1,\"beta_ms\":5,\"slo_ms\":25}],\"workload\":{\"rate_rps\":100,"
+            "\"segments\":[{\"duration_s\":50,\"scale\":1},{\"scale\":2}]},\"policy\":{\"name\":"
+            "\"nexus\"}}");
+        bool said = sim_config_transient(cfg, note, sizeof note);
+        CHECK(said && !cfg->world.warmup_extended && cfg->world.warmup_s == 5 &&
+                  cfg->world.duration_s == 100 && strstr(note, "changes over time"),
+              "segments: extended %d, %g s of %g, note %s", cfg->world.warmup_extended,
+              cfg->world.warmup_s, cfg->world.duration_s, note);
+        sim_config_destroy(cfg);
+    }
     /* the extended warm-up is the one the run measures after, and the result says so */
     struct sim_result *r = run("{\"duration_s\":3,\"warmup_s\":1,\"cluster\":{\"gpus\":2},"
                                "\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":5,\"slo_ms\":25}],"
