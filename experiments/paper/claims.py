@@ -185,8 +185,9 @@ def section51(db):
         loss8.sort()
         claim("5.1-a", "Figure 6: Nexus with 8 frontends loses goodput against 1 frontend "
               "(mixed zoo, 64 GPUs, 1080Ti and A100, all/gt2/lt2)", "loses 11%-45%",
-              f"loses {pct(loss8[0])} to {pct(loss8[-1])}",
-              loss8[0] >= -0.02 and loss8[len(loss8) // 2] >= 0.11 * (1 - TOL))
+              f"loses {pct(loss8[0])} to {pct(loss8[-1])} (median {pct(loss8[len(loss8) // 2])})",
+              loss8[0] >= -0.02 and loss8[len(loss8) // 2] >= 0.11 * (1 - TOL) and
+              loss8[-1] <= 0.45 * (1 + TOL))
     else:
         not_run("5.1-a", "Figure 6: Nexus 8 vs 1 frontend", "loses 11%-45%")
     for s, label in (("all", "all 37 models"), ("gt2", "beta/alpha > 2"),

@@ -17,6 +17,9 @@ WHY = {
              "search's 3% step elsewhere: at SLO 100 ms the accumulated batches absorb the "
              "routing bursts, and under Gamma(0.1) arrivals the arrivals' own bursts limit 1 and "
              "8 frontends alike; the paper's 5-40% spans 1-37 models, this sweep has 4"),
+    "5.1-a": ("8 frontends cost 0-10% on the 1080Ti zoo and 53-96% on the A100 zoo, whose "
+              "SLOs near 2x the batch-1 latency leave no room for the burstier per-GPU arrivals; "
+              "Nexus's goodput there is its worst model's few hundred req/s (row 5.1-all)"),
     "5.1-all-1080ti-nexus": _NEXUS_ZOO,
     "5.1-all-a100-nexus": _NEXUS_ZOO,
     "5.1-gt2-1080ti-nexus": _NEXUS_ZOO,
