@@ -80,6 +80,7 @@ static const struct cmd_help {
      "  --set PATH=VALUE  applied to every point (part of the sweep's identity)\n"
      OPT_WARMUP
      "  --quiet           no progress\n"
+     "  --trace-dir DIR   where workload.trace files are (as for run)\n"
      "  --force           run even when the database holds this sweep's name under another\n"
      "                    configuration (other file, base or --set) and none of this one\n"},
     {"plan", "plan [CONFIG] [options]",
@@ -113,6 +114,7 @@ static const struct cmd_help {
      "  --sample S        time-series sampling period in s (default 1; 0 = off)\n"
      "  --policy NAME     the policy to run (default symphony)\n"
      "  --no-reference    skip the reference simulator (the speed ratio's denominator)\n"
+     "  --json            print the measurements as one JSON object on stdout\n"
      "  --rounds N        run and reference alternate N times in this process (1-100, default\n"
      "                    1); speeds and the ratio are the rounds' medians, and every round\n"
      "                    must simulate the same events\n"},
@@ -209,6 +211,59 @@ static void opts_free(struct opts *o)
         free(o->owned[i]);
 }
 
+/* The options each command of parse_opts takes ("-j" stands for -j and --jobs) and whether
+ * it takes a positional argument (1 optional CONFIG, 2 a required one): an option a command
+ * does not take is an error naming the ones it does, never silently ignored. */
+static const struct cmd_opts {
+    const char *cmd;
+    int positional;
+    const char *const opts[16];
+} CMD_OPTS[] = {
+    {"run", 1, {"--db", "--no-db", "--set", "--seed", "--json", "--quiet", "--trace-dir",
+                "--keep-warmup", NULL}},
+    {"goodput", 1, {"--db", "--no-db", "--set", "--seed", "--json", "--quiet", "--trace-dir",
+                    "--keep-warmup", NULL}},
+    {"plan", 1, {"--db", "--no-db", "--set", "--seed", "--json", "--quiet", "--trace-dir",
+                 "--keep-warmup", "--min", "--max", NULL}},
+    {"sweep", 2, {"-j", "--db", "--set", "--quiet", "--force", "--trace-dir", "--keep-warmup",
+                  NULL}},
+    {"policies", 0, {NULL}},
+    {"bench", 0, {"--duration", "--rate", "--gpus", "--sample", "--policy", "--no-reference",
+                  "--rounds", "--json", NULL}},
+};
+
+/* Whether command `cmd` takes option `a` (true for a command without a table: dispatch
+ * reports it as unknown); else an error listing what it takes. */
+static int check_opt(const char *cmd, const char *a)
+{
+    const char *name = strcmp(a, "--jobs") == 0 ? "-j" : a;
+    for (size_t i = 0; i < sizeof CMD_OPTS / sizeof CMD_OPTS[0]; i++) {
+        const struct cmd_opts *c = &CMD_OPTS[i];
+        if (strcmp(c->cmd, cmd) != 0)
+            continue;
+        char list[256] = "";
+        for (int k = 0; c->opts[k]; k++) {
+            if (strcmp(c->opts[k], name) == 0)
+                return 0;
+            size_t l = strlen(list);
+            snprintf(list + l, sizeof list - l, "%s%s", k ? ", " : "",
+                     strcmp(c->opts[k], "-j") ? c->opts[k] : "-j/--jobs");
+        }
+        return sim_err_set(SIM_EUSAGE, "%s takes no option %s (%s%s; servesim %s --help)",
+                           cmd, a, c->opts[0] ? "its options: " : "it takes none", list, cmd);
+    }
+    return 0;
+}
+
+static int check_positional(const char *cmd, const char *a)
+{
+    for (size_t i = 0; i < sizeof CMD_OPTS / sizeof CMD_OPTS[0]; i++)
+        if (strcmp(CMD_OPTS[i].cmd, cmd) == 0 && CMD_OPTS[i].positional == 0)
+            return sim_err_set(SIM_EUSAGE, "%s takes no argument, got \"%s\" (servesim %s "
+                               "--help)", cmd, a, cmd);
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -227,6 +282,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         bool has_next = i + 1 < argc;
         long long n;
         int rc;
+        if (a[0] == '-' && a[1] && (rc = check_opt(argv[1], a)))
+            return rc;
+        if (a[0] != '-' && (rc = check_positional(argv[1], a)))
+            return rc;
         if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--quiet") == 0) {
@@ -245,6 +304,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->policy = argv[++i];
         } else if (strcmp(a, "--db") == 0 && has_next) {
             o->db = argv[++i];
+            if (!o->db[0])
+                return sim_err_set(SIM_EUSAGE, "--db: expected a file name, got \"\" (--no-db "
+                                   "writes nothing)");
         } else if (strcmp(a, "--set") == 0 && has_next) {
             if (o->nsets == MAX_SETS)
                 return sim_err_set(SIM_EUSAGE, "--set: at most %d overrides", MAX_SETS);

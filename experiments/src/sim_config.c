@@ -316,6 +316,15 @@ static int parse_models(struct sim_config *c, const cJSON *root)
         for (int j = 0; j < m; j++)
             if (strcmp(c->world.models[j].name, md->name) == 0)
                 return sim_err_set(SIM_EINVAL, "models: model \"%s\" appears twice", md->name);
+        for (const char *ch = md->name; *ch; ch++)   /* names are fields of exports and keys */
+            if ((unsigned char)*ch < 0x20 || *ch == 0x7f)
+                return sim_err_set(SIM_EINVAL, "models: the name of model %d (zoo models "
+                                   "counted) has byte 0x%02x at position %d: expected no control "
+                                   "characters (a tab or newline breaks export and compare)",
+                                   m, (unsigned)(unsigned char)*ch, (int)(ch - md->name));
+        if (!md->name[0])
+            return sim_err_set(SIM_EINVAL, "models: model %d (zoo models counted) has an empty "
+                               "name", m);
         const char *kind = c->world.gpu_kind, *what = "cluster.gpu_kind";
         if (cpu_kind && sim_model_cfg_kind(md, kind) < 0) {
             kind = cpu_kind;

@@ -42,6 +42,42 @@ static char *assignment(const char *path, const cJSON *v)
     return a;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* An axis whose values (or cases whose names, `names`) repeat would run one point twice and
+ * store it once: an error naming the repeated value. Sorted, so linear-logarithmic in size. */
+static int distinct_values(const cJSON *arr, const char *path, bool names)
+{
+    int n = cJSON_GetArraySize(arr), k = 0, rc = 0;
+    char **v = calloc((size_t)n + 1, sizeof *v);
+    if (!v)
+        return SIM_ENOMEM;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        const cJSON *x = names ? cJSON_GetObjectItemCaseSensitive(it, "name") : it;
+        if (!(v[k++] = names ? strdup(x->valuestring) : cJSON_PrintUnformatted(x))) {
+            rc = SIM_ENOMEM;
+            goto out;
+        }
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_str);
+    for (int i = 1; i < n; i++)
+        if (strcmp(v[i - 1], v[i]) == 0) {
+            rc = sim_err_set(SIM_EINVAL, "%s: %s %.200s appears twice (a point would run twice "
+                             "and be stored once)", path, names ? "the case name" : "the value",
+                             v[i]);
+            break;
+        }
+out:
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    return rc;
+}
+
 int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int nsets)
 {
     static const char *const keys[] = {"name", "description", "base", "mode", "grid", "set",
@@ -86,6 +122,8 @@ int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int 
             if ((rc = sim_json_str(c, p, "name", true, &cn)))
                 return sim_err_prefix(rc, file);
         }
+        if ((rc = distinct_values(cases, "cases", true)))
+            return sim_err_prefix(rc, file);
         w->path[0] = NULL;
         w->values[0] = cases;
         w->size[0] = n;
@@ -102,6 +140,8 @@ int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int 
             rc = sim_json_expected(p, "a non-empty array of values", ax);
             return sim_err_prefix(rc, file);
         }
+        if ((rc = distinct_values(ax, p, false)))
+            return sim_err_prefix(rc, file);
         w->path[w->naxes] = ax->string;
         w->values[w->naxes] = ax;
         w->size[w->naxes] = cJSON_GetArraySize(ax);

@@ -74,6 +74,16 @@ config_errors() {
   expect_error syntax "invalid JSON" "{\"name\": \"x\", $base,"
   expect_error syntax_line "syntax_line.json:3:" $'{\n "name": "x",\n "seed": ]\n}'
   expect_error unknown_key "colour: unknown key" "{$base,\"models\":[$model],\"colour\":1}"
+  expect_error model_tab "has byte 0x09 at position 1: expected no control characters" \
+    "{$base,\"models\":[{\"name\":\"a\\tb\",\"alpha_ms\":1,\"beta_ms\":2,\"slo_ms\":20}]}"
+  "$bin" run --db '' --set duration_s=2 --set warmup_s=0 > /dev/null 2> "$tmp/err"; local rc=$?
+  [ $rc -eq 2 ] && grep -qF -- '--db: expected a file name, got ""' "$tmp/err" || fail "--db '': exit $rc ($(cat "$tmp/err"))"
+  printf '{"name":"dup","base":"%s","grid":{"seed":[1,2,1]}}' "$tmp/syntax_line.json" > "$tmp/dup.sweep.json"
+  "$bin" sweep "$tmp/dup.sweep.json" --db "$tmp/dup.db" > /dev/null 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "grid.seed: the value 1 appears twice" "$tmp/err" || fail "repeated grid value: exit $rc ($(cat "$tmp/err"))"
+  printf '{"name":"dupc","base":"%s","cases":[{"name":"a"},{"name":"a"}]}' "$tmp/syntax_line.json" > "$tmp/dupc.sweep.json"
+  "$bin" sweep "$tmp/dupc.sweep.json" --db "$tmp/dup.db" > /dev/null 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "cases: the case name a appears twice" "$tmp/err" || fail "repeated case: exit $rc ($(cat "$tmp/err"))"
   expect_error slo_type 'models[0].slo_ms: expected a positive number, got "fast"' \
     "{$base,\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":2,\"slo_ms\":\"fast\"}]}"
   expect_error gpus_zero "cluster.gpus: expected an integer in [1, 100000], got 0" \
@@ -139,7 +149,7 @@ config_errors() {
   "$bin" run "$tmp/nope.json" --no-db 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -q "cannot open" "$tmp/err" || fail "missing file: exit $rc, $(cat "$tmp/err")"
   "$bin" run --frobnicate 2> "$tmp/err"; rc=$?
-  [ $rc -eq 2 ] && grep -q "unknown option" "$tmp/err" || fail "bad option: exit $rc"
+  [ $rc -eq 2 ] && grep -qF "run takes no option --frobnicate (its options:" "$tmp/err" || fail "bad option: exit $rc, $(cat "$tmp/err")"
   "$bin" bench --gpus 2.5 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -q "expected an integer" "$tmp/err" || fail "--gpus 2.5: exit $rc"
   # bench rounds: the same events every round; events split into heap ones and timers due now
@@ -974,6 +984,21 @@ help_and_policies() {
     "$bin" $cmd 2> "$tmp/err"; local rc=$?
     [ $rc -eq 2 ] && grep -qF -- "$want" "$tmp/err" || fail "$name: exit $rc, $(cat "$tmp/err")"
   done
+  # an option a command does not take is an error naming the ones it takes, never ignored
+  for args in 'run --policy fifo --duration 5|run takes no option --policy (its options: --db, --no-db, --set' \
+              'sweep s.json --seed 7|sweep takes no option --seed (its options: -j/--jobs' \
+              'sweep s.json --no-db|sweep takes no option --no-db' \
+              'sweep s.json --json|sweep takes no option --json' \
+              'policies --json|policies takes no option --json (it takes none' \
+              'policies extra|policies takes no argument, got "extra"' \
+              'bench --db x.db|bench takes no option --db (its options: --duration' \
+              'goodput --min 2|goodput takes no option --min'; do
+    IFS='|' read -r cmd want <<< "$args"
+    # shellcheck disable=SC2086
+    (cd "$tmp" && "$bin" $cmd > /dev/null 2> err); local rc=$?
+    [ $rc -eq 2 ] && grep -qF -- "$want" "$tmp/err" || fail "$cmd: exit $rc, $(cat "$tmp/err")"
+  done
+  [ ! -e "$tmp/servesim.db" ] || fail "a refused command wrote a database"
 }
 
 "$case_name"
