@@ -161,7 +161,17 @@ static int64_t days_from_civil(int64_t y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
-/* Whole Unix seconds and the fraction apart: a double of ~1.7e9 s keeps only ~0.2 us. */
+static int days_in_month(int y, int m)
+{
+    static const int dim[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return dim[m - 1] + (m == 2 && leap);
+}
+
+/* Whole Unix seconds and the fraction apart: a double of ~1.7e9 s keeps only ~0.2 us.
+ * SIM_EINVAL for text that is not a date-time, NO_SUCH_DAY for a day the month does not have
+ * (2014-02-30: not normalised into March). */
+#define NO_SUCH_DAY 1
 static int parse_datetime2(const char *s, int64_t *sec, double *frac_out)
 {
     int y, mo, d, h, mi, se, n = 0;
@@ -179,6 +189,8 @@ static int parse_datetime2(const char *s, int64_t *sec, double *frac_out)
         p++;
     if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60 || y < 1970)
         return SIM_EINVAL;
+    if (d > days_in_month(y, mo))
+        return NO_SUCH_DAY;
     *sec = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
     *frac_out = frac;
     return 0;
@@ -201,7 +213,11 @@ static int field_time(struct trace_reader *rd, int i, const char *col, bool date
     out->sec = 0;
     if (!datetime)
         return field_num(rd, i, col, false, &out->frac);
-    if (parse_datetime2(rd->fld[i], &out->sec, &out->frac))
+    int rc = parse_datetime2(rd->fld[i], &out->sec, &out->frac);
+    if (rc == NO_SUCH_DAY)
+        return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): invalid date \"%.40s\" (the "
+                           "month has no such day)", fname(rd), rd->line, i + 1, col, rd->fld[i]);
+    if (rc)
         return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): expected a date-time "
                            "\"YYYY-MM-DD HH:MM:SS[.fraction]\", found \"%.40s\"", fname(rd),
                            rd->line, i + 1, col, rd->fld[i]);

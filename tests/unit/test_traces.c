@@ -142,6 +142,11 @@ static void reader_errors_name_lines(void)
     expect_error(&sp, "w2.csv:2: expected 2 fields (hour_end_utc, requests), found 1");
     f = fixture("w3.csv", "hour_end_utc,requests\n2014-03-03 02:00:00,5\n2014-03-03 01:30:00,5\n");
     expect_error(&sp, "w3.csv:3: time");
+    /* a day the month does not have is an invalid date, not a day of the next month */
+    f = fixture("w4.csv", "hour_end_utc,requests\n2014-02-28 23:00:00,5\n2014-02-30 01:00:00,5\n");
+    expect_error(&sp, "w4.csv:3: column 1 (hour_end_utc): invalid date \"2014-02-30 01:00:00\"");
+    f = fixture("w5.csv", "hour_end_utc,requests\n2016-02-29 01:00:00,5\n2016-02-29 02:00:00,a\n");
+    expect_error(&sp, "w5.csv:3: column 2 (requests)");    /* 2016 is a leap year */
     sp.format = TRACE_CSV_COUNTS;
     sp.count_col = 1;
     sp.interval_s = 1;
