@@ -247,16 +247,34 @@ int sim_json_parse(const char *text, const char *name, cJSON **out)
     return 0;
 }
 
+/* The largest JSON input file read (configs, zoos, sweeps, --set @FILE): 64 MiB, or
+ * $SERVESIM_MAX_JSON_MB; a larger one (or an endless device) is refused, not read. */
+static size_t max_json_bytes(void)
+{
+    const char *e = getenv("SERVESIM_MAX_JSON_MB");
+    char *end;
+    double mb = e && *e ? strtod(e, &end) : 64;
+    if (!e || !*e || *end || !(mb > 0) || mb > 1e6)
+        mb = 64;
+    return (size_t)(mb * 1024 * 1024);
+}
+
 int sim_json_load_file(const char *file, cJSON **out)
 {
     FILE *f = fopen(file, "rb");
-    if (!f)
-        return sim_err_set(errno == ENOENT ? SIM_ENOENT : SIM_EIO, "%s: cannot open: %s", file,
-                           strerror(errno));
+    if (!f)   /* a missing or unreadable path is the user's input, not an I/O fault */
+        return sim_err_set(errno == ENOENT ? SIM_ENOENT : SIM_EINVAL, "%s: cannot open: %s",
+                           file, strerror(errno));
     int rc = 0;
     char *buf = NULL;
-    size_t len = 0, cap = 0;
+    size_t len = 0, cap = 0, max = max_json_bytes();
     for (;;) {
+        if (len > max) {
+            rc = sim_err_set(SIM_EINVAL, "%s: larger than %g MiB: not read (a JSON input "
+                             "file; SERVESIM_MAX_JSON_MB raises the limit)", file,
+                             (double)max / (1024 * 1024));
+            goto out_free;
+        }
         if (len + 4096 + 1 > cap) {
             cap = cap ? 2 * cap : 8192;
             char *nb = realloc(buf, cap);
@@ -272,7 +290,9 @@ int sim_json_load_file(const char *file, cJSON **out)
             break;
     }
     if (ferror(f)) {
-        rc = sim_err_set(SIM_EIO, "%s: read error", file);
+        rc = errno == EISDIR ? sim_err_set(SIM_EINVAL, "%s: is a directory, expected a JSON "
+                                           "file", file)
+                             : sim_err_set(SIM_EIO, "%s: read error: %s", file, strerror(errno));
         goto out_free;
     }
     buf[len] = '\0';

@@ -148,6 +148,15 @@ config_errors() {
   # a file that does not exist, and a bad option
   "$bin" run "$tmp/nope.json" --no-db 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -q "cannot open" "$tmp/err" || fail "missing file: exit $rc, $(cat "$tmp/err")"
+  # a directory, an endless device and an oversized file are bad input (exit 2), read no further
+  "$bin" run "$tmp" --no-db 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "is a directory, expected a JSON file" "$tmp/err" || fail "directory: exit $rc, $(cat "$tmp/err")"
+  timeout 20 "$bin" run /dev/zero --no-db 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "/dev/zero: larger than 64 MiB: not read" "$tmp/err" || fail "/dev/zero: exit $rc, $(cat "$tmp/err")"
+  timeout 20 "$bin" run --no-db --set description=@/dev/zero 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "larger than 64 MiB" "$tmp/err" || fail "--set @/dev/zero: exit $rc, $(cat "$tmp/err")"
+  SERVESIM_MAX_JSON_MB=0.0001 "$bin" run "$tmp/set_file.json" --no-db 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "SERVESIM_MAX_JSON_MB raises the limit" "$tmp/err" || fail "SERVESIM_MAX_JSON_MB: exit $rc, $(cat "$tmp/err")"
   "$bin" run --frobnicate 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -qF "run takes no option --frobnicate (its options:" "$tmp/err" || fail "bad option: exit $rc, $(cat "$tmp/err")"
   "$bin" bench --gpus 2.5 2> "$tmp/err"; rc=$?
