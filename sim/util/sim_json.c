@@ -218,6 +218,55 @@ int sim_json_enum(const cJSON *obj, const char *path, const char *key, bool requ
     return fail(path, key, what, v);
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    return strcmp(x->string, y->string);
+}
+
+/* A key given twice in one object (cJSON keeps both and every lookup sees the first): an
+ * error with the object's JSON path. Each object's keys sorted: n log n over the document. */
+static int no_duplicate_keys(const cJSON *j, char *path, size_t len, size_t size,
+                             const char *name)
+{
+    if (!cJSON_IsObject(j) && !cJSON_IsArray(j))
+        return 0;
+    int n = 0, i = 0, rc = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, j)
+        n++;
+    if (cJSON_IsObject(j) && n > 1) {
+        const cJSON **v = malloc((size_t)n * sizeof *v);
+        if (!v)
+            return sim_err_set(SIM_ENOMEM, "%s: out of memory", name);
+        cJSON_ArrayForEach(c, j)
+            v[i++] = c;
+        qsort(v, (size_t)n, sizeof *v, cmp_key);
+        for (i = 1; i < n && !rc; i++)
+            if (strcmp(v[i - 1]->string, v[i]->string) == 0)
+                rc = sim_err_set(SIM_EINVAL, "%s: %s%s%.100s: the key appears twice in one "
+                                 "object (expected each key once)", name, path, len ? "." : "",
+                                 v[i]->string);
+        free(v);
+        if (rc)
+            return rc;
+    }
+    i = 0;
+    cJSON_ArrayForEach(c, j) {
+        if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+            int w = cJSON_IsArray(j) ? snprintf(path + len, size - len, "[%d]", i)
+                                      : snprintf(path + len, size - len, "%s%s", len ? "." : "",
+                                                 c->string);
+            size_t nl = w < 0 ? len : len + (size_t)w < size ? len + (size_t)w : size - 1;
+            if ((rc = no_duplicate_keys(c, path, nl, size, name)))
+                return rc;
+            path[len] = '\0';
+        }
+        i++;
+    }
+    return 0;
+}
+
 int sim_json_parse(const char *text, const char *name, cJSON **out)
 {
     const char *end = NULL;
@@ -242,6 +291,12 @@ int sim_json_parse(const char *text, const char *name, cJSON **out)
         near[k] = '\0';
         return sim_err_set(SIM_EINVAL, "%s:%d:%d: invalid JSON near '%s'", name, line, col,
                            near);
+    }
+    char path[SIM_JPATH_MAX] = "";
+    int rc = no_duplicate_keys(root, path, 0, sizeof path, name);
+    if (rc) {
+        cJSON_Delete(root);
+        return rc;
     }
     *out = root;
     return 0;

@@ -74,6 +74,10 @@ config_errors() {
   expect_error syntax "invalid JSON" "{\"name\": \"x\", $base,"
   expect_error syntax_line "syntax_line.json:3:" $'{\n "name": "x",\n "seed": ]\n}'
   expect_error unknown_key "colour: unknown key" "{$base,\"models\":[$model],\"colour\":1}"
+  expect_error dup_key "models[0].slo_ms: the key appears twice in one object" \
+    "{$base,\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":2,\"slo_ms\":20,\"slo_ms\":30}]}"
+  expect_error dup_top "duration_s: the key appears twice in one object" \
+    "{$base,\"duration_s\":3,\"models\":[$model]}"
   expect_error model_tab "has byte 0x09 at position 1: expected no control characters" \
     "{$base,\"models\":[{\"name\":\"a\\tb\",\"alpha_ms\":1,\"beta_ms\":2,\"slo_ms\":20}]}"
   "$bin" run --db '' --set duration_s=2 --set warmup_s=0 > /dev/null 2> "$tmp/err"; local rc=$?
