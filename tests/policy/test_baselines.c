@@ -100,10 +100,12 @@ static void nexus_worked_example(void)
     sim_config_destroy(cfg);
 }
 
-#define ONE_MODEL(policy, rate, extra)                                                        \
+#define ONE_MODEL(policy, rate, extra) ONE_MODEL_ARR(policy, rate, "", extra)
+/* ... with `arrival` inside the workload (e.g. ",\"arrival\":{...}") */
+#define ONE_MODEL_ARR(policy, rate, arrival, extra)                                           \
     "{\"name\":\"one\",\"seed\":3,\"duration_s\":60,\"warmup_s\":40,\"cluster\":{\"gpus\":8},"   \
     "\"models\":[{\"name\":\"r50\",\"alpha_ms\":1.053,\"beta_ms\":5.072,\"slo_ms\":25}],"        \
-    "\"workload\":{\"rate_rps\":" #rate "}" extra ",\"policy\":" policy                           \
+    "\"workload\":{\"rate_rps\":" #rate arrival "}" extra ",\"policy\":" policy                   \
     ",\"metrics\":{\"sample_period_s\":0}}"
 
 static void nexus_plateau_above_saturation(void)
@@ -443,8 +445,8 @@ static void nexus_warmup_reaches_steady_state(void)
 
 static void shepherd_preempts_under_bursts(void)
 {
-    struct sim_result *r = run(ONE_MODEL("{\"name\":\"shepherd\"}", 3000,
-                                         ",\"workload\":{\"rate_rps\":3000,\"arrival\":{\"kind\":\"gamma\",\"shape\":0.2}}"));
+    struct sim_result *r = run(ONE_MODEL_ARR("{\"name\":\"shepherd\"}", 3000,
+                                             ",\"arrival\":{\"kind\":\"gamma\",\"shape\":0.2}", ""));
     uint64_t pre = 0;
     double wasted = 0;
     for (int e = 0; e < r->nexecs; e++) {
