@@ -10,5 +10,7 @@ set xlabel xlab
 set ylabel ylab
 set yrange [0:*]
 set grid
-set key below height 1
+# a smaller font for the key: series titles carry their settings (e.g. a network object),
+# and gnuplot drops a key whose longest title is wider than the figure
+set key below height 1 font ",9"
 plot for [i=0:nser-1] datafile index i using 1:2:3 with yerrorlines lw 2 pt 7 ps 0.8 title columnhead(1)

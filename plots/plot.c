@@ -632,6 +632,15 @@ static void sweep_key_of(const char *xpath, char *out, size_t size)
         b[1] = '*';
 }
 
+/* The settings key of run r that set x: xpath itself ("models[0].slo_ms" swept as such) or
+ * its every-element form skey ("models[*].slo_ms"), so either is left out of the series. */
+static const char *swept_key(const struct prun *r, const char *xpath, const char *skey)
+{
+    char quoted[300];
+    snprintf(quoted, sizeof quoted, "\"%s\":", xpath);
+    return r->settings && strstr(r->settings, quoted) ? xpath : skey;
+}
+
 /* When the run's sweep set x for every element of an array (a settings key "a[*].f", as
  * models[*].slo_ms), zeroes f in each element of cfg's a too, so that the configuration key
  * leaves out all of x, not only element 0's copy. */
@@ -704,7 +713,7 @@ static int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, 
         char *text = cJSON_PrintUnformatted(cfg);
         cJSON_Delete(cfg);
         if (!text || sim_results_config_key(text, key[i]) ||
-            !(stitle[i] = series_title(r, skey, NULL))) {
+            !(stitle[i] = series_title(r, swept_key(r, xpath, skey), NULL))) {
             free(text);
             rc = SIM_ENOMEM;
             break;

@@ -410,8 +410,10 @@ static int cmd_run(const struct opts *o, bool goodput)
     int rc = sim_config_load(o->config, o->sets, o->nsets, o->seed_given, o->seed, &cfg);
     if (rc)
         return fail(rc);
-    if (sim_config_transient(cfg, note, sizeof note) && (!o->quiet || note[0] == 'w'))
-        fprintf(stderr, "%s\n", note);     /* the note of an extended warm-up: not --quiet */
+    /* the note of an extended warm-up is not printed under --quiet; a warning is */
+    if (sim_config_transient(cfg, note, sizeof note) &&
+        (!o->quiet || !cfg->world.warmup_extended))
+        fprintf(stderr, "%s\n", note);
     if (!o->no_db) {                     /* fail early on an unusable database */
         struct sim_store *st = NULL;
         if ((rc = sim_store_open(o->db, &st)))

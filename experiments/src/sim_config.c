@@ -970,10 +970,16 @@ static bool time_varying(const struct sim_config *c)
  * measured window keeps its length; the config's value is kept for the report
  * (keep_warmup: true, or --keep-warmup, measures the transient instead). A workload that
  * changes over time keeps its warm-up (time_varying). */
+/* The time the world's policy declares it needs to converge (0: none). */
+static double converge_need_s(const struct sim_world *w)
+{
+    return w->policy->converge_s ? w->policy->converge_s(w->policy_params) : 0;
+}
+
 static int extend_warmup(struct sim_config *c)
 {
     struct sim_world *w = &c->world;
-    double need = w->policy->converge_s ? w->policy->converge_s(w->policy_params) : 0;
+    double need = converge_need_s(w);
     if (!(w->warmup_s < need) || time_varying(c))
         return 0;
     double dur = w->duration_s + (need - w->warmup_s);
@@ -1197,7 +1203,7 @@ bool sim_config_transient(const struct sim_config *cfg, char *msg, size_t size)
                  w->duration_s - w->warmup_s);
         return true;
     }
-    double need = w->policy->converge_s ? w->policy->converge_s(w->policy_params) : 0;
+    double need = converge_need_s(w);
     if (!(w->warmup_s < need))
         return false;
     snprintf(msg, size, "warning: %s: warmup_s %g is shorter than the %g s policy %s needs to "

@@ -200,7 +200,8 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
     if (rc)
         return rc;
     char hash[17], note[512];
-    if (sim_config_transient(base, note, sizeof note) && (in->progress || note[0] == 'w'))
+    if (sim_config_transient(base, note, sizeof note) &&
+        (in->progress || !base->world.warmup_extended))
         fprintf(stderr, "%s\n", note);     /* the note of an extended warm-up: not --quiet */
     sim_config_hash(base, hash);
     snprintf(p->name, sizeof p->name, "%s", base->world.name);

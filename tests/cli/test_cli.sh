@@ -676,6 +676,14 @@ JSON
   # (the other models' SLOs vary with x too: not a configuration of its own)
   [ "$(awk -F'\t' 'NF == 3 {n[b]++} NF == 1 && $1 != "" {b = $1} END {for (k in n) print n[k]}' "$out/pt-goodput-slo.dat" | sort | uniq -c | awk '{print $1 "x" $2}')" = "4x2" ] ||
     fail "goodput-slo: points per line $(cat "$out/pt-goodput-slo.dat")"
+  # the same over a sweep that sets models[0].slo_ms itself (one model): the x key is left out
+  # of the series too, so each line has both SLOs (it was a series per point)
+  sed 's/"models\[\*\].slo_ms"/"models[0].slo_ms"/; s/"ps"/"ps0"/' "$tmp/p.sweep.json" > "$tmp/p0.sweep.json"
+  "$bin" sweep "$tmp/p0.sweep.json" --db "$tmp/p0.db" -j 2 --quiet --set 'models=[{"name":"a","alpha_ms":1,"beta_ms":4,"slo_ms":30}]' ||
+    { fail "sweep p0 failed"; return; }
+  "$bin" plot goodput-slo --db "$tmp/p0.db" --out "$out" --prefix p0 --size 640x400 2> "$tmp/err" || fail "plot p0: $(cat "$tmp/err")"
+  [ "$(awk -F'\t' 'NF == 3 {n[b]++} NF == 1 && $1 != "" {b = $1} END {for (k in n) print n[k]}' "$out/p0-goodput-slo.dat" | sort | uniq -c | awk '{print $1 "x" $2}')" = "4x2" ] ||
+    fail "goodput-slo over models[0].slo_ms: points per line $(cat "$out/p0-goodput-slo.dat")"
   # `all` on runs that do not vary the GPUs and name their models by zoo: the kinds without an
   # x axis to draw are skipped with a note, the others drawn, exit 0 (it stopped at the first)
   "$bin" run --db "$tmp/z.db" --quiet --set duration_s=3 \
