@@ -65,7 +65,8 @@ static const char usage[] =
     "  --name GLOB     runs whose experiment name matches\n"
     "  --model NAME    latency-cdf, queue-cdf, batch-hist: only this model (default: each\n"
     "                  model; with several policies or settings and more than 12 lines,\n"
-    "                  models merged; lines beyond 10 folded into one \"others\" line)\n"
+    "                  models merged; CDF lines beyond 10, batch-hist series beyond 6,\n"
+    "                  folded into one \"others\" series)\n"
     "  --x PATH        goodput-vs: the config path on the x axis, e.g. workload.rate_rps\n"
     "  --y METRIC      goodput-vs (and -gpus, -slo): draw goodput (default), bad_rate,\n"
     "                  gpu_s (executor-seconds) or gpus_max against x\n"
@@ -539,12 +540,19 @@ static int plot_goodput(struct plot *p)
     }
     if (!rc)
         rc = mixed_units(p->n, unit, key, mixed);
+    /* a run's bar is its on-time rate, a search's its goodput: never one bar of both */
+    bool runs = false, searches = false;
+    for (int i = 0; i < p->n; i++) {
+        searches = searches || p->r[i].goodput;
+        runs = runs || !p->r[i].goodput;
+    }
     for (int i = 0; i < p->n && !rc; i++) {
         char g[1024];
+        const char *k = !(runs && searches) ? "" : p->r[i].goodput ? " [goodput]" : " [run: on time]";
         if (mixed[i])
-            snprintf(g, sizeof g, "%s [config %.6s]", lab[i], key[i]);
+            snprintf(g, sizeof g, "%s [config %.6s]%s", lab[i], key[i], k);
         else
-            snprintf(g, sizeof g, "%s", lab[i]);
+            snprintf(g, sizeof g, "%s%s", lab[i], k);
         gi[i] = names_index(&groups, g);
         pi[i] = names_index(&pols, p->r[i].policy);
         if (gi[i] < 0 || pi[i] < 0)
@@ -1779,8 +1787,15 @@ static int load_runs(struct plot *p)
                                ? NAN : sqlite3_column_double(q, 9 + k);
         r->settings = sqlite3_column_type(q, 8) == SQLITE_NULL
                           ? NULL : xstrdup((const char *)sqlite3_column_text(q, 8));
-        if (!r->name || !r->kind || !r->policy || !r->config)
+        if (!r->name || !r->kind || !r->policy || !r->config) {
             rc = SIM_ENOMEM;
+            break;
+        }
+        cJSON *cj = cJSON_Parse(r->config);  /* bad input, as export and compare say */
+        if (!cJSON_IsObject(cj))
+            rc = sim_err_set(SIM_EINVAL, "%s: run %lld: config_json is not valid JSON", o->db,
+                             (long long)r->id);
+        cJSON_Delete(cj);
     }
     sqlite3_finalize(q);
     for (int i = 0; !rc && i < o->nruns; i++) {

@@ -168,9 +168,9 @@ static void hpa_step(struct sim *s, const void *params, void *state)
     st->nwin += st->nwin < HPA_HISTORY;
     if (now < st->next_sync)
         return;
-    st->next_sync = now + (int64_t)llround(a->sync_s * 1e9);
+    st->next_sync = now + sim_s_to_ns(a->sync_s);
     /* R: offered over the windows ending in (now - window_s, now] */
-    int64_t from = now - (int64_t)llround(a->window_s * 1e9);
+    int64_t from = now - sim_s_to_ns(a->window_s);
     uint64_t n = 0;
     int used = 0;
     for (int i = 0; i < st->nwin; i++, used++) {
@@ -197,7 +197,7 @@ static void hpa_step(struct sim *s, const void *params, void *state)
     st->hrec = (st->hrec + 1) % HPA_HISTORY;
     st->nrec += st->nrec < HPA_HISTORY;
     int stable = desired;
-    int64_t since = now - (int64_t)llround(a->stabilization_s * 1e9);
+    int64_t since = now - sim_s_to_ns(a->stabilization_s);
     for (int i = 0; i < st->nrec; i++) {
         int k = (st->hrec - 1 - i + HPA_HISTORY) % HPA_HISTORY;
         if (st->rec_t[k] < since)

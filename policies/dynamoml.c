@@ -433,7 +433,8 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if ((rc = sim_json_bool(p, "policy.params", "scheduling", false, &st->scheduling)) ||
         (rc = sim_json_bool(p, "policy.params", "sharing", false, &st->sharing)) ||
         (rc = sim_json_bool(p, "policy.params", "autoscaling", false, &st->autoscaling)) ||
-        (rc = sim_json_num(p, "policy.params", "sched_period_s", false, SIM_J_POS, &st->period_s)))
+        (rc = sim_json_num(p, "policy.params", "sched_period_s", false, SIM_J_POS, &st->period_s)) ||
+        (rc = sim_check_period(s, "policy.params.sched_period_s", st->period_s, SIM_MAX_PLANS)))
         return rc;
     const struct sim_world *w = sim_world(s);
     if (st->autoscaling && (!w->autoscaler || strcmp(w->autoscaler->name, "hpa") != 0))
@@ -450,7 +451,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if (!st->bound || !st->nbound)
         return SIM_ENOMEM;
     if (st->scheduling && nj)
-        sim_timer_set(s, (int64_t)llround(st->period_s * 1e9), TAG_PASS, NULL);
+        sim_timer_set(s, sim_s_to_ns(st->period_s), TAG_PASS, NULL);
     return place_notebooks(s, st);
 }
 
@@ -493,7 +494,7 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
     for (int j = 0; j < sim_job_count(s); j++)
         left |= sim_job(s, j)->state != SIM_JOB_DONE;
     if (left)
-        sim_timer_set(s, sim_now(s) + (int64_t)llround(st->period_s * 1e9), TAG_PASS, NULL);
+        sim_timer_set(s, sim_now(s) + sim_s_to_ns(st->period_s), TAG_PASS, NULL);
 }
 
 static void on_job(struct sim *s, void *state, int j)

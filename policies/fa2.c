@@ -188,7 +188,7 @@ static void apply(struct sim *s, struct fa2 *st, const struct fa2_plan *p, int64
         }
         st->b[m] = p->b[m];
         st->wait_ns[m] = st->b[m] > 1 && lambda[m] > 0
-                             ? (int64_t)llround(1e9 * (st->b[m] - 1) / lambda[m]) : 0;
+                             ? sim_ns(1e9 * (st->b[m] - 1) / lambda[m]) : 0;
         while (in->n < want) {
             int e = st->spare.n ? st->spare.ids[--st->spare.n] : sim_exec_add_after(s, delay);
             if (e < 0)
@@ -263,9 +263,9 @@ static void adapt(struct sim *s, struct fa2 *st)
         st->prob.extra_rps[m] = (st->rate_z * sqrt(n) + st->backlog * sim_queue_len(s, m)) /
                                 st->interval_s;
     }
-    if (replan(s, st, rate, mix, (int64_t)llround(st->cold_start_s * 1e9)))
+    if (replan(s, st, rate, mix, sim_s_to_ns(st->cold_start_s)))
         SIM_BUG("%s", sim_err_msg());
-    sim_timer_set(s, sim_now(s) + (int64_t)llround(st->interval_s * 1e9), TAG_ADAPT, NULL);
+    sim_timer_set(s, sim_now(s) + sim_s_to_ns(st->interval_s), TAG_ADAPT, NULL);
 }
 
 int fa2_problem_of(const struct sim_world *cfg, int bmax, double delta, struct fa2_problem *p)
@@ -284,6 +284,10 @@ int fa2_problem_of(const struct sim_world *cfg, int bmax, double delta, struct f
         fp->nstages = app->paths[q].nstages;
         memcpy(fp->stages, app->paths[q].stages, (size_t)fp->nstages * sizeof *fp->stages);
         fp->sla_ms = app->paths[q].sla_ms;
+        if (fp->sla_ms > FA2_MAX_SLA_MS)
+            return sim_err_set(SIM_EINVAL, "application.paths[%d].sla_ms: expected at most %g ms "
+                               "(%s plans in 1-ms slots up to the largest SLA), got %g", q,
+                               FA2_MAX_SLA_MS, cfg->policy->name, fp->sla_ms);
     }
     for (int m = 0; m < p->ndnn; m++) {
         const struct sim_model_cfg *mc = &cfg->models[m];
@@ -318,6 +322,7 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
     st->prob.delta = 1e-3;
     st->initial_rate = cfg->rate_rps;
     if ((rc = sim_json_num(pj, p, "interval_s", false, SIM_J_POS, &st->interval_s)) ||
+        (rc = sim_check_period(s, "policy.params.interval_s", st->interval_s, SIM_MAX_PLANS)) ||
         (rc = sim_json_num(pj, p, "cold_start_s", false, SIM_J_NONNEG, &st->cold_start_s)) ||
         (rc = sim_json_num(pj, p, "drop_factor", false, SIM_J_POS, &st->drop_factor)) ||
         (rc = sim_json_num(pj, p, "delta", false, SIM_J_NONNEG, &st->prob.delta)) ||
@@ -346,7 +351,7 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
         pool_push(&st->spare, e);
     if ((rc = replan(s, st, st->initial_rate, mix, 0)))
         return rc;
-    sim_timer_set(s, (int64_t)llround(st->interval_s * 1e9), TAG_ADAPT, NULL);
+    sim_timer_set(s, sim_s_to_ns(st->interval_s), TAG_ADAPT, NULL);
     return 0;
 }
 

@@ -23,6 +23,9 @@
 #define FA2_MAX_PATHS 64
 #define FA2_MAX_STAGES 16
 #define FA2_MAX_BATCH 64
+/* The longest path SLA the planners take: FA2's DP keeps a table of 1-ms slots up to the
+ * largest SLA per DNN (1e6 slots x 32 DNNs x 9 bytes, about 300 MB at most). */
+#define FA2_MAX_SLA_MS 1e6
 
 struct fa2_path {
     int nstages;

@@ -112,7 +112,7 @@ static double lat_s(const struct sim *s, const struct nexus *st, int m, int b)
 static int64_t lat_ns(const struct sim *s, const struct nexus *st, int m, int b)
 {
     double ns = (double)sim_latency_ns(s, m, st->kind, b) * (1 + sim_service_cv(s, m, st->kind, b));
-    return (int64_t)llround(ns * st->mult);
+    return sim_ns(ns * st->mult);
 }
 
 static double slo_s(const struct sim *s, int m)
@@ -672,7 +672,7 @@ static void run_backend(struct sim *s, struct nexus *st, int g)
     }
     int64_t next = b->round_start + (b->round_exec < POLL_NS ? POLL_NS : 0);
     if (st->pace && b->duty > 0) {
-        int64_t d = (int64_t)llround(b->duty * 1e9);
+        int64_t d = sim_s_to_ns(b->duty);
         if (b->round_start + d > next)
             next = b->round_start + d;
     }
@@ -976,7 +976,14 @@ static int init(struct sim *s, const cJSON *p, void *state)
         (rc = sim_json_num(p, "policy.params", "beacon_s", false, SIM_J_POS, &beacon_s)) ||
         (rc = sim_json_num(p, "policy.params", "epoch_s", false, SIM_J_POS, &epoch_s)) ||
         (rc = sim_json_num(p, "policy.params", "min_epoch_s", false, SIM_J_POS, &min_epoch_s)) ||
-        (rc = sim_json_num(p, "policy.params", "avg_interval_s", false, SIM_J_POS, &avg_s)))
+        (rc = sim_json_num(p, "policy.params", "avg_interval_s", false, SIM_J_POS, &avg_s)) ||
+        (rc = sim_check_period(s, "policy.params.beacon_s", beacon_s, SIM_MAX_FIRINGS)))
+        return rc;
+    /* the epoch scheduler re-plans at a beacon once min_epoch_s (at the latest epoch_s) passed */
+    if (st->epoch_sched &&
+        (rc = sim_check_period(s, epoch_s < min_epoch_s ? "policy.params.epoch_s"
+                                                        : "policy.params.min_epoch_s",
+                               fmax(fmin(epoch_s, min_epoch_s), beacon_s), SIM_MAX_PLANS)))
         return rc;
     if (p)
         stat = cJSON_GetObjectItemCaseSensitive(p, "static_schedule");
@@ -984,9 +991,9 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->on_assign = load == 1;
     st->configured_rate = rate == 1;
     st->accumulated = bbatch == 1;
-    st->beacon_ns = (int64_t)llround(beacon_s * 1e9);
-    st->epoch_ns = (int64_t)llround(epoch_s * 1e9);
-    st->min_epoch_ns = (int64_t)llround(min_epoch_s * 1e9);
+    st->beacon_ns = sim_s_to_ns(beacon_s);
+    st->epoch_ns = sim_s_to_ns(epoch_s);
+    st->min_epoch_ns = sim_s_to_ns(min_epoch_s);
     st->alpha_ewma = 1 - exp(-beacon_s / avg_s);
     st->nm = sim_model_count(s);
     st->nf = sim_frontend_count(s);

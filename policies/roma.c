@@ -452,6 +452,7 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
         (rc = sim_json_enum(p, path, "gains", false, GAINS, &gains)) ||
         (rc = sim_json_num(p, path, "q", false, SIM_J_NONNEG, &st->q)) ||
         (rc = sim_json_num(p, path, "period_s", false, SIM_J_POS, &period_s)) ||
+        (rc = sim_check_period(s, "policy.params.period_s", period_s, SIM_MAX_FIRINGS)) ||
         (rc = sim_json_num(p, path, "window_s", false, SIM_J_POS, &window_s)) ||
         (rc = sim_json_num(p, path, "u_min", false, SIM_J_POS, &st->u_min)) ||
         (rc = sim_json_num(p, path, "u0", false, SIM_J_POS, &st->u0)))
@@ -470,8 +471,8 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
         return sim_err_set(SIM_EINVAL, "%s.static_cores_per_node: needed with cpu_control "
                            "\"static\"", path);
     st->pole = gains == 1;
-    st->period_ns = (int64_t)llround(period_s * 1e9);
-    st->window_ns = (int64_t)llround(window_s * 1e9);
+    st->period_ns = sim_s_to_ns(period_s);
+    st->window_ns = sim_s_to_ns(window_s);
     st->keep_ns = st->window_ns > st->period_ns ? st->window_ns : st->period_ns;
     if (st->cpu_mode == CPU_RULES && st->keep_ns < RULES_NS)
         st->keep_ns = RULES_NS;

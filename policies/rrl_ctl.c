@@ -35,6 +35,7 @@ int rrl_ctl_init(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, bool need_r
     ctl->slot_s = ctl->lam_bar > 0 ? 100 / ctl->lam_bar : 1;
     if ((rc = sim_json_num(p, P, "load_bin", false, SIM_J_NONNEG, &ctl->load_bin)) ||
         (rc = sim_json_num(p, P, "slot_s", false, SIM_J_POS, &ctl->slot_s)) ||
+        (rc = sim_check_period(s, "policy.params.slot_s", ctl->slot_s, SIM_MAX_FIRINGS)) ||
         (rc = sim_json_num(p, P, "max_wait_slots", false, SIM_J_NONNEG, &ctl->wait_slots)) ||
         (rc = sim_json_enum(p, P, "objective", false, OBJECTIVES, &ctl->objective)) ||
         (rc = sim_json_num(p, P, "slo_ms", false, SIM_J_POS, &ctl->slo_ms)) ||
@@ -166,7 +167,7 @@ static void apply(struct sim *s, struct rrl_ctl *ctl, int c)
 
 static void arm(struct sim *s, struct rrl_ctl *ctl)
 {
-    sim_timer_set(s, sim_now(s) + (int64_t)llround(ctl->slot_s * 1e9), TAG_SLOT, NULL);
+    sim_timer_set(s, sim_now(s) + sim_s_to_ns(ctl->slot_s), TAG_SLOT, NULL);
 }
 
 int rrl_ctl_read_table(struct rrl_ctl *ctl, const cJSON *p, bool required)
@@ -232,7 +233,7 @@ void rrl_ctl_free(struct rrl_ctl *ctl)
 static void slot_end(struct sim *s, struct rrl_ctl *ctl)
 {
     struct rrl_obs o;
-    int64_t wait = ctl->wait_slots > 0 ? (int64_t)llround(ctl->wait_slots * ctl->slot_s * 1e9)
+    int64_t wait = ctl->wait_slots > 0 ? sim_s_to_ns(ctl->wait_slots * ctl->slot_s)
                                        : INT64_MAX;
     rrl_node_slot(s, &ctl->node, wait, ctl->tail_pct, &o);
     double L = o.ended ? (ctl->objective == RRL_OBJ_TAIL ? o.tail_ms : o.mean_ms) : o.oldest_ms;
@@ -351,8 +352,8 @@ int rrl_table_parse(struct rrl_table *t, const cJSON *j, const char *path,
     t->best = malloc((size_t)nr * sizeof *t->best);
     if (!t->rates || !t->cost || !t->best)
         return SIM_ENOMEM;
-    for (int i = 0; i < nr; i++) {
-        const cJSON *x = cJSON_GetArrayItem(rates, i);
+    const cJSON *x = sim_json_first(rates), *row = sim_json_first(cost);
+    for (int i = 0; i < nr; i++, x = x->next, row = row->next) {
         if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) ||
             (i && x->valuedouble <= t->rates[i - 1])) {
             char xp[SIM_JPATH_MAX];
@@ -361,7 +362,6 @@ int rrl_table_parse(struct rrl_table *t, const cJSON *j, const char *path,
                                "previous one", path, xp);
         }
         t->rates[i] = x->valuedouble;
-        const cJSON *row = cJSON_GetArrayItem(cost, i);
         char rp[SIM_JPATH_MAX];
         sim_jpath_idx(rp, sizeof rp, p, i);
         if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != ncfg) {

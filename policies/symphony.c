@@ -505,10 +505,12 @@ static int init(struct sim *s, const cJSON *p, void *state)
                            SYM_PART_MAX_MODELS, &moves)) ||
         (rc = sim_json_num(p, "policy.params", "repartition_gain", false, SIM_J_UNIT, &st->rep_gain)))
         return rc;
+    if (rep_s > 0 && (rc = sim_check_period(s, "policy.params.repartition_s", rep_s, SIM_MAX_PLANS)))
+        return rc;
     if (rep_s > 0 && want == 1)
         return sim_err_set(SIM_EINVAL, "policy.params.repartition_s: re-partitioning needs "
                            "sub-clusters (sub_clusters 0 for the fewest that fit, or > 1)");
-    st->rep_ns = (int64_t)llround(rep_s * 1e9);
+    st->rep_ns = sim_s_to_ns(rep_s);
     st->rep_moves = (int)moves;
     st->rmax = rmax;
     st->limit_s = limit_s;

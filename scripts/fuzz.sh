@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# fuzz.sh [SECONDS] — runs every fuzz target (tests/fuzz: config, set, trace, results, zoo, sweep) under
+# fuzz.sh [SECONDS] — runs every fuzz target (tests/fuzz: config, set, trace, results, zoo, sweep,
+# numbers: the shipped configs with numbers pushed to extremes) under
 # libFuzzer with ASan and UBSan for SECONDS each (default 60), from seed corpora of the
 # project's own inputs plus the regression inputs. Needs clang and its libFuzzer runtime
 # (Debian: clang, libclang-rt-14-dev). A crash stops with the input saved in
@@ -19,7 +20,9 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE
 cmake --build "$build" > "$build.log" 2>&1 || { tail -20 "$build.log" >&2; exit 2; }
 corpus="$build/corpus"
 rm -rf "$corpus"
-mkdir -p "$corpus"/{config,set,trace,results,zoo,sweep}
+mkdir -p "$corpus"/{config,set,trace,results,zoo,sweep,numbers}
+cp "$src"/tests/fuzz/regress/numbers/* "$corpus/numbers/"
+for i in $(seq 0 31); do printf "\\x$(printf %02x "$i")" > "$corpus/numbers/config_$i"; done
 cp "$src"/tests/fuzz/regress/config/* "$src"/experiments/*.json "$corpus/config/"
 for f in "$src"/experiments/fa2/*.json; do cp "$f" "$corpus/config/fa2_$(basename "$f")"; done   # applications
 cp "$src"/tests/fuzz/regress/zoo/* "$src"/workloads/zoo/*.json "$corpus/zoo/"
@@ -40,7 +43,7 @@ done
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export SERVESIM_ZOO_DIR="$src/workloads/zoo"
 status=0
-for t in config set trace results zoo sweep; do
+for t in config set trace results zoo sweep numbers; do
   mkdir -p "$build/crashes/$t"
   echo "fuzz.sh: $t for ${secs} s" >&2
   if ! (cd "$build" && "$build/tests/fuzz/fuzzer_$t" -max_total_time="$secs" -timeout=20 \

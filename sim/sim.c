@@ -181,7 +181,7 @@ static int64_t jitter(struct sim *s)
         break;
     }
     }
-    return (int64_t)llround(us * 1e3);
+    return sim_ns(us * 1e3);
 }
 
 /* Execution (and load) time: the nominal time times a lognormal factor of mean 1 and
@@ -190,7 +190,7 @@ static int64_t exec_time(struct sim *s, int64_t nominal)
 {
     if (!s->xrng)
         return nominal;
-    return (int64_t)llround((double)nominal * gsl_ran_lognormal(s->xrng, s->x_mu, s->x_sigma));
+    return sim_ns((double)nominal * gsl_ran_lognormal(s->xrng, s->x_mu, s->x_sigma));
 }
 
 /* A batch of n of model m on executor e (of this kind) lasts its nominal time times this:
@@ -504,7 +504,8 @@ static void ledger_series(struct sim *s);
 #define SIM_SPEED_ONE 1000000000LL
 static int64_t cpu_time(int64_t work, int64_t speed)
 {
-    return (int64_t)(((__int128)work * SIM_SPEED_ONE + speed - 1) / speed);
+    __int128 t = ((__int128)work * SIM_SPEED_ONE + speed - 1) / speed;
+    return t > SIM_NS_MAX ? SIM_NS_MAX : (int64_t)t;
 }
 static int64_t work_done(int64_t ns, int64_t speed)
 {
@@ -528,14 +529,14 @@ static int64_t batch_work(const struct sim *s, const struct sim_batch *b, int ki
         f = how == SIM_SIZE_MAX ? (r->size > f ? r->size : f) : f + r->size;
     if (how == SIM_SIZE_MEAN)
         f /= b->size;
-    return (int64_t)llround((double)l * f);
+    return sim_ns((double)l * f);
 }
 
 static int64_t batch_time(struct sim *s, int e, const struct sim_batch *b, int kind)
 {
     int64_t w = batch_work(s, b, kind);
     double f = service_factor(s, e, b->model, kind, b->size);
-    return exec_time(s, f == 1 ? w : (int64_t)llround((double)w * f));
+    return exec_time(s, f == 1 ? w : sim_ns((double)w * f));
 }
 
 /* b starts at max(start_at, ready, `after`, now): sets t_start, and rejects b if that is past
@@ -1208,7 +1209,7 @@ int sim_exec_add_after(struct sim *s, int64_t delay_ns)
 
 int sim_exec_add(struct sim *s)
 {
-    return sim_exec_add_after(s, (int64_t)llround(s->cfg->provision_s * 1e9));
+    return sim_exec_add_after(s, sim_s_to_ns(s->cfg->provision_s));
 }
 
 static void core_accrue(struct sim *s, int e);
@@ -1589,13 +1590,13 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->cfg = cfg;
     s->scale = scale;
     s->pol = pol ? pol : cfg->policy;
-    s->duration = (int64_t)llround(cfg->duration_s * 1e9);
-    s->warmup = (int64_t)llround(cfg->warmup_s * 1e9);
-    s->stop_at = s->duration + (int64_t)llround(cfg->drain_s * 1e9);
-    s->tick_ns = (int64_t)llround(cfg->sample_period_s * 1e9);
-    s->ctrl_ns = (int64_t)llround(cfg->ctrl_us * 1e3);
-    s->data_ns = (int64_t)llround(cfg->data_us_per_request * 1e3);
-    s->resp_ns = (int64_t)llround(cfg->resp_us * 1e3);
+    s->duration = sim_s_to_ns(cfg->duration_s);
+    s->warmup = sim_s_to_ns(cfg->warmup_s);
+    s->stop_at = s->duration + sim_s_to_ns(cfg->drain_s);
+    s->tick_ns = sim_s_to_ns(cfg->sample_period_s);
+    s->ctrl_ns = sim_ns(cfg->ctrl_us * 1e3);
+    s->data_ns = sim_ns(cfg->data_us_per_request * 1e3);
+    s->resp_ns = sim_ns(cfg->resp_us * 1e3);
     sim_heap_init(&s->heap);
     pool_init(&s->req_pool, sizeof(struct sim_req_int), 4096);
     pool_init(&s->batch_pool, sizeof(struct sim_batch_int), 256);
@@ -1859,7 +1860,7 @@ static int prepare_service(struct sim *s, int m, int k, int pk)
             return SIM_ENOMEM;
         s->plat[i] = p;
         for (int b = 1; b <= maxb + 1; b++)
-            p[b] = (int64_t)llround((double)s->lat[i][b] * sim_service_quantile(v, b, q));
+            p[b] = sim_ns((double)s->lat[i][b] * sim_service_quantile(v, b, q));
     }
     return 0;
 }
@@ -1899,7 +1900,12 @@ int sim_run(struct sim *s)
             begin_stop(s);
         }
         s->now = t;
-        s->events++;
+        if (++s->events > s->cfg->max_events && s->cfg->max_events) {
+            s->src_err = sim_err_set(SIM_EINVAL, "the run exceeded its budget of %llu events "
+                                     "at t = %.3f s: stopped and not written",
+                                     (unsigned long long)s->cfg->max_events, (double)t / 1e9);
+            break;
+        }
         if (s->obs.event)
             s->obs.event(s->obs.ctx, s, s->now);
         if (timer) {
@@ -1940,6 +1946,18 @@ const struct sim_model *sim_model(const struct sim *s, int m) { return &s->model
 int sim_exec_count(const struct sim *s) { return s->nexecs; }
 const struct sim_exec *sim_exec(const struct sim *s, int e) { return &s->execs[e]; }
 int64_t sim_duration_ns(const struct sim *s) { return s->duration; }
+
+int sim_check_period(const struct sim *s, const char *path, double period_s, double max_firings)
+{
+    double run_s = (double)s->stop_at / 1e9, least = run_s / max_firings;
+    if (least < 1e-9)
+        least = 1e-9;
+    if (period_s >= least)
+        return 0;
+    return sim_err_set(SIM_EINVAL, "%s: expected a period of at least %g s (at most %.0e firings "
+                       "over the run's %g s, duration and drain), got %g", path, least,
+                       max_firings, run_s, period_s);
+}
 gsl_rng *sim_policy_rng(struct sim *s) { return s->prng; }
 
 gsl_rng *sim_policy_rng_named(struct sim *s, const char *sub)

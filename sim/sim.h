@@ -31,11 +31,7 @@
 #include "sim_hist.h"
 #include "sim_world.h"
 
-#define SIM_NS_PER_MS 1000000LL
-#define SIM_NS_PER_S 1000000000LL
-
-static inline int64_t sim_ms_to_ns(double ms) { return (int64_t)llround(ms * 1e6); }
-static inline double sim_ns_to_ms(int64_t ns) { return (double)ns / 1e6; }
+#include "sim_time.h"
 
 enum sim_outcome { SIM_REQ_PENDING = 0, SIM_REQ_ON_TIME, SIM_REQ_LATE, SIM_REQ_DROPPED };
 
@@ -202,6 +198,16 @@ const int64_t *sim_latency_table(const struct sim *s, int m, int kind);
 int64_t sim_dispatch_delay_ns(const struct sim *s, int batch_size);
 int64_t sim_resp_delay_ns(const struct sim *s);
 int64_t sim_duration_ns(const struct sim *s);
+/* The most times periodic work may fire over a run (duration + drain): light work (a beacon, a
+ * controller's step, a token turn: microseconds each) at most SIM_MAX_FIRINGS times, a re-plan
+ * (a DP, an MILP, a scheduling pass: about a millisecond each) at most SIM_MAX_PLANS times;
+ * more, and the run would practically never end. */
+#define SIM_MAX_FIRINGS 1e8
+#define SIM_MAX_PLANS 1e5
+/* For a policy's periodic work, checked in its init: 0 when a timer every period_s fires at
+ * most max_firings times over the run, else SIM_EINVAL with a message naming `path` (the
+ * parameter's JSON path, "policy.params.beacon_s"), the period and the shortest allowed. */
+int sim_check_period(const struct sim *s, const char *path, double period_s, double max_firings);
 
 /* The scheduler's queue of model m: requests ordered by deadline (ties by arrival). */
 int sim_queue_len(const struct sim *s, int m);

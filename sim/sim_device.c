@@ -1,6 +1,7 @@
 /* sim_device — speed models of a shared device (sim_device.h; formulas in sim_world.h at
  * enum sim_interference). */
 #include "sim_device.h"
+#include "sim_time.h"
 
 #include <gsl/gsl_math.h>
 #include <gsl/gsl_randist.h>
@@ -101,5 +102,5 @@ int64_t sim_dev_host_ns(const struct sim_intf_cfg *c, bool cpu, int b)
 {
     if (cpu || c->model != SIM_INTF_PARAMETRIC)
         return 0;
-    return (int64_t)llround((c->host_ms + c->host_ms_per_request * b) * 1e6);
+    return sim_ms_to_ns(c->host_ms + c->host_ms_per_request * b);
 }

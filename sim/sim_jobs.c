@@ -34,7 +34,7 @@ int sim_jobs_init(struct sim *s)
         p->init_workers = c->init_workers;
         p->max_workers = c->max_workers;
         p->iterations = w->job_kinds[c->kind].iterations;
-        p->arrival = (int64_t)llround(c->arrival_s * 1e9);
+        p->arrival = sim_s_to_ns(c->arrival_s);
         p->started = p->ended = -1;
         p->ps_node = -1;
         job_push(s, p->arrival, j, JEV_ARRIVE);
@@ -118,7 +118,7 @@ static void retime(struct sim *s, struct sim_job_int *ji)
         return;
     ji->rate = k->speedup[p->nworkers - 1] / k->iter_s / (ji->split ? k->cross_node : 1);
     double left = p->iterations - ji->done;
-    int64_t t = s->now + (left > 0 ? (int64_t)ceil(left / ji->rate * 1e9) : 0);
+    int64_t t = s->now + (left > 0 ? sim_ns(ceil(left / ji->rate * 1e9)) : 0);
     job_push(s, t, p->id, ((uint64_t)ji->serial << 2) | JEV_DONE);
 }
 
@@ -127,7 +127,7 @@ static void retime(struct sim *s, struct sim_job_int *ji)
  * running when d_s is 0). Call before retime(). */
 static void pause_for(struct sim *s, struct sim_job_int *ji, enum sim_job_state st, double d_s)
 {
-    int64_t until = s->now + (int64_t)llround(d_s * 1e9);
+    int64_t until = s->now + sim_s_to_ns(d_s);
     if (ji->pub.state == SIM_JOB_STARTING || ji->pub.state == SIM_JOB_RECONFIGURING) {
         if (until > ji->pause_until)
             ji->pause_until = until;
@@ -260,7 +260,7 @@ static void finish(struct sim *s, struct sim_job_int *ji)
         for (int j = 0; j < s->njobs; j++)
             if (s->jobs[j].pub.state != SIM_JOB_DONE)
                 return;
-        int64_t end = (int64_t)llround(s->cfg->end_not_before_s * 1e9);
+        int64_t end = sim_s_to_ns(s->cfg->end_not_before_s);
         end = end > s->now ? end : s->now;
         if (end < s->warmup + SIM_NS_PER_S)
             end = s->warmup + SIM_NS_PER_S;         /* a measured window of at least 1 s */

@@ -67,7 +67,7 @@ const struct sim_notebook *sim_notebook(const struct sim *s, int nb)
 static int64_t draw_ns(struct sim *s, double mean_s)
 {
     double d = s->cfg->nb_fixed ? mean_s : gsl_ran_exponential(s->nb_rng, mean_s);
-    return (int64_t)llround(d * 1e9);
+    return sim_s_to_ns(d);
 }
 
 static void nb_push(struct sim *s, int64_t t, int idx, uint32_t serial, int what)
@@ -78,7 +78,7 @@ static void nb_push(struct sim *s, int64_t t, int idx, uint32_t serial, int what
 /* Its token holdings within the last window, up to now (a holding in progress included). */
 static int64_t used_ns(const struct sim *s, const struct sim_nb_int *n)
 {
-    int64_t from = s->now - (int64_t)llround(s->cfg->nb_window_s * 1e9), u = 0;
+    int64_t from = s->now - sim_s_to_ns(s->cfg->nb_window_s), u = 0;
     for (int i = 0; i < n->nuse; i++) {
         int k = (n->huse - 1 - i + SIM_NB_USES) % SIM_NB_USES;
         if (n->use_t1[k] <= from)
@@ -121,7 +121,7 @@ static void grant(struct sim *s, int g)
     }
     if (best < 0) {
         if (waiting)
-            nb_push(s, s->now + (int64_t)llround(w->nb_quota_s * 1e9), g, ++s->token_serial[g],
+            nb_push(s, s->now + sim_s_to_ns(w->nb_quota_s), g, ++s->token_serial[g],
                     NEV_RETRY);
         return;
     }
@@ -129,7 +129,7 @@ static void grant(struct sim *s, int g)
     s->token[g] = best;
     n->pub.holding = true;
     n->held_since = s->now;
-    int64_t q = (int64_t)llround(w->nb_quota_s * 1e9);
+    int64_t q = sim_s_to_ns(w->nb_quota_s);
     nb_push(s, s->now + (n->work_left < q ? n->work_left : q), best, ++n->serial, NEV_QUOTA);
 }
 

@@ -38,6 +38,8 @@ int sim_model_cfg_kind(const struct sim_model_cfg *m, const char *kind)
 void sim_service_at(const struct sim_service *v, int b, double *cv, double *shift)
 {
     *cv = v->ncv ? v->cv[(b <= v->ncv ? b : v->ncv) - 1] : 0;
+    if (*cv < SIM_SVC_CV_MIN)
+        *cv = 0;
     *shift = v->nshift ? v->shift[(b <= v->nshift ? b : v->nshift) - 1] : 0;
 }
 

@@ -30,6 +30,11 @@ struct sim_service {
     double *cv, *shift;                /* owned; shift NULL: 0 */
 };
 
+/* A cv below this is taken as 0 (exactly l(b)): its spread is under a millionth of the batch,
+ * below the clock's nanoseconds for batches under a millisecond, and a gamma of shape 1/cv^2
+ * beyond 1e12 is no longer a distribution GSL can draw from. */
+#define SIM_SVC_CV_MIN 1e-6
+
 /* The cv and shift of batch size b (>= 1). */
 void sim_service_at(const struct sim_service *v, int b, double *cv, double *shift);
 /* X's parameters for a duration of coefficient of variation cv (> 0) and constant share
@@ -249,6 +254,8 @@ struct sim_world {
 
     double percentile;                 /* e.g. 99: the SLO predicate of the results */
     long max_live_requests;            /* 0: SIM_MAX_LIVE_REQUESTS (sim.h) */
+    uint64_t max_events;               /* > 0: the run stops with an error past this many
+                                        * events (a harness's budget; 0: no limit) */
     double sample_period_s;            /* 0 = no time series and no control ticks */
 
     /* training jobs (none: njobs 0), in arrival order */

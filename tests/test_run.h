@@ -20,17 +20,18 @@ static inline struct sim_result *test_run_text(const char *text, const char *nam
     return r;
 }
 
-/* The goodput of `text` (0 when no load passes); *batch (may be NULL) the mean batch of
- * model 0 at it. */
+/* The goodput of `text` (0 when the search gives none: no load passed, or it did not bracket
+ * or converge); *batch (may be NULL) the mean batch of model 0 at it. */
 static inline double test_goodput_text(const char *text, const char *name, double *batch)
 {
     struct sim_config *cfg;
     struct sim_goodput g;
     REQUIRE_OK(sim_config_from_text(text, name, ".", &cfg));
     REQUIRE_OK(sim_goodput_search(cfg, false, &g));
-    double v = g.found ? g.goodput_rps : 0;
+    bool ok = g.status == SIM_SEARCH_CONVERGED;
+    double v = ok ? g.goodput_rps : 0;
     if (batch)
-        *batch = g.found ? g.best->models[0].mean_batch : 0;
+        *batch = ok ? g.best->models[0].mean_batch : 0;
     sim_goodput_free(&g);
     sim_config_destroy(cfg);
     return v;

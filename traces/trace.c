@@ -566,8 +566,9 @@ static int place(struct trace_reader *rd, struct ttime at, double dt, struct tra
 static int check_header(struct trace_reader *rd, const char *want)
 {
     if (strcmp(rd->buf, want) != 0)
-        return sim_err_set(SIM_EINVAL, "%s:%ld: expected the header \"%s\", found \"%.60s\"",
-                           fname(rd), rd->line, want, rd->buf);
+        return sim_err_set(SIM_EINVAL, "%s:%ld: expected the header \"%s\", found another "
+                           "first line (a file of another kind or format?)", fname(rd), rd->line,
+                           want);
     return 0;
 }
 

@@ -43,8 +43,8 @@ static int parse_kind(const cJSON *it, const char *p, struct sim_job_kind *k)
     if (n < 1 || n > SIM_JOB_MAX_WORKERS)
         return sim_err_set(SIM_EINVAL, "%s.speedup: expected 1 to %d numbers (the speed-up with "
                            "1, 2, ... workers), got %d", p, SIM_JOB_MAX_WORKERS, n);
-    for (int i = 0; i < n; i++) {
-        const cJSON *v = cJSON_GetArrayItem(sp, i);
+    const cJSON *v = sim_json_first(sp);
+    for (int i = 0; i < n; i++, v = v->next) {
         char q[SIM_JPATH_MAX + 16];
         snprintf(q, sizeof q, "%s.speedup[%d]", p, i);
         if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || v->valuedouble > 1e6)
@@ -107,15 +107,17 @@ int wl_jobs_parse(const cJSON *root, struct sim_world *w)
     int nk = cJSON_GetArraySize(kinds), total_gpus = 0;
     for (int n = 0; n < w->nnodes; n++)
         total_gpus += w->nodes[n].gpus;
-    if (nk == 0)
-        return sim_err_set(SIM_EINVAL, "jobs.kinds: expected at least one kind, got []");
+    if (nk == 0 || nk > WL_MAX_JOB_KINDS)
+        return sim_err_set(SIM_EINVAL, "jobs.kinds: expected 1 to %d kinds, got %d",
+                           WL_MAX_JOB_KINDS, nk);
     if (!(w->job_kinds = calloc((size_t)nk, sizeof *w->job_kinds)))
         return SIM_ENOMEM;
     w->njob_kinds = nk;
-    for (int i = 0; i < nk; i++) {
+    const cJSON *ki = sim_json_first(kinds);
+    for (int i = 0; i < nk; i++, ki = ki->next) {
         char p[SIM_JPATH_MAX];
         sim_jpath_idx(p, sizeof p, "jobs.kinds", i);
-        if ((rc = parse_kind(cJSON_GetArrayItem(kinds, i), p, &w->job_kinds[i])))
+        if ((rc = parse_kind(ki, p, &w->job_kinds[i])))
             return rc;
         for (int k = 0; k < i; k++)
             if (!strcmp(w->job_kinds[k].name, w->job_kinds[i].name))
@@ -123,9 +125,9 @@ int wl_jobs_parse(const cJSON *root, struct sim_world *w)
                                    w->job_kinds[i].name);
     }
     int na = cJSON_GetArraySize(arrs), nj = 0, cap = 0;
-    for (int i = 0; i < na; i++) {
+    const cJSON *it = sim_json_first(arrs);
+    for (int i = 0; i < na; i++, it = it->next) {
         char p[SIM_JPATH_MAX];
-        const cJSON *it = cJSON_GetArrayItem(arrs, i);
         const char *kname;
         double at = 0;
         long count = 1, init = 1, max = 0;

@@ -15,6 +15,9 @@
 
 #include "sim_world.h"
 
+/* The most kinds of job a config may declare (names are checked pairwise for repeats). */
+#define WL_MAX_JOB_KINDS 1000
+
 /* Parses root's `jobs` (absent: no jobs) into w (w->nodes must be set: initial workers are
  * checked against the GPUs). Errors name the JSON path. */
 int wl_jobs_parse(const cJSON *root, struct sim_world *w);

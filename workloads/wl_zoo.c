@@ -324,6 +324,7 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
         return sim_err_prefix(rc, zp);
     }
     const cJSON *zm = NULL, *sel = cJSON_GetObjectItemCaseSensitive(ref, "select");
+    const cJSON **entries = NULL;
     const char *kind = NULL;
     if ((rc = zoo_models(file, zoo, &zm, &kind)))
         goto out;
@@ -344,14 +345,21 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
         goto out;
     }
     int want = all ? cJSON_GetArraySize(zm) : cJSON_GetArraySize(sel), n0 = *n;
+    int nz = cJSON_GetArraySize(zm);
     if ((rc = wl_models_reserve(models, *n, want)))
         goto out;
-    const cJSON *walk = zm->child;      /* "all": the zoo's models in order, walked once */
-    for (int i = 0; i < want; i++, walk = walk ? walk->next : NULL) {
+    if (!(entries = malloc((size_t)(nz > 0 ? nz : 1) * sizeof *entries))) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    nz = 0;                             /* the zoo's models by index, walked once */
+    for (const cJSON *e = zm->child; e; e = e->next)
+        entries[nz++] = e;
+    const cJSON *s = sim_json_first(sel);
+    for (int i = 0; i < want; i++, s = s ? s->next : NULL) {
         const cJSON *entry = NULL;
         int zi = i;
         if (!all) {
-            const cJSON *s = cJSON_GetArrayItem(sel, i);
             char ip[SIM_JPATH_MAX];
             sim_jpath_idx(ip, sizeof ip, sp, i);
             if (!cJSON_IsString(s)) {
@@ -359,8 +367,8 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
                 goto out;
             }
             zi = -1;
-            for (int j = 0; j < cJSON_GetArraySize(zm) && zi < 0; j++) {
-                const cJSON *nmj = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(zm, j), "name");
+            for (int j = 0; j < nz && zi < 0; j++) {
+                const cJSON *nmj = cJSON_GetObjectItemCaseSensitive(entries[j], "name");
                 if (cJSON_IsString(nmj) && strcmp(nmj->valuestring, s->valuestring) == 0)
                     zi = j;
             }
@@ -370,7 +378,7 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
                 goto out;
             }
         }
-        entry = all ? walk : cJSON_GetArrayItem(zm, zi);
+        entry = entries[zi];
         char mp[SIM_JPATH_MAX];
         sim_jpath_idx(mp, sizeof mp, "models", zi);
         if ((rc = wl_model_parse(entry, mp, kind, &(*models)[*n]))) {
@@ -396,6 +404,7 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
     if (*n == n0)
         rc = sim_err_set(SIM_EINVAL, "%s: no model of zoo %s matches", sp, file);
 out:
+    free(entries);
     cJSON_Delete(zoo);
     return rc;
 }

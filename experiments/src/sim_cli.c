@@ -51,8 +51,9 @@
     "                    as much; keep_warmup: true in the config does the same)\n"
 #define EXIT_TEXT                                                                           \
     "Exit status: 0 success, 2 bad input, 4 no valid answer (goodput, plan: an SLO no batch\n" \
-    "meets, or no GPU count within the limits), 130 interrupted (Ctrl-C: it says what was\n"    \
-    "kept), 1 internal error (compare: 3 regression).\n"
+    "meets, or no GPU count within the limits; goodput: a search that did not bracket or\n"  \
+    "converge, its probes kept with runs.status saying so), 130 interrupted (Ctrl-C: it\n"    \
+    "says what was kept), 1 internal error (compare: 3 regression).\n"
 
 /* Per command: its synopsis and what `servesim COMMAND --help` prints below it. */
 static const struct cmd_help {
@@ -374,22 +375,36 @@ static int store_result(const struct opts *o, const struct sim_config *cfg, cons
 }
 
 /* A model that was offered requests and ran no batch is a policy decision (e.g. a plan that
- * left it no GPU) the table shows only as 100% bad: say so on stderr, also under --json. */
-static void warn_unserved(const struct sim_result *r)
+ * left it no GPU) the table shows only as 100% bad: say so on stderr, also under --json: a line
+ * per model, or under --quiet one line naming the first few and the count. */
+static void warn_unserved(const struct sim_result *r, bool quiet)
 {
+    int n = 0;
+    char names[256] = "";
+    size_t len = 0;
     for (int m = 0; m < r->nmodels; m++) {
         const struct sim_model_result *x = &r->models[m];
-        if (x->offered > 0 && x->batches == 0)
+        if (!(x->offered > 0 && x->batches == 0))
+            continue;
+        if (!quiet)
             fprintf(stderr, "warning: model %s: none of its %llu requests was served: the "
                     "policy ran no batch of it (its SLO less the network delays below its "
                     "batch-1 latency? a plan that left it no GPU? docs/policies.md)\n",
                     x->name, (unsigned long long)x->offered);
+        else if (n < 3 && len < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", n ? ", " : "",
+                                    x->name);
+        n++;
     }
+    if (quiet && n)
+        fprintf(stderr, "warning: %d model%s had none of %s requests served (%s%s): the policy "
+                "ran no batch of %s (docs/policies.md)\n", n, n > 1 ? "s" : "",
+                n > 1 ? "their" : "its", names, n > 3 ? ", ..." : "", n > 1 ? "them" : "it");
 }
 
 static void emit(const struct opts *o, const struct sim_result *r, const struct sim_goodput *g)
 {
-    warn_unserved(r);
+    warn_unserved(r, o->quiet);
     if (o->json) {
         char *j = sim_result_json(r, g);
         if (j)
@@ -398,6 +413,38 @@ static void emit(const struct opts *o, const struct sim_result *r, const struct 
     } else if (!o->quiet) {
         sim_result_print_table(stdout, r, g);
     }
+}
+
+/* A long run's progress: on a terminal, a line rewritten every second (simulated time of the
+ * run's end); otherwise one final line when the run took over 10 s of wall time. */
+struct progress {
+    double t0, last, end_s;
+    uint64_t n;
+    bool tty, shown;
+};
+
+static void progress_event(void *ctx, const struct sim *s, int64_t now)
+{
+    (void)s;
+    struct progress *p = ctx;
+    if (!p->tty || (++p->n & 0xffff))
+        return;
+    double w = sim_wall_seconds();
+    if (w - p->last < 1)
+        return;
+    p->last = w;
+    p->shown = true;
+    fprintf(stderr, "\rrun: simulated %.0f of %.0f s (%.0f%%), %.0f s so far   ", (double)now / 1e9,
+            p->end_s, 100 * (double)now / 1e9 / p->end_s, w - p->t0);
+}
+
+static void progress_end(const struct progress *p)
+{
+    double w = sim_wall_seconds() - p->t0;
+    if (p->shown)
+        fputc('\n', stderr);
+    if (!p->tty && w > 10)
+        fprintf(stderr, "run: %.0f simulated s in %.1f s\n", p->end_s, w);
 }
 
 static int cmd_run(const struct opts *o, bool goodput)
@@ -429,8 +476,18 @@ static int cmd_run(const struct opts *o, bool goodput)
         g.best->wall_s = sim_wall_seconds() - t0;
         emit(o, g.best, &g);
         rc = store_result(o, cfg, "goodput", g.best, &g);
+        char why[512];
+        if (!rc && sim_goodput_problem(&g, why, sizeof why))    /* kept, and said: exit 4 */
+            rc = sim_err_set(SIM_EINFEASIBLE, "goodput: %s", why);
     } else {
-        if ((rc = sim_run_once(cfg, 1.0, NULL, &r)))
+        struct progress pg = {.t0 = sim_wall_seconds(), .tty = isatty(STDERR_FILENO) != 0,
+                              .end_s = cfg->world.duration_s + cfg->world.drain_s};
+        pg.last = pg.t0;
+        struct sim_observer obs = {.ctx = &pg, .event = progress_event};
+        rc = sim_run_once(cfg, 1.0, o->quiet || o->json ? NULL : &obs, &r);
+        if (!o->quiet && !o->json)
+            progress_end(&pg);
+        if (rc)
             goto out;
         emit(o, r, NULL);
         rc = store_result(o, cfg, "run", r, NULL);

@@ -64,9 +64,9 @@ static int parse_nodes(struct sim_config *c, const cJSON *arr, const char **kind
         return SIM_ENOMEM;
     c->world.nnodes = n;
     *gpus = 0;
-    for (int i = 0; i < n; i++) {
+    const cJSON *it = sim_json_first(arr);
+    for (int i = 0; i < n; i++, it = it->next) {
         char p[SIM_JPATH_MAX];
-        const cJSON *it = cJSON_GetArrayItem(arr, i);
         struct sim_node_cfg *nd = &c->world.nodes[i];
         const char *gk = *kind, *ck = "cpu", *name = NULL;
         long cores = 0, g = 0;
@@ -378,6 +378,48 @@ static int check_memory(const struct sim_config *c)
     return 0;
 }
 
+/* The most time-series points a run keeps (about 1 GB) and the most pages of cluster.page_mb a
+ * GPU's memory, or all models' weights, may span (docs/config.md "Limits"). */
+#define MAX_TS_POINTS 4e7
+#define MAX_PAGES 1e8
+
+/* The work a run would do, bounded before it starts so that no accepted value makes a run
+ * that exhausts memory or never ends: time-series points, notebooks' token turns (each a
+ * timer), pages of the weights cache (counted in int). Each error names the field to change
+ * and the least value that fits. */
+static int check_work(const struct sim_config *c)
+{
+    const struct sim_world *w = &c->world;
+    double run_s = w->duration_s + w->drain_s;
+    if (w->sample_period_s > 0) {
+        double per_tick = 16 + 2.0 * w->nmodels + (w->app ? 2.0 * w->app->npaths : 0) + w->njobs;
+        double least = run_s * per_tick / MAX_TS_POINTS;
+        if (w->sample_period_s < least)
+            return sim_err_set(SIM_EINVAL, "metrics.sample_period_s: expected at least %g s, "
+                               "got %g (a sample of about %g series every period over the run's "
+                               "%g s, duration and drain, may keep at most %.0e points)",
+                               least, w->sample_period_s, per_tick, run_s, MAX_TS_POINTS);
+    }
+    if (w->nnotebooks > 0) {
+        double least_ms = 1e3 * run_s * (w->gpus > 0 ? w->gpus : 1) / SIM_MAX_FIRINGS;
+        if (w->nb_quota_s * 1e3 < least_ms)
+            return sim_err_set(SIM_EINVAL, "notebooks.quota_ms: expected at least %g ms, got %g "
+                               "(a turn of each GPU's token every quantum, over the run's %g s, "
+                               "may fire at most %.0e times)", least_ms, w->nb_quota_s * 1e3,
+                               run_s, SIM_MAX_FIRINGS);
+    }
+    double mb = 0;
+    for (int m = 0; m < w->nmodels; m++)
+        mb += w->models[m].weights_mb + w->models[m].static_mb;
+    if (w->gpu_memory_mb > mb)
+        mb = w->gpu_memory_mb;
+    if (mb / w->page_mb > MAX_PAGES)
+        return sim_err_set(SIM_EINVAL, "cluster.page_mb: expected at least %g MB, got %g (the "
+                           "GPU's memory or the weights of all models, %g MB, would span more "
+                           "than %.0e pages)", mb / MAX_PAGES, w->page_mb, mb, MAX_PAGES);
+    return 0;
+}
+
 /* workload.random_segments {"sd_rps", "period_s", "min_rps"}: the rate is redrawn every
  * period from normal(rate_rps, sd_rps), truncated below at min_rps (FA2's normal(15, 5)
  * workload); expanded here into segments from the stream "workload.random_segments", so a
@@ -538,8 +580,8 @@ static int parse_rate_schedules(struct sim_config *c, const cJSON *o, int *n)
             return SIM_ENOMEM;
         sc->n = k;
         double dur = c->world.duration_s, sum = 0;
-        for (int i = 0; i < k; i++) {
-            const cJSON *r = cJSON_GetArrayItem(rps, i);
+        const cJSON *r = sim_json_first(rps);
+        for (int i = 0; i < k; i++, r = r->next) {
             if (!cJSON_IsNumber(r) || r->valuedouble < 0) {
                 char ip[SIM_JPATH_MAX + SIM_NAME_MAX + 16];
                 snprintf(ip, sizeof ip, "%s.rps[%d]", p, i);
@@ -607,9 +649,9 @@ static int parse_clients(struct sim_config *c, const cJSON *w)
         return SIM_ENOMEM;
     cl->nsteps = n;
     int most = 0;
-    for (int i = 0; i < n; i++) {
+    const cJSON *v = sim_json_first(counts);
+    for (int i = 0; i < n; i++, v = v->next) {
         char q[SIM_JPATH_MAX];
-        const cJSON *v = cJSON_GetArrayItem(counts, i);
         sim_jpath_idx(q, sizeof q, "workload.clients.counts", i);
         if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e6 ||
             v->valuedouble != floor(v->valuedouble))
@@ -681,6 +723,10 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
         if (c->workload.arrival == WL_ARR_GAMMA) {
             if ((rc = sim_json_num(a, "workload.arrival", "shape", true, SIM_J_POS, &c->workload.gamma_shape)))
                 return rc;
+            if (c->workload.gamma_shape < 0.01)    /* the gaps' cv, 1/sqrt(shape), at most 10 */
+                return sim_err_set(SIM_EINVAL, "workload.arrival.shape: expected at least 0.01 "
+                                   "(gaps with a coefficient of variation of at most 10), got %g",
+                                   c->workload.gamma_shape);
         } else if (cJSON_GetObjectItemCaseSensitive(a, "shape")) {
             return sim_err_set(SIM_EINVAL, "workload.arrival.shape: only for kind \"gamma\"");
         }
@@ -703,9 +749,9 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
         c->workload.segments = calloc((size_t)(n ? n : 1), sizeof *c->workload.segments);
         if (!c->workload.segments)
             return SIM_ENOMEM;
-        for (int i = 0; i < n; i++) {
+        const cJSON *s = sim_json_first(segs);
+        for (int i = 0; i < n; i++, s = s->next) {
             char sp[SIM_JPATH_MAX];
-            const cJSON *s = cJSON_GetArrayItem(segs, i);
             sim_jpath_idx(sp, sizeof sp, "workload.segments", i);
             if (!cJSON_IsObject(s))
                 return sim_json_expected(sp, "{duration_s, scale, models}", s);
@@ -1046,7 +1092,7 @@ static int build(struct sim_config *c)
                            "policy that fills lanes (fifo)",
                            c->world.lanes > 1 ? "lanes" : "interference", c->world.policy->name);
     if ((rc = check_memory(c)) || (rc = parse_rest(c, root)) ||
-        (rc = parse_autoscale(c, root)))
+        (rc = parse_autoscale(c, root)) || (rc = check_work(c)))
         return rc;
     return 0;
 }

@@ -83,9 +83,10 @@ int sim_config_parse_app(struct sim_config *c, const cJSON *root)
     snprintf(a->name, sizeof a->name, "%s", name);
     a->npaths = np;
     double wsum = 0;
-    for (int p = 0; p < np; p++) {
+    const cJSON *po = sim_json_first(paths);
+    for (int p = 0; p < np; p++, po = po->next) {
         char pp[SIM_JPATH_MAX], sp[SIM_JPATH_MAX];
-        const cJSON *po = cJSON_GetArrayItem(paths, p), *st, *s;
+        const cJSON *st, *s;
         struct sim_app_path *ap = &a->paths[p];
         sim_jpath_idx(pp, sizeof pp, "application.paths", p);
         if (!cJSON_IsObject(po))

@@ -42,8 +42,8 @@ static int parse_strings(const cJSON *arr, const char *path, char ***out, int *n
     *out = calloc((size_t)k, sizeof **out);
     if (!*out)
         return SIM_ENOMEM;
-    for (int i = 0; i < k; i++) {
-        const cJSON *v = cJSON_GetArrayItem(arr, i);
+    const cJSON *v = sim_json_first(arr);
+    for (int i = 0; i < k; i++, v = v->next) {
         char p[SIM_JPATH_MAX];
         sim_jpath_idx(p, sizeof p, path, i);
         if (!cJSON_IsString(v) || !v->valuestring[0])

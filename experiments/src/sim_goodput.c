@@ -149,7 +149,13 @@ int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_g
         }
     }
     g->found = lo > 0;
-    if (g->found) {
+    g->lo_scale = lo;
+    g->hi_scale = hi;
+    g->max_probes = maxp;
+    g->tol = cfg->search_tol;
+    g->status = !g->found ? SIM_SEARCH_NO_PASS : hi < 0 ? SIM_SEARCH_NO_FAIL
+                : (hi - lo) / lo > cfg->search_tol ? SIM_SEARCH_WIDE : SIM_SEARCH_CONVERGED;
+    if (g->status == SIM_SEARCH_CONVERGED) {
         g->goodput_scale = lo;
         g->goodput_rps = g->best->offered_rps;
     }

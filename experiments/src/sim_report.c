@@ -8,6 +8,47 @@
 
 #include "sim_err.h"
 
+const char *const sim_search_status_names[] = {"ok", "no load passed", "not bracketed",
+                                               "not converged"};
+
+bool sim_goodput_problem(const struct sim_goodput *g, char *buf, size_t n)
+{
+    const struct sim_probe *lo = NULL, *hi = NULL, *least = NULL;
+    for (int i = 0; i < g->nprobes; i++) {
+        const struct sim_probe *p = &g->probes[i];
+        if (p->scale == g->lo_scale && p->pass)
+            lo = p;
+        if (p->scale == g->hi_scale && !p->pass)
+            hi = p;
+        if (!least || p->scale < least->scale)
+            least = p;
+    }
+    switch (g->status) {
+    case SIM_SEARCH_CONVERGED:
+        return false;
+    case SIM_SEARCH_NO_PASS:
+        snprintf(buf, n, "no probed load met every SLO, down to load x%.5g (%.4g req/s)%s",
+                 least ? least->scale : 0, least ? least->offered_rps : 0,
+                 g->nprobes >= g->max_probes ? "; raise search.max_probes or lower "
+                                               "search.start_scale to probe lower"
+                                             : ", the least the search probes");
+        break;
+    case SIM_SEARCH_NO_FAIL:
+        snprintf(buf, n, "the search did not bracket the goodput: all %d probes passed, up to "
+                 "load x%.5g (%.4g req/s), so it lies above; raise search.max_probes (%d) or "
+                 "search.start_scale", g->nprobes, g->lo_scale, lo ? lo->offered_rps : 0,
+                 g->max_probes);
+        break;
+    case SIM_SEARCH_WIDE:
+        snprintf(buf, n, "the search did not converge: after %d probes (search.max_probes) the "
+                 "goodput lies between load x%.5g (%.4g req/s, passed) and x%.5g (%.4g req/s, "
+                 "failed), wider than search.tolerance %g", g->nprobes, g->lo_scale,
+                 lo ? lo->offered_rps : 0, g->hi_scale, hi ? hi->offered_rps : 0, g->tol);
+        break;
+    }
+    return true;
+}
+
 void sim_result_print_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g)
 {
     fprintf(f, "experiment %s  policy %s  seed %llu  load x%.4g  %g s (warm-up %g s",
@@ -113,10 +154,11 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
             fprintf(f, "  %-5d %10.5g %12.1f %5s %12.3f %s\n", i, p->scale, p->offered_rps,
                     p->pass ? "yes" : "no", 100 * p->worst_bad_frac, p->worst_model);
         }
-        if (g->found)
+        char why[512];
+        if (g->status == SIM_SEARCH_CONVERGED)
             fprintf(f, "goodput: %.1f req/s (load x%.5g)\n", g->goodput_rps, g->goodput_scale);
-        else
-            fprintf(f, "goodput: 0 (no probed load met every SLO)\n");
+        else if (sim_goodput_problem(g, why, sizeof why))
+            fprintf(f, "goodput: none (%s)\n", why);
     }
 }
 
@@ -192,8 +234,18 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
     cJSON_AddBoolToObject(o, "slo_met", r->pass);
     cJSON_AddNumberToObject(o, "events", (double)r->events);
     if (g) {
-        cJSON_AddNumberToObject(o, "goodput_rps", g->found ? g->goodput_rps : 0);
-        cJSON_AddNumberToObject(o, "goodput_scale", g->found ? g->goodput_scale : 0);
+        bool ok = g->status == SIM_SEARCH_CONVERGED;
+        char why[512] = "";
+        if (ok) {
+            cJSON_AddNumberToObject(o, "goodput_rps", g->goodput_rps);
+            cJSON_AddNumberToObject(o, "goodput_scale", g->goodput_scale);
+        } else {
+            cJSON_AddNullToObject(o, "goodput_rps");
+            cJSON_AddNullToObject(o, "goodput_scale");
+        }
+        cJSON_AddStringToObject(o, "search_status", sim_search_status_names[g->status]);
+        if (sim_goodput_problem(g, why, sizeof why))
+            cJSON_AddStringToObject(o, "search_problem", why);
         cJSON_AddBoolToObject(o, "monotone", g->monotone);
         cJSON *ps = cJSON_AddArrayToObject(o, "probes");
         for (int i = 0; i < g->nprobes; i++) {

@@ -311,8 +311,9 @@ static int load_text(const char *path, FILE *f, struct sim_samples *ss)
             if (strcmp(line, TEXT_MAGIC_V1) == 0)
                 ncols = TEXT_NCOLS_V1;
             else if (strcmp(line, TEXT_MAGIC) != 0) {
-                rc = sim_err_set(SIM_EINVAL, "%s:1: expected a results database or \"%s\", "
-                                 "found \"%.40s\"", path, TEXT_MAGIC, line);
+                rc = sim_err_set(SIM_EINVAL, "%s:1: expected a results database or a first line "
+                                 "\"%s\", found another first line (a file of another "
+                                 "kind?)", path, TEXT_MAGIC);
                 break;
             }
             continue;

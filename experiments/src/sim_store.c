@@ -253,8 +253,9 @@ int sim_store_open(const char *path, struct sim_store **out)
         goto fail;
     }
     if (v > SIM_STORE_SCHEMA) {
-        rc = sim_err_set(SIM_EDB, "%s: schema version %d is newer than this servesim's %d",
-                         path, v, SIM_STORE_SCHEMA);
+        rc = sim_err_set(SIM_EINVAL, "%s: expected a servesim results database of schema 1..%d, "
+                         "found schema version %d (written by a newer servesim)", path,
+                         SIM_STORE_SCHEMA, v);
         goto fail;
     }
     if (v < SIM_STORE_SCHEMA) {
@@ -378,9 +379,9 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         goto rollback;
     if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddidiiddddd" : "ttttttttdtddddddidnidiiddddd",
                      r->name, kind, r->policy, seed_text, json, hash, SERVESIM_VERSION,
-                     started, r->wall_s, "ok", r->duration_s, r->warmup_s, r->load_scale,
+                     started, r->wall_s, g ? sim_search_status_names[g->status] : "ok", r->duration_s, r->warmup_s, r->load_scale,
                      r->offered_rps, r->ontime_rps, r->bad_rate, (int64_t)r->pass,
-                     r->percentile, g && g->found ? g->goodput_rps : 0.0, (int64_t)r->events,
+                     r->percentile, g && g->status == SIM_SEARCH_CONVERGED ? g->goodput_rps : 0.0, (int64_t)r->events,
                      r->gpu_s, (int64_t)r->gpus_max, (int64_t)r->trace_gaps, r->trace_gap_s,
                      r->core_s, r->makespan_s, r->nnotebooks ? r->nb_slowdown : NAN,
                      r->warmup_extended ? r->warmup_config_s : NAN)))

@@ -150,6 +150,13 @@ int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int 
         if (w->npoints > 1000000)
             return sim_err_set(SIM_EINVAL, "%s: grid: more than a million points", file);
     }
+    for (int a = 0; a < w->naxes; a++) {
+        if (!(w->item[a] = malloc((size_t)w->size[a] * sizeof *w->item[a])))
+            return SIM_ENOMEM;
+        int i = 0;
+        for (const cJSON *v = w->values[a]->child; v; v = v->next)
+            w->item[a][i++] = v;
+    }
     int nset = set ? cJSON_GetArraySize(set) : 0;
     w->fixed = calloc((size_t)(nset + nsets + 1), sizeof *w->fixed);
     if (!w->fixed)
@@ -207,7 +214,7 @@ int sweep_make_point(const struct sweep *w, long idx, struct point *p)
         rest /= w->size[a];
     }
     for (int a = 0; a < w->naxes; a++) {
-        const cJSON *v = cJSON_GetArrayItem(w->values[a], pick[a]);
+        const cJSON *v = w->item[a][pick[a]];
         if (!w->path[a]) {              /* a case: each member is an override */
             for (const cJSON *m = v->child; m; m = m->next)
                 if (!(p->sets[p->nsets++] = assignment(m->string, m)))
@@ -279,6 +286,10 @@ int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx)
                               w->goodput ? &g : NULL, &sp, NULL);
     if (rc)
         fprintf(stderr, "servesim sweep: point %ld (%s) failed: %s\n", idx, p.key, msg);
+    char why[512];
+    if (!rc && have_g && sim_goodput_problem(&g, why, sizeof why))
+        fprintf(stderr, "servesim sweep: point %ld (%s): no goodput: %s (kept with runs.status "
+                "\"%s\")\n", idx, p.key, why, sim_search_status_names[g.status]);
     if (src)
         fprintf(stderr, "servesim sweep: point %ld: %s\n", idx, sim_err_msg());
     if (have_g)
@@ -352,7 +363,8 @@ void sweep_summary(const struct sweep *w, const char *db)
     }
     if (sqlite3_prepare_v2(h,
                            "SELECT p.point, p.point_key, p.status, r.id, r.goodput_rps, "
-                           "r.ontime_rps, r.bad_rate, r.offered_rps FROM sweep_points p LEFT JOIN runs r ON "
+                           "r.ontime_rps, r.bad_rate, r.offered_rps, r.status FROM sweep_points p "
+                           "LEFT JOIN runs r ON "
                            "r.id = p.run_id WHERE p.sweep = ? ORDER BY p.point",
                            -1, &q, NULL) == SQLITE_OK) {
         sqlite3_bind_text(q, 1, w->id, -1, SQLITE_TRANSIENT);
@@ -363,6 +375,13 @@ void sweep_summary(const struct sweep *w, const char *db)
             if (strcmp((const char *)sqlite3_column_text(q, 2), "ok") != 0) {
                 printf("%5d %7s %12s %12s %9s  %s\n", sqlite3_column_int(q, 0), "-", "failed", "",
                        "", sqlite3_column_text(q, 1));
+                continue;
+            }
+            const char *rs = (const char *)sqlite3_column_text(q, 8);
+            if (rs && strcmp(rs, "ok") != 0) {  /* a search that gave no goodput: why */
+                printf("%5d %7lld %12s %12.1f %9.4f  %s  [%s]\n", sqlite3_column_int(q, 0),
+                       (long long)sqlite3_column_int64(q, 3), "none", sqlite3_column_double(q, 5),
+                       sqlite3_column_double(q, 6), sqlite3_column_text(q, 1), rs);
                 continue;
             }
             printf("%5d %7lld %12.1f %12.1f %9.4f  %s\n", sqlite3_column_int(q, 0),
@@ -471,6 +490,8 @@ void sweep_free(struct sweep *w)
     for (int i = 0; i < w->nfixed; i++)
         free(w->fixed[i]);
     free(w->fixed);
+    for (int a = 0; a < MAX_AXES; a++)
+        free(w->item[a]);
     cJSON_Delete(w->json);
     memset(w, 0, sizeof *w);
 }

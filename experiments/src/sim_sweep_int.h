@@ -19,6 +19,7 @@ struct sweep {
     int naxes;
     const char *path[MAX_AXES];         /* NULL: the `cases` axis (objects of overrides) */
     const cJSON *values[MAX_AXES];
+    const cJSON **item[MAX_AXES];       /* values[a]'s elements, for picking in O(1) */
     int size[MAX_AXES];
     long npoints;
     char **fixed;                       /* "path=value" from `set` and the command line */

@@ -93,6 +93,12 @@ static int missing(const char *path, const char *key, const char *expected)
 /* Durations are named by their unit (`slo_ms`, `duration_s`, `ctrl_us`); their seconds must
  * stay below SIM_JSON_MAX_DURATION_S, so that times in integer ns (and sums of a few of them)
  * fit in 64 bits. Rates whose names end the same way (`load_gb_s`) are not durations. */
+static bool ends_with(const char *key, const char *tail)
+{
+    size_t n = strlen(key), t = strlen(tail);
+    return n > t && !strcmp(key + n - t, tail);
+}
+
 static double duration_unit_s(const char *key)
 {
     size_t n = strlen(key);
@@ -123,6 +129,18 @@ int sim_json_num(const cJSON *obj, const char *path, const char *key, bool requi
         (c == SIM_J_UNIT && !(x >= 0 && x <= 1)))
         return fail(path, key, what[c], v);
     double unit = duration_unit_s(key);
+    if (unit > 0 && c == SIM_J_POS && x * unit < 1e-9)
+        return fail(path, key, "a positive duration of at least 1 ns (the clock's resolution)", v);
+    if (ends_with(key, "_mb") && fabs(x) > SIM_JSON_MAX_MB) {
+        char want[64];
+        snprintf(want, sizeof want, "a size of at most %.0e MB (1 PB)", SIM_JSON_MAX_MB);
+        return fail(path, key, want, v);
+    }
+    if ((!strcmp(key, "cv") || ends_with(key, "_cv")) && x > SIM_JSON_MAX_CV) {
+        char want[64];
+        snprintf(want, sizeof want, "a coefficient of variation of at most %g", SIM_JSON_MAX_CV);
+        return fail(path, key, want, v);
+    }
     if (unit > 0 && fabs(x) * unit > SIM_JSON_MAX_DURATION_S) {
         char want[96];
         snprintf(want, sizeof want, "a duration of at most %.0e s (%.0e %s)",
@@ -284,13 +302,10 @@ int sim_json_parse(const char *text, const char *name, cJSON **out)
                 col++;
             }
         }
-        char near[24] = "";
-        size_t k = 0;
-        for (const char *q = end; *q && *q != '\n' && k + 1 < sizeof near; q++)
-            near[k++] = *q;
-        near[k] = '\0';
-        return sim_err_set(SIM_EINVAL, "%s:%d:%d: invalid JSON near '%s'", name, line, col,
-                           near);
+        /* the position only, never the text: the file may not be JSON at all (a password
+         * file named by mistake), and its contents do not belong in a message */
+        return sim_err_set(SIM_EINVAL, "%s:%d:%d: invalid JSON (the parser stopped at line %d, "
+                           "column %d)", name, line, col, line, col);
     }
     char path[SIM_JPATH_MAX] = "";
     int rc = no_duplicate_keys(root, path, 0, sizeof path, name);

@@ -22,8 +22,18 @@ enum sim_jcons {
 #define SIM_JPATH_MAX 256
 
 /* The longest duration sim_json_num accepts in a key named like one (`*_ms`, `*_s`, `*_us`):
- * about 3 years, 1e17 ns. */
+ * about 3 years, 1e17 ns. A positive one (SIM_J_POS) is at least 1 ns: less would round to
+ * no time at all in the engine. */
 #define SIM_JSON_MAX_DURATION_S 1e8
+/* The largest memory size in a key named `*_mb`: 1e9 MB, a petabyte. */
+#define SIM_JSON_MAX_MB 1e9
+/* The largest coefficient of variation in a key named `cv` or `*_cv`: beyond 10 a lognormal
+ * or gamma draw is almost always ~0 with rare astronomically large values. */
+#define SIM_JSON_MAX_CV 10.0
+
+/* The first element of an array (NULL for none or no array); walk on with ->next. Loops over
+ * arrays walk so, in linear time: cJSON_GetArrayItem(a, i) walks i elements each call. */
+static inline const cJSON *sim_json_first(const cJSON *a) { return a ? a->child : NULL; }
 
 /* path + "." + key (or just key at the root) into buf. */
 void sim_jpath(char *buf, size_t size, const char *path, const char *key);

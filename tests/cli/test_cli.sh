@@ -178,6 +178,73 @@ assert d["same_instant_timers_per_request"] > 0 and d["speed_ratio"] > 0, d
 PY
 }
 
+# issue 38, section 1: a number the config accepts never aborts, exhausts memory or runs for
+# ever: each of these once did (exit 134, gigabytes, no end); now an error naming the field and
+# the least (or most) value that works, or a run that ends
+numeric_limits() {
+  local nx='"policy":{"name":"nexus","params":{"beacon_s":1e-9}}'
+  local b1='"duration_s":2,"workload":{"rate_rps":100},"models":['"$model"']'
+  expect_error lim_page "cluster.page_mb: expected at least" "{$b1,\"cluster\":{\"gpus\":1,\"gpu_memory_mb\":11264,\"page_mb\":1e-6}}"
+  expect_error lim_mem "cluster.gpu_memory_mb: expected a size of at most 1e+09 MB" "{$b1,\"cluster\":{\"gpus\":1,\"gpu_memory_mb\":1e12}}"
+  expect_error lim_weights "models[0].weights_mb: expected a size of at most 1e+09 MB" "{$base,\"models\":[{\"name\":\"m\",\"alpha_ms\":1,\"beta_ms\":2,\"slo_ms\":20,\"weights_mb\":6.7e19}]}"
+  expect_error lim_cv "cluster.exec_cv: expected a coefficient of variation of at most 10" "{$b1,\"cluster\":{\"gpus\":1,\"exec_cv\":1e200}}"
+  expect_error lim_sample "metrics.sample_period_s: expected at least" "{$base,\"models\":[$model],\"metrics\":{\"sample_period_s\":1e-9}}"
+  expect_error lim_beacon "policy.params.beacon_s: expected a period of at least" "{$base,\"models\":[$model],$nx,\"keep_warmup\":true}"
+  expect_error lim_tiny "policy.params.beacon_s: expected a positive duration of at least 1 ns" "{$base,\"models\":[$model],\"policy\":{\"name\":\"nexus\",\"params\":{\"beacon_s\":1e-10}}}"
+  expect_error lim_shape "workload.arrival.shape: expected at least 0.01" '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"arrival":{"kind":"gamma","shape":1e-300}}}'
+  local dyn="$src/experiments/dynamoml/base.json"
+  "$bin" run "$dyn" --no-db --quiet --set notebooks.quota_ms=1e-5 --set duration_s=5 2> "$tmp/err"; local rc=$?
+  [ $rc -eq 2 ] && grep -qF "notebooks.quota_ms: expected at least" "$tmp/err" || fail "quota_ms 1e-5: exit $rc ($(cat "$tmp/err"))"
+  # values that are fine: a run that ends, with the answer they imply
+  timeout 120 "$bin" run "$dyn" --no-db --json --set 'jobs.kinds[0].iterations=1e12' --set duration_s=200 > "$tmp/out" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 0 ] || fail "iterations 1e12: exit $rc ($(tail -c 300 "$tmp/err"))"
+  printf '%s' "{$base,\"models\":[{\"name\":\"m\",\"slo_ms\":20,\"profile\":{\"form\":\"linear\",\"alpha_ms\":1,\"beta_ms\":2,\"service\":{\"dist\":\"gamma\",\"cv\":1e-155}}}]}" > "$tmp/cv_tiny.json"
+  "$bin" run "$tmp/cv_tiny.json" --no-db --json > "$tmp/cv_tiny.out" 2> "$tmp/err" || fail "service cv 1e-155: exit $? ($(cat "$tmp/err"))"
+  printf '%s' "{$base,\"models\":[$model]}" > "$tmp/cv_none.json"
+  "$bin" run "$tmp/cv_none.json" --no-db --json > "$tmp/cv_none.out" 2> /dev/null
+  python3 - "$tmp/cv_tiny.out" "$tmp/cv_none.out" <<'PY' || fail "service cv 1e-155 is not the exact profile"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["models"][0]["p99_ms"] == b["models"][0]["p99_ms"] and a["ontime_rps"] == b["ontime_rps"], (a, b)
+PY
+  # arrays load in linear time: 200,000 segments within the test's time (was quadratic)
+  python3 -c "
+import json
+json.dump([{'duration_s':0.00001,'scale':1.0}]*199999+[{'scale':1.0}], open('$tmp/segs.json','w'))"
+  timeout 60 "$bin" run "$tmp/cv_none.json" --no-db --quiet --set "workload.segments=@$tmp/segs.json" 2> "$tmp/err" ||
+    fail "200,000 segments: exit $? ($(tail -c 300 "$tmp/err"))"
+}
+
+# issue 38, section 2: a goodput search that did not bracket or converge gives no number: it
+# says why (text, JSON, runs.status), keeps its probes, and exits 4
+goodput_search_status() {
+  printf '%s' "{$base,\"models\":[$model]}" > "$tmp/g.json"
+  "$bin" goodput "$tmp/g.json" --db "$tmp/g.db" --set search.max_probes=2 --set search.start_scale=0.25 > "$tmp/out" 2> "$tmp/err"; local rc=$?
+  [ $rc -eq 4 ] || fail "unbracketed: exit $rc, expected 4"
+  grep -qF "did not bracket the goodput: all 2 probes passed" "$tmp/err" || fail "unbracketed: $(cat "$tmp/err")"
+  grep -qF "goodput: none (the search did not bracket" "$tmp/out" || fail "unbracketed text: $(tail -3 "$tmp/out")"
+  "$bin" goodput "$tmp/g.json" --no-db --json --set search.max_probes=3 --set search.start_scale=8 > "$tmp/out" 2> /dev/null; rc=$?
+  [ $rc -eq 4 ] || fail "unconverged --json: exit $rc, expected 4"
+  python3 - "$tmp/out" <<'PY' || fail "unconverged JSON: $(head -c 300 "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["goodput_rps"] is None and d["search_status"] == "not converged", d
+assert "after 3 probes" in d["search_problem"] and len(d["probes"]) == 3, d
+PY
+  "$bin" goodput "$tmp/g.json" --no-db --quiet --set workload.rate_rps=1e-6 > /dev/null 2> "$tmp/err"; rc=$?
+  [ $rc -eq 4 ] && grep -qF "did not bracket" "$tmp/err" || fail "rate 1e-6: exit $rc ($(cat "$tmp/err"))"
+  "$bin" goodput "$tmp/g.json" --db "$tmp/g.db" --quiet > /dev/null 2>&1 || fail "a converging search: exit $?"
+  python3 - "$tmp/g.db" <<'PY' || fail "runs.status of the searches"
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("SELECT status, goodput_rps FROM runs ORDER BY id").fetchall()
+assert rows[0] == ("not bracketed", 0.0), rows
+assert rows[-1][0] == "ok" and rows[-1][1] > 0, rows
+PY
+  # readers skip them: export lists the converged search only
+  "$bin" export "$tmp/g.db" -o "$tmp/g.tsv" 2> /dev/null || fail "export: exit $?"
+  [ "$(grep -c goodput "$tmp/g.tsv")" -ge 1 ] || fail "export lost the converged search"
+}
+
 # rows of every results table for one run, without ids and wall-clock fields
 dump_run() {
   sqlite3 "$1" "
@@ -257,7 +324,7 @@ db_atomic() {
   [ "$v" = "9" ] || fail "schema version $v"
   sqlite3 "$db" "PRAGMA user_version = 99"
   "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
-  [ $rc -ne 0 ] && grep -q "newer than this servesim" "$tmp/err" || fail "newer schema accepted (exit $rc)"
+  [ $rc -eq 2 ] && grep -q "written by a newer servesim" "$tmp/err" || fail "newer schema: exit $rc, expected 2"
 }
 
 db_migrate_v1() {
@@ -761,6 +828,13 @@ JSON
   "$bin" plot goodput --db "$tmp/nm.db" --out "$tmp/nm" > /dev/null 2>&1 || fail "plot of an odd name failed"
   grep -qF "exp{x}_y 'q'"$'\t' "$tmp/nm/exp_x__y__q_-goodput.dat" && [ -s "$tmp/nm/exp_x__y__q_-goodput.png" ] ||
     fail "odd name: $(ls "$tmp/nm") $(cat "$tmp/nm/"*.dat 2>/dev/null)"
+  # a run's on-time rate and a search's goodput of one setting stay two bars (were averaged)
+  "$bin" run --db "$tmp/mk.db" --set duration_s=3 --quiet
+  "$bin" goodput --db "$tmp/mk.db" --set duration_s=3 --quiet
+  "$bin" plot goodput --db "$tmp/mk.db" --out "$tmp/mk" > /dev/null 2>&1 || fail "plot of run and goodput failed"
+  grep -q '^quickstart \[run: on time\]'$'\t' "$tmp/mk/quickstart-goodput.dat" &&
+    grep -q '^quickstart \[goodput\]'$'\t' "$tmp/mk/quickstart-goodput.dat" ||
+    fail "run and goodput in one bar: $(cat "$tmp/mk/quickstart-goodput.dat")"
 }
 
 # DynamoML's shared cluster, two configurations x two seeds: the four figure kinds of jobs,
@@ -908,8 +982,13 @@ compare_inputs() {
     grep -qF -- "$frag" "$tmp/err" || fail "compare $*: message '$(cat "$tmp/err")' lacks '$frag'"
   }
   expect_compare_error "nothere.db: cannot open" "$a" "$tmp/nothere.db"
-  printf 'hello\n' > "$tmp/junk.txt"
-  expect_compare_error 'junk.txt:1: expected a results database or "# servesim-results/2"' "$a" "$tmp/junk.txt"
+  printf 'root:x:0:0:secret\n' > "$tmp/junk.txt"      # named, never quoted
+  expect_compare_error 'junk.txt:1: expected a results database or a first line "# servesim-results/2", found another' "$a" "$tmp/junk.txt"
+  grep -qF "secret" "$tmp/err" && fail "compare quoted a foreign file's contents: $(cat "$tmp/err")"
+  printf 'root:x:0:0:secret\n' > "$tmp/junk.json"
+  "$bin" run "$tmp/junk.json" --no-db 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "junk.json:1:1: invalid JSON" "$tmp/err" && ! grep -qF "secret" "$tmp/err" ||
+    fail "run of a foreign file: exit $rc, $(cat "$tmp/err")"
   sed '5s/\t[0-9.e+-]*$/\tfast/' "$tmp/a.tsv" > "$tmp/bad.tsv"
   expect_compare_error 'bad.tsv:5: job_exec_s: expected a number or "-", found "fast"' "$a" "$tmp/bad.tsv"
   sed '6s/\t[^\t]*$//' "$tmp/a.tsv" > "$tmp/short.tsv"
@@ -981,6 +1060,9 @@ unserved_warning() {
   grep -qF "warning: model tight: none of its" "$tmp/err" || fail "unserved: no warning: $(cat "$tmp/err")"
   grep -qF "model m:" "$tmp/err" && fail "unserved: a served model was warned about"
   python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" || fail "unserved: stdout is not JSON"
+  "$bin" run "$tmp/u.json" --no-db --quiet > /dev/null 2> "$tmp/err" || fail "unserved --quiet: exit $?"
+  [ "$(wc -l < "$tmp/err")" = "1" ] && grep -qF "warning: 1 model had none of its requests served (tight)" "$tmp/err" ||
+    fail "unserved --quiet: $(cat "$tmp/err")"
 }
 
 help_and_policies() {

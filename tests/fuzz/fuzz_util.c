@@ -6,6 +6,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim_config.h"
+#include "sim_goodput.h"
+#include "sim_report.h"
+
+void fuzz_run_small(struct sim_config *cfg)
+{
+    const struct sim_world *w = &cfg->world;
+    if (w->duration_s <= 5 && w->drain_s <= 5 && w->rate_rps * w->duration_s <= 20000 &&
+        w->nmodels <= 50 && w->gpus <= 64 && cfg->workload.nsegments == 0 &&
+        !cfg->workload.schedules) {
+        cfg->world.max_live_requests = 1000;
+        cfg->world.max_events = 300000;     /* periodic work of tiny periods: within -timeout */
+        struct sim_result *r = NULL;
+        if (sim_run_once(cfg, 1.0, NULL, &r) == 0)
+            sim_result_destroy(r);
+    }
+}
+
 char *fuzz_text(const uint8_t *data, size_t size)
 {
     char *s = malloc(size + 1);

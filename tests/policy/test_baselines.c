@@ -480,9 +480,10 @@ static double goodput_of(const char *policy)
     struct sim_config *cfg = config(text);
     struct sim_goodput g;
     REQUIRE_OK(sim_goodput_search(cfg, false, &g));
-    double v = g.found ? g.goodput_rps : 0;
+    bool ok = g.status == SIM_SEARCH_CONVERGED;
+    double v = ok ? g.goodput_rps : 0;
     fprintf(stderr, "  %-40s goodput %.0f r/s, mean batch %.2f\n", policy, v,
-            g.found ? g.best->models[0].mean_batch : 0.0);
+            ok ? g.best->models[0].mean_batch : 0.0);
     sim_goodput_free(&g);
     sim_config_destroy(cfg);
     return v;

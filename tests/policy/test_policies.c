@@ -595,7 +595,8 @@ static double goodput(const struct sim_config *cfg, double *mean_batch)
 {
     struct sim_goodput g;
     REQUIRE_OK(sim_goodput_search(cfg, false, &g));
-    CHECK(g.found, "no passing load for %s", cfg->world.name);
+    CHECK(g.status == SIM_SEARCH_CONVERGED, "the search for %s: %s", cfg->world.name,
+          sim_search_status_names[g.status]);
     double gp = g.goodput_rps;
     if (mean_batch)
         *mean_batch = g.best->models[0].mean_batch;

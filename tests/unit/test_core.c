@@ -1085,6 +1085,28 @@ static void nodes_config(void)
     }
 }
 
+/* Durations convert saturating (sim_time.h), so work drawn or configured far past the end of
+ * the run never wraps into the past: a batch of a size factor 1e15 (l(1) x 1e15 ms, beyond
+ * int64 nanoseconds) simply does not finish within the run, and the run ends (it once aborted:
+ * "event scheduled in the past"). */
+static void durations_saturate_past_the_end(void)
+{
+    CHECK(sim_ns(1e300) == SIM_NS_MAX && sim_ns(-1e300) == -SIM_NS_MAX && sim_ns(NAN) == SIM_NS_MAX,
+          "sim_ns(1e300) %lld, (-1e300) %lld, (NaN) %lld", (long long)sim_ns(1e300),
+          (long long)sim_ns(-1e300), (long long)sim_ns(NAN));
+    CHECK(sim_ns(1.5) == 2 && sim_s_to_ns(2) == 2 * SIM_NS_PER_S && sim_ms_to_ns(1e20) == SIM_NS_MAX,
+          "sim_ns(1.5) %lld, 2 s %lld", (long long)sim_ns(1.5), (long long)sim_s_to_ns(2));
+    struct sim_result *r = test_run_text(
+        "{\"duration_s\": 2, \"drain_s\": 1, \"cluster\": {\"gpus\": 1, \"exec_cv\": 10},"
+        " \"models\": [{\"name\": \"m\", \"alpha_ms\": 1, \"beta_ms\": 1, \"slo_ms\": 100}],"
+        " \"workload\": {\"rate_rps\": 50, \"sizes\": {\"m\": {\"mean\": 1e15, \"cv\": 0}}},"
+        " \"policy\": {\"name\": \"fifo\"}}", "saturate");
+    CHECK(r->models[0].offered > 50 && r->models[0].on_time == 0,
+          "offered %llu, on time %llu: a batch of 1e15 x 1 ms finished",
+          (unsigned long long)r->models[0].offered, (unsigned long long)r->models[0].on_time);
+    sim_result_destroy(r);
+}
+
 TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_order},
           {"heap_random_times_sorted", heap_random_times_sorted},
           {"timers_cancelled_never_fire", timers_cancelled_never_fire},
@@ -1106,4 +1128,5 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"sizes_mg1_mean_wait", sizes_mg1_mean_wait},
           {"service_time_distributions", service_time_distributions},
           {"sizes_batch_mean_or_max", sizes_batch_mean_or_max},
-          {"policy_named_streams", policy_named_streams})
+          {"policy_named_streams", policy_named_streams},
+          {"durations_saturate_past_the_end", durations_saturate_past_the_end})
