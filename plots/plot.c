@@ -102,6 +102,7 @@ struct prun {
     double value;                       /* goodput_rps for goodput runs, else ontime_rps */
     double metric[3];                   /* goodput-vs --y: bad_rate, gpu_s, gpus_max */
     bool goodput;
+    const struct names *same;           /* settings the same in every run drawn (plot.same) */
 };
 
 struct plot {
@@ -112,6 +113,7 @@ struct plot {
     int n;
     char prefix[256];                   /* file names: the name made file-safe */
     char label[256];                    /* titles: the name as written */
+    struct names *same;                 /* settings keys of one value in every run drawn */
 };
 
 enum kind { K_GOODPUT, K_GOODPUT_GPUS, K_GOODPUT_SLO, K_GOODPUT_VS, K_LAT_CDF, K_QUEUE_CDF,
@@ -207,7 +209,16 @@ static int db_fail(struct plot *p, const char *what)
 /* The label of a run without policy.name (the policy is said separately) and drop. */
 static char *setting_of(const struct prun *r, const char *drop)
 {
-    const char *d[] = {"policy.name", drop};
+    /* labels say what differs between the runs drawn: settings of one value in all of them
+     * (a sweep's only case, an axis held fixed) are left out */
+    int nsame = r->same ? r->same->n : 0;
+    const char **d = malloc((size_t)(2 + nsame) * sizeof *d);
+    if (!d)
+        return NULL;
+    d[0] = "policy.name";
+    d[1] = drop ? drop : "policy.name";
+    for (int i = 0; i < nsame; i++)
+        d[2 + i] = r->same->v[i];
     /* a swept object with a name (a model entry: models[0]={"name":"resnet50",...}) is
      * labelled by its name; runs whose objects differ otherwise have different config keys
      * and are told apart by them (mixed_units), never averaged */
@@ -224,8 +235,9 @@ static char *setting_of(const struct prun *r, const char *drop)
     }
     char *text = named ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
-    char *label = sim_results_label(text ? text : r->settings, d, drop ? 2 : 1);
+    char *label = sim_results_label(text ? text : r->settings, d, 2 + nsame);
     free(text);
+    free(d);
     return label;
 }
 
@@ -380,16 +392,24 @@ static int render(struct plot *p, const char *script, const char *base, const ch
             rc = sim_err_set(SIM_EIO, "pipe: %s", strerror(errno));
             break;
         }
+        /* gnuplot's stderr is kept aside: shown when it fails, dropped when it succeeds (its
+         * warnings there, "empty x range", "difficulty making room for xtic labels", are
+         * about its own layout and said nothing to a user) */
+        FILE *errf = tmpfile();
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0) {
             close(fd[0]);
             close(fd[1]);
+            if (errf)
+                fclose(errf);
             rc = sim_err_set(SIM_EIO, "fork: %s", strerror(errno));
             break;
         }
         if (pid == 0) {
             dup2(fd[0], 0);
+            if (errf)
+                dup2(fileno(errf), 2);
             close(fd[0]);
             close(fd[1]);
             execlp("gnuplot", "gnuplot", "-", (char *)NULL);
@@ -409,6 +429,15 @@ static int render(struct plot *p, const char *script, const char *base, const ch
         signal(SIGPIPE, old);
         int st = 0;
         waitpid(pid, &st, 0);
+        if (errf && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+            rewind(errf);
+            char buf[4096];
+            size_t got;
+            while ((got = fread(buf, 1, sizeof buf, errf)) > 0)
+                fwrite(buf, 1, got, stderr);
+        }
+        if (errf)
+            fclose(errf);
         if (!WIFEXITED(st) || WEXITSTATUS(st) == 127)
             rc = sim_err_set(SIM_EIO, "gnuplot could not be run: install gnuplot "
                              "(scripts/install-deps.sh installs gnuplot-nox)");
@@ -1352,17 +1381,33 @@ static int plot_series(struct plot *p)
 static int config_groups(struct plot *p, struct names *titles, int **group_out)
 {
     int *group = *group_out = calloc((size_t)(p->n ? p->n : 1), sizeof *group);
-    if (!group)
-        return SIM_ENOMEM;
-    for (int i = 0; i < p->n; i++) {
-        char *t = series_title(&p->r[i], NULL, NULL);
-        int g = t ? names_index(titles, t) : SIM_ENOMEM;
-        free(t);
-        if (g < 0)
-            return g;
-        group[i] = g;
+    char **t = calloc((size_t)(p->n ? p->n : 1), sizeof *t);
+    char (*key)[17] = calloc((size_t)(p->n ? p->n : 1), sizeof *key);
+    bool *mixed = calloc((size_t)(p->n ? p->n : 1), sizeof *mixed);
+    int rc = group && t && key && mixed ? 0 : SIM_ENOMEM;
+    for (int i = 0; i < p->n && !rc; i++) {
+        if (!(t[i] = series_title(&p->r[i], NULL, NULL)))
+            rc = SIM_ENOMEM;
+        else
+            rc = sim_results_config_key(p->r[i].config, key[i]);
     }
-    return 0;
+    /* runs of one title but different configurations (plain runs differing outside any
+     * sweep's settings) are configurations apart, labelled with their config key */
+    if (!rc)
+        rc = mixed_units(p->n, t, key, mixed);
+    for (int i = 0; i < p->n && !rc; i++) {
+        char g[1100];
+        snprintf(g, sizeof g, mixed[i] ? "%.1000s [config %.6s]" : "%.1000s", t[i], key[i]);
+        int k = names_index(titles, g);
+        if (k < 0)
+            rc = k;
+        else
+            group[i] = k;
+    }
+    for (int i = 0; t && i < p->n; i++)
+        free(t[i]);
+    free(t), free(key), free(mixed);
+    return rc;
 }
 
 /* A kind whose data the selected runs lack: with `all`, nothing drawn (0: runs without jobs,
@@ -1441,8 +1486,9 @@ static int plot_gpu_alloc(struct plot *p)
             rc = db_fail(p, "reading the time series");
         else if (rows) {
             char title[600], v[800] = "";
-            snprintf(title, sizeof title, "%s, seed %llu", groups.v[g],
-                     (unsigned long long)r->seed);
+            /* a panel's title fits its panel (and six of them the script's variables) */
+            snprintf(title, sizeof title, "%.100s%s, seed %llu", groups.v[g],
+                     strlen(groups.v[g]) > 100 ? "..." : "", (unsigned long long)r->seed);
             xmax = fmax(xmax, t);
             snprintf(v, sizeof v, "; ptitle[%d] = ", ++npan);
             gp_quote(v, sizeof v, title);
@@ -2022,7 +2068,8 @@ int plot_main(int argc, char **argv)
             return 0;
         }
     struct opts o;
-    struct plot p = {.o = &o};
+    struct names constant = {0};
+    struct plot p = {.o = &o, .same = &constant};
     int rc = parse(argc, argv, &o);
     if (!rc)
         rc = load_runs(&p);
@@ -2089,6 +2136,7 @@ int plot_main(int argc, char **argv)
     }
     free(groups);
     runs_free(&p);
+    names_free(&constant);
     sqlite3_close(p.db);
     if (rc) {
         fprintf(stderr, "servesim plot: %s\n", sim_err_msg());
@@ -2098,10 +2146,40 @@ int plot_main(int argc, char **argv)
 }
 
 /* One kind of figure over the runs in p. */
+/* The settings keys whose value is the same in every run of p (p->same; none with one run:
+ * its label then keeps them), and each run pointed at them. */
+static int constant_settings(struct plot *p)
+{
+    names_free(p->same);
+    int rc = 0;
+    cJSON *first = p->n > 1 && p->r[0].settings ? cJSON_Parse(p->r[0].settings) : NULL;
+    for (const cJSON *it = first ? first->child : NULL; it && !rc; it = it->next) {
+        char *v0 = cJSON_PrintUnformatted(it);
+        bool same = v0 != NULL;
+        for (int i = 1; i < p->n && same; i++) {
+            cJSON *j = p->r[i].settings ? cJSON_Parse(p->r[i].settings) : NULL;
+            const cJSON *x = j ? cJSON_GetObjectItemCaseSensitive(j, it->string) : NULL;
+            char *v = x ? cJSON_PrintUnformatted(x) : NULL;
+            same = v && strcmp(v, v0) == 0;
+            free(v);
+            cJSON_Delete(j);
+        }
+        free(v0);
+        if (same && names_index(p->same, it->string) < 0)
+            rc = SIM_ENOMEM;
+    }
+    cJSON_Delete(first);
+    for (int i = 0; i < p->n; i++)
+        p->r[i].same = p->same;
+    return rc;
+}
+
 static int plot_kind(struct plot *p, int k)
 {
     const struct opts *o = p->o;
-    int rc = 0;
+    int rc = constant_settings(p);
+    if (rc)
+        return rc;
     {
         switch ((enum kind)k) {
         case K_GOODPUT: rc = plot_goodput(p); break;

@@ -835,6 +835,13 @@ JSON
   grep -q '^quickstart \[run: on time\]'$'\t' "$tmp/mk/quickstart-goodput.dat" &&
     grep -q '^quickstart \[goodput\]'$'\t' "$tmp/mk/quickstart-goodput.dat" ||
     fail "run and goodput in one bar: $(cat "$tmp/mk/quickstart-goodput.dat")"
+  # labels say what differs: a sweep's only case is left out of them
+  printf '{"name":"lab","base":"%s","set":{"duration_s":2,"warmup_s":0},"cases":[{"name":"only"}],"grid":{"workload.rate_rps":[1000,2000]}}' \
+    "$src/experiments/quickstart.json" > "$tmp/lab.sweep.json"
+  "$bin" sweep "$tmp/lab.sweep.json" --db "$tmp/lab.db" -j 1 --quiet 2> /dev/null || fail "label sweep: exit $?"
+  "$bin" plot goodput --db "$tmp/lab.db" --out "$tmp/lab" > /dev/null 2>&1 || fail "label plot failed"
+  grep -q '^workload.rate_rps=1000'$'\t' "$tmp/lab/only-goodput.dat" && ! grep -q "case=" "$tmp/lab/only-goodput.dat" ||
+    fail "constant setting in labels: $(cat "$tmp/lab/only-goodput.dat")"
 }
 
 # DynamoML's shared cluster, two configurations x two seeds: the four figure kinds of jobs,
@@ -856,6 +863,11 @@ JSON
   awk -F'\t' 'NF == 5 && ($2 + $3 + $4 + $5 < 15.999 || $2 + $3 + $4 + $5 > 16.001) {exit 1}' "$out/dynamoml-gpu-alloc.dat" ||
     fail "gpu-alloc: a sample does not add up to 16 GPUs"
   [ "$(awk 'NF == 0 {b++} END {print b}' "$out/dynamoml-gpu-alloc.dat")" = "2" ] || fail "gpu-alloc: not two panels"
+  # plain runs of two configurations (outside any sweep) are two panels, not one
+  "$bin" run "$src/experiments/dynamoml/base.json" --db "$tmp/dq.db" --quiet --set duration_s=200
+  "$bin" run "$src/experiments/dynamoml/base.json" --db "$tmp/dq.db" --quiet --set duration_s=200 --set notebooks.quota_ms=100
+  "$bin" plot gpu-alloc --db "$tmp/dq.db" --out "$tmp/dq" > /dev/null 2>&1 || fail "gpu-alloc of two plain runs failed"
+  [ "$(awk 'NF == 0 {b++} END {print b}' "$tmp/dq/dynamoml-gpu-alloc.dat")" = "2" ] || fail "gpu-alloc: two configurations in one panel"
   local want got
   want=$(sqlite3 "$db" "SELECT printf('%.6g', value) FROM timeseries t JOIN runs r ON r.id = t.run_id WHERE r.seed = '1' AND r.config_json LIKE '%\"preset\":\"dynamoml\"%' AND series = 'gpus.inference' AND t_s = 500")
   got=$(awk -F'\t' 'NF == 0 {b++} b == 2 && $1 == 500 {print $2}' "$out/dynamoml-gpu-alloc.dat")
