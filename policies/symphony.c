@@ -84,6 +84,7 @@ struct symphony {
      * service until idle, re-loaded, joined). One re-partition at a time. */
     int64_t rep_ns;
     double rep_threshold, rep_gain, rmax, limit_s;
+    int node_limit;
     int rep_moves;
     bool random_part;
     int *next, *mload;           /* [nm] */
@@ -98,6 +99,7 @@ struct symphony {
 
 static const char *const params[] = {"work_conserving", "rate_window_ms", "bad_rate_threshold",
                                      "overload_drop", "sub_clusters", "partition_time_limit_s",
+                                     "partition_node_limit",
                                      "dispatcher_max_rps", "partitioner", "repartition_s",
                                      "repartition_threshold", "repartition_max_moves",
                                      "repartition_gain", NULL};
@@ -413,6 +415,7 @@ static int partition(struct sim *s, struct symphony *st, int want, double limit_
     p->r_max = rmax;
     p->s_max = w->gpu_memory_mb;
     p->time_limit_s = limit_s;
+    p->node_limit = st->node_limit;
     for (int m = 0; m < st->nm; m++) {
         const struct sim_model_cfg *mc = sim_model(s, m)->cfg;
         int b = sim_model(s, m)->max_batch;
@@ -483,8 +486,8 @@ static void split_gpus(struct symphony *st, int ng, int *count)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct symphony *st = state;
-    double window_ms = 1000, limit_s = 10, rmax = 0, rep_s = 0;
-    long want = 1, moves = 2;
+    double window_ms = 1000, limit_s = 60, rmax = 0, rep_s = 0;
+    long want = 1, moves = 2, nodes = 20000;
     st->rep_threshold = 0.25;
     st->rep_gain = 0.2;
     int rc, partitioner = 0;
@@ -496,6 +499,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
         (rc = sim_json_num(p, "policy.params", "bad_rate_threshold", false, SIM_J_UNIT, &st->bad_threshold)) ||
         (rc = sim_json_int(p, "policy.params", "sub_clusters", false, 0, SYM_PART_MAX_GROUPS, &want)) ||
         (rc = sim_json_num(p, "policy.params", "partition_time_limit_s", false, SIM_J_POS, &limit_s)) ||
+        (rc = sim_json_int(p, "policy.params", "partition_node_limit", false, 0, 100000000, &nodes)) ||
         (rc = sim_json_num(p, "policy.params", "dispatcher_max_rps", false, SIM_J_NONNEG, &rmax)) ||
         (rc = sim_json_enum(p, "policy.params", "partitioner", false, PARTITIONERS, &partitioner)) ||
         (rc = sim_json_num(p, "policy.params", "repartition_s", false, SIM_J_NONNEG, &rep_s)) ||
@@ -514,6 +518,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->rep_moves = (int)moves;
     st->rmax = rmax;
     st->limit_s = limit_s;
+    st->node_limit = (int)nodes;
     st->random_part = partitioner == 1;
     st->tau_ns = window_ms * 1e6;
     st->nm = sim_model_count(s);
@@ -763,6 +768,7 @@ static void repartition(struct sim *s, struct symphony *st)
     p->r_max = st->rmax;
     p->s_max = sim_exec(s, 0)->pages_total;
     p->time_limit_s = st->limit_s;
+    p->node_limit = st->node_limit;
     p->prev = st->gof;
     p->c_max = st->rep_moves;
     p->transition = true;

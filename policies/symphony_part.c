@@ -141,6 +141,19 @@ static void deviation(glp_prob *lp, int n, int *ind, double *val, int dev, doubl
     add_row(lp, n + 1, ind, val, GLP_LO, avg, 0);
 }
 
+/* Branch-and-bound nodes the MILP may select: past the budget GLPK stops and the best
+ * assignment found so far stands (not proven optimal). */
+struct node_budget {
+    int nodes, max;
+};
+
+static void node_budget_cb(glp_tree *tree, void *info)
+{
+    struct node_budget *b = info;
+    if (glp_ios_reason(tree) == GLP_ISELECT && ++b->nodes > b->max)
+        glp_ios_terminate(tree);
+}
+
 int sym_part_milp(const struct sym_part_problem *p, struct sym_part_result *res)
 {
     if (!problem_ok(p))
@@ -215,8 +228,13 @@ int sym_part_milp(const struct sym_part_problem *p, struct sym_part_result *res)
     parm.msg_lev = GLP_MSG_OFF;
     if (p->time_limit_s > 0)
         parm.tm_lim = (int)fmin(p->time_limit_s * 1e3, 2e9);
+    struct node_budget budget = {0, p->node_limit};
+    if (p->node_limit > 0) {
+        parm.cb_func = node_budget_cb;
+        parm.cb_info = &budget;
+    }
     int ret = glp_intopt(lp, &parm);
-    int st = ret == 0 || ret == GLP_ETMLIM ? glp_mip_status(lp) : GLP_UNDEF;
+    int st = ret == 0 || ret == GLP_ETMLIM || ret == GLP_ESTOP ? glp_mip_status(lp) : GLP_UNDEF;
     memset(res, 0, sizeof *res);
     if (st == GLP_OPT || st == GLP_FEAS) {
         int a[SYM_PART_MAX_MODELS];
@@ -228,6 +246,7 @@ int sym_part_milp(const struct sym_part_problem *p, struct sym_part_result *res)
         }
         sym_part_eval(p, a, res);
         res->optimal = st == GLP_OPT && ret == 0;
+        res->nodes = budget.nodes;
     }
     rc = 0;
 out:

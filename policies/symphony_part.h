@@ -35,6 +35,10 @@ struct sym_part_problem {
     double c_max;                       /* budget of moves (with prev) */
     bool transition;                    /* (with prev) old and new models fit together */
     double time_limit_s;                /* the MILP's; <= 0: none */
+    int node_limit;                     /* the MILP's branch-and-bound nodes; <= 0: none. A
+                                         * limit in nodes binds alike on every machine (the
+                                         * run stays a function of config and seed); the time
+                                         * limit is a backstop whose binding is not */
 };
 
 struct sym_part_result {
@@ -44,6 +48,7 @@ struct sym_part_result {
     double objective;                   /* max dev of rate + w x max dev of static memory */
     double load_imbalance, mem_imbalance;   /* (max - min) / avg over sub-clusters */
     double move_cost;                   /* sum of c_i over models that moved (with prev) */
+    int nodes;                          /* MILP: branch-and-bound nodes selected */
 };
 
 /* The objective and imbalances of `assign` into res (res->assign is set to it); returns

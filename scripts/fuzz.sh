@@ -46,7 +46,9 @@ status=0
 for t in config set trace results zoo sweep numbers; do
   mkdir -p "$build/crashes/$t"
   echo "fuzz.sh: $t for ${secs} s" >&2
-  if ! (cd "$build" && "$build/tests/fuzz/fuzzer_$t" -max_total_time="$secs" -timeout=20 \
+  extra=()                       # numbers: up to 8 mutations (3 bytes each) from the start
+  [ "$t" = numbers ] && extra=(-max_len=25 -len_control=0)
+  if ! (cd "$build" && "$build/tests/fuzz/fuzzer_$t" -max_total_time="$secs" -timeout=20 "${extra[@]}" \
           -rss_limit_mb=4096 -artifact_prefix="$build/crashes/$t/" "$corpus/$t" \
           > "$build/fuzz-$t.log" 2>&1); then
     echo "fuzz.sh: $t crashed: $(ls "$build/crashes/$t")" >&2

@@ -4,7 +4,8 @@
  * and a value for it from EXTREMES (0, denormals, 1e±300, huge integers, ...) or a scaling of
  * what it was. The result goes through validation and, when it describes a small run
  * (fuzz_run_small), through the engine: every number the config accepts must give a run that
- * ends, or an error naming the field (issue 38). FUZZ_NUMBERS_LIST=1 in the environment lists
+ * ends, or an error naming the field (issue 38). Symphony's partition MILP gets a budget of
+ * 1,000 nodes, so that a unit stays within libFuzzer's timeout. FUZZ_NUMBERS_LIST=1 in the environment lists
  * the configs by index with their count of numbers. */
 #include <dirent.h>
 #include <stdbool.h>
@@ -139,6 +140,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t c = data[i + 2] % NCHOICES;
         double v = c < NEXT ? EXTREMES[c] : ldexp(x->valuedouble, (int)(c - NEXT) - 40);
         cJSON_SetNumberValue(x, v);
+    }
+    /* Symphony's partition MILP within the timeout: a budget of nodes, set after the
+     * mutations (which would push it to the extremes too) */
+    cJSON *pol = j ? cJSON_GetObjectItemCaseSensitive(j, "policy") : NULL;
+    const cJSON *pn = pol ? cJSON_GetObjectItemCaseSensitive(pol, "name") : NULL;
+    if (cJSON_IsString(pn) && strcmp(pn->valuestring, "symphony") == 0) {
+        cJSON *pp = cJSON_GetObjectItemCaseSensitive(pol, "params");
+        if (!pp)
+            pp = cJSON_AddObjectToObject(pol, "params");
+        if (cJSON_IsObject(pp)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(pp, "partition_node_limit");
+            cJSON_AddNumberToObject(pp, "partition_node_limit", 1000);
+        }
     }
     char *text = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);

@@ -153,6 +153,35 @@ static void repartition_transition_memory(void)
     gsl_rng_free(g);
 }
 
-TEST_MAIN({"milp_matches_enumeration", milp_matches_enumeration},
+/* A node budget binds alike every time (the time limit would not): twelve models of Zipf(5)
+ * rates into 4 sub-clusters, which the MILP cannot prove optimal in its budget, stop at the
+ * budget with a feasible partition, the same one on every call. */
+static void node_limit_is_deterministic(void)
+{
+    struct sym_part_problem p;
+    memset(&p, 0, sizeof p);
+    p.n = 12;
+    p.k = 4;
+    for (int i = 0; i < p.n; i++) {
+        p.r[i] = 2000 * pow(i + 1, -5.0);
+        p.s[i] = 500 + 10 * i;
+        p.c[i] = p.s[i];
+    }
+    p.node_limit = 200;
+    struct sym_part_result a, b;
+    REQUIRE_OK(sym_part_milp(&p, &a));
+    REQUIRE_OK(sym_part_milp(&p, &b));
+    CHECK(a.feasible && !a.optimal && a.nodes == 201,
+          "feasible %d, optimal %d, nodes %d (want a stop at the budget)", a.feasible, a.optimal,
+          a.nodes);
+    bool same = a.nodes == b.nodes && a.objective == b.objective;
+    for (int i = 0; i < p.n; i++)
+        same = same && a.assign[i] == b.assign[i];
+    CHECK(same, "two solves under one node budget differ: objective %.9g vs %.9g", a.objective,
+          b.objective);
+}
+
+TEST_MAIN({"node_limit_is_deterministic", node_limit_is_deterministic},
+          {"milp_matches_enumeration", milp_matches_enumeration},
           {"repartition_within_move_budget", repartition_within_move_budget},
           {"repartition_transition_memory", repartition_transition_memory})
