@@ -22,6 +22,6 @@ set autoscale xfix
 set yrange [0:1.02]
 set grid
 # the legend in columns below the plot, small, so that many lines leave the plot its room
-set key below horizontal maxrows 4 font ",10"
+set key below horizontal maxrows 4
 if (slo > 0) set arrow 1 from slo, graph 0 to slo, graph 1 nohead dt 2 lc "black"; set label 1 sprintf("SLO %g ms", slo) at slo, graph 0.04 rotate by 90 left offset -0.6, 0 front
 plot for [i=0:nser-1] datafile index i using 1:2 with steps lw 2 title columnhead(1)

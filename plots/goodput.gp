@@ -1,7 +1,8 @@
 # goodput.gp — goodput by policy: bars grouped by experiment setting, error bars = sd over seeds.
 # servesim plot sets the terminal and output, then defines: datafile, plottitle, ylab, npol,
 # onebar (1 when every setting has runs of one policy only: one bar per setting, coloured by
-# its policy, instead of a group of npol slots), xrot (1: tick labels too long to lie flat).
+# its policy, instead of a group of npol slots), xrot (1: tick labels too long to lie flat:
+# they stand upright, and servesim plot makes the figure taller by their length).
 # datafile: one row per setting; column 1 the setting, then mean and sd per policy (a header
 # row names the policies); "?" where a policy has no run at that setting.
 set datafile missing "?"
@@ -13,7 +14,7 @@ set yrange [0:*]
 set grid ytics
 set key outside right top vertical
 set style fill solid 0.8 border -1
-if (xrot) set xtics rotate by -30 left
+if (xrot) set xtics rotate by 90 right
 if (onebar) {
     set boxwidth 0.7
     set offsets 0.6, 0.6, 0, 0

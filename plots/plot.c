@@ -247,6 +247,14 @@ static char *series_title(const struct prun *r, const char *drop, const char *mo
     char *set = setting_of(r, drop);
     if (!set)
         return NULL;
+    if (model) {                        /* "models[0]=resnet50" names the model already */
+        size_t ml = strlen(model);
+        for (const char *q = strchr(set, '='); q; q = strchr(q + 1, '='))
+            if (strncmp(q + 1, model, ml) == 0 && (q[1 + ml] == '\0' || q[1 + ml] == ' ')) {
+                model = NULL;
+                break;
+            }
+    }
     size_t len = strlen(r->policy) + strlen(set) + (model ? strlen(model) : 0) + 4;
     char *t = malloc(len);
     if (t)
@@ -634,7 +642,16 @@ static int plot_goodput(struct plot *p)
     bool turn = wide * 9 * (size_t)groups.n > (size_t)p->o->w * 6 / 10;
     gp_append(vars, sizeof vars, "; npol = %d; onebar = %d; xrot = %d", pols.n, one,
              turn ? 1 : 0);
-    rc = render(p, "goodput", base, vars);
+    /* turned labels stand upright below the plot: the figure grows by their length (about 8
+     * pixels a character at 900 pixels wide), so that the bars keep their height */
+    struct opts tall = *p->o;
+    struct plot pt = *p;
+    if (turn) {
+        int grow = (int)wide * 8 * p->o->w / 900;
+        tall.h = p->o->h + (grow < 3 * p->o->h ? grow : 3 * p->o->h);
+    }
+    pt.o = &tall;
+    rc = render(&pt, "goodput", base, vars);
 out:
     if (cell)
         for (int i = 0; i < groups.n * pols.n; i++)

@@ -734,6 +734,9 @@ JSON
   for k in goodput goodput-gpus goodput-slo latency-cdf queue-cdf batch-hist timeline-run$last; do
     local h=400
     [ "$k" = "timeline-run$last" ] && h=600
+    # goodput: labels too long to lie flat stand upright and the figure grows by their length
+    # (8 px a character at 900 wide: here the longest label's characters x 8 x 640 / 900)
+    [ "$k" = goodput ] && h=$((400 + $(awk -F'\t' 'NR > 1 && length($1) > m {m = length($1)} END {print m}' "$out/pt-goodput.dat") * 8 * 640 / 900))
     png_ok "$out/pt-$k.png" 640 $h
     grep -q '<svg' "$out/pt-$k.svg" && grep -q '</svg>' "$out/pt-$k.svg" || fail "$k: no complete SVG"
     grep -q 'width="640"' "$out/pt-$k.svg" || fail "$k: SVG not 640 wide"
