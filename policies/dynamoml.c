@@ -13,8 +13,9 @@
  *    every sched_period_s.
  *  * the native Kubernetes scheduler (`scheduling`: false): a job keeps its initial workers;
  *    its worker pods wait in creation order and each binds alone, when a GPU is free, to a
- *    uniformly random node with a free GPU (the policy's stream); the parameter server to a
- *    random node at arrival; the job progresses once all its workers are bound. Worker pods
+ *    uniformly random node with a free GPU (the policy's stream), or with native_placement
+ *    "least_allocated" to the node of the largest share of free GPUs (kube-scheduler's default
+ *    scoring, ties random); the parameter server likewise over all nodes at arrival; the job progresses once all its workers are bound. Worker pods
  *    and HPA pods share one pending queue in creation order: a freed GPU goes to a job's pod
  *    unless an inference pod pending for one was requested before the job arrived (a tie
  *    goes to the job).
@@ -52,10 +53,14 @@ struct dyn {
     int *bound;                         /* native: GPUs bound so far per job, in order */
     int *nbound;
     int nnodes;
+    bool least_allocated;               /* native placement: kube-scheduler's default scoring
+                                         * (least requested share, ties random), not a
+                                         * uniformly random node */
 };
 
 static const char *const params[] = {"scheduling", "sharing", "autoscaling", "sched_period_s",
-                                     NULL};
+                                     "native_placement", NULL};
+static const char *const PLACEMENTS[] = {"random", "least_allocated", NULL};
 
 /* ---- inference: routed round robin over ready pods, each one request at a time, FIFO ---- */
 
@@ -336,19 +341,56 @@ static void schedule(struct sim *s, struct dyn *st)
         scale_out(s, st);
 }
 
-/* A wholly free GPU on a node with one: a uniformly random such node (native Kubernetes'
- * placement, the policy's stream) or the first; -1 when none is free. */
+/* Whether node a's share of free GPUs is above (1), equal to (0) or below (-1) node b's. */
+static int freer(const struct sim *s, int a, int b)
+{
+    const struct sim_world *w = sim_world(s);
+    long fa = free_on(s, a), fb = free_on(s, b);
+    long ta = w->nnodes > 0 ? w->nodes[a].gpus : sim_gpu_count(s);
+    long tb = w->nnodes > 0 ? w->nodes[b].gpus : sim_gpu_count(s);
+    long x = fa * tb, y = fb * ta;
+    return x > y ? 1 : x < y ? -1 : 0;
+}
+
+/* Native Kubernetes' node for a pod (from stream `rng`): among the nodes with a free GPU when
+ * `need_gpu` (any node otherwise), a uniformly random one, or with least_allocated the
+ * kube-scheduler's default: the node least requested (NodeResourcesLeastAllocated, scored on
+ * CPU and memory; here every pod's request is taken as proportional to the GPUs it holds, so
+ * the node with the largest share of free GPUs), ties uniformly at random (selectHost). */
+static int native_node(struct sim *s, const struct dyn *st, gsl_rng *rng, bool need_gpu)
+{
+    int nc = 0, best = -1;
+    for (int m = 0; m < st->nnodes; m++) {
+        if (need_gpu && free_on(s, m) == 0)
+            continue;
+        int c = !st->least_allocated || best < 0 ? 0 : freer(s, m, best);
+        if (c > 0 || best < 0)
+            best = m, nc = 1;
+        else if (c == 0)
+            nc++;
+    }
+    if (nc == 0)
+        return -1;
+    int pick = (int)gsl_rng_uniform_int(rng, (unsigned long)nc);
+    for (int m = 0; m < st->nnodes; m++)
+        if ((!need_gpu || free_on(s, m) > 0) &&
+            (!st->least_allocated || freer(s, m, best) == 0) && pick-- == 0)
+            return m;
+    return -1;
+}
+
+/* A wholly free GPU on a node with one: native Kubernetes' node (native_node, the policy's
+ * stream) or the first; -1 when none is free. */
 static int free_gpu_on_node(struct sim *s, const struct dyn *st, bool random)
 {
-    int nf = 0, n = 0;
-    for (int m = 0; m < st->nnodes; m++)
-        nf += free_on(s, m) > 0;
-    if (nf == 0)
-        return -1;
-    int pick = random ? (int)gsl_rng_uniform_int(sim_policy_rng(s), (unsigned long)nf) : 0;
-    for (;; n++)
-        if (free_on(s, n) > 0 && pick-- == 0)
+    if (random) {
+        int n = native_node(s, st, sim_policy_rng(s), true);
+        return n < 0 ? -1 : first_free_gpu(s, n);
+    }
+    for (int n = 0; n < st->nnodes; n++)
+        if (free_on(s, n) > 0)
             return first_free_gpu(s, n);
+    return -1;
 }
 
 /* ---- the native scheduler: pods bind one at a time to a random node with a free GPU ---- */
@@ -371,7 +413,7 @@ static void native(struct sim *s, struct dyn *st)
         }
         if (st->nbound[j] < p->init_workers)
             return;                     /* pods wait in creation order */
-        int ps = (int)gsl_rng_uniform_int(sim_policy_rng_named(s, "ps"), (unsigned long)st->nnodes);
+        int ps = native_node(s, st, sim_policy_rng_named(s, "ps"), false);
         if (sim_job_start(s, j, st->bound + j * SIM_JOB_MAX_WORKERS, p->init_workers, ps))
             SIM_BUG("starting job %d: %s", j, sim_err_msg());
     }
@@ -429,13 +471,15 @@ static int init(struct sim *s, const cJSON *p, void *state)
     struct dyn *st = state;
     st->scheduling = true;
     st->period_s = 10;
-    int rc;
+    int rc, placement = 0;
     if ((rc = sim_json_bool(p, "policy.params", "scheduling", false, &st->scheduling)) ||
         (rc = sim_json_bool(p, "policy.params", "sharing", false, &st->sharing)) ||
         (rc = sim_json_bool(p, "policy.params", "autoscaling", false, &st->autoscaling)) ||
         (rc = sim_json_num(p, "policy.params", "sched_period_s", false, SIM_J_POS, &st->period_s)) ||
-        (rc = sim_check_period(s, "policy.params.sched_period_s", st->period_s, SIM_MAX_PLANS)))
+        (rc = sim_check_period(s, "policy.params.sched_period_s", st->period_s, SIM_MAX_PLANS)) ||
+        (rc = sim_json_enum(p, "policy.params", "native_placement", false, PLACEMENTS, &placement)))
         return rc;
+    st->least_allocated = placement == 1;
     const struct sim_world *w = sim_world(s);
     if (st->autoscaling && (!w->autoscaler || strcmp(w->autoscaler->name, "hpa") != 0))
         return sim_err_set(SIM_EINVAL, "policy.params.autoscaling: DynamoML's inference "

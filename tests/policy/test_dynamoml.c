@@ -151,6 +151,43 @@ static void native_pods_bind_one_at_a_time(void)
     }
 }
 
+/* native_placement "least_allocated" (kube-scheduler's default scoring, ties random): three
+ * nodes of 2 GPUs, the inference pod on node a's first. A 2-worker job's first pod goes to b
+ * or c (all free, against a's half), its second to the other (half free on a and on the first
+ * one's node, all on the other): never node a, never one node; for every seed. The uniformly
+ * random placement puts them on one node or on a in most seeds. */
+static void native_least_allocated_spreads(void)
+{
+    int spread = 0, random_spread = 0;
+    for (int seed = 1; seed <= 8; seed++)
+        for (int la = 0; la < 2; la++) {
+            char text[1024];
+            snprintf(text, sizeof text,
+                     "{\"seed\":%d,\"duration_s\":5,\"cluster\":{\"nodes\":[{\"name\":\"a\","
+                     "\"cores\":1,\"gpus\":2},{\"name\":\"b\",\"cores\":1,\"gpus\":2},"
+                     "{\"name\":\"c\",\"cores\":1,\"gpus\":2}],\"executors\":1}," MODEL ","
+                     "\"policy\":{\"name\":\"dynamoml\",\"params\":{\"scheduling\":false,"
+                     "\"native_placement\":\"%s\"}},\"jobs\":{\"kinds\":[{\"name\":\"k\","
+                     "\"iterations\":100,\"iter_ms\":10,\"speedup\":[1,2]}],\"arrivals\":"
+                     "[{\"kind\":\"k\",\"init_workers\":2,\"max_workers\":2}]}}",
+                     seed, la ? "least_allocated" : "random");
+            struct sim_config *cfg;
+            struct sim *s = run_cfg(text, &cfg);
+            const struct sim_job *j = sim_job(s, 0);
+            int n0 = sim_gpu(s, j->gpu[0])->node, n1 = sim_gpu(s, j->gpu[1])->node;
+            bool apart = n0 != n1 && n0 != 0 && n1 != 0;
+            if (la)
+                spread += apart;
+            else
+                random_spread += apart;
+            sim_destroy(s);
+            sim_config_destroy(cfg);
+        }
+    CHECK(spread == 8, "least_allocated: %d of 8 seeds on b and c apart", spread);
+    CHECK(random_spread < 8, "random: %d of 8 seeds on b and c apart (the test tells nothing)",
+          random_spread);
+}
+
 /* autoscaling names the HPA, which is configured in autoscale: without it, refused with the
  * parameter named. */
 static void autoscaling_needs_the_hpa(void)
@@ -347,4 +384,5 @@ TEST_MAIN({"gang_packing_and_reclaim", gang_packing_and_reclaim},
           {"hpa_tolerance_and_stabilization", hpa_tolerance_and_stabilization},
           {"preemption_for_pending_pods", preemption_for_pending_pods},
           {"native_one_pending_queue", native_one_pending_queue},
+          {"native_least_allocated_spreads", native_least_allocated_spreads},
           {"round_robin_and_draining_pods", round_robin_and_draining_pods})
