@@ -2169,23 +2169,22 @@ static int constant_settings(struct plot *p)
 {
     names_free(p->same);
     int rc = 0;
-    cJSON *first = p->n > 1 && p->r[0].settings ? cJSON_Parse(p->r[0].settings) : NULL;
-    for (const cJSON *it = first ? first->child : NULL; it && !rc; it = it->next) {
-        char *v0 = cJSON_PrintUnformatted(it);
-        bool same = v0 != NULL;
-        for (int i = 1; i < p->n && same; i++) {
-            cJSON *j = p->r[i].settings ? cJSON_Parse(p->r[i].settings) : NULL;
-            const cJSON *x = j ? cJSON_GetObjectItemCaseSensitive(j, it->string) : NULL;
-            char *v = x ? cJSON_PrintUnformatted(x) : NULL;
-            same = v && strcmp(v, v0) == 0;
-            free(v);
-            cJSON_Delete(j);
-        }
-        free(v0);
+    cJSON **j = p->n > 1 ? calloc((size_t)p->n, sizeof *j) : NULL;   /* each run's, parsed once */
+    if (p->n > 1 && !j)
+        return SIM_ENOMEM;
+    for (int i = 0; j && i < p->n; i++)
+        j[i] = p->r[i].settings ? cJSON_Parse(p->r[i].settings) : NULL;
+    for (const cJSON *it = j && j[0] ? j[0]->child : NULL; it && !rc; it = it->next) {
+        bool same = true;
+        for (int i = 1; i < p->n && same; i++)
+            same = cJSON_Compare(it, j[i] ? cJSON_GetObjectItemCaseSensitive(j[i], it->string)
+                                          : NULL, true);
         if (same && names_index(p->same, it->string) < 0)
             rc = SIM_ENOMEM;
     }
-    cJSON_Delete(first);
+    for (int i = 0; j && i < p->n; i++)
+        cJSON_Delete(j[i]);
+    free(j);
     for (int i = 0; i < p->n; i++)
         p->r[i].same = p->same;
     return rc;

@@ -1900,7 +1900,8 @@ int sim_run(struct sim *s)
             begin_stop(s);
         }
         s->now = t;
-        if (++s->events > s->cfg->max_events && s->cfg->max_events) {
+        s->events++;
+        if (s->cfg->max_events && s->events > s->cfg->max_events) {
             s->src_err = sim_err_set(SIM_EINVAL, "the run exceeded its budget of %llu events "
                                      "at t = %.3f s: stopped and not written",
                                      (unsigned long long)s->cfg->max_events, (double)t / 1e9);
