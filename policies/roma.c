@@ -8,8 +8,9 @@
  *    takes its model's head (an arrival goes to an idle GPU first, else to a random idle CPU
  *    executor of its model, else it waits).
  *  - cpu_control "ct": every period_s a PI controller per CPU executor moves its cores toward
- *    holding the model's mean response time at the set point (gains K, a from the paper, or by
- *    pole placement), then each node's supervisor scales the demands to the cores available;
+ *    holding a mean response time at the set point (measure "executor": of the requests that
+ *    executor served, the authors' controller; "model": of all the model's; gains K, a from
+ *    the paper, or by pole placement), then each node's supervisor scales the demands to the cores available;
  *    "rules": every 15 s +1 core above 0.8 SLA, -1 below 0.2 SLA; "static": fixed cores.
  * Registered as roma, rr-ct, rr-rules, rr-max and rr-min (the baselines' defaults).
  * Response time = queue + service + the response delay; completions are kept per model for
@@ -28,6 +29,7 @@
 enum { TAG_CTRL = 1, TAG_RULES = 2, TAG_METRICS = 3 };
 enum { GPU_ROMA, GPU_RR };
 enum { CPU_CT, CPU_RULES, CPU_STATIC };
+enum { MEASURE_EXECUTOR, MEASURE_MODEL };
 #define RULES_NS 15000000000LL
 
 /* ---------------------------------------------------------------- the rules as functions */
@@ -86,6 +88,7 @@ int roma_pick(int n, const int *qlen, const double *E, const double *R, const in
 
 struct done {                       /* a completed request */
     int64_t t, resp;
+    int exec;                       /* the executor that ran it */
     bool gpu;
 };
 
@@ -97,7 +100,7 @@ struct ring {                       /* a model's recent completions, oldest firs
 };
 
 struct roma {
-    int gpu_mode, cpu_mode;
+    int gpu_mode, cpu_mode, measure;
     double alpha, beta, gamma, gc, u_min, u0, static_cores, q;
     bool pole;
     int64_t period_ns, window_ns, resp_ns, keep_ns;
@@ -116,7 +119,9 @@ struct roma {
 
 static const char *const params[] = {"gpu_scheduler", "cpu_control", "static_cores_per_node",
                                      "alpha", "beta", "gamma", "gc_cores", "K", "a", "gains",
-                                     "q", "period_s", "window_s", "u_min", "u0", NULL};
+                                     "q", "period_s", "window_s", "u_min", "u0", "measure",
+                                     NULL};
+static const char *const MEASURES[] = {"executor", "model", NULL};
 static const char *const GPUS[] = {"roma", "rr", NULL};
 static const char *const CPUS[] = {"ct", "rules", "static", NULL};
 static const char *const GAINS[] = {"paper", "pole", NULL};
@@ -156,18 +161,28 @@ static void ring_trim(struct roma *st, struct ring *r, int64_t now)
     }
 }
 
-/* Mean response time (s) of the completions in (now - span, now], and their count on GPUs
+/* Mean response time (s) of the completions in (now - span, now] that ran on executor
+ * `only` (all when -1; with `gpus` also every completion on a GPU), and their count on GPUs
  * and CPUs. */
-static double ring_mean(const struct ring *r, int64_t now, int64_t span, int *n, int *ngpu)
+static double ring_mean_of(const struct ring *r, int64_t now, int64_t span, int only, bool gpus,
+                           int *n, int *ngpu)
 {
     double sum = 0;
     *n = *ngpu = 0;
     for (int i = r->n - 1; i >= 0 && ring_at(r, i)->t > now - span; i--) {
-        sum += (double)ring_at(r, i)->resp;
+        const struct done *d = ring_at(r, i);
+        if (only >= 0 && d->exec != only && !(gpus && d->gpu))
+            continue;
+        sum += (double)d->resp;
         (*n)++;
-        *ngpu += ring_at(r, i)->gpu;
+        *ngpu += d->gpu;
     }
     return *n ? sum / *n / 1e9 : 0;
+}
+
+static double ring_mean(const struct ring *r, int64_t now, int64_t span, int *n, int *ngpu)
+{
+    return ring_mean_of(r, now, span, -1, false, n, ngpu);
 }
 
 /* ---------------------------------------------------------------- dispatch */
@@ -264,7 +279,7 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     const struct sim_exec *x = sim_exec(s, e);
     if (b->status == SIM_BATCH_OK && e < st->narr && st->arr[e] >= 0) {
         ring_add(&st->done[m], (struct done){b->t_finish, b->t_finish + st->resp_ns - st->arr[e],
-                                             !x->cpu});
+                                             e, !x->cpu});
         ring_trim(st, &st->done[m], sim_now(s));  /* memory stays that of the longest window */
     }
     if (e < st->narr)
@@ -312,20 +327,26 @@ static double supervise(struct sim *s, struct roma *st, int node)
     return eta;
 }
 
-/* tau_R(k) for model m over the last period: the mean of its completions, else the mean age
- * of its requests waiting or running, else 0. */
-static double tau_r(struct sim *s, struct roma *st, int m, int *ngpu, int *n)
+/* tau_R(k) over the last period for CPU executor `ex` of model m. measure "executor" (the
+ * authors' controller: the response times of the requests this executor served): the mean
+ * of its completions, else the age of the request it runs, else 0. "model" (Eq. 1 over all
+ * devices and workers): the mean of m's completions, else the mean age of its requests
+ * waiting or running, else 0. 0 sheds cores. */
+static double tau_r(struct sim *s, struct roma *st, int m, int ex)
 {
     int64_t now = sim_now(s);
-    double t = ring_mean(&st->done[m], now, st->period_ns, n, ngpu);
-    if (*n)
+    bool per_exec = st->measure == MEASURE_EXECUTOR;
+    int n, ng;
+    double t = ring_mean_of(&st->done[m], now, st->period_ns, per_exec ? ex : -1, false, &n, &ng);
+    if (n)
         return t;
     double age = 0;
     int k = 0;
-    for (int i = 0; i < sim_queue_len(s, m); i++, k++)
+    for (int i = 0; !per_exec && i < sim_queue_len(s, m); i++, k++)
         age += (double)(now - sim_queue_at(s, m, i)->t_arrival);
     for (int e = 0; e < sim_exec_count(s) && e < st->narr; e++)
-        if (st->arr[e] >= 0 && sim_exec(s, e)->running && sim_exec(s, e)->running->model == m)
+        if ((!per_exec || e == ex) && st->arr[e] >= 0 && sim_exec(s, e)->running &&
+            sim_exec(s, e)->running->model == m)
             age += (double)(now - st->arr[e]), k++;
     return k ? age / k / 1e9 : 0;
 }
@@ -361,12 +382,11 @@ static void control(struct sim *s, struct roma *st)
     double etas = 0;
     int nodes = 0;
     for (int m = 0; m < st->nm; m++) {
-        int n, ng;
-        double tau = tau_r(s, st, m, &ng, &n), e = tau - st->set[m];
         for (int node = 0; node < st->nn; node++) {
             int i = node * st->nm + m;
             if (st->cpu[i] < 0)
                 continue;
+            double e = tau_r(s, st, m, st->cpu[i]) - st->set[m];
             st->u[i] = roma_pi(st->u[i], e, st->e_prev[i], st->K[m], st->a[m], st->u_min,
                                st->ac[node]);
             st->e_prev[i] = e;
@@ -393,7 +413,11 @@ static void rules(struct sim *s, struct roma *st)
             int i = node * st->nm + m, n, ng;
             if (st->cpu[i] < 0)
                 continue;
-            double t = ring_mean(&st->done[m], sim_now(s), RULES_NS, &n, &ng);
+            /* measure "executor": the model's GPU completions and this executor's (the
+             * authors' rules), "model": all the model's */
+            double t = ring_mean_of(&st->done[m], sim_now(s), RULES_NS,
+                                    st->measure == MEASURE_EXECUTOR ? st->cpu[i] : -1, true,
+                                    &n, &ng);
             double sla = sim_model(s, m)->cfg->slo_ms / 1e3, u = st->u[i];
             if (n && t >= 0.8 * sla)
                 u += 1;
@@ -450,6 +474,7 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
         (rc = sim_json_num(p, path, "K", false, SIM_J_POS, &K)) ||
         (rc = sim_json_num(p, path, "a", false, SIM_J_NONNEG, &a)) ||
         (rc = sim_json_enum(p, path, "gains", false, GAINS, &gains)) ||
+        (rc = sim_json_enum(p, path, "measure", false, MEASURES, &st->measure)) ||
         (rc = sim_json_num(p, path, "q", false, SIM_J_NONNEG, &st->q)) ||
         (rc = sim_json_num(p, path, "period_s", false, SIM_J_POS, &period_s)) ||
         (rc = sim_check_period(s, "policy.params.period_s", period_s, SIM_MAX_FIRINGS)) ||

@@ -302,17 +302,60 @@ int wl_models_reserve(struct sim_model_cfg **models, int n, int more)
     return 0;
 }
 
+/* latency_scale {"kind": factor}: every factor a number in [1e-3, 1e3]. */
+static int check_latency_scale(const cJSON *ls, const char *path)
+{
+    char lp[SIM_JPATH_MAX];
+    sim_jpath(lp, sizeof lp, path, "latency_scale");
+    for (const cJSON *k = ls->child; k; k = k->next) {
+        double f;
+        int rc = sim_json_num(ls, lp, k->string, true, SIM_J_POS, &f);
+        if (rc)
+            return rc;
+        if (f < 1e-3 || f > 1e3) {
+            char kp[SIM_JPATH_MAX];
+            sim_jpath(kp, sizeof kp, lp, k->string);
+            return sim_err_set(SIM_EINVAL, "%s: expected a factor in [0.001, 1000], got %g", kp, f);
+        }
+    }
+    return 0;
+}
+
+/* Multiplies every latency of the profiles of the kinds latency_scale names (a "what if this
+ * device were x times slower" without a second zoo); kinds the model lacks are skipped. */
+static void scale_latencies(struct sim_model_cfg *m, const cJSON *ls)
+{
+    for (const cJSON *k = ls->child; k; k = k->next) {
+        int i = sim_model_cfg_kind(m, k->string);
+        if (i < 0)
+            continue;
+        struct sim_profile *p = &m->prof[i];
+        double f = k->valuedouble;
+        p->alpha_ms *= f;
+        p->beta_ms *= f;
+        p->a_ms *= f;
+        p->b_ms *= f;
+        p->c_ms *= f;
+        for (int j = 0; j < p->table_n; j++)
+            p->table_ms[j] *= f;
+    }
+}
+
 int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
                   struct sim_model_cfg **models, int *n)
 {
-    static const char *const keys[] = {"zoo", "select", "slo_ms", "max_batch", NULL};
+    static const char *const keys[] = {"zoo", "select", "slo_ms", "max_batch", "latency_scale",
+                                       NULL};
     const char *zref = NULL;
+    const cJSON *lscale = NULL;
     double slo = 0;
     long max_batch = 0;
     int rc;
     if ((rc = sim_json_keys(ref, path, keys)) || (rc = sim_json_str(ref, path, "zoo", true, &zref)) ||
         (rc = sim_json_num(ref, path, "slo_ms", false, SIM_J_POS, &slo)) ||
-        (rc = sim_json_int(ref, path, "max_batch", false, 1, 4096, &max_batch)))
+        (rc = sim_json_int(ref, path, "max_batch", false, 1, 4096, &max_batch)) ||
+        (rc = sim_json_obj(ref, path, "latency_scale", false, &lscale)) ||
+        (lscale && (rc = check_latency_scale(lscale, path))))
         return rc;
 
     char file[1024], sp[SIM_JPATH_MAX];
@@ -395,6 +438,8 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
                 continue;
             }
         }
+        if (lscale)
+            scale_latencies(&(*models)[*n], lscale);
         if (slo > 0)
             (*models)[*n].slo_ms = slo;
         if (max_batch > 0)

@@ -192,6 +192,17 @@ numeric_limits() {
   expect_error lim_beacon "policy.params.beacon_s: expected a period of at least" "{$base,\"models\":[$model],$nx,\"keep_warmup\":true}"
   expect_error lim_tiny "policy.params.beacon_s: expected a positive duration of at least 1 ns" "{$base,\"models\":[$model],\"policy\":{\"name\":\"nexus\",\"params\":{\"beacon_s\":1e-10}}}"
   expect_error lim_shape "workload.arrival.shape: expected at least 0.01" '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"arrival":{"kind":"gamma","shape":1e-300}}}'
+  expect_error lim_lscale "models[0].latency_scale.1080ti: expected a factor in [0.001, 1000], got 5000" \
+    '{"duration_s":2,"cluster":{"gpus":1},"workload":{"rate_rps":1},"models":[{"zoo":"symphony_1080ti","select":["ResNet50V2"],"latency_scale":{"1080ti":5000}}]}'
+  # latency_scale x2 doubles a lone request's latency (FIFO at 5 req/s: p50 = l(1) + network)
+  local p
+  for f in 1 2; do
+    p[$f]=$("$bin" run --no-db --json --quiet --set duration_s=20 --set workload.rate_rps=5 \
+      --set 'policy={"name":"fifo"}' --set "models=[{\"zoo\":\"symphony_1080ti\",\"select\":[\"ResNet50V2\"],\"latency_scale\":{\"1080ti\":$f}}]" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["models"][0]["p50_ms"])')
+  done
+  python3 -c "import sys; r = ${p[2]} / ${p[1]}; sys.exit(not 1.9 < r < 2.05)" ||
+    fail "latency_scale 2: p50 ${p[2]} ms against ${p[1]} ms"
   local dyn="$src/experiments/dynamoml/base.json"
   "$bin" run "$dyn" --no-db --quiet --set notebooks.quota_ms=1e-5 --set duration_s=5 2> "$tmp/err"; local rc=$?
   [ $rc -eq 2 ] && grep -qF "notebooks.quota_ms: expected at least" "$tmp/err" || fail "quota_ms 1e-5: exit $rc ($(cat "$tmp/err"))"
@@ -243,6 +254,31 @@ PY
   # readers skip them: export lists the converged search only
   "$bin" export "$tmp/g.db" -o "$tmp/g.tsv" 2> /dev/null || fail "export: exit $?"
   [ "$(grep -c goodput "$tmp/g.tsv")" -ge 1 ] || fail "export lost the converged search"
+}
+
+# The published findings that hold in servesim stay holding: each experiment's own sweep run
+# with this binary, its report script's finding table read back (experiments/*/README.md).
+# expect_findings REPORT-TEXT-FILE FINDING... : every FINDING's row says "yes"
+expect_findings() {
+  local f=$1 row
+  shift
+  for finding in "$@"; do
+    row=$(grep -F "| $finding |" "$f")
+    [ -n "$row" ] || { fail "no finding row '$finding' in $f"; continue; }
+    case "$row" in *"| yes |"*) ;; *) fail "finding no longer holds: $row" ;; esac
+  done
+}
+
+experiment_findings() {
+  (cd "$src/experiments/roma" && "$bin" sweep roma.sweep.json --db "$tmp/roma.db" -j 2 --quiet \
+     > /dev/null 2> "$tmp/err") || fail "roma sweep: exit $? ($(tail -3 "$tmp/err"))"
+  python3 "$src/experiments/roma/report.py" "$tmp/roma.db" > "$tmp/roma.md" || fail "roma report"
+  expect_findings "$tmp/roma.md" "RR+rules violates more than RR+CT" \
+    "ROMA uses fewer core-seconds than RR+CT and RR+rules in every test" \
+    "The gap to RR+rules is largest in 2-Apps A (about 1.5x)" "RR+max is fastest in 2-Apps A" \
+    "ROMA is fastest (mean and max) in 2-Apps B and AllApps" \
+    "ROMA's mean and max are below RR+CT's and RR+rules' in every test" \
+    "RR+min is slowest by far, its mean above the SLAs in 2-Apps B"
 }
 
 # rows of every results table for one run, without ids and wall-clock fields

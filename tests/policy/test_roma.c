@@ -1,7 +1,8 @@
 /* test_roma — ROMA (specs/roma.md): the PI update and clamp, the supervisor's three cases,
  * the pole-placement gains (a double closed-loop pole where asked), the GPU heuristic on
  * hand-made queues, a CPU-only closed loop at constant rate holding the mean response time at
- * the set point (integral action), and fewer cores once a GPU takes part of the work. */
+ * the set point (integral action), fewer cores once a GPU takes part of the work, and the
+ * controller's measure (its executor's requests, the authors'; or the model's). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +116,42 @@ static void cpu_loop_holds_the_set_point(void)
     sim_result_destroy(gpu);
 }
 
+/* One model at 30 req/s on a node of 6 cores and one GPU of 25 ms (it carries most), 100 ms
+ * on one core; `measure` the controller's. Returns the result. */
+static struct sim_result *overflow(const char *measure)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"name\":\"overflow\",\"seed\":2,\"duration_s\":300,\"warmup_s\":100,"
+             "\"drain_s\":30,\"cluster\":{\"nodes\":[{\"cores\":6,\"gpus\":1}]},\"models\":"
+             "[{\"name\":\"m\",\"slo_ms\":500,\"profiles\":{\"1080ti\":{\"form\":\"linear\","
+             "\"alpha_ms\":0,\"beta_ms\":25},\"cpu\":{\"form\":\"linear\",\"alpha_ms\":0,"
+             "\"beta_ms\":100}}}],\"workload\":{\"rate_rps\":30},\"network\":{\"ctrl_us\":0,"
+             "\"data_us_per_request\":0,\"resp_us\":0},\"policy\":{\"name\":\"roma\","
+             "\"params\":{\"measure\":\"%s\"}},\"metrics\":{\"sample_period_s\":0}}", measure);
+    return test_run_text(text, "overflow");
+}
+
+/* The authors' controller (measure "executor") sizes a CPU executor by the response times
+ * of the requests it served: where the GPU keeps the model's mean low, the model's mean
+ * ("model") sheds the executor to u_min while it still receives requests, which then take
+ * 10x their one-core time; the executor's own measure keeps cores for them. */
+static void controller_measures_its_executor(void)
+{
+    struct sim_result *ex = overflow("executor"), *md = overflow("model");
+    double ce = test_ts_mean(ex, "roma.cores", 0, 100, 300);
+    double cm = test_ts_mean(md, "roma.cores", 0, 100, 300);
+    double re = test_ts_mean(ex, "roma.cpu_rps", 0, 100, 300);
+    double rm = test_ts_mean(md, "roma.cpu_rps", 0, 100, 300);
+    CHECK(cm < 0.15 && rm > 0.5, "model's mean: %.3f cores, yet the CPU serves %.2f req/s", cm, rm);
+    CHECK(ce > 2 * cm && re > 0.5, "executor's own: %.3f cores for %.2f req/s (model's: %.3f)",
+          ce, re, cm);
+    sim_result_destroy(ex);
+    sim_result_destroy(md);
+}
+
 TEST_MAIN({"pi_update_and_clamp", pi_update_and_clamp},
+          {"controller_measures_its_executor", controller_measures_its_executor},
           {"supervisor_cases", supervisor_cases},
           {"pole_gains_place_the_poles", pole_gains_place_the_poles},
           {"gpu_heuristic_on_queues", gpu_heuristic_on_queues},
