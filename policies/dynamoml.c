@@ -12,10 +12,11 @@
  *    on the node where it has fewest. Passes run on job arrival and end, on a freed GPU and
  *    every sched_period_s.
  *  * the native Kubernetes scheduler (`scheduling`: false): a job keeps its initial workers;
- *    its worker pods wait in creation order and each binds alone, when a GPU is free, to a
- *    uniformly random node with a free GPU (the policy's stream), or with native_placement
- *    "least_allocated" to the node of the largest share of free GPUs (kube-scheduler's default
- *    scoring, ties random); the parameter server likewise over all nodes at arrival; the job progresses once all its workers are bound. Worker pods
+ *    its worker pods wait in creation order and each binds alone, when a GPU is free, to the
+ *    node of the largest share of free GPUs (native_placement "least_allocated", the default:
+ *    kube-scheduler's default scoring, ties random from the policy's stream) or to a
+ *    uniformly random node with a free GPU ("random"); the parameter server likewise over all
+ *    nodes at arrival; the job progresses once all its workers are bound. Worker pods
  *    and HPA pods share one pending queue in creation order: a freed GPU goes to a job's pod
  *    unless an inference pod pending for one was requested before the job arrived (a tie
  *    goes to the job).
@@ -471,7 +472,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
     struct dyn *st = state;
     st->scheduling = true;
     st->period_s = 10;
-    int rc, placement = 0;
+    int rc, placement = 1;              /* least_allocated: kube-scheduler's default */
     if ((rc = sim_json_bool(p, "policy.params", "scheduling", false, &st->scheduling)) ||
         (rc = sim_json_bool(p, "policy.params", "sharing", false, &st->sharing)) ||
         (rc = sim_json_bool(p, "policy.params", "autoscaling", false, &st->autoscaling)) ||

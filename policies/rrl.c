@@ -12,8 +12,9 @@
  *      r^(c) = r_t exp(g(c) - g(c_t)) and the visit-count step n^-omega, towards
  *      r^(c) + gamma min Q(s_{t+1}, .);
  *   3. draws c_{t+1} by Boltzmann exploration on the relative excess cost in the next state.
- * radius 0 is point-based Q-learning (no estimator). States are load bins of width
- * `load_bin` x the configured mean rate. The slot loop, the node and the common time series
+ * radius 0 is point-based Q-learning (no estimator). One state by default (one Q table, the
+ * authors' scripts); `load_bin` > 0 makes states of load bins of that width x the configured
+ * mean rate. The slot loop, the node and the common time series
  * are rrl_ctl's; this file adds rrl.est_loss, the best visited configuration of the slot's
  * state (rrl.greedy_k, ...) and, with `oracle_table`, its regret (rrl.greedy_regret). */
 #include <math.h>

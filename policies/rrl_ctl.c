@@ -26,7 +26,7 @@ int rrl_ctl_init(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, bool need_r
     int rc;
     if ((rc = rrl_node_init(s, &ctl->node, p)))
         return rc;
-    ctl->load_bin = 0.2;
+    ctl->load_bin = 0;                  /* one state: the authors' scripts (specs/rrl.md) */
     ctl->wait_slots = wait_default;
     ctl->tail_pct = 95;
     ctl->slo_ms = sim_ns_to_ms(sim_model(s, 0)->slo_ns);

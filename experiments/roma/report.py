@@ -10,13 +10,18 @@ second's completions), summed over the seeds; CPU core-seconds (mean over seeds)
 finding of specs/roma.md "What to reproduce" evaluated on the main regime (finding | servesim
 | holds? | why not) and, with the speed sweep in the database, which findings hold in which
 regime. With --readme the tables replace the text between the README's report markers."""
+import os
 import sqlite3
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import report_cli  # noqa: E402  (experiments/report_cli.py)
+
 SYSTEMS = ["roma", "rr-ct", "rr-rules", "rr-max", "rr-min"]
 TESTS = [("roma_2apps_a", "2-Apps A"), ("roma_2apps_b", "2-Apps B"), ("roma_allapps", "AllApps")]
 MAIN = "profiled"
+
 
 def load(db):
     con = sqlite3.connect(db)
@@ -249,20 +254,5 @@ def report(db):
     return "\n".join(out)
 
 
-def main():
-    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--readme"):
-        sys.exit("usage: report.py DB [--readme README.md]")
-    text = report(sys.argv[1])
-    if len(sys.argv) == 2:
-        print(text)
-        return
-    path, begin, end = sys.argv[3], "<!-- report.py begin -->", "<!-- report.py end -->"
-    doc = open(path).read()
-    if begin not in doc or end not in doc:
-        sys.exit("report.py: %s has no %s ... %s markers" % (path, begin, end))
-    head, rest = doc.split(begin, 1)
-    open(path, "w").write(head + begin + "\n" + text + "\n" + end + rest.split(end, 1)[1])
-
-
 if __name__ == "__main__":
-    main()
+    report_cli.main(report)

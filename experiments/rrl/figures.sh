@@ -78,8 +78,8 @@ unset multiplot
 EOF2
 fi
 
-POLICIES="oracle rrl rrl_one_table q_learning capes deeprm tf_default"
-PANEL_POLICIES="oracle rrl rrl_one_table capes deeprm"   # (Q-learning and tf_default: the tables)
+POLICIES="oracle rrl rrl_per_bin q_learning capes deeprm tf_default"
+PANEL_POLICIES="oracle rrl rrl_per_bin capes deeprm"   # (Q-learning and tf_default: the tables)
 # slot_cost SWEEP SEED-CONDITION WINDOW: "case slot cost" rows, the slot cost's moving mean
 # over WINDOW slots (slot = t / slot length), averaged over the runs the condition selects
 slot_cost() {

@@ -208,7 +208,7 @@ SELECT policy AS "${title}", seeds, printf('%.1f', mean_ms) AS run_mean_ms, prin
        CASE WHEN '${sweep}' NOT LIKE '%resource%' THEN '-' WHEN '${sweep}' LIKE '%gpu%'
             THEN printf('%.2f', u) ELSE printf('%.2f', 10 * u) END AS busy
 FROM agg
-ORDER BY CASE policy WHEN 'oracle' THEN 0 WHEN 'rrl' THEN 1 WHEN 'rrl_one_table' THEN 2 WHEN 'q_learning' THEN 3 WHEN 'capes' THEN 4 WHEN 'deeprm' THEN 5 ELSE 6 END;
+ORDER BY CASE policy WHEN 'oracle' THEN 0 WHEN 'rrl' THEN 1 WHEN 'rrl_per_bin' THEN 2 WHEN 'q_learning' THEN 3 WHEN 'capes' THEN 4 WHEN 'deeprm' THEN 5 ELSE 6 END;
 SQL
 }
 for e in "rrl_e2_compare:E2 stationary" "rrl_e2_rough:E2 stationary, rough landscape" "rrl_e3_wiki:E3 WiKi" "rrl_e4_dynamic:E4 Dynamic" \

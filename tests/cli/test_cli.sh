@@ -256,8 +256,9 @@ PY
   [ "$(grep -c goodput "$tmp/g.tsv")" -ge 1 ] || fail "export lost the converged search"
 }
 
-# The published findings that hold in servesim stay holding: each experiment's own sweep run
-# with this binary, its report script's finding table read back (experiments/*/README.md).
+# The published findings that hold in servesim stay holding: each experiment's own sweeps run
+# with this binary (ROMA's three tests, DynamoML's reference and sensitivity), its report
+# script's finding table read back (experiments/*/README.md).
 # expect_findings REPORT-TEXT-FILE FINDING... : every FINDING's row says "yes"
 expect_findings() {
   local f=$1 row
@@ -279,6 +280,29 @@ experiment_findings() {
     "ROMA is fastest (mean and max) in 2-Apps B and AllApps" \
     "ROMA's mean and max are below RR+CT's and RR+rules' in every test" \
     "RR+min is slowest by far, its mean above the SLAs in 2-Apps B"
+  local d="$src/experiments/dynamoml"
+  "$bin" sweep "$d/reference.sweep.json" --db "$tmp/dyn.db" -j 2 --quiet > /dev/null 2> "$tmp/err" &&
+    "$bin" sweep "$d/sensitivity.sweep.json" --db "$tmp/dyn.db" -j 2 --quiet > /dev/null 2>> "$tmp/err" ||
+    fail "dynamoml sweeps: $(tail -3 "$tmp/err")"
+  python3 "$d/report.py" "$tmp/dyn.db" > "$tmp/dyn.md" || fail "dynamoml report"
+  expect_findings "$tmp/dyn.md" "Makespan: DynamoML shortest" "Makespan: K8S+Scaling longest" \
+    "Makespan: K8S+Sharing close to native" "Training times: DynamoML lowest in training and execution" \
+    "DynamoML waits less than native" "K8S+Scaling worse than native in waiting and execution" \
+    "K8S+Sharing waits less than native" "K8S+Sharing's execution only slightly shorter than native's" \
+    "DynamoML's longest job execution shorter than native's mean execution" \
+    "Workers per job (DynamoML): all of 1..4 occur" "A substantial share at 3-4 workers" \
+    "As load falls DynamoML's jobs reach 4 workers and the first two groups end before the third arrives" \
+    "K8S+Scaling leaves GPUs idle late in the run while its jobs stay at 2 workers" \
+    "Inference: DynamoML has no SLA violation at any client level" \
+    "K8S+Scaling violates at the peaks, response times a few hundred ms" \
+    "K8S+Sharing (one pod, as native) is worst, beyond 1 s at the peaks" \
+    "Mechanism: no chief is ever removed" "Preemption happens only in DynamoML"
+  grep -q "^| First peak: DynamoML's inference takes every GPU.* | yes |" "$tmp/dyn.md" ||
+    fail "the first-peak finding no longer holds: $(grep "First peak" "$tmp/dyn.md")"
+  grep -q "^| Split jobs run much longer, MNIST most.* | yes |" "$tmp/dyn.md" ||
+    fail "the split-jobs finding no longer holds: $(grep "Split jobs" "$tmp/dyn.md")"
+  grep -q "^| Sensitivity: DynamoML's lead needs quick release.* | yes |" "$tmp/dyn.md" ||
+    fail "the sensitivity finding no longer holds: $(grep "lead needs" "$tmp/dyn.md")"
 }
 
 # rows of every results table for one run, without ids and wall-clock fields
