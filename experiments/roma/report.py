@@ -206,8 +206,8 @@ WHY = {
        "2-Apps A needs almost none, so RR+max uses 10x",
     13: "the controllers hold each executor near 0.8 SLA and lag the 35-s rate steps: "
         "{early:.0%} of ROMA's 1-s windows over the SLA fall in the first 10 s after a step",
-    14: "ROMA's heuristic and round robin give VGG16 the same share of the GPUs here; the "
-        "cause is not yet found",
+    14: "ROMA moves the GPUs only slightly toward VGG16 (more in 2-Apps B, not in AllApps); "
+        "why its heuristic changes so little here is not established",
 }
 
 
