@@ -252,7 +252,7 @@ def report(db):
                     spread.append("%s: %s %s over seeds, rrl %s" % (l, c, rng(c), rng("rrl")))
         out.append("| %s | rrl better than CAPES, DeepRM in %s | %s | %s |" % (
             name, val, "yes" if holds else "no",
-            "" if holds else "; ".join(spread) + (". " if spread else "") + why))
+            "" if holds else "; ".join(spread) + (". " + why[0].upper() + why[1:] if spread else why)))
     finding("3. RRL has lower run-mean latency than the DRL comparators on WiKi and Dynamic, CPU",
             ("rrl_e3_wiki", "rrl_e4_dynamic"),
             "REINFORCE makes one update per 20-slot episode (100 in a run), so its result is "

@@ -58,10 +58,15 @@ WITH c AS (
   FROM timeseries WHERE series = 'rrl.cost'),
 n AS (SELECT run_id, MAX(slot) AS nslots FROM c GROUP BY run_id),
 fin AS (SELECT c.run_id, AVG(r) AS final FROM c JOIN n USING (run_id) WHERE slot > nslots - 200 GROUP BY c.run_id),
+ctr AS (
+  SELECT run_id, CASE WHEN MAX(value) = 0 THEN 0 ELSE 5 END AS s
+  FROM timeseries WHERE series = 'rrl.state' GROUP BY run_id),
 -- the greedy configuration of the state the slot ran in (rrl.state at the previous slot's end;
--- the first slot's is the mean load's bin, 5), priced by E1's table
+-- the first slot's is the mean load's bin), priced by E1's table; the centre state is the
+-- mean load's bin, 5, with per-bin tables (load_bin 0.2) and the only state, 0, with one table
 st AS (
-  SELECT run_id, t_s, COALESCE(LAG(value) OVER (PARTITION BY run_id ORDER BY t_s), 5) AS s
+  SELECT run_id, t_s, COALESCE(LAG(value) OVER (PARTITION BY run_id ORDER BY t_s),
+                               (SELECT ctr.s FROM ctr WHERE ctr.run_id = timeseries.run_id)) AS s
   FROM timeseries WHERE series = 'rrl.state'),
 g AS (
   SELECT gk.run_id, gk.t_s, gk.value AS k, gp.value AS p, gt.value AS t
@@ -72,7 +77,8 @@ g AS (
 best AS (SELECT MIN(mean_ms) AS b FROM land),
 reg AS (
   SELECT c.run_id, c.slot, land.mean_ms / (SELECT b FROM best) - 1 AS regret
-  FROM c JOIN st ON st.run_id = c.run_id AND st.t_s = c.t_s AND st.s = 5
+  FROM c JOIN st ON st.run_id = c.run_id AND st.t_s = c.t_s
+  JOIN ctr ON ctr.run_id = c.run_id AND st.s = ctr.s
   JOIN g ON g.run_id = c.run_id AND g.t_s = c.t_s
   JOIN land ON land.k = g.k AND land.p = g.p AND land.t = g.t),
 conv AS (
