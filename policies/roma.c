@@ -10,7 +10,8 @@
  *  - cpu_control "ct": every period_s a PI controller per CPU executor moves its cores toward
  *    holding a mean response time at the set point (measure "executor": of the requests that
  *    executor served, the authors' controller; "model": of all the model's; gains K, a from
- *    the paper, or by pole placement), then each node's supervisor scales the demands to the cores available;
+ *    the paper, or by pole placement), then each node's supervisor scales the demands to the
+ *    cores available;
  *    "rules": every 15 s +1 core above 0.8 SLA, -1 below 0.2 SLA; "static": fixed cores.
  * Registered as roma, rr-ct, rr-rules, rr-max and rr-min (the baselines' defaults).
  * Response time = queue + service + the response delay; completions are kept per model for

@@ -322,7 +322,8 @@ static int check_latency_scale(const cJSON *ls, const char *path)
 }
 
 /* Multiplies every latency of the profiles of the kinds latency_scale names (a "what if this
- * device were x times slower" without a second zoo); kinds the model lacks are skipped. */
+ * device were x times slower" without a second zoo); kinds the model lacks are skipped (a kind
+ * no selected model has is refused after the expansion). */
 static void scale_latencies(struct sim_model_cfg *m, const cJSON *ls)
 {
     for (const cJSON *k = ls->child; k; k = k->next) {
@@ -448,6 +449,18 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
     }
     if (*n == n0)
         rc = sim_err_set(SIM_EINVAL, "%s: no model of zoo %s matches", sp, file);
+    for (const cJSON *k = lscale ? lscale->child : NULL; k && !rc; k = k->next) {
+        int i = n0;
+        while (i < *n && sim_model_cfg_kind(&(*models)[i], k->string) < 0)
+            i++;
+        if (i == *n) {
+            char kp[SIM_JPATH_MAX], lp[SIM_JPATH_MAX];
+            sim_jpath(lp, sizeof lp, path, "latency_scale");
+            sim_jpath(kp, sizeof kp, lp, k->string);
+            rc = sim_err_set(SIM_EINVAL, "%s: no selected model of zoo %s has a profile of "
+                             "kind \"%s\"", kp, file, k->string);
+        }
+    }
 out:
     free(entries);
     cJSON_Delete(zoo);

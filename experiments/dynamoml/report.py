@@ -225,10 +225,8 @@ def findings(c, s):
         pre["dynamoml"] > 0 and all(pre[n] == 0 for n in NATIVE))
     if s:
         m = {n: mean(r["mk"] for r in rs) for n, rs in s.items()}
-        def lead(var):
-            k = "k8s small-factors" if "small-factors" in var and "stab300" not in var else "k8s"
-            if var == "stab300 small-factors":
-                k = "k8s small-factors"
+        def lead(var):                  # against native with the same cross-node factors
+            k = "k8s small-factors" if "small-factors" in var else "k8s"
             return m[("dynamoml " + var).strip()] / m[k]
         lv_ = {v: lead(v) for v in ("", "stab300", "small-factors", "stab300 small-factors")}
         add("Sensitivity: DynamoML's lead needs quick release and real cross-node costs; with "

@@ -194,6 +194,8 @@ numeric_limits() {
   expect_error lim_shape "workload.arrival.shape: expected at least 0.01" '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"arrival":{"kind":"gamma","shape":1e-300}}}'
   expect_error lim_lscale "models[0].latency_scale.1080ti: expected a factor in [0.001, 1000], got 5000" \
     '{"duration_s":2,"cluster":{"gpus":1},"workload":{"rate_rps":1},"models":[{"zoo":"symphony_1080ti","select":["ResNet50V2"],"latency_scale":{"1080ti":5000}}]}'
+  expect_error lim_lkind 'models[0].latency_scale.1080tl: no selected model of zoo' \
+    '{"duration_s":2,"cluster":{"gpus":1},"workload":{"rate_rps":1},"models":[{"zoo":"symphony_1080ti","select":["ResNet50V2"],"latency_scale":{"1080tl":2}}]}'
   # latency_scale x2 doubles a lone request's latency (FIFO at 5 req/s: p50 = l(1) + network)
   local p
   for f in 1 2; do
