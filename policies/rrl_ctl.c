@@ -37,6 +37,7 @@ int rrl_ctl_init(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, bool need_r
         (rc = sim_json_num(p, P, "slot_s", false, SIM_J_POS, &ctl->slot_s)) ||
         (rc = sim_check_period(s, "policy.params.slot_s", ctl->slot_s, SIM_MAX_FIRINGS)) ||
         (rc = sim_json_num(p, P, "max_wait_slots", false, SIM_J_NONNEG, &ctl->wait_slots)) ||
+        (rc = sim_json_bool(p, P, "restart", false, &ctl->restart)) ||
         (rc = sim_json_enum(p, P, "objective", false, OBJECTIVES, &ctl->objective)) ||
         (rc = sim_json_num(p, P, "slo_ms", false, SIM_J_POS, &ctl->slo_ms)) ||
         (rc = sim_json_num(p, P, "tail_pct", false, SIM_J_POS, &ctl->tail_pct)))
@@ -233,8 +234,11 @@ void rrl_ctl_free(struct rrl_ctl *ctl)
 static void slot_end(struct sim *s, struct rrl_ctl *ctl)
 {
     struct rrl_obs o;
-    int64_t wait = ctl->wait_slots > 0 ? sim_s_to_ns(ctl->wait_slots * ctl->slot_s)
-                                       : INT64_MAX;
+    /* restart: the server restarts with the next configuration, and whatever still waits
+     * is lost (dropped now, its wait counted); otherwise what waited too long is dropped */
+    int64_t wait = ctl->restart ? 0
+                   : ctl->wait_slots > 0 ? sim_s_to_ns(ctl->wait_slots * ctl->slot_s)
+                                         : INT64_MAX;
     rrl_node_slot(s, &ctl->node, wait, ctl->tail_pct, &o);
     double L = o.ended ? (ctl->objective == RRL_OBJ_TAIL ? o.tail_ms : o.mean_ms) : o.oldest_ms;
     struct rrl_slot sl = {.cost = L, .load_rps = o.load_rps, .util = o.util};

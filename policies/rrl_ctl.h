@@ -6,9 +6,12 @@
  * argmin of a table of measured costs, rrl_oracle.c) and the deep-RL comparators rrl-deeprm
  * and rrl-capes (rrl_drl.c).
  *
- * Common policy.params: device, load_bin, slot_s, max_wait_slots, objective, slo_ms,
- * tail_pct (RRL_CTL_PARAMS). Time series per slot: rrl.cost (when one was observed),
- * rrl.load_rps, rrl.util, rrl.state (the bin of the slot that ended) and the configuration
+ * Common policy.params: device, load_bin, slot_s, max_wait_slots, restart, objective,
+ * slo_ms, tail_pct (RRL_CTL_PARAMS). restart (false): every slot is a trial on a fresh server,
+ * as the authors' scripts ran them — at a slot's end the requests still waiting are dropped
+ * (their wait counts in the slot's cost) and the next slot starts with empty queues (batches
+ * in service finish). Time series per slot: rrl.cost (when one was observed), rrl.load_rps,
+ * rrl.util, rrl.state (the bin of the slot that ended) and the configuration
  * applied (rrl.k, rrl.p, rrl.t or rrl.B, rrl.T_ms, rrl.m). The oracle table (rrl_table/1)
  * (params.oracle_table) is read here too: rrl-oracle runs by it, and every policy given
  * one records its regret against it (rrl.regret). */
@@ -22,8 +25,8 @@
 
 enum { RRL_OBJ_LATENCY, RRL_OBJ_TAIL, RRL_OBJ_RESOURCE };
 
-#define RRL_CTL_PARAMS "device", "load_bin", "slot_s", "max_wait_slots", "objective", \
-                       "slo_ms", "tail_pct", "oracle_table"
+#define RRL_CTL_PARAMS "device", "load_bin", "slot_s", "max_wait_slots", "restart", \
+                       "objective", "slo_ms", "tail_pct", "oracle_table"
 
 /* What an agent sees at the end of a slot. */
 struct rrl_slot {
@@ -44,6 +47,7 @@ struct rrl_ctl {
     struct rrl_node node;
     struct rrl_grid grid;             /* set by the policy before rrl_ctl_start */
     double load_bin, slot_s, wait_slots, slo_ms, tail_pct;
+    bool restart;                     /* params.restart: each slot a trial on a fresh server */
     int objective;
     double lam_bar;                   /* configured mean rate (req/s), 0 if none */
     int nstates;
