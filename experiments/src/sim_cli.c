@@ -367,7 +367,7 @@ static int store_result(const struct opts *o, const struct sim_config *cfg, cons
     int64_t id = 0;
     int rc = sim_store_open(o->db, &st);
     if (!rc)
-        rc = sim_store_write(st, cfg, kind, r, g, NULL, &id);
+        rc = sim_config_store(st, cfg, kind, r, g, NULL, &id);
     sim_store_close(st);
     if (!rc && !o->quiet && !o->json)
         fprintf(stderr, "results: %s (run id %lld)\n", o->db, (long long)id);

@@ -1225,6 +1225,22 @@ void sim_config_hash(const struct sim_config *cfg, char out[17])
     free(s);
 }
 
+int sim_config_store(struct sim_store *st, const struct sim_config *cfg, const char *kind,
+                     const struct sim_result *r, const struct sim_goodput *g,
+                     const struct sim_store_point *pt, int64_t *run_id)
+{
+    char hash[17];
+    char *json = sim_config_canonical(cfg);
+    if (!json)
+        return SIM_ENOMEM;
+    sim_config_hash(cfg, hash);
+    struct sim_store_run run = {.kind = kind, .config_json = json, .config_hash = hash,
+                                .world = &cfg->world, .goodput = g, .point = pt};
+    int rc = sim_store_write(st, &run, r, run_id);
+    free(json);
+    return rc;
+}
+
 int sim_config_engine(const struct sim_config *cfg, double scale, const struct policy_ops *pol,
                       struct sim **out, struct wl_replay **replay)
 {

@@ -21,6 +21,7 @@
 
 #include "policy.h"
 #include "sim.h"
+#include "sim_store.h"
 #include "wl_arrival.h"
 #include "wl_replay.h"
 
@@ -54,6 +55,13 @@ void sim_config_destroy(struct sim_config *cfg);
 /* Canonical JSON text (caller frees) and its FNV-1a 64 hash as 16 hex digits. */
 char *sim_config_canonical(const struct sim_config *cfg);
 void sim_config_hash(const struct sim_config *cfg, char out[17]);
+
+/* Writes run r of cfg into the results database (sim_store_write, one transaction) with the
+ * config's canonical JSON, its hash and its world. kind: "run" or "goodput"; g is NULL for a
+ * run; pt is NULL outside sweeps. */
+int sim_config_store(struct sim_store *st, const struct sim_config *cfg, const char *kind,
+                     const struct sim_result *r, const struct sim_goodput *g,
+                     const struct sim_store_point *pt, int64_t *run_id /* OUT */);
 
 /* An engine for cfg at load scale `scale`, its arrival sources opened from cfg's workload;
  * `pol` NULL runs the config's policy. *replay (may be NULL) receives the trace replay among

@@ -36,7 +36,7 @@ static int store(const struct sim_plan_input *in, const struct sim_config *cfg,
     struct sim_store *st = NULL;
     int rc = sim_store_open(in->db, &st);
     if (!rc)
-        rc = sim_store_write(st, cfg, kind, r, NULL, NULL, id);
+        rc = sim_config_store(st, cfg, kind, r, NULL, NULL, id);
     sim_store_close(st);
     return rc;
 }

@@ -21,33 +21,7 @@
 #include <stdio.h>
 
 #include "sim_report.h"
-
-#define SIM_PLAN_MAX_PROBES 64
-
-struct sim_plan_probe {
-    int gpus;
-    bool pass;
-    int64_t run_id;
-    char worst_model[SIM_NAME_MAX];
-    double worst_bad_frac;
-};
-
-struct sim_plan {
-    char id[160], name[128];
-    int lower_bound, min_gpus, max_gpus;
-    int static_gpus;                    /* 0: none passed up to max_gpus */
-    bool monotone;
-    int nprobes;
-    struct sim_plan_probe probes[SIM_PLAN_MAX_PROBES];
-    struct sim_result *static_result;   /* the run at static_gpus */
-    int64_t static_run_id;
-    double trace_mean_rps, trace_peak_rps, duration_s;
-    int trace_gaps;
-    bool autoscaled;
-    char autoscaler[32];
-    struct sim_result *autoscale_result;
-    int64_t autoscale_run_id;
-};
+#include "sim_searches.h"
 
 /* How to build a config (the CLI's file, overrides and seed) and where results go. */
 struct sim_plan_input {

@@ -8,9 +8,6 @@
 
 #include "sim_err.h"
 
-const char *const sim_search_status_names[] = {"ok", "no load passed", "not bracketed",
-                                               "not converged"};
-
 bool sim_goodput_problem(const struct sim_goodput *g, char *buf, size_t n)
 {
     const struct sim_probe *lo = NULL, *hi = NULL, *least = NULL;

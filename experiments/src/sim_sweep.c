@@ -282,8 +282,8 @@ int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx)
     if (rc)
         src = sim_store_point_failed(st, &sp, msg);
     else
-        src = sim_store_write(st, cfg, w->goodput ? "goodput" : "run", w->goodput ? g.best : r,
-                              w->goodput ? &g : NULL, &sp, NULL);
+        src = sim_config_store(st, cfg, w->goodput ? "goodput" : "run", w->goodput ? g.best : r,
+                               w->goodput ? &g : NULL, &sp, NULL);
     if (rc)
         fprintf(stderr, "servesim sweep: point %ld (%s) failed: %s\n", idx, p.key, msg);
     char why[512];

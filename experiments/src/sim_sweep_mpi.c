@@ -3,7 +3,7 @@
  *
  * Rank 0 validates the sweep, lists the points the database lacks, hands them out one at a
  * time to whichever rank is free and is the only process that opens the database: every
- * other rank runs its point into an in-memory results store (the same sim_store_write as a
+ * other rank runs its point into an in-memory results store (the same sim_config_store as a
  * local sweep) and sends the store's image back; rank 0 merges it in one transaction
  * (sim_store_merge), so a point is in the database whole or not at all, exactly as with -j.
  * Rank 0 simulates too, in a second thread, so that `-n 2` has two simulators; only the main

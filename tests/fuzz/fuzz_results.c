@@ -1,5 +1,5 @@
 /* fuzz_results — a results file through the reader compare, export and plot use
- * (experiments/src/sim_results.c): a damaged or foreign SQLite file, or a text export. */
+ * (results/sim_results.c): a damaged or foreign SQLite file, or a text export. */
 #include "fuzz.h"
 #include "sim_results.h"
 

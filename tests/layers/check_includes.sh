@@ -7,7 +7,11 @@
 # including file's layer may use. The CMake targets already stop most upward includes from
 # compiling; this also catches relative paths and what include directories cannot express:
 # the engine parses no JSON (no cJSON, no sim_json.h), and calibrate's measuring library
-# stands on sim/util alone. Prints file:line and what was wrong for each violation.
+# stands on sim/util alone. Folders must not form a circle either: a folder holding files of
+# two layers (experiments/src holds the experiment layer and the servesim command) could
+# otherwise include a folder that includes it back (experiments <-> plots once did), so every
+# include between two folders is an edge and any cycle among folders is refused.
+# Prints file:line and what was wrong for each violation.
 # Exit: 0 clean, 1 violations, 2 usage.
 set -euo pipefail
 root=${1:?usage: check_includes.sh ROOT}
@@ -22,6 +26,7 @@ layer_of() {
     policies/*) echo policies ;;
     experiments/src/sim_cli.c) echo tools ;;
     experiments/src/*) echo experiment ;;
+    results/*) echo results ;;
     plots/*) echo plots ;;
     calibrate/cal_profile.*|calibrate/cal_validate.*|calibrate/cal_cli.c) echo tools ;;
     calibrate/*) echo cal ;;
@@ -36,14 +41,23 @@ declare -A may=(
   [engine]="util engine"
   [inputs]="util engine inputs"
   [policies]="util engine inputs policies"
-  [experiment]="util engine inputs policies experiment"
-  [plots]="util engine inputs policies experiment plots"
+  [results]="util engine results"
+  [experiment]="util engine inputs policies results experiment"
+  [plots]="util engine results plots"
   [cal]="util cal"
-  [tools]="util engine inputs policies experiment plots cal tools"
-  [tests]="util engine inputs policies experiment plots cal tools tests"
+  [tools]="util engine inputs policies results experiment plots cal tools"
+  [tests]="util engine inputs policies results experiment plots cal tools tests"
 )
 
-mapfile -t files < <(find sim traces workloads policies experiments plots calibrate tests \
+# the folder of a path, for the folder graph (sim/util is a folder of its own)
+folder_of() {
+  case $1 in
+    sim/util/*) echo sim/util ;;
+    */*) echo "${1%%/*}" ;;
+  esac
+}
+
+mapfile -t files < <(find sim traces workloads policies results experiments plots calibrate tests \
   -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.c.in' \) 2>/dev/null | sort)
 declare -A where=()
 for f in "${files[@]}"; do
@@ -57,6 +71,7 @@ done
 
 bad=0
 report() { echo "$1"; bad=$((bad + 1)); }
+declare -A edge=()                   # "A B" -> the first include that makes folder A use B
 for f in "${files[@]}"; do
   from=$(layer_of "$f")
   [ -n "$from" ] || continue
@@ -94,6 +109,10 @@ for f in "${files[@]}"; do
         continue
       fi
     fi
+    fa=$(folder_of "$f") fb=$(folder_of "$target")
+    if [ "$fa" != "$fb" ] && [ -z "${edge["$fa $fb"]:-}" ]; then
+      edge["$fa $fb"]="$f:$line includes $target"
+    fi
     to=$(layer_of "$target")
     [ -n "$to" ] || { report "$f:$line: includes $target, which belongs to no layer"; continue; }
     if [[ " ${may[$from]} " != *" $to "* ]]; then
@@ -103,8 +122,21 @@ for f in "${files[@]}"; do
     fi
   done < <(grep -n '^[[:space:]]*#[[:space:]]*include' "$f" || true)
 done
+# folder cycles: two folders that include each other, then any longer loop (tsort finds it)
+pairs=0
+for k in "${!edge[@]}"; do
+  read -r a b <<<"$k"
+  if [ -n "${edge["$b $a"]:-}" ] && [[ $a < $b ]]; then
+    report "folders $a and $b include each other (a cycle): ${edge[$k]}; ${edge["$b $a"]}"
+    pairs=$((pairs + 1))
+  fi
+done
+loop=$(for k in "${!edge[@]}"; do echo "$k"; done | tsort 2>&1 >/dev/null | sed -n 's/^tsort: \([^-].*\)$/\1/p' | grep -v 'input contains a loop' | paste -sd ' ' || true)
+if [ -n "$loop" ] && [ $pairs -eq 0 ]; then
+  report "the folders $loop include one another in a loop"
+fi
 if [ $bad -gt 0 ]; then
   echo "check_includes: $bad include(s) break the layering (docs/architecture.md)"
   exit 1
 fi
-echo "check_includes: ${#files[@]} files, every include within its layer or below"
+echo "check_includes: ${#files[@]} files, every include within its layer or below, no folder cycle"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The layering test (ctest layers.*): the tree obeys docs/architecture.md's include rule, and
-# check_includes.sh does catch each kind of violation, naming file and line.
+# check_includes.sh does catch each kind of violation, naming file and line (and a cycle
+# between folders, naming an include each way).
 #   test_layers.sh tree SRC       the real tree is clean
 #   test_layers.sh catches SRC    a made-up tree with one violation of each kind fails
 set -uo pipefail
@@ -23,6 +24,9 @@ catches)
   printf '#include "sim.h"\n#include "sim_config.h"\n' > "$t"/workloads/wl_up.c
   printf '#include "wl_zoo.h"\n' > "$t"/calibrate/cal_net.c
   printf '#include "nowhere.h"\n' > "$t"/plots/plot.c
+  touch "$t"/plots/plot.h              # the servesim command (tools) draws figures, and a
+  printf '#include "plot.h"\n' > "$t"/experiments/src/sim_cli.c    # figure reads the
+  printf '#include "sim_config.h"\n' > "$t"/plots/plot_up.c         # experiment layer: a cycle
   out=$(bash "$check" "$t"); rc=$?
   [ $rc = 1 ] || fail "exit $rc on a tree with violations (want 1):"$'\n'"$out"
   for want in 'sim/sim.h:2: includes "policy.h" (policies/policy.h, layer policies) from layer engine' \
@@ -32,7 +36,9 @@ catches)
               'workloads/wl_up.c:2: includes "sim_config.h" (experiments/src/sim_config.h, layer experiment) from layer inputs' \
               'calibrate/cal_net.c:1: includes "wl_zoo.h" (workloads/wl_zoo.h, layer inputs) from layer cal' \
               'plots/plot.c:1: includes "nowhere.h", which is nowhere in the tree' \
-              'check_includes: 8 include(s) break the layering'; do
+              'plots/plot_up.c:1: includes "sim_config.h" (experiments/src/sim_config.h, layer experiment) from layer plots' \
+              'folders experiments and plots include each other (a cycle): experiments/src/sim_cli.c:1 includes plots/plot.h; plots/plot_up.c:1 includes experiments/src/sim_config.h' \
+              'check_includes: 10 include(s) break the layering'; do
     grep -qF "$want" <<<"$out" || fail "missing: $want"$'\n'"got:"$'\n'"$out"
   done
   grep -q 'sim_ok.c' <<<"$out" && fail "flagged a legal include:"$'\n'"$out"

@@ -536,11 +536,11 @@ static void store_image_merges(void)
     cfg->world.duration_s = 5;
     REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
     REQUIRE_OK(sim_store_open(path, &dst));
-    REQUIRE_OK(sim_store_write(dst, cfg, "run", r, NULL, NULL, NULL));     /* run 1 */
+    REQUIRE_OK(sim_config_store(dst, cfg, "run", r, NULL, NULL, NULL));     /* run 1 */
     REQUIRE_OK(sim_store_open(":memory:", &mem));
     struct sim_store_point sp = {.sweep = "s@1", .key = "seed=1", .settings_json = "{}", .point = 0};
-    REQUIRE_OK(sim_store_write(mem, cfg, "run", r, NULL, NULL, NULL));      /* run 1 there */
-    REQUIRE_OK(sim_store_write(mem, cfg, "run", r, NULL, &sp, NULL));       /* run 2 there */
+    REQUIRE_OK(sim_config_store(mem, cfg, "run", r, NULL, NULL, NULL));      /* run 1 there */
+    REQUIRE_OK(sim_config_store(mem, cfg, "run", r, NULL, &sp, NULL));       /* run 2 there */
     unsigned char *img = NULL;
     size_t n = 0;
     REQUIRE_OK(sim_store_image(mem, &img, &n));

@@ -1,6 +1,5 @@
 /* sim_store — schema creation, versioning and transactional writes of results. */
 #include "sim_store.h"
-#include "sim_plan.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -341,21 +340,22 @@ static int write_hist(struct sim_store *st, sqlite3_stmt *q, int64_t id, const c
     return 0;
 }
 
-int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const char *kind,
-                    const struct sim_result *r, const struct sim_goodput *g,
-                    const struct sim_store_point *pt, int64_t *run_id)
+const char *const sim_search_status_names[] = {"ok", "no load passed", "not bracketed",
+                                               "not converged"};
+
+int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
+                    const struct sim_result *r, int64_t *run_id)
 {
+    const char *kind = run->kind, *json = run->config_json, *hash = run->config_hash;
+    const struct sim_goodput *g = run->goodput;
+    const struct sim_store_point *pt = run->point;
     int rc;
     sqlite3_stmt *q_run = NULL, *q_ms = NULL, *q_es = NULL, *q_ts = NULL, *q_bh = NULL,
                  *q_lh = NULL, *q_qh = NULL, *q_gs = NULL, *q_sp = NULL, *q_ps = NULL,
                  *q_ph = NULL, *q_js = NULL, *q_jw = NULL;
-    char *json = sim_config_canonical(cfg);
-    char hash[17], started[32], seed_text[24];
+    char started[32], seed_text[24];
     snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)r->seed);
     sim_utc_now(started);
-    sim_config_hash(cfg, hash);
-    if (!json)
-        return SIM_ENOMEM;
     if ((rc = exec(st, "BEGIN IMMEDIATE")))
         goto out;
     if ((rc = prep(st, "INSERT INTO runs(name, kind, policy, seed, config_json, config_hash, "
@@ -453,7 +453,7 @@ int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const ch
         else if (!strncmp(sn, "job.", 4) && p->key >= 0)   /* job. by job number (from 1), */
             snprintf(jkey, sizeof jkey, "%d", p->key + 1), key = jkey;
         else if (!strncmp(sn, "node.", 5)) /* the rest by model */
-            key = p->key >= 0 && p->key < cfg->world.nnodes ? cfg->world.nodes[p->key].name : "";
+            key = p->key >= 0 && p->key < run->world->nnodes ? run->world->nodes[p->key].name : "";
         else if (p->key >= 0 && p->key < r->nmodels)
             key = r->models[p->key].name;
         if ((rc = insert(st, q_ts, "idttd", id, (double)p->t / 1e9, sn, key,
@@ -491,7 +491,6 @@ out:
     sqlite3_finalize(q_sp);
     sqlite3_finalize(q_ps);
     sqlite3_finalize(q_ph);
-    free(json);
     return rc;
 }
 

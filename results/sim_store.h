@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim_config.h"
-#include "sim_report.h"
+#include "sim_searches.h"
+#include "sim_world.h"
 
 #define SIM_STORE_SCHEMA 9
 
@@ -28,10 +28,19 @@ struct sim_store_point {
     int point;
 };
 
-/* kind: "run" or "goodput"; g is NULL for a run; pt is NULL outside sweeps. */
-int sim_store_write(struct sim_store *st, const struct sim_config *cfg, const char *kind,
-                    const struct sim_result *r, const struct sim_goodput *g,
-                    const struct sim_store_point *pt, int64_t *run_id /* OUT */);
+/* What the database keeps of a run besides its result (the experiment layer fills it from
+ * the run's config: sim_config_store). */
+struct sim_store_run {
+    const char *kind;                   /* "run" or "goodput" */
+    const char *config_json;            /* the canonical config (runs.config_json) */
+    const char *config_hash;            /* its hash without the seed (runs.config_hash) */
+    const struct sim_world *world;      /* its world: node names key the node.* series */
+    const struct sim_goodput *goodput;  /* NULL for a plain run */
+    const struct sim_store_point *point;    /* NULL outside sweeps */
+};
+
+int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
+                    const struct sim_result *r, int64_t *run_id /* OUT */);
 /* Records a failed sweep point (no run). */
 int sim_store_point_failed(struct sim_store *st, const struct sim_store_point *pt, const char *error);
 /* Whether a sweep point finished (status ok) already. */

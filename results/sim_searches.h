@@ -1,0 +1,70 @@
+/* sim_searches — what a search keeps besides its runs, as the results store writes it: a
+ * goodput search's probes and how it ended (filled by sim_goodput.c in the experiment layer),
+ * and a capacity plan's probes and answer (filled by sim_plan.c). The structs live here, below
+ * the experiment layer, so that the store (sim_store.h) can write them without depending on
+ * the code that runs the searches. */
+#ifndef SIM_SEARCHES_H
+#define SIM_SEARCHES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim_result.h"
+
+struct sim_probe {
+    double scale, offered_rps, worst_bad_frac, worst_p99_ms;
+    bool pass;
+    char worst_model[SIM_NAME_MAX];
+};
+
+/* How a goodput search ended. Only CONVERGED gives a goodput (the others exit 4, and their
+ * row in the results database has this word as runs.status, so readers skip it). */
+enum sim_search_status {
+    SIM_SEARCH_CONVERGED,               /* a passing lo and a failing hi within search.tolerance */
+    SIM_SEARCH_NO_PASS,                 /* no probed load met every SLO */
+    SIM_SEARCH_NO_FAIL,                 /* every probe passed: the goodput lies above them */
+    SIM_SEARCH_WIDE,                    /* bracketed, but wider than the tolerance at max_probes */
+};
+extern const char *const sim_search_status_names[];
+
+struct sim_goodput {
+    int nprobes;
+    struct sim_probe probes[256];
+    double goodput_rps, goodput_scale;
+    bool monotone;                      /* no passing probe above a failing one */
+    bool found;                         /* some probe passed */
+    enum sim_search_status status;
+    double lo_scale, hi_scale;          /* the bracket (-1: no such probe) */
+    int max_probes;                     /* the search's search.max_probes and .tolerance */
+    double tol;
+    struct sim_result *best;            /* the highest passing probe's result (or the lowest) */
+};
+
+#define SIM_PLAN_MAX_PROBES 64
+
+struct sim_plan_probe {
+    int gpus;
+    bool pass;
+    int64_t run_id;
+    char worst_model[SIM_NAME_MAX];
+    double worst_bad_frac;
+};
+
+struct sim_plan {
+    char id[160], name[128];
+    int lower_bound, min_gpus, max_gpus;
+    int static_gpus;                    /* 0: none passed up to max_gpus */
+    bool monotone;
+    int nprobes;
+    struct sim_plan_probe probes[SIM_PLAN_MAX_PROBES];
+    struct sim_result *static_result;   /* the run at static_gpus */
+    int64_t static_run_id;
+    double trace_mean_rps, trace_peak_rps, duration_s;
+    int trace_gaps;
+    bool autoscaled;
+    char autoscaler[32];
+    struct sim_result *autoscale_result;
+    int64_t autoscale_run_id;
+};
+
+#endif
