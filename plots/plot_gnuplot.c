@@ -1,0 +1,421 @@
+/* plot_gnuplot — the shared driver of `servesim plot`'s figures: small helpers (strings,
+ * growable lists, file-safe names, run labels and series titles), the .dat files a figure's
+ * data goes to, and gnuplot itself: the compiled-in or --scripts script, its variables, the
+ * line types and fonts, one run per terminal (PNG through cairo, SVG). */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <gsl/gsl_statistics_double.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plot_int.h"
+#include "sim_err.h"
+#include "sim_json.h"
+#include "sim_results.h"
+
+/* ---- small helpers ---- */
+
+char *plot_strdup(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+int plot_names_index(struct names *ns, const char *s)
+{
+    for (int i = 0; i < ns->n; i++)
+        if (strcmp(ns->v[i], s) == 0)
+            return i;
+    if (ns->n == ns->cap) {
+        int cap = ns->cap ? 2 * ns->cap : 16;
+        char **v = realloc(ns->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return SIM_ENOMEM;
+        ns->v = v;
+        ns->cap = cap;
+    }
+    if (!(ns->v[ns->n] = strdup(s)))
+        return SIM_ENOMEM;
+    return ns->n++;
+}
+
+void plot_names_free(struct names *ns)
+{
+    for (int i = 0; i < ns->n; i++)
+        free(ns->v[i]);
+    free(ns->v);
+    memset(ns, 0, sizeof *ns);
+}
+
+int plot_vec_push(struct vec *x, double d)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 8;
+        double *v = realloc(x->v, cap * sizeof *v);
+        if (!v)
+            return SIM_ENOMEM;
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[x->n++] = d;
+    return 0;
+}
+
+/* A name from the database (a path, a series, a key) made fit for a file name: letters,
+ * digits, '-', '_' and '.' stay, anything else becomes '_'. */
+void plot_file_safe(char *name)
+{
+    for (char *c = name; *c; c++)
+        if (!(*c == '-' || *c == '_' || *c == '.' || (*c >= '0' && *c <= '9') ||
+              ((*c | 32) >= 'a' && (*c | 32) <= 'z')))
+            *c = '_';
+}
+
+int plot_db_fail(struct plot *p, const char *what)
+{
+    return sim_err_set(SIM_EINVAL, "%s: %s: %s", p->o->db, what, sqlite3_errmsg(p->db));
+}
+
+/* The label of a run without policy.name (the policy is said separately) and drop. */
+char *plot_setting_of(const struct prun *r, const char *drop)
+{
+    /* labels say what differs between the runs drawn: settings of one value in all of them
+     * (a sweep's only case, an axis held fixed) are left out */
+    int nsame = r->same ? r->same->n : 0;
+    const char **d = malloc((size_t)(2 + nsame) * sizeof *d);
+    if (!d)
+        return NULL;
+    d[0] = "policy.name";
+    d[1] = drop ? drop : "policy.name";
+    for (int i = 0; i < nsame; i++)
+        d[2 + i] = r->same->v[i];
+    /* a swept object with a name (a model entry: models[0]={"name":"resnet50",...}) is
+     * labelled by its name; runs whose objects differ otherwise have different config keys
+     * and are told apart by them (plot_mixed_units), never averaged */
+    cJSON *j = r->settings ? cJSON_Parse(r->settings) : NULL;
+    bool named = false;
+    for (cJSON *it = j ? j->child : NULL, *next; it; it = next) {
+        next = it->next;
+        const cJSON *nm = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "name") : NULL;
+        cJSON *str = cJSON_IsString(nm) ? cJSON_CreateString(nm->valuestring) : NULL;
+        if (str && cJSON_ReplaceItemInObjectCaseSensitive(j, it->string, str))
+            named = true;
+        else
+            cJSON_Delete(str);
+    }
+    char *text = named ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    char *label = sim_results_label(text ? text : r->settings, d, 2 + nsame);
+    free(text);
+    free(d);
+    return label;
+}
+
+/* "policy setting" as a line title. */
+char *plot_series_title(const struct prun *r, const char *drop, const char *model)
+{
+    char *set = plot_setting_of(r, drop);
+    if (!set)
+        return NULL;
+    if (model) {                        /* "models[0]=resnet50" names the model already */
+        size_t ml = strlen(model);
+        for (const char *q = strchr(set, '='); q; q = strchr(q + 1, '='))
+            if (strncmp(q + 1, model, ml) == 0 && (q[1 + ml] == '\0' || q[1 + ml] == ' ')) {
+                model = NULL;
+                break;
+            }
+    }
+    size_t len = strlen(r->policy) + strlen(set) + (model ? strlen(model) : 0) + 4;
+    char *t = malloc(len);
+    if (t)
+        snprintf(t, len, "%s%s%s%s%s", r->policy, set[0] ? " " : "", set, model ? " " : "",
+                 model ? model : "");
+    free(set);
+    return t;
+}
+
+/* ---- gnuplot ---- */
+
+static const char *script_text(const struct plot *p, const char *name, char **owned)
+{
+    *owned = NULL;
+    if (p->o->scripts) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.gp", p->o->scripts, name);
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            sim_err_set(SIM_EINVAL, "--scripts: %s: cannot open: %s", path, strerror(errno));
+            return NULL;
+        }
+        size_t cap = 1 << 16;
+        *owned = malloc(cap);
+        size_t n = *owned ? fread(*owned, 1, cap - 1, f) : 0;
+        fclose(f);
+        if (!*owned) {
+            sim_err_set(SIM_ENOMEM, "reading %s", path);
+            return NULL;
+        }
+        (*owned)[n] = '\0';
+        return *owned;
+    }
+    for (const struct plot_script *s = plot_scripts; s->name; s++)
+        if (strcmp(s->name, name) == 0)
+            return s->text;
+    sim_err_set(SIM_EINTERNAL, "no built-in script %s.gp", name);
+    return NULL;
+}
+
+/* Appends `s` to buf as a gnuplot single-quoted string ('' stands for a quote). */
+void plot_gp_quote(char *buf, size_t size, const char *s)
+{
+    size_t n = strlen(buf);
+    if (n + 3 > size)
+        return;
+    buf[n++] = '\'';
+    for (; *s && n + 4 <= size; s++) {   /* room for a doubled quote, the closing one, NUL */
+        if (*s == '\'')
+            buf[n++] = '\'';
+        buf[n++] = *s == '\n' ? ' ' : *s;
+    }
+    buf[n++] = '\'';
+    buf[n] = '\0';
+}
+
+/* Appends "; name = 'value'" (or the first "name = 'value'") to the gnuplot variables. */
+void plot_gp_set(char *vars, size_t size, const char *name, const char *value)
+{
+    size_t len = strlen(vars);
+    snprintf(vars + len, size - len, "%s%s = ", len ? "; " : "", name);
+    plot_gp_quote(vars, size, value);
+}
+
+/* Appends formatted text to the gnuplot variables ("; nser = %d", numbers: plot_gp_set quotes
+ * strings). */
+__attribute__((format(printf, 3, 4)))
+void plot_gp_append(char *vars, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(vars);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(vars + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+/* Starts the variables every script takes: datafile (BASE.dat) and plottitle. */
+void plot_gp_start(char *vars, size_t size, const char *base, const char *title)
+{
+    char dat[4200];
+    snprintf(dat, sizeof dat, "%s.dat", base);
+    vars[0] = '\0';
+    plot_gp_set(vars, size, "datafile", dat);
+    plot_gp_set(vars, size, "plottitle", title);
+}
+
+/* Removes what a failed figure left: BASE.dat, .png, .svg. */
+void plot_discard(const char *base)
+{
+    static const char *const ext[] = {"dat", "png", "svg"};
+    for (int i = 0; i < 3; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s.%s", base, ext[i]);
+        remove(path);
+    }
+}
+
+/* 40 distinct line types for every figure: the 10 colours of a qualitative palette (Tableau
+ * 10, told apart in print and by most colour-blind readers) times 4 dash types, every
+ * (colour, dash) pair once (series i: colour i mod 10, dash (3 (i div 10) + i) mod 4), so
+ * neighbouring series differ in both, and two series with the same data stay visible (the
+ * dashes of one show the other's colour); gnuplot's default cycles 8 colours. Figures with
+ * more series fold the smallest (FOLD_ABOVE). */
+#define LINETYPES                                                                             \
+    "set linetype cycle 40\n"                                                                 \
+    "do for [i=1:40] { dash = 1 + (3 * int((i - 1) / 10) + (i - 1) % 10) % 4; "                \
+    "set linetype i lw 2 dt dash "                                                             \
+    "lc rgb word('#4e79a7 "                                                                     \
+    "#f28e2b #e15759 #76b7b2 #59a14f #edc948 #b07aa1 #ff9da7 #9c755f #bab0ac', 1 + (i - 1) % 10) }\n"
+
+/* The font size for an image w pixels wide: 14 pt at the default 900 (text about 7 pt when
+ * the figure is printed one paper column, 3.3 in, wide), in proportion, at least 8. */
+static int font_pt(int w)
+{
+    int pt = (w * 14 + 450) / 900;
+    return pt < 8 ? 8 : pt;
+}
+
+/* Runs gnuplot with `vars` (assignments) on the script, once per format; on failure nothing
+ * of the figure is left. */
+int plot_render(struct plot *p, const char *script, const char *base, const char *vars)
+{
+    char *owned;
+    const char *text = script_text(p, script, &owned);
+    if (!text)
+        return p->o->scripts ? SIM_EINVAL : SIM_EINTERNAL;   /* message set */
+    static const char *const fmts[] = {"png", "svg"};
+    int rc = 0;
+    for (int f = 0; f < 2 && !rc; f++) {
+        char out[4200] = "", pre[8192];
+        snprintf(out, sizeof out, "%s.%s", base, fmts[f]);
+        char qout[8500] = "";
+        plot_gp_quote(qout, sizeof qout, out);
+        snprintf(pre, sizeof pre,
+                 f == 0 ? "set terminal pngcairo size %d,%d noenhanced font 'sans,%d'\n"
+                        : "set terminal svg size %d,%d noenhanced dynamic font 'sans,%d' "
+                          "background '#ffffff'\n",
+                 p->o->w, p->o->h, font_pt(p->o->w));
+        size_t len = strlen(pre);
+        snprintf(pre + len, sizeof pre - len, "set output %s\n%s%s\n", qout, LINETYPES, vars);
+        int fd[2];
+        if (pipe(fd)) {
+            rc = sim_err_set(SIM_EIO, "pipe: %s", strerror(errno));
+            break;
+        }
+        /* gnuplot's stderr is kept aside: shown when it fails, dropped when it succeeds (its
+         * warnings there, "empty x range", "difficulty making room for xtic labels", are
+         * about its own layout and said nothing to a user) */
+        FILE *errf = tmpfile();
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(fd[0]);
+            close(fd[1]);
+            if (errf)
+                fclose(errf);
+            rc = sim_err_set(SIM_EIO, "fork: %s", strerror(errno));
+            break;
+        }
+        if (pid == 0) {
+            dup2(fd[0], 0);
+            if (errf)
+                dup2(fileno(errf), 2);
+            close(fd[0]);
+            close(fd[1]);
+            execlp("gnuplot", "gnuplot", "-", (char *)NULL);
+            _exit(127);
+        }
+        close(fd[0]);
+        void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+        FILE *w = fdopen(fd[1], "w");
+        if (w) {
+            fputs(pre, w);
+            fputs(text, w);
+            fputs("\nunset output\n", w);
+            fclose(w);
+        } else {
+            close(fd[1]);
+        }
+        signal(SIGPIPE, old);
+        int st = 0;
+        waitpid(pid, &st, 0);
+        if (errf && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+            rewind(errf);
+            char buf[4096];
+            size_t got;
+            while ((got = fread(buf, 1, sizeof buf, errf)) > 0)
+                fwrite(buf, 1, got, stderr);
+        }
+        if (errf)
+            fclose(errf);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) == 127)
+            rc = sim_err_set(SIM_EIO, "gnuplot could not be run: install gnuplot "
+                             "(scripts/install-deps.sh installs gnuplot-nox)");
+        else if (WEXITSTATUS(st) != 0)
+            rc = sim_err_set(SIM_EIO, "gnuplot failed on %s.gp for %s (its message is above)",
+                             script, out);
+        else {
+            struct stat sb;
+            if (stat(out, &sb) || sb.st_size == 0)
+                rc = sim_err_set(SIM_EIO, "gnuplot wrote no %s", out);
+        }
+    }
+    free(owned);
+    if (rc)
+        plot_discard(base);
+    else
+        fprintf(stderr, "plot: %s.png, .svg, .dat\n", base);
+    return rc;
+}
+
+/* Opens OUT/PREFIX-NAME.dat for writing; base receives OUT/PREFIX-NAME. */
+/* Writes a label into a .dat file as gnuplot reads it back (columnhead, xtic): a double quote
+ * would start a quoted field and a tab or newline end it, so they become ' and spaces. */
+void plot_put_label(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc(*s == '"' ? '\'' : (*s == '\t' || *s == '\n') ? ' ' : *s, f);
+}
+
+FILE *plot_dat_open(struct plot *p, const char *name, char *base, size_t size)
+{
+    snprintf(base, size, "%s/%s-%s", p->o->out, p->prefix, name);
+    char path[4200];
+    snprintf(path, sizeof path, "%s.dat", base);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+int plot_dat_close(FILE *f, const char *base)
+{
+    if (fclose(f) != 0) {
+        plot_discard(base);
+        return sim_err_set(SIM_EIO, "%s.dat: write failed", base);
+    }
+    return 0;
+}
+
+const char *plot_goodput_ylabel(const struct plot *p)
+{
+    int g = 0;
+    for (int i = 0; i < p->n; i++)
+        g += p->r[i].goodput;
+    return g == p->n ? "goodput (req/s, all in SLO)"
+           : g == 0  ? "on-time throughput (req/s)"
+                     : "goodput or on-time throughput (req/s)";
+}
+
+void plot_put_stat(FILE *f, const struct vec *x)
+{
+    if (!x->n) {
+        fputs("\t?\t?", f);
+        return;
+    }
+    fprintf(f, "\t%.6g\t%.6g", gsl_stats_mean(x->v, 1, x->n),
+            x->n > 1 ? gsl_stats_sd(x->v, 1, x->n) : 0.0);
+}
+
+/* Runs averaged together must share their configuration. unit[i] names what run i is averaged
+ * with (a setting and policy; a line); key[i] its config key. mixed[i]: the unit of run i
+ * holds runs of more than one key, so each must be shown apart. */
+int plot_mixed_units(int n, char *const *unit, char (*key)[17], bool *mixed)
+{
+    struct names u = {0};
+    int *ui = calloc((size_t)n, sizeof *ui), *first = calloc((size_t)n, sizeof *first), rc = 0;
+    bool *um = calloc((size_t)n, sizeof *um);
+    if (!ui || !first || !um)
+        rc = SIM_ENOMEM;
+    for (int i = 0; i < n && !rc; i++) {
+        int c = ui[i] = plot_names_index(&u, unit[i]);
+        if (c < 0)
+            rc = c;
+        else if (!first[c])
+            first[c] = i + 1;                   /* the unit's first run, 1-based */
+        else if (strcmp(key[first[c] - 1], key[i]) != 0)
+            um[c] = true;
+    }
+    for (int i = 0; i < n && !rc; i++)
+        mixed[i] = um[ui[i]];
+    free(ui), free(first), free(um);
+    plot_names_free(&u);
+    return rc;
+}

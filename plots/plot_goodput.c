@@ -1,0 +1,348 @@
+/* plot_goodput — goodput figures of `servesim plot`: bars by policy grouped by experiment
+ * setting (goodput), and goodput (or --y: bad rate, GPU-seconds, GPUs) against a config value
+ * (goodput-gpus, goodput-slo, goodput-vs), seeds averaged with their standard deviation. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <gsl/gsl_statistics_double.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plot_int.h"
+#include "sim_err.h"
+#include "sim_json.h"
+#include "sim_results.h"
+
+static const char *const y_labels[Y_N] = {"", "late or dropped (fraction of requests)",
+                                          "GPU-seconds (executors up x time)",
+                                          "GPUs at most (executors at once)"};
+
+/* ---- goodput: bars ---- */
+
+int plot_goodput(struct plot *p)
+{
+    struct names groups = {0}, pols = {0};
+    struct vec *cell = NULL;
+    int *gi = calloc((size_t)p->n, sizeof *gi), *pi = calloc((size_t)p->n, sizeof *pi);
+    int rc = gi && pi ? 0 : SIM_ENOMEM;
+    /* each run's setting (group) and policy, then the cells of the grid. A cell averages
+     * runs that differ only in seed: where one setting and policy hold runs of different
+     * configurations (the config key: the config without its seed), each keeps its own
+     * group, labelled with its key, instead of being averaged with the others. */
+    char (*key)[17] = calloc((size_t)p->n, sizeof *key);
+    char **lab = calloc((size_t)p->n, sizeof *lab), **unit = calloc((size_t)p->n, sizeof *unit);
+    bool *mixed = calloc((size_t)p->n, sizeof *mixed);
+    if (!key || !lab || !unit || !mixed)
+        rc = SIM_ENOMEM;
+    for (int i = 0; i < p->n && !rc; i++) {
+        char *g = plot_setting_of(&p->r[i], NULL);
+        if (!g || sim_results_config_key(p->r[i].config, key[i])) {
+            free(g);
+            rc = SIM_ENOMEM;
+            break;
+        }
+        lab[i] = g[0] ? g : strdup(p->r[i].name);
+        if (!g[0])
+            free(g);
+        size_t len = (lab[i] ? strlen(lab[i]) : 0) + strlen(p->r[i].policy) + 2;
+        if (!lab[i] || !(unit[i] = malloc(len))) {
+            rc = SIM_ENOMEM;
+            break;
+        }
+        snprintf(unit[i], len, "%s\x1f%s", lab[i], p->r[i].policy);
+    }
+    if (!rc)
+        rc = plot_mixed_units(p->n, unit, key, mixed);
+    /* a run's bar is its on-time rate, a search's its goodput: never one bar of both */
+    bool runs = false, searches = false;
+    for (int i = 0; i < p->n; i++) {
+        searches = searches || p->r[i].goodput;
+        runs = runs || !p->r[i].goodput;
+    }
+    for (int i = 0; i < p->n && !rc; i++) {
+        char g[1024];
+        const char *k = !(runs && searches) ? "" : p->r[i].goodput ? " [goodput]" : " [run: on time]";
+        if (mixed[i])
+            snprintf(g, sizeof g, "%s [config %.6s]%s", lab[i], key[i], k);
+        else
+            snprintf(g, sizeof g, "%s%s", lab[i], k);
+        gi[i] = plot_names_index(&groups, g);
+        pi[i] = plot_names_index(&pols, p->r[i].policy);
+        if (gi[i] < 0 || pi[i] < 0)
+            rc = SIM_ENOMEM;
+    }
+    for (int i = 0; lab && unit && i < p->n; i++)
+        free(lab[i]), free(unit[i]);
+    free(lab), free(unit), free(key), free(mixed);
+    if (!rc && !(cell = calloc((size_t)(groups.n * pols.n), sizeof *cell)))
+        rc = SIM_ENOMEM;
+    for (int i = 0; i < p->n && !rc; i++)
+        rc = plot_vec_push(&cell[gi[i] * pols.n + pi[i]], p->r[i].value);
+    if (rc)
+        goto out;
+    char base[4096];
+    FILE *f = plot_dat_open(p, "goodput", base, sizeof base);
+    if (!f) {
+        rc = SIM_EIO;
+        goto out;
+    }
+    fputs("setting", f);
+    for (int j = 0; j < pols.n; j++)
+        fputc('\t', f), plot_put_label(f, pols.v[j]), fputc('\t', f), plot_put_label(f, pols.v[j]),
+            fputs(" sd", f);
+    fputc('\n', f);
+    for (int g = 0; g < groups.n; g++) {
+        plot_put_label(f, groups.v[g]);
+        for (int j = 0; j < pols.n; j++)
+            plot_put_stat(f, &cell[g * pols.n + j]);
+        fputc('\n', f);
+    }
+    if ((rc = plot_dat_close(f, base)))
+        goto out;
+    char vars[2048], title[512];
+    snprintf(title, sizeof title, "%s: goodput by policy", p->label);
+    plot_gp_start(vars, sizeof vars, base, title);
+    plot_gp_set(vars, sizeof vars, "ylab", plot_goodput_ylabel(p));
+    /* settings that each name one policy (a sweep over policies and their params): one bar
+     * per setting in its policy's colour, not a group with a slot per policy */
+    int one = 1;
+    for (int g = 0; g < groups.n && one; g++) {
+        int k = 0;
+        for (int j = 0; j < pols.n; j++)
+            k += cell[g * pols.n + j].n > 0;
+        one = k == 1;
+    }
+    size_t wide = 0;                    /* tick labels turned only when they would collide */
+    for (int g = 0; g < groups.n; g++)
+        wide = strlen(groups.v[g]) > wide ? strlen(groups.v[g]) : wide;
+    bool turn = wide * 9 * (size_t)groups.n > (size_t)p->o->w * 6 / 10;
+    plot_gp_append(vars, sizeof vars, "; npol = %d; onebar = %d; xrot = %d", pols.n, one,
+             turn ? 1 : 0);
+    /* turned labels stand upright below the plot: the figure grows by their length (about 8
+     * pixels a character at 900 pixels wide), so that the bars keep their height */
+    struct opts tall = *p->o;
+    struct plot pt = *p;
+    if (turn) {
+        int grow = (int)wide * 8 * p->o->w / 900;
+        tall.h = p->o->h + (grow < 3 * p->o->h ? grow : 3 * p->o->h);
+    }
+    pt.o = &tall;
+    rc = plot_render(&pt, "goodput", base, vars);
+out:
+    if (cell)
+        for (int i = 0; i < groups.n * pols.n; i++)
+            free(cell[i].v);
+    free(cell);
+    free(gi);
+    free(pi);
+    plot_names_free(&groups);
+    plot_names_free(&pols);
+    return rc;
+}
+
+/* ---- goodput against a config value ---- */
+
+struct xpoint {
+    double x;
+    struct vec y;
+};
+
+static int cmp_xpoint(const void *a, const void *b)
+{
+    double x = ((const struct xpoint *)a)->x, y = ((const struct xpoint *)b)->x;
+    return x < y ? -1 : x > y;
+}
+
+/* The sweep key that sets `xpath` ("models[0].slo_ms" is set by "models[*].slo_ms"). */
+static void sweep_key_of(const char *xpath, char *out, size_t size)
+{
+    snprintf(out, size, "%s", xpath);
+    char *b = strchr(out, '[');
+    if (b && b[1] == '0' && b[2] == ']')
+        b[1] = '*';
+}
+
+/* The settings key of run r that set x: xpath itself ("models[0].slo_ms" swept as such) or
+ * its every-element form skey ("models[*].slo_ms"), so either is left out of the series. */
+static const char *swept_key(const struct prun *r, const char *xpath, const char *skey)
+{
+    char quoted[300];
+    snprintf(quoted, sizeof quoted, "\"%s\":", xpath);
+    return r->settings && strstr(r->settings, quoted) ? xpath : skey;
+}
+
+/* When the run's sweep set x for every element of an array (a settings key "a[*].f", as
+ * models[*].slo_ms), zeroes f in each element of cfg's a too, so that the configuration key
+ * leaves out all of x, not only element 0's copy. */
+static void zero_swept(cJSON *cfg, const char *settings, const char *skey)
+{
+    const char *star = strstr(skey, "[*].");
+    cJSON *set = star ? cJSON_Parse(settings) : NULL;
+    if (set && cJSON_GetObjectItemCaseSensitive(set, skey)) {
+        char arr[256];
+        snprintf(arr, sizeof arr, "%.*s", (int)(star - skey), skey);
+        cJSON *a = (cJSON *)(uintptr_t)sim_json_get(cfg, arr), *el;
+        if (!cJSON_IsArray(a))
+            a = NULL;
+        cJSON_ArrayForEach(el, a) {
+            cJSON *f = (cJSON *)(uintptr_t)sim_json_get(el, star + 4);
+            if (cJSON_IsNumber(f))
+                cJSON_SetNumberValue(f, 0);
+        }
+    }
+    cJSON_Delete(set);
+}
+
+int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const char *xlab)
+{
+    struct names ser = {0};
+    struct xpoint *pts = NULL;
+    int *npts = NULL, rc = 0;
+    bool skip = false;
+    char skey[256];
+    sweep_key_of(xpath, skey, sizeof skey);
+    pts = calloc((size_t)p->n * (size_t)p->n, sizeof *pts);
+    npts = calloc((size_t)p->n, sizeof *npts);
+    if (!pts || !npts) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    /* Each run's series (policy and setting), x, and config key without x and seed: runs of
+     * one series whose configurations differ otherwise are not averaged together — each such
+     * configuration becomes its own series, labelled [config KEY]. */
+    char (*key)[17] = calloc((size_t)p->n, sizeof *key);
+    char **stitle = calloc((size_t)p->n, sizeof *stitle);
+    double *xs = calloc((size_t)p->n, sizeof *xs);
+    bool *mixed = calloc((size_t)p->n, sizeof *mixed);
+    if (!key || !stitle || !xs || !mixed) {
+        rc = SIM_ENOMEM;
+        goto out_keys;
+    }
+    for (int i = 0; i < p->n && !rc; i++) {
+        const struct prun *r = &p->r[i];
+        cJSON *cfg = cJSON_Parse(r->config);
+        cJSON *xv = cfg ? (cJSON *)(uintptr_t)sim_json_get(cfg, xpath) : NULL;
+        if (!cJSON_IsNumber(xv)) {
+            char got[64] = "nothing";
+            if (xv)
+                sim_json_describe(xv, got, sizeof got);
+            cJSON_Delete(cfg);
+            if (p->o->all) {            /* `all` draws only the kinds the runs have data for */
+                fprintf(stderr, "plot: %s %s skipped: run %lld (%s) has no number at %s (%s)\n",
+                        p->label, file, (long long)r->id, r->name, xpath, got);
+                skip = true;
+                break;
+            }
+            rc = sim_err_set(SIM_EINVAL, "run %lld (%s): config %s: expected a number, found %s",
+                             (long long)r->id, r->name, xpath, got);
+            break;
+        }
+        xs[i] = xv->valuedouble;
+        cJSON_SetNumberValue(xv, 0);    /* the key of everything but x (and the seed) */
+        zero_swept(cfg, r->settings, skey);
+        char *text = cJSON_PrintUnformatted(cfg);
+        cJSON_Delete(cfg);
+        if (!text || sim_results_config_key(text, key[i]) ||
+            !(stitle[i] = plot_series_title(r, swept_key(r, xpath, skey), NULL))) {
+            free(text);
+            rc = SIM_ENOMEM;
+            break;
+        }
+        free(text);
+    }
+    if (!rc && !skip && p->o->all) {    /* one x value makes no line: nothing to draw */
+        int distinct = 0;
+        for (int i = 0; i < p->n && distinct < 2; i++)
+            distinct += i == 0 || xs[i] != xs[0];
+        if (distinct < 2) {
+            fprintf(stderr, "plot: %s %s skipped: every run has %s = %g\n", p->label, file, xpath,
+                    xs[0]);
+            skip = true;
+        }
+    }
+    if (!rc && !skip)
+        rc = plot_mixed_units(p->n, stitle, key, mixed);
+    for (int i = 0; i < p->n && !rc && !skip; i++) {
+        const struct prun *r = &p->r[i];
+        char t[1024];
+        if (mixed[i])
+            snprintf(t, sizeof t, "%s [config %.6s]", stitle[i], key[i]);
+        else
+            snprintf(t, sizeof t, "%s", stitle[i]);
+        int s = plot_names_index(&ser, t);
+        if (s < 0) {
+            rc = s;
+            break;
+        }
+        struct xpoint *row = &pts[(size_t)s * (size_t)p->n];
+        int k = 0;
+        while (k < npts[s] && row[k].x != xs[i])
+            k++;
+        if (k == npts[s])
+            row[npts[s]++].x = xs[i];
+        rc = plot_vec_push(&row[k].y, p->o->y ? r->metric[p->o->y - 1] : r->value);
+    }
+out_keys:
+    for (int i = 0; stitle && i < p->n; i++)
+        free(stitle[i]);
+    free(key), free(stitle), free(xs), free(mixed);
+    if (rc || skip)
+        goto out;
+    if (p->o->all) {                    /* lines of one point each: not a figure to draw */
+        int most = 0;
+        for (int k = 0; k < ser.n; k++)
+            most = npts[k] > most ? npts[k] : most;
+        if (most < 2) {
+            fprintf(stderr, "plot: %s %s skipped: no policy or setting has two values of %s\n",
+                    p->label, file, xpath);
+            goto out;
+        }
+    }
+    char base[4096];
+    char yfile[256];
+    if (p->o->y)                          /* goodput-vs -> gpu_s-vs, goodput-gpus -> gpu_s-gpus */
+        snprintf(yfile, sizeof yfile, "%s-%s", plot_y_names[p->o->y], file + strlen("goodput-"));
+    else
+        snprintf(yfile, sizeof yfile, "%s", file);
+    FILE *f = plot_dat_open(p, yfile, base, sizeof base);
+    if (!f) {
+        rc = SIM_EIO;
+        goto out;
+    }
+    for (int s = 0; s < ser.n; s++) {
+        struct xpoint *row = &pts[(size_t)s * (size_t)p->n];
+        qsort(row, (size_t)npts[s], sizeof *row, cmp_xpoint);
+        fputs(s ? "\n\n" : "", f), plot_put_label(f, ser.v[s]), fputc('\n', f);
+        for (int k = 0; k < npts[s]; k++) {
+            fprintf(f, "%.6g", row[k].x);
+            plot_put_stat(f, &row[k].y);
+            fputc('\n', f);
+        }
+    }
+    if ((rc = plot_dat_close(f, base)))
+        goto out;
+    char vars[2048], title[512];
+    snprintf(title, sizeof title, "%s: %s vs %s", p->label, plot_y_names[p->o->y], xlab);
+    plot_gp_start(vars, sizeof vars, base, title);
+    plot_gp_set(vars, sizeof vars, "ylab", p->o->y ? y_labels[p->o->y] : plot_goodput_ylabel(p));
+    plot_gp_set(vars, sizeof vars, "xlab", xlab);
+    plot_gp_append(vars, sizeof vars, "; nser = %d", ser.n);
+    rc = plot_render(p, "goodput_vs", base, vars);
+out:
+    if (pts)
+        for (size_t i = 0; i < (size_t)p->n * (size_t)p->n; i++)
+            free(pts[i].y.v);
+    free(pts);
+    free(npts);
+    plot_names_free(&ser);
+    return rc;
+}
