@@ -1,7 +1,9 @@
 /* sim_sweep_int — what the local sweep (sim_sweep.c, worker processes) and the MPI sweep
- * (sim_sweep_mpi.c, ranks) share: the parsed sweep, its points, preparing the points still to
- * run, running one point into a results store, progress lines and the summary. Internal to the
- * experiment layer; the public interface is sim_sweep.h. */
+ * (sim_sweep_mpi.c, ranks) share, all defined in sim_sweep_core.c: the parsed sweep, its
+ * points, preparing the points still to run, running one point into a results store, progress
+ * lines and the summary. Calls go one way: sim_sweep.c (the entry point, sim_sweep_run) ->
+ * sim_sweep_mpi.c under an MPI launcher -> sim_sweep_core.c; the local runner calls the core
+ * directly. Internal to the experiment layer; the public interface is sim_sweep.h. */
 #ifndef SIM_SWEEP_INT_H
 #define SIM_SWEEP_INT_H
 

@@ -1,0 +1,503 @@
+/* sim_sweep_core — a sweep's points, shared by the local runner (sim_sweep.c, worker
+ * processes) and the MPI runner (sim_sweep_mpi.c, ranks): reading the sweep file and its
+ * identity, each point's overrides and key, preparing the points a database does not hold
+ * yet, running one point into a results store, progress lines, the summary and what an
+ * interrupted sweep kept. Neither runner is called from here (sim_sweep_int.h). */
+#include "sim_sweep.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "sim_err.h"
+#include "sim_wall.h"
+#include "sim_goodput.h"
+#include "sim_json.h"
+#include "sim_rng.h"
+#include "sim_store.h"
+#include "sim_sweep_int.h"
+
+void sweep_point_free(struct point *p)
+{
+    for (int i = 0; i < p->nsets; i++)
+        free(p->sets[i]);
+    free(p->sets);
+    free(p->key);
+    free(p->settings);
+    memset(p, 0, sizeof *p);
+}
+
+static char *assignment(const char *path, const cJSON *v)
+{
+    char *val = cJSON_PrintUnformatted(v);
+    char *a = val ? malloc(strlen(path) + strlen(val) + 2) : NULL;
+    if (a)
+        sprintf(a, "%s=%s", path, val);
+    free(val);
+    return a;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* An axis whose values (or cases whose names, `names`) repeat would run one point twice and
+ * store it once: an error naming the repeated value. Sorted, so linear-logarithmic in size. */
+static int distinct_values(const cJSON *arr, const char *path, bool names)
+{
+    int n = cJSON_GetArraySize(arr), k = 0, rc = 0;
+    char **v = calloc((size_t)n + 1, sizeof *v);
+    if (!v)
+        return SIM_ENOMEM;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        const cJSON *x = names ? cJSON_GetObjectItemCaseSensitive(it, "name") : it;
+        if (!(v[k++] = names ? strdup(x->valuestring) : cJSON_PrintUnformatted(x))) {
+            rc = SIM_ENOMEM;
+            goto out;
+        }
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_str);
+    for (int i = 1; i < n; i++)
+        if (strcmp(v[i - 1], v[i]) == 0) {
+            rc = sim_err_set(SIM_EINVAL, "%s: %s %.200s appears twice (a point would run twice "
+                             "and be stored once)", path, names ? "the case name" : "the value",
+                             v[i]);
+            break;
+        }
+out:
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+    return rc;
+}
+
+int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int nsets)
+{
+    static const char *const keys[] = {"name", "description", "base", "mode", "grid", "set",
+                                       "cases", NULL};
+    static const char *const MODES[] = {"run", "goodput", NULL};
+    const char *name, *base;
+    const cJSON *grid, *set, *cases;
+    int rc, mode = 0;
+    if ((rc = sim_json_load_file(file, &w->json)))
+        return rc;
+    const cJSON *j = w->json;
+    if (!cJSON_IsObject(j))
+        return sim_err_set(SIM_EINVAL, "%s: expected a JSON object at the top level", file);
+    if ((rc = sim_json_keys(j, "", keys)) || (rc = sim_json_str(j, "", "name", true, &name)) ||
+        (rc = sim_json_str(j, "", "base", true, &base)) ||
+        (rc = sim_json_enum(j, "", "mode", false, MODES, &mode)) ||
+        (rc = sim_json_arr(j, "", "cases", false, &cases)) ||
+        (rc = sim_json_obj(j, "", "grid", !cases, &grid)) || (rc = sim_json_obj(j, "", "set", false, &set)))
+        return sim_err_prefix(rc, file);
+    snprintf(w->name, sizeof w->name, "%s", name);
+    w->goodput = mode == 1;
+    char *tmp = strdup(file);
+    if (!tmp)
+        return SIM_ENOMEM;
+    if (base[0] == '/')
+        snprintf(w->base, sizeof w->base, "%s", base);
+    else
+        snprintf(w->base, sizeof w->base, "%s/%s", dirname(tmp), base);
+    free(tmp);
+    w->npoints = 1;
+    if (cases) {                        /* the first axis: named sets of overrides */
+        int n = cJSON_GetArraySize(cases), k = 0;
+        if (n == 0)
+            return sim_err_set(SIM_EINVAL, "%s: cases: expected at least one case, got []", file);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cases) {
+            char p[SIM_JPATH_MAX];
+            const char *cn;
+            sim_jpath_idx(p, sizeof p, "cases", k++);
+            if (!cJSON_IsObject(c))
+                return sim_err_prefix(sim_json_expected(p, "an object of overrides with a \"name\"", c), file);
+            if ((rc = sim_json_str(c, p, "name", true, &cn)))
+                return sim_err_prefix(rc, file);
+        }
+        if ((rc = distinct_values(cases, "cases", true)))
+            return sim_err_prefix(rc, file);
+        w->path[0] = NULL;
+        w->values[0] = cases;
+        w->size[0] = n;
+        w->npoints = n;
+        w->naxes = 1;
+    }
+    const cJSON *ax;
+    cJSON_ArrayForEach(ax, grid) {
+        char p[SIM_JPATH_MAX];
+        snprintf(p, sizeof p, "grid.%s", ax->string);
+        if (w->naxes == MAX_AXES)
+            return sim_err_set(SIM_EINVAL, "%s: %s: at most %d grid axes", file, p, MAX_AXES);
+        if (!cJSON_IsArray(ax) || cJSON_GetArraySize(ax) == 0) {
+            rc = sim_json_expected(p, "a non-empty array of values", ax);
+            return sim_err_prefix(rc, file);
+        }
+        if ((rc = distinct_values(ax, p, false)))
+            return sim_err_prefix(rc, file);
+        w->path[w->naxes] = ax->string;
+        w->values[w->naxes] = ax;
+        w->size[w->naxes] = cJSON_GetArraySize(ax);
+        w->npoints *= w->size[w->naxes];
+        w->naxes++;
+        if (w->npoints > 1000000)
+            return sim_err_set(SIM_EINVAL, "%s: grid: more than a million points", file);
+    }
+    for (int a = 0; a < w->naxes; a++) {
+        if (!(w->item[a] = malloc((size_t)w->size[a] * sizeof *w->item[a])))
+            return SIM_ENOMEM;
+        int i = 0;
+        for (const cJSON *v = w->values[a]->child; v; v = v->next)
+            w->item[a][i++] = v;
+    }
+    int nset = set ? cJSON_GetArraySize(set) : 0;
+    w->fixed = calloc((size_t)(nset + nsets + 1), sizeof *w->fixed);
+    if (!w->fixed)
+        return SIM_ENOMEM;
+    const cJSON *it;
+    if (set)
+        cJSON_ArrayForEach(it, set)
+            if (!(w->fixed[w->nfixed++] = assignment(it->string, it)))
+                return SIM_ENOMEM;
+    for (int i = 0; i < nsets; i++)
+        if (!(w->fixed[w->nfixed++] = strdup(sets[i])))
+            return SIM_ENOMEM;
+    /* the sweep's identity: its file, its base config and the extra overrides */
+    char *text = cJSON_PrintUnformatted(w->json);
+    cJSON *bj = NULL;
+    if ((rc = sim_json_load_file(w->base, &bj))) {
+        free(text);
+        return sim_err_prefix(rc, file);
+    }
+    char *btext = cJSON_PrintUnformatted(bj);
+    cJSON_Delete(bj);
+    uint64_t h = SIM_FNV_OFFSET;
+    if (text)
+        h = sim_fnv1a(h, text, strlen(text));
+    if (btext)
+        h = sim_fnv1a(h, btext, strlen(btext));
+    for (int i = 0; i < nsets; i++)
+        h = sim_fnv1a(h, sets[i], strlen(sets[i]));
+    free(text);
+    free(btext);
+    snprintf(w->id, sizeof w->id, "%s@%016llx", w->name, (unsigned long long)h);
+    return 0;
+}
+
+int sweep_make_point(const struct sweep *w, long idx, struct point *p)
+{
+    memset(p, 0, sizeof *p);
+    int nmax = w->nfixed + w->naxes;
+    if (w->naxes && !w->path[0])
+        for (const cJSON *c = w->values[0]->child; c; c = c->next)
+            nmax += cJSON_GetArraySize(c);
+    p->sets = calloc((size_t)nmax, sizeof *p->sets);
+    cJSON *settings = cJSON_CreateObject();
+    char *label[MAX_AXES] = {0};
+    size_t klen = 1;
+    if (!p->sets || !settings)
+        goto oom;
+    for (int i = 0; i < w->nfixed; i++)
+        if (!(p->sets[p->nsets++] = strdup(w->fixed[i])))
+            goto oom;
+    long rest = idx;
+    int pick[MAX_AXES];
+    for (int a = w->naxes - 1; a >= 0; a--) {   /* the last axis varies fastest */
+        pick[a] = (int)(rest % w->size[a]);
+        rest /= w->size[a];
+    }
+    for (int a = 0; a < w->naxes; a++) {
+        const cJSON *v = w->item[a][pick[a]];
+        if (!w->path[a]) {              /* a case: each member is an override */
+            for (const cJSON *m = v->child; m; m = m->next)
+                if (!(p->sets[p->nsets++] = assignment(m->string, m)))
+                    goto oom;
+            const char *cn = cJSON_GetObjectItemCaseSensitive(v, "name")->valuestring;
+            cJSON_AddStringToObject(settings, "case", cn);
+            if (!(label[a] = malloc(strlen(cn) + 6)))
+                goto oom;
+            sprintf(label[a], "case=%s", cn);
+        } else {
+            if (!(p->sets[p->nsets++] = assignment(w->path[a], v)) ||
+                !(label[a] = strdup(p->sets[p->nsets - 1])))
+                goto oom;
+            cJSON_AddItemToObject(settings, w->path[a], cJSON_Duplicate(v, true));
+        }
+        klen += strlen(label[a]) + 1;
+    }
+    p->key = calloc(klen, 1);
+    p->settings = cJSON_PrintUnformatted(settings);
+    if (!p->key || !p->settings)
+        goto oom;
+    for (int a = 0; a < w->naxes; a++) {
+        if (a)
+            strcat(p->key, ";");
+        strcat(p->key, label[a]);
+        free(label[a]);
+    }
+    cJSON_Delete(settings);
+    return 0;
+oom:
+    for (int a = 0; a < w->naxes; a++)
+        free(label[a]);
+    cJSON_Delete(settings);
+    sweep_point_free(p);
+    return SIM_ENOMEM;
+}
+
+int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx)
+{
+    struct point p;
+    struct sim_config *cfg = NULL;
+    struct sim_result *r = NULL;
+    struct sim_goodput g;
+    bool have_g = false;
+    int rc = sweep_make_point(w, idx, &p);
+    if (rc)
+        return 1;
+    struct sim_store_point sp = {.sweep = w->id, .key = p.key, .settings_json = p.settings,
+                                 .point = (int)idx};
+    rc = sim_config_load(w->base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
+    if (!rc) {
+        double t0 = sim_wall_seconds();
+        if (w->goodput) {
+            rc = sim_goodput_search(cfg, false, &g);
+            have_g = true;
+            if (!rc)
+                g.best->wall_s = sim_wall_seconds() - t0;
+        } else {
+            rc = sim_run_once(cfg, 1.0, NULL, &r);
+        }
+    }
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", rc ? sim_err_msg() : "");
+    int src;
+    if (rc)
+        src = sim_store_point_failed(st, &sp, msg);
+    else
+        src = sim_config_store(st, cfg, w->goodput ? "goodput" : "run", w->goodput ? g.best : r,
+                               w->goodput ? &g : NULL, &sp, NULL);
+    if (rc)
+        fprintf(stderr, "servesim sweep: point %ld (%s) failed: %s\n", idx, p.key, msg);
+    char why[512];
+    if (!rc && have_g && sim_goodput_problem(&g, why, sizeof why))
+        fprintf(stderr, "servesim sweep: point %ld (%s): no goodput: %s (kept with runs.status "
+                "\"%s\")\n", idx, p.key, why, sim_search_status_names[g.status]);
+    if (src)
+        fprintf(stderr, "servesim sweep: point %ld: %s\n", idx, sim_err_msg());
+    if (have_g)
+        sim_goodput_free(&g);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+    sweep_point_free(&p);
+    return rc || src ? 1 : 0;
+}
+
+static void fmt_time(char *buf, size_t n, double s)
+{
+    if (s < 0 || s > 1e7)
+        snprintf(buf, n, "?");
+    else if (s >= 3600)
+        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+    else if (s >= 60)
+        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else
+        snprintf(buf, n, "%.0fs", s);
+}
+
+void sweep_progress(const struct sweep *w, bool tty, long done, long total, long failed,
+                     double t0, const char *last, bool ok)
+{
+    double el = sim_wall_seconds() - t0;
+    char eta[32];
+    fmt_time(eta, sizeof eta, done ? el / (double)done * (double)(total - done) : -1);
+    if (tty) {
+        int width = 30, fill = total ? (int)(width * done / total) : width;
+        fprintf(stderr, "\r%s [", w->name);
+        for (int i = 0; i < width; i++)
+            fputc(i < fill ? '#' : '.', stderr);
+        fprintf(stderr, "] %ld/%ld%s%ld failed  ETA %s   ", done, total, failed ? "  " : "  ",
+                failed, eta);
+        if (done == total)
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "sweep %s: %ld/%ld done (%s: %s), %ld failed, ETA %s\n", w->name, done,
+                total, last, ok ? "ok" : "FAILED", failed, eta);
+    }
+}
+
+void sweep_summary(const struct sweep *w, const char *db)
+{
+    sqlite3 *h;
+    sqlite3_stmt *q;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(h);
+        return;
+    }
+    if (sqlite3_prepare_v2(h,
+                           "SELECT p.point, p.point_key, p.status, r.id, r.goodput_rps, "
+                           "r.ontime_rps, r.bad_rate, r.offered_rps, r.status FROM sweep_points p "
+                           "LEFT JOIN runs r ON "
+                           "r.id = p.run_id WHERE p.sweep = ? ORDER BY p.point",
+                           -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(q, 1, w->id, -1, SQLITE_TRANSIENT);
+        printf("sweep %s (%s): %s\n", w->name, w->id, w->goodput ? "goodput per point" : "runs");
+        printf("%5s %7s %12s %12s %9s  %s\n", "point", "run", w->goodput ? "goodput_rps" : "offered",
+               "ontime_rps", "bad_rate", "settings");
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            if (strcmp((const char *)sqlite3_column_text(q, 2), "ok") != 0) {
+                printf("%5d %7s %12s %12s %9s  %s\n", sqlite3_column_int(q, 0), "-", "failed", "",
+                       "", sqlite3_column_text(q, 1));
+                continue;
+            }
+            const char *rs = (const char *)sqlite3_column_text(q, 8);
+            if (rs && strcmp(rs, "ok") != 0) {  /* a search that gave no goodput: why */
+                printf("%5d %7lld %12s %12.1f %9.4f  %s  [%s]\n", sqlite3_column_int(q, 0),
+                       (long long)sqlite3_column_int64(q, 3), "none", sqlite3_column_double(q, 5),
+                       sqlite3_column_double(q, 6), sqlite3_column_text(q, 1), rs);
+                continue;
+            }
+            printf("%5d %7lld %12.1f %12.1f %9.4f  %s\n", sqlite3_column_int(q, 0),
+                   (long long)sqlite3_column_int64(q, 3),
+                   sqlite3_column_double(q, w->goodput ? 4 : 7),   /* offered, for runs */
+                   sqlite3_column_double(q, 5), sqlite3_column_double(q, 6),
+                   sqlite3_column_text(q, 1));
+        }
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+}
+
+int sweep_prepare(struct sweep *w, const char *file, const char *db, const char *const *sets,
+                  int nsets, bool force, long **todo_out, long *ntodo_out)
+{
+    long *todo = NULL, ntodo = 0;
+    *todo_out = NULL;
+    *ntodo_out = 0;
+    int rc = sweep_parse(w, file, sets, nsets);
+    if (rc)
+        return rc;
+    /* every point's config must be valid before anything runs */
+    long transient = 0, extended = 0;
+    char note[512];
+    for (long i = 0; i < w->npoints; i++) {
+        struct point p;
+        struct sim_config *cfg = NULL;
+        if ((rc = sweep_make_point(w, i, &p)))
+            return rc;
+        rc = sim_config_load(w->base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
+        if (!rc && sim_config_transient(cfg, note, sizeof note) && transient++ == 0)
+            fprintf(stderr, "%s (point %ld: %s)\n", note, i, p.key);
+        if (!rc && cfg->world.warmup_extended)
+            extended++;
+        if (rc) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", sim_err_msg());
+            sim_err_set(rc, "%s: point %ld (%s): %s", file, i, p.key, msg);
+        }
+        sim_config_destroy(cfg);
+        sweep_point_free(&p);
+        if (rc)
+            return rc;
+    }
+    if (transient > 1 && extended)
+        fprintf(stderr, "note: %ld of %ld points of %s had their warm-up extended to the time "
+                "their policy needs to converge\n", extended, w->npoints, file);
+    if (transient > extended && transient > 1)
+        fprintf(stderr, "warning: %ld of %ld points of %s warm up for less than their policy "
+                "needs to converge (keep_warmup)\n", transient - extended, w->npoints, file);
+    struct sim_store *st = NULL;
+    if ((rc = sim_store_open(db, &st)))
+        return rc;
+    {   /* the same sweep under another configuration: resuming would silently start anew */
+        char other[256];
+        long nother = 0, mine = 0;
+        bool done = false;
+        if ((rc = sim_store_sweep_namesake(st, w->name, w->id, other, sizeof other, &nother)))
+            goto out_store;
+        for (long i = 0; nother && !force && i < w->npoints && !mine; i++) {
+            struct point p;
+            if ((rc = sweep_make_point(w, i, &p)) == 0)
+                rc = sim_store_point_done(st, w->id, p.key, &done);
+            sweep_point_free(&p);
+            if (rc)
+                goto out_store;
+            mine += done;
+        }
+        if (nother && !force && !mine) {
+            rc = sim_err_set(SIM_EUSAGE, "sweep %s: %s holds this sweep under another "
+                             "configuration (%s, %ld point%s) and none of this one (%s): its "
+                             "file, its base config or the --set options differ, so this would "
+                             "start a new sweep beside it. --force runs it anyway; or use "
+                             "another --db", w->name, db, other, nother, nother == 1 ? "" : "s",
+                             w->id);
+            goto out_store;
+        }
+    }
+    if (!(todo = calloc((size_t)w->npoints, sizeof *todo))) {
+        rc = SIM_ENOMEM;
+        goto out_store;
+    }
+    for (long i = 0; rc == 0 && i < w->npoints; i++) {
+        struct point p;
+        bool done = false;
+        if ((rc = sweep_make_point(w, i, &p)) == 0)
+            rc = sim_store_point_done(st, w->id, p.key, &done);
+        sweep_point_free(&p);
+        if (!done)
+            todo[ntodo++] = i;
+    }
+out_store:
+    sim_store_close(st);
+    if (rc) {
+        free(todo);
+        return rc;
+    }
+    *todo_out = todo;
+    *ntodo_out = ntodo;
+    return 0;
+}
+
+void sweep_free(struct sweep *w)
+{
+    for (int i = 0; i < w->nfixed; i++)
+        free(w->fixed[i]);
+    free(w->fixed);
+    for (int a = 0; a < MAX_AXES; a++)
+        free(w->item[a]);
+    cJSON_Delete(w->json);
+    memset(w, 0, sizeof *w);
+}
+
+int sweep_interrupted(const struct sweep *w, const char *db, int stopped)
+{
+    long kept = -1;
+    struct sim_store *s3 = NULL;
+    if (sim_store_open(db, &s3) == 0 && sim_store_sweep_done(s3, w->id, &kept) != 0)
+        kept = -1;
+    sim_store_close(s3);
+    char held[64] = "?";
+    if (kept >= 0)
+        snprintf(held, sizeof held, "%ld", kept);
+    return sim_err_set(SIM_EINTR, "sweep %s interrupted: %s of its %ld points are in %s; "
+                       "the %d in flight were stopped and not written. Run the same command "
+                       "to resume", w->name, held, w->npoints, db, stopped);
+}
+
+const char *sweep_mpi_launcher(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", NULL};
+    for (int i = 0; vars[i]; i++)
+        if (getenv(vars[i]))
+            return vars[i];
+    return NULL;
+}
