@@ -125,7 +125,7 @@ static void gpu_freed(struct sim *s, int g)
     if (s->npend > 0 && s->gpus[g].pub.milli == 0) {
         int e = s->pend_execs[0];
         memmove(s->pend_execs, s->pend_execs + 1, (size_t)(--s->npend) * sizeof *s->pend_execs);
-        sim_exec_bind(s, e, g);
+        s->up.exec_bind(s, e, g);
     }
 }
 

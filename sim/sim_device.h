@@ -1,6 +1,6 @@
 /* sim_device — speed models of a shared device (cluster.interference): how fast each batch
  * running on an executor progresses, given what else runs there. Pure functions of the
- * world's parameters; the engine (sim.c) calls them when batches start or finish and
+ * world's parameters; the engine (sim_batch.c) calls them when batches start or finish and
  * re-times the running ones with the result. Engine-private. */
 #ifndef SIM_DEVICE_H
 #define SIM_DEVICE_H

@@ -153,7 +153,7 @@ struct sim {
     bool clients;                           /* some source is a closed-loop client (active) */
     /* Arrivals folded into their delivery: one event at arrival + control delay does both,
      * when nothing can see the request in between (no route hook, no application, no
-     * jitter); ticks count the arrivals still in flight (sim.c, source_push). */
+     * jitter); ticks count the arrivals still in flight (sim_request.c, sim_source_push). */
     bool fold;
     int src_err;                            /* a source's error: sim_run returns it */
     void *astate;                           /* the autoscaler's state */
@@ -222,11 +222,20 @@ struct sim {
 
     uint64_t arrived, ended, next_req_id, events, batches_total, batch_serial;
     struct sim_observer obs;
+    /* The two calls that go up the engine's files, set once by sim_create (sim.c) so that
+     * every file calls only downward: the GPU ledger (sim_cluster.c) gives a wholly freed GPU
+     * to the first pending executor through exec_bind (sim_exec.c's sim_exec_bind); an
+     * executor whose speed changed (sim_exec.c) has its running batches re-timed through
+     * retime (sim_batch.c's sim_batch_retime). */
+    struct {
+        void (*exec_bind)(struct sim *s, int e, int g);
+        void (*retime)(struct sim *s, int e);
+    } up;
 };
 
 /* sim_cluster.c: the ledger built from the nodes; the first wholly free GPU in node order
- * (-1: none); a pending executor leaves the queue (removed). sim.c: executor e takes GPU g
- * (it starts now, up after its start-up delay). */
+ * (-1: none); a pending executor leaves the queue (removed). sim_exec.c: executor e takes GPU
+ * g (it starts now, up after its start-up delay); the ledger calls it through s->up. */
 int sim_ledger_init(struct sim *s);
 void sim_ledger_free(struct sim *s);
 int sim_ledger_first_free(struct sim *s);
@@ -256,5 +265,61 @@ static inline const struct sim_timer_slot *sim_timer_next(struct sim *s)
 }
 void sim_timer_fire(struct sim *s, const struct sim_timer_slot *ts);
 void sim_timer_free(struct sim *s);
+
+/* Between the engine's own files: each calls only those listed before it (sim.c, the top,
+ * calls them all; the two calls upward go through struct sim's `up`). */
+enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP, EV_BATCH_START };
+_Static_assert(SIM_EV_JOB == EV_BATCH_START + 1 && SIM_EV_NB == SIM_EV_JOB + 1,
+               "the jobs' and notebooks' event types follow the engine's own");
+
+/* Speeds are integers in billionths of full speed (SIM_SPEED_ONE): ns for `work` (ns at full
+ * speed) at `speed`, rounded up, so never early; and the work done in `ns` at `speed`,
+ * rounded down. */
+#define SIM_SPEED_ONE 1000000000LL
+
+/* sim_base.c: pools, the request queues, pushing events (no check against the run's end:
+ * sim_push_event has it), service-time draws */
+static inline struct sim_request *sim_mq_at(const struct sim_mqueue *q, int i)
+{
+    return q->buf[(q->head + i) % q->cap];
+}
+void sim_pool_init(struct sim_pool *p, size_t obj_size, size_t per_chunk);
+void *sim_pool_get(struct sim_pool *p);
+void sim_pool_put(struct sim_pool *p, void *o);
+void sim_pool_free(struct sim_pool *p);
+void sim_mq_push(struct sim_mqueue *q, struct sim_request *r);
+struct sim_request *sim_mq_pop(struct sim_mqueue *q);
+struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m);
+const struct sim_mqueue *sim_queue_peek(const struct sim *s, int where, int m);
+void sim_push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen);
+int64_t sim_jitter_draw(struct sim *s);
+int64_t sim_exec_time(struct sim *s, int64_t nominal);
+double sim_service_factor(struct sim *s, int e, int m, int kind, int n);
+
+/* sim_request.c: a request's outcome by its deadline, its end, delivery to a queue, the
+ * sources, in-flight counts, arrivals, the next stage of its path */
+enum sim_outcome sim_req_by_deadline(const struct sim_request *r, int64_t t);
+void sim_req_end(struct sim *s, struct sim_request *r, enum sim_outcome o, int64_t t_done);
+void sim_req_deliver(struct sim *s, struct sim_request *r);
+void sim_source_push(struct sim *s, int i);
+void sim_count_in_flight(struct sim *s);
+void sim_req_arrival(struct sim *s, int src);
+bool sim_req_next_stage(struct sim *s, struct sim_request *r, int64_t t_done);
+
+/* sim_exec.c: a load's end, an executor's initial state, up, and down when drained */
+void sim_load_on_done(struct sim *s, int e, int m, bool ok);
+void sim_exec_init(struct sim *s, int e, enum sim_exec_state st);
+void sim_exec_up(struct sim *s, int e);
+void sim_exec_maybe_down(struct sim *s, int e);
+
+/* sim_batch.c: busy core time of fluid executors, re-timing (through s->up.retime), a batch's
+ * start and end events */
+int64_t sim_cbusy_upto(const struct sim *s, int e);
+void sim_batch_retime(struct sim *s, int e);
+void sim_batch_on_start(struct sim *s, int e, uint64_t serial);
+void sim_batch_on_done(struct sim *s, int e, uint64_t serial);
+
+/* sim_sample.c: the periodic sample */
+void sim_on_tick(struct sim *s);
 
 #endif

@@ -1,0 +1,210 @@
+/* sim_base — what every part of the engine stands on: chunked object pools (requests,
+ * batches), the models' request queues (ring buffers in deadline order, central or per
+ * executor), pushing an event on the heap, and the random draws of service times (network
+ * jitter, execution-time noise, per-executor service factors). Calls nothing of the engine's
+ * other files. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_randist.h>
+
+#include "sim_device.h"
+#include "sim_err.h"
+#include "sim_int.h"
+#include "sim_rng.h"
+
+/* ---------------------------------------------------------------- pools */
+
+void sim_pool_init(struct sim_pool *p, size_t obj_size, size_t per_chunk)
+{
+    memset(p, 0, sizeof *p);
+    p->obj_size = obj_size;
+    p->per_chunk = per_chunk;
+}
+
+void *sim_pool_get(struct sim_pool *p)
+{
+#ifdef SERVESIM_POOL_DEBUG
+    /* every object its own allocation, so ASan/valgrind see overruns and use-after-free */
+    void *o = calloc(1, p->obj_size);
+    if (!o)
+        SIM_BUG("out of memory allocating a %zu-byte object", p->obj_size);
+    p->live++;
+    return o;
+#else
+    if (!p->free) {
+        if (p->nchunks == p->cap_chunks) {
+            size_t cap = p->cap_chunks ? 2 * p->cap_chunks : 16;
+            void **c = realloc(p->chunks, cap * sizeof *c);
+            if (!c)
+                SIM_BUG("out of memory growing a pool");
+            p->chunks = c;
+            p->cap_chunks = cap;
+        }
+        char *chunk = malloc(p->obj_size * p->per_chunk);
+        if (!chunk)
+            SIM_BUG("out of memory growing a pool");
+        p->chunks[p->nchunks++] = chunk;
+        for (size_t i = p->per_chunk; i-- > 0;) {
+            void *o = chunk + i * p->obj_size;
+            *(void **)o = p->free;
+            p->free = o;
+        }
+    }
+    void *o = p->free;
+    p->free = *(void **)o;
+    memset(o, 0, p->obj_size);
+    if (++p->live > p->high_water)
+        p->high_water = p->live;
+    return o;
+#endif
+}
+
+void sim_pool_put(struct sim_pool *p, void *o)
+{
+    p->live--;
+#ifdef SERVESIM_POOL_DEBUG
+    free(o);
+#else
+    *(void **)o = p->free;
+    p->free = o;
+#endif
+}
+
+void sim_pool_free(struct sim_pool *p)
+{
+    for (size_t i = 0; i < p->nchunks; i++)
+        free(p->chunks[i]);
+    free(p->chunks);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---------------------------------------------------------------- queues */
+
+void sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
+{
+    if (q->len == q->cap) {
+        int cap = q->cap ? 2 * q->cap : 64;
+        struct sim_request **b = malloc((size_t)cap * sizeof *b);
+        if (!b)
+            SIM_BUG("out of memory growing a queue");
+        for (int i = 0; i < q->len; i++)
+            b[i] = q->buf[(q->head + i) % q->cap];
+        free(q->buf);
+        q->buf = b;
+        q->head = 0;
+        q->cap = cap;
+    }
+    /* insert from the back: arrivals are almost always in deadline order already */
+    int i = q->len;
+    while (i > 0) {
+        struct sim_request *prev = q->buf[(q->head + i - 1) % q->cap];
+        if (prev->deadline <= r->deadline)
+            break;
+        q->buf[(q->head + i) % q->cap] = prev;
+        i--;
+    }
+    q->buf[(q->head + i) % q->cap] = r;
+    q->len++;
+}
+
+struct sim_request *sim_mq_pop(struct sim_mqueue *q)
+{
+    struct sim_request *r = q->buf[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+    return r;
+}
+
+/* The queue of model m at `where` (SIM_CENTRAL or an executor); executors' queues are
+ * allocated on first use. */
+struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m)
+{
+    if (where == SIM_CENTRAL)
+        return &s->queues[m];
+    if (where < 0 || where >= s->nexecs)
+        SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
+    struct sim_exec_int *xi = &s->xi[where];
+    if (!xi->q && !(xi->q = calloc((size_t)s->nmodels, sizeof *xi->q)))
+        SIM_BUG("out of memory allocating executor queues");
+    return &xi->q[m];
+}
+
+const struct sim_mqueue *sim_queue_peek(const struct sim *s, int where, int m)
+{
+    static const struct sim_mqueue empty;
+    if (where == SIM_CENTRAL)
+        return &s->queues[m];
+    if (where < 0 || where >= s->nexecs)
+        SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
+    return s->xi[where].q ? &s->xi[where].q[m] : &empty;
+}
+
+/* ---------------------------------------------------------------- events */
+
+void sim_push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen)
+{
+    if (t < s->now)
+        SIM_BUG("event type %u scheduled in the past: %lld < now %lld", type, (long long)t,
+                (long long)s->now);
+    if (sim_heap_push(&s->heap, (struct sim_event){.time = t, .type = type, .idx = idx, .gen = gen}))
+        SIM_BUG("out of memory growing the event queue");
+}
+
+void sim_push_event(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen)
+{
+    if (t <= s->duration)               /* later: its work stays unfinished, and the clock never
+                                         * runs past the end for it */
+        sim_push(s, t, type, idx, gen);
+}
+
+int64_t sim_jitter_draw(struct sim *s)
+{
+    const struct sim_world *c = s->cfg;
+    double us = 0;
+    switch (c->jitter) {
+    case SIM_JIT_NONE:
+        return 0;
+    case SIM_JIT_EXPONENTIAL:
+        us = gsl_ran_exponential(s->jrng, c->jitter_mean_us);
+        break;
+    case SIM_JIT_LOGNORMAL: {
+        double sg = c->jitter_sigma;
+        us = gsl_ran_lognormal(s->jrng, log(c->jitter_mean_us) - sg * sg / 2, sg);
+        break;
+    }
+    }
+    return sim_ns(us * 1e3);
+}
+
+/* Execution (and load) time: the nominal time times a lognormal factor of mean 1 and
+ * coefficient of variation cluster.exec_cv (no draw when the cv is 0). */
+int64_t sim_exec_time(struct sim *s, int64_t nominal)
+{
+    if (!s->xrng)
+        return nominal;
+    return sim_ns((double)nominal * gsl_ran_lognormal(s->xrng, s->x_mu, s->x_sigma));
+}
+
+/* A batch of n of model m on executor e (of this kind) lasts its nominal time times this:
+ * 1, or shift + X drawn from the executor's own stream "executors.service.<e>" (so a run
+ * stays a function of its seed, and one executor's draws never shift another's). */
+double sim_service_factor(struct sim *s, int e, int m, int kind, int n)
+{
+    const struct sim_svc_b *tab = s->svc[m * SIM_MAX_KINDS + kind];
+    if (!tab)
+        return 1;
+    const struct sim_svc_b *v = &tab[n <= s->models[m].max_batch + 1 ? n : s->models[m].max_batch + 1];
+    if (v->dist == SIM_SVC_NONE)
+        return 1;
+    struct sim_exec_int *xi = &s->xi[e];
+    if (!xi->srng) {
+        char name[48];
+        snprintf(name, sizeof name, "executors.service.%d", e);
+        if (!(xi->srng = sim_rng_stream(s->cfg->seed, name)))
+            SIM_BUG("out of memory for executor %d's service-time stream", e);
+    }
+    double x = v->dist == SIM_SVC_LOGNORMAL ? gsl_ran_lognormal(xi->srng, v->p1, v->p2)
+                                            : gsl_ran_gamma(xi->srng, v->p1, v->p2);
+    return v->shift + x;
+}
