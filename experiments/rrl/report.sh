@@ -10,11 +10,11 @@
 #      seeds never got there (converged only in the last 100 slots), the last greedy's regret,
 #      the mean slot cost over the last 200 slots and the run's mean latency;
 #  E2 comparators (e2_compare and e2_oracle sweeps): per policy over seeds, the run's mean
-#      latency and bad rate (requests dropped after max_wait_slots), the mean slot cost over the
-#      last 200 slots and its gap to the oracle's, the spec's convergence slot without a table
-#      (the first slot after which the 20-slot moving mean cost stays within 10% of the run's
-#      last-200 mean) and the first slot after which it stays within 1.5x the oracle's
-#      last-200 mean ('-': never).
+#      latency and bad rate (requests dropped after max_wait_slots, or at a restart:
+#      policy.params.restart), the mean slot cost over the last 200 slots and its gap to the
+#      oracle's, the spec's convergence slot without a table (the first slot after which the
+#      20-slot moving mean cost stays within 10% of the run's last-200 mean) and the first
+#      slot after which it stays within 1.5x the oracle's last-200 mean ('-': never).
 #  the oracle's tables (oracle_table*.json beside this script): the best configuration at each
 #      load bin's centre (the optimum moves with load), how many lie within 10%, and the first
 #      and last configurations of the grid (CPU: sequential [1,1,1]; GPU: [1, 0, 1]);

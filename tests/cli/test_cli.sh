@@ -305,6 +305,17 @@ experiment_findings() {
     fail "the split-jobs finding no longer holds: $(grep "Split jobs" "$tmp/dyn.md")"
   grep -q "^| Sensitivity: DynamoML's lead needs quick release.* | yes |" "$tmp/dyn.md" ||
     fail "the sensitivity finding no longer holds: $(grep "lead needs" "$tmp/dyn.md")"
+  # RRL (every slot a trial): on half of E4 Dynamic, CPU, rrl's mean slot cost is below both
+  # deep-RL comparators' in each of three seeds (finding 3 of specs/rrl.md)
+  local r="$src/experiments/rrl"
+  (cd "$r" && "$bin" sweep e4_dynamic_short.sweep.json --db "$tmp/rrl.db" -j 2 --quiet \
+     --set policy.params.oracle_table=@oracle_table.json > /dev/null 2> "$tmp/err") ||
+    fail "rrl sweep: exit $? ($(tail -3 "$tmp/err"))"
+  python3 "$r/findings.py" "$tmp/rrl.db" > "$tmp/rrl.md" || fail "rrl findings"
+  grep -q "^| E4 Dynamic, CPU | mean slot cost | .* (rrl better in 3 of 3) | .* (rrl better in 3 of 3) |" \
+    "$tmp/rrl.md" || fail "rrl no longer beats both comparators in every seed: $(grep "E4 Dynamic" "$tmp/rrl.md")"
+  grep -q "^| 3. RRL has lower run-mean latency (mean slot cost) than the DRL comparators.* | yes |" \
+    "$tmp/rrl.md" || fail "finding 3 no longer holds: $(grep "^| 3. RRL" "$tmp/rrl.md")"
 }
 
 # rows of every results table for one run, without ids and wall-clock fields
