@@ -108,14 +108,6 @@ void sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
     q->len++;
 }
 
-struct sim_request *sim_mq_pop(struct sim_mqueue *q)
-{
-    struct sim_request *r = q->buf[q->head];
-    q->head = (q->head + 1) % q->cap;
-    q->len--;
-    return r;
-}
-
 /* The queue of model m at `where` (SIM_CENTRAL or an executor); executors' queues are
  * allocated on first use. */
 struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m)
@@ -128,16 +120,6 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m)
     if (!xi->q && !(xi->q = calloc((size_t)s->nmodels, sizeof *xi->q)))
         SIM_BUG("out of memory allocating executor queues");
     return &xi->q[m];
-}
-
-const struct sim_mqueue *sim_queue_peek(const struct sim *s, int where, int m)
-{
-    static const struct sim_mqueue empty;
-    if (where == SIM_CENTRAL)
-        return &s->queues[m];
-    if (where < 0 || where >= s->nexecs)
-        SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
-    return s->xi[where].q ? &s->xi[where].q[m] : &empty;
 }
 
 /* ---------------------------------------------------------------- events */

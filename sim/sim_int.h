@@ -283,14 +283,29 @@ static inline struct sim_request *sim_mq_at(const struct sim_mqueue *q, int i)
 {
     return q->buf[(q->head + i) % q->cap];
 }
+static inline struct sim_request *sim_mq_pop(struct sim_mqueue *q)
+{
+    struct sim_request *r = q->buf[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+    return r;
+}
+/* Model m's queue at `where` for reading (an executor's not yet allocated reads as empty). */
+static inline const struct sim_mqueue *sim_queue_peek(const struct sim *s, int where, int m)
+{
+    static const struct sim_mqueue empty;
+    if (where == SIM_CENTRAL)
+        return &s->queues[m];
+    if (where < 0 || where >= s->nexecs)
+        SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
+    return s->xi[where].q ? &s->xi[where].q[m] : &empty;
+}
 void sim_pool_init(struct sim_pool *p, size_t obj_size, size_t per_chunk);
 void *sim_pool_get(struct sim_pool *p);
 void sim_pool_put(struct sim_pool *p, void *o);
 void sim_pool_free(struct sim_pool *p);
 void sim_mq_push(struct sim_mqueue *q, struct sim_request *r);
-struct sim_request *sim_mq_pop(struct sim_mqueue *q);
 struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m);
-const struct sim_mqueue *sim_queue_peek(const struct sim *s, int where, int m);
 void sim_push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen);
 int64_t sim_jitter_draw(struct sim *s);
 int64_t sim_exec_time(struct sim *s, int64_t nominal);
