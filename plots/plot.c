@@ -6,23 +6,17 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <gsl/gsl_statistics_double.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "plot_int.h"
 #include "sim_err.h"
-#include "sim_json.h"
 #include "sim_results.h"
 
 static const char usage[] =

@@ -1,26 +1,15 @@
 /* plot_dist — distribution figures of `servesim plot`: latency and queueing CDFs per model
  * and policy (seeds merged, folded beyond FOLD_ABOVE lines), end-to-end CDFs per execution
  * path, and batch-size histograms. */
-#include <cjson/cJSON.h>
-#include <errno.h>
-#include <gsl/gsl_statistics_double.h>
-#include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "plot_int.h"
 #include "sim_err.h"
-#include "sim_json.h"
-#include "sim_results.h"
 
 #define MAX_LINES 12
 

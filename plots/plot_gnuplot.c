@@ -5,8 +5,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <gsl/gsl_statistics_double.h>
-#include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -20,7 +18,6 @@
 
 #include "plot_int.h"
 #include "sim_err.h"
-#include "sim_json.h"
 #include "sim_results.h"
 
 /* ---- small helpers ---- */

@@ -2,20 +2,10 @@
  * setting (goodput), and goodput (or --y: bad rate, GPU-seconds, GPUs) against a config value
  * (goodput-gpus, goodput-slo, goodput-vs), seeds averaged with their standard deviation. */
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <gsl/gsl_statistics_double.h>
-#include <limits.h>
-#include <math.h>
-#include <signal.h>
-#include <sqlite3.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "plot_int.h"
 #include "sim_err.h"

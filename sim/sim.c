@@ -10,7 +10,6 @@
 #include <string.h>
 #include <gsl/gsl_randist.h>
 
-#include "sim_device.h"
 #include "sim_err.h"
 #include "sim_int.h"
 #include "sim_rng.h"

@@ -4,14 +4,11 @@
  * their speed changes), and the latency tables policies plan with. Calls down to
  * sim_exec.c, sim_request.c and sim_base.c. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
-#include <gsl/gsl_randist.h>
 
 #include "sim_device.h"
 #include "sim_err.h"
 #include "sim_int.h"
-#include "sim_rng.h"
 
 /* ---------------------------------------------------------------- batches on executors */
 

@@ -7,12 +7,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <gsl/gsl_randist.h>
 
 #include "sim_device.h"
 #include "sim_err.h"
 #include "sim_int.h"
-#include "sim_rng.h"
 
 /* ---------------------------------------------------------------- residency */
 

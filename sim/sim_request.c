@@ -2,15 +2,11 @@
  * and its path through the application, delivery to a queue after the network's delays,
  * counting outcomes (on time, late, dropped) per model and path, the next stage of a path,
  * and the policy-facing queue reads and drops. Calls down to sim_base.c only. */
-#include <math.h>
 #include <stdlib.h>
-#include <string.h>
 #include <gsl/gsl_randist.h>
 
-#include "sim_device.h"
 #include "sim_err.h"
 #include "sim_int.h"
-#include "sim_rng.h"
 
 /* ---------------------------------------------------------------- requests */
 

@@ -1,15 +1,9 @@
 /* sim_sample — the periodic sample (every metrics.sample_period_s): windows of outcomes,
  * busy time of executors and cores, in-flight requests, the GPU ledger's series, and the
  * time series a policy adds. Calls down to sim_batch.c and sim_request.c. */
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-#include <gsl/gsl_randist.h>
 
-#include "sim_device.h"
 #include "sim_err.h"
 #include "sim_int.h"
-#include "sim_rng.h"
 
 static void ledger_series(struct sim *s);
 

@@ -1217,11 +1217,17 @@ char *sim_config_canonical(const struct sim_config *cfg)
     return cJSON_PrintUnformatted(cfg->json);
 }
 
+/* The hash of a canonical config text (sim_config_hash). */
+static void hash_text(const char *canonical, char out[17])
+{
+    uint64_t h = canonical ? sim_fnv1a(SIM_FNV_OFFSET, canonical, strlen(canonical)) : 0;
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
 void sim_config_hash(const struct sim_config *cfg, char out[17])
 {
     char *s = sim_config_canonical(cfg);
-    uint64_t h = s ? sim_fnv1a(SIM_FNV_OFFSET, s, strlen(s)) : 0;
-    snprintf(out, 17, "%016llx", (unsigned long long)h);
+    hash_text(s, out);
     free(s);
 }
 
@@ -1233,7 +1239,7 @@ int sim_config_store(struct sim_store *st, const struct sim_config *cfg, const c
     char *json = sim_config_canonical(cfg);
     if (!json)
         return SIM_ENOMEM;
-    sim_config_hash(cfg, hash);
+    hash_text(json, hash);              /* (sim_config_hash would print the text again) */
     struct sim_store_run run = {.kind = kind, .config_json = json, .config_hash = hash,
                                 .world = &cfg->world, .goodput = g, .point = pt};
     int rc = sim_store_write(st, &run, r, run_id);

@@ -4,7 +4,6 @@
 #include "sim_sweep.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +11,9 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <sqlite3.h>
 
 #include "sim_err.h"
 #include "sim_wall.h"
-#include "sim_goodput.h"
-#include "sim_json.h"
-#include "sim_rng.h"
 #include "sim_store.h"
 #include "sim_sweep_int.h"
 

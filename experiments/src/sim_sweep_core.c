@@ -5,15 +5,10 @@
  * interrupted sweep kept. Neither runner is called from here (sim_sweep_int.h). */
 #include "sim_sweep.h"
 
-#include <errno.h>
 #include <libgen.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <sqlite3.h>
 
 #include "sim_err.h"
