@@ -54,3 +54,8 @@ void cal_host_name(char *buf, size_t size)
         snprintf(buf, size, "unknown");
     buf[size - 1] = 0;
 }
+
+const char *cal_exec_name(const struct cal_opts *o)
+{
+    return o->eager ? "eager" : "graph";
+}

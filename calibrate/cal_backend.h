@@ -28,7 +28,16 @@ struct cal_opts {
     enum cal_precision precision;
     bool keep_all;           /* every tensor in its own buffer, readable after run */
     int device;              /* GPU ordinal */
+    /* GPU: how a pass is issued and what it fuses (the CPU backend runs layer by layer).
+     * Default: one CUDA graph per prepared batch size, replayed per pass (what a serving
+     * engine does); eager issues every kernel from the host each pass (framework-eager). */
+    bool eager;
+    bool unfused;            /* GPU: no fusion groups (batch norm is still folded unless the
+                              * net kept it): every layer its own calls */
 };
+
+/* "graph" or "eager" (the GPU's pass), for provenance. */
+const char *cal_exec_name(const struct cal_opts *o);
 
 /* What the device is, for the provenance of a profile. */
 struct cal_device_info {
@@ -54,6 +63,10 @@ struct cal_backend_ops {
     int (*set_input)(void *st, const void *input);
     int (*run)(void *st, double *ms /* OUT */);
     int (*read)(void *st, int layer, float *out /* OUT: canonical layout */);
+    /* Optional (NULL: every layer is materialised): the layer whose output carries `layer`'s
+     * result once prepared: itself, or the last layer of the fused group that absorbed it
+     * (its output is then never materialised and read refuses it). */
+    int (*fused_into)(void *st, int layer);
     void (*unprepare)(void *st);
     void (*destroy)(void *st);
 };

@@ -51,6 +51,11 @@ static const char usage[] =
     "  --kind NAME              executor kind (default: from the device; CPU kinds get @Ncore)\n"
     "  --zoo-name NAME          the zoo's name (calibrated)\n"
     "  --no-fold-bn             keep batch-norm layers explicit (default: folded into conv)\n"
+    "  --exec graph|eager       cudnn: a pass as one CUDA graph replayed, as a serving engine\n"
+    "                           runs it (graph, the default), or every kernel issued from the\n"
+    "                           host each pass, as a framework runs eagerly (eager)\n"
+    "  --no-fuse                cudnn: no fused groups (conv/GEMM + bias + residual +\n"
+    "                           activation as one call); each layer its own calls\n"
     "  --fit-on median|p99      statistic the fits and tables use (median; FA2 fits the p99)\n"
     "  --serving LOAD           measure: time passes as a server runs them, not back to back:\n"
     "                           batch sizes interleaved at random, an idle gap before each\n"
@@ -82,7 +87,7 @@ struct opts {
     int batch, requests, max_batch;
     double tol, tol_check, loads[CAL_VALIDATE_MAX_LOADS];
     int nloads;
-    bool fold, fit_p99, batch_set;
+    bool fold, fit_p99, batch_set, eager, unfused;
     unsigned long long seed;
     const char *nets[64];
     int nnets;
@@ -178,6 +183,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--zoo")) { VAL(); o->zoo = v; }
         else if (!strcmp(a, "--model")) { VAL(); o->model = v; }
         else if (!strcmp(a, "--no-fold-bn")) o->fold = false;
+        else if (!strcmp(a, "--no-fuse")) o->unfused = true;
+        else if (!strcmp(a, "--exec")) {
+            VAL();
+            if (strcmp(v, "graph") && strcmp(v, "eager"))
+                return sim_err_set(SIM_EUSAGE, "--exec: expected graph or eager, got \"%s\"", v);
+            o->eager = !strcmp(v, "eager");
+        }
         else if (!strcmp(a, "--fit-on")) {
             VAL();
             if (strcmp(v, "median") && strcmp(v, "p99"))
@@ -210,6 +222,13 @@ static int load_net(const char *ref, const struct opts *o, struct cal_net **net)
     if (!rc)
         rc = cal_net_init_weights(*net, o->seed);
     return rc;
+}
+
+/* The backend options every command shares (threads: the CPU executor's). */
+static struct cal_opts backend_opts(const struct opts *o, int threads)
+{
+    return (struct cal_opts){.threads = threads, .precision = o->precision, .device = o->device,
+                             .eager = o->eager, .unfused = o->unfused};
 }
 
 static int find_backend(const struct opts *o, const struct cal_backend_ops **be)
@@ -251,35 +270,54 @@ static int cmd_nets(const struct opts *o)
     return 0;
 }
 
+/* Every layer a backend materialises against the reference. The reference runs the network
+ * as written; the backend runs it as measure does (bn folded unless --no-fold-bn, groups
+ * fused), so a folded conv is compared with its bn's reference output, a fused group's output
+ * with its last layer's, and a layer absorbed into a group says which. */
 static int cmd_check(const struct opts *o)
 {
     const struct cal_backend_ops *be;
-    int rc, worst = -1;
+    int rc, worst = -1, compared = 0, absorbed = 0;
     if (o->nnets != 1)
         return sim_err_set(SIM_EUSAGE, "check: expected one network, got %d", o->nnets);
     if ((rc = find_backend(o, &be)))
         return rc;
-    struct cal_net *net = NULL;
+    struct cal_net *net = NULL, *orig = NULL;
     float **ref = NULL, *got = NULL;
     void *st = NULL, *in = NULL;
-    struct cal_opts bo = {.threads = o->threads[0], .precision = o->precision, .keep_all = true,
-                          .device = o->device};
+    struct cal_opts bo = backend_opts(o, o->threads[0]);
+    bo.keep_all = true;
     double tol = o->tol_check > 0 ? o->tol_check : o->precision == CAL_FP32 ? 1e-4 : 2e-2, werr = 0;
     struct cal_mem_info mi;
     double ms;
-    if ((rc = load_net(o->nets[0], o, &net)) || (rc = be->create(&bo, &st)) ||
-        (rc = be->prepare(st, net, o->batch, &mi)))
+    if ((rc = load_net(o->nets[0], o, &orig)) || (rc = load_net(o->nets[0], o, &net)))
+        goto out;
+    if (o->fold && (rc = cal_net_fold_bn(net)) < 0)
+        goto out;
+    if ((rc = be->create(&bo, &st)) || (rc = be->prepare(st, net, o->batch, &mi)))
         goto out;
     if (!(in = cal_ref_input(net, o->batch, o->seed))) {
         rc = SIM_ENOMEM;
         goto out;
     }
     if ((rc = be->set_input(st, in)) || (rc = be->run(st, &ms)) ||
-        (rc = cal_ref_forward(net, o->batch, in, &ref)))
+        (rc = cal_ref_forward(orig, o->batch, in, &ref)))
         goto out;
     printf("%-24s %-10s %-16s %12s\n", "layer", "op", "shape", "rel. error");
     for (int i = 0; i < net->n && !rc; i++) {
         const struct cal_layer *l = &net->layers[i];
+        const struct cal_layer *ol = &orig->layers[l->orig];
+        int into = be->fused_into ? be->fused_into(st, i) : i;
+        char sh[48], op[32];
+        snprintf(sh, sizeof sh, l->shape.nd == 3 ? "[%lld,%lld,%lld]" : l->shape.nd == 2 ? "[%lld,%lld]" : "[%lld]",
+                 (long long)l->shape.d[0], (long long)l->shape.d[1], (long long)l->shape.d[2]);
+        snprintf(op, sizeof op, "%s%s", cal_op_name(l->op), ol->op != l->op ? "+bn" : "");
+        if (into != i) {
+            printf("%-24s %-10s %-16s %12s  (fused into %s)\n", l->name, op, sh, "-",
+                   net->layers[into].name);
+            absorbed++;
+            continue;
+        }
         int64_t cnt = o->batch * cal_shape_count(&l->shape);
         free(got);
         if (!(got = malloc((size_t)cnt * sizeof *got))) {
@@ -288,28 +326,29 @@ static int cmd_check(const struct opts *o)
         }
         if ((rc = be->read(st, i, got)))
             break;
-        double e = cal_ref_rel_err(got, ref[i], cnt);
-        char sh[48];
-        snprintf(sh, sizeof sh, l->shape.nd == 3 ? "[%lld,%lld,%lld]" : l->shape.nd == 2 ? "[%lld,%lld]" : "[%lld]",
-                 (long long)l->shape.d[0], (long long)l->shape.d[1], (long long)l->shape.d[2]);
-        printf("%-24s %-10s %-16s %12.2e%s\n", l->name, cal_op_name(l->op), sh, e, e > tol ? "  FAIL" : "");
+        double e = cal_ref_rel_err(got, ref[l->orig], cnt);
+        printf("%-24s %-10s %-16s %12.2e%s\n", l->name, op, sh, e, e > tol ? "  FAIL" : "");
+        compared++;
         if (e > werr)
             werr = e, worst = i;
     }
     if (!rc) {
-        printf("%s on %s, batch %d, %s: worst %.2e (%s) against tolerance %.0e\n", net->name,
-               be->name, o->batch, cal_precision_name(o->precision), werr,
+        printf("%s on %s, batch %d, %s, %s: %d outputs compared (%d layers of the file; %d fused "
+               "into groups, %d bn folded): worst %.2e (%s) against tolerance %.0e\n", net->name,
+               be->name, o->batch, cal_precision_name(o->precision), cal_exec_name(&bo), compared,
+               orig->n, absorbed, orig->n - net->n, werr,
                worst >= 0 ? net->layers[worst].name : "-", tol);
         if (werr > tol)
             rc = sim_err_set(SIM_EINTERNAL, "check: %s differs from the reference beyond %.0e", be->name, tol);
     }
 out:
-    for (int i = 0; ref && i < net->n; i++)
+    for (int i = 0; ref && i < orig->n; i++)
         free(ref[i]);
     free(ref), free(got), free(in);
     if (st)
         be->destroy(st);
     cal_net_destroy(net);
+    cal_net_destroy(orig);
     return rc;
 }
 
@@ -347,6 +386,9 @@ static int cmd_measure(const struct opts *o)
                                 .precision = o->precision, .folded_bn = o->fold, .fit_p99 = o->fit_p99,
                                 .warmup = o->warmup, .reps = o->reps,
                                 .serving_load = o->serving};
+    char exec[64];
+    struct cal_opts eo = backend_opts(o, 0);
+    pv.exec = cpu ? NULL : cal_exec_text(&eo, exec, sizeof exec);
     cal_host_name(host, sizeof host);
     sim_utc_now(date);
     if (!mp || !nets) {
@@ -365,8 +407,7 @@ static int cmd_measure(const struct opts *o)
         mp[i].nseries = nk;
     }
     for (int k = 0; k < nk && !rc; k++) {
-        struct cal_opts bo = {.threads = cpu ? o->threads[k] : 0, .precision = o->precision,
-                              .device = o->device};
+        struct cal_opts bo = backend_opts(o, cpu ? o->threads[k] : 0);
         void *st = NULL;
         if ((rc = be->create(&bo, &st)) || (rc = be->info(st, &pv.dev))) {
             if (st)
@@ -490,7 +531,7 @@ static int cmd_concurrency(const struct opts *o)
         cal_net_fold_bn(net);
     struct cal_device_info dev;
     void *st = NULL;
-    struct cal_opts bo = {.threads = 1, .precision = o->precision, .device = o->device};
+    struct cal_opts bo = backend_opts(o, 1);
     if (!(rc = be->create(&bo, &st)))
         rc = be->info(st, &dev);
     if (st)
@@ -640,8 +681,7 @@ static int cmd_validate(const struct opts *o)
     struct cal_validate_opts vo = {.be = be, .net = net, .zoo = zoo, .model = o->model,
                                    .kind = o->kind, .max_batch = o->max_batch, .nloads = o->nloads,
                                    .requests = o->requests, .seed = o->seed, .scratch = scratch,
-                                   .bo = {.threads = o->threads[0], .precision = o->precision,
-                                          .device = o->device}};
+                                   .bo = backend_opts(o, o->threads[0])};
     memcpy(vo.loads, o->loads, sizeof vo.loads);
     if ((rc = cal_validate(&vo, rows)))
         goto out;

@@ -1,15 +1,31 @@
 /* cal_cudnn — the cuDNN (NVIDIA GPU) calibration backend: the same cal_net graph as oneDNN,
- * executed with cuDNN's descriptor API (convolution with cudnnFindConvolutionForwardAlgorithm,
- * batch norm, pooling, activations, softmax, tensor add), cuBLAS GEMMs (fc, linear, the
- * per-head attention matmuls, strided batched) and three small kernels (cal_kernels.cu: GELU,
- * layer norm, embedding). Activations are NCHW (tokens {N*S, D}, scores {N,H,S,S}) in one
- * device arena planned by liveness; the workspace is the largest any chosen algorithm needs.
- * Precisions: fp32 (FMA math, no TF32), tf32 (tensor-op math allowed), fp16 (half data,
- * float accumulation, tensor cores). Timing: CUDA events around the whole forward pass.
- * Model load: the host-to-device copy of the weights (plus, for fp16, their on-device
- * conversion). Memory: weights + arena + workspace, checked against cudaMemGetInfo. */
+ * run the way a GPU serving engine runs it (TensorRT, Triton with CUDA graphs, Clockwork's
+ * precompiled models), not the way a framework issues it layer by layer:
+ *
+ *  - Fusion (cal_fuse.h's plan): batch norm folded into the convolution (cal_net_fold_bn, in
+ *    float, before fp16); a convolution with its bias, residual add and activation is one
+ *    group, run as cudnnConvolutionBiasActivationForward where cuDNN has it (ReLU or none)
+ *    or as the convolution plus one epilogue kernel (cal_kernels.cu); an fc/linear layer with
+ *    its bias and residual is one cuBLASLt matmul (bias epilogue, residual as beta*C) or a
+ *    GEMM plus the epilogue; an unfolded batch norm (DenseNet's pre-activation) with its
+ *    activation is one affine kernel. Where a group has two implementations, both are timed
+ *    once at prepare (each as a small CUDA graph) and the faster is kept, as TensorRT picks
+ *    tactics. BERT's attention matmuls are one batched GEMM over samples and heads.
+ *  - Layout: channels-last (NHWC) for fp16 and tf32, so tensor cores run without transposes;
+ *    weights are permuted on the host (cal_fuse.c), inputs and read-backs converted there.
+ *  - Issue: algorithm search, workspaces (cuDNN's, and one fixed cuBLAS/cuBLASLt workspace),
+ *    descriptors and an eager warm-up happen in prepare; then the whole pass is captured as
+ *    one CUDA graph and a timed pass is event, graph launch, event. --exec eager issues the
+ *    same calls from the host every pass instead.
+ *
+ * Precisions: fp32 (FMA math, no TF32; NCHW), tf32 (tensor-op math allowed), fp16 (half data,
+ * float accumulation, tensor cores). Activations live in one device arena planned by liveness
+ * under the plan (a group reads its inputs at its last layer). Model load: the host-to-device
+ * copy of the weights (plus, for fp16, their on-device conversion). Memory: weights + arena +
+ * workspaces, checked against cudaMemGetInfo. */
 #include "cal_backend.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -18,36 +34,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cal_fuse.h"
 #include "cal_kernels.h"
 #include "sim_err.h"
+
+enum { V_SPLIT, V_FUSED };          /* a group's implementations (see the header) */
+#define BLAS_WS_BYTES (32u << 20)   /* cuBLAS/cuBLASLt workspace (Hopper's recommended 32 MiB) */
+#define TUNE_REPS 10                /* repetitions of a group in a tactic-timing graph */
+#define MAX_CAND 8                  /* convolution algorithms timed per layer (all of them) */
 
 struct lrt {                       /* per-layer runtime state */
     cudnnTensorDescriptor_t x, y, b;
     cudnnFilterDescriptor_t w;
     cudnnConvolutionDescriptor_t conv;
-    cudnnConvolutionFwdAlgo_t algo;
+    cudnnConvolutionFwdAlgo_t algo, falgo; /* the convolution's; the fused call's */
+    cudnnConvolutionFwdAlgo_t cand[MAX_CAND]; /* cuDNN's fastest candidates, timed in graphs */
+    int ncand;
     cudnnPoolingDescriptor_t pool;
-    cudnnActivationDescriptor_t act;
+    cudnnActivationDescriptor_t act, fact;
     cudnnOpTensorDescriptor_t op;
-    size_t off_w, off_b, off_mean, off_var; /* into the weight blocks; (size_t)-1 = none */
+    cublasLtMatmulDesc_t md;       /* fc/linear groups: the cuBLASLt matmul */
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t lalgo;
+    void **ptrs;                   /* bmm: device arrays A | B | C of batch x heads pointers */
+    bool fused_ok;                 /* the group's one-call implementation exists here */
+    int variant;                   /* V_SPLIT or V_FUSED */
+    double split_ms, fused_ms;     /* tactic timing (0: not timed) */
+    size_t off_w, off_b, off_mean, off_var, off_scale, off_shift; /* (size_t)-1 = none */
 };
 
 struct cu {
     struct cal_opts o;
     cudnnHandle_t dnn;
     cublasHandle_t blas;
+    cublasLtHandle_t lt;
     cudaStream_t s;
     cudaEvent_t e0, e1;
     const struct cal_net *net;
+    struct cal_plan plan;
     int batch;
-    bool half;
+    bool half, nhwc;
     size_t esz;
     cudnnDataType_t dt;
     struct lrt *rt;
-    void **t;                      /* per tensor t+1: device pointer */
-    char *arena, *wf, *wh, *ws;    /* activations, float weights, half weights, workspace */
+    void **t;                      /* per tensor t+1: device pointer (NULL: absorbed) */
+    char *arena, *wf, *wh, *ws, *bws; /* activations, float and half weights, workspaces */
     size_t arena_bytes, wf_bytes, wh_bytes, ws_bytes;
     int32_t *ids;
+    cudaGraphExec_t gexec;         /* the captured pass (graph mode) */
+    size_t graph_nodes;
 };
 
 #define CU(call, l, what)                                                                     \
@@ -69,7 +104,8 @@ struct cu {
     do {                                                                                      \
         cublasStatus_t e_ = (call);                                                           \
         if (e_ != CUBLAS_STATUS_SUCCESS)                                                      \
-            return sim_err_set(SIM_EINTERNAL, "cudnn backend: layer %s: %s: cuBLAS status %d", \
+            return sim_err_set(e_ == CUBLAS_STATUS_NOT_SUPPORTED ? SIM_EUNAVAIL : SIM_EINTERNAL, \
+                               "cudnn backend: layer %s: %s: cuBLAS status %d",                \
                                (l) ? (l)->name : "-", what, (int)e_);                        \
     } while (0)
 
@@ -100,6 +136,10 @@ static int cu_create(const struct cal_opts *o, void **out)
     DNN(cudnnSetStream(c->dnn, c->s), NOL, "cudnnSetStream");
     BLAS(cublasCreate(&c->blas), NOL, "cublasCreate");
     BLAS(cublasSetStream(c->blas, c->s), NOL, "cublasSetStream");
+    BLAS(cublasLtCreate(&c->lt), NOL, "cublasLtCreate");
+    /* a fixed workspace: nothing is allocated while a pass is captured into a graph */
+    CU(cudaMalloc((void **)&c->bws, BLAS_WS_BYTES), NOL, "cuBLAS workspace");
+    BLAS(cublasSetWorkspace(c->blas, c->bws, BLAS_WS_BYTES), NOL, "cublasSetWorkspace");
     c->half = o->precision == CAL_FP16;
     c->esz = c->half ? 2 : 4;
     c->dt = c->half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
@@ -145,7 +185,13 @@ static void free_rt(struct cu *c)
         if (r->conv) cudnnDestroyConvolutionDescriptor(r->conv);
         if (r->pool) cudnnDestroyPoolingDescriptor(r->pool);
         if (r->act) cudnnDestroyActivationDescriptor(r->act);
+        if (r->fact) cudnnDestroyActivationDescriptor(r->fact);
         if (r->op) cudnnDestroyOpTensorDescriptor(r->op);
+        if (r->md) cublasLtMatmulDescDestroy(r->md);
+        if (r->la) cublasLtMatrixLayoutDestroy(r->la);
+        if (r->lb) cublasLtMatrixLayoutDestroy(r->lb);
+        if (r->lc) cublasLtMatrixLayoutDestroy(r->lc);
+        cudaFree(r->ptrs);
     }
     free(c->rt);
     c->rt = NULL;
@@ -156,8 +202,12 @@ static void cu_unprepare(void *st)
     struct cu *c = st;
     if (!c->net)
         return;
+    if (c->gexec)
+        cudaGraphExecDestroy(c->gexec);
+    c->gexec = NULL;
     free_rt(c);
-    cudaFree(c->arena), cudaFree(c->wf), cudaFree(c->wh), cudaFree(c->ws), cudaFree(c->ids);
+    cal_plan_free(&c->plan);
+    cudaFree(c->arena), cudaFree(c->wf), cudaFree(c->wh), cudaFree(c->ws);
     free(c->t);
     c->arena = c->wf = c->wh = c->ws = NULL;
     c->ids = NULL;
@@ -165,8 +215,24 @@ static void cu_unprepare(void *st)
     c->net = NULL;
 }
 
-/* 4-D NCHW descriptor of tensor shape s (tokens {N*S, D, 1, 1}; vectors {N, K, 1, 1};
- * scores {N, H, S, S}). */
+/* Is tensor shape s an image activation held channels-last? */
+static bool is_nhwc(const struct cu *c, const struct cal_shape *s)
+{
+    return c->nhwc && s->nd == 3;
+}
+
+/* Channels of a tensor for the epilogue: an image's (NCHW: hw per channel; NHWC: innermost),
+ * a token matrix's features or a vector's entries (innermost). */
+static void chan_layout(const struct cu *c, const struct cal_shape *s, int *ch, long *hw, int *nhwc)
+{
+    if (s->nd == 3)
+        *ch = (int)s->d[0], *hw = (long)(s->d[1] * s->d[2]), *nhwc = is_nhwc(c, s);
+    else
+        *ch = (int)s->d[s->nd - 1], *hw = 1, *nhwc = 1;
+}
+
+/* 4-D descriptor of tensor shape s (tokens {N*S, D, 1, 1}; vectors {N, K, 1, 1}; scores
+ * {N, H, S, S}); images channels-last where the backend runs NHWC. */
 static int tensor_desc(struct cu *c, const struct cal_shape *s, cudnnTensorDescriptor_t *d,
                        const struct cal_layer *l)
 {
@@ -178,8 +244,8 @@ static int tensor_desc(struct cu *c, const struct cal_shape *s, cudnnTensorDescr
     else
         dims[0] = n, dims[1] = (int)s->d[0], dims[2] = dims[3] = 1;
     DNN(cudnnCreateTensorDescriptor(d), l, "tensor descriptor");
-    DNN(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, c->dt, dims[0], dims[1], dims[2], dims[3]),
-        l, "tensor descriptor");
+    DNN(cudnnSetTensor4dDescriptor(*d, is_nhwc(c, s) ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, c->dt,
+                                   dims[0], dims[1], dims[2], dims[3]), l, "tensor descriptor");
     return 0;
 }
 
@@ -190,6 +256,24 @@ static size_t wput(size_t *bytes, int64_t count)
     size_t off = *bytes;
     *bytes += ((size_t)count * sizeof(float) + 255) / 256 * 256;
     return off;
+}
+
+/* Device pointer of a layer's weight array at float-block offset `off` in the compute type. */
+static const void *wptr(const struct cu *c, size_t off)
+{
+    return c->half ? (const void *)(c->wh + off / 2) : (const void *)(c->wf + off);
+}
+
+static const float *fptr(const struct cu *c, size_t off)
+{
+    return off == (size_t)-1 ? NULL : (const float *)(c->wf + off);
+}
+
+/* Does an fc layer read an image activation whose flattening order NHWC changes? */
+static bool fc_reorders(const struct cu *c, const struct cal_layer *l)
+{
+    const struct cal_shape *xs = cal_net_tensor_shape(c->net, l->in[0]);
+    return l->op == CAL_FC && is_nhwc(c, xs) && xs->d[1] * xs->d[2] > 1;
 }
 
 static int build(struct cu *c, int i)
@@ -206,8 +290,9 @@ static int build(struct cu *c, int i)
     switch (l->op) {
     case CAL_CONV: {
         int cg = (int)xs->d[0] / l->groups;
+        cudnnTensorFormat_t f = is_nhwc(c, xs) ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
         DNN(cudnnCreateFilterDescriptor(&r->w), l, "filter");
-        DNN(cudnnSetFilter4dDescriptor(r->w, c->dt, CUDNN_TENSOR_NCHW, l->out, cg, l->kh, l->kw), l, "filter");
+        DNN(cudnnSetFilter4dDescriptor(r->w, c->dt, f, l->out, cg, l->kh, l->kw), l, "filter");
         DNN(cudnnCreateConvolutionDescriptor(&r->conv), l, "convolution");
         DNN(cudnnSetConvolution2dDescriptor(r->conv, l->ph, l->pw, l->sh, l->sw, l->dh, l->dw,
                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), l, "convolution");
@@ -222,14 +307,10 @@ static int build(struct cu *c, int i)
                                (long long)l->shape.d[2]);
         if (l->b) {
             DNN(cudnnCreateTensorDescriptor(&r->b), l, "bias");
-            DNN(cudnnSetTensor4dDescriptor(r->b, CUDNN_TENSOR_NCHW, c->dt, 1, l->out, 1, 1), l, "bias");
+            DNN(cudnnSetTensor4dDescriptor(r->b, f, c->dt, 1, l->out, 1, 1), l, "bias");
         }
         return 0; /* the algorithm is found once the arena exists (it runs candidates) */
     }
-    case CAL_BN:
-        DNN(cudnnCreateTensorDescriptor(&r->b), l, "bn parameters");
-        DNN(cudnnDeriveBNTensorDescriptor(r->b, r->x, CUDNN_BATCHNORM_SPATIAL), l, "bn parameters");
-        return 0;
     case CAL_RELU: case CAL_RELU6: case CAL_SIGMOID: case CAL_TANH:
         DNN(cudnnCreateActivationDescriptor(&r->act), l, "activation");
         DNN(cudnnSetActivationDescriptor(r->act, l->op == CAL_RELU ? CUDNN_ACTIVATION_RELU
@@ -253,17 +334,6 @@ static int build(struct cu *c, int i)
         DNN(cudnnSetOpTensorDescriptor(r->op, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT,
                                        CUDNN_NOT_PROPAGATE_NAN), l, "op tensor");
         return 0;
-    case CAL_FC: case CAL_LINEAR:
-        if (l->b) {
-            int rows = l->op == CAL_FC ? c->batch : c->batch * (int)xs->d[0];
-            DNN(cudnnCreateTensorDescriptor(&r->b), l, "bias");
-            DNN(cudnnSetTensor4dDescriptor(r->b, CUDNN_TENSOR_NCHW, c->dt, 1, l->out, 1, 1), l, "bias");
-            /* y as {rows, out, 1, 1} so the bias broadcasts over rows */
-            cudnnDestroyTensorDescriptor(r->y);
-            DNN(cudnnCreateTensorDescriptor(&r->y), l, "tensor");
-            DNN(cudnnSetTensor4dDescriptor(r->y, CUDNN_TENSOR_NCHW, c->dt, rows, l->out, 1, 1), l, "tensor");
-        }
-        return 0;
     case CAL_SOFTMAX: {
         /* rows x last axis (or channels of a [C,1,1] vector) */
         int64_t d = xs->nd == 3 && net->layers[l->in[0]].op != CAL_BMM ? xs->d[0] : xs->d[xs->nd - 1];
@@ -278,6 +348,9 @@ static int build(struct cu *c, int i)
     }
 }
 
+/* cuDNN's candidates for a convolution (its own timing of each, eager and so often bound by
+ * the launch at small sizes, only ranks them: tune_algos times the first MAX_CAND as the
+ * graph runs them) and the workspace the candidates and the fused call need. */
 static int find_algo(struct cu *c, int i, size_t *ws_need)
 {
     const struct cal_layer *l = &c->net->layers[i];
@@ -287,144 +360,151 @@ static int find_algo(struct cu *c, int i, size_t *ws_need)
     DNN(cudnnFindConvolutionForwardAlgorithm(c->dnn, r->x, r->w, r->conv, r->y,
                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf), l,
         "cudnnFindConvolutionForwardAlgorithm");
-    for (int k = 0; k < got; k++)
-        if (perf[k].status == CUDNN_STATUS_SUCCESS) {
-            r->algo = perf[k].algo;
+    r->ncand = 0;
+    for (int k = 0; k < got && r->ncand < MAX_CAND; k++)
+        if (perf[k].status == CUDNN_STATUS_SUCCESS && perf[k].memory <= ((size_t)1 << 30)) {
+            r->cand[r->ncand++] = perf[k].algo;
             if (perf[k].memory > *ws_need)
                 *ws_need = perf[k].memory;
-            return 0;
         }
-    return sim_err_set(SIM_EUNAVAIL, "cudnn backend: layer %s: no convolution algorithm", l->name);
-}
-
-static int cu_prepare(void *st, const struct cal_net *net, int batch, struct cal_mem_info *out)
-{
-    struct cu *c = st;
-    int n = net->n, rc = 0;
-    cu_unprepare(c);
-    c->net = net, c->batch = batch;
-    memset(out, 0, sizeof *out);
-    size_t free0 = 0, free1 = 0, total = 0;
-    CU(cudaMemGetInfo(&free0, &total), NOL, "cudaMemGetInfo");
-    c->rt = calloc((size_t)n, sizeof *c->rt);
-    c->t = calloc((size_t)n + 1, sizeof *c->t);
-    int *last = malloc((size_t)(n + 1) * sizeof *last), *first = malloc((size_t)(n + 1) * sizeof *first);
-    size_t *size = malloc((size_t)(n + 1) * sizeof *size), *off = malloc((size_t)(n + 1) * sizeof *off);
-    float *stage = NULL;
-    if (!c->rt || !c->t || !last || !first || !size || !off) {
-        rc = SIM_ENOMEM;
-        goto out;
-    }
-    /* weights: one float staging block (bn/layernorm parameters stay float) */
-    size_t wbytes = 0;
-    for (int i = 0; i < n; i++) {
-        const struct cal_layer *l = &net->layers[i];
-        struct lrt *r = &c->rt[i];
-        r->off_w = r->off_b = r->off_mean = r->off_var = (size_t)-1;
-        if (l->w)
-            r->off_w = wput(&wbytes, l->nw);
-        if (l->b)
-            r->off_b = wput(&wbytes, l->nb);
-        if (l->mean)
-            r->off_mean = wput(&wbytes, l->nb), r->off_var = wput(&wbytes, l->nb);
-    }
-    c->wf_bytes = wbytes;
-    if (!(stage = malloc(wbytes ? wbytes : 1))) {
-        rc = SIM_ENOMEM;
-        goto out;
-    }
-    for (int i = 0; i < n; i++) {
-        const struct cal_layer *l = &net->layers[i];
-        const struct lrt *r = &c->rt[i];
-        if (l->w)
-            memcpy((char *)stage + r->off_w, l->w, (size_t)l->nw * sizeof(float));
-        if (l->b)
-            memcpy((char *)stage + r->off_b, l->b, (size_t)l->nb * sizeof(float));
-        if (l->mean) {
-            memcpy((char *)stage + r->off_mean, l->mean, (size_t)l->nb * sizeof(float));
-            memcpy((char *)stage + r->off_var, l->var, (size_t)l->nb * sizeof(float));
+    if (!r->ncand)
+        return sim_err_set(SIM_EUNAVAIL, "cudnn backend: layer %s: no convolution algorithm", l->name);
+    r->algo = r->cand[0];
+    /* the one-call group: cuDNN fuses bias + residual + ReLU with any algorithm, bias alone
+     * (identity) only with IMPLICIT_PRECOMP_GEMM */
+    int gi = c->plan.group[c->plan.into[i]];
+    const struct cal_group *g = gi >= 0 ? &c->plan.groups[gi] : NULL;
+    r->fused_ok = false;
+    if (g && g->head == i && l->b && (g->kind == CAL_ACT_RELU || g->kind == CAL_ACT_NONE)) {
+        bool relu = g->kind == CAL_ACT_RELU;
+        r->fused_ok = true;
+        for (int k = 0; k < (relu ? r->ncand : 1) && r->fused_ok; k++) {
+            size_t need = 0;
+            cudnnConvolutionFwdAlgo_t a = relu ? r->cand[k] : CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+            if (cudnnGetConvolutionForwardWorkspaceSize(c->dnn, r->x, r->w, r->conv, r->y, a,
+                                                        &need) != CUDNN_STATUS_SUCCESS)
+                r->fused_ok = false;
+            else if (need > *ws_need)
+                *ws_need = need;
+        }
+        r->falgo = relu ? r->algo : CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+        if (r->fused_ok) {
+            DNN(cudnnCreateActivationDescriptor(&r->fact), l, "activation");
+            DNN(cudnnSetActivationDescriptor(r->fact, relu ? CUDNN_ACTIVATION_RELU
+                                             : CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+                l, "activation");
         }
     }
-    if (cudaMalloc((void **)&c->wf, wbytes ? wbytes : 1) != cudaSuccess ||
-        (c->half && cudaMalloc((void **)&c->wh, wbytes / 2 + 256) != cudaSuccess)) {
-        rc = sim_err_set(SIM_ENOMEM, "cudnn backend: no device memory for %zu bytes of weights", wbytes);
-        goto out;
-    }
-    /* the model load */
-    cudaEventRecord(c->e0, c->s);
-    cudaMemcpyAsync(c->wf, stage, wbytes, cudaMemcpyHostToDevice, c->s);
-    if (c->half) /* half copies of every array at half the float offsets */
-        cal_cu_convert(c->wf, c->wh, (long)(wbytes / sizeof(float)), 1, c->s);
-    cudaEventRecord(c->e1, c->s);
-    cudaEventSynchronize(c->e1);
-    float lms = 0;
-    cudaEventElapsedTime(&lms, c->e0, c->e1);
-    out->load_ms = lms;
-    c->wh_bytes = c->half ? wbytes / 2 : 0;
-    /* descriptors and the activation arena */
-    for (int i = 0; i < n && !rc; i++)
-        rc = build(c, i);
-    if (rc)
-        goto out;
-    cal_net_last_use(net, last);
-    for (int t = 0; t <= n; t++) {
-        const struct cal_shape *s = cal_net_tensor_shape(net, t - 1);
-        size[t] = (size_t)(batch * cal_shape_count(s)) * (t == 0 && net->tokens ? 4 : c->esz);
-        first[t] = t == 0 ? 0 : t - 1;
-        last[t] = t == 0 || c->o.keep_all ? n : last[t];
-    }
-    if ((rc = cal_arena_plan(n + 1, size, first, last, 256, off, &c->arena_bytes)))
-        goto out;
-    if (cudaMalloc((void **)&c->arena, c->arena_bytes) != cudaSuccess) {
-        rc = sim_err_set(SIM_ENOMEM, "cudnn backend: no device memory for a %zu-byte arena", c->arena_bytes);
-        goto out;
-    }
-    for (int t = 0; t <= n; t++)
-        c->t[t] = c->arena + off[t];
-    c->ids = net->tokens ? (int32_t *)c->t[0] : NULL;
-    if (c->ids)
-        c->t[0] = NULL; /* the ids live in the arena slot of the input; ownership: the arena */
-    for (int i = 0; i < n && !rc; i++)
-        if (net->layers[i].op == CAL_CONV)
-            rc = find_algo(c, i, &c->ws_bytes);
-    if (rc)
-        goto out;
-    if (c->ws_bytes && cudaMalloc((void **)&c->ws, c->ws_bytes) != cudaSuccess) {
-        rc = sim_err_set(SIM_ENOMEM, "cudnn backend: no device memory for a %zu-byte workspace", c->ws_bytes);
-        goto out;
-    }
-    CU(cudaMemGetInfo(&free1, &total), NOL, "cudaMemGetInfo");
-    out->weights_bytes = c->half ? c->wh_bytes : c->wf_bytes;
-    out->arena_bytes = c->arena_bytes;
-    out->workspace_bytes = c->ws_bytes;
-    out->device_used_bytes = free0 > free1 ? free0 - free1 : 0;
-out:
-    free(last), free(first), free(size), free(off), free(stage);
-    if (rc) {
-        c->ids = NULL;
-        cu_unprepare(c);
-    }
-    return rc;
+    return 0;
 }
 
-/* Device pointer of a layer's weight array at float-block offset `off` in the compute type. */
-static const void *wptr(const struct cu *c, size_t off)
+/* The cuBLASLt matmul of an fc/linear group: D{out x rows} = W^T X + bias (+ beta Z). */
+static int lt_setup(struct cu *c, int i)
 {
-    return c->half ? (const void *)(c->wh + off / 2) : (const void *)(c->wf + off);
+    const struct cal_layer *l = &c->net->layers[i];
+    struct lrt *r = &c->rt[i];
+    const struct cal_shape *xs = cal_net_tensor_shape(c->net, l->in[0]);
+    int k = l->op == CAL_FC ? (int)cal_shape_count(xs) : (int)xs->d[1];
+    int rows = l->op == CAL_FC ? c->batch : c->batch * (int)xs->d[0];
+    cudaDataType_t t = c->half ? CUDA_R_16F : CUDA_R_32F;
+    cublasComputeType_t ct = c->o.precision == CAL_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                             : c->o.precision == CAL_FP32 ? CUBLAS_COMPUTE_32F_PEDANTIC
+                                                          : CUBLAS_COMPUTE_32F;
+    cublasOperation_t tA = CUBLAS_OP_T, tB = CUBLAS_OP_N;
+    cublasLtEpilogue_t epi = l->b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    const void *bias = l->b ? wptr(c, r->off_b) : NULL;
+    BLAS(cublasLtMatmulDescCreate(&r->md, ct, CUDA_R_32F), l, "cuBLASLt matmul");
+    BLAS(cublasLtMatmulDescSetAttribute(r->md, CUBLASLT_MATMUL_DESC_TRANSA, &tA, sizeof tA), l, "transa");
+    BLAS(cublasLtMatmulDescSetAttribute(r->md, CUBLASLT_MATMUL_DESC_TRANSB, &tB, sizeof tB), l, "transb");
+    BLAS(cublasLtMatmulDescSetAttribute(r->md, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), l, "epilogue");
+    if (bias)
+        BLAS(cublasLtMatmulDescSetAttribute(r->md, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                            sizeof bias), l, "bias");
+    BLAS(cublasLtMatrixLayoutCreate(&r->la, t, (uint64_t)k, (uint64_t)l->out, k), l, "layout");
+    BLAS(cublasLtMatrixLayoutCreate(&r->lb, t, (uint64_t)k, (uint64_t)rows, k), l, "layout");
+    BLAS(cublasLtMatrixLayoutCreate(&r->lc, t, (uint64_t)l->out, (uint64_t)rows, l->out), l, "layout");
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulHeuristicResult_t res;
+    int got = 0;
+    uint64_t wsb = BLAS_WS_BYTES;
+    BLAS(cublasLtMatmulPreferenceCreate(&pref), l, "preference");
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb);
+    cublasStatus_t e = cublasLtMatmulAlgoGetHeuristic(c->lt, r->md, r->la, r->lb, r->lc, r->lc,
+                                                      pref, 1, &res, &got);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (e == CUBLAS_STATUS_SUCCESS && got > 0)
+        r->lalgo = res.algo, r->fused_ok = true;
+    return 0;
+}
+
+/* BERT's attention: one batched GEMM over every sample and head (pointer arrays fixed in the
+ * arena). */
+static int bmm_setup(struct cu *c, int i)
+{
+    const struct cal_net *net = c->net;
+    const struct cal_layer *l = &net->layers[i];
+    struct lrt *r = &c->rt[i];
+    const struct cal_shape *bs = cal_net_tensor_shape(net, l->in[1]);
+    size_t S = (size_t)bs->d[0], D = (size_t)bs->d[1], H = (size_t)l->heads, dh = D / H;
+    size_t cnt = (size_t)c->batch * H, e = c->esz;
+    const char *a = c->t[l->in[0] + 1], *b = c->t[l->in[1] + 1];
+    char *o = c->t[i + 1];
+    const void **p = malloc(3 * cnt * sizeof *p);
+    if (!p)
+        return SIM_ENOMEM;
+    for (size_t q = 0; q < (size_t)c->batch; q++)
+        for (size_t h = 0; h < H; h++) {
+            size_t j = q * H + h;
+            if (l->transpose_b) { /* scores^T (col-major) = K_h Q_h^T */
+                p[j] = b + (q * S * D + h * dh) * e;
+                p[cnt + j] = a + (q * S * D + h * dh) * e;
+                p[2 * cnt + j] = o + (q * H * S * S + h * S * S) * e;
+            } else {              /* ctx_h^T = V_h^T P_h^T */
+                p[j] = b + (q * S * D + h * dh) * e;
+                p[cnt + j] = a + (q * H * S * S + h * S * S) * e;
+                p[2 * cnt + j] = o + (q * S * D + h * dh) * e;
+            }
+        }
+    cudaError_t ce = cudaMalloc((void **)&r->ptrs, 3 * cnt * sizeof *p);
+    if (ce == cudaSuccess)
+        ce = cudaMemcpy(r->ptrs, p, 3 * cnt * sizeof *p, cudaMemcpyHostToDevice);
+    free(p);
+    CU(ce, l, "attention pointer arrays");
+    return 0;
 }
 
 static int gemm(struct cu *c, const struct cal_layer *l, cublasOperation_t ta, cublasOperation_t tb,
-                int m, int nn, int k, float alpha, const void *a, int lda, long long sa,
-                const void *b, int ldb, long long sb, void *y, int ldc, long long sc, int count)
+                int m, int nn, int k, float alpha, const void *a, int lda, const void *b, int ldb,
+                void *y, int ldc)
 {
     float beta = 0;
     cudaDataType_t t = c->half ? CUDA_R_16F : CUDA_R_32F;
     cublasComputeType_t ct = c->o.precision == CAL_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                         : CUBLAS_COMPUTE_32F;
-    BLAS(cublasGemmStridedBatchedEx(c->blas, ta, tb, m, nn, k, &alpha, a, t, lda, sa, b, t, ldb,
-                                    sb, &beta, y, t, ldc, sc, count, ct, CUBLAS_GEMM_DEFAULT),
-         l, "GEMM");
+    BLAS(cublasGemmEx(c->blas, ta, tb, m, nn, k, &alpha, a, t, lda, b, t, ldb, &beta, y, t, ldc,
+                      ct, CUBLAS_GEMM_DEFAULT), l, "GEMM");
     return 0;
+}
+
+static int epilogue(struct cu *c, const struct cal_layer *l, const struct cal_shape *s,
+                    const void *x, void *y, const float *scale, const float *bias, const void *z,
+                    int act)
+{
+    int ch, nhwc;
+    long hw, n = (long)(c->batch * cal_shape_count(s));
+    chan_layout(c, s, &ch, &hw, &nhwc);
+    CU(cal_cu_epilogue(x, y, n, ch, hw, nhwc, scale, bias, z, act, c->half, c->s), l, "epilogue");
+    return 0;
+}
+
+/* An fc/linear's GEMM into y: {rows x out} = X{rows x k} W^T. */
+static int fc_gemm(struct cu *c, const struct cal_layer *l, const void *x, void *y)
+{
+    const struct cal_shape *xs = cal_net_tensor_shape(c->net, l->in[0]);
+    int k = l->op == CAL_FC ? (int)cal_shape_count(xs) : (int)xs->d[1];
+    int rows = l->op == CAL_FC ? c->batch : c->batch * (int)xs->d[0];
+    return gemm(c, l, CUBLAS_OP_T, CUBLAS_OP_N, l->out, rows, k, 1.0f, wptr(c, c->rt[l - c->net->layers].off_w),
+                k, x, k, y, l->out);
 }
 
 static int run_layer(struct cu *c, int i)
@@ -444,11 +524,8 @@ static int run_layer(struct cu *c, int i)
             DNN(cudnnAddTensor(c->dnn, &one, r->b, wptr(c, r->off_b), &one, r->y, y), l, "bias");
         return 0;
     case CAL_BN:
-        DNN(cudnnBatchNormalizationForwardInference(c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero,
-                                                    r->x, x, r->y, y, r->b, c->wf + r->off_w,
-                                                    c->wf + r->off_b, c->wf + r->off_mean,
-                                                    c->wf + r->off_var, l->eps), l, "batch norm");
-        return 0;
+        return epilogue(c, l, &l->shape, x, y, fptr(c, r->off_scale), fptr(c, r->off_shift), NULL,
+                        CAL_ACT_NONE);
     case CAL_RELU: case CAL_RELU6: case CAL_SIGMOID: case CAL_TANH:
         DNN(cudnnActivationForward(c->dnn, r->act, &one, r->x, x, &zero, r->y, y), l, "activation");
         return 0;
@@ -463,43 +540,43 @@ static int run_layer(struct cu *c, int i)
             l, "add");
         return 0;
     case CAL_CONCAT: {
-        size_t hw = (size_t)(xs->d[1] * xs->d[2]) * c->esz, co = 0, ctot = (size_t)l->shape.d[0];
+        size_t co = 0, ctot = (size_t)l->shape.d[0];
         for (int j = 0; j < l->nin; j++) {
             size_t cj = (size_t)cal_net_tensor_shape(net, l->in[j])->d[0];
-            CU(cudaMemcpy2DAsync((char *)y + co * hw, ctot * hw, c->t[l->in[j] + 1], cj * hw, cj * hw,
-                                 (size_t)c->batch, cudaMemcpyDeviceToDevice, c->s), l, "concat copy");
+            if (c->nhwc)
+                CU(cal_cu_concat_nhwc(c->t[l->in[j] + 1], y, (long)c->batch * xs->d[1] * xs->d[2],
+                                      (int)cj, (int)ctot, (int)co, c->esz, c->s), l, "concat");
+            else {
+                size_t hw = (size_t)(xs->d[1] * xs->d[2]) * c->esz;
+                CU(cudaMemcpy2DAsync((char *)y + co * hw, ctot * hw, c->t[l->in[j] + 1], cj * hw,
+                                     cj * hw, (size_t)c->batch, cudaMemcpyDeviceToDevice, c->s),
+                   l, "concat copy");
+            }
             co += cj;
         }
         return 0;
     }
     case CAL_FC: case CAL_LINEAR: {
-        int k = l->op == CAL_FC ? (int)cal_shape_count(xs) : (int)xs->d[1];
-        int rows = l->op == CAL_FC ? c->batch : c->batch * (int)xs->d[0];
-        int rc = gemm(c, l, CUBLAS_OP_T, CUBLAS_OP_N, l->out, rows, k, 1.0f, wptr(c, r->off_w), k, 0,
-                      x, k, 0, y, l->out, 0, 1);
+        int rc = fc_gemm(c, l, x, y);
         if (!rc && l->b)
-            DNN(cudnnAddTensor(c->dnn, &one, r->b, wptr(c, r->off_b), &one, r->y, y), l, "bias");
+            rc = epilogue(c, l, &l->shape, y, y, NULL, fptr(c, r->off_b), NULL, CAL_ACT_NONE);
         return rc;
     }
     case CAL_BMM: {
         const struct cal_shape *bs = cal_net_tensor_shape(net, l->in[1]);
-        int S = (int)bs->d[0], D = (int)bs->d[1], H = l->heads, dh = D / H;
-        size_t s_ = (size_t)S, d_ = (size_t)D, h_ = (size_t)H;
-        const char *a = x, *b = c->t[l->in[1] + 1];
-        char *o = y;
-        for (size_t q = 0; q < (size_t)c->batch; q++) {
-            int rc;
-            if (l->transpose_b) /* scores^T (col-major) = K_h Q_h^T per head */
-                rc = gemm(c, l, CUBLAS_OP_T, CUBLAS_OP_N, S, S, dh, (float)l->scale,
-                          b + q * s_ * d_ * c->esz, D, dh, a + q * s_ * d_ * c->esz, D, dh,
-                          o + q * h_ * s_ * s_ * c->esz, S, (long long)S * S, H);
-            else /* ctx_h^T = V_h^T P_h^T */
-                rc = gemm(c, l, CUBLAS_OP_N, CUBLAS_OP_N, dh, S, S, (float)l->scale,
-                          b + q * s_ * d_ * c->esz, D, dh, a + q * h_ * s_ * s_ * c->esz, S,
-                          (long long)S * S, o + q * s_ * d_ * c->esz, D, dh, H);
-            if (rc)
-                return rc;
-        }
+        int S = (int)bs->d[0], D = (int)bs->d[1], H = l->heads, dh = D / H, cnt = c->batch * H;
+        float alpha = (float)l->scale, beta = 0;
+        cudaDataType_t t = c->half ? CUDA_R_16F : CUDA_R_32F;
+        cublasComputeType_t ct = c->o.precision == CAL_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                            : CUBLAS_COMPUTE_32F;
+        const void *const *A = (const void *const *)r->ptrs, *const *B = A + cnt;
+        void *const *C = (void *const *)(r->ptrs + 2 * cnt);
+        if (l->transpose_b)
+            BLAS(cublasGemmBatchedEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, S, S, dh, &alpha, A, t, D,
+                                     B, t, D, &beta, C, t, S, cnt, ct, CUBLAS_GEMM_DEFAULT), l, "GEMM");
+        else
+            BLAS(cublasGemmBatchedEx(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, dh, S, S, &alpha, A, t, D,
+                                     B, t, S, &beta, C, t, D, cnt, ct, CUBLAS_GEMM_DEFAULT), l, "GEMM");
         return 0;
     }
     case CAL_SOFTMAX:
@@ -508,8 +585,8 @@ static int run_layer(struct cu *c, int i)
         return 0;
     case CAL_LAYERNORM: {
         int d = (int)xs->d[xs->nd - 1];
-        CU(cal_cu_layernorm(x, y, (const float *)(c->wf + r->off_w), (const float *)(c->wf + r->off_b),
-                            n / d, d, (float)l->eps, c->half, c->s), l, "layer norm");
+        CU(cal_cu_layernorm(x, y, fptr(c, r->off_w), fptr(c, r->off_b), n / d, d, (float)l->eps,
+                            c->half, c->s), l, "layer norm");
         return 0;
     }
     case CAL_EMBED: {
@@ -532,6 +609,384 @@ static int run_layer(struct cu *c, int i)
     }
 }
 
+/* A fused group, run at its last layer into that layer's buffer. */
+static int run_group(struct cu *c, const struct cal_group *g)
+{
+    const struct cal_net *net = c->net;
+    const struct cal_layer *h = &net->layers[g->head];
+    struct lrt *r = &c->rt[g->head];
+    const void *x = c->t[h->in[0] + 1], *z = g->add >= 0 ? c->t[g->z + 1] : NULL;
+    void *y = c->t[g->last + 1];
+    float one = 1, zero = 0, beta = z ? 1.0f : 0.0f;
+    int rc = 0;
+    switch (h->op) {
+    case CAL_CONV:
+        if (r->variant == V_FUSED) {
+            DNN(cudnnConvolutionBiasActivationForward(c->dnn, &one, r->x, x, r->w, wptr(c, r->off_w),
+                                                      r->conv, r->falgo, c->ws, c->ws_bytes, &beta,
+                                                      r->y, z ? z : y, r->b, wptr(c, r->off_b),
+                                                      r->fact, r->y, y), h, "fused convolution");
+            return 0;
+        }
+        DNN(cudnnConvolutionForward(c->dnn, &one, r->x, x, r->w, wptr(c, r->off_w), r->conv, r->algo,
+                                    c->ws, c->ws_bytes, &zero, r->y, y), h, "convolution");
+        return epilogue(c, h, &h->shape, y, y, NULL, fptr(c, r->off_b), z, g->kind);
+    case CAL_FC: case CAL_LINEAR:
+        if (r->variant == V_FUSED) {
+            BLAS(cublasLtMatmul(c->lt, r->md, &one, wptr(c, r->off_w), r->la, x, r->lb, &beta,
+                                z ? z : y, r->lc, y, r->lc, &r->lalgo, c->bws, BLAS_WS_BYTES, c->s),
+                 h, "cuBLASLt matmul");
+            if (g->kind != CAL_ACT_NONE)
+                rc = epilogue(c, h, &h->shape, y, y, NULL, NULL, NULL, g->kind);
+            return rc;
+        }
+        if ((rc = fc_gemm(c, h, x, y)))
+            return rc;
+        return epilogue(c, h, &h->shape, y, y, NULL, fptr(c, r->off_b), z, g->kind);
+    case CAL_BN:
+        return epilogue(c, h, &h->shape, x, y, fptr(c, r->off_scale), fptr(c, r->off_shift), NULL,
+                        g->kind);
+    case CAL_ADD:
+        return epilogue(c, h, &h->shape, x, y, NULL, NULL, c->t[h->in[1] + 1], g->kind);
+    default:
+        return sim_err_set(SIM_EINTERNAL, "cudnn backend: %s cannot head a group", cal_op_name(h->op));
+    }
+}
+
+static int run_step(struct cu *c, int i)
+{
+    int gi = c->plan.group[i];
+    return gi >= 0 ? run_group(c, &c->plan.groups[gi]) : run_layer(c, i);
+}
+
+static int run_all(struct cu *c)
+{
+    int rc = 0;
+    for (int i = 0; i < c->net->n && !rc; i++)
+        if (c->plan.into[i] == i)
+            rc = run_step(c, i);
+    return rc;
+}
+
+/* A convolution alone (algorithm timing), into the buffer its step writes. */
+static int run_conv(struct cu *c, int i)
+{
+    struct lrt *r = &c->rt[i];
+    float one = 1, zero = 0;
+    DNN(cudnnConvolutionForward(c->dnn, &one, r->x, c->t[c->net->layers[i].in[0] + 1], r->w,
+                                wptr(c, r->off_w), r->conv, r->algo, c->ws, c->ws_bytes, &zero,
+                                r->y, c->t[c->plan.into[i] + 1]), &c->net->layers[i], "convolution");
+    return 0;
+}
+
+enum what { W_PASS, W_GROUP, W_CONV, W_STEP }; /* what a graph captures */
+
+static int run_what(struct cu *c, enum what w, int i)
+{
+    switch (w) {
+    case W_GROUP: return run_group(c, &c->plan.groups[i]);
+    case W_CONV: return run_conv(c, i);
+    case W_STEP: return run_step(c, i);
+    default: return run_all(c);
+    }
+}
+
+/* Captures `reps` runs of the whole pass, a group, a convolution or a step into a graph. */
+static int capture(struct cu *c, enum what w, int i, int reps, cudaGraphExec_t *out)
+{
+    cudaGraph_t gr = NULL;
+    int rc = 0;
+    bool pass = w == W_PASS;
+    *out = NULL;
+    CU(cudaStreamBeginCapture(c->s, cudaStreamCaptureModeThreadLocal), NOL, "graph capture");
+    for (int k = 0; k < reps && !rc; k++)
+        rc = run_what(c, w, i);
+    cudaError_t e = cudaStreamEndCapture(c->s, &gr);
+    if (!rc && e != cudaSuccess)
+        rc = sim_err_set(SIM_EINTERNAL, "cudnn backend: capturing the pass as a CUDA graph: %s",
+                         cudaGetErrorString(e));
+    if (!rc && (e = cudaGraphInstantiate(out, gr, 0)) != cudaSuccess)
+        rc = sim_err_set(SIM_EINTERNAL, "cudnn backend: instantiating the pass's CUDA graph: %s",
+                         cudaGetErrorString(e));
+    if (!rc && pass)
+        cudaGraphGetNodes(gr, NULL, &c->graph_nodes);
+    if (gr)
+        cudaGraphDestroy(gr);
+    if (rc) {
+        cudaGetLastError();
+        if (*out)
+            cudaGraphExecDestroy(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* GPU time of a group, convolution or step as it is now: TUNE_REPS runs replayed as one graph. */
+static int time_what(struct cu *c, enum what w, int i, double *ms)
+{
+    cudaGraphExec_t ge;
+    int rc = capture(c, w, i, TUNE_REPS, &ge);
+    if (rc)
+        return rc;
+    float t = 0;
+    cudaError_t e = cudaGraphLaunch(ge, c->s);
+    if (e == cudaSuccess) e = cudaEventRecord(c->e0, c->s);
+    if (e == cudaSuccess) e = cudaGraphLaunch(ge, c->s);
+    if (e == cudaSuccess) e = cudaEventRecord(c->e1, c->s);
+    if (e == cudaSuccess) e = cudaEventSynchronize(c->e1);
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&t, c->e0, c->e1);
+    cudaGraphExecDestroy(ge);
+    CU(e, NOL, "timing a step");
+    *ms = t / TUNE_REPS;
+    return 0;
+}
+
+/* Each convolution keeps the candidate algorithm that is fastest as the graph runs it. */
+static int tune_algos(struct cu *c)
+{
+    for (int i = 0; i < c->net->n; i++) {
+        struct lrt *r = &c->rt[i];
+        if (c->net->layers[i].op != CAL_CONV || r->ncand < 2)
+            continue;
+        double best = INFINITY, t;
+        cudnnConvolutionFwdAlgo_t pick = r->cand[0];
+        for (int k = 0; k < r->ncand; k++) {
+            r->algo = r->cand[k];
+            int rc = run_conv(c, i);
+            if (!rc && !(rc = time_what(c, W_CONV, i, &t)) && t < best)
+                best = t, pick = r->algo;
+            if (rc) { /* a candidate that fails here is skipped */
+                cudaGetLastError();
+                sim_err_clear();
+            }
+        }
+        r->algo = pick;
+        if (r->fact && c->plan.groups[c->plan.group[c->plan.into[i]]].kind == CAL_ACT_RELU)
+            r->falgo = pick;
+    }
+    return 0;
+}
+
+/* SERVESIM_CUDNN_STEPS set: each step's GPU time, the slowest first, on stderr (where a
+ * pass's time goes; a diagnostic for docs/calibrate.md). */
+static void print_steps(struct cu *c)
+{
+    int n = c->net->n, k = 0;
+    double *t = calloc((size_t)n, sizeof *t), sum = 0;
+    int *ix = calloc((size_t)n, sizeof *ix);
+    for (int i = 0; t && ix && i < n; i++)
+        if (c->plan.into[i] == i && time_what(c, W_STEP, i, &t[i]) == 0)
+            ix[k++] = i, sum += t[i];
+    for (int a = 0; ix && a < k; a++) /* by time, descending (selection: n is small) */
+        for (int b = a + 1; b < k; b++)
+            if (t[ix[b]] > t[ix[a]]) {
+                int x = ix[a];
+                ix[a] = ix[b], ix[b] = x;
+            }
+    fprintf(stderr, "%s, batch %d: %d steps, %.3f ms summed (each alone, as a graph); slowest:\n",
+            c->net->name, c->batch, k, sum);
+    for (int a = 0; ix && a < k && a < 15; a++) {
+        const struct cal_layer *l = &c->net->layers[ix[a]];
+        int gi = c->plan.group[ix[a]];
+        const struct cal_layer *h = gi >= 0 ? &c->net->layers[c->plan.groups[gi].head] : l;
+        fprintf(stderr, "  %8.1f us  %-22s %-8s%s\n", 1e3 * t[ix[a]], l->name, cal_op_name(h->op),
+                gi >= 0 ? (c->rt[h - c->net->layers].variant == V_FUSED ? " (fused call)" : " (split)") : "");
+    }
+    free(t), free(ix);
+}
+
+/* Picks each group's implementation: the one-call form where it runs and is not slower. */
+static int choose_variants(struct cu *c)
+{
+    for (int k = 0; k < c->plan.ngroups; k++) {
+        const struct cal_group *g = &c->plan.groups[k];
+        struct lrt *r = &c->rt[g->head];
+        r->variant = V_SPLIT;
+        if (!r->fused_ok)
+            continue;
+        int rc = time_what(c, W_GROUP, k, &r->split_ms);
+        if (rc)
+            return rc;
+        r->variant = V_FUSED;
+        /* a one-call form cuDNN or cuBLASLt refuses here is dropped, not an error */
+        if ((rc = run_group(c, g)) == 0 && (rc = time_what(c, W_GROUP, k, &r->fused_ms)) == 0 &&
+            r->fused_ms <= r->split_ms)
+            continue;
+        if (rc && rc != SIM_EUNAVAIL && rc != SIM_EINTERNAL)
+            return rc;
+        cudaGetLastError();
+        sim_err_clear();
+        r->variant = V_SPLIT;
+        r->fused_ok = rc == 0;
+    }
+    return 0;
+}
+
+/* The float staging block of every weight array: channels-last permutations applied, batch
+ * norm's affine form precomputed (bn and layer-norm parameters stay float on the device). */
+static int stage_weights(struct cu *c, float **out, size_t *bytes)
+{
+    const struct cal_net *net = c->net;
+    size_t wbytes = 0;
+    for (int i = 0; i < net->n; i++) {
+        const struct cal_layer *l = &net->layers[i];
+        struct lrt *r = &c->rt[i];
+        r->off_w = r->off_b = r->off_mean = r->off_var = r->off_scale = r->off_shift = (size_t)-1;
+        if (l->w)
+            r->off_w = wput(&wbytes, l->nw);
+        if (l->b)
+            r->off_b = wput(&wbytes, l->nb);
+        if (l->mean) {
+            r->off_mean = wput(&wbytes, l->nb), r->off_var = wput(&wbytes, l->nb);
+            r->off_scale = wput(&wbytes, l->nb), r->off_shift = wput(&wbytes, l->nb);
+        }
+    }
+    float *stage = malloc(wbytes ? wbytes : 1);
+    if (!stage)
+        return SIM_ENOMEM;
+    for (int i = 0; i < net->n; i++) {
+        const struct cal_layer *l = &net->layers[i];
+        const struct lrt *r = &c->rt[i];
+        const struct cal_shape *xs = cal_net_tensor_shape(net, l->in[0]);
+        float *w = (float *)((char *)stage + (r->off_w == (size_t)-1 ? 0 : r->off_w));
+        if (l->w && l->op == CAL_CONV && is_nhwc(c, xs))
+            cal_nhwc_conv_weights(l->w, w, l->out, (int)xs->d[0] / l->groups, l->kh, l->kw);
+        else if (l->w && fc_reorders(c, l))
+            cal_nhwc_fc_weights(l->w, w, l->out, (int)xs->d[0], (int)(xs->d[1] * xs->d[2]));
+        else if (l->w)
+            memcpy(w, l->w, (size_t)l->nw * sizeof(float));
+        if (l->b)
+            memcpy((char *)stage + r->off_b, l->b, (size_t)l->nb * sizeof(float));
+        if (l->mean) {
+            memcpy((char *)stage + r->off_mean, l->mean, (size_t)l->nb * sizeof(float));
+            memcpy((char *)stage + r->off_var, l->var, (size_t)l->nb * sizeof(float));
+            cal_bn_affine(l, (float *)((char *)stage + r->off_scale),
+                          (float *)((char *)stage + r->off_shift));
+        }
+    }
+    *out = stage, *bytes = wbytes;
+    return 0;
+}
+
+static int cu_prepare(void *st, const struct cal_net *net, int batch, struct cal_mem_info *out)
+{
+    struct cu *c = st;
+    int n = net->n, rc = 0;
+    cu_unprepare(c);
+    c->net = net, c->batch = batch;
+    c->nhwc = c->o.precision != CAL_FP32 && !net->tokens;
+    memset(out, 0, sizeof *out);
+    size_t free0 = 0, free1 = 0, total = 0;
+    CU(cudaSetDevice(c->o.device), NOL, "cudaSetDevice");
+    CU(cudaMemGetInfo(&free0, &total), NOL, "cudaMemGetInfo");
+    if ((rc = cal_plan_build(net, !c->o.unfused, &c->plan))) {
+        c->net = NULL;
+        return rc;
+    }
+    c->rt = calloc((size_t)n, sizeof *c->rt);
+    c->t = calloc((size_t)n + 1, sizeof *c->t);
+    int *last = malloc((size_t)(n + 1) * sizeof *last), *first = malloc((size_t)(n + 1) * sizeof *first);
+    size_t *size = malloc((size_t)(n + 1) * sizeof *size), *off = malloc((size_t)(n + 1) * sizeof *off);
+    float *stage = NULL;
+    size_t wbytes = 0;
+    if (!c->rt || !c->t || !last || !first || !size || !off) {
+        rc = SIM_ENOMEM;
+        goto out;
+    }
+    if ((rc = stage_weights(c, &stage, &wbytes)))
+        goto out;
+    c->wf_bytes = wbytes;
+    if (cudaMalloc((void **)&c->wf, wbytes ? wbytes : 1) != cudaSuccess ||
+        (c->half && cudaMalloc((void **)&c->wh, wbytes / 2 + 256) != cudaSuccess)) {
+        rc = sim_err_set(SIM_ENOMEM, "cudnn backend: no device memory for %zu bytes of weights", wbytes);
+        goto out;
+    }
+    /* the model load */
+    cudaEventRecord(c->e0, c->s);
+    cudaMemcpyAsync(c->wf, stage, wbytes, cudaMemcpyHostToDevice, c->s);
+    if (c->half) /* half copies of every array at half the float offsets */
+        cal_cu_convert(c->wf, c->wh, (long)(wbytes / sizeof(float)), 1, c->s);
+    cudaEventRecord(c->e1, c->s);
+    cudaEventSynchronize(c->e1);
+    float lms = 0;
+    cudaEventElapsedTime(&lms, c->e0, c->e1);
+    out->load_ms = lms;
+    c->wh_bytes = c->half ? wbytes / 2 : 0;
+    /* descriptors and the activation arena (a tensor absorbed by a group has no buffer) */
+    for (int i = 0; i < n && !rc; i++)
+        rc = build(c, i);
+    if (rc)
+        goto out;
+    cal_plan_last_use(net, &c->plan, last);
+    for (int t = 0; t <= n; t++) {
+        const struct cal_shape *s = cal_net_tensor_shape(net, t - 1);
+        bool absorbed = t > 0 && c->plan.into[t - 1] != t - 1;
+        size[t] = absorbed ? 0 : (size_t)(batch * cal_shape_count(s)) * (t == 0 && net->tokens ? 4 : c->esz);
+        first[t] = t == 0 ? 0 : t - 1;
+        last[t] = t == 0 || c->o.keep_all ? n : last[t];
+    }
+    if ((rc = cal_arena_plan(n + 1, size, first, last, 256, off, &c->arena_bytes)))
+        goto out;
+    if (cudaMalloc((void **)&c->arena, c->arena_bytes) != cudaSuccess) {
+        rc = sim_err_set(SIM_ENOMEM, "cudnn backend: no device memory for a %zu-byte arena", c->arena_bytes);
+        goto out;
+    }
+    cudaMemset(c->arena, 0, c->arena_bytes);
+    for (int t = 0; t <= n; t++)
+        c->t[t] = size[t] ? c->arena + off[t] : NULL;
+    c->ids = net->tokens ? (int32_t *)c->t[0] : NULL;
+    if (c->ids)
+        c->t[0] = NULL; /* the ids live in the arena slot of the input; ownership: the arena */
+    for (int i = 0; i < n && !rc; i++) {
+        const struct cal_layer *l = &net->layers[i];
+        int gi = c->plan.group[c->plan.into[i]];
+        bool head = gi >= 0 && c->plan.groups[gi].head == i;
+        if (l->op == CAL_CONV)
+            rc = find_algo(c, i, &c->ws_bytes);
+        else if (l->op == CAL_BMM)
+            rc = bmm_setup(c, i);
+        else if (head && (l->op == CAL_FC || l->op == CAL_LINEAR))
+            rc = lt_setup(c, i);
+    }
+    if (rc)
+        goto out;
+    if (c->ws_bytes && cudaMalloc((void **)&c->ws, c->ws_bytes) != cudaSuccess) {
+        rc = sim_err_set(SIM_ENOMEM, "cudnn backend: no device memory for a %zu-byte workspace", c->ws_bytes);
+        goto out;
+    }
+    /* an eager pass checks every call, then each group keeps its faster implementation and
+     * the pass is captured as one graph */
+    if ((rc = run_all(c)))
+        goto out;
+    CU(cudaStreamSynchronize(c->s), NOL, "warm-up pass");
+    if ((rc = tune_algos(c)) || (rc = choose_variants(c)) || (rc = run_all(c)))
+        goto out;
+    CU(cudaStreamSynchronize(c->s), NOL, "warm-up pass");
+    if (getenv("SERVESIM_CUDNN_STEPS"))
+        print_steps(c);
+    if (!c->o.eager && (rc = capture(c, W_PASS, 0, 1, &c->gexec)))
+        goto out;
+    CU(cudaMemGetInfo(&free1, &total), NOL, "cudaMemGetInfo");
+    out->weights_bytes = c->half ? c->wh_bytes : c->wf_bytes;
+    out->arena_bytes = c->arena_bytes;
+    out->workspace_bytes = c->ws_bytes + BLAS_WS_BYTES;
+    out->device_used_bytes = free0 > free1 ? free0 - free1 : 0;
+out:
+    free(last), free(first), free(size), free(off), free(stage);
+    if (rc) {
+        c->ids = NULL;
+        cu_unprepare(c);
+    }
+    return rc;
+}
+
+/* Host-side layout change of n samples of an image tensor (float, canonical NCHW <-> NHWC). */
+static int host_permute(const struct cal_shape *s, int n, const float *x, float *y, bool to_nhwc)
+{
+    cal_nhwc_permute(x, y, n, (int)s->d[0], (int)(s->d[1] * s->d[2]), to_nhwc);
+    return 0;
+}
+
 static int cu_set_input(void *st, const void *input)
 {
     struct cu *c = st;
@@ -541,16 +996,24 @@ static int cu_set_input(void *st, const void *input)
         CU(cudaMemcpy(c->ids, input, n * sizeof(int32_t), cudaMemcpyHostToDevice), NOL, "input");
         return 0;
     }
-    if (!c->half) {
-        CU(cudaMemcpy(c->t[0], input, n * sizeof(float), cudaMemcpyHostToDevice), NOL, "input");
-        return 0;
+    float *perm = NULL;
+    if (is_nhwc(c, &net->input)) {
+        if (!(perm = malloc(n * sizeof *perm)))
+            return SIM_ENOMEM;
+        host_permute(&net->input, c->batch, input, perm, true);
+        input = perm;
     }
     void *tmp = NULL;
-    CU(cudaMalloc(&tmp, n * sizeof(float)), NOL, "input staging");
-    cudaMemcpy(tmp, input, n * sizeof(float), cudaMemcpyHostToDevice);
-    cal_cu_convert(tmp, c->t[0], (long)n, 1, c->s);
-    cudaStreamSynchronize(c->s);
+    cudaError_t e = c->half ? cudaMalloc(&tmp, n * sizeof(float)) : cudaSuccess;
+    if (e == cudaSuccess)
+        e = cudaMemcpy(c->half ? tmp : c->t[0], input, n * sizeof(float), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess && c->half) {
+        cal_cu_convert(tmp, c->t[0], (long)n, 1, c->s);
+        e = cudaStreamSynchronize(c->s);
+    }
     cudaFree(tmp);
+    free(perm);
+    CU(e, NOL, "input");
     return 0;
 }
 
@@ -562,8 +1025,10 @@ static int cu_run(void *st, double *ms)
      * instances from k threads): make this instance's device current for it */
     CU(cudaSetDevice(c->o.device), NOL, "cudaSetDevice");
     CU(cudaEventRecord(c->e0, c->s), NOL, "event");
-    for (int i = 0; i < c->net->n && !rc; i++)
-        rc = run_layer(c, i);
+    if (c->gexec)
+        CU(cudaGraphLaunch(c->gexec, c->s), NOL, "graph launch");
+    else
+        rc = run_all(c);
     CU(cudaEventRecord(c->e1, c->s), NOL, "event");
     CU(cudaEventSynchronize(c->e1), NOL, "forward pass");
     float t = 0;
@@ -572,22 +1037,41 @@ static int cu_run(void *st, double *ms)
     return rc;
 }
 
+static int cu_fused_into(void *st, int layer)
+{
+    const struct cu *c = st;
+    return c->net && layer >= 0 && layer < c->net->n ? c->plan.into[layer] : layer;
+}
+
 static int cu_read(void *st, int layer, float *out)
 {
     struct cu *c = st;
+    const struct cal_layer *l = &c->net->layers[layer];
     if (!c->o.keep_all && layer != c->net->n - 1)
         return sim_err_set(SIM_EINTERNAL, "cudnn backend: reading a layer other than the last needs keep_all");
-    size_t n = (size_t)(c->batch * cal_shape_count(&c->net->layers[layer].shape));
-    if (!c->half) {
-        CU(cudaMemcpy(out, c->t[layer + 1], n * sizeof(float), cudaMemcpyDeviceToHost), NOL, "read");
-        return 0;
-    }
+    if (c->plan.into[layer] != layer)
+        return sim_err_set(SIM_EUNAVAIL, "cudnn backend: layer %s is fused into %s and has no output "
+                           "of its own", l->name, c->net->layers[c->plan.into[layer]].name);
+    size_t n = (size_t)(c->batch * cal_shape_count(&l->shape));
+    bool perm = is_nhwc(c, &l->shape);
+    float *buf = perm ? malloc(n * sizeof *buf) : out;
     void *tmp = NULL;
-    CU(cudaMalloc(&tmp, n * sizeof(float)), NOL, "read staging");
-    cal_cu_convert(c->t[layer + 1], tmp, (long)n, 0, c->s);
-    cudaStreamSynchronize(c->s);
-    cudaError_t e = cudaMemcpy(out, tmp, n * sizeof(float), cudaMemcpyDeviceToHost);
+    if (!buf)
+        return SIM_ENOMEM;
+    cudaError_t e = cudaSuccess;
+    if (c->half) {
+        if ((e = cudaMalloc(&tmp, n * sizeof(float))) == cudaSuccess) {
+            cal_cu_convert(c->t[layer + 1], tmp, (long)n, 0, c->s);
+            if ((e = cudaStreamSynchronize(c->s)) == cudaSuccess)
+                e = cudaMemcpy(buf, tmp, n * sizeof(float), cudaMemcpyDeviceToHost);
+        }
+    } else
+        e = cudaMemcpy(buf, c->t[layer + 1], n * sizeof(float), cudaMemcpyDeviceToHost);
     cudaFree(tmp);
+    if (perm && e == cudaSuccess)
+        host_permute(&l->shape, c->batch, buf, out, false);
+    if (perm)
+        free(buf);
     CU(e, NOL, "read");
     return 0;
 }
@@ -598,6 +1082,9 @@ static void cu_destroy(void *st)
     if (!c)
         return;
     cu_unprepare(c);
+    cudaFree(c->bws);
+    if (c->lt)
+        cublasLtDestroy(c->lt);
     if (c->blas)
         cublasDestroy(c->blas);
     if (c->dnn)
@@ -613,13 +1100,15 @@ static void cu_destroy(void *st)
 
 const struct cal_backend_ops cal_backend_cudnn = {
     .name = "cudnn",
-    .description = "cuDNN + cuBLAS on an NVIDIA GPU (fp32, tf32, fp16; CUDA-event timing)",
+    .description = "cuDNN + cuBLAS on an NVIDIA GPU (fp32, tf32, fp16; fused groups, NHWC for "
+                   "fp16/tf32, the pass as one CUDA graph; CUDA-event timing)",
     .create = cu_create,
     .info = cu_info,
     .prepare = cu_prepare,
     .set_input = cu_set_input,
     .run = cu_run,
     .read = cu_read,
+    .fused_into = cu_fused_into,
     .unprepare = cu_unprepare,
     .destroy = cu_destroy,
 };

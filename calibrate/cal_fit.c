@@ -144,8 +144,8 @@ enum cal_form cal_fit_recommend(const struct cal_fit *lin, const struct cal_fit 
                  100 * quad->max_rel_err);
         return CAL_FIT_QUADRATIC;
     }
-    snprintf(why, (size_t)size, "linear (neither form within %.1f%%: linear %.1f%%, quadratic "
-             "%.1f%%; use the per-batch table)", 100 * tol, 100 * lin->max_rel_err,
+    snprintf(why, (size_t)size, "table: neither form within %.1f%% (linear %.1f%%, quadratic "
+             "%.1f%%), so the measured points themselves", 100 * tol, 100 * lin->max_rel_err,
              quad && quad->n ? 100 * quad->max_rel_err : NAN);
-    return CAL_FIT_LINEAR;
+    return CAL_FIT_TABLE;
 }

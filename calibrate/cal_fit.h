@@ -12,7 +12,9 @@
 
 #define CAL_FIT_MAX 64
 
-enum cal_form { CAL_FIT_LINEAR, CAL_FIT_ROBUST, CAL_FIT_QUADRATIC };
+/* CAL_FIT_TABLE is no fit: the measured points themselves (linear between them), what a
+ * profile uses when no closed form is within the tolerance. */
+enum cal_form { CAL_FIT_LINEAR, CAL_FIT_ROBUST, CAL_FIT_QUADRATIC, CAL_FIT_TABLE };
 
 struct cal_fit {
     enum cal_form form;
@@ -29,9 +31,9 @@ double cal_fit_eval(const struct cal_fit *f, double b);
 int cal_fit(enum cal_form form, const double *x, const double *y, int n,
             struct cal_fit *out /* OUT */);
 
-/* Which form to use: CAL_FIT_LINEAR when linear's worst relative error <= tol or the
- * quadratic does not do better than tol either; otherwise CAL_FIT_QUADRATIC. why gets a
- * one-line reason. */
+/* Which form to use: CAL_FIT_LINEAR when linear's worst relative error <= tol, else
+ * CAL_FIT_QUADRATIC when the quadratic's is, else CAL_FIT_TABLE (the measured points). why
+ * gets a one-line reason. */
 enum cal_form cal_fit_recommend(const struct cal_fit *lin, const struct cal_fit *quad, double tol,
                                 char *why, int size);
 

@@ -1,8 +1,12 @@
-// cal_kernels — CUDA kernels for GELU, layer norm, embeddings and precision conversion (see
-// cal_kernels.h). Templates give the float and __half versions of each.
+// cal_kernels — CUDA kernels for GELU, layer norm, embeddings, precision conversion, the fused
+// groups' epilogue and channels-last concatenation (see cal_kernels.h). Templates give the
+// float and __half versions of each; the epilogue's element rule is cal_epi.h's, shared with
+// the CPU tests.
 #include "cal_kernels.h"
 
 #include <cuda_fp16.h>
+
+#include "cal_epi.h"
 
 template <typename T> __device__ float ld(const T *p, long i);
 template <> __device__ float ld<float>(const float *p, long i) { return p[i]; }
@@ -119,5 +123,79 @@ extern "C" cudaError_t cal_cu_convert(const void *x, void *y, long n, int to_hal
         to_half_k<<<blocks(n), 256, 0, s>>>((const float *)x, (__half *)y, n);
     else
         to_float_k<<<blocks(n), 256, 0, s>>>((const __half *)x, (float *)y, n);
+    return cudaGetLastError();
+}
+
+// y = act(x * scale[c] + bias[c] + z), element by element (x may be y).
+template <typename T>
+__global__ void epi_k(const T *x, T *y, long n, int c, long hw, int nhwc, const float *scale,
+                      const float *bias, const T *z, int act)
+{
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+        st(y, i, cal_epi_apply(ld(x, i), cal_epi_channel(i, c, hw, nhwc), scale, bias,
+                               z ? ld(z, i) : 0.0f, act));
+}
+
+// The same on eight halves at a time (16-byte loads): the eight are consecutive channels
+// (channels-last, c a multiple of 8) or one channel (NCHW, hw a multiple of 8).
+__global__ void epi8_k(const uint4 *x, uint4 *y, long n8, int c, long hw, int nhwc,
+                       const float *scale, const float *bias, const uint4 *z, int act)
+{
+    for (long j = blockIdx.x * (long)blockDim.x + threadIdx.x; j < n8; j += (long)gridDim.x * blockDim.x) {
+        uint4 xv = x[j], zv = z ? z[j] : make_uint4(0, 0, 0, 0), yv;
+        const __half *xh = (const __half *)&xv, *zh = (const __half *)&zv;
+        __half *yh = (__half *)&yv;
+        long ch0 = cal_epi_channel(j * 8, c, hw, nhwc);
+        for (int k = 0; k < 8; k++)
+            yh[k] = __float2half(cal_epi_apply(__half2float(xh[k]), nhwc ? ch0 + k : ch0, scale,
+                                               bias, z ? __half2float(zh[k]) : 0.0f, act));
+        y[j] = yv;
+    }
+}
+
+extern "C" cudaError_t cal_cu_epilogue(const void *x, void *y, long n, int c, long hw, int nhwc,
+                                       const float *scale, const float *bias, const void *z,
+                                       int act, int half, cudaStream_t s)
+{
+    if (half && n % 8 == 0 && (nhwc ? c % 8 == 0 : hw % 8 == 0)) {
+        long n8 = n / 8;
+        epi8_k<<<blocks(n8), 256, 0, s>>>((const uint4 *)x, (uint4 *)y, n8, c, hw, nhwc, scale,
+                                          bias, (const uint4 *)z, act);
+    } else if (half)
+        epi_k<<<blocks(n), 256, 0, s>>>((const __half *)x, (__half *)y, n, c, hw, nhwc, scale,
+                                        bias, (const __half *)z, act);
+    else
+        epi_k<<<blocks(n), 256, 0, s>>>((const float *)x, (float *)y, n, c, hw, nhwc, scale, bias,
+                                        (const float *)z, act);
+    return cudaGetLastError();
+}
+
+// Channels-last concatenation of one input, in units of U: pixel p's cj units go to
+// [p * ct + co, p * ct + co + cj) of the output.
+template <typename U>
+__global__ void cat_k(const U *x, U *y, long pixels, int cj, int ct, int co)
+{
+    long n = pixels * cj;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+        long p = i / cj;
+        int k = (int)(i % cj);
+        y[p * ct + co + k] = x[cal_epi_concat_src(p, k + co, co, cj)];
+    }
+}
+
+extern "C" cudaError_t cal_cu_concat_nhwc(const void *x, void *y, long pixels, int cj, int ct,
+                                          int co, size_t esz, cudaStream_t s)
+{
+    size_t bj = (size_t)cj * esz, bt = (size_t)ct * esz, bo = (size_t)co * esz;
+    if (bj % 16 == 0 && bt % 16 == 0 && bo % 16 == 0)
+        cat_k<<<blocks(pixels * (long)(bj / 16)), 256, 0, s>>>((const uint4 *)x, (uint4 *)y, pixels,
+                                                              (int)(bj / 16), (int)(bt / 16), (int)(bo / 16));
+    else if (bj % 4 == 0 && bt % 4 == 0 && bo % 4 == 0)
+        cat_k<<<blocks(pixels * (long)(bj / 4)), 256, 0, s>>>((const unsigned *)x, (unsigned *)y, pixels,
+                                                             (int)(bj / 4), (int)(bt / 4), (int)(bo / 4));
+    else
+        cat_k<<<blocks(pixels * (long)(bj / 2)), 256, 0, s>>>((const unsigned short *)x,
+                                                             (unsigned short *)y, pixels, (int)(bj / 2),
+                                                             (int)(bt / 2), (int)(bo / 2));
     return cudaGetLastError();
 }

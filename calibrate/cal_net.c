@@ -330,6 +330,7 @@ static int parse_layer(struct cal_net *net, int i, const cJSON *o)
     char p[SIM_JPATH_MAX], ip[SIM_JPATH_MAX];
     const char *name = NULL;
     int op = 0, rc;
+    l->orig = i;
     sim_jpath_idx(p, sizeof p, "layers", i);
     if (!cJSON_IsObject(o))
         return sim_json_expected(p, "a layer object", o);
@@ -638,6 +639,7 @@ int cal_net_fold_bn(struct cal_net *net)
                 c->b[o] = (float)((c->b[o] - l->mean[o]) * g + l->b[o]);
             }
             map[i] = map[src];
+            c->orig = l->orig; /* the conv's output is now the bn's */
             free_weights(l);
             folded++;
             continue;

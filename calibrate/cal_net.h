@@ -64,6 +64,8 @@ struct cal_layer {
     double scale;                /* bmm: output multiplied by scale (1 when absent) */
     int vocab, positions, types, dim, index; /* embed; token index */
     /* derived at load */
+    int orig;                    /* the layer of the file whose output this layer's output is
+                                  * (its own index; a conv that absorbed a bn: the bn's) */
     struct cal_shape shape;      /* output, per sample */
     int64_t params;              /* learned parameters (bn: gamma+beta; running stats apart) */
     double macs;                 /* multiply-accumulates per sample */

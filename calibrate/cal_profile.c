@@ -79,7 +79,7 @@ static const struct cal_fit *chosen_fit(const struct cal_series *s)
 static bool form_ok(const struct cal_series *s)
 {
     const struct cal_fit *f = chosen_fit(s);
-    return s->n >= 2 && f->c0 >= 0 && f->c1 >= 0 && f->c2 >= 0 && cal_fit_eval(f, 1) > 0;
+    return s->n >= 2 && s->chosen != CAL_FIT_TABLE && f->c0 >= 0 && f->c1 >= 0 && f->c2 >= 0 && cal_fit_eval(f, 1) > 0;
 }
 
 /* Latency at batch b from the measured medians (p99s with fit_p99): linear between measured
@@ -224,6 +224,13 @@ static cJSON *profile_json(const struct cal_series *s, const char **form_out)
     return p;
 }
 
+const char *cal_exec_text(const struct cal_opts *o, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s, %s, %s", cal_exec_name(o), o->unfused ? "unfused" : "fused",
+             o->precision == CAL_FP32 ? "nchw" : "nhwc");
+    return buf;
+}
+
 int cal_profile_write_zoo(const char *file, const char *zoo_name,
                           const struct cal_provenance *pv, const struct cal_model_prof *m, int nm)
 {
@@ -235,9 +242,10 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
                  pv->reps, pv->serving_load);
     else
         snprintf(how, sizeof how, "%s of %d passes", pv->fit_p99 ? "p99" : "median", pv->reps);
-    snprintf(src, sizeof src, "servesim-calibrate: %s on %s, %s, %s after %d warm-up, bn %s",
+    snprintf(src, sizeof src, "servesim-calibrate: %s on %s, %s, %s after %d warm-up, bn %s%s%s",
              pv->backend, pv->dev.device, cal_precision_name(pv->precision), how, pv->warmup,
-             pv->folded_bn ? "folded into conv" : "explicit");
+             pv->folded_bn ? "folded into conv" : "explicit", pv->exec ? ", passes: " : "",
+             pv->exec ? pv->exec : "");
     cJSON_AddStringToObject(z, "format", "servesim-zoo/2");
     cJSON_AddStringToObject(z, "name", zoo_name);
     cJSON_AddStringToObject(z, "source", src);
@@ -251,6 +259,8 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
     cJSON_AddStringToObject(pvj, "device", pv->dev.device);
     cJSON_AddStringToObject(pvj, "versions", pv->dev.versions);
     cJSON_AddStringToObject(pvj, "precision", cal_precision_name(pv->precision));
+    if (pv->exec)
+        cJSON_AddStringToObject(pvj, "exec", pv->exec);
     cJSON_AddStringToObject(pvj, "host", pv->host);
     cJSON_AddStringToObject(pvj, "date", pv->date);
     cJSON_AddNumberToObject(pvj, "warmup", pv->warmup);
@@ -342,7 +352,8 @@ int cal_profile_write_db(const char *db, const struct cal_provenance *pv,
                 .r2 = s->n >= 2 ? f->r2 : NAN, .max_rel_err = s->n >= 2 ? f->max_rel_err : NAN,
                 .weights_mb = (double)big->mem.weights_bytes / 1048576.0,
                 .activations_mb = (double)big->mem.arena_bytes / 1048576.0,
-                .workspace_mb = (double)big->mem.workspace_bytes / 1048576.0, .load_ms = big->mem.load_ms};
+                .workspace_mb = (double)big->mem.workspace_bytes / 1048576.0, .load_ms = big->mem.load_ms,
+                .exec = pv->exec};
             cJSON_Delete(pj);
             cJSON_Delete(fj);
             if (!(pts[r] = calloc((size_t)s->n, sizeof *pts[r]))) {

@@ -40,7 +40,13 @@ struct cal_provenance {
     bool fit_p99;
     int warmup, reps;
     double serving_load;               /* > 0: timed serving-like at this load (--serving) */
+    const char *exec;                  /* GPU: how passes were issued, fused and laid out
+                                        * ("graph, fused, nhwc"); NULL on a CPU */
 };
+
+/* The exec text of a GPU profile for these backend options: "graph|eager, fused|unfused,
+ * nhwc|nchw" (images channels-last at fp16 and tf32). */
+const char *cal_exec_text(const struct cal_opts *o, char *buf, size_t size);
 
 /* Fits every form the point count allows and picks one (tolerance tol, e.g. 0.05). */
 int cal_series_fit(struct cal_series *s, double tol);

@@ -95,7 +95,7 @@ static const char schema_sql[] =
     "  table_json TEXT, source TEXT NOT NULL, measured_at TEXT NOT NULL,\n"
     "  network TEXT, backend TEXT, device TEXT, versions TEXT, host TEXT, precision TEXT,\n"
     "  threads INTEGER, r2 REAL, max_rel_err REAL, fits_json TEXT, recommendation TEXT,\n"
-    "  weights_mb REAL, activations_mb REAL, workspace_mb REAL, load_ms REAL);\n"
+    "  weights_mb REAL, activations_mb REAL, workspace_mb REAL, load_ms REAL, exec TEXT);\n"
     "CREATE TABLE IF NOT EXISTS profile_points(\n"
     "  profile_id INTEGER NOT NULL REFERENCES profiles(id), batch INTEGER NOT NULL,\n"
     "  reps INTEGER NOT NULL, median_ms REAL NOT NULL, p99_ms REAL NOT NULL,\n"
@@ -154,6 +154,10 @@ static const char migrate_v7_sql[] = "ALTER TABLE runs ADD COLUMN makespan_s REA
 /* Version 8 -> 9: the config's warm-up where it was extended to the policy's convergence
  * time (runs.warmup_s is the one used; NULL: the config's was used). */
 static const char migrate_v8_sql[] = "ALTER TABLE runs ADD COLUMN warmup_config_s REAL;\n";
+
+/* Version 9 -> 10: how a GPU profile's passes were issued and fused (profiles.exec: "graph,
+ * fused, nhwc", "eager, unfused, nchw"; NULL for CPU profiles and older rows). */
+static const char migrate_v9_sql[] = "ALTER TABLE profiles ADD COLUMN exec TEXT;\n";
 
 /* Version 3 -> 4: calibration provenance and fits on profiles (profile_points is new). */
 static const char migrate_v3_sql[] =
@@ -268,6 +272,7 @@ int sim_store_open(const char *path, struct sim_store **out)
             (v >= 1 && v <= 6 && (rc = exec(st, migrate_v6_sql))) ||
             (v >= 1 && v <= 7 && (rc = exec(st, migrate_v7_sql))) ||
             (v >= 1 && v <= 8 && (rc = exec(st, migrate_v8_sql))) ||
+            (v >= 1 && v <= 9 && (rc = exec(st, migrate_v9_sql))) ||
             (rc = exec(st, schema_sql)) ||
             (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
             rollback(st);
@@ -764,8 +769,8 @@ int sim_store_profiles_write(struct sim_store *st, const struct sim_store_profil
     if ((rc = prep(st, "INSERT INTO profiles(executor_kind, model, form, alpha_ms, beta_ms, a_ms,"
                        " b_ms, c_ms, table_json, source, measured_at, network, backend, device,"
                        " versions, host, precision, threads, r2, max_rel_err, fits_json,"
-                       " recommendation, weights_mb, activations_mb, workspace_mb, load_ms)"
-                       " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &qp)) ||
+                       " recommendation, weights_mb, activations_mb, workspace_mb, load_ms, exec)"
+                       " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &qp)) ||
         (rc = prep(st, "INSERT INTO profile_points VALUES(?,?,?,?,?,?,?,?,?,?)", &qt)))
         goto fail;
     for (int i = 0; i < n; i++) {
@@ -792,6 +797,7 @@ int sim_store_profiles_write(struct sim_store *st, const struct sim_store_profil
         const double mem[] = {r->weights_mb, r->activations_mb, r->workspace_mb, r->load_ms};
         for (int k = 0; k < 4; k++)
             bad |= bind_dn(qp, col++, mem[k]);
+        bad |= bind_tn(qp, col++, r->exec);
         if (bad) {
             rc = db_err(st, "binding a profile");
             goto fail;

@@ -16,7 +16,7 @@
 #include "sim_searches.h"
 #include "sim_world.h"
 
-#define SIM_STORE_SCHEMA 9
+#define SIM_STORE_SCHEMA 10
 
 struct sim_store;
 
@@ -69,6 +69,7 @@ int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const c
 struct sim_store_profile {
     const char *executor_kind, *model, *form, *source, *network, *backend, *device, *versions,
         *host, *precision, *fits_json, *recommendation, *table_json;
+    const char *exec;        /* GPU: "graph, fused, nhwc" etc. (NULL: CPU) */
     int threads;
     double alpha_ms, beta_ms, a_ms, b_ms, c_ms, r2, max_rel_err;
     double weights_mb, activations_mb, workspace_mb, load_ms;

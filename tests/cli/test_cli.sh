@@ -394,7 +394,7 @@ db_atomic() {
   n=$(sqlite3 "$db" "SELECT count(*) FROM runs; SELECT count(DISTINCT run_id) FROM model_stats; SELECT count(DISTINCT run_id) FROM latency_hist;" | tr '\n' ' ')
   [ "$n" = "1 1 1 " ] || fail "half-written run left behind: runs/model_stats/latency_hist = $n"
   v=$(sqlite3 "$db" "PRAGMA user_version")
-  [ "$v" = "9" ] || fail "schema version $v"
+  [ "$v" = "10" ] || fail "schema version $v"
   sqlite3 "$db" "PRAGMA user_version = 99"
   "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -q "written by a newer servesim" "$tmp/err" || fail "newer schema: exit $rc, expected 2"
@@ -406,7 +406,7 @@ db_migrate_v1() {
   sqlite3 "$db" < "$src/tests/cli/schema_v1.sql" || fail "cannot build the v1 fixture"
   sqlite3 "$db" "INSERT INTO runs VALUES(7,'old','run','symphony',1,'{}','h','0.0.1','t',0,'ok',1,0,1,1,1,0,1,99,NULL,1);"
   "$bin" run --db "$db" --set duration_s=4 --quiet || fail "run on a v1 database failed"
-  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "9" ] || fail "not migrated to version 9"
+  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "10" ] || fail "not migrated to version 10"
   # 7 -> 8: training jobs (the quickstart has none: no rows, no makespan)
   [ "$(sqlite3 "$db" "SELECT count(*) FROM job_stats; SELECT count(*) FROM job_workers; SELECT count(*) FROM runs WHERE makespan_s IS NULL" | tr '\n' ' ')" = "0 0 2 " ] ||
     fail "job tables or runs.makespan_s missing"

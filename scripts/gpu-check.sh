@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# gpu-check — one command that shows, on a machine with an NVIDIA GPU, whether
+# servesim-calibrate measures what a GPU serving engine sees (docs/calibrate.md, "GPU check"):
+#
+#  1. every layer of the six networks (ResNet-50, Inception-V3, DenseNet-121, MobileNetV2,
+#     VGG-16, BERT-base) against the reference at PRECISION, fused as measure runs them
+#     (run in parallel on the host's cores: the reference is plain loops);
+#  2. per network and batch size 1-32, the back-to-back median of a pass as one CUDA graph
+#     (the default) and, where ANCHOR is given, PyTorch's CUDA-graph replay of the same network
+#     on the same kind of GPU, with the ratio and each network's l(32)/l(1);
+#  3. ResNet-50 measured serving-like into a zoo, and `validate` against a real FIFO server on
+#     the GPU (max batch 8, loads 0.2-0.9, REQUESTS requests each): the profile's mean error;
+#  4. the table again with each pass issued eagerly (--exec eager) beside it.
+#
+#   scripts/gpu-check.sh [OUTDIR]      (default: gpu-check.out; everything is also written there)
+#
+# Environment: CALIBRATE (the binary; default: the release build's, built if missing),
+# ANCHOR (pytorch_anchor.json: {"nets": {NET: {BATCH: {"graph": {"median": MS}}}}}; default
+# ../shared/gpu/h100-2026-11-26/pytorch_anchor.json where it exists), PRECISION (fp16),
+# NETS, BATCHES (1,2,4,8,16,32), REPS (50), REQUESTS (5000), DEVICE (0), TOL (0.02: the fit
+# tolerance of the validated zoo; the measured table past it), SKIP_CHECK=1, ZOO (a
+# zoo holding resnet50 to validate instead of measuring one here).
+# Exit codes: 0 every check ran (read the verdicts), 77 no usable GPU or no cuDNN backend,
+# 1 a step failed (its output says which).
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:-gpu-check.out}
+PRECISION=${PRECISION:-fp16}
+NETS=${NETS:-"resnet50 inceptionv3 densenet121 mobilenetv2 vgg16 bert_base"}
+BATCHES=${BATCHES:-1,2,4,8,16,32}
+REPS=${REPS:-50}
+REQUESTS=${REQUESTS:-5000}
+TOL=${TOL:-0.02}   # the zoo's fit tolerance: graph passes bend; past it the measured table
+DEVICE=${DEVICE:-0}
+C=${CALIBRATE:-$here/build/release/calibrate/servesim-calibrate}
+ANCHOR=${ANCHOR:-$here/../shared/gpu/h100-2026-11-26/pytorch_anchor.json}
+[ -f "$ANCHOR" ] || ANCHOR=""
+mkdir -p "$OUT"
+if [ ! -x "$C" ]; then
+    (cd "$here" && cmake --preset release > /dev/null && cmake --build --preset release) || exit 1
+fi
+if ! "$C" backends | grep -qw cudnn; then
+    echo "gpu-check: this build has no cuDNN backend (install the CUDA toolkit and cuDNN, rebuild)" >&2
+    exit 77
+fi
+rc=0
+"$C" check tiny_cnn --backend cudnn --device "$DEVICE" > "$OUT/check_tiny_cnn.txt" 2>&1 || rc=$?
+if [ "$rc" = 77 ]; then
+    tail -1 "$OUT/check_tiny_cnn.txt" >&2
+    echo "gpu-check: no usable GPU here; nothing measured" >&2
+    exit 77
+fi
+fail=0
+[ "$rc" = 0 ] || { echo "gpu-check: check tiny_cnn (fp32) failed:"; tail -3 "$OUT/check_tiny_cnn.txt"; fail=1; }
+"$C" backends | tail -1
+echo "precision $PRECISION, batches $BATCHES, $REPS passes each; output in $OUT"
+
+# 1. layers against the reference, in the background (CPU-bound reference)
+pids=()
+if [ "${SKIP_CHECK:-0}" != 1 ]; then
+    for net in $NETS; do
+        "$C" check "$net" --backend cudnn --device "$DEVICE" --precision "$PRECISION" --batch 1 \
+            > "$OUT/check_$net.txt" 2>&1 &
+        pids+=($!)
+    done
+fi
+
+# 2. each network as one CUDA graph, against PyTorch's replay
+measure_all() { # EXEC
+    for net in $NETS; do
+        "$C" measure "$net" --backend cudnn --device "$DEVICE" --precision "$PRECISION" \
+            --batches "$BATCHES" --reps "$REPS" --warmup 5 --exec "$1" \
+            > "$OUT/measure_${net}_$1.txt" 2>&1 ||
+            { echo "gpu-check: measure $net --exec $1 failed:"; tail -3 "$OUT/measure_${net}_$1.txt"; fail=1; }
+    done
+}
+table() {
+    python3 - "$OUT" "$ANCHOR" $NETS <<'EOF'
+import json, re, sys
+out, anchor, nets = sys.argv[1], sys.argv[2], sys.argv[3:]
+anc = json.load(open(anchor))["nets"] if anchor else {}
+def medians(path):
+    got, on = {}, False
+    try:
+        for line in open(path):
+            if "median ms" in line:
+                on = True
+                continue
+            m = re.match(r"\s+(\d+)\s+([\d.]+)\s", line)
+            if on and m:
+                got[int(m.group(1))] = float(m.group(2))
+            elif on and line.strip() and not m:
+                on = False
+    except OSError:
+        pass
+    return got
+print("\nmedian ms per pass, back to back (graph: servesim-calibrate's default; eager: --exec eager;"
+      "\npytorch: CUDA-graph replay from %s)" % (anchor or "no ANCHOR given"))
+print("%-12s %5s %9s %9s %9s %12s" % ("network", "batch", "graph", "eager", "pytorch", "graph/pytorch"))
+worst, rows = 0.0, []
+for net in nets:
+    g, e = medians(f"{out}/measure_{net}_graph.txt"), medians(f"{out}/measure_{net}_eager.txt")
+    for b in sorted(g):
+        p = anc.get(net, {}).get(str(b), {}).get("graph", {}).get("median")
+        r = g[b] / p if p else None
+        worst = max(worst, r or 0)
+        print("%-12s %5d %9.3f %9s %9s %12s" % (net, b, g[b], "%.3f" % e[b] if b in e else "-",
+              "%.3f" % p if p else "-", "%.2fx" % r if r else "-"))
+    if 1 in g and 32 in g:
+        pa = anc.get(net, {})
+        pr = (pa["32"]["graph"]["median"] / pa["1"]["graph"]["median"]) if "1" in pa and "32" in pa else None
+        rows.append((net, g[32] / g[1], pr))
+print("\nl(32)/l(1): " + "; ".join("%s %.2f (pytorch %s)" % (n, a, "%.2f" % p if p else "-") for n, a, p in rows))
+if anc:
+    print("worst graph/pytorch: %.2fx (the aim: at or under 1.0x; the bar: 1.25x)" % worst)
+EOF
+}
+measure_all graph
+table
+
+# 3. serving-like zoo for ResNet-50 (or ZOO) and the real server against the simulator
+zoo=${ZOO:-$OUT/zoo_resnet50.json}
+if [ -z "${ZOO:-}" ]; then
+    "$C" measure resnet50 --backend cudnn --device "$DEVICE" --precision "$PRECISION" \
+        --batches "$BATCHES" --serving 0.5 --reps 100 --warmup 5 --tol "$TOL" --out "$zoo" \
+        --zoo-name gpu-check > "$OUT/serving_resnet50.txt" 2>&1 ||
+        { echo "gpu-check: serving measure failed:"; tail -3 "$OUT/serving_resnet50.txt"; fail=1; }
+fi
+if [ -f "$zoo" ]; then
+    rm -f "$OUT/validate_resnet50.tsv"
+    "$C" validate resnet50 --backend cudnn --device "$DEVICE" --precision "$PRECISION" \
+        --zoo "$zoo" --max-batch 8 --loads 0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9 \
+        --requests "$REQUESTS" --tsv "$OUT/validate_resnet50.tsv" > "$OUT/validate_resnet50.txt" 2>&1 ||
+        { echo "gpu-check: validate failed:"; tail -3 "$OUT/validate_resnet50.txt"; fail=1; }
+    echo; echo "validate resnet50 (max batch 8, $REQUESTS requests per load):"
+    cat "$OUT/validate_resnet50.txt"
+fi
+
+# 4. the same passes issued eagerly, for comparison
+measure_all eager
+table
+
+if [ ${#pids[@]} -gt 0 ]; then
+    echo; echo "check, $PRECISION, batch 1 (every materialised layer against the reference):"
+    for i in "${!pids[@]}"; do
+        wait "${pids[$i]}" || fail=1
+    done
+    for net in $NETS; do
+        tail -1 "$OUT/check_$net.txt"
+    done
+fi
+exit $fail
