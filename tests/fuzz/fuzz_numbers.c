@@ -5,8 +5,12 @@
  * what it was. The result goes through validation and, when it describes a small run
  * (fuzz_run_small), through the engine: every number the config accepts must give a run that
  * ends, or an error naming the field (issue 38). Symphony's partition MILP gets a budget of
- * 1,000 nodes, so that a unit stays within libFuzzer's timeout. FUZZ_NUMBERS_LIST=1 in the environment lists
- * the configs by index with their count of numbers. */
+ * 1,000 nodes and FA2's re-plan interval a floor of 10 ms, so that a unit stays within
+ * libFuzzer's timeout. FUZZ_NUMBERS_LIST=1 in the environment lists
+ * the configs by index with their count of numbers. The index is the position among the
+ * configs sorted by path, so a config added under experiments/ shifts the later ones: the
+ * seeds in tests/fuzz/regress/numbers/ are named after their config, and their first byte is
+ * re-pointed when that happens. */
 #include <dirent.h>
 #include <stdbool.h>
 #include <math.h>
@@ -154,6 +158,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             cJSON_AddNumberToObject(pp, "partition_node_limit", 1000);
         }
     }
+    /* FA2's re-plans within the timeout too: each is a DP over the SLA in 1-ms slots (about
+     * 1 ms under the sanitizers), so the engine's bound of 1e5 plans a run is minutes here;
+     * the interval is kept at 10 ms or more (500 plans over the 5-s run) */
+    cJSON *fp = pol ? cJSON_GetObjectItemCaseSensitive(pol, "params") : NULL;
+    cJSON *iv = cJSON_IsObject(fp) ? cJSON_GetObjectItemCaseSensitive(fp, "interval_s") : NULL;
+    if (cJSON_IsNumber(iv) && iv->valuedouble > 0 && iv->valuedouble < 0.01)
+        cJSON_SetNumberValue(iv, 0.01);
     char *text = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
     struct sim_config *cfg = NULL;
