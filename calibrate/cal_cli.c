@@ -62,7 +62,8 @@ static const char usage[] =
     "                           (exponential; the device busy LOAD of the time, 0 < LOAD < 1);\n"
     "                           fits on the means and writes each profile's service-time\n"
     "                           distribution (shifted lognormal or gamma, by KS distance)\n"
-    "  --tol X                  worst relative error a linear fit may have (0.05)\n"
+    "  --tol X                  worst relative error a fit may have (0.05): linear if it\n"
+    "                           is within, else quadratic if that is, else the measured table\n"
     "  --tol-check X            check: largest relative error per layer (1e-4 fp32, 2e-2 fp16)\n"
     "  --zoo FILE --model NAME  validate: the calibrated zoo and model (the net's name)\n"
     "  --loads LIST             validate: fractions of capacity B/l(B) (0.2,0.4,0.6,0.8)\n"
@@ -333,9 +334,10 @@ static int cmd_check(const struct opts *o)
             werr = e, worst = i;
     }
     if (!rc) {
-        printf("%s on %s, batch %d, %s, %s: %d outputs compared (%d layers of the file; %d fused "
+        printf("%s on %s, batch %d, %s%s%s: %d outputs compared (%d layers of the file; %d fused "
                "into groups, %d bn folded): worst %.2e (%s) against tolerance %.0e\n", net->name,
-               be->name, o->batch, cal_precision_name(o->precision), cal_exec_name(&bo), compared,
+               be->name, o->batch, cal_precision_name(o->precision), be->fused_into ? ", " : "",
+               be->fused_into ? cal_exec_name(&bo) : "", compared,
                orig->n, absorbed, orig->n - net->n, werr,
                worst >= 0 ? net->layers[worst].name : "-", tol);
         if (werr > tol)

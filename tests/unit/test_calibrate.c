@@ -29,15 +29,7 @@
 #include "sim_goodput.h"
 #include "sim_report.h"
 #include "test.h"
-
-static struct cal_net *load(const char *name)
-{
-    char file[1024];
-    struct cal_net *net = NULL;
-    cal_net_resolve(name, file, sizeof file);
-    REQUIRE_OK(cal_net_load(file, &net));
-    return net;
-}
+#include "test_cal.h"
 
 static void compare_layers(const struct cal_backend_ops *be, struct cal_opts bo, const char *name,
                            int batch, bool fold, double tol);

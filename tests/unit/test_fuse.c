@@ -15,6 +15,7 @@
 #include "cal_ref.h"
 #include "sim_err.h"
 #include "test.h"
+#include "test_cal.h"
 
 /* A check whose failure makes the rest of the case meaningless. */
 #define REQUIRE(cond, ...)                                                            \
@@ -24,15 +25,6 @@
             exit(1);                                                                  \
         }                                                                             \
     } while (0)
-
-static struct cal_net *load(const char *name)
-{
-    char file[1024];
-    struct cal_net *net = NULL;
-    cal_net_resolve(name, file, sizeof file);
-    REQUIRE_OK(cal_net_load(file, &net));
-    return net;
-}
 
 static int find(const struct cal_net *net, const char *name)
 {
