@@ -164,6 +164,13 @@ static bool inst_for(const struct sim *s, const struct nexus *st, int m, double 
     o->lat = lat_s(s, st, m, b);
     double d = slo_s(s, m) - o->lat;
     o->duty_max = d < b / w ? d : b / w;
+    if (o->duty_max < o->lat) {
+        /* the batch takes longer than the cycle the SLO leaves (lat(b) > SLO - lat(b): a
+         * session whose smallest batch exceeds half its SLO, bmax_of's floor of 1): no cycle
+         * holds it at this rate, so it gets the saturated instance, as at start-up, rather
+         * than no backend at all */
+        return inst_for(s, st, m, 0, o);
+    }
     o->tp = b / o->duty_max;
     o->workload = w;
     return true;
