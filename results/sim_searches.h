@@ -11,9 +11,24 @@
 
 #include "sim_result.h"
 
+/* What a probe must meet (search.rule): every model's p-quantile within its SLO, dropped
+ * requests counted (worst: the Symphony paper's written definition, the default), or the bad
+ * fraction of all models' requests together within 1 - p (aggregate: what the authors'
+ * harness prints as "avg" beside "worst", abcdabcd987/nexuslb tools/nexus_scheduler/
+ * run_nexus_main.cpp and tools/bench_dispatcher/run_rankmt_main.cpp). */
+enum sim_search_rule { SIM_RULE_WORST, SIM_RULE_AGGREGATE };
+extern const char *const sim_search_rule_names[];   /* "worst", "aggregate" */
+
+/* Does a run meet the rule? */
+static inline bool sim_rule_pass(enum sim_search_rule rule, const struct sim_result *r)
+{
+    return rule == SIM_RULE_AGGREGATE ? r->pass_aggregate : r->pass;
+}
+
 struct sim_probe {
     double scale, offered_rps, worst_bad_frac, worst_p99_ms;
-    bool pass;
+    double all_bad_frac;                /* late + dropped over all requests */
+    bool pass;                          /* under the search's rule */
     char worst_model[SIM_NAME_MAX];
 };
 
@@ -37,6 +52,7 @@ struct sim_goodput {
     double lo_scale, hi_scale;          /* the bracket (-1: no such probe) */
     int max_probes;                     /* the search's search.max_probes and .tolerance */
     double tol;
+    enum sim_search_rule rule;          /* and search.rule */
     struct sim_result *best;            /* the highest passing probe's result (or the lowest) */
 };
 
@@ -44,10 +60,10 @@ struct sim_goodput {
 
 struct sim_plan_probe {
     int gpus;
-    bool pass;
+    bool pass;                          /* under the plan's rule */
     int64_t run_id;
     char worst_model[SIM_NAME_MAX];
-    double worst_bad_frac;
+    double worst_bad_frac, all_bad_frac;
 };
 
 struct sim_plan {
@@ -55,6 +71,7 @@ struct sim_plan {
     int lower_bound, min_gpus, max_gpus;
     int static_gpus;                    /* 0: none passed up to max_gpus */
     bool monotone;
+    enum sim_search_rule rule;          /* search.rule */
     int nprobes;
     struct sim_plan_probe probes[SIM_PLAN_MAX_PROBES];
     struct sim_result *static_result;   /* the run at static_gpus */

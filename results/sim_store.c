@@ -76,7 +76,7 @@ static const char schema_sql[] =
     "  run_id INTEGER NOT NULL REFERENCES runs(id), probe INTEGER NOT NULL,\n"
     "  scale REAL NOT NULL, offered_rps REAL NOT NULL, pass INTEGER NOT NULL,\n"
     "  worst_model TEXT NOT NULL, worst_bad_frac REAL NOT NULL, worst_p99_ms REAL,\n"
-    "  PRIMARY KEY(run_id, probe));\n"
+    "  all_bad_frac REAL, rule TEXT, PRIMARY KEY(run_id, probe));\n"
     "CREATE TABLE IF NOT EXISTS job_stats(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), job INTEGER NOT NULL, kind TEXT NOT NULL,\n"
     "  arrival_s REAL NOT NULL, start_s REAL, end_s REAL, wait_s REAL, train_s REAL,\n"
@@ -107,12 +107,12 @@ static const char schema_sql[] =
     "  static_gpus INTEGER, static_run_id INTEGER REFERENCES runs(id), static_gpu_s REAL,\n"
     "  stopping_rule TEXT NOT NULL, monotone INTEGER NOT NULL, autoscaler TEXT,\n"
     "  autoscale_run_id INTEGER REFERENCES runs(id), autoscale_gpu_s REAL,\n"
-    "  autoscale_slo_met INTEGER, autoscale_bad_rate REAL, saving_frac REAL);\n"
+    "  autoscale_slo_met INTEGER, autoscale_bad_rate REAL, saving_frac REAL, rule TEXT);\n"
     "CREATE TABLE IF NOT EXISTS plan_probes(\n"
     "  plan TEXT NOT NULL REFERENCES plans(plan), probe INTEGER NOT NULL,\n"
     "  gpus INTEGER NOT NULL, run_id INTEGER NOT NULL REFERENCES runs(id),\n"
     "  pass INTEGER NOT NULL, worst_model TEXT NOT NULL, worst_bad_frac REAL NOT NULL,\n"
-    "  PRIMARY KEY(plan, probe));\n";
+    "  all_bad_frac REAL, PRIMARY KEY(plan, probe));\n";
 
 /* Version 1 -> 2: prediction and preemption columns, executor life and actions, sweeps. */
 static const char migrate_v1_sql[] =
@@ -156,8 +156,15 @@ static const char migrate_v7_sql[] = "ALTER TABLE runs ADD COLUMN makespan_s REA
 static const char migrate_v8_sql[] = "ALTER TABLE runs ADD COLUMN warmup_config_s REAL;\n";
 
 /* Version 9 -> 10: how a GPU profile's passes were issued and fused (profiles.exec: "graph,
- * fused, nhwc", "eager, unfused, nchw"; NULL for CPU profiles and older rows). */
-static const char migrate_v9_sql[] = "ALTER TABLE profiles ADD COLUMN exec TEXT;\n";
+ * fused, nhwc", "eager, unfused, nchw"; NULL for CPU profiles and older rows), and the rule
+ * of goodput searches and plans (search.rule: "worst" or "aggregate", with all requests' bad
+ * fraction beside the worst model's; NULL in older rows, which used "worst"). */
+static const char migrate_v9_sql[] = "ALTER TABLE profiles ADD COLUMN exec TEXT;\n"
+                                     "ALTER TABLE goodput_search ADD COLUMN all_bad_frac REAL;\n"
+                                     "ALTER TABLE goodput_search ADD COLUMN rule TEXT;\n";
+/* (plans and plan_probes exist from version 3; older databases get them whole) */
+static const char migrate_v9_plans_sql[] = "ALTER TABLE plans ADD COLUMN rule TEXT;\n"
+                                           "ALTER TABLE plan_probes ADD COLUMN all_bad_frac REAL;\n";
 
 /* Version 3 -> 4: calibration provenance and fits on profiles (profile_points is new). */
 static const char migrate_v3_sql[] =
@@ -273,6 +280,7 @@ int sim_store_open(const char *path, struct sim_store **out)
             (v >= 1 && v <= 7 && (rc = exec(st, migrate_v7_sql))) ||
             (v >= 1 && v <= 8 && (rc = exec(st, migrate_v8_sql))) ||
             (v >= 1 && v <= 9 && (rc = exec(st, migrate_v9_sql))) ||
+            (v >= 3 && v <= 9 && (rc = exec(st, migrate_v9_plans_sql))) ||
             (rc = exec(st, schema_sql)) ||
             (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
             rollback(st);
@@ -347,6 +355,7 @@ static int write_hist(struct sim_store *st, sqlite3_stmt *q, int64_t id, const c
 
 const char *const sim_search_status_names[] = {"ok", "no load passed", "not bracketed",
                                                "not converged"};
+const char *const sim_search_rule_names[] = {"worst", "aggregate"};
 
 int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
                     const struct sim_result *r, int64_t *run_id)
@@ -379,7 +388,7 @@ int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
         (rc = prep(st, "INSERT INTO queue_hist VALUES(?,?,?,?,?)", &q_qh)) ||
         (rc = prep(st, "INSERT INTO path_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ps)) ||
         (rc = prep(st, "INSERT INTO path_hist VALUES(?,?,?,?,?)", &q_ph)) ||
-        (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?)", &q_gs)) ||
+        (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?,?,?)", &q_gs)) ||
         (rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,?,?,?)", &q_sp)))
         goto rollback;
     if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddidiiddddd" : "ttttttttdtddddddidnidiiddddd",
@@ -468,8 +477,9 @@ int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
     if (g)
         for (int i = 0; i < g->nprobes; i++) {
             const struct sim_probe *p = &g->probes[i];
-            if ((rc = insert(st, q_gs, "iiddidtd", id, (int64_t)i, p->scale, p->offered_rps,
-                             (int64_t)p->pass, p->worst_model, p->worst_bad_frac, p->worst_p99_ms)))
+            if ((rc = insert(st, q_gs, "iiddidtddt", id, (int64_t)i, p->scale, p->offered_rps,
+                             (int64_t)p->pass, p->worst_model, p->worst_bad_frac, p->worst_p99_ms,
+                             p->all_bad_frac, sim_search_rule_names[g->rule])))
                 goto rollback;
         }
     if (pt && (rc = insert(st, q_sp, "tittitn", pt->sweep, (int64_t)pt->point, pt->key,
@@ -696,9 +706,9 @@ int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const c
     sqlite3_stmt *q_del = NULL;
     if ((rc = prep(st, "DELETE FROM plan_probes WHERE plan = ?", &q_del)) ||
         (rc = insert(st, q_del, "t", p->id)) ||
-        (rc = prep(st, "INSERT OR REPLACE INTO plans VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (rc = prep(st, "INSERT OR REPLACE INTO plans VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                    &q_plan)) ||
-        (rc = prep(st, "INSERT INTO plan_probes VALUES(?,?,?,?,?,?,?)", &q_probe)))
+        (rc = prep(st, "INSERT INTO plan_probes VALUES(?,?,?,?,?,?,?,?)", &q_probe)))
         goto rollback;
     /* static columns are NULL without a passing probe, autoscale ones without autoscaling */
     const struct sim_result *a = p->autoscale_result, *s = p->static_result;
@@ -719,19 +729,21 @@ int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const c
         sqlite3_bind_text(q_plan, 12, p->autoscaler, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int64(q_plan, 13, p->autoscale_run_id);
         sqlite3_bind_double(q_plan, 14, a->gpu_s);
-        sqlite3_bind_int(q_plan, 15, a->pass);
+        sqlite3_bind_int(q_plan, 15, sim_rule_pass(p->rule, a));
         sqlite3_bind_double(q_plan, 16, a->bad_rate);
         if (s && s->gpu_s > 0)
             sqlite3_bind_double(q_plan, 17, 1 - a->gpu_s / s->gpu_s);
     }
+    sqlite3_bind_text(q_plan, 18, sim_search_rule_names[p->rule], -1, SQLITE_STATIC);
     if (sqlite3_step(q_plan) != SQLITE_DONE) {
         rc = db_err(st, "inserting the plan");
         goto rollback;
     }
     for (int i = 0; i < p->nprobes; i++) {
         const struct sim_plan_probe *pr = &p->probes[i];
-        if ((rc = insert(st, q_probe, "tiiiitd", p->id, (int64_t)i, (int64_t)pr->gpus,
-                         pr->run_id, (int64_t)pr->pass, pr->worst_model, pr->worst_bad_frac)))
+        if ((rc = insert(st, q_probe, "tiiiitdd", p->id, (int64_t)i, (int64_t)pr->gpus,
+                         pr->run_id, (int64_t)pr->pass, pr->worst_model, pr->worst_bad_frac,
+                         pr->all_bad_frac)))
             goto rollback;
     }
     sqlite3_finalize(q_del);

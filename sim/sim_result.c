@@ -173,6 +173,7 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     r->offered_rps = measured > 0 ? (double)r->offered / measured : 0;
     r->ontime_rps = measured > 0 ? (double)r->on_time / measured : 0;
     r->bad_rate = r->offered ? (double)(r->late + r->dropped) / (double)r->offered : 0;
+    r->pass_aggregate = within_slo(r->late + r->dropped, r->offered, q);
     for (int e = 0; e < s->nexecs; e++) {
         const struct sim_exec *x = &s->execs[e];
         struct sim_exec_result *o = &r->execs[e];

@@ -77,6 +77,8 @@ struct sim_result {
     uint64_t same_instant;              /* of the events: policy timers armed for the instant
                                          * they fired at (a FIFO, no heap; sim_timer.c) */
     bool pass;                          /* every model meets its SLO at the percentile */
+    bool pass_aggregate;                /* all requests together: at most 1 - percentile of
+                                         * them late or dropped (the harness's "avg" rule) */
     int worst_model;
     double worst_bad_frac;
     int nmodels, nexecs;

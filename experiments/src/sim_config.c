@@ -908,10 +908,11 @@ static int parse_policy(struct sim_config *c, cJSON *root)
 static int parse_rest(struct sim_config *c, const cJSON *root)
 {
     static const char *const mkeys[] = {"percentile", "sample_period_s", NULL};
-    static const char *const skeys[] = {"start_scale", "tolerance", "max_probes", NULL};
+    static const char *const skeys[] = {"start_scale", "tolerance", "max_probes", "rule", NULL};
+    static const char *const rules[] = {"worst", "aggregate", NULL};
     const cJSON *m, *s;
     long fe = 1, probes = 24;
-    int rc, split = 0;
+    int rc, split = 0, rule = 0;
     c->world.percentile = 99;
     c->world.sample_period_s = 1;
     c->search_start_scale = 1;
@@ -933,9 +934,11 @@ static int parse_rest(struct sim_config *c, const cJSON *root)
     if (s && ((rc = sim_json_keys(s, "search", skeys)) ||
               (rc = sim_json_num(s, "search", "start_scale", false, SIM_J_POS, &c->search_start_scale)) ||
               (rc = sim_json_num(s, "search", "tolerance", false, SIM_J_POS, &c->search_tol)) ||
-              (rc = sim_json_int(s, "search", "max_probes", false, 2, 200, &probes))))
+              (rc = sim_json_int(s, "search", "max_probes", false, 2, 200, &probes)) ||
+              (rc = sim_json_enum(s, "search", "rule", false, rules, &rule))))
         return rc;
     c->search_max_probes = (int)probes;
+    c->search_rule = (enum sim_search_rule)rule;
     return 0;
 }
 

@@ -41,6 +41,7 @@ struct sim_config {
 
     double search_start_scale, search_tol;
     int search_max_probes;
+    enum sim_search_rule search_rule;   /* search.rule (sim_searches.h) */
 };
 
 /* Loads `file` (NULL: the embedded quickstart), applying `nsets` overrides "path=value" and

@@ -39,16 +39,17 @@ static int probe(const struct sim_config *cfg, struct sim_goodput *g, double sca
     const struct sim_result *r = *res;
     p->scale = scale;
     p->offered_rps = r->offered_rps;
-    p->pass = r->pass;
+    p->pass = sim_rule_pass(cfg->search_rule, r);
     p->worst_bad_frac = r->worst_bad_frac;
+    p->all_bad_frac = r->bad_rate;
     p->worst_p99_ms = r->nmodels ? r->models[r->worst_model].p99_ms : 0;
     snprintf(p->worst_model, sizeof p->worst_model, "%s",
              r->nmodels ? r->models[r->worst_model].name : "");
     if (progress)   /* in place on a terminal, a line per probe otherwise */
-        fprintf(stderr, "%sgoodput probe %2d: load x%-9.5g %10.1f req/s %s (worst %s %.2f%% bad)%s",
-                isatty(STDERR_FILENO) ? "\r" : "", g->nprobes, scale, p->offered_rps,
-                p->pass ? "pass" : "FAIL", p->worst_model, 100 * p->worst_bad_frac,
-                isatty(STDERR_FILENO) ? "   " : "\n");
+        fprintf(stderr, "%sgoodput probe %2d: load x%-9.5g %10.1f req/s %s (all %.2f%% bad, worst "
+                "%s %.2f%%)%s", isatty(STDERR_FILENO) ? "\r" : "", g->nprobes, scale,
+                p->offered_rps, p->pass ? "pass" : "FAIL", 100 * p->all_bad_frac, p->worst_model,
+                100 * p->worst_bad_frac, isatty(STDERR_FILENO) ? "   " : "\n");
     return 0;
 }
 
@@ -105,7 +106,10 @@ int sim_config_feasible(const struct sim_config *cfg)
 int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_goodput *g)
 {
     memset(g, 0, sizeof *g);
-    int frc = sim_config_feasible(cfg);
+    g->rule = cfg->search_rule;
+    /* a model no batch can serve fails every probe under the worst-model rule; under the
+     * aggregate rule its requests are only part of the bad fraction */
+    int frc = cfg->search_rule == SIM_RULE_WORST ? sim_config_feasible(cfg) : 0;
     if (frc)
         return frc;
     struct sim_result *r = NULL;
@@ -114,8 +118,7 @@ int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_g
 
     if ((rc = probe(cfg, g, s, progress, &r)))
         goto out;
-    bool pass = r->pass;
-    if (pass) {
+    if (g->probes[g->nprobes - 1].pass) {
         lo = s;
         keep(g, r, true);
     } else {
@@ -128,7 +131,7 @@ int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_g
             break;
         if ((rc = probe(cfg, g, s, progress, &r)))
             goto out;
-        if (r->pass) {
+        if (g->probes[g->nprobes - 1].pass) {
             lo = s;
             keep(g, r, true);
         } else {
@@ -140,7 +143,7 @@ int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_g
         s = (lo + hi) / 2;
         if ((rc = probe(cfg, g, s, progress, &r)))
             goto out;
-        if (r->pass) {
+        if (g->probes[g->nprobes - 1].pass) {
             lo = s;
             keep(g, r, true);
         } else {

@@ -88,16 +88,18 @@ static int probe(const struct sim_plan_input *in, struct sim_plan *p, int g, boo
     }
     p->nprobes++;
     pr->gpus = g;
-    pr->pass = r->pass;
+    pr->pass = sim_rule_pass(p->rule, r);
     pr->worst_bad_frac = r->worst_bad_frac;
+    pr->all_bad_frac = r->bad_rate;
     snprintf(pr->worst_model, sizeof pr->worst_model, "%s",
              r->worst_model >= 0 && r->worst_model < r->nmodels ? r->models[r->worst_model].name : "");
     if (in->progress)
-        fprintf(stderr, "plan: %4d GPUs  %s  (worst %s, %.3f%% bad, %.1f s)\n", g,
-                r->pass ? "pass" : "FAIL", pr->worst_model, 100 * r->worst_bad_frac, r->wall_s);
-    *pass = r->pass;
+        fprintf(stderr, "plan: %4d GPUs  %s  (all %.3f%% bad; worst %s, %.3f%%; %.1f s)\n", g,
+                pr->pass ? "pass" : "FAIL", 100 * pr->all_bad_frac, pr->worst_model,
+                100 * r->worst_bad_frac, r->wall_s);
+    *pass = pr->pass;
     /* keep the result of the best passing probe so far */
-    if (r->pass && (p->static_gpus == 0 || g < p->static_gpus)) {
+    if (pr->pass && (p->static_gpus == 0 || g < p->static_gpus)) {
         sim_result_destroy(p->static_result);
         p->static_result = r;
         p->static_gpus = g;
@@ -172,7 +174,8 @@ static int autoscaled(const struct sim_plan_input *in, struct sim_plan *p,
     }
     if (in->progress)
         fprintf(stderr, "plan: autoscaled from %d GPUs: %.1f GPU-hours, %s (%.1f s)\n",
-                base->world.gpus, r->gpu_s / 3600, r->pass ? "pass" : "FAIL", r->wall_s);
+                base->world.gpus, r->gpu_s / 3600, sim_rule_pass(p->rule, r) ? "pass" : "FAIL",
+                r->wall_s);
     p->autoscale_result = r;
     return 0;
 }
@@ -223,7 +226,9 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
         if (rc)
             goto out;
     }
-    if ((rc = sim_config_feasible(base)))     /* no GPU count helps a batch too slow */
+    p->rule = base->search_rule;
+    /* no GPU count helps a batch too slow (under the worst-model rule) */
+    if (p->rule == SIM_RULE_WORST && (rc = sim_config_feasible(base)))
         goto out;
     if (in->progress)
         fprintf(stderr, "plan %s: lower bound %d GPUs (mean-rate throughput), searching "
@@ -262,17 +267,23 @@ void sim_plan_print(FILE *f, const struct sim_plan *p)
             p->trace_gaps ? " (trace has gaps: see workload.trace.gaps)" : "");
     fprintf(f, "lower bound: %d GPUs (mean-rate throughput at the largest batch)\n",
             p->lower_bound);
-    fprintf(f, "%5s %6s %6s  %-20s %7s\n", "probe", "gpus", "result", "worst model", "bad%");
+    fprintf(f, "search rule: %s (%s)\n", sim_search_rule_names[p->rule],
+            p->rule == SIM_RULE_WORST ? "every model's bad fraction within 1 - p"
+                                      : "all requests' bad fraction within 1 - p");
+    fprintf(f, "%5s %6s %6s %8s  %-20s %7s\n", "probe", "gpus", "result", "all bad%", "worst model",
+            "bad%");
     for (int i = 0; i < p->nprobes; i++)
-        fprintf(f, "%5d %6d %6s  %-20.20s %7.3f\n", i + 1, p->probes[i].gpus,
-                p->probes[i].pass ? "pass" : "FAIL", p->probes[i].worst_model,
-                100 * p->probes[i].worst_bad_frac);
+        fprintf(f, "%5d %6d %6s %8.3f  %-20.20s %7.3f\n", i + 1, p->probes[i].gpus,
+                p->probes[i].pass ? "pass" : "FAIL", 100 * p->probes[i].all_bad_frac,
+                p->probes[i].worst_model, 100 * p->probes[i].worst_bad_frac);
     if (!p->static_gpus) {
         fprintf(f, "static: no GPU count up to %d meets the SLO\n", p->max_gpus);
     } else {
         const struct sim_result *r = p->static_result;
-        fprintf(f, "static: %d GPUs meet every model's SLO at p%g (%d GPUs fail): %.2f "
-                "GPU-hours, bad rate %.4f%s\n", p->static_gpus, r->percentile,
+        fprintf(f, "static: %d GPUs meet %s at p%g (%d GPUs fail): %.2f "
+                "GPU-hours, bad rate %.4f%s\n", p->static_gpus,
+                p->rule == SIM_RULE_WORST ? "every model's SLO" : "the SLOs over all requests",
+                r->percentile,
                 p->static_gpus - 1, r->gpu_s / 3600, r->bad_rate,
                 p->monotone ? "" : "  [not monotone: see the probes]");
     }
@@ -281,7 +292,7 @@ void sim_plan_print(FILE *f, const struct sim_plan *p)
         const struct sim_result *a = p->autoscale_result;
         fprintf(f, "autoscale (%s): %.2f GPU-hours, at most %d GPUs, bad rate %.4f, %s",
                 p->autoscaler, a->gpu_s / 3600, a->gpus_max, a->bad_rate,
-                a->pass ? "SLO met" : "SLO missed");
+                sim_rule_pass(p->rule, a) ? "SLO met" : "SLO missed");
         if (p->static_gpus)
             fprintf(f, "; %.1f%% of the static plan's GPU-hours",
                     100 * a->gpu_s / p->static_result->gpu_s);
@@ -301,6 +312,7 @@ char *sim_plan_json(const struct sim_plan *p)
     cJSON_AddNumberToObject(j, "trace_gaps", p->trace_gaps);
     cJSON_AddNumberToObject(j, "lower_bound", p->lower_bound);
     cJSON_AddStringToObject(j, "stopping_rule", RULE);
+    cJSON_AddStringToObject(j, "search_rule", sim_search_rule_names[p->rule]);
     cJSON_AddBoolToObject(j, "monotone", p->monotone);
     cJSON *pr = cJSON_AddArrayToObject(j, "probes");
     for (int i = 0; i < p->nprobes; i++) {
@@ -309,6 +321,7 @@ char *sim_plan_json(const struct sim_plan *p)
         cJSON_AddBoolToObject(o, "pass", p->probes[i].pass);
         cJSON_AddStringToObject(o, "worst_model", p->probes[i].worst_model);
         cJSON_AddNumberToObject(o, "worst_bad_frac", p->probes[i].worst_bad_frac);
+        cJSON_AddNumberToObject(o, "all_bad_frac", p->probes[i].all_bad_frac);
         cJSON_AddNumberToObject(o, "run_id", (double)p->probes[i].run_id);
         cJSON_AddItemToArray(pr, o);
     }
@@ -328,7 +341,7 @@ char *sim_plan_json(const struct sim_plan *p)
         cJSON_AddNumberToObject(s, "gpu_hours", a->gpu_s / 3600);
         cJSON_AddNumberToObject(s, "gpus_max", a->gpus_max);
         cJSON_AddNumberToObject(s, "bad_rate", a->bad_rate);
-        cJSON_AddBoolToObject(s, "slo_met", a->pass);
+        cJSON_AddBoolToObject(s, "slo_met", sim_rule_pass(p->rule, a));
         cJSON_AddNumberToObject(s, "run_id", (double)p->autoscale_run_id);
         if (p->static_gpus)
             cJSON_AddNumberToObject(s, "gpu_hours_vs_static", a->gpu_s / p->static_result->gpu_s);

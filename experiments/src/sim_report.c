@@ -142,14 +142,18 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
         fprintf(f, "predicted vs actual batch duration: mean |error| %.3f ms over %llu batches\n",
                 abs_err / (double)pred, (unsigned long long)pred);
     if (g) {
-        fprintf(f, "goodput search: %d probes%s\n", g->nprobes,
+        fprintf(f, "goodput search: %d probes, rule %s (%s)%s\n", g->nprobes,
+                sim_search_rule_names[g->rule],
+                g->rule == SIM_RULE_WORST ? "every model's bad fraction within 1 - p"
+                                          : "all requests' bad fraction within 1 - p",
                 g->monotone ? "" : " (pass/fail was not monotone in load: see goodput_search)");
-        fprintf(f, "  %-5s %10s %12s %5s %12s %s\n", "probe", "scale", "offered_rps", "pass",
-                "worst_bad%", "worst model");
+        fprintf(f, "  %-5s %10s %12s %5s %9s %12s %s\n", "probe", "scale", "offered_rps", "pass",
+                "all_bad%", "worst_bad%", "worst model");
         for (int i = 0; i < g->nprobes; i++) {
             const struct sim_probe *p = &g->probes[i];
-            fprintf(f, "  %-5d %10.5g %12.1f %5s %12.3f %s\n", i, p->scale, p->offered_rps,
-                    p->pass ? "yes" : "no", 100 * p->worst_bad_frac, p->worst_model);
+            fprintf(f, "  %-5d %10.5g %12.1f %5s %9.3f %12.3f %s\n", i, p->scale, p->offered_rps,
+                    p->pass ? "yes" : "no", 100 * p->all_bad_frac, 100 * p->worst_bad_frac,
+                    p->worst_model);
         }
         char why[512];
         if (g->status == SIM_SEARCH_CONVERGED)
@@ -241,6 +245,7 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
             cJSON_AddNullToObject(o, "goodput_scale");
         }
         cJSON_AddStringToObject(o, "search_status", sim_search_status_names[g->status]);
+        cJSON_AddStringToObject(o, "search_rule", sim_search_rule_names[g->rule]);
         if (sim_goodput_problem(g, why, sizeof why))
             cJSON_AddStringToObject(o, "search_problem", why);
         cJSON_AddBoolToObject(o, "monotone", g->monotone);
@@ -251,6 +256,7 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
             cJSON_AddNumberToObject(p, "offered_rps", g->probes[i].offered_rps);
             cJSON_AddBoolToObject(p, "pass", g->probes[i].pass);
             cJSON_AddNumberToObject(p, "worst_bad_frac", g->probes[i].worst_bad_frac);
+            cJSON_AddNumberToObject(p, "all_bad_frac", g->probes[i].all_bad_frac);
             cJSON_AddStringToObject(p, "worst_model", g->probes[i].worst_model);
             cJSON_AddItemToArray(ps, p);
         }

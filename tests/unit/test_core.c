@@ -1107,7 +1107,68 @@ static void durations_saturate_past_the_end(void)
     sim_result_destroy(r);
 }
 
+/* search.rule by hand: model a (1 ms a request, SLO 100 ms) takes 99.5% of 1,000 evenly
+ * spaced req/s and model b (50 ms a request, SLO 60 ms, behind 20 ms of network: no request
+ * of it can be on time) 0.5%. Every b request is bad, no a request is, so all requests' bad fraction is exactly b's
+ * share: the aggregate rule passes at p99 (0.5% <= 1%) where the worst-model rule fails (b:
+ * 100%). A goodput search under `worst` ends before probing (b is infeasible); under
+ * `aggregate` it finds the load where a's two GPUs saturate: a alone needs 1 ms a request,
+ * so about 2,000 req/s of a (scale near 2; b's requests are dropped unserved by fifo and
+ * take no GPU time). Then b at 10% of the rate: aggregate 10% > 1%, no load passes. */
+#define RULES_CONFIG                                                                        \
+    "{\"name\":\"rules\",\"seed\":1,\"duration_s\":20,\"warmup_s\":2,\"keep_warmup\":true,"     \
+    "\"cluster\":{\"gpus\":2},\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,"              \
+    "\"resp_us\":20000},\"models\":[{\"name\":\"a\",\"alpha_ms\":0,\"beta_ms\":1,\"slo_ms\":100," \
+    "\"max_batch\":1,\"share\":0.995},{\"name\":\"b\",\"alpha_ms\":0,\"beta_ms\":50,"            \
+    "\"slo_ms\":60,\"max_batch\":1,\"share\":0.005}],\"workload\":{\"rate_rps\":1000,"           \
+    "\"arrival\":{\"kind\":\"uniform\"},\"popularity\":{\"kind\":\"explicit\"}},"                \
+    "\"policy\":{\"name\":\"fifo\"},\"search\":{\"rule\":\"%s\"}}"
+
+static void search_rules_by_hand(void)
+{
+    char cfgtext[2048];
+    snprintf(cfgtext, sizeof cfgtext, RULES_CONFIG, "aggregate");
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(cfgtext, "rules", ".", &cfg));
+    CHECK(cfg->search_rule == SIM_RULE_AGGREGATE, "search.rule parsed as %d", (int)cfg->search_rule);
+    struct sim_result *r = NULL;
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    const struct sim_model_result *a = &r->models[0], *b = &r->models[1];
+    CHECK(a->late + a->dropped == 0 && b->on_time == 0 && b->offered > 50,
+          "a: %llu bad; b: %llu on time of %llu", (unsigned long long)(a->late + a->dropped),
+          (unsigned long long)b->on_time, (unsigned long long)b->offered);
+    CHECK(fabs(r->bad_rate - (double)b->offered / (double)r->offered) < 1e-12 &&
+              fabs(r->bad_rate - 0.005) < 0.0005,
+          "aggregate bad fraction %.5f, b's share %.5f", r->bad_rate,
+          (double)b->offered / (double)r->offered);
+    CHECK(!r->pass && r->pass_aggregate && r->worst_bad_frac == 1.0,
+          "worst rule %d (worst %.3f), aggregate rule %d", r->pass, r->worst_bad_frac,
+          r->pass_aggregate);
+    CHECK(!sim_rule_pass(SIM_RULE_WORST, r) && sim_rule_pass(SIM_RULE_AGGREGATE, r), "sim_rule_pass");
+    sim_result_destroy(r);
+    struct sim_goodput g;
+    REQUIRE_OK(sim_goodput_search(cfg, false, &g));
+    CHECK(g.rule == SIM_RULE_AGGREGATE && g.status == SIM_SEARCH_CONVERGED &&
+              g.goodput_scale > 1.85 && g.goodput_scale < 2.05,
+          "aggregate goodput: status %d, scale %.4f", (int)g.status, g.goodput_scale);
+    for (int i = 0; i < g.nprobes; i++)   /* the rule's verdict, and never stricter than worst */
+        CHECK(g.probes[i].pass == (g.probes[i].all_bad_frac <= 0.01 + 1e-9) &&
+                  g.probes[i].worst_bad_frac >= g.probes[i].all_bad_frac,
+              "probe %d: pass %d, all %.4f, worst %.4f", i, g.probes[i].pass,
+              g.probes[i].all_bad_frac, g.probes[i].worst_bad_frac);
+    sim_goodput_free(&g);
+    sim_config_destroy(cfg);
+    /* the worst-model rule: b can never be on time, so no load is searched */
+    snprintf(cfgtext, sizeof cfgtext, RULES_CONFIG, "worst");
+    REQUIRE_OK(sim_config_from_text(cfgtext, "rules", ".", &cfg));
+    int rc = sim_goodput_search(cfg, false, &g);
+    CHECK(rc == SIM_EINFEASIBLE && g.nprobes == 0, "worst rule: rc %d after %d probes", rc, g.nprobes);
+    sim_goodput_free(&g);
+    sim_config_destroy(cfg);
+}
+
 TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_order},
+          {"search_rules_by_hand", search_rules_by_hand},
           {"heap_random_times_sorted", heap_random_times_sorted},
           {"timers_cancelled_never_fire", timers_cancelled_never_fire},
           {"timers_due_now_keep_the_order", timers_due_now_keep_the_order},
