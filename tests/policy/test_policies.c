@@ -485,30 +485,42 @@ static void conformance_every_policy(void)
 }
 
 /* Every model with a configured rate is served by every policy that plans for GPUs (each
- * preset; Nexus from either initial rate): the Symphony paper's mixed 1080Ti zoo, 35 models
- * on 64 GPUs at 400 req/s in all (about 11 req/s each; NASNetMobile's batch of one takes more
- * than half its SLO with Nexus's profile margin, which once left it no backend), 8 s from the
- * start. A model of which no request ended on time or late had no backend. */
+ * preset; Nexus from either initial rate; DynamoML's HPA presets with the HPA): the Symphony
+ * paper's mixed 1080Ti zoo, 35 models on 64 GPUs at 400 req/s in all (about 11 req/s each;
+ * NASNetMobile's batch of one takes more than half its SLO with Nexus's profile margin, which
+ * once left it no backend), 8 s from the start; the pipeline planners (FA2 and its
+ * baselines) every stage of the conformance application. A model of which no request ended
+ * on time or late had no backend. */
 static void every_model_gets_a_backend(void)
 {
     int runs = 0;
     for (int p = 0; p < policy_count() + policy_preset_count(); p++) {
         const struct policy_preset *ps = p < policy_count() ? NULL : policy_preset_at(p - policy_count());
         const struct policy_ops *ops = ps ? policy_find(ps->policy) : policy_at(p);
-        if ((ps && ps->is_default) || ops->needs_no_gpus || ops->applications_only ||
-            ops->on_job_arrive || takes_param(ops, "oracle_table"))
+        if ((ps && ps->is_default) || ops->needs_no_gpus || takes_param(ops, "oracle_table"))
             continue;
         bool nexus = strcmp(ops->name, "nexus") == 0;
+        bool hpa = ps && strstr(ps->params, "\"autoscaling\": true");
         for (int v = 0; v < (nexus ? 2 : 1); v++) {
-            char text[2048];
-            snprintf(text, sizeof text,
+            char text[4096];
+            if (ops->applications_only)   /* pipelines: every stage of the conformance app */
+                snprintf(text, sizeof text,
+                         "{\"name\":\"backends\",\"seed\":3,\"duration_s\":8,\"keep_warmup\":true,"
+                         "\"warmup_s\":0,%s,\"workload\":{\"rate_rps\":40},\"policy\":{\"name\":"
+                         "\"%s\",\"params\":{\"interval_s\":1,\"cold_start_s\":0.5}}}",
+                         conformance_app, ops->name);
+            else
+                snprintf(text, sizeof text,
                      "{\"name\":\"backends\",\"seed\":3,\"duration_s\":8,\"keep_warmup\":true,"
-                     "\"warmup_s\":0,\"cluster\":{\"gpus\":64,\"gpu_memory_mb\":11264},"
+                     "\"warmup_s\":0,\"cluster\":{\"gpus\":64,\"gpu_memory_mb\":11264%s},"
                      "\"models\":[{\"zoo\":\"symphony_1080ti\",\"select\":\"all\"}],"
-                     "\"workload\":{\"rate_rps\":400},\"policy\":{\"name\":\"%s\"%s%s%s%s%s}}",
+                     "\"workload\":{\"rate_rps\":400},\"policy\":{\"name\":\"%s\"%s%s%s%s%s}%s}",
+                     hpa ? ",\"max_gpus\":80,\"provision_s\":0.5" : "",
                      ops->name, ps ? ",\"preset\":\"" : "", ps ? ps->name : "", ps ? "\"" : "",
                      v ? ",\"params\":{\"initial_rate\":\"configured\"}" : "",
-                     !v && !ps ? needed_params(ops) : "");
+                     !v && !ps ? needed_params(ops) : "",
+                     hpa ? ",\"autoscale\":{\"kind\":\"hpa\",\"target_rps\":150,"
+                           "\"sync_s\":1,\"stabilization_s\":1}" : "");
             struct sim_config *cfg;
             struct sim_result *r = NULL;
             REQUIRE_OK(sim_config_from_text(text, "backends", ".", &cfg));
@@ -527,7 +539,7 @@ static void every_model_gets_a_backend(void)
                    v ? " (initial_rate configured)" : "");
         }
     }
-    CHECK(runs >= 8, "only %d policies and presets checked", runs);
+    CHECK(runs >= 15, "only %d policies and presets checked", runs);
 }
 
 static void registry_is_well_formed(void)
