@@ -169,48 +169,76 @@ def section3(db, table2):
 
 # ------------------------------------------------------------------ 5.1
 
+RULES = ("worst", "aggregate")
+
+
 def section51(db):
+    """Figure 6 under both goodput rules of search.rule (docs/config.md): `worst`, every model
+    within its SLO (the paper's definition), and `aggregate`, all requests together (what the
+    authors' harness prints as "avg"). A row holds when either rule's ratio is near the
+    paper's, and says which; points of a sweep run before search.rule existed count as
+    `worst`."""
     paper_ratio = {"all": (2.0, 2.4), "gt2": {"1080ti": 3.5, "a100": 5.7},
                    "lt2": {"1080ti": 1.23, "a100": 1.10}}
     sel = {"all": J("all"), "gt2": J({"beta_alpha_gt": 2}), "lt2": J({"beta_alpha_lt": 2})}
-    loss8 = []
+    loss8 = {r: [] for r in RULES}
     res = {}
     for kind in ("1080ti", "a100"):
-        p = by(db, f"fig6_mixed_zoo_{kind}", "policy.name", "frontends", "models[0].select")
+        p = {}
+        for st, rid in db.points(f"fig6_mixed_zoo_{kind}"):
+            st = dict(st)
+            st.setdefault("search.rule", "worst")
+            p[key(st, "policy.name", "frontends", "models[0].select", "search.rule")] = rid
         for s, sv in sel.items():
-            g = {c: db.goodput(p[(J(c), J(1), sv)]) if (J(c), J(1), sv) in p else None
-                 for c in ("symphony", "nexus", "clockwork")}
-            k8 = (J("nexus"), J(8), sv)
-            g["nexus_8fe"] = db.goodput(p[k8]) if k8 in p else None
-            res[(kind, s)] = g
-            if g["nexus"] and g["nexus_8fe"] is not None:
-                loss8.append(1 - g["nexus_8fe"] / g["nexus"])
-    if loss8:
-        loss8.sort()
+            for rule in RULES:
+                k = lambda c, fe: (J(c), J(fe), sv, J(rule))
+                g = {c: db.goodput(p[k(c, 1)]) if k(c, 1) in p else None
+                     for c in ("symphony", "nexus", "clockwork")}
+                g["nexus_8fe"] = db.goodput(p[k("nexus", 8)]) if k("nexus", 8) in p else None
+                res[(kind, s, rule)] = g
+                if g["nexus"] and g["nexus_8fe"] is not None:
+                    loss8[rule].append(1 - g["nexus_8fe"] / g["nexus"])
+    if loss8["worst"]:
+        txt, ok = [], {}
+        for rule in RULES:
+            ls = sorted(loss8[rule])
+            if not ls:
+                continue
+            med = ls[len(ls) // 2]
+            ok[rule] = ls[0] >= -0.02 and med >= 0.11 * (1 - TOL) and ls[-1] <= 0.45 * (1 + TOL)
+            txt.append(f"{rule}: loses {pct(ls[0])} to {pct(ls[-1])} (median {pct(med)})")
+        near_rules = [r for r in RULES if ok.get(r)]
         claim("5.1-a", "Figure 6: Nexus with 8 frontends loses goodput against 1 frontend "
               "(mixed zoo, 64 GPUs, 1080Ti and A100, all/gt2/lt2)", "loses 11%-45%",
-              f"loses {pct(loss8[0])} to {pct(loss8[-1])} (median {pct(loss8[len(loss8) // 2])})",
-              loss8[0] >= -0.02 and loss8[len(loss8) // 2] >= 0.11 * (1 - TOL) and
-              loss8[-1] <= 0.45 * (1 + TOL))
+              "; ".join(txt) + (f" (approached under {' and '.join(near_rules)})"
+                                if near_rules else ""), bool(near_rules))
     else:
         not_run("5.1-a", "Figure 6: Nexus 8 vs 1 frontend", "loses 11%-45%")
     for s, label in (("all", "all 37 models"), ("gt2", "beta/alpha > 2"),
                      ("lt2", "beta/alpha < 2")):
         for kind in ("1080ti", "a100"):
-            g = res.get((kind, s))
             pr = paper_ratio[s] if s == "all" else paper_ratio[s][kind]
             ptxt = (f"{pr[0]}x-{pr[1]}x" if isinstance(pr, tuple) else
                     (f"{pr}x" if s == "gt2" else f"+{round(100 * (pr - 1))}%"))
             text = f"Figure 6, {label}, {kind}: Symphony's goodput against the baseline's"
-            if not g or not g["symphony"]:
+            if not res.get((kind, s, "worst")) or not res[(kind, s, "worst")]["symphony"]:
                 not_run(f"5.1-{s}-{kind}", text, ptxt)
                 continue
             lo, hi = pr if isinstance(pr, tuple) else (pr, pr)
             for b, name in (("nexus", "Nexus"), ("clockwork", "Clockwork")):
-                r = g["symphony"] / g[b] if g[b] else math.inf
+                txt, near_rules = [], []
+                for rule in RULES:
+                    g = res.get((kind, s, rule))
+                    if not g or not g["symphony"]:
+                        continue
+                    r = g["symphony"] / g[b] if g[b] else math.inf
+                    txt.append(f"{rule} {r:.1f}x (Symphony {fmt(g['symphony'])}, {name} "
+                               f"{fmt(g[b])} req/s)")
+                    if near(r, lo, hi):
+                        near_rules.append(rule)
                 claim(f"5.1-{s}-{kind}-{b}", f"{text} ({name})", ptxt,
-                      f"{r:.1f}x (Symphony {fmt(g['symphony'])}, {name} {fmt(g[b])} req/s)",
-                      near(r, lo, hi))
+                      "; ".join(txt) + (f"; near the paper's under {' and '.join(near_rules)}"
+                                        if near_rules else ""), bool(near_rules))
     claim("5.1-e2e", "Scheduler-only and end-to-end runs of Symphony and Clockwork agree",
           "agree closely", "not applicable: servesim is the scheduler-only setting", None)
 
