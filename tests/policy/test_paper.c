@@ -8,7 +8,8 @@
  *   throughput on the ResNet50-like and the InceptionResNetV2-like setup, Clockwork the
  *   lowest of Symphony, Nexus and Clockwork, and its batches above one at its goodput;
  * - a mixed zoo (8 models of the 1080Ti zoo on 16 GPUs): Symphony at least 2x Nexus and
- *   2x Clockwork;
+ *   2x Clockwork under the worst-model rule, and Symphony/Nexus within 25% of the paper's
+ *   2.0-2.4x under the harness's aggregate rule (search.rule);
  * - Nexus with 8 frontends below Nexus with 1 (4 models, SLO 25 ms, 8 GPUs);
  * - past overload Symphony and Nexus keep a flat top (4 models, SLO 100 ms, 8 GPUs, 2x). */
 #include <math.h>
@@ -21,8 +22,10 @@
 #include "test_run.h"
 
 #define NET "\"network\":{\"ctrl_us\":20,\"data_us_per_request\":10,\"resp_us\":20}"
-#define COMMON "\"seed\":1,\"duration_s\":80,\"warmup_s\":60,\"metrics\":{\"sample_period_s\":0}," \
-               "\"search\":{\"tolerance\":0.03}," NET
+#define COMMON_RULE(rule)                                                                  \
+    "\"seed\":1,\"duration_s\":80,\"warmup_s\":60,\"metrics\":{\"sample_period_s\":0},"           \
+    "\"search\":{\"tolerance\":0.03,\"rule\":\"" rule "\"}," NET
+#define COMMON COMMON_RULE("worst")
 
 static double goodput(const char *text, double *batch)
 {
@@ -88,6 +91,25 @@ static void mixed_zoo_symphony_leads(void)
     }
     CHECK(g[0] >= 2 * g[1] && g[0] >= 2 * g[2], "Symphony %.0f r/s, not 2x Nexus %.0f and "
           "Clockwork %.0f", g[0], g[1], g[2]);
+    /* under the harness's aggregate rule (all requests together) Nexus is no longer held to
+     * its worst model: its goodput at least 1.5x the worst-rule one, and Symphony/Nexus within
+     * 25% of the paper's 2.0-2.4x (measured 2.2x; under the worst rule 4.4x) */
+    double a[2];
+    for (int p = 0; p < 2; p++) {
+        char text[1200];
+        snprintf(text, sizeof text,
+                 "{\"name\":\"zoo\"," COMMON_RULE("aggregate") ",\"cluster\":{\"gpus\":16,"
+                 "\"gpu_kind\":\"1080ti\"},\"models\":[{\"zoo\":\"symphony_1080ti\",\"select\":["
+                 "\"ResNet50\",\"InceptionV3\",\"DenseNet121\",\"MobileNetV2\",\"VGG16\","
+                 "\"EfficientNetB0\",\"Xception\",\"ResNet101\"]}],\"workload\":{\"rate_rps\":5000},"
+                 "\"policy\":{\"name\":\"%s\"}}", pol[p]);
+        a[p] = goodput(text, NULL);
+        fprintf(stderr, "  mixed zoo %-9s goodput %5.0f r/s (aggregate rule)\n", pol[p], a[p]);
+    }
+    CHECK(a[1] >= 1.5 * g[1] && a[0] >= g[0], "aggregate rule: Nexus %.0f r/s (worst rule %.0f), "
+          "Symphony %.0f (%.0f)", a[1], g[1], a[0], g[0]);
+    CHECK(a[0] >= 1.5 * a[1] && a[0] <= 3.0 * a[1], "aggregate rule: Symphony/Nexus %.2fx, "
+          "not within 25%% of 2.0-2.4x", a[0] / a[1]);
 }
 
 #define FOUR_R50(slo)                                                                           \
