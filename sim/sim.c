@@ -17,6 +17,7 @@
 /* ---------------------------------------------------------------- building */
 
 static int prepare_service(struct sim *s, int m, int k, int pk);
+static int plan_host(struct sim *s, int m, int k);
 
 static int kind_index(struct sim *s, const char *kind)
 {
@@ -62,6 +63,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->stop_at = s->duration + sim_s_to_ns(cfg->drain_s);
     s->tick_ns = sim_s_to_ns(cfg->sample_period_s);
     s->ctrl_ns = sim_ns(cfg->ctrl_us * 1e3);
+    s->host_ns = sim_ns(cfg->host_us_per_batch * 1e3);
     s->data_ns = sim_ns(cfg->data_us_per_request * 1e3);
     s->resp_ns = sim_ns(cfg->resp_us * 1e3);
     sim_heap_init(&s->heap);
@@ -121,7 +123,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
             s->lat[m * SIM_MAX_KINDS + k] = s->plat[m * SIM_MAX_KINDS + k] = t;
             for (int b = 1; b <= mc->max_batch + 1; b++)
                 t[b] = sim_ms_to_ns(sim_profile_ms(&mc->prof[pk], b));
-            if (prepare_service(s, m, k, pk))
+            if (prepare_service(s, m, k, pk) || plan_host(s, m, k))
                 goto fail;
         }
         if ((rc = sim_model_stats_init(&s->ms[m], mc->max_batch)))
@@ -329,6 +331,29 @@ static int prepare_service(struct sim *s, int m, int k, int pk)
         for (int b = 1; b <= maxb + 1; b++)
             p[b] = sim_ns((double)s->lat[i][b] * sim_service_quantile(v, b, q));
     }
+    return 0;
+}
+
+/* What policies plan with on a GPU kind includes the host's time around a batch
+ * (host_us_per_batch): the planning table gets its own copy where it was the profile's. */
+static int plan_host(struct sim *s, int m, int k)
+{
+    int i = m * SIM_MAX_KINDS + k;
+    for (int n = 0; n < (s->cfg->nnodes > 0 ? s->cfg->nnodes : 1); n++)
+        if (s->node_cpu_kind[n] == k)
+            return 0;                   /* a CPU kind: no GPU launch */
+    if (s->host_ns == 0)
+        return 0;
+    int maxb = s->models[m].max_batch;
+    if (s->plat[i] == s->lat[i]) {
+        int64_t *p = malloc(((size_t)maxb + 2) * sizeof *p);
+        if (!p)
+            return SIM_ENOMEM;
+        memcpy(p, s->lat[i], ((size_t)maxb + 2) * sizeof *p);
+        s->plat[i] = p;
+    }
+    for (int b = 1; b <= maxb + 1; b++)
+        s->plat[i][b] += s->host_ns;   /* both saturate far below overflow (sim_time.h) */
     return 0;
 }
 

@@ -211,6 +211,7 @@ struct sim {
     int npstreams;
 
     int64_t ctrl_ns, data_ns, resp_ns;
+    int64_t host_ns;                   /* host_us_per_batch, on GPU executors */
 
     struct sim_model_stats *ms;
     const struct sim_app *app;              /* cfg->app */

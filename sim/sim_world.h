@@ -242,6 +242,9 @@ struct sim_world {
     int frontends;
     enum sim_split frontend_split;
     double ctrl_us, data_us_per_request, resp_us;
+    double host_us_per_batch;          /* a GPU executor's host time around each batch
+                                        * (launch, synchronisation): it runs nothing else
+                                        * then, and the batch's requests wait for it */
     enum sim_jitter jitter;
     double jitter_mean_us, jitter_sigma;
 

@@ -214,7 +214,8 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
     static const char *const keys[] = {"gpus", "gpu_kind", "gpu_memory_mb", "max_gpus",
                                        "page_mb", "load_gb_s", "provision_s", "exec_cv",
                                        "nodes", "executors", "lanes", "interference",
-                                       "interference_params", "interference_table", NULL};
+                                       "interference_params", "interference_table",
+                                       "host_us_per_batch", NULL};
     const cJSON *o, *nodes;
     const char *kind = "1080ti";
     long gpus = 0, max_gpus = 0, lanes = 1, execs = -1;
@@ -245,8 +246,13 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
         (rc = sim_json_num(o, "cluster", "provision_s", false, SIM_J_NONNEG, &c->world.provision_s)) ||
         (rc = sim_json_num(o, "cluster", "exec_cv", false, SIM_J_NONNEG, &c->world.exec_cv)) ||
         (rc = sim_json_int(o, "cluster", "lanes", false, 1, 1024, &lanes)) ||
+        (rc = sim_json_num(o, "cluster", "host_us_per_batch", false, SIM_J_NONNEG,
+                           &c->world.host_us_per_batch)) ||
         (rc = parse_interference(c, o)))
         return rc;
+    if (c->world.host_us_per_batch > 1e6)
+        return sim_err_set(SIM_EINVAL, "cluster.host_us_per_batch: expected at most 1e6 us (1 s), "
+                           "got %g", c->world.host_us_per_batch);
     c->world.lanes = (int)lanes;
     if (strlen(kind) >= SIM_NAME_MAX)
         return sim_err_set(SIM_EINVAL, "cluster.gpu_kind: expected at most %d characters",

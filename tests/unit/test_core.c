@@ -1167,7 +1167,68 @@ static void search_rules_by_hand(void)
     sim_config_destroy(cfg);
 }
 
+/* The host's time around a batch (cluster.host_us_per_batch) by hand: one GPU, batches of one
+ * taking 2 ms, 1,000 evenly spaced req/s (twice what the GPU serves) and 500 us of host time a
+ * batch: once the queue holds work, each batch starts exactly 2.5 ms after the one before
+ * (2 ms of GPU, 0.5 ms of host), so 1,600 start in the 4 s (2,000 without); a request's latency is at least
+ * 2.5 ms; what policies plan with (sim_latency_ns) is 2.5 ms too. Without host time: 2 ms
+ * apart. */
+struct host_obs {
+    int64_t last, min_gap, max_gap;
+    int n, within;                      /* batches started; of them before 4 s */
+};
+
+static void host_batch_start(void *ctx, const struct sim *s, const struct sim_batch *b)
+{
+    (void)s;
+    struct host_obs *o = ctx;
+    if (o->n++ > 10) {                  /* past the first batches (the queue has work) */
+        int64_t g = b->t_start - o->last;
+        o->min_gap = o->n == 13 || g < o->min_gap ? g : o->min_gap;
+        o->max_gap = o->n == 13 || g > o->max_gap ? g : o->max_gap;
+    }
+    o->last = b->t_start;
+    o->within += b->t_start < 4 * SIM_NS_PER_S;
+}
+
+static void host_time_spaces_batches(void)
+{
+    for (int host = 0; host < 2; host++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"name\":\"host\",\"seed\":1,\"duration_s\":4,\"warmup_s\":1,\"keep_warmup\":true,"
+                 "\"cluster\":{\"gpus\":1,\"host_us_per_batch\":%d},\"network\":{\"ctrl_us\":0,"
+                 "\"data_us_per_request\":0,\"resp_us\":0},\"models\":[{\"name\":\"m\","
+                 "\"alpha_ms\":0,\"beta_ms\":2,\"slo_ms\":10000,\"max_batch\":1}],"
+                 "\"workload\":{\"rate_rps\":1000,\"arrival\":{\"kind\":\"uniform\"}},"
+                 "\"policy\":{\"name\":\"fifo\"}}", host ? 500 : 0);
+        struct sim_config *cfg;
+        struct sim *s;
+        REQUIRE_OK(sim_config_from_text(text, "host", ".", &cfg));
+        REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
+        struct host_obs o = {0};
+        struct sim_observer obs = {.ctx = &o, .batch_start = host_batch_start};
+        sim_set_observer(s, &obs);
+        int64_t want = host ? 2500000 : 2000000;
+        CHECK(sim_latency_ns(s, 0, 0, 1) == want, "host %d: planned l(1) %lld ns", host,
+              (long long)sim_latency_ns(s, 0, 0, 1));
+        REQUIRE_OK(sim_run(s));
+        CHECK(o.n > 1000 && o.min_gap == want && o.max_gap == want,
+              "host %d: %d batches, gaps %lld..%lld ns, want %lld", host, o.n,
+              (long long)o.min_gap, (long long)o.max_gap, (long long)want);
+        struct sim_result *r = NULL;
+        REQUIRE_OK(sim_result_collect(s, &r));
+        CHECK(abs(o.within - (host ? 1600 : 2000)) <= 1 && r->models[0].p50_ms >= (double)want / 1e6,
+              "host %d: %d batches in the 4 s (want %d), p50 %.3f ms", host, o.within,
+              host ? 1600 : 2000, r->models[0].p50_ms);
+        sim_result_destroy(r);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+}
+
 TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_order},
+          {"host_time_spaces_batches", host_time_spaces_batches},
           {"search_rules_by_hand", search_rules_by_hand},
           {"heap_random_times_sorted", heap_random_times_sorted},
           {"timers_cancelled_never_fire", timers_cancelled_never_fire},
