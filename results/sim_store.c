@@ -159,9 +159,15 @@ static const char migrate_v8_sql[] = "ALTER TABLE runs ADD COLUMN warmup_config_
  * fused, nhwc", "eager, unfused, nchw"; NULL for CPU profiles and older rows), and the rule
  * of goodput searches and plans (search.rule: "worst" or "aggregate", with all requests' bad
  * fraction beside the worst model's; NULL in older rows, which used "worst"). */
-static const char migrate_v9_sql[] = "ALTER TABLE profiles ADD COLUMN exec TEXT;\n"
-                                     "ALTER TABLE goodput_search ADD COLUMN all_bad_frac REAL;\n"
-                                     "ALTER TABLE goodput_search ADD COLUMN rule TEXT;\n";
+static const char migrate_v9_sql[] =
+    "ALTER TABLE profiles ADD COLUMN exec TEXT;\n"
+    "ALTER TABLE goodput_search ADD COLUMN all_bad_frac REAL;\n"
+    "ALTER TABLE goodput_search ADD COLUMN rule TEXT;\n"
+    /* before version 10 every probe was written with worst_model and worst_bad_frac swapped
+     * (the binder's type string named them in the other order): the name sits in the REAL
+     * column as text, the fraction in the TEXT column as its decimal text */
+    "UPDATE goodput_search SET worst_model = worst_bad_frac, "
+    "worst_bad_frac = CAST(worst_model AS REAL) WHERE typeof(worst_bad_frac) = 'text';\n";
 /* (plans and plan_probes exist from version 3; older databases get them whole) */
 static const char migrate_v9_plans_sql[] = "ALTER TABLE plans ADD COLUMN rule TEXT;\n"
                                            "ALTER TABLE plan_probes ADD COLUMN all_bad_frac REAL;\n";
@@ -477,7 +483,7 @@ int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
     if (g)
         for (int i = 0; i < g->nprobes; i++) {
             const struct sim_probe *p = &g->probes[i];
-            if ((rc = insert(st, q_gs, "iiddidtddt", id, (int64_t)i, p->scale, p->offered_rps,
+            if ((rc = insert(st, q_gs, "iidditdddt", id, (int64_t)i, p->scale, p->offered_rps,
                              (int64_t)p->pass, p->worst_model, p->worst_bad_frac, p->worst_p99_ms,
                              p->all_bad_frac, sim_search_rule_names[g->rule])))
                 goto rollback;

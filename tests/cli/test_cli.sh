@@ -256,6 +256,22 @@ PY
   # readers skip them: export lists the converged search only
   "$bin" export "$tmp/g.db" -o "$tmp/g.tsv" 2> /dev/null || fail "export: exit $?"
   [ "$(grep -c goodput "$tmp/g.tsv")" -ge 1 ] || fail "export lost the converged search"
+  # search.rule: named in the text and JSON, stored with every probe and beside both fractions
+  "$bin" goodput "$tmp/g.json" --db "$tmp/r.db" --set search.rule=aggregate > "$tmp/out" 2> /dev/null ||
+    fail "aggregate search: exit $?"
+  grep -qF "rule aggregate (all requests' bad fraction within 1 - p)" "$tmp/out" ||
+    fail "aggregate rule not in the text: $(grep 'goodput search' "$tmp/out")"
+  "$bin" goodput "$tmp/g.json" --no-db --json --set search.rule=aggregate > "$tmp/out" 2> /dev/null ||
+    fail "aggregate --json: exit $?"
+  python3 - "$tmp/out" "$tmp/r.db" <<'PY' || fail "search.rule in JSON or the database"
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+assert d["search_rule"] == "aggregate" and all("all_bad_frac" in p for p in d["probes"]), d
+rows = sqlite3.connect(sys.argv[2]).execute("SELECT rule, all_bad_frac, worst_bad_frac FROM goodput_search").fetchall()
+assert rows and all(r[0] == "aggregate" and r[1] <= r[2] + 1e-12 for r in rows), rows
+PY
+  "$bin" goodput "$tmp/g.json" --no-db --set search.rule=best > /dev/null 2> "$tmp/err"; local rc2=$?
+  [ $rc2 -eq 2 ] && grep -qF "search.rule" "$tmp/err" || fail "search.rule=best: exit $rc2 ($(cat "$tmp/err"))"
 }
 
 # The published findings that hold in servesim stay holding: each experiment's own sweeps run
