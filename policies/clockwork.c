@@ -648,6 +648,7 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
             break;
         }
         int m, b;
+        sim_ctrl_examine(s, 1);         /* each strategy the loop takes up */
         if (!st->infer5) {
             struct strat e;
             for (int k = 0; !built && k < st->nm; k++)
@@ -694,6 +695,10 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
 {
     (void)r;
     struct clockwork *st = state;
+    /* the controller's work per request in the released code: one strategy per supported
+     * batch size pushed to every GPU that holds the model (INFER4's add_request; 16 x 24 on
+     * Figure 10's cluster): candidates for controller.us_per_candidate */
+    sim_ctrl_examine(s, st->ms[m].nsizes * st->ms[m].held_by);
     arm_timeout(s, st, m);
     schedule_all(s, st, m);
     load_check(s, st, m);

@@ -64,6 +64,12 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->tick_ns = sim_s_to_ns(cfg->sample_period_s);
     s->ctrl_ns = sim_ns(cfg->ctrl_us * 1e3);
     s->host_ns = sim_ns(cfg->host_us_per_batch * 1e3);
+    s->ctrl_threads = cfg->ctrl.threads;
+    s->ctrl_req_ns = sim_ns(cfg->ctrl.us_per_request * 1e3);
+    s->ctrl_cand_ns = sim_ns(cfg->ctrl.us_per_candidate * 1e3);
+    s->ctrl_batch_ns = sim_ns(cfg->ctrl.us_per_batch * 1e3);
+    if (s->ctrl_threads > 0 && !(s->ctrl_free = calloc((size_t)s->ctrl_threads, sizeof *s->ctrl_free)))
+        goto fail;
     s->data_ns = sim_ns(cfg->data_us_per_request * 1e3);
     s->resp_ns = sim_ns(cfg->resp_us * 1e3);
     sim_heap_init(&s->heap);
@@ -266,6 +272,7 @@ void sim_destroy(struct sim *s)
     }
     free(s->lat);
     free(s->plat);
+    free(s->ctrl_free);
     free(s->svc);
     free(s->models);
     free(s->queues);

@@ -196,6 +196,10 @@ double sim_service_cv(const struct sim *s, int m, int kind, int b);
 const int64_t *sim_latency_table(const struct sim *s, int m, int kind);
 /* Nominal network delays (policies plan with these; jitter, if configured, comes on top). */
 int64_t sim_dispatch_delay_ns(const struct sim *s, int batch_size);
+/* The policy examined n candidates (strategies, GPUs, queues) in the decision it is making:
+ * with a controller configured (world.ctrl) each costs us_per_candidate of its time; free
+ * otherwise. */
+void sim_ctrl_examine(struct sim *s, int n);
 int64_t sim_resp_delay_ns(const struct sim *s);
 int64_t sim_duration_ns(const struct sim *s);
 /* The most times periodic work may fire over a run (duration + drain): light work (a beacon, a

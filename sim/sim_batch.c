@@ -367,8 +367,11 @@ void sim_batch_on_done(struct sim *s, int e, uint64_t serial)
     if (s->obs.batch_done)
         s->obs.batch_done(s->obs.ctx, s, b);
     start_next(s, e);
-    if (!s->stopping && s->pol->on_batch_done)
+    if (!s->stopping && s->pol->on_batch_done) {
+        sim_ctrl_begin(s);
         s->pol->on_batch_done(s, s->pstate, b);
+        sim_ctrl_end(s);
+    }
     sim_pool_put(&s->batch_pool, b);
     sim_exec_maybe_down(s, e);
 }
@@ -407,9 +410,11 @@ const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch
     b->version = rs->version;
     b->status = rs->state == SIM_RES_LOADED ? SIM_BATCH_OK : SIM_BATCH_REJECTED_UNLOADED;
     b->t_dispatch = s->now;
-    if (a->from == SIM_CENTRAL)
-        b->t_ready = s->now + (a->no_input ? s->ctrl_ns : sim_dispatch_delay_ns(s, n)) +
+    if (a->from == SIM_CENTRAL) {       /* after the controller's work up to this batch */
+        sim_ctrl_charge(s, s->ctrl_batch_ns);
+        b->t_ready = sim_ctrl_ready(s) + (a->no_input ? s->ctrl_ns : sim_dispatch_delay_ns(s, n)) +
                      sim_jitter_draw(s);
+    }
     else
         b->t_ready = s->now;
     b->start_at = a->start_at;

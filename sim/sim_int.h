@@ -212,6 +212,16 @@ struct sim {
 
     int64_t ctrl_ns, data_ns, resp_ns;
     int64_t host_ns;                   /* host_us_per_batch, on GPU executors */
+    /* the controller (world.ctrl): each thread's busy-until, and the decision in progress
+     * (nesting depth of policy callbacks; its thread once it charged time, start, cost) */
+    int ctrl_threads;
+    int64_t ctrl_req_ns, ctrl_cand_ns, ctrl_batch_ns;
+    int64_t *ctrl_free;
+    int dec_depth, dec_thread;
+    bool dec_assigned;
+    int64_t dec_start, dec_cost;
+    uint64_t ctrl_decisions;           /* decisions that charged time */
+    int64_t ctrl_wait_ns, ctrl_wait_max_ns, ctrl_busy_ns;
 
     struct sim_model_stats *ms;
     const struct sim_app *app;              /* cfg->app */
@@ -310,6 +320,14 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m);
 void sim_push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen);
 int64_t sim_jitter_draw(struct sim *s);
 int64_t sim_exec_time(struct sim *s, int64_t nominal);
+/* The controller (sim_ctrl.c): a policy callback is one decision, between begin and end
+ * (nested callbacks are part of the outer one); charge adds controller time to it (the first
+ * charge takes the first free thread); ctrl_ready is when its work so far is done (now when
+ * no controller is configured or nothing was charged). */
+void sim_ctrl_begin(struct sim *s);
+void sim_ctrl_end(struct sim *s);
+void sim_ctrl_charge(struct sim *s, int64_t ns);
+int64_t sim_ctrl_ready(const struct sim *s);
 double sim_service_factor(struct sim *s, int e, int m, int kind, int n);
 
 /* sim_request.c: a request's outcome by its deadline, its end, delivery to a queue, the

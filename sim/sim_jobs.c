@@ -254,8 +254,11 @@ static void finish(struct sim *s, struct sim_job_int *ji)
     p->nworkers = 0;
     for (int w = 0; w < n; w++)
         sim_gpu_release(s, gpus[w], SIM_HOLD_WORKER, p->id);
-    if (!s->stopping && s->pol->on_job_done)
+    if (!s->stopping && s->pol->on_job_done) {
+        sim_ctrl_begin(s);
         s->pol->on_job_done(s, s->pstate, p->id);
+        sim_ctrl_end(s);
+    }
     if (s->cfg->end_when_done) {        /* the last job: the run ends here (or later) */
         for (int j = 0; j < s->njobs; j++)
             if (s->jobs[j].pub.state != SIM_JOB_DONE)
@@ -281,8 +284,11 @@ void sim_jobs_event(struct sim *s, int j, uint64_t gen)
             return;                     /* arrives after the run: never seen */
         ji->pub.state = SIM_JOB_QUEUED;
         ji->since = s->now;
-        if (!s->stopping && s->pol->on_job_arrive)
+        if (!s->stopping && s->pol->on_job_arrive) {
+            sim_ctrl_begin(s);
             s->pol->on_job_arrive(s, s->pstate, j);
+            sim_ctrl_end(s);
+        }
         return;
     }
     if ((uint32_t)(gen >> 2) != ji->serial || s->now > s->duration)

@@ -77,8 +77,11 @@ void sim_req_end(struct sim *s, struct sim_request *r, enum sim_outcome o, int64
     }
     if (s->obs.request_end)
         s->obs.request_end(s->obs.ctx, s, r);
-    if (s->pol->on_request_end && !s->stopping)
+    if (s->pol->on_request_end && !s->stopping) {
+        sim_ctrl_begin(s);
         s->pol->on_request_end(s, s->pstate, r, t_done);
+        sim_ctrl_end(s);
+    }
     int src = ((struct sim_req_int *)r)->src;
     sim_pool_put(&s->req_pool, r);
     if (src >= 0 && s->src[src].src.on_end) {   /* a closed-loop source: its next request */
@@ -97,7 +100,11 @@ void sim_req_deliver(struct sim *s, struct sim_request *r)
         return;
     }
     sim_mq_push(sim_queue_of(s, r->exec, r->model), r);
+    sim_ctrl_begin(s);                  /* admission to a central queue is the controller's */
+    if (r->exec < 0)
+        sim_ctrl_charge(s, s->ctrl_req_ns);
     s->pol->on_request(s, s->pstate, r->model, r);
+    sim_ctrl_end(s);
 }
 
 static int pick_frontend(struct sim *s, int src, int m)

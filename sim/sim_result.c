@@ -174,6 +174,12 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     r->ontime_rps = measured > 0 ? (double)r->on_time / measured : 0;
     r->bad_rate = r->offered ? (double)(r->late + r->dropped) / (double)r->offered : 0;
     r->pass_aggregate = within_slo(r->late + r->dropped, r->offered, q);
+    r->ctrl_threads = s->ctrl_threads;
+    r->ctrl_decisions = s->ctrl_decisions;
+    r->ctrl_wait_mean_ms = s->ctrl_decisions ? sim_ns_to_ms(s->ctrl_wait_ns) / (double)s->ctrl_decisions : 0;
+    r->ctrl_wait_max_ms = sim_ns_to_ms(s->ctrl_wait_max_ns);
+    r->ctrl_busy_frac = s->ctrl_threads > 0 && s->duration > 0
+                            ? (double)s->ctrl_busy_ns / ((double)s->ctrl_threads * (double)s->duration) : 0;
     for (int e = 0; e < s->nexecs; e++) {
         const struct sim_exec *x = &s->execs[e];
         struct sim_exec_result *o = &r->execs[e];

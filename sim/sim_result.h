@@ -79,6 +79,11 @@ struct sim_result {
     bool pass;                          /* every model meets its SLO at the percentile */
     bool pass_aggregate;                /* all requests together: at most 1 - percentile of
                                          * them late or dropped (the harness's "avg" rule) */
+    int ctrl_threads;                   /* the controller (world.ctrl; 0: none): decisions
+                                         * that took its time, their mean and longest wait
+                                         * for a thread, its threads' busy fraction */
+    uint64_t ctrl_decisions;
+    double ctrl_wait_mean_ms, ctrl_wait_max_ms, ctrl_busy_frac;
     int worst_model;
     double worst_bad_frac;
     int nmodels, nexecs;

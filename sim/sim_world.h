@@ -245,6 +245,16 @@ struct sim_world {
     double host_us_per_batch;          /* a GPU executor's host time around each batch
                                         * (launch, synchronisation): it runs nothing else
                                         * then, and the batch's requests wait for it */
+    /* The central controller's own time (controller.*; 0 threads: free and instant): each
+     * decision (a policy callback) that charges time runs on the first free of `threads`
+     * scheduler threads, so decisions queue when all are busy, and the batches it
+     * dispatches centrally are ready only once its work up to them is done. Charged: each
+     * request admitted to a central queue, each batch dispatched centrally, and each
+     * candidate a policy says it examined (sim_ctrl_examine). */
+    struct sim_ctrl_cfg {
+        int threads;
+        double us_per_request, us_per_candidate, us_per_batch;
+    } ctrl;
     enum sim_jitter jitter;
     double jitter_mean_us, jitter_sigma;
 

@@ -34,7 +34,7 @@ done
 bin=$(find_servesim "$root" "$bin") || exit 1
 
 sweeps=(single_model nexus_frontends mixed_zoo_1080ti mixed_zoo_a100 resnet20_slo
-        resnet10_load gpus_scaling network_latency)
+        resnet10_load resnet10_controller gpus_scaling network_latency)
 for s in "${sweeps[@]}"; do
   t0=$(date +%s)
   "$bin" sweep "$here/$s.sweep.json" --db "$db" -j "$jobs" --quiet

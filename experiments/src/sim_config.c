@@ -948,6 +948,33 @@ static int parse_rest(struct sim_config *c, const cJSON *root)
     return 0;
 }
 
+/* `controller` (sim_world.h, struct sim_ctrl_cfg): the central controller's own time. */
+static int parse_controller(struct sim_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"threads", "us_per_request", "us_per_candidate",
+                                       "us_per_batch", NULL};
+    static const char *const costs[] = {"us_per_request", "us_per_candidate", "us_per_batch"};
+    const cJSON *o;
+    long threads = 1;
+    int rc;
+    if ((rc = sim_json_obj(root, "", "controller", false, &o)) || !o)
+        return rc;
+    double *v[] = {&c->world.ctrl.us_per_request, &c->world.ctrl.us_per_candidate,
+                   &c->world.ctrl.us_per_batch};
+    if ((rc = sim_json_keys(o, "controller", keys)) ||
+        (rc = sim_json_int(o, "controller", "threads", false, 1, 1024, &threads)))
+        return rc;
+    for (int i = 0; i < 3; i++) {
+        if ((rc = sim_json_num(o, "controller", costs[i], false, SIM_J_NONNEG, v[i])))
+            return rc;
+        if (*v[i] > 1e6)
+            return sim_err_set(SIM_EINVAL, "controller.%s: expected at most 1e6 us (1 s), got %g",
+                               costs[i], *v[i]);
+    }
+    c->world.ctrl.threads = (int)threads;
+    return 0;
+}
+
 /* `autoscale` (policies/autoscale.c): which autoscaler, and its parameters. */
 static int parse_autoscale(struct sim_config *c, const cJSON *root)
 {
@@ -1054,7 +1081,7 @@ static int build(struct sim_config *c)
     static const char *const keys[] = {"name", "description", "seed", "duration_s", "warmup_s",
                                        "drain_s", "keep_warmup", "cluster", "models", "workload", "frontends",
                                        "frontend_split",
-                                       "network", "policy", "metrics", "search",
+                                       "network", "policy", "metrics", "search", "controller",
                                        "autoscale", "application", "jobs", "notebooks",
                                        NULL};
     const cJSON *root = c->json;
@@ -1101,7 +1128,8 @@ static int build(struct sim_config *c)
                            "policy that fills lanes (fifo)",
                            c->world.lanes > 1 ? "lanes" : "interference", c->world.policy->name);
     if ((rc = check_memory(c)) || (rc = parse_rest(c, root)) ||
-        (rc = parse_autoscale(c, root)) || (rc = check_work(c)))
+        (rc = parse_autoscale(c, root)) || (rc = parse_controller(c, root)) ||
+        (rc = check_work(c)))
         return rc;
     return 0;
 }

@@ -141,6 +141,11 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
     if (pred)
         fprintf(f, "predicted vs actual batch duration: mean |error| %.3f ms over %llu batches\n",
                 abs_err / (double)pred, (unsigned long long)pred);
+    if (r->ctrl_threads)
+        fprintf(f, "controller: %d thread%s, %.1f%% busy, %llu decisions waited %.3f ms on "
+                "average for a thread (longest %.3f ms)\n", r->ctrl_threads,
+                r->ctrl_threads > 1 ? "s" : "", 100 * r->ctrl_busy_frac,
+                (unsigned long long)r->ctrl_decisions, r->ctrl_wait_mean_ms, r->ctrl_wait_max_ms);
     if (g) {
         fprintf(f, "goodput search: %d probes, rule %s (%s)%s\n", g->nprobes,
                 sim_search_rule_names[g->rule],
@@ -233,6 +238,14 @@ char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
         }
     }
     cJSON_AddBoolToObject(o, "slo_met", r->pass);
+    if (r->ctrl_threads) {
+        cJSON *c = cJSON_AddObjectToObject(o, "controller");
+        cJSON_AddNumberToObject(c, "threads", r->ctrl_threads);
+        cJSON_AddNumberToObject(c, "busy_frac", r->ctrl_busy_frac);
+        cJSON_AddNumberToObject(c, "decisions", (double)r->ctrl_decisions);
+        cJSON_AddNumberToObject(c, "wait_mean_ms", r->ctrl_wait_mean_ms);
+        cJSON_AddNumberToObject(c, "wait_max_ms", r->ctrl_wait_max_ms);
+    }
     cJSON_AddNumberToObject(o, "events", (double)r->events);
     if (g) {
         bool ok = g->status == SIM_SEARCH_CONVERGED;

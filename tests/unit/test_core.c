@@ -1227,7 +1227,79 @@ static void host_time_spaces_batches(void)
     }
 }
 
+/* The controller's time by hand (controller.*): fifo on 1,024 GPUs (never the bottleneck), 1-ms
+ * batches of one, evenly spaced arrivals, no network, 1 ms of controller time per request
+ * admitted. One thread at 500 req/s is busy half the time and never queues: every batch
+ * starts exactly 1 ms after its request arrived. At 2,000 req/s it is saturated: request k
+ * waits for the k admissions before it, so its batch starts (k + 1) ms after the first
+ * arrival, k/2 ms after its own (request 500: 251 ms): the delay grows without bound, and
+ * the thread is busy the whole run. Two threads at 1,500 req/s
+ * (0.67 ms apart, 1 ms each) never queue again. */
+struct ctrl_obs {
+    int64_t first_arrival, min_lag, max_lag, lag_500;
+    int n;
+};
+
+static void ctrl_batch_start(void *ctx, const struct sim *s, const struct sim_batch *b)
+{
+    (void)s;
+    struct ctrl_obs *o = ctx;
+    const struct sim_request *r = b->reqs;
+    int64_t lag = b->t_start - r->t_arrival;
+    if (o->n == 0)
+        o->first_arrival = r->t_arrival, o->min_lag = o->max_lag = lag;
+    o->min_lag = lag < o->min_lag ? lag : o->min_lag;
+    o->max_lag = lag > o->max_lag ? lag : o->max_lag;
+    if (o->n == 500)
+        o->lag_500 = lag;
+    o->n++;
+}
+
+static void ctrl_decisions_queue(void)
+{
+    static const struct { int threads, rate; bool saturated; } cases[] = {
+        {1, 500, false}, {1, 2000, true}, {2, 1500, false}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"name\":\"ctrl\",\"seed\":1,\"duration_s\":3,\"warmup_s\":1,\"keep_warmup\":true,"
+                 "\"cluster\":{\"gpus\":1024},\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,"
+                 "\"resp_us\":0},\"models\":[{\"name\":\"m\",\"alpha_ms\":0,\"beta_ms\":1,"
+                 "\"slo_ms\":100000,\"max_batch\":1}],\"workload\":{\"rate_rps\":%d,\"arrival\":"
+                 "{\"kind\":\"uniform\"}},\"policy\":{\"name\":\"fifo\"},\"controller\":"
+                 "{\"threads\":%d,\"us_per_request\":1000}}", cases[c].rate, cases[c].threads);
+        struct sim_config *cfg;
+        struct sim *s;
+        REQUIRE_OK(sim_config_from_text(text, "ctrl", ".", &cfg));
+        REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
+        struct ctrl_obs o = {0};
+        struct sim_observer obs = {.ctx = &o, .batch_start = ctrl_batch_start};
+        sim_set_observer(s, &obs);
+        REQUIRE_OK(sim_run(s));
+        struct sim_result *r = NULL;
+        REQUIRE_OK(sim_result_collect(s, &r));
+        if (!cases[c].saturated)
+            CHECK(o.n > 1000 && o.min_lag == SIM_NS_PER_MS && o.max_lag == SIM_NS_PER_MS &&
+                      r->ctrl_wait_max_ms == 0,
+                  "%d thread(s) at %d req/s: lags %lld..%lld ns, longest wait %.3f ms",
+                  cases[c].threads, cases[c].rate, (long long)o.min_lag, (long long)o.max_lag,
+                  r->ctrl_wait_max_ms);
+        else   /* request 500 arrived 250 ms after the first and waited for 500 admissions */
+            CHECK(o.n > 1000 && llabs(o.lag_500 - 251 * SIM_NS_PER_MS) <= SIM_NS_PER_MS &&
+                      o.max_lag > o.lag_500,
+                  "saturated: lag of request 500 %lld ns (want about 251 ms), longest %lld",
+                  (long long)o.lag_500, (long long)o.max_lag);
+        double want_busy = cases[c].saturated ? 1.0 : cases[c].rate * 1e-3 / cases[c].threads;
+        CHECK(fabs(r->ctrl_busy_frac - want_busy) < 0.02, "busy %.3f, want %.3f",
+              r->ctrl_busy_frac, want_busy);
+        sim_result_destroy(r);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+}
+
 TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_order},
+          {"ctrl_decisions_queue", ctrl_decisions_queue},
           {"host_time_spaces_batches", host_time_spaces_batches},
           {"search_rules_by_hand", search_rules_by_hand},
           {"heap_random_times_sorted", heap_random_times_sorted},
