@@ -238,6 +238,10 @@ static int find_backend(const struct opts *o, const struct cal_backend_ops **be)
     if (!*be)
         return sim_err_set(!strcmp(o->backend, "cudnn") ? SIM_EUNAVAIL : SIM_EUSAGE,
                            "--backend: expected one of %s, got \"%s\"", cal_backend_names(), o->backend);
+    if (!strcmp((*be)->name, "onednn") && (o->eager || o->unfused))
+        return sim_err_set(SIM_EUSAGE, "%s: a cudnn option (the CPU backend runs every layer "
+                           "from the host, unfused); drop it or use --backend cudnn",
+                           o->eager ? "--exec eager" : "--no-fuse");
     return 0;
 }
 

@@ -82,7 +82,6 @@ struct cu {
     size_t arena_bytes, wf_bytes, wh_bytes, ws_bytes;
     int32_t *ids;
     cudaGraphExec_t gexec;         /* the captured pass (graph mode) */
-    size_t graph_nodes;
 };
 
 #define CU(call, l, what)                                                                     \
@@ -696,7 +695,6 @@ static int capture(struct cu *c, enum what w, int i, int reps, cudaGraphExec_t *
 {
     cudaGraph_t gr = NULL;
     int rc = 0;
-    bool pass = w == W_PASS;
     *out = NULL;
     CU(cudaStreamBeginCapture(c->s, cudaStreamCaptureModeThreadLocal), NOL, "graph capture");
     for (int k = 0; k < reps && !rc; k++)
@@ -708,8 +706,6 @@ static int capture(struct cu *c, enum what w, int i, int reps, cudaGraphExec_t *
     if (!rc && (e = cudaGraphInstantiate(out, gr, 0)) != cudaSuccess)
         rc = sim_err_set(SIM_EINTERNAL, "cudnn backend: instantiating the pass's CUDA graph: %s",
                          cudaGetErrorString(e));
-    if (!rc && pass)
-        cudaGraphGetNodes(gr, NULL, &c->graph_nodes);
     if (gr)
         cudaGraphDestroy(gr);
     if (rc) {

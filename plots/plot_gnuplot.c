@@ -376,7 +376,7 @@ const char *plot_goodput_ylabel(const struct plot *p)
     int g = 0;
     for (int i = 0; i < p->n; i++)
         g += p->r[i].goodput;
-    return g == p->n ? "goodput (req/s, all in SLO)"
+    return g == p->n ? "goodput (req/s within SLO)"
            : g == 0  ? "on-time throughput (req/s)"
                      : "goodput or on-time throughput (req/s)";
 }

@@ -367,11 +367,8 @@ void sim_batch_on_done(struct sim *s, int e, uint64_t serial)
     if (s->obs.batch_done)
         s->obs.batch_done(s->obs.ctx, s, b);
     start_next(s, e);
-    if (!s->stopping && s->pol->on_batch_done) {
-        sim_ctrl_begin(s);
-        s->pol->on_batch_done(s, s->pstate, b);
-        sim_ctrl_end(s);
-    }
+    if (!s->stopping && s->pol->on_batch_done)
+        SIM_POLICY_CALL(s, on_batch_done, b);
     sim_pool_put(&s->batch_pool, b);
     sim_exec_maybe_down(s, e);
 }

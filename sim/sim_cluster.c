@@ -120,11 +120,8 @@ int sim_gpu_claim(struct sim *s, int g, enum sim_holder kind, int id, int milli)
  * after, the first pending executor takes it. */
 static void gpu_freed(struct sim *s, int g)
 {
-    if (!s->stopping && s->pol->on_gpu_free) {
-        sim_ctrl_begin(s);
-        s->pol->on_gpu_free(s, s->pstate, g);
-        sim_ctrl_end(s);
-    }
+    if (!s->stopping && s->pol->on_gpu_free)
+        SIM_POLICY_CALL(s, on_gpu_free, g);
     if (s->npend > 0 && s->gpus[g].pub.milli == 0) {
         int e = s->pend_execs[0];
         memmove(s->pend_execs, s->pend_execs + 1, (size_t)(--s->npend) * sizeof *s->pend_execs);

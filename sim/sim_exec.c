@@ -83,11 +83,8 @@ void sim_load_on_done(struct sim *s, int e, int m, bool ok)
         unreserve(s, e, m);
         x->rejected++;
     }
-    if (!s->stopping && s->pol->on_load_done) {
-        sim_ctrl_begin(s);
-        s->pol->on_load_done(s, s->pstate, e, m, ok);
-        sim_ctrl_end(s);
-    }
+    if (!s->stopping && s->pol->on_load_done)
+        SIM_POLICY_CALL(s, on_load_done, e, m, ok);
 }
 
 void sim_evict(struct sim *s, int e, int m)
@@ -162,11 +159,8 @@ void sim_exec_up(struct sim *s, int e)
     x->state = SIM_EXEC_UP;
     x->up_since = s->now;
     x->last_finish = s->now;
-    if (!s->stopping && s->pol->on_exec_up) {
-        sim_ctrl_begin(s);
-        s->pol->on_exec_up(s, s->pstate, e);
-        sim_ctrl_end(s);
-    }
+    if (!s->stopping && s->pol->on_exec_up)
+        SIM_POLICY_CALL(s, on_exec_up, e);
 }
 
 int sim_exec_active(const struct sim *s)
@@ -227,11 +221,8 @@ int sim_exec_add_on(struct sim *s, int g, int64_t delay_ns)
     }
     s->execs[e].state = SIM_EXEC_PENDING;   /* not serving, not billed: waits for a GPU */
     s->pend_execs[s->npend++] = e;
-    if (!s->stopping && s->pol->on_exec_pending) {
-        sim_ctrl_begin(s);
-        s->pol->on_exec_pending(s, s->pstate, e);
-        sim_ctrl_end(s);
-    }
+    if (!s->stopping && s->pol->on_exec_pending)
+        SIM_POLICY_CALL(s, on_exec_pending, e);
     return e;
 }
 
@@ -423,11 +414,8 @@ void sim_exec_remove(struct sim *s, int e)
     }
     if (!x->cpu)
         s->nactive--;
-    if (s->pol->on_exec_remove) {
-        sim_ctrl_begin(s);
-        s->pol->on_exec_remove(s, s->pstate, e);
-        sim_ctrl_end(s);
-    }
+    if (s->pol->on_exec_remove)
+        SIM_POLICY_CALL(s, on_exec_remove, e);
 }
 
 

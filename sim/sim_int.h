@@ -326,6 +326,13 @@ int64_t sim_exec_time(struct sim *s, int64_t nominal);
  * no controller is configured or nothing was charged). */
 void sim_ctrl_begin(struct sim *s);
 void sim_ctrl_end(struct sim *s);
+/* Calls the policy's hook `fn` (which it has) as one decision of the controller. */
+#define SIM_POLICY_CALL(s, fn, ...)                                                      \
+    do {                                                                                  \
+        sim_ctrl_begin(s);                                                                \
+        (s)->pol->fn((s), (s)->pstate, __VA_ARGS__);                                      \
+        sim_ctrl_end(s);                                                                  \
+    } while (0)
 void sim_ctrl_charge(struct sim *s, int64_t ns);
 int64_t sim_ctrl_ready(const struct sim *s);
 double sim_service_factor(struct sim *s, int e, int m, int kind, int n);

@@ -254,11 +254,8 @@ static void finish(struct sim *s, struct sim_job_int *ji)
     p->nworkers = 0;
     for (int w = 0; w < n; w++)
         sim_gpu_release(s, gpus[w], SIM_HOLD_WORKER, p->id);
-    if (!s->stopping && s->pol->on_job_done) {
-        sim_ctrl_begin(s);
-        s->pol->on_job_done(s, s->pstate, p->id);
-        sim_ctrl_end(s);
-    }
+    if (!s->stopping && s->pol->on_job_done)
+        SIM_POLICY_CALL(s, on_job_done, p->id);
     if (s->cfg->end_when_done) {        /* the last job: the run ends here (or later) */
         for (int j = 0; j < s->njobs; j++)
             if (s->jobs[j].pub.state != SIM_JOB_DONE)
@@ -284,11 +281,8 @@ void sim_jobs_event(struct sim *s, int j, uint64_t gen)
             return;                     /* arrives after the run: never seen */
         ji->pub.state = SIM_JOB_QUEUED;
         ji->since = s->now;
-        if (!s->stopping && s->pol->on_job_arrive) {
-            sim_ctrl_begin(s);
-            s->pol->on_job_arrive(s, s->pstate, j);
-            sim_ctrl_end(s);
-        }
+        if (!s->stopping && s->pol->on_job_arrive)
+            SIM_POLICY_CALL(s, on_job_arrive, j);
         return;
     }
     if ((uint32_t)(gen >> 2) != ji->serial || s->now > s->duration)

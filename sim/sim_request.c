@@ -77,11 +77,8 @@ void sim_req_end(struct sim *s, struct sim_request *r, enum sim_outcome o, int64
     }
     if (s->obs.request_end)
         s->obs.request_end(s->obs.ctx, s, r);
-    if (s->pol->on_request_end && !s->stopping) {
-        sim_ctrl_begin(s);
-        s->pol->on_request_end(s, s->pstate, r, t_done);
-        sim_ctrl_end(s);
-    }
+    if (s->pol->on_request_end && !s->stopping)
+        SIM_POLICY_CALL(s, on_request_end, r, t_done);
     int src = ((struct sim_req_int *)r)->src;
     sim_pool_put(&s->req_pool, r);
     if (src >= 0 && s->src[src].src.on_end) {   /* a closed-loop source: its next request */

@@ -211,11 +211,8 @@ void sim_timer_fire(struct sim *s, const struct sim_timer_slot *ts)
         s->same_instant++;
     }
     t_release(s, slot);
-    if (!s->stopping) {
-        sim_ctrl_begin(s);
-        s->pol->on_timer(s, s->pstate, tag, arg);
-        sim_ctrl_end(s);
-    }
+    if (!s->stopping)
+        SIM_POLICY_CALL(s, on_timer, tag, arg);
 }
 
 void sim_timer_free(struct sim *s)

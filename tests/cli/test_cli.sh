@@ -57,6 +57,12 @@ calibrate_serving_paths() {
      > m.out 2> m.err) || fail "measure --serving: exit $? ($(cat "$tmp/m.err"))"
   grep -q '"service"' "$tmp/z.json" 2>/dev/null || fail "measure --serving: no service in the zoo"
   grep -q '"fit_on":.*"mean"' "$tmp/z.json" 2>/dev/null || fail "measure --serving: not fitted on means"
+  # the GPU's ways of issuing a pass are refused on the CPU backend, not silently ignored
+  for o in "--exec eager" "--no-fuse"; do
+    # shellcheck disable=SC2086  # two words
+    "$cal" check tiny_cnn $o > /dev/null 2> "$tmp/o.err"; rc=$?
+    [ $rc -eq 2 ] && grep -qF "a cudnn option" "$tmp/o.err" || fail "$o on onednn: exit $rc ($(cat "$tmp/o.err"))"
+  done
   (cd "$tmp" && "$cal" validate tiny_cnn --zoo z.json --max-batch 2 --loads 0.3,0.6 --requests 30 \
      --tsv v.tsv > v.out 2> v.err) || fail "validate --zoo z.json (relative): exit $? ($(cat "$tmp/v.err"))"
   [ "$(wc -l < "$tmp/v.tsv" 2>/dev/null)" = 3 ] || fail "validate --tsv: expected a header and 2 rows"
