@@ -67,6 +67,15 @@ struct cal_backend_ops {
      * result once prepared: itself, or the last layer of the fused group that absorbed it
      * (its output is then never materialised and read refuses it). */
     int (*fused_into)(void *st, int layer);
+    /* Optional (NULL: the backend has no host/device split, as the CPU's): `passes` prepared
+     * passes back to back, as a synchronous server issues them. With `copies`, each is the
+     * batch's input copied in from pinned host memory (in the layout and type the pass
+     * reads), the pass, its output copied out and a wait on the stream; without, the pass and
+     * the wait. gpu_ms[i]: pass i on the device; gap_us[i], i < passes - 1: the device's idle
+     * time from the end of pass i to the start of pass i + 1 (events on the stream): the
+     * host's share of a batch that the executor cannot overlap. */
+    int (*serve_gaps)(void *st, int passes, bool copies, double *gpu_ms /* OUT */,
+                      double *gap_us /* OUT */);
     void (*unprepare)(void *st);
     void (*destroy)(void *st);
 };

@@ -505,6 +505,25 @@ static int write_json(const char *file, const cJSON *j)
     return rc;
 }
 
+/* The head every measurement record shares: its format, and a provenance object (tool,
+ * backend, device, versions, host, date) that the caller extends. Returns the provenance. */
+static cJSON *record_head(cJSON *doc, const char *format, const char *tool,
+                          const struct cal_backend_ops *be, const struct cal_device_info *dev)
+{
+    char host[128], date[32];
+    cal_host_name(host, sizeof host);
+    sim_utc_now(date);
+    cJSON_AddStringToObject(doc, "format", format);
+    cJSON *pv = cJSON_AddObjectToObject(doc, "provenance");
+    cJSON_AddStringToObject(pv, "tool", tool);
+    cJSON_AddStringToObject(pv, "backend", be->name);
+    cJSON_AddStringToObject(pv, "device", dev->device);
+    cJSON_AddStringToObject(pv, "versions", dev->versions);
+    cJSON_AddStringToObject(pv, "host", host);
+    cJSON_AddStringToObject(pv, "date", date);
+    return pv;
+}
+
 /* concurrency NET: lat(k, p, t) and cores busy for every k x p x t, the interference table
  * relative to (1, 1, 1), and (oneDNN) the parametric model fitted to the points. */
 static int cmd_concurrency(const struct opts *o)
@@ -569,17 +588,8 @@ static int cmd_concurrency(const struct opts *o)
         printf("  factors, lat(k, p, t) / lat(1, 1, 1) = %.3f ms:", base);
         doc = cJSON_CreateObject();
         rows = cJSON_CreateArray();
-        cJSON *pv = cJSON_AddObjectToObject(doc, "provenance");
-        char host[128], date[32];
-        cal_host_name(host, sizeof host);
-        sim_utc_now(date);
-        cJSON_AddStringToObject(doc, "format", "servesim-concurrency/1");
-        cJSON_AddStringToObject(pv, "tool", "servesim-calibrate concurrency");
-        cJSON_AddStringToObject(pv, "backend", be->name);
-        cJSON_AddStringToObject(pv, "device", dev.device);
-        cJSON_AddStringToObject(pv, "versions", dev.versions);
-        cJSON_AddStringToObject(pv, "host", host);
-        cJSON_AddStringToObject(pv, "date", date);
+        cJSON *pv = record_head(doc, "servesim-concurrency/1", "servesim-calibrate concurrency",
+                                be, &dev);
         cJSON_AddNumberToObject(pv, "online_cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
         cJSON_AddStringToObject(doc, "network", net->name);
         cJSON_AddNumberToObject(doc, "batch", batch);
@@ -643,6 +653,100 @@ static int cmd_concurrency(const struct opts *o)
     cJSON_Delete(rows);
     free(pts);
     cal_net_destroy(net);
+    return rc;
+}
+
+/* host NET...: the device's idle time between back-to-back served batches (the host's share
+ * of a batch: launch and wait, and with the input/output copies), per batch size; the evidence
+ * for the simulator's cluster.host_us_per_batch. GPU backends only. */
+static int cmd_host(const struct opts *o)
+{
+    const struct cal_backend_ops *be;
+    int rc;
+    if (o->nnets < 1)
+        return sim_err_set(SIM_EUSAGE, "host: expected at least one network");
+    if ((rc = find_backend(o, &be)))
+        return rc;
+    if (!be->serve_gaps)
+        return sim_err_set(SIM_EUSAGE, "host: the %s backend has no host/device split (its "
+                           "passes are host work); use --backend cudnn on a GPU", be->name);
+    if (o->reps < 10)
+        return sim_err_set(SIM_EUSAGE, "host: expected --reps of at least 10 (the passes per "
+                           "batch size and mode), got %d", o->reps);
+    struct cal_opts bo = backend_opts(o, 0);
+    struct cal_device_info dev;
+    void *st = NULL;
+    char exec[64];
+    cJSON *doc = cJSON_CreateObject(), *jn = NULL;
+    if (!(rc = be->create(&bo, &st)))
+        rc = be->info(st, &dev);
+    if (!rc) {
+        cJSON *pv = record_head(doc, "servesim-host/1", "servesim-calibrate host", be, &dev);
+        jn = cJSON_AddArrayToObject(doc, "networks");
+        cJSON_AddStringToObject(pv, "precision", cal_precision_name(o->precision));
+        cJSON_AddStringToObject(pv, "exec", cal_exec_text(&bo, exec, sizeof exec));
+        cJSON_AddNumberToObject(pv, "passes", o->reps);
+        cJSON_AddStringToObject(pv, "gap", "device idle from the end of one pass to the start "
+                                "of the next (CUDA events); launch_wait: launch, pass, stream "
+                                "wait; copies: input in from pinned memory, pass, output out, wait");
+    }
+    for (int i = 0; i < o->nnets && !rc; i++) {
+        struct cal_net *net = NULL;
+        if ((rc = load_net(o->nets[i], o, &net)))
+            break;
+        if (o->fold)
+            cal_net_fold_bn(net);
+        printf("%s on %s (%s, %s), %d passes back to back per batch size and mode: the device's "
+               "idle time between passes, us\n  %6s %9s %10s %10s | %21s | %21s\n  %6s %9s %10s "
+               "%10s | %10s %10s | %10s %10s\n", net->name, dev.device,
+               cal_precision_name(o->precision), exec, o->reps, "", "", "", "",
+               "launch + wait", "with copies", "batch", "pass ms", "in KiB", "out KiB",
+               "median", "p99", "median", "p99");
+        cJSON *jo = cJSON_CreateObject(), *jb = cJSON_AddArrayToObject(jo, "batches");
+        cJSON_AddStringToObject(jo, "network", net->name);
+        cJSON_AddItemToArray(jn, jo);
+        size_t in_el = net->tokens ? sizeof(int32_t) : o->precision == CAL_FP16 ? 2 : 4;
+        size_t out_el = o->precision == CAL_FP16 ? 2 : 4;
+        for (int j = 0; j < o->nbatches && !rc; j++) {
+            int b = o->batches[j];
+            struct cal_point pt;
+            struct cal_gaps lw, cp;
+            if ((rc = cal_measure(be, st, net, b, o->warmup, o->reps, &pt)) ||
+                (rc = cal_measure_gaps(be, st, o->reps, false, &lw)) ||
+                (rc = cal_measure_gaps(be, st, o->reps, true, &cp)))
+                break;
+            double kin = (double)b * (double)cal_shape_count(&net->input) * (double)in_el / 1024;
+            double kout = (double)b * (double)cal_shape_count(&net->layers[net->n - 1].shape) *
+                          (double)out_el / 1024;
+            printf("  %6d %9.3f %10.1f %10.1f | %10.1f %10.1f | %10.1f %10.1f\n", b, pt.median_ms,
+                   kin, kout, lw.median_us, lw.p99_us, cp.median_us, cp.p99_us);
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "batch", b);
+            cJSON_AddNumberToObject(x, "pass_median_ms", pt.median_ms);
+            cJSON_AddNumberToObject(x, "input_kib", kin);
+            cJSON_AddNumberToObject(x, "output_kib", kout);
+            const struct cal_gaps *g[2] = {&lw, &cp};
+            const char *gn[2] = {"launch_wait", "copies"};
+            for (int k = 0; k < 2; k++) {
+                cJSON *y = cJSON_AddObjectToObject(x, gn[k]);
+                cJSON_AddNumberToObject(y, "gap_median_us", g[k]->median_us);
+                cJSON_AddNumberToObject(y, "gap_mean_us", g[k]->mean_us);
+                cJSON_AddNumberToObject(y, "gap_p90_us", g[k]->p90_us);
+                cJSON_AddNumberToObject(y, "gap_p99_us", g[k]->p99_us);
+                cJSON_AddNumberToObject(y, "gap_min_us", g[k]->min_us);
+                cJSON_AddNumberToObject(y, "gap_max_us", g[k]->max_us);
+                cJSON_AddNumberToObject(y, "pass_median_ms", g[k]->gpu_median_ms);
+            }
+            cJSON_AddItemToArray(jb, x);
+        }
+        be->unprepare(st);
+        cal_net_destroy(net);
+    }
+    if (!rc && o->out && !(rc = write_json(o->out, doc)))
+        printf("wrote %s\n", o->out);
+    if (st)
+        be->destroy(st);
+    cJSON_Delete(doc);
     return rc;
 }
 
@@ -789,6 +893,8 @@ int main(int argc, char **argv)
         rc = cmd_validate(&o);
     else if (!strcmp(cmd, "concurrency"))
         rc = cmd_concurrency(&o);
+    else if (!strcmp(cmd, "host"))
+        rc = cmd_host(&o);
     else
         rc = sim_err_set(SIM_EUSAGE, "unknown command \"%s\" (see --help)", cmd);
     return exit_code(rc);

@@ -1033,6 +1033,67 @@ static int cu_run(void *st, double *ms)
     return rc;
 }
 
+/* Back-to-back served passes (cal_backend.h, serve_gaps): events around every pass, so the
+ * idle time between passes is measured on the device's own clock, not the host's. */
+static int cu_serve_gaps(void *st, int passes, bool copies, double *gpu_ms, double *gap_us)
+{
+    struct cu *c = st;
+    const struct cal_net *net = c->net;
+    if (!net || passes < 2)
+        return sim_err_set(SIM_EINTERNAL, "cudnn backend: serve_gaps needs a prepared network "
+                           "and at least 2 passes");
+    CU(cudaSetDevice(c->o.device), NOL, "cudaSetDevice");
+    size_t in_bytes = (size_t)c->batch * (size_t)cal_shape_count(&net->input) *
+                      (net->tokens ? sizeof(int32_t) : c->esz);
+    size_t out_bytes = (size_t)c->batch * (size_t)cal_shape_count(&net->layers[net->n - 1].shape) *
+                       c->esz;
+    void *din = net->tokens ? (void *)c->ids : c->t[0], *dout = c->t[net->n];
+    cudaEvent_t *ev = calloc((size_t)passes * 2, sizeof *ev);
+    void *hin = NULL, *hout = NULL;
+    int made = 0, rc = 0;
+    cudaError_t e = ev ? cudaSuccess : cudaErrorMemoryAllocation;
+    for (; e == cudaSuccess && made < passes * 2; made++)
+        e = cudaEventCreate(&ev[made]);
+    if (e == cudaSuccess && copies && (e = cudaMallocHost(&hin, in_bytes)) == cudaSuccess &&
+        (e = cudaMemcpy(hin, din, in_bytes, cudaMemcpyDeviceToHost)) == cudaSuccess)
+        e = cudaMallocHost(&hout, out_bytes);
+    for (int i = 0; i < passes && e == cudaSuccess && !rc; i++) {
+        if (copies)
+            e = cudaMemcpyAsync(din, hin, in_bytes, cudaMemcpyHostToDevice, c->s);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(ev[2 * i], c->s);
+        if (e == cudaSuccess) {
+            if (c->gexec)
+                e = cudaGraphLaunch(c->gexec, c->s);
+            else
+                rc = run_all(c);
+        }
+        if (e == cudaSuccess && !rc)
+            e = cudaEventRecord(ev[2 * i + 1], c->s);
+        if (e == cudaSuccess && !rc && copies)
+            e = cudaMemcpyAsync(hout, dout, out_bytes, cudaMemcpyDeviceToHost, c->s);
+        if (e == cudaSuccess && !rc)
+            e = cudaStreamSynchronize(c->s);
+    }
+    for (int i = 0; i < passes && e == cudaSuccess && !rc; i++) {
+        float t = 0;
+        if ((e = cudaEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1])) == cudaSuccess)
+            gpu_ms[i] = t;
+        if (e == cudaSuccess && i + 1 < passes &&
+            (e = cudaEventElapsedTime(&t, ev[2 * i + 1], ev[2 * i + 2])) == cudaSuccess)
+            gap_us[i] = t * 1e3;
+    }
+    for (int i = 0; i < made; i++)
+        cudaEventDestroy(ev[i]);
+    free(ev);
+    cudaFreeHost(hin);
+    cudaFreeHost(hout);
+    if (rc)
+        return rc;
+    CU(e, NOL, "served passes");
+    return 0;
+}
+
 static int cu_fused_into(void *st, int layer)
 {
     const struct cu *c = st;
@@ -1105,6 +1166,7 @@ const struct cal_backend_ops cal_backend_cudnn = {
     .run = cu_run,
     .read = cu_read,
     .fused_into = cu_fused_into,
+    .serve_gaps = cu_serve_gaps,
     .unprepare = cu_unprepare,
     .destroy = cu_destroy,
 };

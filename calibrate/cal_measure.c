@@ -182,3 +182,27 @@ out:
     free(ms);
     return rc;
 }
+
+int cal_measure_gaps(const struct cal_backend_ops *be, void *st, int passes, bool copies,
+                     struct cal_gaps *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!be->serve_gaps)
+        return sim_err_set(SIM_EUNAVAIL, "the %s backend has no host/device split (its passes "
+                           "are host work): the host's share of a batch is measured on a GPU "
+                           "backend", be->name);
+    if (passes < 3)
+        return sim_err_set(SIM_EINVAL, "passes: expected at least 3, got %d", passes);
+    double *ms = malloc((size_t)passes * sizeof *ms), *us = malloc((size_t)passes * sizeof *us);
+    int rc = ms && us ? be->serve_gaps(st, passes, copies, ms, us) : SIM_ENOMEM;
+    if (!rc) {
+        struct cal_point g, t;
+        cal_point_stats(us, passes - 1, &g);
+        cal_point_stats(ms, passes, &t);
+        *out = (struct cal_gaps){passes, t.median_ms, g.median_ms, g.mean_ms, g.p90_ms, g.p99_ms,
+                                 g.min_ms, g.max_ms};
+    }
+    free(ms);
+    free(us);
+    return rc;
+}

@@ -1,7 +1,7 @@
 /* cal_measure — timing a prepared network: warm-up passes, then repetitions, summarised by
  * median, p99, mean, standard deviation, min and max (GSL statistics); or serving-like, with
  * batch sizes interleaved and idle gaps between passes, and the service-time distribution
- * fitted per batch size. */
+ * fitted per batch size; the device's idle time between back-to-back served passes. */
 #ifndef CAL_MEASURE_H
 #define CAL_MEASURE_H
 
@@ -46,5 +46,18 @@ void cal_svc_fit(const double *sorted_ms, int n, struct cal_point *out);
 int cal_measure_serving(const struct cal_backend_ops *be, const struct cal_opts *bo,
                         const struct cal_net *net, const int *batches, int nb, int warmup,
                         int reps, double load, unsigned long seed, struct cal_point *pts /* OUT */);
+
+/* The host's share of a served batch on a device with a host/device split (the backend's
+ * serve_gaps): `passes` passes back to back on an instance cal_measure left prepared, with or
+ * without the input and output copies. Gaps: the device idle between consecutive passes. */
+struct cal_gaps {
+    int passes;
+    double gpu_median_ms;
+    double median_us, mean_us, p90_us, p99_us, min_us, max_us;
+};
+
+/* SIM_EUNAVAIL when the backend has no serve_gaps (the CPU's: its passes are host work). */
+int cal_measure_gaps(const struct cal_backend_ops *be, void *st, int passes, bool copies,
+                     struct cal_gaps *out /* OUT */);
 
 #endif

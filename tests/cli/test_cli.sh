@@ -70,6 +70,10 @@ calibrate_serving_paths() {
   rc=$?
   [ $rc -eq 2 ] && grep -qF -- "--zoo missing.json: cannot open" "$tmp/e.err" ||
     fail "validate --zoo missing.json: exit $rc ($(cat "$tmp/e.err"))"
+  # the host's share of a batch needs a host/device split: refused on the CPU backend
+  "$cal" host tiny_cnn > /dev/null 2> "$tmp/h.err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "use --backend cudnn on a GPU" "$tmp/h.err" ||
+    fail "host on onednn: exit $rc ($(cat "$tmp/h.err"))"
   "$cal" measure tiny_cnn --serving 1 > /dev/null 2> "$tmp/e.err"
   rc=$?
   [ $rc -eq 2 ] && grep -qF -- "--serving: expected a load in (0, 1)" "$tmp/e.err" ||

@@ -772,11 +772,48 @@ static void cudnn_concurrency_streams(void)
 #endif
 }
 
+/* The CPU backend has no host/device split: the host's share of a batch is refused there. */
+static void gaps_need_a_device(void)
+{
+    struct cal_gaps g;
+    int rc = cal_measure_gaps(&cal_backend_onednn, NULL, 10, false, &g);
+    CHECK(rc == SIM_EUNAVAIL && strstr(sim_err_msg(), "no host/device split"), "onednn: rc %d, %s",
+          rc, sim_err_msg());
+}
+
+/* Back-to-back served passes on the GPU (GPU machines only): every gap is positive and far
+ * below a millisecond (a launch and a wait take microseconds), with the copies as well. */
+static void cudnn_serve_gaps(void)
+{
+    cudnn_or_skip();
+#ifdef SERVESIM_HAVE_CUDNN
+    struct cal_opts bo = {0};
+    struct cal_net *net = load("tiny_cnn");
+    REQUIRE_OK(cal_net_init_weights(net, 1));
+    void *st = NULL;
+    REQUIRE_OK(cal_backend_cudnn.create(&bo, &st));
+    struct cal_point pt;
+    REQUIRE_OK(cal_measure(&cal_backend_cudnn, st, net, 4, 3, 10, &pt));
+    struct cal_gaps lw, cp;
+    REQUIRE_OK(cal_measure_gaps(&cal_backend_cudnn, st, 50, false, &lw));
+    REQUIRE_OK(cal_measure_gaps(&cal_backend_cudnn, st, 50, true, &cp));
+    CHECK(lw.passes == 50 && lw.min_us > 0 && lw.median_us < 1000 && lw.gpu_median_ms > 0,
+          "launch+wait: %d passes, min %g us, median %g us, pass %g ms", lw.passes, lw.min_us,
+          lw.median_us, lw.gpu_median_ms);
+    CHECK(cp.min_us > 0 && cp.median_us < 5000, "copies: min %g us, median %g us", cp.min_us,
+          cp.median_us);
+    cal_backend_cudnn.destroy(st);
+    cal_net_destroy(net);
+#endif
+}
+
 TEST_MAIN_SCRATCH({"networks_match_published", networks_match_published},
                   {"parallelism_by_hand", parallelism_by_hand},
                   {"onednn_inter_op_matches_sequential", onednn_inter_op_matches_sequential},
                   {"concurrency_point", concurrency_point},
                   {"cudnn_concurrency_streams", cudnn_concurrency_streams},
+                  {"cudnn_serve_gaps", cudnn_serve_gaps},
+                  {"gaps_need_a_device", gaps_need_a_device},
                   {"concurrency_fit_recovers_constants", concurrency_fit_recovers_constants},
                   {"onednn_layers_match_reference", onednn_layers_match_reference},
                   {"onednn_arena_output_matches", onednn_arena_output_matches},
