@@ -12,8 +12,8 @@
 
 #include "sim_err.h"
 #include "sim_json.h"
-#include "sim_rng.h"
 #include "sim_store.h"
+#include "sim_rng.h"
 
 const char *const sim_metric_names[SIM_MET_N] = {"goodput_rps", "p99_ms", "bad_rate", "gpu_s",
                                                  "makespan_s", "job_exec_s"};
@@ -166,10 +166,16 @@ int sim_results_open(const char *path, sqlite3 **out, int *version)
     int rc = 0, v = 0;
     *out = NULL;
     int src = SQLITE_OK;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    int opened = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    if (opened == SQLITE_OK)            /* wait out a writer's commit rather than fail */
+        sqlite3_busy_timeout(db, SIM_STORE_BUSY_MS);
+    if (opened != SQLITE_OK) {
         rc = db_fail(path, db, "cannot open");
     } else if ((src = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL,
-                                   NULL)) != SQLITE_OK) {
+                                   NULL)) == SQLITE_BUSY || src == SQLITE_LOCKED) {
+        rc = sim_err_set(SIM_EINTERNAL, "%s: locked by another process for more than %d s "
+                         "(SQLite: %s)", path, SIM_STORE_BUSY_MS / 1000, sqlite3_errmsg(db));
+    } else if (src != SQLITE_OK) {
         rc = sim_err_set(SIM_EINVAL, "%s: not a servesim results database (SQLite: %s)", path,
                          sqlite3_errmsg(db));
     } else if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK) {

@@ -253,7 +253,7 @@ int sim_store_open(const char *path, struct sim_store **out)
         rc = db_err(st, "cannot open");
         goto fail;
     }
-    sqlite3_busy_timeout(st->db, 10000);
+    sqlite3_busy_timeout(st->db, SIM_STORE_BUSY_MS);
     /* a file that is not SQLite (or not ours) is the user's input, not a database fault */
     int src = sqlite3_exec(st->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
     if (src == SQLITE_NOTADB || src == SQLITE_CORRUPT) {

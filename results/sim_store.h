@@ -18,6 +18,11 @@
 
 #define SIM_STORE_SCHEMA 10
 
+/* How long any connection to a results database waits for another's lock before giving up
+ * (ms): a writer for a reader's statement to finish, a reader for a writer's commit. Long, so
+ * that reading a database while a sweep writes to it never fails a point or the read. */
+#define SIM_STORE_BUSY_MS 600000
+
 struct sim_store;
 
 int sim_store_open(const char *path, struct sim_store **out /* OUT */);

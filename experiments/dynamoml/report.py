@@ -9,7 +9,6 @@ samples are grouped by the clients active at their start over the 28-minute sche
 bad rates weighted by offered requests. With --readme the tables replace the text between the
 README's report markers."""
 import os
-import sqlite3
 import sys
 from collections import defaultdict
 
@@ -30,8 +29,8 @@ def mean(xs):
 
 
 def load(db):
-    con = sqlite3.connect(db)
-    q = lambda sql, *a: con.execute(sql, a).fetchall()
+    con = report_cli.connect(db)
+    q = lambda sql, *a: report_cli.rows(con, sql, *a)
     runs = {}
     for rid, name, seed, mk, bad, nb, pods, sweep in q(
             "SELECT u.id, u.name, u.seed, u.makespan_s, u.bad_rate, u.notebook_slowdown, "
@@ -250,7 +249,8 @@ def report(db):
     if not all(n in c for n in CONFIGS):
         sys.exit("report.py: %s lacks a configuration of reference.sweep.json" % db)
     s = by_config(runs, "dynamoml_sensitivity")
-    out = ["%d seeds per configuration.\n" % len(c["k8s"]), table(c),
+    out = [report_cli.seeds_line([r["seed"] for r in runs.values()], len(runs)) +
+           " %d seeds per configuration.\n" % len(c["k8s"]), table(c),
            "\n| finding (specs/dynamoml.md) | servesim | holds? | why not |\n|---|---|---|---|"]
     f = findings(c, s)
     for name, val, ok, why in f:

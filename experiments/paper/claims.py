@@ -35,7 +35,7 @@ def near(x, lo, hi=None):
 
 class DB:
     def __init__(self, path):
-        self.c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self.c = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=600)
 
     def points(self, sweep):
         """[(settings dict, run id)] of a sweep's finished points (the latest sweep of that

@@ -11,7 +11,6 @@ finding of specs/roma.md "What to reproduce" evaluated on the main regime (findi
 | holds? | why not) and, with the speed sweep in the database, which findings hold in which
 regime. With --readme the tables replace the text between the README's report markers."""
 import os
-import sqlite3
 import sys
 from collections import defaultdict
 
@@ -24,9 +23,9 @@ MAIN = "profiled"
 
 
 def load(db):
-    con = sqlite3.connect(db)
+    con = report_cli.connect(db)
     runs = {}
-    for rid, name, policy, seed, core_s, sweep, gs in con.execute(
+    for rid, name, policy, seed, core_s, sweep, gs in report_cli.rows(con, 
             "SELECT u.id, u.name, u.policy, u.seed, u.core_s, p.sweep, "
             "json_extract(p.settings_json, '$.\"models[0].latency_scale\".m60') "
             "FROM runs u JOIN sweep_points p ON p.run_id = u.id WHERE u.policy IN (%s)"
@@ -36,9 +35,9 @@ def load(db):
             runs[rid] = dict(test="roma_" + name.split("_", 1)[1], policy=policy, seed=seed, core_s=core_s or 0,
                              regime=regime, win=[])
     sla = {(rid, m): slo / 1000.0 for rid, m, slo in
-           con.execute("SELECT run_id, model, slo_ms FROM model_stats")}
+           report_cli.rows(con, "SELECT run_id, model, slo_ms FROM model_stats")}
     ts = defaultdict(lambda: [None, 0.0, 0.0])   # (run, t, app) -> [response, n, on GPUs]
-    for rid, t, app, series, v in con.execute(
+    for rid, t, app, series, v in report_cli.rows(con, 
             "SELECT run_id, t_s, key, series, value FROM timeseries WHERE t_s <= 300 AND series "
             "IN ('roma.response_s', 'roma.gpu_rps', 'roma.cpu_rps')"):
         if rid not in runs:
@@ -224,13 +223,15 @@ def md_table(c, regime):
 
 
 def report(db):
-    c = cells(load(db))
+    runs = load(db)
+    c = cells(runs)
     regimes = sorted({k[0] for k in c}, key=lambda r: (r != MAIN, float(r[1:]) if r != MAIN else 0))
     out = []
     if MAIN not in regimes:
         sys.exit("report.py: %s holds no run of roma.sweep.json" % db)
     seeds = c[(MAIN, TESTS[0][0], "roma")]["seeds"]
-    out.append("V sums the %d seeds' windows; the other columns are means over seeds.\n" % seeds)
+    out.append(report_cli.seeds_line([r["seed"] for r in runs.values()], len(runs)) +
+               " V sums the %d seeds' windows; the other columns are means over seeds.\n" % seeds)
     out.append(md_table(c, MAIN))
     f = findings(c, MAIN)
     out.append("\n| finding (specs/roma.md) | servesim | holds? | why not |\n|---|---|---|---|")

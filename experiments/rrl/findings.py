@@ -15,7 +15,6 @@ the text between the README's findings markers."""
 import json
 import math
 import os
-import sqlite3
 import sys
 from collections import defaultdict
 
@@ -36,9 +35,9 @@ LOWER_IS_BETTER = {"slot": True, "viol": True, "met": False}
 
 
 def load(db):
-    con = sqlite3.connect(db)
+    con = report_cli.connect(db)
     runs = {}
-    for rid, sweep, case, seed, mean, p99, cfg in con.execute(
+    for rid, sweep, case, seed, mean, p99, cfg in report_cli.rows(con, 
             "SELECT p.run_id, p.sweep, json_extract(p.settings_json, '$.case'), "
             "json_extract(p.settings_json, '$.seed'), m.mean_ms, m.p99_ms, r.config_json "
             "FROM sweep_points p JOIN model_stats m ON m.run_id = p.run_id "
@@ -46,7 +45,7 @@ def load(db):
         slo = json.loads(cfg).get("policy", {}).get("params", {}).get("slo_ms") if cfg else None
         runs[rid] = dict(sweep=sweep.split("@")[0], case=case, seed=seed, mean=mean, p99=p99,
                          slo=slo, cost=[], util=[])
-    for rid, series, v in con.execute(
+    for rid, series, v in report_cli.rows(con, 
             "SELECT run_id, series, value FROM timeseries WHERE series IN ('rrl.cost', 'rrl.util') "
             "ORDER BY run_id, t_s"):
         if rid in runs:
@@ -88,9 +87,9 @@ def other_findings(runs, db):
     """Rows for findings 1 (E1 and the oracle's table), 2 (E2 radius), 4 (E4: after each
     change of load) and 7 (a unit test)."""
     out = []
-    con = sqlite3.connect(db)
+    con = report_cli.connect(db)
     land = {}
-    for k, p, t, mean in con.execute(
+    for k, p, t, mean in report_cli.rows(con, 
             "SELECT json_extract(s.settings_json, '$.\"policy.params.config[0]\"'), "
             "json_extract(s.settings_json, '$.\"policy.params.config[1]\"'), "
             "json_extract(s.settings_json, '$.\"policy.params.config[2]\"'), m.mean_ms "
@@ -131,11 +130,11 @@ def other_findings(runs, db):
     else:
         out.append("| 1. Landscape (E1) | not run in this database | - | |")
     radius = defaultdict(list)
-    for rid, r in con.execute(
+    for rid, r in report_cli.rows(con, 
             "SELECT s.run_id, json_extract(s.settings_json, '$.\"policy.params.radius\"') "
             "FROM sweep_points s WHERE s.sweep LIKE 'rrl_e2_radius@%'"):
-        cost = [v for (v,) in con.execute("SELECT value FROM timeseries WHERE run_id = ? AND "
-                                          "series = 'rrl.cost' ORDER BY t_s", (rid,))]
+        cost = [v for (v,) in report_cli.rows(con, "SELECT value FROM timeseries WHERE run_id = ? "
+                                              "AND series = 'rrl.cost' ORDER BY t_s", rid)]
         radius[r].append(cost)
     if radius and best:
         def conv(c):                    # first slot from which the 100-slot moving mean stays
@@ -247,7 +246,8 @@ def report(db):
         rows.append((sweep, label, measure, cases))
     if not rows:
         sys.exit("findings.py: %s holds none of the E3-E6 sweeps" % db)
-    out = ["Seed by seed (5 seeds; the comparators' value, and in how many seeds `rrl` beats it):\n",
+    out = [report_cli.seeds_line([r["seed"] for r in runs.values()], len(runs)) +
+           " Seed by seed (the comparators' value, and in how many seeds `rrl` beats it):\n",
            "\n".join(lines), "\n| finding (specs/rrl.md) | servesim | holds? | why not |",
            "|---|---|---|---|"]
     ok4 = lambda w, n: n > 0 and w >= math.ceil(0.8 * n)

@@ -80,6 +80,56 @@ calibrate_serving_paths() {
     fail "measure --serving 1: exit $rc ($(cat "$tmp/e.err"))"
 }
 
+# Reading a results database while another process writes to it (issue 46): a reader holding
+# a read transaction delays a writer's commit instead of failing it, and a writer holding the
+# database exclusively delays readers (export, the report scripts' connection) instead of
+# failing them. The lock holder signals once it holds the lock, so the outcome does not depend
+# on timing; each side waits SIM_STORE_BUSY_MS at most.
+db_read_while_write() {
+  local db="$tmp/rw.db" cfg="$tmp/rw.json"
+  printf '{%s,"models":[%s]}' "$base" "$model" > "$cfg"
+  "$bin" run "$cfg" --db "$db" --quiet > /dev/null 2>&1 || { fail "first run: exit $?"; return; }
+  hold() {   # hold MODE SECONDS: take the lock, signal, keep it, release
+    python3 - "$db" "$1" "$2" "$tmp/held" <<'PY' &
+import sqlite3, sys, time
+db, mode, secs, flag = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+con = sqlite3.connect(db, isolation_level=None)
+if mode == "read":
+    con.execute("BEGIN")
+    con.execute("SELECT count(*) FROM runs").fetchall()   # holds a shared lock until COMMIT
+else:
+    con.execute("BEGIN EXCLUSIVE")
+open(flag, "w").close()
+time.sleep(secs)
+con.execute("COMMIT")
+PY
+    local i=0
+    while [ ! -e "$tmp/held" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+  }
+  rm -f "$tmp/held"; hold read 2
+  "$bin" run "$cfg" --db "$db" --set seed=2 --quiet > /dev/null 2> "$tmp/w.err" ||
+    fail "a run while a reader holds the database: exit $? ($(cat "$tmp/w.err"))"
+  wait
+  rm -f "$tmp/held"; hold exclusive 2
+  "$bin" export "$db" -o "$tmp/rw.tsv" 2> "$tmp/r.err" ||
+    fail "export while a writer holds the database: exit $? ($(cat "$tmp/r.err"))"
+  wait
+  rm -f "$tmp/held"; hold exclusive 2
+  PYTHONPATH="$src/experiments" python3 -c "import report_cli, sys
+con = report_cli.connect(sys.argv[1])
+print(report_cli.rows(con, 'SELECT count(*) FROM runs')[0][0])" "$db" > "$tmp/n" 2> "$tmp/p.err" ||
+    fail "report_cli.connect while a writer holds the database: $(cat "$tmp/p.err")"
+  wait
+  [ "$(cat "$tmp/n")" = 2 ] || fail "the reader saw $(cat "$tmp/n") runs, expected 2"
+  [ "$(tail -n +2 "$tmp/rw.tsv" | wc -l)" -ge 2 ] || fail "export while locked: missing rows"
+  # a reader never writes: the report scripts' connection refuses a write
+  PYTHONPATH="$src/experiments" python3 -c "import report_cli, sys
+con = report_cli.connect(sys.argv[1])
+con.execute('DELETE FROM runs')" "$db" > /dev/null 2> "$tmp/ro.err" &&
+    fail "report_cli.connect allowed a write"
+  grep -q "readonly" "$tmp/ro.err" || fail "read-only refusal: $(cat "$tmp/ro.err")"
+}
+
 config_errors() {
   expect_error syntax "invalid JSON" "{\"name\": \"x\", $base,"
   expect_error syntax_line "syntax_line.json:3:" $'{\n "name": "x",\n "seed": ]\n}'
