@@ -11,7 +11,6 @@
 
 struct fifo {
     bool drop_late;
-    int64_t resp_ns;
 };
 
 static const char *const params[] = {"drop_late", NULL};
@@ -23,7 +22,7 @@ static void drop_infeasible(struct sim *s, struct fifo *st, int m, int kind)
     int64_t now = sim_now(s);
     while (sim_queue_len(s, m) > 0 &&
            now + sim_dispatch_delay_ns(s, 1) + sim_latency_ns(s, m, kind, 1) >
-               sim_queue_at(s, m, 0)->deadline - st->resp_ns)
+               sim_queue_at(s, m, 0)->deadline - sim_resp_delay_ns(s, m))
         sim_queue_drop_head(s, m);
 }
 
@@ -55,9 +54,9 @@ static void fill(struct sim *s, struct fifo *st)
 
 static int init(struct sim *s, const cJSON *p, void *state)
 {
+    (void)s;
     struct fifo *st = state;
     st->drop_late = true;
-    st->resp_ns = sim_resp_delay_ns(s);
     return sim_json_bool(p, "policy.params", "drop_late", false, &st->drop_late);
 }
 

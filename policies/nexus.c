@@ -75,7 +75,6 @@ struct nexus {
     bool epoch_sched, pace, earliest_first, elastic, on_assign, configured_rate;
     bool accumulated;               /* backend_batch "accumulated" (the Symphony paper) */
     int nm, nf, nx, maxx, kind;
-    int64_t resp_ns;
     struct session *ss;
     struct backend *bk;             /* [max execs] */
     struct route *rt;               /* [nf * nm] */
@@ -618,19 +617,19 @@ static bool next_batch(struct sim *s, struct nexus *st, int g)
             continue;
         if (st->earliest_first) {
             while (sim_xqueue_len(s, g, m) &&
-                   sim_xqueue_at(s, g, m, 0)->deadline - st->resp_ns < now + lat_ns(s, st, m, 1))
+                   sim_xqueue_at(s, g, m, 0)->deadline - sim_resp_delay_ns(s, m) < now + lat_ns(s, st, m, 1))
                 sim_xqueue_drop_head(s, g, m);
             q = sim_xqueue_len(s, g, m);
             if (expect > q)
                 expect = q;
             if (expect == 0)
                 continue;
-            int64_t room = sim_xqueue_at(s, g, m, 0)->deadline - st->resp_ns - now;
+            int64_t room = sim_xqueue_at(s, g, m, 0)->deadline - sim_resp_delay_ns(s, m) - now;
             while (expect > 1 && lat_ns(s, st, m, expect) >= room)
                 expect--;
         } else {
             int64_t finish = now + lat_ns(s, st, m, expect);
-            while (expect > 0 && sim_xqueue_at(s, g, m, 0)->deadline - st->resp_ns < finish) {
+            while (expect > 0 && sim_xqueue_at(s, g, m, 0)->deadline - sim_resp_delay_ns(s, m) < finish) {
                 sim_xqueue_drop_head(s, g, m);
                 if (sim_xqueue_len(s, g, m) < expect) {
                     expect = sim_xqueue_len(s, g, m);
@@ -1006,7 +1005,6 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->nf = sim_frontend_count(s);
     st->nx = sim_exec_count(s);
     st->kind = sim_exec(s, 0)->kind;
-    st->resp_ns = sim_resp_delay_ns(s);
     int maxx = st->maxx = sim_world(s)->max_gpus > st->nx ? sim_world(s)->max_gpus : st->nx;
     st->ss = calloc((size_t)st->nm, sizeof *st->ss);
     st->bk = calloc((size_t)maxx, sizeof *st->bk);

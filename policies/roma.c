@@ -104,7 +104,7 @@ struct roma {
     int gpu_mode, cpu_mode, measure;
     double alpha, beta, gamma, gc, u_min, u0, static_cores, q;
     bool pole;
-    int64_t period_ns, window_ns, resp_ns, keep_ns;
+    int64_t period_ns, window_ns, keep_ns;
     int nm, nn, rr_last;
     double *set, *pg, *K, *a;       /* [nm] set point (s), GPU time (s), gains */
     struct ring *done;              /* [nm] */
@@ -279,7 +279,7 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     int e = b->exec, m = b->model;
     const struct sim_exec *x = sim_exec(s, e);
     if (b->status == SIM_BATCH_OK && e < st->narr && st->arr[e] >= 0) {
-        ring_add(&st->done[m], (struct done){b->t_finish, b->t_finish + st->resp_ns - st->arr[e],
+        ring_add(&st->done[m], (struct done){b->t_finish, b->t_finish + sim_resp_delay_ns(s, m) - st->arr[e],
                                              e, !x->cpu});
         ring_trim(st, &st->done[m], sim_now(s));  /* memory stays that of the longest window */
     }
@@ -502,7 +502,6 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
     st->keep_ns = st->window_ns > st->period_ns ? st->window_ns : st->period_ns;
     if (st->cpu_mode == CPU_RULES && st->keep_ns < RULES_NS)
         st->keep_ns = RULES_NS;
-    st->resp_ns = sim_resp_delay_ns(s);
     st->nm = sim_model_count(s);
     st->nn = w->nnodes;
     size_t nm = (size_t)st->nm, nn = (size_t)st->nn;

@@ -24,7 +24,6 @@ struct shepherd {
     int *preempts;               /* [b]: the least batch k with k >= lambda b, b <= maxb */
     int maxb;
     bool tail_scan;
-    int64_t resp_ns;
     int kind;
     /* arrivals' work list: models whose queues changed and must be offered to every GPU */
     int *changed;
@@ -40,16 +39,16 @@ struct shepherd {
 static const char *const params[] = {"lambda", "drop_scan", NULL};
 static const char *const SCANS[] = {"head", "nexuslb_tail", NULL};
 
-static inline int64_t eff_dl(const struct shepherd *st, const struct sim_request *r)
+static inline int64_t eff_dl(const struct sim *s, const struct sim_request *r)
 {
-    return r->deadline - st->resp_ns;
+    return r->deadline - sim_resp_delay_ns(s, r->model);
 }
 
 /* The last time r can start alone and meet its deadline. */
 static int64_t feasible_until(const struct sim *s, const struct shepherd *st, int m,
                               const struct sim_request *r)
 {
-    return eff_dl(st, r) - sim_dispatch_delay_ns(s, 1) - sim_latency_ns(s, m, st->kind, 1);
+    return eff_dl(s, r) - sim_dispatch_delay_ns(s, 1) - sim_latency_ns(s, m, st->kind, 1);
 }
 
 static bool feasible_alone(const struct sim *s, const struct shepherd *st, int m,
@@ -107,7 +106,7 @@ static int candidate(struct sim *s, const struct shepherd *st, int m, const stru
         } else {
             break;
         }
-        int64_t d = eff_dl(st, x) < dl ? eff_dl(st, x) : dl;
+        int64_t d = eff_dl(s, x) < dl ? eff_dl(s, x) : dl;
         if (d < t + sim_dispatch_delay_ns(s, k + 1) + sim_latency_ns(s, m, st->kind, k + 1))
             break;
         dl = d;
@@ -250,7 +249,6 @@ static int init(struct sim *s, const cJSON *p, void *state)
     struct shepherd *st = state;
     int scan = 0, rc;
     st->lambda = 3.03;
-    st->resp_ns = sim_resp_delay_ns(s);
     st->kind = sim_exec(s, 0)->kind;
     if ((rc = sim_json_num(p, "policy.params", "lambda", false, SIM_J_POS, &st->lambda)) ||
         (rc = sim_json_enum(p, "policy.params", "drop_scan", false, SCANS, &scan)))

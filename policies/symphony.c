@@ -72,7 +72,6 @@ struct symphony {
     double tau_ns;
     double bad_threshold;
     int nm, kind, k;
-    int64_t resp_ns;
     struct cand *c;
     struct group *grp;           /* [k] */
     int *gof;                    /* [nm] sub-cluster of each model */
@@ -125,9 +124,9 @@ static inline int64_t lat(const struct sim *s, const struct symphony *st, int m,
 
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
-static inline int64_t eff_dl(const struct symphony *st, const struct sim_request *r)
+static inline int64_t eff_dl(const struct sim *s, const struct sim_request *r)
 {
-    return r->deadline - st->resp_ns;
+    return r->deadline - sim_resp_delay_ns(s, r->model);
 }
 
 /* Can a batch of b, started at max(now + delay(b), gfree), finish by deadline dl? */
@@ -142,7 +141,7 @@ static inline bool fits_by(const struct sim *s, const struct symphony *st, int m
 static bool fits(const struct sim *s, const struct symphony *st, int m, int first, int b,
                  int64_t gfree)
 {
-    return fits_by(s, st, m, b, gfree, eff_dl(st, sim_queue_at(s, m, first)));
+    return fits_by(s, st, m, b, gfree, eff_dl(s, sim_queue_at(s, m, first)));
 }
 
 /* Step 2: the largest batch starting at request `first` that fits (0 if none), by binary
@@ -154,7 +153,7 @@ static int prefix_batch(const struct sim *s, const struct symphony *st, int m, i
     int lo = 0, hi = len < maxb ? len : maxb;
     if (hi <= 0)
         return 0;
-    int64_t dl = eff_dl(st, sim_queue_at(s, m, first));
+    int64_t dl = eff_dl(s, sim_queue_at(s, m, first));
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
         if (fits_by(s, st, m, mid, gfree, dl))
@@ -200,7 +199,7 @@ static void update(struct sim *s, struct symphony *st, int m, int64_t gfree)
         bs = best;
         len = sim_queue_len(s, m);
     }
-    int64_t dl = eff_dl(st, sim_queue_at(s, m, 0));
+    int64_t dl = eff_dl(s, sim_queue_at(s, m, 0));
     int64_t earliest = max64(now + sim_dispatch_delay_ns(s, bs), gfree);
     int64_t frontrun = dl - lat(s, st, m, bs + 1);
     bool ready = st->wc || bs >= maxb || bs < len || (double)bs >= (double)c->beta_ns * lambda;
@@ -523,7 +522,6 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->tau_ns = window_ms * 1e6;
     st->nm = sim_model_count(s);
     st->kind = sim_exec(s, 0)->kind;
-    st->resp_ns = sim_resp_delay_ns(s);
     st->c = calloc((size_t)st->nm, sizeof *st->c);
     if (st->c)
         for (int m = 0; m < st->nm; m++)

@@ -111,6 +111,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         md->id = m;
         md->cfg = mc;
         md->slo_ns = sim_ms_to_ns(mc->slo_ms);
+        md->stack_ns = sim_ms_to_ns(mc->stack_ms);
         md->max_batch = mc->max_batch;
         md->rate_rps = cfg->model_rps[m];
         s->dyn_mb_per_req[m] = mc->dynamic_mb / mc->max_batch;
@@ -485,6 +486,9 @@ uint64_t sim_app_exits(const struct sim *s, int p)
     return s->ps[p].n.c_ontime + s->ps[p].n.c_bad;
 }
 uint64_t sim_arrived(const struct sim *s) { return s->arrived; }
-int64_t sim_resp_delay_ns(const struct sim *s) { return s->resp_ns; }
+int64_t sim_resp_delay_ns(const struct sim *s, int m)
+{
+    return s->resp_ns + s->models[m].stack_ns;
+}
 
 int sim_frontend_count(const struct sim *s) { return s->cfg->frontends; }

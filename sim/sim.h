@@ -85,6 +85,7 @@ struct sim_model {
     int id;
     const struct sim_model_cfg *cfg;  /* name, slo, memory, profiles (the world's) */
     int64_t slo_ns;
+    int64_t stack_ns;            /* the serving stack's latency per request (cfg->stack_ms) */
     int max_batch;
     double rate_rps;             /* configured mean rate at load scale 1 */
 };
@@ -200,7 +201,9 @@ int64_t sim_dispatch_delay_ns(const struct sim *s, int batch_size);
  * with a controller configured (world.ctrl) each costs us_per_candidate of its time; free
  * otherwise. */
 void sim_ctrl_examine(struct sim *s, int n);
-int64_t sim_resp_delay_ns(const struct sim *s);
+/* From a request of model m leaving its executor to its response: the network's response
+ * delay and the model's serving stack (models[].stack_ms). Nominal; jitter comes on top. */
+int64_t sim_resp_delay_ns(const struct sim *s, int m);
 int64_t sim_duration_ns(const struct sim *s);
 /* The most times periodic work may fire over a run (duration + drain): light work (a beacon, a
  * controller's step, a token turn: microseconds each) at most SIM_MAX_FIRINGS times, a re-plan

@@ -352,7 +352,7 @@ void sim_batch_on_done(struct sim *s, int e, uint64_t serial)
             sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
             continue;
         }
-        int64_t t_done = s->now + s->resp_ns + sim_jitter_draw(s);
+        int64_t t_done = s->now + sim_resp_delay_ns(s, b->model) + sim_jitter_draw(s);
         if (!sim_req_next_stage(s, r, t_done))
             sim_req_end(s, r, sim_req_by_deadline(r, t_done), t_done);
     }

@@ -67,6 +67,9 @@ struct sim_model_cfg {
     double share;                      /* explicit popularity; < 0 when not given */
     double weights_mb, static_mb, dynamic_mb;  /* dynamic: activations at max_batch */
     double load_ms;                    /* time to load onto an executor */
+    double stack_ms;                   /* the serving stack's latency per request in front of
+                                        * the model (a REST API, JSON decoding): added to every
+                                        * response whichever executor served it, occupying none */
     int sized;                         /* requests carry a size factor (workload.sizes) that
                                         * multiplies their batch's standalone time: 0 none,
                                         * SIM_SIZE_MEAN the batch's mean size (work adds up),

@@ -152,7 +152,8 @@ int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
 {
     static const char *const keys[] = {"name", "slo_ms", "max_batch", "share", "alpha_ms",
                                        "beta_ms", "profile", "profiles", "weights_mb",
-                                       "static_mb", "dynamic_mb", "load_ms", "notes", NULL};
+                                       "static_mb", "dynamic_mb", "load_ms", "stack_ms", "notes",
+                                       NULL};
     int rc;
     const char *name = NULL;
     memset(m, 0, sizeof *m);
@@ -166,8 +167,12 @@ int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
         (rc = sim_json_num(o, path, "weights_mb", false, SIM_J_NONNEG, &m->weights_mb)) ||
         (rc = sim_json_num(o, path, "static_mb", false, SIM_J_NONNEG, &m->static_mb)) ||
         (rc = sim_json_num(o, path, "dynamic_mb", false, SIM_J_NONNEG, &m->dynamic_mb)) ||
-        (rc = sim_json_num(o, path, "load_ms", false, SIM_J_NONNEG, &m->load_ms)))
+        (rc = sim_json_num(o, path, "load_ms", false, SIM_J_NONNEG, &m->load_ms)) ||
+        (rc = sim_json_num(o, path, "stack_ms", false, SIM_J_NONNEG, &m->stack_ms)))
         return rc;
+    if (m->stack_ms > WL_STACK_MS_MAX)
+        return sim_err_set(SIM_EINVAL, "%s.stack_ms: expected at most %g ms, got %g", path,
+                           WL_STACK_MS_MAX, m->stack_ms);
     long mb = 0;
     if ((rc = sim_json_int(o, path, "max_batch", false, 1, 4096, &mb)))
         return rc;
@@ -346,18 +351,22 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
                   struct sim_model_cfg **models, int *n)
 {
     static const char *const keys[] = {"zoo", "select", "slo_ms", "max_batch", "latency_scale",
-                                       NULL};
+                                       "stack_scale", NULL};
     const char *zref = NULL;
     const cJSON *lscale = NULL;
-    double slo = 0;
+    double slo = 0, stack_scale = 1;
     long max_batch = 0;
     int rc;
     if ((rc = sim_json_keys(ref, path, keys)) || (rc = sim_json_str(ref, path, "zoo", true, &zref)) ||
         (rc = sim_json_num(ref, path, "slo_ms", false, SIM_J_POS, &slo)) ||
         (rc = sim_json_int(ref, path, "max_batch", false, 1, 4096, &max_batch)) ||
         (rc = sim_json_obj(ref, path, "latency_scale", false, &lscale)) ||
-        (lscale && (rc = check_latency_scale(lscale, path))))
+        (lscale && (rc = check_latency_scale(lscale, path))) ||
+        (rc = sim_json_num(ref, path, "stack_scale", false, SIM_J_NONNEG, &stack_scale)))
         return rc;
+    if (stack_scale > 1e3)
+        return sim_err_set(SIM_EINVAL, "%s.stack_scale: expected at most 1000, got %g", path,
+                           stack_scale);
 
     char file[1024], sp[SIM_JPATH_MAX];
     wl_zoo_resolve(zref, base_dir, file, sizeof file);
@@ -441,6 +450,14 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
         }
         if (lscale)
             scale_latencies(&(*models)[*n], lscale);
+        (*models)[*n].stack_ms *= stack_scale;
+        if ((*models)[*n].stack_ms > WL_STACK_MS_MAX) {
+            rc = sim_err_set(SIM_EINVAL, "%s.stack_scale: model %s's stack_ms x %g is %g ms, "
+                             "expected at most %g", path, (*models)[*n].name, stack_scale,
+                             (*models)[*n].stack_ms, WL_STACK_MS_MAX);
+            sim_model_cfg_free(&(*models)[*n]);
+            goto out;
+        }
         if (slo > 0)
             (*models)[*n].slo_ms = slo;
         if (max_batch > 0)

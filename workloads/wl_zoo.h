@@ -4,7 +4,8 @@
  * zoo file. A zoo file carries profiles measured on one executor kind (its executor_kind) and
  * the source of its figures. A config selects from a zoo with
  *   {"zoo": "symphony_1080ti" | "path/to/zoo.json", "select": "all" | [names],
- *    "slo_ms": override, "max_batch": override}
+ *    "slo_ms": override, "max_batch": override, "latency_scale": {kind: factor},
+ *    "stack_scale": factor of every model's stack_ms}
  * A bare name is looked up in the shipped zoo folder (workloads/zoo, or $SERVESIM_ZOO_DIR);
  * a path resolves against the config file's folder. */
 #ifndef WL_ZOO_H
@@ -13,6 +14,9 @@
 #include <cjson/cJSON.h>
 
 #include "sim_world.h"
+
+/* The largest serving-stack latency a model may carry (stack_ms, an hour). */
+#define WL_STACK_MS_MAX 3.6e6
 
 /* Parses one model entry at `path`. Linear shorthand (alpha_ms/beta_ms) and "profile" apply
  * to `default_kind`; "profiles" names kinds explicitly. */

@@ -1227,6 +1227,59 @@ static void host_time_spaces_batches(void)
     }
 }
 
+/* A model's serving stack (models[].stack_ms) by hand: fifo on one GPU, 2-ms batches of one,
+ * a request every 2.5 ms (never a queue), no network. With 50 ms of stack every response
+ * comes exactly 50 ms later (p50 2 -> 52 ms) while the GPU's busy time is the same (80%):
+ * the stack occupies no executor. fifo plans with it: at an SLO of 51 ms no request can
+ * leave its GPU 51 - 50 = 1 ms after arriving, so all are dropped; at 53 ms all are on time.
+ * The zoo import's stack_scale multiplies it. */
+static void stack_delays_responses_only(void)
+{
+    static const struct { double stack, slo, p50, bad; } c[] = {
+        {0, 1000, 2, 0}, {50, 1000, 52, 0}, {50, 51, -1, 1}, {50, 53, 52, 0}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"name\":\"stack\",\"seed\":1,\"duration_s\":4,\"warmup_s\":1,"
+                 "\"cluster\":{\"gpus\":1},\"network\":{\"ctrl_us\":0,"
+                 "\"data_us_per_request\":0,\"resp_us\":0},\"models\":[{\"name\":\"m\","
+                 "\"alpha_ms\":0,\"beta_ms\":2,\"slo_ms\":%g,\"max_batch\":1,\"stack_ms\":%g}],"
+                 "\"workload\":{\"rate_rps\":400,\"arrival\":{\"kind\":\"uniform\"}},"
+                 "\"policy\":{\"name\":\"fifo\"}}", c[i].slo, c[i].stack);
+        struct sim_config *cfg;
+        struct sim *s;
+        REQUIRE_OK(sim_config_from_text(text, "stack", ".", &cfg));
+        REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
+        CHECK(sim_resp_delay_ns(s, 0) == (int64_t)(c[i].stack * 1e6), "case %zu: delay %lld ns", i,
+              (long long)sim_resp_delay_ns(s, 0));
+        REQUIRE_OK(sim_run(s));
+        struct sim_result *r = NULL;
+        REQUIRE_OK(sim_result_collect(s, &r));
+        CHECK_NEAR(r->bad_rate, c[i].bad, 1e-9);
+        if (c[i].p50 > 0)
+            CHECK(fabs(r->models[0].p50_ms - c[i].p50) <= 0.01 * c[i].p50, "case %zu: p50 %.3f ms, "
+                  "want %g", i, r->models[0].p50_ms, c[i].p50);
+        if (c[i].bad == 0)
+            CHECK(fabs(r->execs[0].busy_frac - 0.8) < 0.01, "case %zu: GPU busy %.3f, want 0.8", i,
+                  r->execs[0].busy_frac);
+        sim_result_destroy(r);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+    /* the ROMA zoo's GoogLeNet carries 106.9 ms of stack; the import scales it */
+    for (int k = 0; k < 3; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"name\":\"z\",\"duration_s\":1,\"cluster\":{\"gpus\":1,\"gpu_kind\":\"m60\"},"
+                 "\"models\":[{\"zoo\":\"roma\",\"select\":[\"GoogLeNet\"],\"stack_scale\":%g}],"
+                 "\"workload\":{\"rate_rps\":10},\"policy\":{\"name\":\"fifo\"}}", k * 0.5);
+        struct sim_config *cfg;
+        REQUIRE_OK(sim_config_from_text(text, "zoo", ".", &cfg));
+        CHECK_NEAR(cfg->world.models[0].stack_ms, 106.9 * k * 0.5, 1e-9);
+        sim_config_destroy(cfg);
+    }
+}
+
 /* The controller's time by hand (controller.*): fifo on 1,024 GPUs (never the bottleneck), 1-ms
  * batches of one, evenly spaced arrivals, no network, 1 ms of controller time per request
  * admitted. One thread at 500 req/s is busy half the time and never queues: every batch
@@ -1301,6 +1354,7 @@ static void ctrl_decisions_queue(void)
 TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_order},
           {"ctrl_decisions_queue", ctrl_decisions_queue},
           {"host_time_spaces_batches", host_time_spaces_batches},
+          {"stack_delays_responses_only", stack_delays_responses_only},
           {"search_rules_by_hand", search_rules_by_hand},
           {"heap_random_times_sorted", heap_random_times_sorted},
           {"timers_cancelled_never_fire", timers_cancelled_never_fire},
