@@ -368,7 +368,7 @@ experiment_findings() {
     "DynamoML waits less than native" "K8S+Scaling worse than native in waiting and execution" \
     "K8S+Sharing waits less than native" "K8S+Sharing's execution only slightly shorter than native's" \
     "DynamoML's longest job execution shorter than native's mean execution" \
-    "Workers per job (DynamoML): all of 1..4 occur" "A substantial share at 3-4 workers" \
+    "Workers per job (DynamoML): all of 1..4 occur" \
     "As load falls DynamoML's jobs reach 4 workers and the first two groups end before the third arrives" \
     "K8S+Scaling leaves GPUs idle late in the run while its jobs stay at 2 workers" \
     "Inference: DynamoML has no SLA violation at any client level" \
