@@ -83,6 +83,51 @@ def fmt(measure, v):
     return "{:,.0f} ms".format(v) if measure == "slot" else "%.0f%%" % (100 * v)
 
 
+def paper_rate_rows(con):
+    """Finding 1 at the paper's 14 req/s (e1_paper_rate.sweep.json), per one-core speed: the
+    best configuration against sequential [1, 1, 1] (served or overloaded) and against the
+    paper's Fig. 4 slice (k 1, p 1 at t 10)."""
+    land = defaultdict(dict)
+    for st, mean, off, done in report_cli.rows(
+            con, "SELECT s.settings_json, m.mean_ms, m.offered, m.on_time + m.late "
+                 "FROM sweep_points s JOIN model_stats m ON m.run_id = s.run_id "
+                 "WHERE s.sweep LIKE 'rrl_e1_paper_rate@%'"):
+        st = json.loads(st)
+        l1 = st["models[0]"]["profiles"]["cpu-amd-epyc@1core"]["alpha_ms"]
+        cfg = tuple(st["policy.params.config[%d]" % i] for i in range(3))
+        land[l1][cfg] = (mean, done / off if off else 0.0)
+    if not land:
+        return ["| 1b. Landscape at the paper's 14 req/s (e1_paper_rate) | not run in this "
+                "database | - | |"]
+    cells, served_ok, many = [], [], []
+    for l1 in sorted(land):
+        L = land[l1]
+        best = min(L, key=lambda k: L[k][0])
+        seq, frac = L[(1, 1, 1)]
+        served = frac >= 0.99
+        f4 = L.get((1, 1, 10), (float("nan"),))[0]
+        cells.append("one core %.0f ms: best %s %.1f ms; [1, 1, 1] %s ms (%s) = %s the best; "
+                     "[1, 1, 10] %.1f ms" % (
+                         l1, list(best), L[best][0], format(round(seq), ","),
+                         "served" if served else "overloaded: %.0f%% served" % (100 * frac),
+                         "%.1fx" % (seq / L[best][0]), f4))
+        if served:
+            served_ok.append(l1)
+            many.append(seq / L[best][0] >= 10)
+    ok = bool(served_ok) and all(many)
+    if served_ok and max(served_ok) < 109:
+        cells.append("[1, 1, 1] keeps up only with a one-core time under this VM's measured "
+                     "109 ms, faster than the evidence allows (the paper's Xeon E5-2630 v4 is "
+                     "not faster per core)")
+    why = ("at the paper's 14 req/s [1, 1, 1] is overloaded at this VM's one-core time (109 ms) "
+           "and slower; only a core 2x faster than this VM's (outside the evidence) serves it, "
+           "and there the best is %s" % ("many times faster" if ok else "not 10x faster"))
+    return ["| 1b. At the paper's 14 req/s (10 cores) the best configuration is many times "
+            "faster than a sequential one that keeps up (rule: many times = 10x or more, judged "
+            "only where [1, 1, 1] serves 99%% of its requests) | %s | %s | %s |" % (
+                "; ".join(cells), "yes" if ok else "no", "" if ok else why)]
+
+
 def other_findings(runs, db):
     """Rows for findings 1 (E1 and the oracle's table), 2 (E2 radius), 4 (E4: after each
     change of load) and 7 (a unit test)."""
@@ -117,10 +162,12 @@ def other_findings(runs, db):
             c = min((x, i) for i, x in enumerate(row) if x is not None)[1]
             bests.add((g[0][c // (n1 * n2)], g[1][c // n2 % n1], g[2][c % n2]))
         moves = len(bests) > 1
-        ok = seq / best > 10 and dflt > 2 * best and grows and moves is not False
+        ok = seq / best >= 10 and dflt > 2 * best and grows and moves is not False
         out.append("| 1. Landscape: the best configuration is many times faster than "
                    "sequential; over-parallel is worse than moderate; the optimum moves with load; "
-                   "median \\|Δ latency\\| grows with distance | best %.1f ms, sequential %s ms, "
+                   "median \\|Δ latency\\| grows with distance (rule: many times = sequential "
+                   "over 10x the best; over-parallel [10, 10, 10] over 2x; medians non-decreasing "
+                   "in distance; more than one best configuration over the oracle's loads) | best %.1f ms, sequential %s ms, "
                    "[10, 10, 10] %s ms; median \\|Δ ln latency\\| at distance 1-8: %s; %s | %s | %s |" % (
                        best, format(round(seq), ","), format(round(dflt), ","),
                        " ".join("%.2f" % m for m in med),
@@ -129,6 +176,7 @@ def other_findings(runs, db):
                        "" if ok else "see the values"))
     else:
         out.append("| 1. Landscape (E1) | not run in this database | - | |")
+    out.extend(paper_rate_rows(con))
     radius = defaultdict(list)
     for rid, r in report_cli.rows(con, 
             "SELECT s.run_id, json_extract(s.settings_json, '$.\"policy.params.radius\"') "
@@ -156,14 +204,15 @@ def other_findings(runs, db):
             r, "%.0f" % stats[r][0] if stats[r][0] else "never", stats[r][1], stats[r][2],
             100 * stats[r][3]) for r in rs)
         c0, c1 = stats.get(0, (None,))[0], stats.get(1, (None,))[0]
-        faster = c1 is not None and (c0 is None or c1 <= c0 / 2)
+        faster = c1 is not None and (c0 is None or c1 <= c0 / 3)
         smallest = min(rs, key=lambda r: stats[r][3]) == 0
         out.append("| 2. Convergence falls steeply with δ; δ 1 several times faster than δ 0, "
-                   "which has the smallest final gap | convergence slot (100-slot moving mean "
+                   "which has the smallest final gap (rule: several times = δ 1's convergence "
+                   "slot at most a third of δ 0's; δ 0's final gap the smallest) | convergence slot (100-slot moving mean "
                    "within 1.5x the best static): %s | %s | %s |" % (
                        val, "yes" if faster and smallest else "no",
                        "" if faster and smallest else "; ".join(w for w, bad in (
-                           ("δ 1 is not twice as fast as δ 0", not faster),
+                           ("δ 1 is not three times as fast as δ 0", not faster),
                            ("δ 0's final gap (%+.0f%%) is not the smallest: every radius ends "
                             "within %.0f%% of the best static configuration, inside the noise "
                             "of 100-request slots (about 10%%), so the gaps' order is not "
