@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim_err.h"
 #include "sim_json.h"
 
 extern const struct policy_ops policy_symphony;
@@ -83,12 +84,41 @@ void policy_names(char *buf, size_t size)
     }
 }
 
+static bool knows(const struct policy_ops *p, const char *key)
+{
+    for (const char *const *k = p->param_keys; k && *k; k++)
+        if (strcmp(*k, key) == 0)
+            return true;
+    return false;
+}
+
+/* A key the policy does not take: what it takes, and whose key it is, so that a user who
+ * switched policies (--set policy.name=P on a config written for another) knows what to do. */
 int policy_check_params(const struct policy_ops *p, const cJSON *params)
 {
-    static const char *const none[] = {NULL};
-    if (!params)
-        return 0;
-    return sim_json_keys(params, "policy.params", p->param_keys ? p->param_keys : none);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, params) {
+        if (!it->string || knows(p, it->string))
+            continue;
+        char takes[512] = "", owners[256] = "";
+        for (const char *const *k = p->param_keys; k && *k; k++) {
+            size_t l = strlen(takes);
+            snprintf(takes + l, sizeof takes - l, "%s%s", l ? ", " : "", *k);
+        }
+        for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
+            if (registry[i] != p && knows(registry[i], it->string)) {
+                size_t l = strlen(owners);
+                snprintf(owners + l, sizeof owners - l, "%s%s", l ? ", " : "", registry[i]->name);
+            }
+        char hint[400] = "";
+        if (owners[0])
+            snprintf(hint, sizeof hint, "; it is a parameter of %s: when switching to %s, drop "
+                     "the other policy's params with --set 'policy.params={}'", owners, p->name);
+        return sim_err_set(SIM_EINVAL, "policy.params.%s: not a parameter of policy %s (%s%s)%s",
+                           it->string, p->name, takes[0] ? "its parameters: " : "it takes none",
+                           takes, hint);
+    }
+    return 0;
 }
 
 static const struct sim_autoscaler_ops *const autoscalers[] = {

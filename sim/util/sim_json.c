@@ -72,7 +72,8 @@ int sim_json_keys(const cJSON *obj, const char *path, const char *const *allowed
                 size_t l = strlen(list);
                 snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", *a);
             }
-            return sim_err_set(SIM_EINVAL, "%s: unknown key (expected one of: %s)", p, list);
+            return sim_err_set(SIM_EINVAL, list[0] ? "%s: unknown key (expected one of: %s)"
+                                                   : "%s: unknown key (expected none%s)", p, list);
         }
     }
     return 0;

@@ -158,7 +158,7 @@ config_errors() {
     '{"duration_s":2,"cluster":{"gpus":1},"models":['"$model"'],"workload":{"rate_rps":1,"arrival":{"kind":"gamma"}}}'
   expect_error policy_name 'policy.name: expected one of "symphony", "nexus", "clockwork", "shepherd", "fifo"' \
     "{$base,\"models\":[$model],\"policy\":{\"name\":\"nexus9\"}}"
-  expect_error policy_param "policy.params.bogus: unknown key" \
+  expect_error policy_param "policy.params.bogus: not a parameter of policy symphony (its parameters: work_conserving" \
     "{$base,\"models\":[$model],\"policy\":{\"name\":\"symphony\",\"params\":{\"bogus\":1}}}"
   expect_error param_type "policy.params.work_conserving: expected true or false, got \"yes\"" \
     "{$base,\"models\":[$model],\"policy\":{\"params\":{\"work_conserving\":\"yes\"}}}"
@@ -1230,6 +1230,24 @@ unserved_warning() {
 }
 
 help_and_policies() {
+  # every registered policy on the embedded quickstart (issue 47, item 5): it runs, or it says
+  # exactly what its config lacks (an application, CPU nodes, a table of measured costs)
+  local p rc
+  for p in $("$bin" policies | awk '/^[a-z][a-z0-9-]* /{print $1}' | sort -u); do
+    "$bin" run --set policy.name="$p" --set duration_s=2 --set warmup_s=0 --no-db --quiet \
+      > /dev/null 2> "$tmp/p.err"; rc=$?
+    [ $rc -eq 0 ] && continue
+    [ $rc -eq 2 ] && grep -qE "needs an \"application\" section|no node has CPU cores|needs a table of measured costs" "$tmp/p.err" ||
+      fail "run --set policy.name=$p on the quickstart: exit $rc ($(cat "$tmp/p.err"))"
+  done
+  # a parameter of another policy: named, with whose it is and what to do
+  "$bin" run --set policy.name=fifo --set policy.params.work_conserving=false --no-db \
+    > /dev/null 2> "$tmp/p.err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "not a parameter of policy fifo (its parameters: drop_late); it is a parameter of symphony" "$tmp/p.err" &&
+    grep -qF -- "--set 'policy.params={}'" "$tmp/p.err" || fail "a foreign parameter: exit $rc ($(cat "$tmp/p.err"))"
+  "$bin" run --set policy.name=rrl-static --set policy.params.work_conserving=false --no-db \
+    > /dev/null 2> "$tmp/p.err"
+  grep -qF "not a parameter of policy rrl-static (its parameters:" "$tmp/p.err" || fail "rrl-static: $(cat "$tmp/p.err")"
   "$bin" --help | grep -q "goodput" || fail "--help lacks goodput"
   "$bin" run --help | grep -q -- "--set" || fail "run --help lacks --set"
   "$bin" policies | grep -q "^symphony" || fail "policies lacks symphony"
