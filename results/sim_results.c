@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim_err.h"
 #include "sim_json.h"
@@ -302,6 +303,13 @@ static int parse_double(const char *t, double *out)
     return *t && !*end && !errno ? 0 : -1;
 }
 
+/* What a metric can be: every one a finite non-negative rate, time or count; the bad rate a
+ * fraction. */
+static bool metric_valid(int m, double v)
+{
+    return isfinite(v) && v >= 0 && (m != SIM_MET_BAD || v <= 1);
+}
+
 static int load_text(const char *path, FILE *f, struct sim_samples *ss)
 {
     char *line = NULL;
@@ -363,6 +371,11 @@ static int load_text(const char *path, FILE *f, struct sim_samples *ss)
             else if (parse_double(field[7 + m], &v[m]))
                 rc = sim_err_set(SIM_EINVAL, "%s:%ld: %s: expected a number or \"-\", found \"%s\"",
                                  path, lineno, sim_metric_names[m], field[7 + m]);
+            else if (strcmp(field[7 + m], "-") != 0 && !metric_valid(m, v[m]))
+                rc = sim_err_set(SIM_EINVAL, "%s:%ld: %s: expected %s, found \"%s\" (a corrupt "
+                                 "export?)", path, lineno, sim_metric_names[m],
+                                 m == SIM_MET_BAD ? "a fraction in [0, 1]"
+                                                       : "a finite number >= 0", field[7 + m]);
         if (rc || (rc = push(ss, field[0], field[1], field[2], field[3], field[5], field[6], seed, 0, v)))
             break;
     }
@@ -413,6 +426,10 @@ static void sort_dedup(struct sim_samples *ss)
 int sim_results_load(const char *path, struct sim_samples *out)
 {
     memset(out, 0, sizeof *out);
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return sim_err_set(SIM_EINVAL, "%s: is a directory: expected a results database or its "
+                           "text export", path);
     FILE *f = fopen(path, "rb");
     if (!f)
         return sim_err_set(SIM_EINVAL, "%s: cannot open: %s", path, strerror(errno));

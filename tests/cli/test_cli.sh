@@ -1155,6 +1155,18 @@ compare_inputs() {
     fail "run of a foreign file: exit $rc, $(cat "$tmp/err")"
   sed '5s/\t[0-9.e+-]*$/\tfast/' "$tmp/a.tsv" > "$tmp/bad.tsv"
   expect_compare_error 'bad.tsv:5: job_exec_s: expected a number or "-", found "fast"' "$a" "$tmp/bad.tsv"
+  # numbers that mean nothing (issue 47, item 1): a negative time, NaN, infinity, a bad rate
+  # above 1 are refused with the file, line and field, never read as a sample or dropped
+  local ln; ln=$(awk -F'\t' 'NR > 2 && $7 == "*" && $11 != "-" { print NR; exit }' "$tmp/a.tsv")
+  for spec in "11:-240:gpu_s: expected a finite number >= 0" "11:nan:gpu_s: expected a finite number >= 0" \
+              "8:inf:goodput_rps: expected a finite number >= 0" "10:1.5:bad_rate: expected a fraction in [0, 1]" \
+              "9:-1e-9:p99_ms: expected a finite number >= 0"; do
+    local col=${spec%%:*} rest=${spec#*:}; local val=${rest%%:*} msg=${rest#*:}
+    awk -F'\t' -v OFS='\t' -v n="$ln" -v c="$col" -v v="$val" 'NR == n { $c = v } { print }' \
+      "$tmp/a.tsv" > "$tmp/corrupt.tsv"
+    expect_compare_error "corrupt.tsv:$ln: $msg, found \"$val\"" "$a" "$tmp/corrupt.tsv"
+  done
+  expect_compare_error "is a directory: expected a results database or its text export" "$a" "$tmp"
   sed '6s/\t[^\t]*$//' "$tmp/a.tsv" > "$tmp/short.tsv"
   expect_compare_error 'short.tsv:6: expected 13 tab-separated fields, found fewer' "$a" "$tmp/short.tsv"
   # the older text format (servesim-results/1: no training-job columns) is still read
