@@ -64,7 +64,7 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     long *todo = NULL, ntodo = 0;
     pid_t *pids = NULL;
     long *pidpt = NULL;
-    int rc = sweep_prepare(&w, file, db, sets, nsets, force, &todo, &ntodo);
+    int rc = sweep_prepare(&w, file, db, sets, nsets, force, quiet, &todo, &ntodo);
     if (rc)
         goto out;
     pids = calloc((size_t)jobs, sizeof *pids);

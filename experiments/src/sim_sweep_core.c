@@ -374,7 +374,7 @@ void sweep_summary(const struct sweep *w, const char *db)
 }
 
 int sweep_prepare(struct sweep *w, const char *file, const char *db, const char *const *sets,
-                  int nsets, bool force, long **todo_out, long *ntodo_out)
+                  int nsets, bool force, bool quiet, long **todo_out, long *ntodo_out)
 {
     long *todo = NULL, ntodo = 0;
     *todo_out = NULL;
@@ -391,7 +391,9 @@ int sweep_prepare(struct sweep *w, const char *file, const char *db, const char 
         if ((rc = sweep_make_point(w, i, &p)))
             return rc;
         rc = sim_config_load(w->base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
-        if (!rc && sim_config_transient(cfg, note, sizeof note) && transient++ == 0)
+        /* (the first point's own note or warning; under quiet only a warning) */
+        if (!rc && sim_config_transient(cfg, note, sizeof note) && transient++ == 0 &&
+            (!quiet || !cfg->world.warmup_extended))
             fprintf(stderr, "%s (point %ld: %s)\n", note, i, p.key);
         if (!rc && cfg->world.warmup_extended)
             extended++;
@@ -405,7 +407,7 @@ int sweep_prepare(struct sweep *w, const char *file, const char *db, const char 
         if (rc)
             return rc;
     }
-    if (transient > 1 && extended)
+    if (transient > 1 && extended && !quiet)
         fprintf(stderr, "note: %ld of %ld points of %s had their warm-up extended to the time "
                 "their policy needs to converge\n", extended, w->npoints, file);
     if (transient > extended && transient > 1)

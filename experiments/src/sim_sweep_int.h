@@ -40,9 +40,11 @@ void sweep_free(struct sweep *w);
 int sweep_make_point(const struct sweep *w, long idx, struct point *p /* OUT */);
 void sweep_point_free(struct point *p);
 /* Parses, validates every point's config, refuses a namesake sweep (unless force) and lists
- * the points db does not hold yet (todo: malloc'd, the caller frees). */
+ * the points db does not hold yet (todo: malloc'd, the caller frees). Under quiet the notes
+ * (a warm-up extended as the policy needs) are not printed; warnings are. */
 int sweep_prepare(struct sweep *w, const char *file, const char *db, const char *const *sets,
-                  int nsets, bool force, long **todo /* OUT */, long *ntodo /* OUT */);
+                  int nsets, bool force, bool quiet, long **todo /* OUT */,
+                  long *ntodo /* OUT */);
 /* Runs point idx and writes it (or its failure) into st: 0 when it ran and was written. */
 int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx);
 void sweep_progress(const struct sweep *w, bool tty, long done, long total, long failed,

@@ -342,7 +342,7 @@ int sweep_mpi_run(const char *file, const char *db, const char *const *sets, int
         return 0;                       /* rank 0 reports for the whole sweep */
     }
     long *todo = NULL, ntodo = 0;
-    rc = sweep_prepare(&w, file, db, sets, nsets, force, &todo, &ntodo);
+    rc = sweep_prepare(&w, file, db, sets, nsets, force, quiet, &todo, &ntodo);
     if (!rc && provided < MPI_THREAD_FUNNELED)
         rc = sim_err_set(SIM_EIO, "sweep: the MPI library gives no thread support "
                          "(MPI_THREAD_FUNNELED), which rank 0 needs to simulate beside "

@@ -508,6 +508,14 @@ db_migrate_v1() {
 }
 
 sweep_resume_and_jobs() {
+  # --quiet prints no notes (issue 47, item 8): nexus's warm-up is extended at every point of
+  # the regression sweep, and only without --quiet is that said
+  "$bin" sweep "$src/experiments/regression/nexus.sweep.json" --db "$tmp/quiet.db" -j 2 --quiet \
+    --set duration_s=2 --set warmup_s=1 > "$tmp/q.out" 2> "$tmp/q.err" || fail "nexus sweep --quiet: exit $?"
+  [ ! -s "$tmp/q.out" ] && [ ! -s "$tmp/q.err" ] || fail "sweep --quiet printed: $(cat "$tmp/q.out" "$tmp/q.err")"
+  "$bin" sweep "$src/experiments/regression/nexus.sweep.json" --db "$tmp/quiet2.db" -j 2 \
+    --set duration_s=2 --set warmup_s=1 > /dev/null 2> "$tmp/q.err"
+  grep -q "^note: .*warm-up extended" "$tmp/q.err" || fail "sweep without --quiet: no note ($(head -3 "$tmp/q.err"))"
   # a 2x3 grid; -j 1 and -j 2 give the same results; a killed sweep resumes without duplicates
   printf '%s' "{$base,\"models\":[$model]}" > "$tmp/base.json"
   printf '%s' '{"name":"t","base":"base.json","mode":"run","set":{"duration_s":3},
