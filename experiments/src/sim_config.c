@@ -1094,6 +1094,11 @@ static int build(struct sim_config *c)
     c->world.duration_s = 60;
     c->world.warmup_s = 0;
     c->world.drain_s = 10;
+    /* a run's own limit, stricter than every duration's (sim_json.c): said as itself */
+    const cJSON *dj = cJSON_GetObjectItemCaseSensitive(root, "duration_s");
+    if (cJSON_IsNumber(dj) && dj->valuedouble > SIM_CONFIG_MAX_DURATION_S)
+        return sim_err_set(SIM_EINVAL, "duration_s: expected at most %g s (about 115 days), got %g",
+                           SIM_CONFIG_MAX_DURATION_S, dj->valuedouble);
     if ((rc = sim_json_keys(root, "", keys)) || (rc = sim_json_str(root, "", "name", false, &name)) ||
         (rc = sim_json_int(root, "", "seed", false, 0, (1L << 53), &seed)) ||
         (rc = sim_json_num(root, "", "duration_s", false, SIM_J_POS, &c->world.duration_s)) ||
@@ -1112,8 +1117,6 @@ static int build(struct sim_config *c)
     if (c->world.warmup_s >= c->world.duration_s)
         return sim_err_set(SIM_EINVAL, "warmup_s: expected less than duration_s (%g), got %g",
                            c->world.duration_s, c->world.warmup_s);
-    if (c->world.duration_s > 1e7)
-        return sim_err_set(SIM_EINVAL, "duration_s: expected at most 1e7 s, got %g", c->world.duration_s);
     if ((rc = parse_network(c, root)) || (rc = parse_policy(c, c->json)))
         return rc;
     if (!keep_warmup && (rc = extend_warmup(c)))

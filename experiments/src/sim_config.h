@@ -22,6 +22,9 @@
 #include "policy.h"
 #include "sim.h"
 #include "sim_store.h"
+
+/* The longest run a config may ask for (duration_s, s): about 115 days. */
+#define SIM_CONFIG_MAX_DURATION_S 1e7
 #include "wl_arrival.h"
 #include "wl_replay.h"
 

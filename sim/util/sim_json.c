@@ -144,9 +144,12 @@ int sim_json_num(const cJSON *obj, const char *path, const char *key, bool requi
     }
     if (unit > 0 && fabs(x) * unit > SIM_JSON_MAX_DURATION_S) {
         char want[96];
-        snprintf(want, sizeof want, "a duration of at most %.0e s (%.0e %s)",
-                 SIM_JSON_MAX_DURATION_S, SIM_JSON_MAX_DURATION_S / unit,
-                 unit == 1 ? "s" : unit == 1e-3 ? "ms" : "us");
+        if (unit == 1)
+            snprintf(want, sizeof want, "a duration of at most %g s", SIM_JSON_MAX_DURATION_S);
+        else
+            snprintf(want, sizeof want, "a duration of at most %g s (%g %s)",
+                     SIM_JSON_MAX_DURATION_S, SIM_JSON_MAX_DURATION_S / unit,
+                     unit == 1e-3 ? "ms" : "us");
         return fail(path, key, want, v);
     }
     *out = x;

@@ -644,6 +644,12 @@ fuzz_regressions() {
   "$bin" run "$q" --no-db --set duration_s=5 --set 'models[0].slo_ms=1e13' 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -qF -- '--set models[0].slo_ms: expected a duration of at most 1e+08 s' "$tmp/err" ||
     fail "slo_ms 1e13: exit $rc, $(cat "$tmp/err")"
+  # a run's own limit says its own number (issue 47, item 12), whatever the value past it
+  for d in 2e8 5e7; do
+    "$bin" run "$q" --no-db --set duration_s=$d 2> "$tmp/err"; rc=$?
+    [ $rc -eq 2 ] && grep -qF -- "--set duration_s: expected at most 1e+07 s (about 115 days)" "$tmp/err" ||
+      fail "duration_s $d: exit $rc, $(cat "$tmp/err")"
+  done
   "$bin" run "$q" --no-db --json --set duration_s=5 --set workload.rate_rps=1e-9 > "$tmp/out" 2> "$tmp/err"; rc=$?
   [ $rc -eq 0 ] && grep -q '"offered": *0[,}]' "$tmp/out" || fail "rate 1e-9: exit $rc, $(head -c 300 "$tmp/out") $(cat "$tmp/err")"
   "$bin" run "$q" --no-db --set workload.rate_rps=1e308 2> "$tmp/err"; rc=$?
