@@ -545,11 +545,14 @@ static int place(struct trace_reader *rd, struct ttime at, double dt, struct tra
     double abs_t = (double)(at.sec - rd->origin_sec) + at.frac;
     if (rd->have_last) {
         if (dt == 0 ? abs_t < rd->last_t : abs_t < rd->last_end - 1e-6)
-            return sim_err_set(SIM_EINVAL, "%s:%ld: time %.3f s is before the previous "
-                               "record's %s (%.3f s): rows must be in time order without "
-                               "overlap", fname(rd), rd->line, abs_t - rd->origin,
-                               dt == 0 ? "time" : "end", (dt == 0 ? rd->last_t : rd->last_end)
-                               - rd->origin);
+        {   /* the file's own values (what the user can find in it), and where they fall */
+            double prev = dt == 0 ? rd->last_t : rd->last_end;
+            return sim_err_set(SIM_EINVAL, "%s:%ld: time %.3f s (%.3f s after the first row) "
+                               "is before the previous record's %s, %.3f s: rows must be in "
+                               "time order without overlap", fname(rd), rd->line,
+                               (double)rd->origin_sec + abs_t, abs_t - rd->origin,
+                               dt == 0 ? "time" : "end", (double)rd->origin_sec + prev);
+        }
     }
     rd->have_last = true;
     rd->last_t = abs_t;

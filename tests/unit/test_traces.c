@@ -155,6 +155,14 @@ static void reader_errors_name_lines(void)
     expect_error(&sp, "c1.csv:3: expected 2 fields");
     f = fixture_n("c2.csv", "second,events\n0,5\n1,4\0x\n", 24);
     expect_error(&sp, "c2.csv:3:");
+    /* out of order: the file's own times, and where they fall (issue 47, item 7) */
+    sp.format = TRACE_CSV_TIMESTAMPS;
+    sp.time_col = 0;
+    sp.header = false;
+    f = fixture("t1.csv", "1000.5\n1002.0\n1001.0\n");
+    expect_error(&sp, "t1.csv:3: time 1001.000 s (0.500 s after the first row) is before the "
+                      "previous record's time, 1002.000 s");
+    sp.header = true;
     sp.format = TRACE_PROJECTCOUNTS;
     sp.project = "en";
     f = fixture("projectcounts-20140303-010000", "de - 5 6\nfr - 7 8\n");
