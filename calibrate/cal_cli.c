@@ -358,15 +358,25 @@ out:
     return rc;
 }
 
+/* A fit as its formula, with each term's own sign ("- 0.7389", not "+ -0.7389"); none where
+ * fewer batch sizes were measured than the form has coefficients (nothing was fitted). */
 static void print_fit(const char *name, const struct cal_fit *f)
 {
+    int need = f->form == CAL_FIT_QUADRATIC ? 3 : 2;
     if (!f->n)
         return;
+    if (f->n < need) {
+        printf("    %-14s not fitted: %d batch size%s measured, %d needed\n", name, f->n,
+               f->n == 1 ? "" : "s", need);
+        return;
+    }
+    printf("    %-14s l(b) = ", name);
     if (f->form == CAL_FIT_QUADRATIC)
-        printf("    %-14s l(b) = %.5f b^2 + %.4f b + %.4f ms", name, f->c2, f->c1, f->c0);
+        printf("%.5f b^2 %c %.4f b", f->c2, f->c1 < 0 ? '-' : '+', fabs(f->c1));
     else
-        printf("    %-14s l(b) = %.4f b + %.4f ms", name, f->c1, f->c0);
-    printf("   R^2 %.5f  worst %.2f%% (b=%d)\n", f->r2, 100 * f->max_rel_err, f->worst_batch);
+        printf("%.4f b", f->c1);
+    printf(" %c %.4f ms   R^2 %.5f  worst %.2f%% (b=%d)\n", f->c0 < 0 ? '-' : '+', fabs(f->c0),
+           f->r2, 100 * f->max_rel_err, f->worst_batch);
 }
 
 static int cmd_measure(const struct opts *o)

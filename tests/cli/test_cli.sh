@@ -70,6 +70,10 @@ calibrate_serving_paths() {
   rc=$?
   [ $rc -eq 2 ] && grep -qF -- "--zoo missing.json: cannot open" "$tmp/e.err" ||
     fail "validate --zoo missing.json: exit $rc ($(cat "$tmp/e.err"))"
+  # one batch size: no fit is printed as if it had been made (issue 47, item 17)
+  "$cal" measure tiny_cnn --batches 1 --reps 2 > "$tmp/one.out" 2>&1 || fail "measure --batches 1: exit $?"
+  grep -qF "linear         not fitted: 1 batch size measured, 2 needed" "$tmp/one.out" &&
+    ! grep -q "R^2 0.00000" "$tmp/one.out" || fail "one batch size: $(cat "$tmp/one.out")"
   # the host's share of a batch needs a host/device split: refused on the CPU backend
   "$cal" host tiny_cnn > /dev/null 2> "$tmp/h.err"; rc=$?
   [ $rc -eq 2 ] && grep -qF "use --backend cudnn on a GPU" "$tmp/h.err" ||
