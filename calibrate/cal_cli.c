@@ -44,7 +44,7 @@ static const char usage[] =
     "  --precision fp32|tf32|fp16 (fp32; tf32/fp16 on cudnn only)\n"
     "  --threads LIST           CPU threads, comma-separated: one executor kind each (1)\n"
     "  --device N               GPU ordinal (0)\n"
-    "  --batches LIST           batch sizes (1,2,4,8)\n"
+    "  --batches LIST           batch sizes, each 1..4096 (1,2,4,8)\n"
     "  --warmup N --reps N      untimed and timed passes per batch size (3, 20)\n"
     "  --out ZOO.json           write a zoo (servesim-zoo/2) usable in configs\n"
     "  --db FILE                add rows to the profiles and profile_points tables\n"
@@ -98,7 +98,7 @@ static int exit_code(int rc)
 {
     if (!rc)
         return 0;
-    fprintf(stderr, "servesim-calibrate: %s\n", sim_err_msg()[0] ? sim_err_msg() : sim_err_text(rc));
+    fprintf(stderr, "servesim-calibrate: %s\n", sim_err_msg_for(rc));
     return rc == SIM_EUNAVAIL ? 77 : sim_err_is_input(rc) ? 2 : 1;
 }
 
@@ -168,12 +168,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 rc = sim_err_set(SIM_EUSAGE, "--serving: expected a load in (0, 1), got %s", v);
         }
         else if (!strcmp(a, "--table-out")) { VAL(); o->table_out = v; }
-        else if (!strcmp(a, "--batches")) { VAL(); rc = parse_int_list(a, v, o->batches, CAL_MAX_POINTS, &o->nbatches); }
+        else if (!strcmp(a, "--batches")) {
+            VAL();
+            rc = parse_int_list(a, v, o->batches, CAL_MAX_POINTS, &o->nbatches);
+            for (int j = 0; j < o->nbatches && !rc; j++)
+                if (o->batches[j] > CAL_MAX_BATCH)
+                    rc = sim_err_set(SIM_EUSAGE, "--batches: expected batch sizes of at most %d, "
+                                     "got %d", CAL_MAX_BATCH, o->batches[j]);
+        }
         else if (!strcmp(a, "--loads")) { VAL(); rc = parse_list(a, v, o->loads, CAL_VALIDATE_MAX_LOADS, &o->nloads, false); }
         else if (!strcmp(a, "--warmup")) INT(o->warmup, 0);
         else if (!strcmp(a, "--reps")) INT(o->reps, 1);
         else if (!strcmp(a, "--device")) INT(o->device, 0);
-        else if (!strcmp(a, "--batch")) { INT(o->batch, 1); o->batch_set = true; }
+        else if (!strcmp(a, "--batch")) {
+            VAL();
+            long long x_;
+            if ((rc = sim_arg_int(a, v, 1, CAL_MAX_BATCH, &x_)))
+                return rc;
+            o->batch = (int)x_;
+            o->batch_set = true;
+        }
         else if (!strcmp(a, "--requests")) INT(o->requests, 10);
         else if (!strcmp(a, "--max-batch")) INT(o->max_batch, 1);
         else if (!strcmp(a, "--seed")) { int s = 0; INT(s, 0); o->seed = (unsigned long long)s; }

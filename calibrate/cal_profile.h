@@ -11,6 +11,8 @@
 #include "cal_measure.h"
 
 #define CAL_MAX_POINTS CAL_FIT_MAX
+/* The largest batch measured (a model's max_batch in the simulator is at most the same). */
+#define CAL_MAX_BATCH 4096
 
 /* One executor kind's measurements of one network (a GPU, or a CPU at a thread count). */
 struct cal_series {

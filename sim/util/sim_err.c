@@ -55,6 +55,11 @@ const char *sim_err_msg(void)
     return errmsg[0] ? errmsg : "no details";
 }
 
+const char *sim_err_msg_for(int code)
+{
+    return errmsg[0] ? errmsg : sim_err_text(code);
+}
+
 void sim_err_clear(void)
 {
     errmsg[0] = '\0';

@@ -42,6 +42,9 @@ int sim_err_set(int code, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Prefixes the current message with `prefix: ` (e.g. the file name) and returns `code`. */
 int sim_err_prefix(int code, const char *prefix);
 const char *sim_err_msg(void);
+/* The message for an error `code` returned: the recorded one, else the code's own text
+ * ("out of memory"), never an empty or "no details" line. */
+const char *sim_err_msg_for(int code);
 void sim_err_clear(void);
 
 /* True for errors caused by the user's input (exit 2), false for internal ones (exit 1). */

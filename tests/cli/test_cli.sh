@@ -70,6 +70,13 @@ calibrate_serving_paths() {
   rc=$?
   [ $rc -eq 2 ] && grep -qF -- "--zoo missing.json: cannot open" "$tmp/e.err" ||
     fail "validate --zoo missing.json: exit $rc ($(cat "$tmp/e.err"))"
+  # a batch no machine holds is refused up front with the limit, not "no details" (item 9)
+  "$cal" measure tiny_cnn --batches 100000000 --reps 1 > /dev/null 2> "$tmp/b.err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "--batches: expected batch sizes of at most 4096, got 100000000" "$tmp/b.err" ||
+    fail "--batches 1e8: exit $rc ($(cat "$tmp/b.err"))"
+  "$cal" check tiny_cnn --batch 5000 > /dev/null 2> "$tmp/b.err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "--batch: expected an integer in [1, 4096]" "$tmp/b.err" ||
+    fail "--batch 5000: exit $rc ($(cat "$tmp/b.err"))"
   # one batch size: no fit is printed as if it had been made (issue 47, item 17)
   "$cal" measure tiny_cnn --batches 1 --reps 2 > "$tmp/one.out" 2>&1 || fail "measure --batches 1: exit $?"
   grep -qF "linear         not fitted: 1 batch size measured, 2 needed" "$tmp/one.out" &&
