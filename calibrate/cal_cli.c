@@ -19,6 +19,7 @@
 #include "cal_ref.h"
 #include "cal_validate.h"
 #include "sim_err.h"
+#include "sim_out.h"
 #include "sim_wall.h"
 #include "sim_store.h"
 
@@ -509,23 +510,30 @@ out:
     return rc;
 }
 
-/* Writes JSON to file through a temporary name and a rename (nothing half-written). */
+/* Writes JSON to file whole or not at all (sim_out). */
 static int write_json(const char *file, const cJSON *j)
 {
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", file, (int)getpid());
+    struct sim_out so;
     char *text = cJSON_Print(j);
-    FILE *f = text ? fopen(tmp, "w") : NULL;
-    int rc = !text ? SIM_ENOMEM : 0;
-    if (text && (!f || fputs(text, f) < 0 || fputc('\n', f) < 0))
-        rc = sim_err_set(SIM_EIO, "%s: cannot write", tmp);
-    if (f && fclose(f) != 0 && !rc)
-        rc = sim_err_set(SIM_EIO, "%s: cannot write", tmp);
-    if (!rc && rename(tmp, file) != 0)
-        rc = sim_err_set(SIM_EIO, "%s: cannot rename to %s: %s", tmp, file, strerror(errno));
-    if (rc)
-        remove(tmp);
+    int rc = !text ? SIM_ENOMEM : sim_out_open(&so, file);
+    if (!rc) {
+        bool ok = fputs(text, so.f) >= 0 && fputc('\n', so.f) != EOF;
+        rc = sim_out_close(&so, ok);
+        if (!rc && !ok)
+            rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", file, strerror(errno));
+    }
     free(text);
+    return rc;
+}
+
+/* The files a command will write, checked before it measures anything. */
+static int check_outputs(const struct opts *o)
+{
+    int rc = 0;
+    const char *outs[] = {o->out, o->table_out, o->tsv};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0] && !rc; i++)
+        if (outs[i])
+            rc = sim_out_check(outs[i]);
     return rc;
 }
 
@@ -902,6 +910,8 @@ int main(int argc, char **argv)
         }
     struct opts o;
     int rc = parse_args(argc, argv, &o);
+    if (!rc)                            /* an output that cannot be written: say so first */
+        rc = check_outputs(&o);
     if (rc)
         return exit_code(rc);
     const char *cmd = argv[1];

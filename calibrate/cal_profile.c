@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "sim_err.h"
+#include "sim_out.h"
 #include "sim_store.h"
 
 /* The statistic of point i that fits and tables use: a serving-like point's mean (its
@@ -235,7 +236,7 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
                           const struct cal_provenance *pv, const struct cal_model_prof *m, int nm)
 {
     cJSON *z = cJSON_CreateObject();
-    char src[600], tmp[1100];
+    char src[600];
     char how[80];
     if (pv->serving_load > 0)
         snprintf(how, sizeof how, "mean and distribution of %d serving-like passes (load %g)",
@@ -292,17 +293,13 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
     cJSON_Delete(z);
     if (!text)
         return SIM_ENOMEM;
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", file, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    int rc = 0;
-    if (!f || fprintf(f, "%s\n", text) < 0 || fclose(f) != 0) {
-        rc = sim_err_set(SIM_EIO, "%s: cannot write the zoo file", tmp);
-        if (f)
-            fclose(f);
-        remove(tmp);
-    } else if (rename(tmp, file) != 0) {
-        rc = sim_err_set(SIM_EIO, "%s: cannot rename to %s", tmp, file);
-        remove(tmp);
+    struct sim_out so;
+    int rc = sim_out_open(&so, file);
+    if (!rc) {
+        bool ok = fprintf(so.f, "%s\n", text) >= 0;
+        rc = sim_out_close(&so, ok);
+        if (!rc && !ok)
+            rc = sim_err_set(SIM_EIO, "%s: cannot write the zoo file", file);
     }
     cJSON_free(text);
     return rc;

@@ -17,6 +17,7 @@
 #include "sim_compare.h"
 #include "sim_config.h"
 #include "sim_err.h"
+#include "sim_out.h"
 #include "wl_zoo.h"
 #include "sim_json.h"
 #include "sim_wall.h"
@@ -673,27 +674,19 @@ static int cmd_export(int argc, char **argv)
     if (!db)
         return fail(sim_err_set(SIM_EUSAGE, "export: expected a results database"));
     struct sim_samples ss;
-    int rc = sim_results_load(db, &ss);
-    if (rc)
+    int rc = out ? sim_out_check(out) : 0;
+    if (rc || (rc = sim_results_load(db, &ss)))
         return fail(rc);
-    char tmp[4096];
-    FILE *f = stdout;
-    if (out) {
-        snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid());
-        if (!(f = fopen(tmp, "w"))) {
-            sim_results_free(&ss);
-            return fail(sim_err_set(SIM_EIO, "%s: cannot write", tmp));
-        }
+    struct sim_out so = {.f = stdout};
+    if (out && (rc = sim_out_open(&so, out))) {
+        sim_results_free(&ss);
+        return fail(rc);
     }
-    rc = sim_results_export(&ss, f);
+    rc = sim_results_export(&ss, so.f);
     sim_results_free(&ss);
     if (out) {
-        if (fclose(f) != 0 && !rc)
-            rc = sim_err_set(SIM_EIO, "%s: write failed", tmp);
-        if (!rc && rename(tmp, out) != 0)
-            rc = sim_err_set(SIM_EIO, "%s: cannot rename to %s", tmp, out);
-        if (rc)
-            remove(tmp);
+        int crc = sim_out_close(&so, rc == 0);
+        rc = rc ? rc : crc;
     }
     return rc ? fail(rc) : 0;
 }

@@ -70,6 +70,10 @@ calibrate_serving_paths() {
   rc=$?
   [ $rc -eq 2 ] && grep -qF -- "--zoo missing.json: cannot open" "$tmp/e.err" ||
     fail "validate --zoo missing.json: exit $rc ($(cat "$tmp/e.err"))"
+  # an output that cannot be written is said before anything is measured (item 10)
+  "$cal" measure tiny_cnn --out "$tmp/nodir/z.json" > "$tmp/o.out" 2> "$tmp/o.err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "$tmp/nodir/z.json: cannot write: the folder $tmp/nodir does not exist" "$tmp/o.err" &&
+    [ ! -s "$tmp/o.out" ] || fail "measure --out into a missing folder: exit $rc ($(cat "$tmp/o.out" "$tmp/o.err"))"
   # a batch no machine holds is refused up front with the limit, not "no details" (item 9)
   "$cal" measure tiny_cnn --batches 100000000 --reps 1 > /dev/null 2> "$tmp/b.err"; rc=$?
   [ $rc -eq 2 ] && grep -qF -- "--batches: expected batch sizes of at most 4096, got 100000000" "$tmp/b.err" ||
@@ -1192,6 +1196,19 @@ compare_inputs() {
     expect_compare_error "corrupt.tsv:$ln: $msg, found \"$val\"" "$a" "$tmp/corrupt.tsv"
   done
   expect_compare_error "is a directory: expected a results database or its text export" "$a" "$tmp"
+  # where an export cannot go (issue 47, items 10 and 21): said up front with the path given and
+  # the reason, exit 2; a FIFO (or a device) is written through, never replaced by a file
+  "$bin" export "$a" -o "$tmp/nodir/x.tsv" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "$tmp/nodir/x.tsv: cannot write: the folder $tmp/nodir does not exist" "$tmp/err" &&
+    ! grep -q "tmp[0-9]" "$tmp/err" || fail "export to a missing folder: exit $rc ($(cat "$tmp/err"))"
+  "$bin" export "$a" -o "$tmp" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "$tmp: cannot write: it is a folder" "$tmp/err" || fail "export to a folder: exit $rc ($(cat "$tmp/err"))"
+  mkfifo "$tmp/fifo" && { cat "$tmp/fifo" > "$tmp/fifo.out" & }
+  "$bin" export "$a" -o "$tmp/fifo" || fail "export to a FIFO: exit $?"
+  wait
+  [ -p "$tmp/fifo" ] || fail "export replaced the FIFO with a file"
+  cmp -s "$tmp/fifo.out" "$tmp/a.tsv" || fail "export through a FIFO: not the export"
+  "$bin" export "$a" -o /dev/null && [ -c /dev/null ] || fail "export -o /dev/null"
   sed '6s/\t[^\t]*$//' "$tmp/a.tsv" > "$tmp/short.tsv"
   expect_compare_error 'short.tsv:6: expected 13 tab-separated fields, found fewer' "$a" "$tmp/short.tsv"
   # the older text format (servesim-results/1: no training-job columns) is still read
