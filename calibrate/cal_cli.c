@@ -2,6 +2,7 @@
  * (oneDNN on CPUs, cuDNN on NVIDIA GPUs), fits them, writes zoo files and database rows, and
  * checks the simulator against a real serving loop. Usage: servesim-calibrate --help.
  * Exit codes: 0 done, 1 internal error, 2 bad input, 77 backend unavailable here (no GPU). */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -27,7 +28,8 @@ static const char usage[] =
     "usage: servesim-calibrate COMMAND [options]\n"
     "\n"
     "commands:\n"
-    "  nets [NET...]            networks: layers, parameters and GMACs against the published figures,\n"
+    "  nets [NET...]            networks (all shipped: calibrate/networks): layers, parameters and\n"
+    "                           GMACs against the published figures (- where none is),\n"
     "                           and the graph's parallelism (pi: work over the critical path; width)\n"
     "  backends                 the backends built into this binary\n"
     "  check NET [--batch N]    every layer of a backend against the reference implementation\n"
@@ -260,34 +262,102 @@ static int find_backend(const struct opts *o, const struct cal_backend_ops **be)
     return 0;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The shipped networks: every NAME.json of the networks folder (cal_net_resolve's), sorted. */
+static int shipped_nets(char ***names, int *n)
+{
+    char probe[1024];
+    cal_net_resolve("x", probe, sizeof probe);
+    char *slash = strrchr(probe, '/');
+    if (slash)
+        *slash = '\0';
+    DIR *d = opendir(probe);
+    *names = NULL;
+    *n = 0;
+    if (!d)
+        return sim_err_set(SIM_EINVAL, "%s: cannot list the shipped networks: %s", probe,
+                           strerror(errno));
+    int rc = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d)) && !rc;) {
+        size_t l = strlen(e->d_name);
+        if (l <= 5 || strcmp(e->d_name + l - 5, ".json") != 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char **g = realloc(*names, (size_t)cap * sizeof *g);
+            if (!g) {
+                rc = SIM_ENOMEM;
+                break;
+            }
+            *names = g;
+        }
+        if (!((*names)[*n] = strndup(e->d_name, l - 5)))
+            rc = SIM_ENOMEM;
+        else
+            (*n)++;
+    }
+    closedir(d);
+    if (!rc)
+        qsort(*names, (size_t)*n, sizeof **names, by_name);
+    return rc;
+}
+
+/* nets [NET...]: every network loaded first (an error comes before any table), then one row
+ * each, the columns as wide as their longest entry. */
 static int cmd_nets(const struct opts *o)
 {
-    static const char *const shipped[] = {"resnet50", "vgg16", "mobilenetv2", "inceptionv3",
-                                          "densenet121", "bert_base", "tiny_cnn", "tiny_bert"};
-    int n = o->nnets ? o->nnets : (int)(sizeof shipped / sizeof shipped[0]);
-    printf("%-14s %-10s %6s %14s %14s %9s %9s %6s %5s  %s\n", "network", "input", "layers",
-           "params", "published", "GMACs", "published", "pi", "width", "file");
-    for (int i = 0; i < n; i++) {
-        char file[1024], in[48];
-        struct cal_net *net;
-        cal_net_resolve(o->nnets ? o->nets[i] : shipped[i], file, sizeof file);
-        int rc = cal_net_load(file, &net);
-        if (rc)
-            return rc;
+    char **own = NULL;
+    int n = o->nnets, rc = 0;
+    if (!n && (rc = shipped_nets(&own, &n)))
+        return rc;
+    struct cal_net **nets = calloc((size_t)(n ? n : 1), sizeof *nets);
+    char (*file)[1024] = calloc((size_t)(n ? n : 1), sizeof *file);
+    char (*in)[48] = calloc((size_t)(n ? n : 1), sizeof *in);
+    int wname = 7, win = 5;
+    if (!nets || !file || !in)
+        rc = SIM_ENOMEM;
+    for (int i = 0; i < n && !rc; i++) {
+        cal_net_resolve(own ? own[i] : o->nets[i], file[i], sizeof file[i]);
+        if ((rc = cal_net_load(file[i], &nets[i])))
+            break;
+        const struct cal_net *net = nets[i];
         if (net->tokens)
-            snprintf(in, sizeof in, "%lld tok", (long long)net->input.d[0]);
+            snprintf(in[i], sizeof in[i], "%lld tok", (long long)net->input.d[0]);
         else
-            snprintf(in, sizeof in, "%lldx%lldx%lld", (long long)net->input.d[0],
+            snprintf(in[i], sizeof in[i], "%lldx%lldx%lld", (long long)net->input.d[0],
                      (long long)net->input.d[1], (long long)net->input.d[2]);
+        wname = (int)fmax(wname, (double)strlen(net->name));
+        win = (int)fmax(win, (double)strlen(in[i]));
+    }
+    if (!rc)
+        printf("%-*s  %-*s %6s %14s %14s %9s %9s %6s %5s  %s\n", wname, "network", win, "input",
+               "layers", "params", "published", "GMACs", "published", "pi", "width", "file");
+    for (int i = 0; i < n && !rc; i++) {
+        const struct cal_net *net = nets[i];
         double pi;
         int width;
         cal_net_parallelism(net, &pi, &width);
-        printf("%-14s %-10s %6d %14lld %14lld %9.3f %9.2f %6.3f %5d  %s\n", net->name, in, net->n,
-               (long long)cal_net_params(net), (long long)net->pub_params, cal_net_macs(net) / 1e9,
-               net->pub_gmacs, pi, width, file);
-        cal_net_destroy(net);
+        char pp[24] = "-", pg[24] = "-";      /* a net without published figures: "-" */
+        if (net->pub_params > 0)
+            snprintf(pp, sizeof pp, "%lld", (long long)net->pub_params);
+        if (net->pub_gmacs > 0)
+            snprintf(pg, sizeof pg, "%.2f", net->pub_gmacs);
+        printf("%-*s  %-*s %6d %14lld %14s %9.3f %9s %6.3f %5d  %s\n", wname, net->name, win,
+               in[i], net->n, (long long)cal_net_params(net), pp, cal_net_macs(net) / 1e9, pg,
+               pi, width, file[i]);
     }
-    return 0;
+    for (int i = 0; i < n; i++) {
+        if (nets && nets[i])
+            cal_net_destroy(nets[i]);
+        if (own)
+            free(own[i]);
+    }
+    free(own), free(nets), free(file), free(in);
+    return rc;
 }
 
 /* Every layer a backend materialises against the reference. The reference runs the network

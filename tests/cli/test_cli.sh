@@ -70,6 +70,14 @@ calibrate_serving_paths() {
   rc=$?
   [ $rc -eq 2 ] && grep -qF -- "--zoo missing.json: cannot open" "$tmp/e.err" ||
     fail "validate --zoo missing.json: exit $rc ($(cat "$tmp/e.err"))"
+  # nets lists every shipped network, columns as wide as the longest name (item 11)
+  "$cal" nets > "$tmp/nets.out" || fail "nets: exit $?"
+  local nnets; nnets=$(ls "$src/calibrate/networks/"*.json | wc -l)
+  [ "$(tail -n +2 "$tmp/nets.out" | wc -l)" -eq "$nnets" ] || fail "nets: $(tail -n +2 "$tmp/nets.out" | wc -l) rows for $nnets networks"
+  grep -q "^Inception-ResNet-V2  " "$tmp/nets.out" && grep -q "^Wav2Vec2-base features  " "$tmp/nets.out" ||
+    fail "nets: a long name breaks its column: $(cat "$tmp/nets.out")"
+  "$cal" nets nosuchnet > "$tmp/nets.out" 2> /dev/null; rc=$?
+  [ $rc -eq 2 ] && [ ! -s "$tmp/nets.out" ] || fail "nets nosuchnet: exit $rc, printed $(cat "$tmp/nets.out")"
   # an output that cannot be written is said before anything is measured (item 10)
   "$cal" measure tiny_cnn --out "$tmp/nodir/z.json" > "$tmp/o.out" 2> "$tmp/o.err"; rc=$?
   [ $rc -eq 2 ] && grep -qF "$tmp/nodir/z.json: cannot write: the folder $tmp/nodir does not exist" "$tmp/o.err" &&
