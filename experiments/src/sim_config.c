@@ -1106,6 +1106,14 @@ static int build(struct sim_config *c)
         (rc = sim_json_num(root, "", "drain_s", false, SIM_J_NONNEG, &c->world.drain_s)) ||
         (rc = sim_json_bool(root, "", "keep_warmup", false, &keep_warmup)))
         return rc;
+    if (name && strlen(name) >= sizeof c->world.name)  /* a name is a key of results: never cut */
+        return sim_err_set(SIM_EINVAL, "name: expected at most %zu characters, got %zu",
+                           sizeof c->world.name - 1, strlen(name));
+    for (const char *ch = name; ch && *ch; ch++)
+        if ((unsigned char)*ch < 0x20 || *ch == 0x7f)
+            return sim_err_set(SIM_EINVAL, "name: has byte 0x%02x at position %d: expected no "
+                               "control characters (a tab or newline breaks export and compare)",
+                               (unsigned)(unsigned char)*ch, (int)(ch - name));
     snprintf(c->world.name, sizeof c->world.name, "%s", name);
     c->world.seed = (uint64_t)seed;
     if ((rc = parse_cluster(c, root)) || (rc = parse_models(c, root)) ||

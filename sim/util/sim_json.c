@@ -289,23 +289,55 @@ static int no_duplicate_keys(const cJSON *j, char *path, size_t len, size_t size
     return 0;
 }
 
+/* Where a \u0000 escape sits in JSON text (a string holding a NUL: cJSON ends the string
+ * there, silently cutting a name), or NULL. An escaped backslash before it is not an escape. */
+static const char *nul_escape(const char *text)
+{
+    for (const char *p = text; (p = strstr(p, "\\u0000")); p++) {
+        int bs = 0;
+        for (const char *q = p; q > text && q[-1] == '\\'; q--)
+            bs++;
+        if (bs % 2 == 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* Line and column of `at` in text. */
+static void position(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1, *col = 1;
+    for (const char *p = text; p < at && *p; p++)
+        if (*p == '\n')
+            ++*line, *col = 1;
+        else
+            ++*col;
+}
+
 int sim_json_parse(const char *text, const char *name, cJSON **out)
 {
-    const char *end = NULL;
+    const char *end = NULL, *nul = nul_escape(text);
+    int line, col;
+    if (nul) {
+        position(text, nul, &line, &col);
+        return sim_err_set(SIM_EINVAL, "%s:%d:%d: a string holds \\u0000 (a NUL character), "
+                           "which would cut it short there: no name or text may hold one",
+                           name, line, col);
+    }
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root) {
-        int line = 1, col = 1;
-        const char *p = text;
         if (!end)
             end = text + strlen(text);
-        for (; p < end && *p; p++) {
-            if (*p == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
+        position(text, end, &line, &col);
+        int depth = 0, deepest = 0;      /* cJSON refuses nesting past CJSON_NESTING_LIMIT */
+        for (const char *p = text; p <= end && *p && deepest <= CJSON_NESTING_LIMIT; p++)
+            if (*p == '[' || *p == '{')
+                deepest = ++depth > deepest ? depth : deepest;
+            else if (*p == ']' || *p == '}')
+                depth--;
+        if (deepest > CJSON_NESTING_LIMIT)
+            return sim_err_set(SIM_EINVAL, "%s:%d:%d: invalid JSON: nested more than %d levels "
+                               "deep (the parser's limit)", name, line, col, CJSON_NESTING_LIMIT);
         /* the position only, never the text: the file may not be JSON at all (a password
          * file named by mistake), and its contents do not belong in a message */
         return sim_err_set(SIM_EINVAL, "%s:%d:%d: invalid JSON (the parser stopped at line %d, "
@@ -446,6 +478,9 @@ int sim_json_set(cJSON *root, const char *assignment)
     path[plen] = '\0';
 
     const char *vtext = eq + 1;
+    if (nul_escape(vtext))
+        return sim_err_set(SIM_EUSAGE, "--set %s: the value holds \\u0000 (a NUL character), "
+                           "which would cut it short there", path);
     cJSON *val = cJSON_Parse(vtext);
     if (!val)
         val = cJSON_CreateString(vtext);

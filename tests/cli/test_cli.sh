@@ -667,6 +667,19 @@ fuzz_regressions() {
   "$bin" run "$q" --no-db --set duration_s=5 --set 'models[0].slo_ms=1e13' 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -qF -- '--set models[0].slo_ms: expected a duration of at most 1e+08 s' "$tmp/err" ||
     fail "slo_ms 1e13: exit $rc, $(cat "$tmp/err")"
+  # names that would be cut, and nesting past the parser's limit, are said (items 13, 16)
+  local long; long=$(printf 'x%.0s' $(seq 1 200))
+  "$bin" run "$q" --no-db --set "name=$long" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "--set name: expected at most 127 characters, got 200" "$tmp/err" ||
+    fail "a 200-character name: exit $rc, $(cat "$tmp/err")"
+  printf '{"name": "ab\\u0000cd", "duration_s": 2}' > "$tmp/nul.json"
+  "$bin" run "$tmp/nul.json" --no-db 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "nul.json:1:13: a string holds \u0000 (a NUL character)" "$tmp/err" ||
+    fail "a NUL in a name: exit $rc, $(cat "$tmp/err")"
+  python3 -c "print('[' * 200000 + ']' * 200000)" > "$tmp/deep.json"
+  "$bin" run "$tmp/deep.json" --no-db 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "deep.json:1:1001: invalid JSON: nested more than 1000 levels deep (the parser's limit)" "$tmp/err" ||
+    fail "200,000 levels: exit $rc, $(cat "$tmp/err")"
   # a run's own limit says its own number (issue 47, item 12), whatever the value past it
   for d in 2e8 5e7; do
     "$bin" run "$q" --no-db --set duration_s=$d 2> "$tmp/err"; rc=$?
