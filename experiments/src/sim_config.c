@@ -1,6 +1,7 @@
 /* sim_config — validation of the experiment config; see sim_config.h and docs/config.md. */
 #include "sim_config.h"
 
+#include <ctype.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -1174,6 +1175,29 @@ static struct sim_config *alloc_cfg(const char *file, const char *dir)
     return c;
 }
 
+/* Does the --set path pattern (its first pl characters; "[*]" stands for any index) begin
+ * text? *tl: the length of text it covers. */
+static bool path_matches(const char *pat, size_t pl, const char *text, size_t *tl)
+{
+    size_t i = 0, j = 0;
+    while (i < pl) {
+        if (pat[i] == '[' && i + 2 < pl && pat[i + 1] == '*' && pat[i + 2] == ']') {
+            if (text[j] != '[' || !isdigit((unsigned char)text[j + 1]))
+                return false;
+            j++;
+            while (isdigit((unsigned char)text[j]))
+                j++;
+            if (text[j++] != ']')
+                return false;
+            i += 3;
+        } else if (pat[i++] != text[j++]) {
+            return false;
+        }
+    }
+    *tl = j;
+    return true;
+}
+
 /* An error of the finished configuration ("FILE: PATH: ...") whose PATH a --set gave (the
  * last one wins, as in applying them) is the option's, not the file's: "--set PATH: ...". */
 static void blame_set(int rc, const char *file, const char *const *sets, int nsets)
@@ -1186,7 +1210,15 @@ static void blame_set(int rc, const char *file, const char *const *sets, int nse
     const char *rest = msg + fl + 2;
     for (int i = nsets - 1; i >= 0; i--) {
         const char *eq = strchr(sets[i], '=');
-        size_t pl = eq ? (size_t)(eq - sets[i]) : 0;
+        size_t pl = eq ? (size_t)(eq - sets[i]) : 0, tl = 0;
+        if (pl && memchr(sets[i], '*', pl)) {  /* models[*].slo_ms: the element is named too */
+            if (path_matches(sets[i], pl, rest, &tl) && strchr(":.[", rest[tl])) {
+                sim_err_set(rc, "--set %.*s: %s (an option over %s)", (int)pl, sets[i], rest,
+                            file);
+                return;
+            }
+            continue;
+        }
         if (pl == 0 || strncmp(rest, sets[i], pl) != 0 || !strchr(":.[", rest[pl]))
             continue;
         if (rest[pl] == ':')

@@ -667,6 +667,10 @@ fuzz_regressions() {
   "$bin" run "$q" --no-db --set duration_s=5 --set 'models[0].slo_ms=1e13' 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -qF -- '--set models[0].slo_ms: expected a duration of at most 1e+08 s' "$tmp/err" ||
     fail "slo_ms 1e13: exit $rc, $(cat "$tmp/err")"
+  # an error a wildcard --set causes names the option and the element (item 15)
+  "$bin" run "$q" --no-db --set 'models[*].slo_ms=1e400' 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "--set models[*].slo_ms: models[0].slo_ms: expected a positive number, got inf (an option over" "$tmp/err" ||
+    fail "models[*].slo_ms=1e400: exit $rc, $(cat "$tmp/err")"
   # names that would be cut, and nesting past the parser's limit, are said (items 13, 16)
   local long; long=$(printf 'x%.0s' $(seq 1 200))
   "$bin" run "$q" --no-db --set "name=$long" 2> "$tmp/err"; rc=$?
