@@ -33,20 +33,53 @@ const char *sim_err_text(int code)
     return "unknown error";
 }
 
+/* A message longer than the buffer keeps its head and its end (where the reason is), the
+ * middle elided with a note of how much: a 5,000-character path never hides why. */
+static void keep(const char *text, size_t len)
+{
+    if (len < sizeof errmsg) {
+        memcpy(errmsg, text, len + 1);
+        return;
+    }
+    char mid[64];
+    int ml = snprintf(mid, sizeof mid, " [... %zu characters ...] ", len - (sizeof errmsg - 64));
+    size_t head = (sizeof errmsg - 64) / 3, tail = sizeof errmsg - 64 - head;
+    memcpy(errmsg, text, head);
+    memcpy(errmsg + head, mid, (size_t)ml);
+    memcpy(errmsg + head + (size_t)ml, text + len - tail, tail);
+    errmsg[head + (size_t)ml + tail] = '\0';
+}
+
 int sim_err_set(int code, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, ap2;
     va_start(ap, fmt);
-    vsnprintf(errmsg, sizeof errmsg, fmt, ap);
+    va_copy(ap2, ap);
+    char small[sizeof errmsg];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    char *big = n >= (int)sizeof small ? malloc((size_t)n + 1) : NULL;
+    if (big) {
+        vsnprintf(big, (size_t)n + 1, fmt, ap2);
+        keep(big, (size_t)n);
+        free(big);
+    } else {
+        keep(small, n >= 0 && n < (int)sizeof small ? (size_t)n : strlen(small));
+    }
+    va_end(ap2);
     return code;
 }
 
 int sim_err_prefix(int code, const char *prefix)
 {
-    char tmp[sizeof errmsg];
-    snprintf(tmp, sizeof tmp, "%s: %s", prefix, errmsg[0] ? errmsg : sim_err_text(code));
-    memcpy(errmsg, tmp, sizeof errmsg);
+    const char *m = errmsg[0] ? errmsg : sim_err_text(code);
+    size_t n = strlen(prefix) + 2 + strlen(m);
+    char *tmp = malloc(n + 1);
+    if (!tmp)
+        return code;
+    snprintf(tmp, n + 1, "%s: %s", prefix, m);
+    keep(tmp, n);
+    free(tmp);
     return code;
 }
 

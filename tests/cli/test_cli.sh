@@ -667,6 +667,11 @@ fuzz_regressions() {
   "$bin" run "$q" --no-db --set duration_s=5 --set 'models[0].slo_ms=1e13' 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -qF -- '--set models[0].slo_ms: expected a duration of at most 1e+08 s' "$tmp/err" ||
     fail "slo_ms 1e13: exit $rc, $(cat "$tmp/err")"
+  # a message longer than the buffer keeps its end, where the reason is (item 23)
+  local lp; lp="$tmp/$(printf 'd%.0s' $(seq 1 4400))/x.db"
+  "$bin" run "$q" --db "$lp" --set duration_s=2 --set warmup_s=0 --quiet 2> "$tmp/err"; rc=$?
+  [ $rc -ne 0 ] && grep -qF " characters ...] " "$tmp/err" && grep -qF "/x.db: cannot open" "$tmp/err" ||
+    fail "a 4,400-character --db: exit $rc, $(tail -c 200 "$tmp/err")"
   # an error a wildcard --set causes names the option and the element (item 15)
   "$bin" run "$q" --no-db --set 'models[*].slo_ms=1e400' 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -qF -- "--set models[*].slo_ms: models[0].slo_ms: expected a positive number, got inf (an option over" "$tmp/err" ||
