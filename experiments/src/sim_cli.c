@@ -53,8 +53,8 @@
 #define EXIT_TEXT                                                                           \
     "Exit status: 0 success, 2 bad input, 4 no valid answer (goodput, plan: an SLO no batch\n" \
     "meets, or no GPU count within the limits; goodput: a search that did not bracket or\n"  \
-    "converge, its probes kept with runs.status saying so), 130 interrupted (Ctrl-C: it\n"    \
-    "says what was kept), 1 internal error (compare: 3 regression).\n"
+    "converge, its probes kept with runs.status saying so), 130 interrupted (Ctrl-C; 143\n"  \
+    "on SIGTERM: it says what was kept), 1 internal error (compare: 3 regression).\n"
 
 /* Per command: its synopsis and what `servesim COMMAND --help` prints below it. */
 static const struct cmd_help {
@@ -170,7 +170,8 @@ struct opts {
 
 static int exit_code(int rc)
 {
-    return rc == 0 ? 0 : rc == SIM_EINFEASIBLE ? 4 : rc == SIM_EINTR ? 130 :
+    int sig = sim_sweep_signal();
+    return rc == 0 ? 0 : rc == SIM_EINFEASIBLE ? 4 : rc == SIM_EINTR ? 128 + (sig ? sig : SIGINT) :
            sim_err_is_input(rc) ? 2 : 1;
 }
 
@@ -701,10 +702,9 @@ static size_t interrupt_len;
 
 static void on_interrupt(int sig)
 {
-    (void)sig;
     if (write(STDERR_FILENO, interrupt_msg, interrupt_len) < 0)
         interrupt_len = 0;
-    _exit(130);
+    _exit(128 + sig);                   /* 130 for Ctrl-C, 143 for SIGTERM, as a shell's */
 }
 
 static void arm_interrupt(const char *cmd, const struct opts *o)

@@ -35,6 +35,7 @@ static volatile sig_atomic_t interrupted;
 static void on_interrupt(int sig)
 {
     interrupted = sig;
+    sweep_signal = sig;
 }
 
 #ifndef SERVESIM_MPI

@@ -29,5 +29,8 @@ const char *sim_sweep_mpi_library(char *buf, size_t n);
 
 int sim_sweep_run(const char *file, const char *db, int jobs, const char *const *sets, int nsets,
                   bool quiet, bool force);
+/* The signal that interrupted the last sweep (SIGINT, SIGTERM), 0 if none: its exit status is
+ * 128 + it, as a shell's. */
+int sim_sweep_signal(void);
 
 #endif

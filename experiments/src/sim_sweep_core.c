@@ -373,6 +373,13 @@ void sweep_summary(const struct sweep *w, const char *db)
     sqlite3_close(h);
 }
 
+volatile sig_atomic_t sweep_signal;
+
+int sim_sweep_signal(void)
+{
+    return (int)sweep_signal;
+}
+
 int sweep_prepare(struct sweep *w, const char *file, const char *db, const char *const *sets,
                   int nsets, bool force, bool quiet, long **todo_out, long *ntodo_out)
 {

@@ -7,6 +7,7 @@
 #ifndef SIM_SWEEP_INT_H
 #define SIM_SWEEP_INT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <cjson/cJSON.h>
 
@@ -42,6 +43,8 @@ void sweep_point_free(struct point *p);
 /* Parses, validates every point's config, refuses a namesake sweep (unless force) and lists
  * the points db does not hold yet (todo: malloc'd, the caller frees). Under quiet the notes
  * (a warm-up extended as the policy needs) are not printed; warnings are. */
+/* The signal that stopped a sweep (set by its handler; sim_sweep_signal reads it). */
+extern volatile sig_atomic_t sweep_signal;
 int sweep_prepare(struct sweep *w, const char *file, const char *db, const char *const *sets,
                   int nsets, bool force, bool quiet, long **todo /* OUT */,
                   long *ntodo /* OUT */);

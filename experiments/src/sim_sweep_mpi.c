@@ -56,6 +56,7 @@ static volatile sig_atomic_t interrupted;
 static void on_interrupt(int sig)
 {
     interrupted = sig;
+    sweep_signal = sig;
 }
 
 static void nap(void)

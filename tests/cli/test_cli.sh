@@ -807,6 +807,20 @@ interrupts() {
   "$bin" sweep "$tmp/si.json" -j 2 --db "$tmp/si.db" --quiet || fail "resume after the interrupt: exit $?"
   [ "$(sqlite3 "$tmp/si.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok'" | tr '\n' ' ')" = "6 6 " ] ||
     fail "after interrupt and resume: $(sqlite3 "$tmp/si.db" "SELECT count(*) FROM runs; SELECT status, count(*) FROM sweep_points GROUP BY status")"
+  # SIGTERM: the same, with the shell's status for it, 143 (issue 47, item 25)
+  "$bin" run --db "$tmp/t.db" --set duration_s=100000 --set warmup_s=0 --quiet 2> "$tmp/err" & pid=$!
+  sleep 1
+  kill -TERM $pid; wait $pid; rc=$?
+  [ $rc -eq 143 ] && grep -qF "servesim run: interrupted: nothing was written" "$tmp/err" ||
+    fail "terminated run: exit $rc, $(cat "$tmp/err")"
+  "$bin" sweep "$tmp/si.json" -j 2 --db "$tmp/st.db" --quiet 2> "$tmp/err" & pid=$!
+  for _ in $(seq 1 200); do
+    n=$(sqlite3 "$tmp/st.db" "SELECT count(*) FROM sweep_points" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge 1 ] && break
+    sleep 0.1
+  done
+  kill -TERM $pid; wait $pid; rc=$?
+  [ $rc -eq 143 ] && grep -qF "Run the same command to resume" "$tmp/err" || fail "terminated sweep: exit $rc, $(cat "$tmp/err")"
   "$bin" goodput --no-db --set duration_s=3 --set warmup_s=1 2> "$tmp/err" > /dev/null || fail "goodput: exit $?"
   [ "$(grep -c '^goodput probe *[0-9]*: load x' "$tmp/err")" -ge 3 ] || fail "goodput progress lines: $(head -c 400 "$tmp/err")"
 }
