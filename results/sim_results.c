@@ -167,6 +167,9 @@ int sim_results_open(const char *path, sqlite3 **out, int *version)
     int rc = 0, v = 0;
     *out = NULL;
     int src = SQLITE_OK;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return sim_err_set(SIM_EINVAL, "%s: is a directory: expected a results database", path);
     int opened = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
     if (opened == SQLITE_OK)            /* wait out a writer's commit rather than fail */
         sqlite3_busy_timeout(db, SIM_STORE_BUSY_MS);

@@ -10,12 +10,36 @@
 #include <time.h>
 
 #include "sim_err.h"
+#include "sim_out.h"
 #include "sim_wall.h"
 
 struct sim_store {
     sqlite3 *db;
     char *path;
+    double busy_since;                 /* the wait for another's lock (on_busy) */
+    bool busy_said;
 };
+
+/* Another process holds the database: wait for it (SIM_STORE_BUSY_MS at most), and say so
+ * once the wait passes 2 s, so a user does not stare at a silent terminal. */
+static int on_busy(void *ctx, int n)
+{
+    struct sim_store *st = ctx;
+    double now = sim_wall_seconds();
+    if (n == 0)
+        st->busy_since = now, st->busy_said = false;
+    double waited = now - st->busy_since;
+    if (waited * 1000 > SIM_STORE_BUSY_MS)
+        return 0;
+    if (!st->busy_said && waited >= 2) {
+        fprintf(stderr, "servesim: %s is locked by another process (a sweep writing, a reader "
+                "inside a transaction): waiting for it, at most %d s\n", st->path,
+                SIM_STORE_BUSY_MS / 1000);
+        st->busy_said = true;
+    }
+    sqlite3_sleep(n < 20 ? 5 : 50);
+    return 1;
+}
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
@@ -195,15 +219,32 @@ const char *sim_store_schema_sql(void)
     return schema_sql;
 }
 
+/* A lock that outlasted the wait, said as such (not SQLite's bare "database is locked"). */
+static int locked(struct sim_store *st)
+{
+    int e = sqlite3_errcode(st->db);
+    if (e != SQLITE_BUSY && e != SQLITE_LOCKED)
+        return 0;
+    return sim_err_set(SIM_EDB, "%s: locked by another process for more than %d s: nothing "
+                       "was written (run it again once that process has finished)", st->path,
+                       SIM_STORE_BUSY_MS / 1000);
+}
+
 static int db_err(struct sim_store *st, const char *what)
 {
-    return sim_err_set(SIM_EDB, "%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
+    int rc = locked(st);
+    return rc ? rc : sim_err_set(SIM_EDB, "%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
 }
 
 static int exec(struct sim_store *st, const char *sql)
 {
     char *msg = NULL;
     if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        int lrc = locked(st);
+        if (lrc) {
+            sqlite3_free(msg);
+            return lrc;
+        }
         int rc = sim_err_set(SIM_EDB, "%s: %s", st->path, msg ? msg : "error");
         sqlite3_free(msg);
         return rc;
@@ -249,11 +290,20 @@ int sim_store_open(const char *path, struct sim_store **out)
         free(st);
         return SIM_ENOMEM;
     }
+    /* what would refuse the write, said before any work: a folder, a folder that cannot
+     * take the journal beside the file, a read-only file or filesystem */
+    if (strcmp(path, ":memory:") != 0 && (rc = sim_out_check(path)))
+        goto fail;
     if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         rc = db_err(st, "cannot open");
         goto fail;
     }
-    sqlite3_busy_timeout(st->db, SIM_STORE_BUSY_MS);
+    if (sqlite3_db_readonly(st->db, "main") == 1) {
+        rc = sim_err_set(SIM_EINVAL, "%s: cannot write: the database is read-only (its file's "
+                         "permissions, or a read-only filesystem)", path);
+        goto fail;
+    }
+    sqlite3_busy_handler(st->db, on_busy, st);
     /* a file that is not SQLite (or not ours) is the user's input, not a database fault */
     int src = sqlite3_exec(st->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
     if (src == SQLITE_NOTADB || src == SQLITE_CORRUPT) {

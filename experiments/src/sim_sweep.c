@@ -23,7 +23,7 @@ static int run_point(const struct sweep *w, const char *db, long idx)
     struct sim_store *st = NULL;
     if (sim_store_open(db, &st)) {
         fprintf(stderr, "servesim sweep: point %ld: %s\n", idx, sim_err_msg());
-        return 1;
+        return SWEEP_DB_REFUSED;
     }
     int rc = sweep_point_into(w, st, idx);
     sim_store_close(st);
@@ -81,7 +81,7 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     fflush(NULL);
     double t0 = sim_wall_seconds();
     pid_t parent = getpid();
-    long next = 0, done = 0, failed = 0;
+    long next = 0, done = 0, failed = 0, refused = 0;
     int running = 0;
     /* Ctrl-C (or SIGTERM): no new points; the workers in flight are stopped (their points
      * were not written: a point is one transaction) and the sweep says what it kept */
@@ -137,6 +137,10 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
         running--;
         done++;
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == SWEEP_DB_REFUSED) {
+            refused++;                  /* no more points: each would be refused as well */
+            next = ntodo;
+        }
         struct point p;
         if (sweep_make_point(&w, pt, &p) == 0) {
             if (WIFSIGNALED(status) && !interrupted) {   /* the worker died: record it here */
@@ -172,9 +176,22 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     sigaction(SIGTERM, &old_term, NULL);
     if (!quiet && !interrupted)
         sweep_summary(&w, db);
-    if (!rc && failed)
+    if (!rc && refused) {
+        long kept = -1;
+        struct sim_store *s3 = NULL;
+        if (sim_store_open(db, &s3) == 0 && sim_store_sweep_done(s3, w.id, &kept) != 0)
+            kept = -1;
+        sim_store_close(s3);
+        char k[64] = "";
+        if (kept >= 0)
+            snprintf(k, sizeof k, "%ld of its %ld points are in it; ", kept, w.npoints);
+        rc = sim_err_set(SIM_EDB, "sweep %s: the database %s refused a write (the reason is "
+                         "above): stopped there, %sthe others were not run. Run the same "
+                         "command to resume once the database can be written", w.name, db, k);
+    } else if (!rc && failed) {
         rc = sim_err_set(SIM_EIO, "sweep %s: %ld of %ld points failed (see sweep_points.error)",
-                         w.name, failed, ntodo);
+                         w.name, failed - refused, ntodo);
+    }
 out:
     free(todo);
     free(pids);

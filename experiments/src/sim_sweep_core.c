@@ -294,7 +294,7 @@ int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx)
     sim_result_destroy(r);
     sim_config_destroy(cfg);
     sweep_point_free(&p);
-    return rc || src ? 1 : 0;
+    return src ? SWEEP_DB_REFUSED : rc ? 1 : 0;
 }
 
 static void fmt_time(char *buf, size_t n, double s)

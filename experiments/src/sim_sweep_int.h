@@ -49,6 +49,9 @@ int sweep_prepare(struct sweep *w, const char *file, const char *db, const char 
                   int nsets, bool force, bool quiet, long **todo /* OUT */,
                   long *ntodo /* OUT */);
 /* Runs point idx and writes it (or its failure) into st: 0 when it ran and was written. */
+/* Runs point idx and writes it into st: 0, 1 (the point failed; recorded in sweep_points), or
+ * SWEEP_DB_REFUSED (the database refused the write: nothing of it is recorded). */
+#define SWEEP_DB_REFUSED 3
 int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx);
 void sweep_progress(const struct sweep *w, bool tty, long done, long total, long failed,
                     double t0, const char *last, bool ok);

@@ -129,10 +129,12 @@ PY
     local i=0
     while [ ! -e "$tmp/held" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
   }
-  rm -f "$tmp/held"; hold read 2
+  rm -f "$tmp/held"; hold read 4
   "$bin" run "$cfg" --db "$db" --set seed=2 --quiet > /dev/null 2> "$tmp/w.err" ||
     fail "a run while a reader holds the database: exit $? ($(cat "$tmp/w.err"))"
   wait
+  # a wait past 2 s is said, not silent (issue 47, item 25)
+  grep -qF "$db is locked by another process" "$tmp/w.err" || fail "no word of the wait: $(cat "$tmp/w.err")"
   rm -f "$tmp/held"; hold exclusive 2
   "$bin" export "$db" -o "$tmp/rw.tsv" 2> "$tmp/r.err" ||
     fail "export while a writer holds the database: exit $? ($(cat "$tmp/r.err"))"
@@ -492,6 +494,15 @@ db_atomic() {
   grep -q "disk full (simulated)" "$tmp/err" || fail "failed write: message $(cat "$tmp/err")"
   n=$(sqlite3 "$db" "SELECT count(*) FROM runs; SELECT count(DISTINCT run_id) FROM model_stats; SELECT count(DISTINCT run_id) FROM latency_hist;" | tr '\n' ' ')
   [ "$n" = "1 1 1 " ] || fail "half-written run left behind: runs/model_stats/latency_hist = $n"
+  # a sweep whose writes the database refuses stops at the first, says where it stands and
+  # runs nothing more (issue 47, item 22); no "see sweep_points.error" without such rows
+  printf '%s' "{$base,\"models\":[$model]}" > "$tmp/ab.json"
+  printf '%s' '{"name":"refused","base":"ab.json","mode":"run","grid":{"seed":[1,2,3,4,5,6]}}' > "$tmp/ar.json"
+  "$bin" sweep "$tmp/ar.json" -j 1 --db "$db" --quiet 2> "$tmp/err"; rc=$?
+  [ $rc -eq 1 ] && grep -qF "sweep refused: the database $db refused a write (the reason is above): stopped there, 0 of its 6 points are in it" "$tmp/err" ||
+    fail "a refused sweep: exit $rc, $(cat "$tmp/err")"
+  [ "$(grep -c "disk full (simulated)" "$tmp/err")" -eq 1 ] || fail "the sweep went on after a refused write: $(cat "$tmp/err")"
+  grep -q "sweep_points.error" "$tmp/err" && fail "a refused sweep points to sweep_points.error"
   v=$(sqlite3 "$db" "PRAGMA user_version")
   [ "$v" = "10" ] || fail "schema version $v"
   sqlite3 "$db" "PRAGMA user_version = 99"
