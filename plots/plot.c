@@ -291,6 +291,11 @@ int plot_main(int argc, char **argv)
     struct names constant = {0};
     struct plot p = {.o = &o, .same = &constant};
     int rc = parse(argc, argv, &o);
+    for (const char *c = rc ? "" : o.out; *c && !rc; c++)  /* gnuplot takes a path in quotes */
+        if ((unsigned char)*c < 0x20 || *c == '"' || *c == 0x7f)
+            rc = sim_err_set(SIM_EUSAGE, "--out: the folder's name holds byte 0x%02x at "
+                             "position %d, which gnuplot cannot take in a file name: choose "
+                             "another", (unsigned)(unsigned char)*c, (int)(c - o.out));
     if (!rc)
         rc = load_runs(&p);
     if (!rc && mkdir(o.out, 0777) && errno != EEXIST)

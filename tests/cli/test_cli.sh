@@ -1140,6 +1140,13 @@ JSON
 # An application (two paths) under fa2 and ds2: path-cdf draws a figure per path with a line
 # per run, series a line per run whose binned values are the database's means.
 plot_paths() {
+  # a folder name gnuplot cannot take is refused up front, nothing created (issue 47, item 24)
+  local nl="$tmp/a
+b"
+  "$bin" run --db "$tmp/nl.db" --set duration_s=2 --set warmup_s=0 --quiet
+  "$bin" plot all --db "$tmp/nl.db" --out "$nl" 2> "$tmp/err"; local prc=$?
+  [ $prc -eq 2 ] && grep -qF "holds byte 0x0a" "$tmp/err" && [ ! -e "$nl" ] ||
+    fail "plot --out with a newline: exit $prc, $(cat "$tmp/err")"
   cat > "$tmp/app.json" <<'JSON'
 {"name": "ap", "seed": 3, "duration_s": 40, "warmup_s": 5, "cluster": {"gpus": 1, "max_gpus": 50},
  "models": [{"name": "a", "alpha_ms": 8, "beta_ms": 4, "slo_ms": 200, "max_batch": 16},
