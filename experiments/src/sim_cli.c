@@ -59,16 +59,17 @@
 /* Per command: its synopsis and what `servesim COMMAND --help` prints below it. */
 static const struct cmd_help {
     const char *name, *synopsis, *text;
+    const char *exits;                  /* its exit statuses; NULL: EXIT_TEXT's */
 } HELP[] = {
     {"run", "run [CONFIG] [options]",
      "Simulates one experiment (no CONFIG: the embedded quickstart) and prints per-model\n"
      "latency, batching and SLO results; writes them to the results database.\n\n"
-     "options:\n" OPT_DB OPT_SET OPT_RUN},
+     "options:\n" OPT_DB OPT_SET OPT_RUN, NULL},
     {"goodput", "goodput [CONFIG] [options]",
      "Searches the highest load (a scale of every arrival rate) at which every model meets\n"
      "its SLO; probes double or halve, then bisect (docs/config.md, `search`). An SLO that\n"
      "no batch can meet once the network's fixed delays are added exits 4 before probing.\n\n"
-     "options:\n" OPT_DB OPT_SET OPT_RUN},
+     "options:\n" OPT_DB OPT_SET OPT_RUN, NULL},
     {"sweep", "sweep SWEEP.json [-j N] [options]",
      "A grid of runs or goodput searches over a base config. SWEEP: {name, base, mode\n"
      "run|goodput, set, grid: {path: [values]}, cases: [{name, path: value, ...}]} (cases:\n"
@@ -84,28 +85,36 @@ static const struct cmd_help {
      "  --quiet           no progress\n"
      "  --trace-dir DIR   where workload.trace files are (as for run)\n"
      "  --force           run even when the database holds this sweep's name under another\n"
-     "                    configuration (other file, base or --set) and none of this one\n"},
+     "                    configuration (other file, base or --set) and none of this one\n",
+     NULL},
     {"plan", "plan [CONFIG] [options]",
      "Capacity plan: the fewest GPUs that replay the workload (a trace) within SLO, and with\n"
      "`autoscale` in the config the autoscaler's cost beside it. No GPU count within the\n"
      "bounds: exit 4, naming the best probe.\n\n"
      "options:\n" OPT_DB OPT_SET OPT_RUN
      "  --min N, --max N  bounds of the GPU-count search (default: the lower bound, and\n"
-     "                    cluster.max_gpus if above cluster.gpus, else 4096)\n"},
+     "                    cluster.max_gpus if above cluster.gpus, else 4096)\n", NULL},
     {"compare", "compare BASE NEW [options]",
      "Regression check between two results databases or exports: per experiment and model,\n"
      "means over seeds, Welch t-test; exit 3 on a regression. Its options: servesim compare\n"
-     "--help.\n"},
+     "--help.\n",
+     "Exit status: 0 no regression, 3 a regression (or an experiment missing from NEW,\n"
+     "unless --allow-missing), 4 nothing was compared, 2 bad input, 1 internal error.\n"},
     {"export", "export DB [-o FILE]",
      "The runs of a database as text (servesim-results/2) that diffs well and that compare\n"
      "reads like a database.\n\n"
      "options:\n"
-     "  -o FILE, --out FILE  write there (a temporary file renamed), else to stdout\n"},
+     "  -o FILE, --out FILE  write there (whole or not at all: a temporary file renamed; a\n"
+     "                       FIFO or device written through), else to stdout\n",
+     "Exit status: 0 success, 2 bad input (a database that cannot be read, a FILE that\n"
+     "cannot be written), 1 internal error.\n"},
     {"plot", "plot KIND... [options]",
      "gnuplot figures (PNG, SVG and their .dat) from a results database: goodput,\n"
      "goodput-gpus, goodput-slo, latency-cdf, queue-cdf, batch-hist, timeline, all. Its\n"
-     "kinds and options: servesim plot --help.\n"},
-    {"policies", "policies", "Lists the registered policies and their presets.\n"},
+     "kinds and options: servesim plot --help.\n",
+     "Exit status: 0 success, 2 bad input, 1 internal error (gnuplot failed).\n"},
+    {"policies", "policies", "Lists the registered policies and their presets.\n",
+     "Exit status: 0.\n"},
     {"bench", "bench [options]",
      "Throughput benchmark: Symphony (or --policy), 64 GPUs, the 35-model 1080Ti zoo, with a\n"
      "minimal reference batching simulator run in the same process (the speed ratio).\n\n"
@@ -119,7 +128,8 @@ static const struct cmd_help {
      "  --json            print the measurements as one JSON object on stdout\n"
      "  --rounds N        run and reference alternate N times in this process (1-100, default\n"
      "                    1); speeds and the ratio are the rounds' medians, and every round\n"
-     "                    must simulate the same events\n"},
+     "                    must simulate the same events\n",
+     "Exit status: 0 success, 2 bad input, 1 internal error (a round simulated other events).\n"},
 };
 
 static const char usage[] =
@@ -150,7 +160,8 @@ static bool command_help(const char *cmd)
 {
     for (size_t i = 0; i < sizeof HELP / sizeof HELP[0]; i++)
         if (strcmp(HELP[i].name, cmd) == 0) {
-            printf("usage: servesim %s\n\n%s\n" EXIT_TEXT, HELP[i].synopsis, HELP[i].text);
+            printf("usage: servesim %s\n\n%s\n%s", HELP[i].synopsis, HELP[i].text,
+                   HELP[i].exits ? HELP[i].exits : EXIT_TEXT);
             return true;
         }
     return false;

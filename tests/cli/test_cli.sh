@@ -1356,6 +1356,12 @@ help_and_policies() {
     [ $rc -eq 2 ] && grep -qE "needs an \"application\" section|no node has CPU cores|needs a table of measured costs" "$tmp/p.err" ||
       fail "run --set policy.name=$p on the quickstart: exit $rc ($(cat "$tmp/p.err"))"
   done
+  # each command's help gives its own exit statuses (issue 47, item 18)
+  for c in export policies bench; do
+    "$bin" $c --help | grep -q "goodput, plan: an SLO no batch" && fail "$c --help repeats exit codes that do not apply"
+  done
+  "$bin" export --help | grep -qF "Exit status: 0 success, 2 bad input (a database that cannot be read" ||
+    fail "export --help: $("$bin" export --help | tail -3)"
   # a parameter of another policy: named, with whose it is and what to do
   "$bin" run --set policy.name=fifo --set policy.params.work_conserving=false --no-db \
     > /dev/null 2> "$tmp/p.err"; rc=$?
