@@ -413,6 +413,24 @@ const char *const sim_search_status_names[] = {"ok", "no load passed", "not brac
                                                "not converged"};
 const char *const sim_search_rule_names[] = {"worst", "aggregate"};
 
+/* Is the point stored as done (inside the caller's transaction)? */
+static int point_stored(struct sim_store *st, const struct sim_store_point *pt, bool *done)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = prep(st, "SELECT count(*) FROM sweep_points WHERE sweep = ? AND point_key = ? "
+                      "AND status = 'ok'", &q);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(q, 1, pt->sweep, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 2, pt->key, -1, SQLITE_TRANSIENT);
+    int step = sqlite3_step(q);
+    *done = step == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+    if (step != SQLITE_ROW)
+        rc = db_err(st, "reading sweep_points");
+    sqlite3_finalize(q);
+    return rc;
+}
+
 int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
                     const struct sim_result *r, int64_t *run_id)
 {
@@ -428,6 +446,17 @@ int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
     sim_utc_now(started);
     if ((rc = exec(st, "BEGIN IMMEDIATE")))
         goto out;
+    if (pt) {                           /* a point is stored once, whoever ran it */
+        bool before = false;
+        if ((rc = point_stored(st, pt, &before)))
+            goto rollback;
+        if (pt->stored_before)
+            *pt->stored_before = before;
+        if (before) {
+            rollback(st);
+            goto out;
+        }
+    }
     if ((rc = prep(st, "INSERT INTO runs(name, kind, policy, seed, config_json, config_hash, "
                        "version, started_at, wall_s, status, duration_s, warmup_s, load_scale, "
                        "offered_rps, ontime_rps, bad_rate, slo_met, percentile, goodput_rps, events, "
@@ -568,7 +597,10 @@ out:
 int sim_store_point_failed(struct sim_store *st, const struct sim_store_point *pt, const char *error)
 {
     sqlite3_stmt *q = NULL;
-    int rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,NULL,?,?)", &q);
+    /* a failure never replaces a point another process has stored */
+    int rc = prep(st, "INSERT INTO sweep_points VALUES(?,?,?,?,NULL,?,?) ON CONFLICT(sweep, "
+                      "point_key) DO UPDATE SET run_id = NULL, status = excluded.status, "
+                      "error = excluded.error WHERE status != 'ok'", &q);
     if (!rc)
         rc = insert(st, q, "titttt", pt->sweep, (int64_t)pt->point, pt->key, pt->settings_json,
                     "failed", error);

@@ -31,6 +31,9 @@ void sim_store_close(struct sim_store *st);
 struct sim_store_point {
     const char *sweep, *key, *settings_json;
     int point;
+    bool *stored_before;               /* OUT (may be NULL): another process had stored this
+                                        * point already, so this run was not written (two
+                                        * sweeps of one database store each point once) */
 };
 
 /* What the database keeps of a run besides its result (the experiment layer fills it from

@@ -259,8 +259,15 @@ int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx)
     int rc = sweep_make_point(w, idx, &p);
     if (rc)
         return 1;
+    bool before = false;
     struct sim_store_point sp = {.sweep = w->id, .key = p.key, .settings_json = p.settings,
-                                 .point = (int)idx};
+                                 .point = (int)idx, .stored_before = &before};
+    /* another process running the same sweep on this database may have stored it meanwhile:
+     * not run again (and were it stored while this one ran, it is not written twice) */
+    if (sim_store_point_done(st, w->id, p.key, &before) == 0 && before) {
+        sweep_point_free(&p);
+        return 0;
+    }
     rc = sim_config_load(w->base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
     if (!rc) {
         double t0 = sim_wall_seconds();

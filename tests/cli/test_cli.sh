@@ -542,6 +542,19 @@ db_migrate_v1() {
 }
 
 sweep_resume_and_jobs() {
+  # two sweeps of one file on one database at once (issue 47, item 20): every point stored
+  # once, no run without its point, whatever the interleaving
+  printf '%s' "{$base,\"models\":[$model]}" > "$tmp/cb.json"
+  printf '%s' '{"name":"twice","base":"cb.json","mode":"run","set":{"duration_s":20},
+    "grid":{"seed":[1,2,3,4,5,6,7,8]}}' > "$tmp/cs.json"
+  "$bin" sweep "$tmp/cs.json" -j 2 --db "$tmp/twice.db" --quiet 2> "$tmp/c1.err" & local p1=$!
+  "$bin" sweep "$tmp/cs.json" -j 2 --db "$tmp/twice.db" --quiet 2> "$tmp/c2.err" & local p2=$!
+  wait $p1 || fail "first of two concurrent sweeps: exit $? ($(cat "$tmp/c1.err"))"
+  wait $p2 || fail "second of two concurrent sweeps: exit $? ($(cat "$tmp/c2.err"))"
+  [ "$(sqlite3 "$tmp/twice.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok';
+      SELECT count(*) FROM runs WHERE id NOT IN (SELECT run_id FROM sweep_points WHERE run_id IS NOT NULL);
+      SELECT count(DISTINCT run_id) FROM timeseries WHERE run_id NOT IN (SELECT run_id FROM sweep_points WHERE run_id IS NOT NULL)" | tr '\n' ' ')" = "8 8 0 0 " ] ||
+    fail "two concurrent sweeps: runs, points, orphan runs, orphan series = $(sqlite3 "$tmp/twice.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points" | tr '\n' ' ')"
   # --quiet prints no notes (issue 47, item 8): nexus's warm-up is extended at every point of
   # the regression sweep, and only without --quiet is that said
   "$bin" sweep "$src/experiments/regression/nexus.sweep.json" --db "$tmp/quiet.db" -j 2 --quiet \
