@@ -35,6 +35,8 @@ int policy_preset_count(void);
 const struct policy_preset *policy_preset_at(int i);
 /* Policy `policy`'s preset `name`, or NULL. */
 const struct policy_preset *policy_preset_find(const char *policy, const char *name);
+/* Policy `policy`'s default preset (is_default: its built-in defaults), or NULL. */
+const struct policy_preset *policy_preset_default(const char *policy);
 /* "\"a\", \"b\"": the presets of `policy`, for messages. */
 void policy_preset_names(const char *policy, char *buf, size_t size);
 /* Adds to the object `params` each of the preset's keys that it does not have. */

@@ -122,6 +122,14 @@ const struct policy_preset *policy_preset_find(const char *policy, const char *n
     return NULL;
 }
 
+const struct policy_preset *policy_preset_default(const char *policy)
+{
+    for (int i = 0; i < policy_preset_count(); i++)
+        if (strcmp(presets[i].policy, policy) == 0 && presets[i].is_default)
+            return &presets[i];
+    return NULL;
+}
+
 void policy_preset_names(const char *policy, char *buf, size_t size)
 {
     buf[0] = '\0';

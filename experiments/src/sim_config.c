@@ -867,7 +867,8 @@ static int parse_network(struct sim_config *c, const cJSON *root)
 }
 
 /* policy: {name, preset, params}. A preset's params are merged into the config's own tree
- * (keys given in params win), so the stored config_json holds what the run used. */
+ * (keys given in params win), so the stored config_json holds what the run used; without a
+ * preset the policy's default one (its built-in defaults) is named and merged the same way. */
 static int parse_policy(struct sim_config *c, cJSON *root)
 {
     static const char *const keys[] = {"name", "preset", "params", "plan_quantile", NULL};
@@ -892,6 +893,18 @@ static int parse_policy(struct sim_config *c, cJSON *root)
         policy_names(list, sizeof list);
         return sim_err_set(SIM_EINVAL, "policy.name: expected one of %s, got \"%s\"", list, name);
     }
+    cJSON *pol = cJSON_GetObjectItemCaseSensitive(root, "policy");
+    const struct policy_preset *dflt = preset ? NULL : policy_preset_default(name);
+    if (dflt) {                         /* recorded as if given: what ran is in config_json */
+        if (!pol && !(pol = cJSON_AddObjectToObject(root, "policy")))
+            return SIM_ENOMEM;
+        if (!cJSON_GetObjectItemCaseSensitive(pol, "name") &&
+            !cJSON_AddStringToObject(pol, "name", name))
+            return SIM_ENOMEM;
+        if (!cJSON_AddStringToObject(pol, "preset", dflt->name))
+            return SIM_ENOMEM;
+        preset = dflt->name;
+    }
     if (preset) {
         const struct policy_preset *ps = policy_preset_find(name, preset);
         if (!ps) {
@@ -901,7 +914,6 @@ static int parse_policy(struct sim_config *c, cJSON *root)
                                "policy \"%s\" (%s), got \"%s\"", name,
                                list[0] ? list : "it has none", preset);
         }
-        cJSON *pol = cJSON_GetObjectItemCaseSensitive(root, "policy");
         cJSON *params = cJSON_GetObjectItemCaseSensitive(pol, "params");
         if (!params && !(params = cJSON_AddObjectToObject(pol, "params")))
             return SIM_ENOMEM;

@@ -1369,6 +1369,21 @@ help_and_policies() {
     [ $rc -eq 2 ] && grep -qE "needs an \"application\" section|no node has CPU cores|needs a table of measured costs" "$tmp/p.err" ||
       fail "run --set policy.name=$p on the quickstart: exit $rc ($(cat "$tmp/p.err"))"
   done
+  # a run records what it ran (issue 47, item 2): without policy.preset the policy's default
+  # preset is named and its params merged into the stored config, and that config, run
+  # again from the database, reproduces the run exactly, for every policy that has one
+  local dp
+  for dp in $("$bin" policies | awk '/^[a-z]/{p=$1} /\(default\)/{print p}' | sort -u); do
+    rm -f "$tmp/r1.db" "$tmp/r2.db"
+    "$bin" run --set policy.name="$dp" --set duration_s=3 --set warmup_s=1 --db "$tmp/r1.db" --quiet ||
+      { fail "$dp on the quickstart: exit $?"; continue; }
+    sqlite3 "$tmp/r1.db" "SELECT config_json FROM runs" > "$tmp/stored.json"
+    python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['policy']; sys.exit(0 if p.get('preset') and p.get('params') else 1)" "$tmp/stored.json" ||
+      fail "$dp: the stored config lacks its preset's params: $(head -c 300 "$tmp/stored.json")"
+    "$bin" run "$tmp/stored.json" --db "$tmp/r2.db" --quiet || fail "$dp: rerun of the stored config: exit $?"
+    "$bin" export "$tmp/r1.db" > "$tmp/e1.tsv" && "$bin" export "$tmp/r2.db" > "$tmp/e2.tsv" &&
+      cmp -s "$tmp/e1.tsv" "$tmp/e2.tsv" || fail "$dp: the stored config's rerun differs: $(diff "$tmp/e1.tsv" "$tmp/e2.tsv" | head -5)"
+  done
   # each command's help gives its own exit statuses (issue 47, item 18)
   for c in export policies bench; do
     "$bin" $c --help | grep -q "goodput, plan: an SLO no batch" && fail "$c --help repeats exit codes that do not apply"
