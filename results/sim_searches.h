@@ -60,6 +60,8 @@ struct sim_goodput {
 
 struct sim_plan_probe {
     int gpus;
+    int gpus_used;                      /* of them, those that ran a batch (the policy may
+                                         * leave GPUs idle: more cannot change its answer) */
     bool pass;                          /* under the plan's rule */
     int64_t run_id;
     char worst_model[SIM_NAME_MAX];

@@ -88,15 +88,18 @@ static int probe(const struct sim_plan_input *in, struct sim_plan *p, int g, boo
     }
     p->nprobes++;
     pr->gpus = g;
+    pr->gpus_used = 0;
+    for (int e = 0; e < r->nexecs; e++)
+        pr->gpus_used += !r->execs[e].cpu && r->execs[e].batches > 0;
     pr->pass = sim_rule_pass(p->rule, r);
     pr->worst_bad_frac = r->worst_bad_frac;
     pr->all_bad_frac = r->bad_rate;
     snprintf(pr->worst_model, sizeof pr->worst_model, "%s",
              r->worst_model >= 0 && r->worst_model < r->nmodels ? r->models[r->worst_model].name : "");
     if (in->progress)
-        fprintf(stderr, "plan: %4d GPUs  %s  (all %.3f%% bad; worst %s, %.3f%%; %.1f s)\n", g,
-                pr->pass ? "pass" : "FAIL", 100 * pr->all_bad_frac, pr->worst_model,
-                100 * r->worst_bad_frac, r->wall_s);
+        fprintf(stderr, "plan: %4d GPUs  %s  (%d used; all %.3f%% bad; worst %s, %.3f%%; "
+                "%.1f s)\n", g, pr->pass ? "pass" : "FAIL", pr->gpus_used, 100 * pr->all_bad_frac,
+                pr->worst_model, 100 * r->worst_bad_frac, r->wall_s);
     *pass = pr->pass;
     /* keep the result of the best passing probe so far */
     if (pr->pass && (p->static_gpus == 0 || g < p->static_gpus)) {
@@ -270,14 +273,30 @@ void sim_plan_print(FILE *f, const struct sim_plan *p)
     fprintf(f, "search rule: %s (%s)\n", sim_search_rule_names[p->rule],
             p->rule == SIM_RULE_WORST ? "every model's bad fraction within 1 - p"
                                       : "all requests' bad fraction within 1 - p");
-    fprintf(f, "%5s %6s %6s %8s  %-20s %7s\n", "probe", "gpus", "result", "all bad%", "worst model",
-            "bad%");
+    fprintf(f, "%5s %6s %6s %6s %8s  %-20s %7s\n", "probe", "gpus", "used", "result", "all bad%",
+            "worst model", "bad%");
     for (int i = 0; i < p->nprobes; i++)
-        fprintf(f, "%5d %6d %6s %8.3f  %-20.20s %7.3f\n", i + 1, p->probes[i].gpus,
-                p->probes[i].pass ? "pass" : "FAIL", 100 * p->probes[i].all_bad_frac,
-                p->probes[i].worst_model, 100 * p->probes[i].worst_bad_frac);
+        fprintf(f, "%5d %6d %6d %6s %8.3f  %-20.20s %7.3f\n", i + 1, p->probes[i].gpus,
+                p->probes[i].gpus_used, p->probes[i].pass ? "pass" : "FAIL",
+                100 * p->probes[i].all_bad_frac, p->probes[i].worst_model,
+                100 * p->probes[i].worst_bad_frac);
     if (!p->static_gpus) {
         fprintf(f, "static: no GPU count up to %d meets the SLO\n", p->max_gpus);
+        /* failing probes that leave GPUs idle: the policy does not use more, so no count can
+         * change the answer; the cause is the policy's plan, not the cluster's size */
+        const struct sim_plan_probe *top = NULL;
+        int most = 0;
+        for (int i = 0; i < p->nprobes; i++) {
+            const struct sim_plan_probe *x = &p->probes[i];
+            most = x->gpus_used > most ? x->gpus_used : most;
+            if (!top || x->gpus > top->gpus)
+                top = x;
+        }
+        if (top && top->gpus_used < top->gpus && top->gpus_used == most)
+            fprintf(f, "  at %d GPUs, the most probed, the policy used %d (and no probe more): "
+                    "it leaves the others idle, so more GPUs cannot change its answer; its own "
+                    "plan or queues limit it, not the cluster's size\n", top->gpus,
+                    top->gpus_used);
     } else {
         const struct sim_result *r = p->static_result;
         fprintf(f, "static: %d GPUs meet %s at p%g (%d GPUs fail): %.2f "
@@ -318,6 +337,7 @@ char *sim_plan_json(const struct sim_plan *p)
     for (int i = 0; i < p->nprobes; i++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "gpus", p->probes[i].gpus);
+        cJSON_AddNumberToObject(o, "gpus_used", p->probes[i].gpus_used);
         cJSON_AddBoolToObject(o, "pass", p->probes[i].pass);
         cJSON_AddStringToObject(o, "worst_model", p->probes[i].worst_model);
         cJSON_AddNumberToObject(o, "worst_bad_frac", p->probes[i].worst_bad_frac);

@@ -899,6 +899,19 @@ crash_safety() {
 }
 
 trace_plan() {
+  # a plan says which GPUs the policy used, and when more cannot change its answer (issue 47,
+  # item 4): Nexus gives a model whose batch of one leaves no room in its SLO one saturated
+  # GPU, however many there are
+  printf '%s' '{"name":"p4","seed":1,"duration_s":20,"warmup_s":5,"cluster":{"gpus":4},
+    "models":[{"name":"m","alpha_ms":1,"beta_ms":5,"slo_ms":11,"max_batch":16}],
+    "workload":{"rate_rps":3000,"arrival":{"kind":"poisson"}},"policy":{"name":"nexus"}}' > "$tmp/p4.json"
+  "$bin" plan "$tmp/p4.json" --no-db --max 16 --keep-warmup > "$tmp/p4.out" 2> /dev/null; local prc=$?
+  [ $prc -eq 4 ] && grep -q "^ *5 *16 *1 *FAIL" "$tmp/p4.out" &&
+    grep -qF "at 16 GPUs, the most probed, the policy used 1 (and no probe more): it leaves the others idle, so more GPUs cannot change its answer" "$tmp/p4.out" ||
+    fail "plan with idle GPUs: exit $prc, $(cat "$tmp/p4.out")"
+  "$bin" plan "$tmp/p4.json" --no-db --max 16 --keep-warmup --json 2> /dev/null |
+    python3 -c "import json,sys; d=json.load(sys.stdin); assert all(p['gpus_used'] == 1 for p in d['probes']), d['probes']" ||
+    fail "plan --json: no gpus_used"
   # a trace replayed through the CLI: --trace-dir, bad rows (file:line, exit 2, no database),
   # and a capacity plan with --json and its rows in the database
   mkdir -p "$tmp/tr"
