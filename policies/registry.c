@@ -1,5 +1,5 @@
-/* registry — the tables of policies and autoscalers. Add one by declaring its ops here and
- * listing it. */
+/* registry — the tables of policies and autoscalers. A policy is added by one line in
+ * POLICIES below (docs/policies.md, "Adding a policy"). */
 #include "policy.h"
 
 #include <stdio.h>
@@ -8,54 +8,39 @@
 #include "sim_err.h"
 #include "sim_json.h"
 
-extern const struct policy_ops policy_symphony;
-extern const struct policy_ops policy_fifo;
-extern const struct policy_ops policy_shepherd;
-extern const struct policy_ops policy_nexus;
-extern const struct policy_ops policy_clockwork;
-extern const struct policy_ops policy_fa2;
-extern const struct policy_ops policy_fa2_optimal;
-extern const struct policy_ops policy_grandslam;
-extern const struct policy_ops policy_inferline;
-extern const struct policy_ops policy_ds2;
-extern const struct policy_ops policy_roma;
-extern const struct policy_ops policy_dynamoml;
-extern const struct policy_ops policy_rrl_static;
-extern const struct policy_ops policy_rrl;
-extern const struct policy_ops policy_rrl_oracle;
-extern const struct policy_ops policy_rrl_capes;
-extern const struct policy_ops policy_rrl_deeprm;
-extern const struct policy_ops policy_rr_ct;
-extern const struct policy_ops policy_rr_rules;
-extern const struct policy_ops policy_rr_max;
-extern const struct policy_ops policy_rr_min;
+/* The policies, one line each (its ops' symbol), in the order `servesim policies` lists
+ * them; a new policy's file defines `const struct policy_ops policy_NAME` and adds its line. */
+#define POLICIES(X)                                                                         \
+    X(policy_symphony)                                                                      \
+    X(policy_nexus)                                                                         \
+    X(policy_clockwork)                                                                     \
+    X(policy_shepherd)                                                                      \
+    X(policy_fifo)                                                                          \
+    X(policy_fa2)                                                                           \
+    X(policy_fa2_optimal)                                                                   \
+    X(policy_grandslam)                                                                     \
+    X(policy_inferline)                                                                     \
+    X(policy_ds2)                                                                           \
+    X(policy_roma)                                                                          \
+    X(policy_rr_ct)                                                                         \
+    X(policy_rr_rules)                                                                      \
+    X(policy_rr_max)                                                                        \
+    X(policy_rr_min)                                                                        \
+    X(policy_rrl_static)                                                                    \
+    X(policy_rrl)                                                                           \
+    X(policy_rrl_oracle)                                                                    \
+    X(policy_rrl_deeprm)                                                                    \
+    X(policy_rrl_capes)                                                                     \
+    X(policy_dynamoml)
+
+#define POLICY_DECLARE(ops) extern const struct policy_ops ops;
+#define POLICY_ENTRY(ops) &ops,
+POLICIES(POLICY_DECLARE)
 extern const struct sim_autoscaler_ops autoscaler_symphony;
 extern const struct sim_autoscaler_ops autoscaler_target_util;
 extern const struct sim_autoscaler_ops autoscaler_hpa;
 
-static const struct policy_ops *const registry[] = {
-    &policy_symphony,
-    &policy_nexus,
-    &policy_clockwork,
-    &policy_shepherd,
-    &policy_fifo,
-    &policy_fa2,
-    &policy_fa2_optimal,
-    &policy_grandslam,
-    &policy_inferline,
-    &policy_ds2,
-    &policy_roma,
-    &policy_rr_ct,
-    &policy_rr_rules,
-    &policy_rr_max,
-    &policy_rr_min,
-    &policy_rrl_static,
-    &policy_rrl,
-    &policy_rrl_oracle,
-    &policy_rrl_deeprm,
-    &policy_rrl_capes,
-    &policy_dynamoml,
-};
+static const struct policy_ops *const registry[] = {POLICIES(POLICY_ENTRY)};
 
 int policy_count(void)
 {

@@ -7,16 +7,17 @@
 
 #include "sim.h"
 
-/* Arrivals at fixed times (ns), all of model 0, with sizes (or NULL: 0). */
-struct fixed_src { const int64_t *t; int n, i; const double *size; };
+/* Arrivals at fixed times (ns), each of its model (or NULL: all of model 0) and with its size
+ * (or NULL: 0). */
+struct fixed_src { const int64_t *t; int n, i; const double *size; const int *model; };
 static inline int fixed_next(void *ctx, int64_t *t, int *model, double *size)
 {
     struct fixed_src *f = ctx;
     if (f->i >= f->n)
         return 0;
     *size = f->size ? f->size[f->i] : 0;
+    *model = f->model ? f->model[f->i] : 0;
     *t = f->t[f->i++];
-    *model = 0;
     return 1;
 }
 static inline void fixed_close(void *ctx) { (void)ctx; }

@@ -785,6 +785,14 @@ docs_current() {
   v=$(sqlite3 "$tmp/v.db" "PRAGMA user_version")
   grep -q "Schema version $v," "$src/docs/results.md" ||
     fail "docs/results.md does not say 'Schema version $v,': $(grep -o 'Schema version [0-9]*' "$src/docs/results.md")"
+  # every registered policy is documented: named in docs/config.md's policy.name row and in
+  # a heading of docs/policies.md (issue 47, item 26: the lists are checked, not trusted)
+  local pol row
+  row=$(grep '^| `policy.name` |' "$src/docs/config.md")
+  for pol in $("$bin" policies | awk '/^[a-z][a-z0-9-]* /{print $1}' | sort -u); do
+    case "$row" in *"\`$pol\`"*) ;; *) fail "docs/config.md's policy.name row lacks \`$pol\`" ;; esac
+    grep -qE "^## (.*[ ,])?$pol([ ,(]|\$)" "$src/docs/policies.md" || fail "docs/policies.md has no section heading naming $pol"
+  done
   local f d l p n=0
   while IFS= read -r f; do
     d=$(dirname "$src/$f")

@@ -153,7 +153,7 @@ static struct sim_result *run_script(const enum act *script, int n, struct sim *
     struct sim_result *r = NULL;
     REQUIRE_OK(sim_config_from_text(text, "ledger", ".", &cfg));
     static struct fixed_src f;
-    f = (struct fixed_src){NULL, 0, 0, NULL};
+    f = (struct fixed_src){NULL, 0, 0, NULL, NULL};
     struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &scripted, &src, 1, &s));
     CHECK(sim_gpu_count(s) == 4 && sim_gpu(s, 0)->node == 0 && sim_gpu(s, 2)->node == 1 &&
@@ -382,7 +382,7 @@ static void job_completes_as_computed_by_hand(void)
     struct sim *s;
     REQUIRE_OK(sim_config_from_text(text, "jobs", ".", &cfg));
     static struct fixed_src f;
-    f = (struct fixed_src){NULL, 0, 0, NULL};
+    f = (struct fixed_src){NULL, 0, 0, NULL, NULL};
     struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &job_script, &src, 1, &s));
     CHECK(sim_job_count(s) == 1 && sim_job(s, 0)->state == SIM_JOB_FUTURE, "before the run");
@@ -626,7 +626,7 @@ static void token_order_by_hand(void)
         struct sim *s;
         REQUIRE_OK(sim_config_from_text(text, "nb", ".", &cfg));
         static struct fixed_src f;
-        f = (struct fixed_src){NULL, 0, 0, NULL};
+        f = (struct fixed_src){NULL, 0, 0, NULL, NULL};
         struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
         REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
         const struct sim_notebook *a = sim_notebook(s, 0), *b = sim_notebook(s, 1);

@@ -31,7 +31,7 @@ static struct sim *gpu_run_pol(const char *cluster, const char *policy, int max_
     struct sim *s;
     REQUIRE_OK(sim_config_from_text(text, "lanes", ".", &cfg));
     static struct fixed_src f;
-    f = (struct fixed_src){t, n, 0, NULL};
+    f = (struct fixed_src){t, n, 0, NULL, NULL};
     struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
     *v = (struct end_seen){{0}, 0};
@@ -200,7 +200,7 @@ static int cpu_run(const char *intf, int lanes, const struct thr_pol *pol, const
     struct sim_config *cfg;
     REQUIRE_OK(sim_config_from_text(text, "threads", ".", &cfg));
     static struct fixed_src f;
-    f = (struct fixed_src){t, n, 0, NULL};
+    f = (struct fixed_src){t, n, 0, NULL, NULL};
     struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
     thr_cfg = *pol;
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &thr_policy, &src, 1, sp));
