@@ -87,6 +87,7 @@ static void runs_free(struct plot *p)
 {
     for (int i = 0; i < p->n; i++) {
         free(p->r[i].name);
+        free(p->r[i].group);
         free(p->r[i].kind);
         free(p->r[i].policy);
         free(p->r[i].settings);
@@ -124,9 +125,10 @@ static int load_runs(struct plot *p)
     }
     snprintf(sql, sizeof sql,
              "SELECT r.id, r.name, r.kind, r.policy, r.seed, r.config_json, r.goodput_rps, "
-             "r.ontime_rps, %s, r.bad_rate, r.gpu_s, r.gpus_max FROM runs r %s "
+             "r.ontime_rps, %s, r.bad_rate, r.gpu_s, r.gpus_max, %s FROM runs r %s "
              "WHERE r.status = 'ok' %s%s%s %s %s ORDER BY r.id",
              p->version >= 2 ? "sp.settings_json" : "NULL",
+             p->version >= 2 ? "sp.sweep" : "NULL",
              p->version >= 2 ? "LEFT JOIN sweep_points sp ON sp.run_id = r.id" : "",
              o->nruns ? "AND r.id IN (" : "", ids, o->nruns ? ")" : "",
              o->name_glob ? "AND r.name GLOB ?1" : "",
@@ -161,7 +163,11 @@ static int load_runs(struct plot *p)
                                ? NAN : sqlite3_column_double(q, 9 + k);
         r->settings = sqlite3_column_type(q, 8) == SQLITE_NULL
                           ? NULL : plot_strdup((const char *)sqlite3_column_text(q, 8));
-        if (!r->name || !r->kind || !r->policy || !r->config) {
+        const char *sw = (const char *)sqlite3_column_text(q, 12);   /* NAME@HASH */
+        r->group = plot_strdup(sw ? sw : r->name ? r->name : "");
+        if (r->group && strchr(r->group, '@'))
+            *strchr(r->group, '@') = '\0';
+        if (!r->name || !r->kind || !r->policy || !r->config || !r->group) {
             rc = SIM_ENOMEM;
             break;
         }
@@ -301,17 +307,21 @@ int plot_main(int argc, char **argv)
     if (!rc && mkdir(o.out, 0777) && errno != EEXIST)
         rc = sim_err_set(SIM_EIO, "%s: cannot create: %s", o.out, strerror(errno));
     if (!rc) {
-        bool same = true;
-        for (int i = 1; i < p.n; i++)
+        bool same = true, same_group = true;
+        for (int i = 1; i < p.n; i++) {
             same &= strcmp(p.r[i].name, p.r[0].name) == 0;
+            same_group &= strcmp(p.r[i].group, p.r[0].group) == 0;
+        }
         snprintf(p.prefix, sizeof p.prefix, "%s", o.prefix ? o.prefix
                                                   : p.n == 0 ? "plans"
-                                                  : same ? p.r[0].name : "runs");
+                                                  : same ? p.r[0].name
+                                                  : same_group ? p.r[0].group : "runs");
         snprintf(p.label, sizeof p.label, "%s", p.prefix);
         plot_file_safe(p.prefix);
     }
     /* `all` over runs of several experiments (no --name, --run or --prefix): each experiment's
-     * figures apart, named after it, rather than every experiment in one crowded figure */
+     * figures apart, named after it, rather than every experiment in one crowded figure; the
+     * runs of one sweep are one experiment, its cases compared in its figures */
     int ngroups = 0;
     char **groups = NULL;
     if (!rc && o.all && !o.name_glob && !o.nruns && !o.prefix && p.n > 0) {
@@ -320,10 +330,10 @@ int plot_main(int argc, char **argv)
             rc = SIM_ENOMEM;
         for (int i = 0; i < p.n && !rc; i++) {
             int g = 0;
-            while (g < ngroups && strcmp(groups[g], p.r[i].name) != 0)
+            while (g < ngroups && strcmp(groups[g], p.r[i].group) != 0)
                 g++;
             if (g == ngroups)
-                groups[ngroups++] = p.r[i].name;
+                groups[ngroups++] = p.r[i].group;
         }
         if (ngroups > 1)
             fprintf(stderr, "plot: %d experiments in %s: the figures of each are drawn apart "
@@ -338,7 +348,7 @@ int plot_main(int argc, char **argv)
         for (int g = 0; g < ngroups && !rc; g++) {
             p.n = 0;
             for (int i = 0; i < nall; i++)
-                if (strcmp(all[i].name, groups[g]) == 0)
+                if (strcmp(all[i].group, groups[g]) == 0)
                     sub[p.n++] = all[i];
             p.r = sub;
             snprintf(p.prefix, sizeof p.prefix, "%s", groups[g]);

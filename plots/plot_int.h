@@ -37,6 +37,8 @@ struct opts {
 struct prun {
     int64_t id;
     char *name, *kind, *policy, *settings, *config;
+    char *group;                        /* what `plot all` draws together: the run's sweep
+                                         * (its cases compared), else its experiment name */
     uint64_t seed;
     double value;                       /* goodput_rps for goodput runs, else ontime_rps */
     double metric[3];                   /* goodput-vs --y: bad_rate, gpu_s, gpus_max */

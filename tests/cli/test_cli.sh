@@ -1174,6 +1174,16 @@ JSON
 # An application (two paths) under fa2 and ds2: path-cdf draws a figure per path with a line
 # per run, series a line per run whose binned values are the database's means.
 plot_paths() {
+  # a sweep with cases is one experiment to `plot all`: its cases compared in one figure set
+  # named after the sweep (issue 47, item 18), not one set per case
+  printf '%s' "{$base,\"models\":[$model]}" > "$tmp/pcb.json"
+  printf '%s' '{"name":"twocases","base":"pcb.json","mode":"run","cases":[{"name":"a","policy":{"name":"fifo"}},
+    {"name":"b","policy":{"name":"symphony"}}],"grid":{"seed":[1,2]}}' > "$tmp/pcs.json"
+  "$bin" sweep "$tmp/pcs.json" --db "$tmp/pc.db" -j 2 --quiet || fail "cases sweep: exit $?"
+  "$bin" plot all --db "$tmp/pc.db" --out "$tmp/pc" > /dev/null 2>&1 || fail "plot all on a cases sweep: exit $?"
+  [ -f "$tmp/pc/twocases-goodput.dat" ] && [ ! -e "$tmp/pc/a-goodput.dat" ] &&
+    grep -q "case=a" "$tmp/pc/twocases-goodput.dat" && grep -q "case=b" "$tmp/pc/twocases-goodput.dat" ||
+    fail "plot all on a cases sweep: $(ls "$tmp/pc")"
   # a folder name gnuplot cannot take is refused up front, nothing created (issue 47, item 24)
   local nl="$tmp/a
 b"
