@@ -1245,6 +1245,12 @@ static void blame_set(int rc, const char *file, const char *const *sets, int nse
 int sim_config_load(const char *file, const char *const *sets, int nsets, bool seed_given,
                     uint64_t seed, struct sim_config **out)
 {
+    return sim_config_load_n(file, sets, nsets, nsets, seed_given, seed, out);
+}
+
+int sim_config_load_n(const char *file, const char *const *sets, int nsets, int nkeep,
+                      bool seed_given, uint64_t seed, struct sim_config **out)
+{
     struct sim_config *c;
     int rc;
     *out = NULL;
@@ -1264,7 +1270,8 @@ int sim_config_load(const char *file, const char *const *sets, int nsets, bool s
     if (rc)
         goto fail;
     for (int i = 0; i < nsets; i++)
-        if ((rc = sim_json_set(c->json, sets[i]))) {
+        if ((rc = i < nkeep ? sim_json_set_keeping(c->json, sets[i], sets, i)
+                            : sim_json_set(c->json, sets[i]))) {
             char msg[1024];             /* the message names the option; the file is context */
             snprintf(msg, sizeof msg, "%s", sim_err_msg());
             rc = sim_err_set(SIM_EINVAL, "%s (an option over %s)", msg, c->file);

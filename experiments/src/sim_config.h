@@ -51,6 +51,11 @@ struct sim_config {
  * `seed` if seed_given. Returns 0, or SIM_EINVAL/SIM_ENOENT/... with sim_err_msg() set. */
 int sim_config_load(const char *file, const char *const *sets, int nsets, bool seed_given,
                     uint64_t seed, struct sim_config **out /* OUT */);
+/* The same, where among the first `nkeep` overrides (the user's: --set, a sweep's "set") an
+ * object may not drop a key an earlier one set (sim_json_set_keeping); the rest (a sweep's grid
+ * values and cases, a plan's own) replace what they name. sim_config_load keeps all. */
+int sim_config_load_n(const char *file, const char *const *sets, int nsets, int nkeep,
+                      bool seed_given, uint64_t seed, struct sim_config **out /* OUT */);
 /* Builds from an in-memory JSON text (tests); `dir` resolves relative paths. */
 int sim_config_from_text(const char *text, const char *name, const char *dir,
                          struct sim_config **out /* OUT */);

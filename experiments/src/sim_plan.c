@@ -24,7 +24,8 @@ static int load(const struct sim_plan_input *in, const char *const *extra, int n
         sets[i] = in->sets[i];
     for (int i = 0; i < nextra; i++)
         sets[in->nsets + i] = extra[i];
-    return sim_config_load(in->file, sets, in->nsets + nextra, in->seed_given, in->seed, out);
+    return sim_config_load_n(in->file, sets, in->nsets + nextra, in->nsets, in->seed_given,
+                             in->seed, out);
 }
 
 static int store(const struct sim_plan_input *in, const struct sim_config *cfg,

@@ -268,7 +268,8 @@ int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx)
         sweep_point_free(&p);
         return 0;
     }
-    rc = sim_config_load(w->base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
+    rc = sim_config_load_n(w->base, (const char *const *)p.sets, p.nsets, w->nfixed, false, 0,
+                           &cfg);
     if (!rc) {
         double t0 = sim_wall_seconds();
         if (w->goodput) {
@@ -404,7 +405,8 @@ int sweep_prepare(struct sweep *w, const char *file, const char *db, const char 
         struct sim_config *cfg = NULL;
         if ((rc = sweep_make_point(w, i, &p)))
             return rc;
-        rc = sim_config_load(w->base, (const char *const *)p.sets, p.nsets, false, 0, &cfg);
+        rc = sim_config_load_n(w->base, (const char *const *)p.sets, p.nsets, w->nfixed, false, 0,
+                           &cfg);
         /* (the first point's own note or warning; under quiet only a warning) */
         if (!rc && sim_config_transient(cfg, note, sizeof note) && transient++ == 0 &&
             (!quiet || !cfg->world.warmup_extended))

@@ -446,7 +446,56 @@ const cJSON *sim_json_get(const cJSON *root, const char *path)
     return lookup(root, path, path + strlen(path));
 }
 
+/* Did one of the earlier assignments set path.key (or something inside it)? */
+static bool set_before(const char *path, const char *key, const char *const *earlier, int n)
+{
+    char full[SIM_JPATH_MAX];
+    snprintf(full, sizeof full, "%s.%s", path, key);
+    size_t fl = strlen(full);
+    for (int i = 0; i < n; i++)
+        if (strncmp(earlier[i], full, fl) == 0 && strchr("=.[", earlier[i][fl]))
+            return true;
+    return false;
+}
+
+/* Would the object val, replacing the object old at path, drop a key of old that an earlier
+ * assignment set? The first such key is refused with what to do instead. */
+static int drops(const char *path, const cJSON *old, const cJSON *val,
+                 const char *const *earlier, int nearlier)
+{
+    if (!cJSON_IsObject(old) || !cJSON_IsObject(val))
+        return 0;
+    for (const cJSON *k = old->child; k; k = k->next) {
+        if (!k->string || cJSON_GetObjectItemCaseSensitive(val, k->string) ||
+            !set_before(path, k->string, earlier, nearlier))
+            continue;
+        char *was = cJSON_PrintUnformatted(k);
+        int rc = sim_err_set(SIM_EUSAGE, "--set %s: the object replaces the whole of %s and "
+                             "would drop %s.%s (%s), set by an earlier --set: give it in the "
+                             "object too, or set each key by itself (--set %s.KEY=VALUE)",
+                             path, path, path, k->string, was ? was : "...", path);
+        cJSON_free(was);
+        return rc;
+    }
+    return 0;
+}
+
+static int set_value(cJSON *root, const char *assignment, const char *const *earlier,
+                     int nearlier);
+
 int sim_json_set(cJSON *root, const char *assignment)
+{
+    return set_value(root, assignment, NULL, 0);
+}
+
+int sim_json_set_keeping(cJSON *root, const char *assignment, const char *const *earlier,
+                         int nearlier)
+{
+    return set_value(root, assignment, earlier, nearlier);
+}
+
+static int set_value(cJSON *root, const char *assignment, const char *const *earlier,
+                     int nearlier)
 {
     const char *eq = strchr(assignment, '=');
     if (!eq || eq == assignment)
@@ -465,7 +514,7 @@ int sim_json_set(cJSON *root, const char *assignment)
         int rc = 0;
         for (int i = 0; !rc && i < cJSON_GetArraySize(arr); i++) {
             snprintf(one, len, "%.*s[%d]%s", (int)(star - assignment), assignment, i, star + 3);
-            rc = sim_json_set(root, one);
+            rc = set_value(root, one, earlier, nearlier);
         }
         free(one);
         return rc;
@@ -505,6 +554,11 @@ int sim_json_set(cJSON *root, const char *assignment)
             sim_jpath(np, sizeof np, done, key);
             snprintf(done, sizeof done, "%s", np);
             if (last) {
+                int drc = next ? drops(path, next, val, earlier, nearlier) : 0;
+                if (drc) {
+                    cJSON_Delete(val);
+                    return drc;
+                }
                 if (next)
                     cJSON_ReplaceItemInObjectCaseSensitive(cur, key, val);
                 else
@@ -548,6 +602,12 @@ int sim_json_set(cJSON *root, const char *assignment)
             snprintf(done, sizeof done, "%s", np);
             bool last = (*p == '\0');
             if (last) {
+                int drc = i < n ? drops(path, cJSON_GetArrayItem(cur, (int)i), val, earlier,
+                                        nearlier) : 0;
+                if (drc) {
+                    cJSON_Delete(val);
+                    return drc;
+                }
                 if (i == n)
                     cJSON_AddItemToArray(cur, val);
                 else

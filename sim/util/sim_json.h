@@ -71,6 +71,11 @@ int sim_json_parse(const char *text, const char *name, cJSON **out /* OUT */);
  * else taken as a string. Missing object members are created; array indices must exist or
  * equal the array's length (append). */
 int sim_json_set(cJSON *root, const char *assignment);
+/* sim_json_set, but an object value may not replace an object and so drop a key that one of
+ * the `earlier` assignments set (it would be lost silently): the command line's --set and a
+ * sweep's "set" block, each given the ones before it. */
+int sim_json_set_keeping(cJSON *root, const char *assignment, const char *const *earlier,
+                         int nearlier);
 /* The value at a path "a.b[2].c" (the syntax of sim_json_set, without [*]), or NULL. */
 const cJSON *sim_json_get(const cJSON *root, const char *path);
 

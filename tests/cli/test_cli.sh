@@ -692,9 +692,12 @@ fuzz_regressions() {
   [ $rc -eq 2 ] && grep -qF -- '--set models[0].slo_ms: expected a duration of at most 1e+08 s' "$tmp/err" ||
     fail "slo_ms 1e13: exit $rc, $(cat "$tmp/err")"
   # a message longer than the buffer keeps its end, where the reason is (item 23)
-  local lp; lp="$tmp/$(printf 'd%.0s' $(seq 1 4400))/x.db"
-  "$bin" run "$q" --db "$lp" --set duration_s=2 --set warmup_s=0 --quiet 2> "$tmp/err"; rc=$?
-  [ $rc -ne 0 ] && grep -qF " characters ...] " "$tmp/err" && grep -qF "/x.db: cannot open" "$tmp/err" ||
+  local lp; lp="$tmp/$(printf 'd%.0s' $(seq 1 4400))/x.json"
+  "$bin" run "$lp" --no-db 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF " characters ...] " "$tmp/err" && grep -qF "/x.json: cannot open" "$tmp/err" ||
+    fail "a 4,400-character config path: exit $rc, $(tail -c 200 "$tmp/err")"
+  "$bin" run "$q" --db "${lp%.json}.db" --set duration_s=2 --set warmup_s=0 --quiet 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "the path is longer than 4095 characters" "$tmp/err" ||
     fail "a 4,400-character --db: exit $rc, $(tail -c 200 "$tmp/err")"
   # an error a wildcard --set causes names the option and the element (item 15)
   "$bin" run "$q" --no-db --set 'models[*].slo_ms=1e400' 2> "$tmp/err"; rc=$?
@@ -713,6 +716,16 @@ fuzz_regressions() {
   "$bin" run "$tmp/deep.json" --no-db 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -qF "deep.json:1:1001: invalid JSON: nested more than 1000 levels deep (the parser's limit)" "$tmp/err" ||
     fail "200,000 levels: exit $rc, $(cat "$tmp/err")"
+  # an object that would drop what an earlier --set gave is refused, never silent (item 3); one
+  # that replaces a section of the config file is what it says
+  "$bin" run "$q" --no-db --set metrics.percentile=90 --set 'metrics={"sample_period_s":0}' 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "--set metrics: the object replaces the whole of metrics and would drop metrics.percentile (90), set by an earlier --set" "$tmp/err" ||
+    fail "an object dropping an earlier --set: exit $rc, $(cat "$tmp/err")"
+  "$bin" run "$q" --no-db --quiet --set duration_s=3 --set warmup_s=1 --set 'metrics={"sample_period_s":0}' ||
+    fail "an object replacing the file's section: exit $?"
+  printf '%s' '{"name":"drop","base":"'"$q"'","set":{"metrics.percentile":90,"metrics":{"sample_period_s":0}},"grid":{"seed":[1]}}' > "$tmp/drop.json"
+  "$bin" sweep "$tmp/drop.json" --db "$tmp/drop.db" --quiet 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "would drop metrics.percentile (90)" "$tmp/err" || fail "a sweep's set dropping its own key: exit $rc, $(cat "$tmp/err")"
   # a run's own limit says its own number (issue 47, item 12), whatever the value past it
   for d in 2e8 5e7; do
     "$bin" run "$q" --no-db --set duration_s=$d 2> "$tmp/err"; rc=$?
