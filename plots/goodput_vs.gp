@@ -2,7 +2,8 @@
 # setting, error bars = sd over seeds. servesim plot sets the terminal and output, then defines:
 # datafile, plottitle, xlab, ylab, nser.
 # datafile: one block per series (two blank lines between), its first row the series' title,
-# then rows "x mean sd".
+# then rows "x mean sd used_mean used_sd" (used: the GPUs the policy ran batches on, "?" where
+# unknown); goodput-gpus labels a point whose policy left GPUs idle with how many it used.
 set datafile missing "?"
 set datafile separator tab
 set title plottitle
@@ -13,4 +14,6 @@ set grid
 # a smaller font for the key: series titles carry their settings (e.g. a network object),
 # and gnuplot drops a key whose longest title is wider than the figure
 set key below height 1 font ",9"
-plot for [i=0:nser-1] datafile index i using 1:2:3 with yerrorlines lw 2 pt 7 ps 0.8 title columnhead(1)
+plot for [i=0:nser-1] datafile index i using 1:2:3 with yerrorlines lw 2 pt 7 ps 0.8 title columnhead(1), \
+     for [i=0:nser-1] datafile index i using 1:2:((xlab eq "GPUs" && valid(4) && $4 < $1) ? sprintf("%g used", $4) : "") \
+         with labels offset 0,1 font ",8" notitle

@@ -178,6 +178,26 @@ static int load_runs(struct plot *p)
         cJSON_Delete(cj);
     }
     sqlite3_finalize(q);
+    /* the GPUs each run's policy used (ran a batch on): goodput-gpus says where it left some
+     * idle, so that more GPUs could not change its goodput there */
+    sqlite3_stmt *qu = NULL;
+    bool with_class = p->version >= 7;
+    if (!rc && sqlite3_prepare_v2(p->db, with_class
+            ? "SELECT count(*) FROM executor_stats WHERE run_id = ? AND batches > 0 AND "
+              "class = 'gpu'"
+            : "SELECT count(*) FROM executor_stats WHERE run_id = ? AND batches > 0",
+            -1, &qu, NULL) != SQLITE_OK)
+        qu = NULL;
+    for (int i = 0; i < p->n; i++) {
+        p->r[i].gpus_used = NAN;
+        if (!qu)
+            continue;
+        sqlite3_reset(qu);
+        sqlite3_bind_int64(qu, 1, p->r[i].id);
+        if (sqlite3_step(qu) == SQLITE_ROW)
+            p->r[i].gpus_used = sqlite3_column_double(qu, 0);
+    }
+    sqlite3_finalize(qu);
     for (int i = 0; !rc && i < o->nruns; i++) {
         bool found = false;
         for (int k = 0; k < p->n; k++)

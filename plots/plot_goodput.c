@@ -3,9 +3,12 @@
  * (goodput-gpus, goodput-slo, goodput-vs), seeds averaged with their standard deviation. */
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <gsl/gsl_statistics_double.h>
 
 #include "plot_int.h"
 #include "sim_err.h"
@@ -143,7 +146,7 @@ out:
 
 struct xpoint {
     double x;
-    struct vec y;
+    struct vec y, used;                 /* used: the GPUs the runs' policy ran batches on */
 };
 
 static int cmp_xpoint(const void *a, const void *b)
@@ -280,6 +283,8 @@ int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const c
         if (k == npts[s])
             row[npts[s]++].x = xs[i];
         rc = plot_vec_push(&row[k].y, p->o->y ? r->metric[p->o->y - 1] : r->value);
+        if (!rc && !isnan(r->gpus_used))
+            rc = plot_vec_push(&row[k].used, r->gpus_used);
     }
 out_keys:
     for (int i = 0; stitle && i < p->n; i++)
@@ -308,6 +313,7 @@ out_keys:
         rc = SIM_EIO;
         goto out;
     }
+    bool gpus = strcmp(xpath, "cluster.gpus") == 0;
     for (int s = 0; s < ser.n; s++) {
         struct xpoint *row = &pts[(size_t)s * (size_t)p->n];
         qsort(row, (size_t)npts[s], sizeof *row, cmp_xpoint);
@@ -315,7 +321,13 @@ out_keys:
         for (int k = 0; k < npts[s]; k++) {
             fprintf(f, "%.6g", row[k].x);
             plot_put_stat(f, &row[k].y);
+            plot_put_stat(f, &row[k].used);     /* columns 4, 5: GPUs used, mean and sd */
             fputc('\n', f);
+            double used = row[k].used.n ? gsl_stats_max(row[k].used.v, 1, row[k].used.n) : NAN;
+            if (gpus && used < row[k].x)
+                fprintf(stderr, "plot: %s %s: %s used at most %g of its %g GPUs: the others "
+                        "stayed idle, so more GPUs could not change its goodput there\n",
+                        p->label, file, ser.v[s], used, row[k].x);
         }
     }
     if ((rc = plot_dat_close(f, base)))
@@ -330,7 +342,7 @@ out_keys:
 out:
     if (pts)
         for (size_t i = 0; i < (size_t)p->n * (size_t)p->n; i++)
-            free(pts[i].y.v);
+            free(pts[i].y.v), free(pts[i].used.v);
     free(pts);
     free(npts);
     plot_names_free(&ser);

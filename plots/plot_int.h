@@ -42,6 +42,7 @@ struct prun {
     uint64_t seed;
     double value;                       /* goodput_rps for goodput runs, else ontime_rps */
     double metric[3];                   /* goodput-vs --y: bad_rate, gpu_s, gpus_max */
+    double gpus_used;                   /* GPU executors that ran a batch (NAN: unknown) */
     bool goodput;
     const struct names *same;           /* settings the same in every run drawn (plot.same) */
 };

@@ -1024,7 +1024,7 @@ JSON
   done
   # goodput-slo over a models[*].slo_ms sweep: a line per policy and GPU count, two SLOs each
   # (the other models' SLOs vary with x too: not a configuration of its own)
-  [ "$(awk -F'\t' 'NF == 3 {n[b]++} NF == 1 && $1 != "" {b = $1} END {for (k in n) print n[k]}' "$out/pt-goodput-slo.dat" | sort | uniq -c | awk '{print $1 "x" $2}')" = "4x2" ] ||
+  [ "$(awk -F'\t' 'NF == 5 {n[b]++} NF == 1 && $1 != "" {b = $1} END {for (k in n) print n[k]}' "$out/pt-goodput-slo.dat" | sort | uniq -c | awk '{print $1 "x" $2}')" = "4x2" ] ||
     fail "goodput-slo: points per line $(cat "$out/pt-goodput-slo.dat")"
   # the same over a sweep that sets models[0].slo_ms itself (one model): the x key is left out
   # of the series too, so each line has both SLOs (it was a series per point)
@@ -1032,7 +1032,7 @@ JSON
   "$bin" sweep "$tmp/p0.sweep.json" --db "$tmp/p0.db" -j 2 --quiet --set 'models=[{"name":"a","alpha_ms":1,"beta_ms":4,"slo_ms":30}]' ||
     { fail "sweep p0 failed"; return; }
   "$bin" plot goodput-slo --db "$tmp/p0.db" --out "$out" --prefix p0 --size 640x400 2> "$tmp/err" || fail "plot p0: $(cat "$tmp/err")"
-  [ "$(awk -F'\t' 'NF == 3 {n[b]++} NF == 1 && $1 != "" {b = $1} END {for (k in n) print n[k]}' "$out/p0-goodput-slo.dat" | sort | uniq -c | awk '{print $1 "x" $2}')" = "4x2" ] ||
+  [ "$(awk -F'\t' 'NF == 5 {n[b]++} NF == 1 && $1 != "" {b = $1} END {for (k in n) print n[k]}' "$out/p0-goodput-slo.dat" | sort | uniq -c | awk '{print $1 "x" $2}')" = "4x2" ] ||
     fail "goodput-slo over models[0].slo_ms: points per line $(cat "$out/p0-goodput-slo.dat")"
   # `all` on runs that do not vary the GPUs and name their models by zoo: the kinds without an
   # x axis to draw are skipped with a note, the others drawn, exit 0 (it stopped at the first)
@@ -1054,7 +1054,7 @@ JSON
   [ -n "$want" ] && [ "$got" = "$want" ] || fail "goodput bar: $got, database mean $want"
   # goodput vs GPUs: one line per policy and SLO, two points each, x sorted
   [ "$(grep -c '^[a-z]' "$out/pt-goodput-gpus.dat")" = "4" ] || fail "goodput-gpus: not 4 series"
-  awk -F'\t' 'NF == 3 && $1 != 1 && $1 != 2 {exit 1}' "$out/pt-goodput-gpus.dat" || fail "goodput-gpus: x not GPUs"
+  awk -F'\t' 'NF == 5 && $1 != 1 && $1 != 2 {exit 1}' "$out/pt-goodput-gpus.dat" || fail "goodput-gpus: x not GPUs"
   # CDFs end at 1; batch-size fractions sum to 1 per series
   awk -F'\t' 'NF == 2 && $1 ~ /^[0-9]/ {v = $2} /^$/ && v != "" {if (v != 1) bad = 1; v = ""} END {if (v != 1 || bad) exit 1}' \
     "$out/pt-latency-cdf.dat" || fail "latency CDF does not reach 1"
@@ -1197,6 +1197,18 @@ plot_paths() {
   [ -f "$tmp/pc/twocases-goodput.dat" ] && [ ! -e "$tmp/pc/a-goodput.dat" ] &&
     grep -q "case=a" "$tmp/pc/twocases-goodput.dat" && grep -q "case=b" "$tmp/pc/twocases-goodput.dat" ||
     fail "plot all on a cases sweep: $(ls "$tmp/pc")"
+  # goodput-gpus says which GPUs each policy used (issue 47, item 4): Nexus gives a model with
+  # no room for a batch one GPU whatever the cluster, and the figure and a note say so
+  printf '%s' '{"name":"gg","seed":1,"duration_s":20,"warmup_s":5,"cluster":{"gpus":4},
+    "models":[{"name":"m","alpha_ms":1,"beta_ms":5,"slo_ms":11,"max_batch":16}],
+    "workload":{"rate_rps":3000,"arrival":{"kind":"poisson"}},"policy":{"name":"nexus"}}' > "$tmp/ggb.json"
+  printf '%s' '{"name":"gg","base":"ggb.json","grid":{"cluster.gpus":[2,8],"policy.name":["nexus","fifo"]}}' > "$tmp/gg.json"
+  "$bin" sweep "$tmp/gg.json" --db "$tmp/gg.db" -j 2 --quiet --keep-warmup 2> /dev/null || fail "gpus sweep: exit $?"
+  "$bin" plot goodput-gpus --db "$tmp/gg.db" --out "$tmp/gg" > /dev/null 2> "$tmp/gg.err" || fail "goodput-gpus: exit $?"
+  grep -qF "nexus used at most 1 of its 8 GPUs: the others stayed idle" "$tmp/gg.err" &&
+    ! grep -q "fifo used" "$tmp/gg.err" || fail "goodput-gpus: no word of idle GPUs: $(cat "$tmp/gg.err")"
+  awk -F'\t' '$1 == 8 && NF == 5 { n++ } END { exit n != 2 }' "$tmp/gg/gg-goodput-gpus.dat" ||
+    fail "goodput-gpus .dat: no used column: $(cat "$tmp/gg/gg-goodput-gpus.dat")"
   # a folder name gnuplot cannot take is refused up front, nothing created (issue 47, item 24)
   local nl="$tmp/a
 b"
