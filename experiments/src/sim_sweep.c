@@ -177,17 +177,7 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     if (!quiet && !interrupted)
         sweep_summary(&w, db);
     if (!rc && refused) {
-        long kept = -1;
-        struct sim_store *s3 = NULL;
-        if (sim_store_open(db, &s3) == 0 && sim_store_sweep_done(s3, w.id, &kept) != 0)
-            kept = -1;
-        sim_store_close(s3);
-        char k[64] = "";
-        if (kept >= 0)
-            snprintf(k, sizeof k, "%ld of its %ld points are in it; ", kept, w.npoints);
-        rc = sim_err_set(SIM_EDB, "sweep %s: the database %s refused a write (the reason is "
-                         "above): stopped there, %sthe others were not run. Run the same "
-                         "command to resume once the database can be written", w.name, db, k);
+        rc = sweep_refused(&w, db);
     } else if (!rc && failed) {
         rc = sim_err_set(SIM_EIO, "sweep %s: %ld of %ld points failed (see sweep_points.error)",
                          w.name, failed - refused, ntodo);

@@ -492,6 +492,21 @@ void sweep_free(struct sweep *w)
     memset(w, 0, sizeof *w);
 }
 
+int sweep_refused(const struct sweep *w, const char *db)
+{
+    long kept = -1;
+    struct sim_store *s3 = NULL;
+    if (sim_store_open(db, &s3) == 0 && sim_store_sweep_done(s3, w->id, &kept) != 0)
+        kept = -1;
+    sim_store_close(s3);
+    char k[64] = "";
+    if (kept >= 0)
+        snprintf(k, sizeof k, "%ld of its %ld points are in it; ", kept, w->npoints);
+    return sim_err_set(SIM_EDB, "sweep %s: the database %s refused a write (the reason is "
+                       "above): stopped there, %sthe others were not run. Run the same "
+                       "command to resume once the database can be written", w->name, db, k);
+}
+
 int sweep_interrupted(const struct sweep *w, const char *db, int stopped)
 {
     long kept = -1;

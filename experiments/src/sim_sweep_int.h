@@ -57,6 +57,9 @@ void sweep_progress(const struct sweep *w, bool tty, long done, long total, long
                     double t0, const char *last, bool ok);
 void sweep_summary(const struct sweep *w, const char *db);
 /* Sets the error of an interrupted sweep (what db holds, how to resume): SIM_EINTR. */
+/* A sweep stopped at the first write its database refused: the message (how many points are
+ * in it, how to resume) and SIM_EDB. */
+int sweep_refused(const struct sweep *w, const char *db);
 int sweep_interrupted(const struct sweep *w, const char *db, int stopped);
 /* The environment variable that says an MPI launcher started this process, or NULL. */
 const char *sweep_mpi_launcher(void);

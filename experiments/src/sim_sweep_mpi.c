@@ -149,7 +149,7 @@ static void *local_main(void *arg)
 
 /* Merges one result message; *ok says whether the point counts as done. */
 static void take_result(const struct sweep *w, struct sim_store *st, const unsigned char *msg,
-                        size_t n, int from, long *point, bool *ok)
+                        size_t n, int from, long *point, bool *ok, bool *refused)
 {
     struct result_head h;
     char origin[64];
@@ -166,6 +166,7 @@ static void take_result(const struct sweep *w, struct sim_store *st, const unsig
     snprintf(origin, sizeof origin, "rank %d (point %lld)", from, (long long)h.point);
     if (sim_store_merge(st, msg + sizeof h, n - sizeof h, origin)) {
         fprintf(stderr, "servesim sweep: %s\n", sim_err_msg());
+        *refused = true;                /* the database refused the write: stop there */
         return;
     }
     *ok = h.ok != 0;
@@ -233,7 +234,10 @@ static int coordinator(struct sweep *w, const char *db, const long *todo, long n
     double t0 = sim_wall_seconds();
     long next = 0, done = 0, failed = 0;
     int running = 0;
+    bool refused = false;
     while ((next < ntodo || running > 0) && !interrupted) {
+        if (refused)
+            next = ntodo;               /* hand out no more points: each would be refused */
         bool idle = true;
         for (int r = 1; r < size && next < ntodo; r++)
             if (busy[r] < 0) {
@@ -266,7 +270,7 @@ static int coordinator(struct sweep *w, const char *db, const long *todo, long n
                 break;
             }
             MPI_Recv(m, len, MPI_BYTE, s.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            take_result(w, st, m, (size_t)len, s.MPI_SOURCE, &pt, &ok);
+            take_result(w, st, m, (size_t)len, s.MPI_SOURCE, &pt, &ok, &refused);
             free(m);
             if (pt < 0)
                 pt = busy[s.MPI_SOURCE];
@@ -277,7 +281,7 @@ static int coordinator(struct sweep *w, const char *db, const long *todo, long n
             if (loc.rc)
                 fprintf(stderr, "servesim sweep: point %ld: %s\n", loc.point, sim_err_msg());
             else
-                take_result(w, st, loc.msg, loc.n, 0, &pt, &ok);
+                take_result(w, st, loc.msg, loc.n, 0, &pt, &ok, &refused);
             if (pt < 0)
                 pt = loc.point;
             free(loc.msg);
@@ -309,12 +313,14 @@ static int coordinator(struct sweep *w, const char *db, const long *todo, long n
         /* the ranks (and rank 0's thread) may be inside a point: end the job */
         fprintf(stderr, "servesim: %s\n", sim_err_msg());
         fflush(NULL);
-        MPI_Abort(MPI_COMM_WORLD, rc == SIM_EINTR ? 130 : 1);
+        MPI_Abort(MPI_COMM_WORLD, rc == SIM_EINTR ? 128 + (sweep_signal ? sweep_signal : SIGINT) : 1);
     }
     stop_all(size);
     if (!quiet)
         sweep_summary(w, db);
-    if (failed)
+    if (refused)
+        rc = sweep_refused(w, db);
+    else if (failed)
         rc = sim_err_set(SIM_EIO, "sweep %s: %ld of %ld points failed (see sweep_points.error)",
                          w->name, failed, ntodo);
     return rc;
