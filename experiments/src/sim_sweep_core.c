@@ -492,13 +492,20 @@ void sweep_free(struct sweep *w)
     memset(w, 0, sizeof *w);
 }
 
-int sweep_refused(const struct sweep *w, const char *db)
+/* How many of the sweep's points the database holds (-1: it cannot be read). */
+static long points_kept(const struct sweep *w, const char *db)
 {
     long kept = -1;
     struct sim_store *s3 = NULL;
     if (sim_store_open(db, &s3) == 0 && sim_store_sweep_done(s3, w->id, &kept) != 0)
         kept = -1;
     sim_store_close(s3);
+    return kept;
+}
+
+int sweep_refused(const struct sweep *w, const char *db)
+{
+    long kept = points_kept(w, db);
     char k[64] = "";
     if (kept >= 0)
         snprintf(k, sizeof k, "%ld of its %ld points are in it; ", kept, w->npoints);
@@ -509,11 +516,7 @@ int sweep_refused(const struct sweep *w, const char *db)
 
 int sweep_interrupted(const struct sweep *w, const char *db, int stopped)
 {
-    long kept = -1;
-    struct sim_store *s3 = NULL;
-    if (sim_store_open(db, &s3) == 0 && sim_store_sweep_done(s3, w->id, &kept) != 0)
-        kept = -1;
-    sim_store_close(s3);
+    long kept = points_kept(w, db);
     char held[64] = "?";
     if (kept >= 0)
         snprintf(held, sizeof held, "%ld", kept);
