@@ -756,6 +756,12 @@ int sim_store_merge(struct sim_store *st, const unsigned char *img, size_t n, co
     }
     if ((rc = exec(st, "BEGIN IMMEDIATE")))
         goto detach;
+    /* a sweep point another process stored meanwhile is not stored twice (as sim_store_write) */
+    if (max_id(st, "SELECT count(*) FROM src.sweep_points s JOIN main.sweep_points m ON "
+                   "m.sweep = s.sweep AND m.point_key = s.point_key WHERE m.status = 'ok'") > 0) {
+        rollback(st);
+        goto detach;
+    }
     {
         int64_t run_off = max_id(st, "SELECT coalesce(max(id), 0) FROM main.runs");
         int64_t prof_off = max_id(st, "SELECT coalesce(max(id), 0) FROM main.profiles");

@@ -650,6 +650,15 @@ sweep_mpi() {
   mpirun -n 3 "$bin" sweep "$tmp/s.json" --db "$tmp/m.db" > /dev/null 2> "$tmp/m2.err" || fail "MPI resume: exit $?"
   grep -qF "6 already in" "$tmp/m2.err" && [ "$(sqlite3 "$tmp/m.db" "SELECT count(*) FROM runs")" = 6 ] ||
     fail "MPI resume of a finished sweep: $(head -1 "$tmp/m2.err"), $(sqlite3 "$tmp/m.db" "SELECT count(*) FROM runs") runs"
+  # two MPI sweeps of one file on one database at once: every point stored once (issue 47,
+  # item 20), whichever rank of which sweep ran it
+  mpirun -n 2 "$bin" sweep "$tmp/s.json" --db "$tmp/mm.db" --quiet 2> "$tmp/mm1.err" & local mp1=$!
+  mpirun -n 2 "$bin" sweep "$tmp/s.json" --db "$tmp/mm.db" --quiet 2> "$tmp/mm2.err" & local mp2=$!
+  wait $mp1 || fail "first of two MPI sweeps: exit $? ($(tail -2 "$tmp/mm1.err"))"
+  wait $mp2 || fail "second of two MPI sweeps: exit $? ($(tail -2 "$tmp/mm2.err"))"
+  [ "$(sqlite3 "$tmp/mm.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok';
+      SELECT count(*) FROM runs WHERE id NOT IN (SELECT run_id FROM sweep_points WHERE run_id IS NOT NULL)" | tr '\n' ' ')" = "6 6 0 " ] ||
+    fail "two MPI sweeps: runs, points, orphans = $(sqlite3 "$tmp/mm.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points" | tr '\n' ' ')"
   # failures per point: an SLO no batch meets with the network's delays fails its goodput
   # search, the other point runs
   printf '%s' '{"name":"g","base":"base.json","mode":"goodput","set":{"duration_s":2,"network":{"resp_us":2500}},
