@@ -89,13 +89,17 @@ int sim_config_feasible(const struct sim_config *cfg)
                 best = best < 0 || l < best ? l : best;
             }
         }
-        if (best < 0 || best + net_ms <= md->slo_ms)
+        double fixed = net_ms + md->stack_ms;    /* the model's serving stack comes on top */
+        if (best < 0 || best + fixed <= md->slo_ms)
             continue;
+        char stack[64] = "";
+        if (md->stack_ms > 0)
+            snprintf(stack, sizeof stack, " + %.2f ms serving stack", md->stack_ms);
         if (bad++ < 4 && len < sizeof msg)
             len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s: the smallest batch needs "
-                                    "%.2f ms + %.2f ms network = %.2f ms > SLO %g ms",
-                                    bad > 1 ? "; " : "", md->name, best, net_ms, best + net_ms,
-                                    md->slo_ms);
+                                    "%.2f ms + %.2f ms network%s = %.2f ms > SLO %g ms",
+                                    bad > 1 ? "; " : "", md->name, best, net_ms, stack,
+                                    best + fixed, md->slo_ms);
     }
     if (!bad)
         return 0;

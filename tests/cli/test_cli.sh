@@ -316,6 +316,12 @@ json.dump([{'duration_s':0.00001,'scale':1.0}]*199999+[{'scale':1.0}], open('$tm
 # issue 38, section 2: a goodput search that did not bracket or converge gives no number: it
 # says why (text, JSON, runs.status), keeps its probes, and exits 4
 goodput_search_status() {
+  # a serving stack the SLO cannot hold is no valid answer, said before probing (stack_ms)
+  printf '%s' '{"name":"s","duration_s":5,"cluster":{"gpus":1},"workload":{"rate_rps":10},
+    "models":[{"name":"m","alpha_ms":1,"beta_ms":2,"slo_ms":40,"stack_ms":50}],"policy":{"name":"fifo"}}' > "$tmp/st.json"
+  "$bin" goodput "$tmp/st.json" --no-db > /dev/null 2> "$tmp/st.err"; local src=$?
+  [ $src -eq 4 ] && grep -qF "m: the smallest batch needs 3.00 ms + 0.05 ms network + 50.00 ms serving stack = 53.05 ms > SLO 40 ms" "$tmp/st.err" ||
+    fail "goodput with a stack past the SLO: exit $src, $(cat "$tmp/st.err")"
   printf '%s' "{$base,\"models\":[$model]}" > "$tmp/g.json"
   "$bin" goodput "$tmp/g.json" --db "$tmp/g.db" --set search.max_probes=2 --set search.start_scale=0.25 > "$tmp/out" 2> "$tmp/err"; local rc=$?
   [ $rc -eq 4 ] || fail "unbracketed: exit $rc, expected 4"
