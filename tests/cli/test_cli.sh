@@ -10,6 +10,16 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+# wait_points DB N: until DB's sweep_points has N rows (a sweep under way), at most 30 s
+wait_points() {
+  local n i
+  for i in $(seq 1 600); do
+    n=$(sqlite3 "$1" "SELECT count(*) FROM sweep_points" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge "$2" ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
 
 base='"name":"t","duration_s":2,"cluster":{"gpus":2},"workload":{"rate_rps":100}'
 model='{"name":"m","alpha_ms":1,"beta_ms":2,"slo_ms":20}'
@@ -680,11 +690,7 @@ sweep_mpi() {
   printf '%s' '{"name":"k","base":"base.json","mode":"run","set":{"duration_s":1500,"workload":{"rate_rps":2000}},
     "grid":{"seed":[1,2,3,4,5,6]}}' > "$tmp/k.json"
   mpirun -n 2 "$bin" sweep "$tmp/k.json" --db "$tmp/k.db" --quiet > /dev/null 2> "$tmp/k.err" & local pid=$!
-  for _ in $(seq 1 600); do
-    n=$(sqlite3 "$tmp/k.db" "SELECT count(*) FROM sweep_points" 2>/dev/null || echo 0)
-    [ "${n:-0}" -ge 2 ] && break
-    sleep 0.05
-  done
+  wait_points "$tmp/k.db" 2
   kill -TERM $pid; wait $pid 2>/dev/null
   before=$(sqlite3 "$tmp/k.db" "SELECT count(*) FROM sweep_points WHERE status='ok'")
   [ "$before" -ge 2 ] && [ "$before" -lt 6 ] || fail "MPI kill came at the wrong time ($before points done)"
@@ -851,11 +857,7 @@ interrupts() {
   printf '%s' '{"name":"i","base":"base.json","mode":"run","set":{"duration_s":5000},
     "grid":{"seed":[1,2,3,4,5,6]}}' > "$tmp/si.json"
   "$bin" sweep "$tmp/si.json" -j 2 --db "$tmp/si.db" --quiet 2> "$tmp/err" & pid=$!
-  for _ in $(seq 1 200); do
-    n=$(sqlite3 "$tmp/si.db" "SELECT count(*) FROM sweep_points" 2>/dev/null || echo 0)
-    [ "${n:-0}" -ge 1 ] && break
-    sleep 0.1
-  done
+  wait_points "$tmp/si.db" 1
   kill -INT $pid; wait $pid; rc=$?
   local kept
   kept=$(sqlite3 "$tmp/si.db" "SELECT count(*) FROM sweep_points WHERE status = 'ok'")
@@ -874,11 +876,7 @@ interrupts() {
   [ $rc -eq 143 ] && grep -qF "servesim run: interrupted: nothing was written" "$tmp/err" ||
     fail "terminated run: exit $rc, $(cat "$tmp/err")"
   "$bin" sweep "$tmp/si.json" -j 2 --db "$tmp/st.db" --quiet 2> "$tmp/err" & pid=$!
-  for _ in $(seq 1 200); do
-    n=$(sqlite3 "$tmp/st.db" "SELECT count(*) FROM sweep_points" 2>/dev/null || echo 0)
-    [ "${n:-0}" -ge 1 ] && break
-    sleep 0.1
-  done
+  wait_points "$tmp/st.db" 1
   kill -TERM $pid; wait $pid; rc=$?
   [ $rc -eq 143 ] && grep -qF "Run the same command to resume" "$tmp/err" || fail "terminated sweep: exit $rc, $(cat "$tmp/err")"
   "$bin" goodput --no-db --set duration_s=3 --set warmup_s=1 2> "$tmp/err" > /dev/null || fail "goodput: exit $?"

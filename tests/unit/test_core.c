@@ -1045,6 +1045,15 @@ static void cpu_measured_scaling(void)
               strstr(sim_err_msg(), "cluster.nodes[0].cpu_kind"), "%s", sim_err_msg());
 }
 
+/* A config from JSON text and its engine at load scale 1 (the test stops on an error). */
+static struct sim *engine_from_text(const char *text, const char *name, struct sim_config **cfg)
+{
+    struct sim *s = NULL;
+    REQUIRE_OK(sim_config_from_text(text, name, ".", cfg));
+    REQUIRE_OK(sim_config_engine(*cfg, 1.0, NULL, &s, NULL));
+    return s;
+}
+
 /* cluster.nodes: GPUs are spread over the nodes in order; bad nodes are errors with paths. */
 static void nodes_config(void)
 {
@@ -1203,9 +1212,7 @@ static void host_time_spaces_batches(void)
                  "\"workload\":{\"rate_rps\":1000,\"arrival\":{\"kind\":\"uniform\"}},"
                  "\"policy\":{\"name\":\"fifo\"}}", host ? 500 : 0);
         struct sim_config *cfg;
-        struct sim *s;
-        REQUIRE_OK(sim_config_from_text(text, "host", ".", &cfg));
-        REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
+        struct sim *s = engine_from_text(text, "host", &cfg);
         struct host_obs o = {0};
         struct sim_observer obs = {.ctx = &o, .batch_start = host_batch_start};
         sim_set_observer(s, &obs);
@@ -1247,9 +1254,7 @@ static void stack_delays_responses_only(void)
                  "\"workload\":{\"rate_rps\":400,\"arrival\":{\"kind\":\"uniform\"}},"
                  "\"policy\":{\"name\":\"fifo\"}}", c[i].slo, c[i].stack);
         struct sim_config *cfg;
-        struct sim *s;
-        REQUIRE_OK(sim_config_from_text(text, "stack", ".", &cfg));
-        REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
+        struct sim *s = engine_from_text(text, "stack", &cfg);
         CHECK(sim_resp_delay_ns(s, 0) == (int64_t)(c[i].stack * 1e6), "case %zu: delay %lld ns", i,
               (long long)sim_resp_delay_ns(s, 0));
         REQUIRE_OK(sim_run(s));
@@ -1322,9 +1327,7 @@ static void ctrl_decisions_queue(void)
                  "{\"kind\":\"uniform\"}},\"policy\":{\"name\":\"fifo\"},\"controller\":"
                  "{\"threads\":%d,\"us_per_request\":1000}}", cases[c].rate, cases[c].threads);
         struct sim_config *cfg;
-        struct sim *s;
-        REQUIRE_OK(sim_config_from_text(text, "ctrl", ".", &cfg));
-        REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
+        struct sim *s = engine_from_text(text, "ctrl", &cfg);
         struct ctrl_obs o = {0};
         struct sim_observer obs = {.ctx = &o, .batch_start = ctrl_batch_start};
         sim_set_observer(s, &obs);
