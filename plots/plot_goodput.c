@@ -326,7 +326,7 @@ out_keys:
             double used = row[k].used.n ? gsl_stats_max(row[k].used.v, 1, row[k].used.n) : NAN;
             if (gpus && used < row[k].x)
                 fprintf(stderr, "plot: %s %s: %s used at most %g of its %g GPUs: the others "
-                        "stayed idle, so more GPUs could not change its goodput there\n",
+                        "stayed idle (its own plan or queues limit it there, not the GPUs)\n",
                         p->label, file, ser.v[s], used, row[k].x);
         }
     }

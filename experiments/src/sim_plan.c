@@ -295,9 +295,9 @@ void sim_plan_print(FILE *f, const struct sim_plan *p)
         }
         if (top && top->gpus_used < top->gpus && top->gpus_used == most)
             fprintf(f, "  at %d GPUs, the most probed, the policy used %d (and no probe more): "
-                    "it leaves the others idle, so more GPUs cannot change its answer; its own "
-                    "plan or queues limit it, not the cluster's size\n", top->gpus,
-                    top->gpus_used);
+                    "the others stayed idle, so its own plan or queues limit it, not the "
+                    "cluster's size (more GPUs are not likely to change the answer)\n",
+                    top->gpus, top->gpus_used);
     } else {
         const struct sim_result *r = p->static_result;
         fprintf(f, "static: %d GPUs meet %s at p%g (%d GPUs fail): %.2f "

@@ -122,10 +122,12 @@ db_read_while_write() {
   local db="$tmp/rw.db" cfg="$tmp/rw.json"
   printf '{%s,"models":[%s]}' "$base" "$model" > "$cfg"
   "$bin" run "$cfg" --db "$db" --quiet > /dev/null 2>&1 || { fail "first run: exit $?"; return; }
-  hold() {   # hold MODE SECONDS: take the lock, signal, keep it, release
-    python3 - "$db" "$1" "$2" "$tmp/held" <<'PY' &
+  # hold MODE SECONDS [FILE TEXT]: take the lock, signal, keep it SECONDS, or with FILE until
+  # FILE says TEXT (the waiting side's own word that it waited: no timing to guess), release
+  hold() {
+    python3 - "$db" "$1" "$2" "$tmp/held" "${3:-}" "${4:-}" <<'PY' &
 import sqlite3, sys, time
-db, mode, secs, flag = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+db, mode, secs, flag, until, text = sys.argv[1], sys.argv[2], float(sys.argv[3]), *sys.argv[4:]
 con = sqlite3.connect(db, isolation_level=None)
 if mode == "read":
     con.execute("BEGIN")
@@ -133,13 +135,20 @@ if mode == "read":
 else:
     con.execute("BEGIN EXCLUSIVE")
 open(flag, "w").close()
-time.sleep(secs)
+end = time.time() + secs
+while time.time() < end:
+    try:
+        if until and text in open(until).read():
+            break
+    except OSError:
+        pass
+    time.sleep(0.05)
 con.execute("COMMIT")
 PY
     local i=0
     while [ ! -e "$tmp/held" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
   }
-  rm -f "$tmp/held"; hold read 4
+  rm -f "$tmp/held" "$tmp/w.err"; hold read 60 "$tmp/w.err" "is locked by another process"
   "$bin" run "$cfg" --db "$db" --set seed=2 --quiet > /dev/null 2> "$tmp/w.err" ||
     fail "a run while a reader holds the database: exit $? ($(cat "$tmp/w.err"))"
   wait
@@ -941,7 +950,7 @@ trace_plan() {
     "workload":{"rate_rps":3000,"arrival":{"kind":"poisson"}},"policy":{"name":"nexus"}}' > "$tmp/p4.json"
   "$bin" plan "$tmp/p4.json" --no-db --max 16 --keep-warmup > "$tmp/p4.out" 2> /dev/null; local prc=$?
   [ $prc -eq 4 ] && grep -q "^ *5 *16 *1 *FAIL" "$tmp/p4.out" &&
-    grep -qF "at 16 GPUs, the most probed, the policy used 1 (and no probe more): it leaves the others idle, so more GPUs cannot change its answer" "$tmp/p4.out" ||
+    grep -qF "at 16 GPUs, the most probed, the policy used 1 (and no probe more): the others stayed idle" "$tmp/p4.out" ||
     fail "plan with idle GPUs: exit $prc, $(cat "$tmp/p4.out")"
   "$bin" plan "$tmp/p4.json" --no-db --max 16 --keep-warmup --json 2> /dev/null |
     python3 -c "import json,sys; d=json.load(sys.stdin); assert all(p['gpus_used'] == 1 for p in d['probes']), d['probes']" ||
