@@ -583,15 +583,8 @@ out:
 /* Writes JSON to file whole or not at all (sim_out). */
 static int write_json(const char *file, const cJSON *j)
 {
-    struct sim_out so;
     char *text = cJSON_Print(j);
-    int rc = !text ? SIM_ENOMEM : sim_out_open(&so, file);
-    if (!rc) {
-        bool ok = fputs(text, so.f) >= 0 && fputc('\n', so.f) != EOF;
-        rc = sim_out_close(&so, ok);
-        if (!rc && !ok)
-            rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", file, strerror(errno));
-    }
+    int rc = text ? sim_out_write(file, text) : SIM_ENOMEM;
     free(text);
     return rc;
 }

@@ -293,14 +293,7 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
     cJSON_Delete(z);
     if (!text)
         return SIM_ENOMEM;
-    struct sim_out so;
-    int rc = sim_out_open(&so, file);
-    if (!rc) {
-        bool ok = fprintf(so.f, "%s\n", text) >= 0;
-        rc = sim_out_close(&so, ok);
-        if (!rc && !ok)
-            rc = sim_err_set(SIM_EIO, "%s: cannot write the zoo file", file);
-    }
+    int rc = sim_out_write(file, text);
     cJSON_free(text);
     return rc;
 }

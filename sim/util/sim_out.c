@@ -89,7 +89,8 @@ int sim_out_write(const char *path, const char *text)
     int rc = sim_out_open(&o, path);
     if (rc)
         return rc;
-    bool ok = fputs(text, o.f) >= 0;
+    size_t n = strlen(text);
+    bool ok = fputs(text, o.f) >= 0 && (n && text[n - 1] == '\n' ? true : fputc('\n', o.f) != EOF);
     rc = sim_out_close(&o, ok);
     return rc ? rc : ok ? 0 : sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
 }

@@ -22,7 +22,7 @@ int sim_out_open(struct sim_out *o, const char *path);
 /* Ends the write: with ok, commits it (flush, close, rename); without, discards it. Returns
  * the first error (ok stays false for the caller's own error). */
 int sim_out_close(struct sim_out *o, bool ok);
-/* open, fputs(text), close: the whole file in one call. */
+/* The whole file in one call: text, and a line end if it lacks one (open, write, close). */
 int sim_out_write(const char *path, const char *text);
 
 #endif
