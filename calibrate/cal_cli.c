@@ -4,12 +4,15 @@
  * Exit codes: 0 done, 1 internal error, 2 bad input, 77 backend unavailable here (no GPU). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sqlite3.h>
 #include <cjson/cJSON.h>
 
 #include "cal_backend.h"
@@ -22,6 +25,7 @@
 #include "sim_err.h"
 #include "sim_out.h"
 #include "sim_wall.h"
+#include "sim_results.h"
 #include "sim_store.h"
 
 static const char usage[] =
@@ -40,6 +44,9 @@ static const char usage[] =
     "                           busy per (k, p, t), the interference table\n"
     "                           (cluster.interference_table) the simulator reads, and the\n"
     "                           parametric model fitted to the points (oneDNN)\n"
+    "  host NET...              cudnn: the device's idle time between back-to-back served\n"
+    "                           batches per batch size (median, p99): the host's share of a\n"
+    "                           batch, the evidence for cluster.host_us_per_batch (--out FILE)\n"
     "\n"
     "NET is a file (calibrate/networks/resnet50.json) or a shipped name (resnet50).\n"
     "options:\n"
@@ -167,8 +174,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--tsv")) { VAL(); o->tsv = v; }
         else if (!strcmp(a, "--serving")) {
             VAL();
-            if (!(rc = sim_arg_num(a, v, 0, true, 1, &o->serving)) && o->serving >= 1)
-                rc = sim_err_set(SIM_EUSAGE, "--serving: expected a load in (0, 1), got %s", v);
+            double x = 0;
+            if (sim_arg_num(a, v, 0, true, INFINITY, &x) || x >= 1)
+                rc = sim_err_set(SIM_EUSAGE, "--serving: expected a load in (0, 1), got \"%s\"", v);
+            else
+                o->serving = x;
         }
         else if (!strcmp(a, "--table-out")) { VAL(); o->table_out = v; }
         else if (!strcmp(a, "--batches")) {
@@ -306,6 +316,21 @@ static int shipped_nets(char ***names, int *n)
     return rc;
 }
 
+/* nets: a parameter count that is not the published one, or MACs off the published figure
+ * (given to 2 or 3 digits) by more than NETS_MACS_OFF, is flagged, with the note its file
+ * gives (published.ref) */
+#define NETS_MACS_OFF 0.01
+
+static bool nets_params_off(const struct cal_net *net)
+{
+    return net->pub_params > 0 && cal_net_params(net) != net->pub_params;
+}
+
+static bool nets_macs_off(const struct cal_net *net)
+{
+    return net->pub_gmacs > 0 && fabs(cal_net_macs(net) / 1e9 / net->pub_gmacs - 1) > NETS_MACS_OFF;
+}
+
 /* nets [NET...]: every network loaded first (an error comes before any table), then one row
  * each, the columns as wide as their longest entry. */
 static int cmd_nets(const struct opts *o)
@@ -317,7 +342,7 @@ static int cmd_nets(const struct opts *o)
     struct cal_net **nets = calloc((size_t)(n ? n : 1), sizeof *nets);
     char (*file)[1024] = calloc((size_t)(n ? n : 1), sizeof *file);
     char (*in)[48] = calloc((size_t)(n ? n : 1), sizeof *in);
-    int wname = 7, win = 5;
+    int wname = 7, win = 5, noted = 0;
     if (!nets || !file || !in)
         rc = SIM_ENOMEM;
     for (int i = 0; i < n && !rc; i++) {
@@ -334,7 +359,7 @@ static int cmd_nets(const struct opts *o)
         win = (int)fmax(win, (double)strlen(in[i]));
     }
     if (!rc)
-        printf("%-*s  %-*s %6s %14s %14s %9s %9s %6s %5s  %s\n", wname, "network", win, "input",
+        printf("%-*s  %-*s %6s %14s %16s %9s %11s %6s %5s  %s\n", wname, "network", win, "input",
                "layers", "params", "published", "GMACs", "published", "pi", "width", "file");
     for (int i = 0; i < n && !rc; i++) {
         const struct cal_net *net = nets[i];
@@ -342,13 +367,32 @@ static int cmd_nets(const struct opts *o)
         int width;
         cal_net_parallelism(net, &pi, &width);
         char pp[24] = "-", pg[24] = "-";      /* a net without published figures: "-" */
+        /* a count off the published one is flagged (its note below) */
+        bool off = nets_params_off(net) || nets_macs_off(net);
         if (net->pub_params > 0)
-            snprintf(pp, sizeof pp, "%lld", (long long)net->pub_params);
+            snprintf(pp, sizeof pp, "%lld%s", (long long)net->pub_params,
+                     nets_params_off(net) ? " *" : "  ");
         if (net->pub_gmacs > 0)
-            snprintf(pg, sizeof pg, "%.2f", net->pub_gmacs);
-        printf("%-*s  %-*s %6d %14lld %14s %9.3f %9s %6.3f %5d  %s\n", wname, net->name, win,
+            snprintf(pg, sizeof pg, "%.2f%s", net->pub_gmacs, nets_macs_off(net) ? " *" : "  ");
+        printf("%-*s  %-*s %6d %14lld %16s %9.3f %11s %6.3f %5d  %s\n", wname, net->name, win,
                in[i], net->n, (long long)cal_net_params(net), pp, cal_net_macs(net) / 1e9, pg,
                pi, width, file[i]);
+        noted += off;
+    }
+    /* what each flagged network models differently, from its file's published.ref */
+    for (int i = 0; i < n && !rc && noted; i++) {
+        const struct cal_net *net = nets[i];
+        if (!nets_params_off(net) && !nets_macs_off(net))
+            continue;
+        if (noted > 0)                  /* the heading once */
+            printf("\n* not the published figure (parameters: any difference; MACs: more than "
+                   "%g%%), and why:\n", 100 * NETS_MACS_OFF);
+        noted = -1;
+        double dp = (double)(cal_net_params(net) - net->pub_params);
+        printf("  %s: params %+.0f (%+.3f%%), GMACs %+.1f%%: %s\n", net->name, dp,
+               net->pub_params > 0 ? 100 * dp / (double)net->pub_params : 0.0,
+               net->pub_gmacs > 0 ? 100 * (cal_net_macs(net) / 1e9 / net->pub_gmacs - 1) : 0.0,
+               net->pub_ref[0] ? net->pub_ref : "(no note in its file)");
     }
     for (int i = 0; i < n; i++) {
         if (nets && nets[i])
@@ -589,14 +633,46 @@ static int write_json(const char *file, const cJSON *j)
     return rc;
 }
 
+/* Every network named loads (a file of the servesim-net format, or a shipped name): an
+ * unknown one is said before a backend or device is touched. */
+static int check_nets(const struct opts *o)
+{
+    for (int i = 0; i < o->nnets; i++) {
+        struct cal_net *net = NULL;
+        char file[1024];
+        cal_net_resolve(o->nets[i], file, sizeof file);
+        int rc = cal_net_load(file, &net);
+        cal_net_destroy(net);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* The files a command will write, checked before it measures anything. */
 static int check_outputs(const struct opts *o)
 {
     int rc = 0;
     const char *outs[] = {o->out, o->table_out, o->tsv};
     for (size_t i = 0; i < sizeof outs / sizeof outs[0] && !rc; i++)
-        if (outs[i])
+        if (outs[i]) {
             rc = sim_out_check(outs[i]);
+            if (!rc)
+                rc = sim_out_not_input(outs[i], o->db, "the database (--db)");
+            if (!rc)
+                rc = sim_out_not_input(outs[i], o->zoo, "the zoo (--zoo)");
+            for (size_t j = 0; j < i && !rc; j++)
+                rc = sim_out_not_input(outs[i], outs[j], "another output");
+        }
+    /* --db: a results database (or a new or empty file), said before the measuring */
+    struct stat sb;
+    if (!rc && o->db && (rc = sim_out_check(o->db)) == 0 && stat(o->db, &sb) == 0 &&
+        sb.st_size > 0) {
+        sqlite3 *db = NULL;
+        int version = 0;
+        rc = sim_results_open(o->db, &db, &version);
+        sqlite3_close(db);
+    }
     return rc;
 }
 
@@ -899,8 +975,14 @@ static int cmd_validate(const struct opts *o)
     FILE *tsv = NULL;
     if (o->tsv) {
         bool fresh = access(o->tsv, F_OK) != 0;
-        if (!(tsv = fopen(o->tsv, "a"))) {
-            rc = sim_err_set(SIM_EIO, "%s: cannot write", o->tsv);
+        /* appended to, so never through a link planted at the name (O_NOFOLLOW) */
+        int fd = open(o->tsv, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 || !(tsv = fdopen(fd, "a"))) {
+            rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", o->tsv,
+                             errno == ELOOP ? "it is a symbolic link (servesim-calibrate appends "
+                                              "only to a regular file)" : strerror(errno));
+            if (fd >= 0)
+                close(fd);
             goto out;
         }
         if (fresh)
@@ -927,8 +1009,8 @@ static int cmd_validate(const struct opts *o)
                     r->sim.p99_ms, r->obs.p99_ms, r->real.tput_rps, r->sim.tput_rps, r->autocorr,
                     r->noise_mean, r->noise_p99);
     }
-    if (tsv && fclose(tsv) != 0) {
-        rc = sim_err_set(SIM_EIO, "%s: cannot write", o->tsv);
+    if (tsv && (ferror(tsv) | fclose(tsv)) != 0) {
+        rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", o->tsv, strerror(errno));
         goto out;
     }
     printf("err: the calibrated profile against the real server; obs: the simulator with the "
@@ -962,6 +1044,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    sim_out_guard_stdout("servesim-calibrate");
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
@@ -973,6 +1056,8 @@ int main(int argc, char **argv)
         }
     struct opts o;
     int rc = parse_args(argc, argv, &o);
+    if (!rc)                            /* a network that does not load: before any device */
+        rc = check_nets(&o);
     if (!rc)                            /* an output that cannot be written: say so first */
         rc = check_outputs(&o);
     if (rc)

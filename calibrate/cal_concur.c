@@ -233,7 +233,7 @@ int cal_concur_fit(const struct cal_concur_point *pts, int n, double cores,
             one = &pts[i];
     if (!(pi >= 1) || width < 1)
         return sim_err_set(SIM_EINVAL, "concurrency fit: expected the graph's pi >= 1 and width "
-                           ">= 1, got %g and %d", pi, width);
+                           ">= 1, got %.15g and %d", pi, width);
     if (n < 4 || !one || !(cores > 0))
         return sim_err_set(SIM_EINVAL, "concurrency fit: expected at least 4 points including "
                            "k 1, p 1, t 1, and cores > 0; got %d point(s)%s", n,

@@ -744,7 +744,7 @@ static int tune_algos(struct cu *c)
         struct lrt *r = &c->rt[i];
         if (c->net->layers[i].op != CAL_CONV || r->ncand < 2)
             continue;
-        double best = INFINITY, t;
+        double best = INFINITY, t = INFINITY;   /* set by time_what where it succeeds */
         cudnnConvolutionFwdAlgo_t pick = r->cand[0];
         for (int k = 0; k < r->ncand; k++) {
             r->algo = r->cand[k];

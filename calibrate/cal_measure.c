@@ -93,7 +93,7 @@ int cal_measure_serving(const struct cal_backend_ops *be, const struct cal_opts 
         return sim_err_set(SIM_EINVAL, "reps: expected at least 2 for a distribution, got %d",
                            reps);
     if (!(load > 0 && load < 1))
-        return sim_err_set(SIM_EINVAL, "--serving: expected a load in (0, 1), got %g", load);
+        return sim_err_set(SIM_EINVAL, "--serving: expected a load in (0, 1), got %.15g", load);
     int rc = 0, total = nb * reps;
     void **inst = calloc((size_t)nb, sizeof *inst);
     double **ms = calloc((size_t)nb, sizeof *ms);

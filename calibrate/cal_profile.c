@@ -103,10 +103,13 @@ static double table_at(const struct cal_series *s, int b)
 
 double cal_default_slo_ms(const struct cal_series *s)
 {
-    double l4 = form_ok(s) ? cal_fit_eval(chosen_fit(s), 4) : table_at(s, 4);
-    /* never below a measured batch of at most 4: extrapolating from noisy small batches
+    /* batch 4, or the largest measured where that is smaller: a zoo measured at 1 and 2
+     * gets no SLO from an extrapolated l(4) */
+    int ref = s->n > 0 && s->pts[s->n - 1].batch < 4 ? s->pts[s->n - 1].batch : 4;
+    double l4 = form_ok(s) ? cal_fit_eval(chosen_fit(s), ref) : table_at(s, ref);
+    /* never below a measured batch of at most ref: extrapolating from noisy small batches
      * (l(2) < l(1) on a loaded machine) can reach 0 or below */
-    for (int i = 0; i < s->n && s->pts[i].batch <= 4; i++)
+    for (int i = 0; i < s->n && s->pts[i].batch <= ref; i++)
         if (stat_ms(s, i) > l4)
             l4 = stat_ms(s, i);
     return ceil(20 * l4) / 10;
@@ -250,7 +253,8 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
     cJSON_AddStringToObject(z, "format", "servesim-zoo/2");
     cJSON_AddStringToObject(z, "name", zoo_name);
     cJSON_AddStringToObject(z, "source", src);
-    cJSON_AddStringToObject(z, "notes", "slo_ms = 2 x l(4) (room for batch >= 4); max_batch = "
+    cJSON_AddStringToObject(z, "notes", "slo_ms = 2 x l(4), or 2 x l(the largest batch measured) where that is "
+                            "below 4 (room for a batch of 4); max_batch = "
                             "the largest batch measured; dynamic_mb = activation arena at that "
                             "batch; load_ms = copying the weights in");
     cJSON_AddStringToObject(z, "executor_kind", m[0].series[0].kind);

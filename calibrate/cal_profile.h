@@ -54,7 +54,8 @@ const char *cal_exec_text(const struct cal_opts *o, char *buf, size_t size);
 int cal_series_fit(struct cal_series *s, double tol);
 
 /* SLO given to a calibrated model: 2 x l(4) rounded up to 0.1 ms (Symphony's zoo rule of
- * "an SLO at which the model can run batch >= 4"); documented in docs/calibrate.md. */
+ * "an SLO at which the model can run batch >= 4"), or 2 x l(largest batch measured) where
+ * fewer than 4 were measured (never an extrapolated l(4)); documented in docs/calibrate.md. */
 double cal_default_slo_ms(const struct cal_series *s);
 
 int cal_profile_write_zoo(const char *file, const char *zoo_name,

@@ -35,9 +35,16 @@ static int config_groups(struct plot *p, struct names *titles, int **group_out)
      * sweep's settings) are configurations apart, labelled with their config key */
     if (!rc)
         rc = plot_mixed_units(p->n, t, key, mixed);
+    const char **cfgs = calloc((size_t)(p->n ? p->n : 1), sizeof *cfgs);
+    for (int i = 0; cfgs && i < p->n; i++)
+        cfgs[i] = p->r[i].config;
+    if (!cfgs && !rc)
+        rc = SIM_ENOMEM;
     for (int i = 0; i < p->n && !rc; i++) {
-        char g[1100];
-        snprintf(g, sizeof g, mixed[i] ? "%.1000s [config %.6s]" : "%.1000s", t[i], key[i]);
+        char g[1300], what[200] = "";
+        if (mixed[i])
+            plot_config_label(p->n, t, key, cfgs, i, what, sizeof what);
+        snprintf(g, sizeof g, "%.1000s%s%s", t[i], what[0] ? " " : "", what);
         int k = plot_names_index(titles, g);
         if (k < 0)
             rc = k;
@@ -46,7 +53,7 @@ static int config_groups(struct plot *p, struct names *titles, int **group_out)
     }
     for (int i = 0; t && i < p->n; i++)
         free(t[i]);
-    free(t), free(key), free(mixed);
+    free(t), free(key), free(mixed), free(cfgs);
     return rc;
 }
 
@@ -138,7 +145,7 @@ int plot_gpu_alloc(struct plot *p)
     }
     sqlite3_finalize(q);
     if (f) {
-        int rc2 = plot_dat_close(f, base);
+        int rc2 = plot_dat_close(p, f, base);
         if (!rc)
             rc = rc2;
     }
@@ -147,7 +154,7 @@ int plot_gpu_alloc(struct plot *p)
                 "--name picks others)\n", p->label, groups.n, MAX_PANELS);
     bool skipped = false;
     if (!rc && npan == 0) {
-        plot_discard(base);
+        plot_discard(p, base);
         skipped = true;
         rc = no_data(p, "gpu-alloc", "no run has GPU ledger series (gpus.inference, ...: runs "
                      "with training jobs or notebooks, and a sampling period)");
@@ -228,7 +235,7 @@ int plot_job_workers(struct plot *p)
                 }
                 fputc('\n', f);
             }
-            rc = plot_dat_close(f, base);
+            rc = plot_dat_close(p, f, base);
         }
         if (!rc) {
             char vars[2048], title[512];
@@ -378,7 +385,7 @@ int plot_sla_clients(struct plot *p)
                     fprintf(f, "%.6g\t%.6g\n", L[k], B[k] / T[k]);
         }
         if (f)
-            rc = plot_dat_close(f, base);
+            rc = plot_dat_close(p, f, base);
         if (!rc) {
             char vars[2048], title[512];
             snprintf(title, sizeof title, "%s: SLA violations by active clients (over the "

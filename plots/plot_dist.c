@@ -141,36 +141,72 @@ static double dist_total(const struct dist *d, int s)
     return t;
 }
 
-/* d with its smallest series folded into "others" (into *out; d unchanged). */
+/* The policy a series belongs to: its title's first word (plot_series_title). */
+static size_t policy_len(const char *title)
+{
+    return strcspn(title, " ");
+}
+
+/* d folded to at most `limit` series (into *out; d unchanged), never a policy away: the
+ * slots are shared among the policies (at least one each), and within a policy its series
+ * with the most requests stay and the rest become one "POLICY others (N folded)" series
+ * (their histograms summed); with one policy, "others (N series folded)". */
 static int dist_fold(const struct dist *d, int limit, struct dist *out)
 {
-    int n = d->ser.n, keep = limit - 1, rc = 0;
-    int *order = malloc((size_t)n * sizeof *order);
+    int n = d->ser.n, rc = 0;
+    int *order = malloc((size_t)n * sizeof *order), *group = malloc((size_t)n * sizeof *group);
+    int *gsize = calloc((size_t)n, sizeof *gsize), *gkept = calloc((size_t)n, sizeof *gkept);
     bool *kept = calloc((size_t)n, sizeof *kept);
-    if (!order || !kept) {
-        free(order), free(kept);
+    if (!order || !group || !gsize || !gkept || !kept) {
+        free(order), free(group), free(gsize), free(gkept), free(kept);
         return SIM_ENOMEM;
     }
-    for (int i = 0; i < n; i++)
+    int ng = 0;
+    for (int i = 0; i < n; i++) {       /* the policies, in order of first appearance */
+        int g = 0;
+        size_t len = policy_len(d->ser.v[i]);
+        while (g < i && !(group[g] >= 0 && policy_len(d->ser.v[g]) == len &&
+                          strncmp(d->ser.v[g], d->ser.v[i], len) == 0))
+            g++;
+        group[i] = g < i ? group[g] : ng++;
+        gsize[group[i]]++;
         order[i] = i;
+    }
     for (int i = 1; i < n; i++)         /* by total requests, descending; ties: first seen */
         for (int j = i; j > 0 && dist_total(d, order[j - 1]) < dist_total(d, order[j]); j--) {
             int t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    for (int i = 0; i < keep; i++)
-        kept[order[i]] = true;
-    char others[64];
-    snprintf(others, sizeof others, "others (%d series folded)", n - keep);
+    int slots = limit / ng > 1 ? limit / ng : 1;    /* each policy's share of the lines */
+    for (int i = 0; i < n; i++) {
+        int s = order[i], g = group[s];
+        int keep = gsize[g] <= slots ? slots : slots - 1;   /* one slot for its others */
+        if (gkept[g] < keep) {
+            kept[s] = true;
+            gkept[g]++;
+        }
+    }
     memset(out, 0, sizeof *out);
-    for (int s = 0; s < n && !rc; s++)  /* the kept ones in their order, then the others */
+    for (int s = 0; s < n && !rc; s++)  /* the kept ones in their order, then each others */
         for (size_t k = 0; kept[s] && k < d->edge[s].n && !rc; k++)
             rc = dist_add(out, d->ser.v[s], d->edge[s].v[k], d->count[s].v[k], d->lo[s]);
-    for (int s = 0; s < n && !rc; s++)
-        for (size_t k = 0; !kept[s] && k < d->edge[s].n && !rc; k++)
-            rc = dist_add(out, others, d->edge[s].v[k], d->count[s].v[k], d->lo[s]);
-    free(order), free(kept);
+    for (int g = 0; g < ng && !rc; g++) {
+        char others[160];
+        int folded = gsize[g] - gkept[g];
+        for (int s = 0; s < n && !rc; s++) {
+            if (kept[s] || group[s] != g)
+                continue;
+            if (ng == 1)
+                snprintf(others, sizeof others, "others (%d series folded)", folded);
+            else
+                snprintf(others, sizeof others, "%.*s %s (%d folded)", (int)policy_len(d->ser.v[s]),
+                         d->ser.v[s], gkept[g] ? "others" : "all", folded);
+            for (size_t k = 0; k < d->edge[s].n && !rc; k++)
+                rc = dist_add(out, others, d->edge[s].v[k], d->count[s].v[k], d->lo[s]);
+        }
+    }
+    free(order), free(group), free(gsize), free(gkept), free(kept);
     if (rc)
         plot_dist_free(out);
     return rc;
@@ -207,7 +243,7 @@ int plot_cdf_render(struct plot *p, struct dist *d, const char *file, const char
                     total > 0 ? run / total : 0);
         }
     }
-    int rc = plot_dat_close(f, base);
+    int rc = plot_dat_close(p, f, base);
     if (rc)
         return rc;
     char vars[2048];
@@ -315,8 +351,8 @@ int plot_path_cdf(struct plot *p)
     return rc;
 }
 
-/* A batch-size histogram shows at most BATCH_SERIES clusters' worth of bars: above, the
- * series with the most batches and one "others" (dist_fold). */
+/* A batch-size histogram shows at most BATCH_SERIES clusters' worth of bars: above, each
+ * policy's series with the most batches and its "others" (dist_fold: never a policy away). */
 #define BATCH_SERIES 6
 
 int plot_batch(struct plot *p)
@@ -366,7 +402,7 @@ int plot_batch(struct plot *p)
             }
             fputc('\n', f);
         }
-        rc = tot ? plot_dat_close(f, base) : (fclose(f), SIM_ENOMEM);
+        rc = tot ? plot_dat_close(p, f, base) : (fclose(f), SIM_ENOMEM);
         free(tot);
     }
     if (!rc) {

@@ -18,6 +18,7 @@
 
 #include "plot_int.h"
 #include "sim_err.h"
+#include "sim_out.h"
 #include "sim_results.h"
 
 /* ---- small helpers ---- */
@@ -217,13 +218,18 @@ void plot_gp_start(char *vars, size_t size, const char *base, const char *title)
     plot_gp_set(vars, size, "plottitle", title);
 }
 
-/* Removes what a failed figure left: BASE.dat, .png, .svg. */
-void plot_discard(const char *base)
+/* Removes what a failed figure left: BASE.dat, .png, .svg (never the database read, where
+ * one of those names is it: the figure was refused for that). */
+void plot_discard(const struct plot *p, const char *base)
 {
     static const char *const ext[] = {"dat", "png", "svg"};
     for (int i = 0; i < 3; i++) {
         char path[4200];
         snprintf(path, sizeof path, "%s.%s", base, ext[i]);
+        struct stat a, b;
+        if (stat(path, &a) == 0 && stat(p->o->db, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino)
+            continue;
         remove(path);
     }
 }
@@ -260,10 +266,19 @@ int plot_render(struct plot *p, const char *script, const char *base, const char
     static const char *const fmts[] = {"png", "svg"};
     int rc = 0;
     for (int f = 0; f < 2 && !rc; f++) {
-        char out[4200] = "", pre[8192];
+        char out[4200] = "", tmp[4300], pre[8192];
         snprintf(out, sizeof out, "%s.%s", base, fmts[f]);
-        char qout[8500] = "";
-        plot_gp_quote(qout, sizeof qout, out);
+        /* gnuplot writes a new file beside the figure, renamed over it when it succeeds: a
+         * link planted at the figure's name is replaced, never written through */
+        int tfd = (rc = sim_out_not_input(out, p->o->db, "the database")) ? rc
+                  : sim_out_tmp(out, tmp, sizeof tmp);
+        if (tfd < 0) {
+            rc = tfd;
+            break;
+        }
+        close(tfd);
+        char qout[8600] = "";
+        plot_gp_quote(qout, sizeof qout, tmp);
         snprintf(pre, sizeof pre,
                  f == 0 ? "set terminal pngcairo size %d,%d noenhanced font 'sans,%d'\n"
                         : "set terminal svg size %d,%d noenhanced dynamic font 'sans,%d' "
@@ -274,6 +289,7 @@ int plot_render(struct plot *p, const char *script, const char *base, const char
         int fd[2];
         if (pipe(fd)) {
             rc = sim_err_set(SIM_EIO, "pipe: %s", strerror(errno));
+            remove(tmp);
             break;
         }
         /* gnuplot's stderr is kept aside: shown when it fails, dropped when it succeeds (its
@@ -288,6 +304,7 @@ int plot_render(struct plot *p, const char *script, const char *base, const char
             if (errf)
                 fclose(errf);
             rc = sim_err_set(SIM_EIO, "fork: %s", strerror(errno));
+            remove(tmp);
             break;
         }
         if (pid == 0) {
@@ -330,13 +347,16 @@ int plot_render(struct plot *p, const char *script, const char *base, const char
                              script, out);
         else {
             struct stat sb;
-            if (stat(out, &sb) || sb.st_size == 0)
+            if (stat(tmp, &sb) || sb.st_size == 0)
                 rc = sim_err_set(SIM_EIO, "gnuplot wrote no %s", out);
+            else
+                rc = sim_out_commit(tmp, out);
         }
+        remove(tmp);                    /* left only where gnuplot failed */
     }
     free(owned);
     if (rc)
-        plot_discard(base);
+        plot_discard(p, base);
     else
         fprintf(stderr, "plot: %s.png, .svg, .dat\n", base);
     return rc;
@@ -356,17 +376,26 @@ FILE *plot_dat_open(struct plot *p, const char *name, char *base, size_t size)
     snprintf(base, size, "%s/%s-%s", p->o->out, p->prefix, name);
     char path[4200];
     snprintf(path, sizeof path, "%s.dat", base);
-    FILE *f = fopen(path, "w");
-    if (!f)
+    if (sim_out_not_input(path, p->o->db, "the database"))
+        return NULL;
+    int fd = sim_out_fresh(path);       /* a link planted at the name is replaced */
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
         sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+        close(fd);
+    }
     return f;
 }
 
-int plot_dat_close(FILE *f, const char *base)
+int plot_dat_close(const struct plot *p, FILE *f, const char *base)
 {
-    if (fclose(f) != 0) {
-        plot_discard(base);
-        return sim_err_set(SIM_EIO, "%s.dat: write failed", base);
+    int bad = ferror(f);
+    if ((fclose(f) != 0) | bad) {
+        int e = errno;
+        plot_discard(p, base);
+        return sim_err_set(SIM_EIO, "%s.dat: cannot write: %s", base, strerror(e));
     }
     return 0;
 }
@@ -415,4 +444,66 @@ int plot_mixed_units(int n, char *const *unit, char (*key)[17], bool *mixed)
     free(ui), free(first), free(um);
     plot_names_free(&u);
     return rc;
+}
+
+/* ---- what tells configurations apart ---- */
+
+/* Appends to `out` (", "-separated, once each) the leaves where a differs from b, as
+ * "leaf=value" of a ("leaf unset" where a lacks it). path: where a and b sit. */
+static void config_diff(const cJSON *a, const cJSON *b, const char *leaf, char *out, size_t size)
+{
+    if (cJSON_IsObject(a) && cJSON_IsObject(b)) {
+        for (const cJSON *x = a->child; x; x = x->next)
+            if (strcmp(x->string, "seed") != 0 || leaf)
+                config_diff(x, cJSON_GetObjectItemCaseSensitive(b, x->string), x->string, out,
+                            size);
+        for (const cJSON *y = b->child; y; y = y->next)
+            if (!cJSON_GetObjectItemCaseSensitive(a, y->string) &&
+                (strcmp(y->string, "seed") != 0 || leaf))
+                config_diff(NULL, y, y->string, out, size);
+        return;
+    }
+    if (cJSON_IsArray(a) && cJSON_IsArray(b) && cJSON_GetArraySize(a) == cJSON_GetArraySize(b)) {
+        for (const cJSON *x = a->child, *y = b->child; x && y; x = x->next, y = y->next)
+            config_diff(x, y, leaf, out, size);
+        return;
+    }
+    if (a && b && cJSON_Compare(a, b, true))
+        return;
+    char item[160];
+    if (!a) {
+        snprintf(item, sizeof item, "%s unset", leaf ? leaf : "config");
+    } else {
+        char *v = cJSON_IsString(a) ? NULL : cJSON_PrintUnformatted(a);
+        snprintf(item, sizeof item, "%s=%.60s", leaf ? leaf : "config",
+                 cJSON_IsString(a) ? a->valuestring : v ? v : "?");
+        free(v);
+    }
+    /* once each: a whole item between separators */
+    size_t il = strlen(item);
+    for (const char *h = strstr(out, item); h; h = strstr(h + 1, item))
+        if ((h == out || h[-1] == ' ') && (h[il] == ',' || h[il] == '\0'))
+            return;
+    size_t len = strlen(out);
+    snprintf(out + len, size - len, "%s%s", len ? ", " : "", item);
+}
+
+void plot_config_label(int n, char *const *unit, char (*key)[17], const char *const *config,
+                       int i, char *out, size_t size)
+{
+    char diff[512] = "";
+    cJSON *a = cJSON_Parse(config[i]);
+    for (int j = 0; j < n && a; j++) {
+        if (j == i || strcmp(unit[j], unit[i]) != 0 || strcmp(key[j], key[i]) == 0)
+            continue;
+        cJSON *b = cJSON_Parse(config[j]);
+        if (b)
+            config_diff(a, b, NULL, diff, sizeof diff);
+        cJSON_Delete(b);
+    }
+    cJSON_Delete(a);
+    if (!diff[0] || strlen(diff) > 80)  /* nothing found, or too much to read: the key */
+        snprintf(out, size, "[config %.6s]", key[i]);
+    else
+        snprintf(out, size, "[%s]", diff);
 }

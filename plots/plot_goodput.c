@@ -61,12 +61,18 @@ int plot_goodput(struct plot *p)
         searches = searches || p->r[i].goodput;
         runs = runs || !p->r[i].goodput;
     }
+    const char **cfgs = calloc((size_t)(p->n ? p->n : 1), sizeof *cfgs);
+    for (int i = 0; cfgs && i < p->n; i++)
+        cfgs[i] = p->r[i].config;
+    if (!cfgs)
+        rc = SIM_ENOMEM;
     for (int i = 0; i < p->n && !rc; i++) {
-        char g[1024];
+        char g[1024], what[200];
         const char *k = !(runs && searches) ? "" : p->r[i].goodput ? " [goodput]" : " [run: on time]";
-        if (mixed[i])
-            snprintf(g, sizeof g, "%s [config %.6s]%s", lab[i], key[i], k);
-        else
+        if (mixed[i]) {
+            plot_config_label(p->n, unit, key, cfgs, i, what, sizeof what);
+            snprintf(g, sizeof g, "%s %s%s", lab[i], what, k);
+        } else
             snprintf(g, sizeof g, "%s%s", lab[i], k);
         gi[i] = plot_names_index(&groups, g);
         pi[i] = plot_names_index(&pols, p->r[i].policy);
@@ -75,7 +81,7 @@ int plot_goodput(struct plot *p)
     }
     for (int i = 0; lab && unit && i < p->n; i++)
         free(lab[i]), free(unit[i]);
-    free(lab), free(unit), free(key), free(mixed);
+    free(lab), free(unit), free(key), free(mixed), free(cfgs);
     if (!rc && !(cell = calloc((size_t)(groups.n * pols.n), sizeof *cell)))
         rc = SIM_ENOMEM;
     for (int i = 0; i < p->n && !rc; i++)
@@ -99,7 +105,7 @@ int plot_goodput(struct plot *p)
             plot_put_stat(f, &cell[g * pols.n + j]);
         fputc('\n', f);
     }
-    if ((rc = plot_dat_close(f, base)))
+    if ((rc = plot_dat_close(p, f, base)))
         goto out;
     char vars[2048], title[512];
     snprintf(title, sizeof title, "%s: goodput by policy", p->label);
@@ -216,7 +222,8 @@ int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const c
     char **stitle = calloc((size_t)p->n, sizeof *stitle);
     double *xs = calloc((size_t)p->n, sizeof *xs);
     bool *mixed = calloc((size_t)p->n, sizeof *mixed);
-    if (!key || !stitle || !xs || !mixed) {
+    char **cfgtext = calloc((size_t)p->n, sizeof *cfgtext);   /* x and the sweep's keys at 0 */
+    if (!key || !stitle || !xs || !mixed || !cfgtext) {
         rc = SIM_ENOMEM;
         goto out_keys;
     }
@@ -242,15 +249,13 @@ int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const c
         xs[i] = xv->valuedouble;
         cJSON_SetNumberValue(xv, 0);    /* the key of everything but x (and the seed) */
         zero_swept(cfg, r->settings, skey);
-        char *text = cJSON_PrintUnformatted(cfg);
+        char *text = cfgtext[i] = cJSON_PrintUnformatted(cfg);
         cJSON_Delete(cfg);
         if (!text || sim_results_config_key(text, key[i]) ||
             !(stitle[i] = plot_series_title(r, swept_key(r, xpath, skey), NULL))) {
-            free(text);
             rc = SIM_ENOMEM;
             break;
         }
-        free(text);
     }
     if (!rc && !skip && p->o->all) {    /* one x value makes no line: nothing to draw */
         int distinct = 0;
@@ -266,10 +271,12 @@ int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const c
         rc = plot_mixed_units(p->n, stitle, key, mixed);
     for (int i = 0; i < p->n && !rc && !skip; i++) {
         const struct prun *r = &p->r[i];
-        char t[1024];
-        if (mixed[i])
-            snprintf(t, sizeof t, "%s [config %.6s]", stitle[i], key[i]);
-        else
+        char t[1024], what[200];
+        if (mixed[i]) {
+            plot_config_label(p->n, stitle, key, (const char *const *)cfgtext, i, what,
+                              sizeof what);
+            snprintf(t, sizeof t, "%s %s", stitle[i], what);
+        } else
             snprintf(t, sizeof t, "%s", stitle[i]);
         int s = plot_names_index(&ser, t);
         if (s < 0) {
@@ -289,7 +296,9 @@ int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const c
 out_keys:
     for (int i = 0; stitle && i < p->n; i++)
         free(stitle[i]);
-    free(key), free(stitle), free(xs), free(mixed);
+    for (int i = 0; cfgtext && i < p->n; i++)
+        free(cfgtext[i]);
+    free(key), free(stitle), free(xs), free(mixed), free(cfgtext);
     if (rc || skip)
         goto out;
     if (p->o->all) {                    /* lines of one point each: not a figure to draw */
@@ -330,7 +339,7 @@ out_keys:
                         p->label, file, ser.v[s], used, row[k].x);
         }
     }
-    if ((rc = plot_dat_close(f, base)))
+    if ((rc = plot_dat_close(p, f, base)))
         goto out;
     char vars[2048], title[512];
     snprintf(title, sizeof title, "%s: %s vs %s", p->label, plot_y_names[p->o->y], xlab);

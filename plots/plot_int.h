@@ -87,10 +87,10 @@ struct dist {
 };
 
 /* plot_gnuplot.c: small helpers, the .dat files and gnuplot */
-int plot_dat_close(FILE *f, const char *base);
+int plot_dat_close(const struct plot *p, FILE *f, const char *base);
 FILE *plot_dat_open(struct plot *p, const char *name, char *base, size_t size);
 int plot_db_fail(struct plot *p, const char *what);
-void plot_discard(const char *base);
+void plot_discard(const struct plot *p, const char *base);
 void plot_file_safe(char *name);
 const char *plot_goodput_ylabel(const struct plot *p);
 void plot_gp_append(char *vars, size_t size, const char *fmt, ...);
@@ -98,6 +98,12 @@ void plot_gp_quote(char *buf, size_t size, const char *s);
 void plot_gp_set(char *vars, size_t size, const char *name, const char *value);
 void plot_gp_start(char *vars, size_t size, const char *base, const char *title);
 int plot_mixed_units(int n, char *const *unit, char (*key)[17], bool *mixed);
+/* The label of run i's configuration where its unit holds several (plot_mixed_units): what
+ * differs from the others of its unit, "[work_conserving=true]" (leaf=value, the seed left
+ * out), or "[config KEY]" where nothing readable tells them apart. config[i]: each run's
+ * configuration as compared. */
+void plot_config_label(int n, char *const *unit, char (*key)[17], const char *const *config,
+                       int i, char *out, size_t size);
 void plot_names_free(struct names *ns);
 int plot_names_index(struct names *ns, const char *s);
 void plot_put_label(FILE *f, const char *s);

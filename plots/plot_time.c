@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plot_int.h"
 #include "sim_err.h"
+#include "sim_out.h"
 
 /* ---- timeline ---- */
 
@@ -68,14 +70,20 @@ int plot_timeline(struct plot *p)
             }
     }
     sqlite3_finalize(q);
-    int rc2 = plot_dat_close(f, base);
+    int rc2 = plot_dat_close(p, f, base);
     if (!rc)
         rc = rc2;
+    if (!rc && rows == 0 && p->o->all) {   /* `plot all` draws what there is, and says so */
+        plot_discard(p, base);
+        fprintf(stderr, "plot: %s timeline skipped: run %lld has no time series "
+                "(metrics.sample_period_s was 0)\n", p->label, (long long)r->id);
+        return 0;
+    }
     if (!rc && rows == 0)
         rc = sim_err_set(SIM_EINVAL, "run %lld (%s) has no time series (metrics.sample_period_s "
                          "was 0?)", (long long)r->id, r->name);
     if (rc) {
-        plot_discard(base);
+        plot_discard(p, base);
         return rc;
     }
     char vars[2048], title[512];
@@ -143,14 +151,14 @@ int plot_series(struct plot *p)
         free(t);
     }
     sqlite3_finalize(q);
-    int rc2 = plot_dat_close(f, base);
+    int rc2 = plot_dat_close(p, f, base);
     if (!rc)
         rc = rc2;
     if (!rc && lines == 0)
         rc = sim_err_set(SIM_EINVAL, "%s: no time series \"%s\"%s%s%s in the selected runs",
                          p->o->db, name, key[0] ? " with key \"" : "", key, key[0] ? "\"" : "");
     if (rc) {
-        plot_discard(base);
+        plot_discard(p, base);
         return rc;
     }
     char vars[2048], title[512], ylab[256];
@@ -207,7 +215,7 @@ int plot_plan(struct plot *p)
             continue;                   /* a plan that found nothing and ran no autoscaler */
         char stat_title[256], as_title[256], title[512];
         if (has_static)
-            snprintf(stat_title, sizeof stat_title, "static plan: %d GPUs, %.2f GPU-hours",
+            snprintf(stat_title, sizeof stat_title, "static plan: %d GPUs, %.2f GPU-hours simulated",
                      sqlite3_column_int(q, 2), sqlite3_column_double(q, 4) / 3600);
         else
             snprintf(stat_title, sizeof stat_title, "static plan: none found");
@@ -215,17 +223,26 @@ int plot_plan(struct plot *p)
                  sqlite3_column_type(q, 5) != SQLITE_NULL ? (const char *)sqlite3_column_text(q, 5)
                                                           : "-",
                  sqlite3_column_double(q, 7) / 3600, sqlite3_column_int(q, 8) ? "met" : "missed");
-        /* the plan's id without its configuration hash ("NAME-POLICY@HASH") */
-        snprintf(title, sizeof title, "%s: capacity plan %.*s", name, (int)strcspn(id, "@"), id);
+        /* the plan's name once, and its configuration's hash to tell plans of one name apart
+         * (its id is "NAME@HASH") */
+        const char *hash = strchr(id, '@');
+        snprintf(title, sizeof title, "%s: capacity plan (config %.6s)", name, hash ? hash + 1 : id);
         /* OUT/NAME-plan-N.*: named by the plan's experiment, numbered in creation order */
         char base[4096], safe[256], path[4200];
         snprintf(safe, sizeof safe, "%s", name);
         plot_file_safe(safe);
         snprintf(base, sizeof base, "%s/%s-plan-%d", o->out, safe, nplans);
         snprintf(path, sizeof path, "%s.dat", base);
-        FILE *f = fopen(path, "w");
+        int fd = (rc = sim_out_not_input(path, o->db, "the database")) ? rc
+                 : sim_out_fresh(path); /* a link planted at the name is replaced */
+        FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
         if (!f) {
-            rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+            if (fd >= 0) {
+                close(fd);
+                rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+            } else {
+                rc = fd;
+            }
             break;
         }
         fputs("t_s\tstatic\tautoscaled\toffered_rps\n", f);
@@ -248,11 +265,16 @@ int plot_plan(struct plot *p)
         }
         if (st != SQLITE_DONE)
             rc = plot_db_fail(p, "reading the plans' time series");
-        int rc2 = plot_dat_close(f, base);
+        int rc2 = plot_dat_close(p, f, base);
         if (!rc)
             rc = rc2;
         if (!rc && rows == 0) {
-            plot_discard(base);
+            plot_discard(p, base);
+            if (o->all) {                   /* `plot all`: the other figures still drawn */
+                fprintf(stderr, "plot: plan %s skipped: its runs have no time series "
+                        "(metrics.sample_period_s was 0)\n", id);
+                continue;
+            }
             rc = sim_err_set(SIM_EINVAL, "plan %s: its runs have no time series "
                              "(metrics.sample_period_s was 0?)", id);
         }

@@ -286,7 +286,7 @@ int fa2_problem_of(const struct sim_world *cfg, int bmax, double delta, struct f
         fp->sla_ms = app->paths[q].sla_ms;
         if (fp->sla_ms > FA2_MAX_SLA_MS)
             return sim_err_set(SIM_EINVAL, "application.paths[%d].sla_ms: expected at most %g ms "
-                               "(%s plans in 1-ms slots up to the largest SLA), got %g", q,
+                               "(%s plans in 1-ms slots up to the largest SLA), got %.15g", q,
                                FA2_MAX_SLA_MS, cfg->policy->name, fp->sla_ms);
     }
     for (int m = 0; m < p->ndnn; m++) {

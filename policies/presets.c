@@ -32,7 +32,7 @@ static const struct policy_preset presets[] = {
      "models loaded when assigned) with backends that dispatch the requests accumulated so "
      "far, not at most the planned batch (its section 5 and Figure 8: Nexus batches above "
      "the planner's largest)",
-     "Chen et al., Symphony (arXiv 2308.07470), section 5 (specs/symphony-evaluation.md); "
+     "Chen et al., Symphony (arXiv 2308.07470), section 5; "
      "planner: uwsampl/nexus src/nexus/scheduler/",
      "{\"profile_multiplier\": 1.15, \"epoch_schedule\": true, \"initial_rate\": \"zero\","
      " \"model_load\": \"on_assign\", \"drop_policy\": \"sliding_window\", \"beacon_s\": 1,"
@@ -51,7 +51,7 @@ static const struct policy_preset presets[] = {
      "Clockwork as the Symphony paper ran it: INFER4 with the constants of its code, but "
      "arbitrary batch sizes 1-16 (the authors added them) and no input transfer (workers "
      "make the inputs; the controller would otherwise be the bandwidth bottleneck)",
-     "Chen et al., Symphony (arXiv 2308.07470), section 5 (specs/symphony-evaluation.md); "
+     "Chen et al., Symphony (arXiv 2308.07470), section 5; "
      "INFER4: malixian/clockwork src/clockwork/controller/",
      "{\"scheduler\": \"infer4\", \"schedule_ahead_ms\": 10, \"max_batch\": 16,"
      " \"batch_sizes\": \"all\", \"max_exec_ms\": 250, \"default_slo_ms\": 100,"
@@ -86,21 +86,21 @@ static const struct policy_preset presets[] = {
     {"dynamoml", "k8s", false,
      "native Kubernetes: whole-GPU notebooks, jobs' pods bound one at a time to random nodes, "
      "one inference pod",
-     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2 (specs/dynamoml.md)",
+     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2",
      "{\"sharing\": false, \"scheduling\": false, \"autoscaling\": false}"},
     {"dynamoml", "k8s-sharing", false,
      "Kubernetes with DynamoML's fractional-GPU allocator for notebooks",
-     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2 (specs/dynamoml.md)",
+     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2",
      "{\"sharing\": true, \"scheduling\": false, \"autoscaling\": false}"},
     {"dynamoml", "k8s-scaling", false,
      "Kubernetes with the HPA on request rate (needs autoscale.kind \"hpa\"), native "
      "placement, no preemption",
-     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2 (specs/dynamoml.md)",
+     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2",
      "{\"sharing\": false, \"scheduling\": false, \"autoscaling\": true}"},
     {"dynamoml", "dynamoml", false,
      "all three operators: sharing, the training-job scheduler, the HPA (needs "
      "autoscale.kind \"hpa\") with preemption of training workers",
-     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2 (specs/dynamoml.md)",
+     "Chiang and Chou, DynamoML, CLOSER 2021, Table 2",
      "{\"sharing\": true, \"scheduling\": true, \"autoscaling\": true}"},
 };
 

@@ -486,7 +486,7 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
     if (st->alpha <= 0)
         return sim_err_set(SIM_EINVAL, "%s.alpha: expected a fraction in (0, 1], got 0", path);
     if (st->q >= 1)
-        return sim_err_set(SIM_EINVAL, "%s.q: expected a pole in [0, 1), got %g", path, st->q);
+        return sim_err_set(SIM_EINVAL, "%s.q: expected a pole in [0, 1), got %.15g", path, st->q);
     for (int node = 0; node < w->nnodes; node++)
         if (cJSON_GetObjectItemCaseSensitive(p, "static_cores_per_node") && w->nodes[node].cores > 0 &&
             st->static_cores > w->nodes[node].cores - st->gc)

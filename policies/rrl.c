@@ -101,10 +101,10 @@ static int init(struct sim *s, const cJSON *p, void *state)
         return rc;
     if (qp.gamma >= 1)
         return sim_err_set(SIM_EINVAL, "policy.params.gamma: expected a number in [0, 1) "
-                           "(the exploration divides by 1 - gamma), got %g", qp.gamma);
+                           "(the exploration divides by 1 - gamma), got %.15g", qp.gamma);
     if (radius > 10)
         return sim_err_set(SIM_EINVAL, "policy.params.radius: expected at most 10 grid steps, "
-                           "got %g", radius);
+                           "got %.15g", radius);
     if ((rc = rrl_q_init(&st->q, &ctl->grid, ctl->nstates, radius, &qp)))
         return rc;
     st->region = malloc((size_t)st->q.noff * sizeof *st->region);

@@ -44,10 +44,10 @@ int rrl_ctl_init(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, bool need_r
         return rc;
     if (ctl->tail_pct > 100)
         return sim_err_set(SIM_EINVAL, "policy.params.tail_pct: expected a percentile in "
-                           "(0, 100], got %g", ctl->tail_pct);
+                           "(0, 100], got %.15g", ctl->tail_pct);
     if (ctl->load_bin > 0 && ctl->load_bin < 0.01)
         return sim_err_set(SIM_EINVAL, "policy.params.load_bin: expected 0 (one state) or at "
-                           "least 0.01, got %g", ctl->load_bin);
+                           "least 0.01, got %.15g", ctl->load_bin);
     if (need_rate && !(ctl->lam_bar > 0))
         return sim_err_set(SIM_EINVAL, "policy.params: this policy measures load relative to "
                            "the configured mean rate, and the workload has none (a trace?): "

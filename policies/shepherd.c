@@ -255,7 +255,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
         return rc;
     if (st->lambda <= 1)
         return sim_err_set(SIM_EINVAL, "policy.params.lambda: expected a number > 1 (a batch "
-                           "is preempted only by a larger one), got %g", st->lambda);
+                           "is preempted only by a larger one), got %.15g", st->lambda);
     st->tail_scan = scan == 1;
     int nm = sim_model_count(s);
     st->changed = calloc((size_t)nm, sizeof *st->changed);

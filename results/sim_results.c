@@ -160,6 +160,62 @@ static int db_fail(const char *path, sqlite3 *db, const char *what)
     return sim_err_set(SIM_EINVAL, "%s: %s: %s", path, what, sqlite3_errmsg(db));
 }
 
+int sim_results_check_file(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+        return 0;
+    return sim_err_set(SIM_EINVAL, "%s: expected a results database file, found %s", path,
+                       S_ISDIR(sb.st_mode) ? "a folder" : "a device, FIFO or socket (SQLite "
+                                                          "keeps a database in a regular file)");
+}
+
+int sim_results_check_tables(const char *path, sqlite3 *db, int version)
+{
+    sqlite3_stmt *q;
+    int n = 0;
+    if (version <= 0)
+        return 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                           "name IN ('meta', 'runs')", -1, &q, NULL) == SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW)
+            n = sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+    }
+    if (n == 2)
+        return 0;
+    return sim_err_set(SIM_EINVAL, "%s: not a servesim results database (an SQLite database "
+                       "with schema version %d but without servesim's tables meta and runs: "
+                       "another program's file)", path, version);
+}
+
+/* Rolls back the hot journal a writer killed inside a commit left beside `path` (what any
+ * connection that may write does on its first read), restoring the last complete commit. */
+static int recover_journal(const char *path)
+{
+    sqlite3 *rw = NULL;
+    int rc = sqlite3_open_v2(path, &rw, SQLITE_OPEN_READWRITE, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_handler(rw, sim_store_busy, sim_store_busy_ctx(path));
+        rc = sqlite3_exec(rw, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    }
+    if (rc != SQLITE_OK) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", rw ? sqlite3_errmsg(rw) : "out of memory");
+        sqlite3_close(rw);
+        return sim_err_set(SIM_EINVAL, "%s: a write was left unfinished (%s-journal, from a "
+                           "process killed inside a commit) and must be rolled back before the "
+                           "database can be read; that needs write access to the database and "
+                           "its folder, which this process lacks (SQLite: %s): run the same "
+                           "command as a user who can write them (the rollback keeps every "
+                           "complete run)", path, path, msg);
+    }
+    sqlite3_close(rw);
+    fprintf(stderr, "servesim: %s: rolled back a write left unfinished by a process killed "
+            "inside a commit (every complete run is kept)\n", path);
+    return 0;
+}
+
 int sim_results_open(const char *path, sqlite3 **out, int *version)
 {
     sqlite3 *db = NULL;
@@ -167,16 +223,30 @@ int sim_results_open(const char *path, sqlite3 **out, int *version)
     int rc = 0, v = 0;
     *out = NULL;
     int src = SQLITE_OK;
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-        return sim_err_set(SIM_EINVAL, "%s: is a directory: expected a results database", path);
+    if ((rc = sim_results_check_file(path)))
+        return rc;
     int opened = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
-    if (opened == SQLITE_OK)            /* wait out a writer's commit rather than fail */
-        sqlite3_busy_timeout(db, SIM_STORE_BUSY_MS);
+    if (opened == SQLITE_OK) {          /* wait out a writer's commit rather than fail */
+        sqlite3_extended_result_codes(db, 1);
+        sqlite3_busy_handler(db, sim_store_busy, sim_store_busy_ctx(path));
+        src = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+        if (src == SQLITE_READONLY_ROLLBACK) {
+            /* a hot journal: a writer was killed inside a commit, and a read-only connection
+             * cannot roll it back; one that may write does, then the read goes on */
+            sqlite3_close(db);
+            db = NULL;
+            if ((rc = recover_journal(path)))
+                return rc;
+            opened = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+            if (opened == SQLITE_OK) {
+                sqlite3_busy_handler(db, sim_store_busy, sim_store_busy_ctx(path));
+                src = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+            }
+        }
+    }
     if (opened != SQLITE_OK) {
         rc = db_fail(path, db, "cannot open");
-    } else if ((src = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL,
-                                   NULL)) == SQLITE_BUSY || src == SQLITE_LOCKED) {
+    } else if ((src & 0xff) == SQLITE_BUSY || (src & 0xff) == SQLITE_LOCKED) {
         rc = sim_err_set(SIM_EINTERNAL, "%s: locked by another process for more than %d s "
                          "(SQLite: %s)", path, SIM_STORE_BUSY_MS / 1000, sqlite3_errmsg(db));
     } else if (src != SQLITE_OK) {
@@ -192,6 +262,8 @@ int sim_results_open(const char *path, sqlite3 **out, int *version)
         else if (v < 1 || v > SIM_STORE_SCHEMA)
             rc = sim_err_set(SIM_EINVAL, "%s: expected a servesim results database (schema "
                              "1..%d), found schema version %d", path, SIM_STORE_SCHEMA, v);
+        else
+            rc = sim_results_check_tables(path, db, v);
     }
     sqlite3_finalize(q);
     if (rc) {

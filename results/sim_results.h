@@ -51,6 +51,12 @@ struct sqlite3;
  * that is not one, or one from a newer servesim, is SIM_EINVAL naming the file. On error *db
  * is closed and NULL. Used by compare, export and plot. */
 int sim_results_open(const char *path, struct sqlite3 **db /* OUT */, int *version /* OUT */);
+/* Checks what a results database must be before SQLite opens it (`path` as the user named
+ * it): a regular file or none (never a device such as /dev/null, a FIFO or a folder), and,
+ * once open with a schema version, servesim's tables (another program's SQLite file with a
+ * user_version of its own is not one). SIM_EINVAL naming the file. */
+int sim_results_check_file(const char *path);
+int sim_results_check_tables(const char *path, struct sqlite3 *db, int version);
 
 /* Loads every finished run of `path` (a database or a servesim-results/1 file, told apart by
  * the SQLite header). A run repeated with the same seed keeps its latest copy. Errors name the

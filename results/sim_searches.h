@@ -79,7 +79,11 @@ struct sim_plan {
     struct sim_result *static_result;   /* the run at static_gpus */
     int64_t static_run_id;
     double trace_mean_rps, trace_peak_rps, duration_s;
+    double time_scale;                  /* a trace's workload.trace.time_scale (1 otherwise):
+                                         * a simulated second is that many of trace time */
     int trace_gaps;
+    char warning[400];                  /* said with the answer ("": none): a window the
+                                         * trace covers in part (partial_window) */
     bool autoscaled;
     char autoscaler[32];
     struct sim_result *autoscale_result;

@@ -1,5 +1,6 @@
 /* sim_store — schema creation, versioning and transactional writes of results. */
 #include "sim_store.h"
+#include "sim_results.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -8,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "sim_err.h"
 #include "sim_out.h"
@@ -16,27 +20,23 @@
 struct sim_store {
     sqlite3 *db;
     char *path;
-    double busy_since;                 /* the wait for another's lock (on_busy) */
-    bool busy_said;
 };
 
-/* Another process holds the database: wait for it (SIM_STORE_BUSY_MS at most), and say so
- * once the wait passes 2 s, so a user does not stare at a silent terminal. */
-static int on_busy(void *ctx, int n)
+/* The wait sqlite3_busy_handler calls: the sleeps are 5 ms for the first 20 calls, 50 ms
+ * after, so the n-th call has waited at least busy_ms(n); said once the wait passes 2 s. */
+static long busy_ms(int n)
 {
-    struct sim_store *st = ctx;
-    double now = sim_wall_seconds();
-    if (n == 0)
-        st->busy_since = now, st->busy_said = false;
-    double waited = now - st->busy_since;
-    if (waited * 1000 > SIM_STORE_BUSY_MS)
+    return n < 20 ? 5L * n : 100 + 50L * (n - 20);
+}
+
+int sim_store_busy(void *path, int n)
+{
+    if (busy_ms(n) > SIM_STORE_BUSY_MS)
         return 0;
-    if (!st->busy_said && waited >= 2) {
+    if (busy_ms(n) >= 2000 && busy_ms(n - 1) < 2000)
         fprintf(stderr, "servesim: %s is locked by another process (a sweep writing, a reader "
-                "inside a transaction): waiting for it, at most %d s\n", st->path,
+                "inside a transaction): waiting for it, at most %d s\n", (const char *)path,
                 SIM_STORE_BUSY_MS / 1000);
-        st->busy_said = true;
-    }
     sqlite3_sleep(n < 20 ? 5 : 50);
     return 1;
 }
@@ -113,6 +113,9 @@ static const char schema_sql[] =
     "  sweep TEXT NOT NULL, point INTEGER NOT NULL, point_key TEXT NOT NULL,\n"
     "  settings_json TEXT NOT NULL, run_id INTEGER REFERENCES runs(id), status TEXT NOT NULL,\n"
     "  error TEXT, PRIMARY KEY(sweep, point_key));\n"
+    "CREATE TABLE IF NOT EXISTS sweep_claims(\n"
+    "  sweep TEXT NOT NULL, point_key TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,\n"
+    "  claimed_at REAL NOT NULL, PRIMARY KEY(sweep, point_key));\n"
     "CREATE TABLE IF NOT EXISTS profiles(\n"
     "  id INTEGER PRIMARY KEY, executor_kind TEXT NOT NULL, model TEXT NOT NULL,\n"
     "  form TEXT NOT NULL, alpha_ms REAL, beta_ms REAL, a_ms REAL, b_ms REAL, c_ms REAL,\n"
@@ -292,7 +295,9 @@ int sim_store_open(const char *path, struct sim_store **out)
     }
     /* what would refuse the write, said before any work: a folder, a folder that cannot
      * take the journal beside the file, a read-only file or filesystem */
-    if (strcmp(path, ":memory:") != 0 && (rc = sim_out_check(path)))
+    if (strcmp(path, ":memory:") != 0 &&
+        ((rc = sim_results_check_file(path)) || (rc = sim_out_check(path)) ||
+         (rc = sim_out_space(path, SIM_STORE_SPACE_MIN, "a run's rows and their journal"))))
         goto fail;
     if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         rc = db_err(st, "cannot open");
@@ -303,7 +308,7 @@ int sim_store_open(const char *path, struct sim_store **out)
                          "permissions, or a read-only filesystem)", path);
         goto fail;
     }
-    sqlite3_busy_handler(st->db, on_busy, st);
+    sqlite3_busy_handler(st->db, sim_store_busy, st->path);
     /* a file that is not SQLite (or not ours) is the user's input, not a database fault */
     int src = sqlite3_exec(st->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
     if (src == SQLITE_NOTADB || src == SQLITE_CORRUPT) {
@@ -318,6 +323,8 @@ int sim_store_open(const char *path, struct sim_store **out)
                          "without servesim's schema version)", path);
         goto fail;
     }
+    if ((rc = sim_results_check_tables(path, st->db, v)))
+        goto fail;
     if (v > SIM_STORE_SCHEMA) {
         rc = sim_err_set(SIM_EINVAL, "%s: expected a servesim results database of schema 1..%d, "
                          "found schema version %d (written by a newer servesim)", path,
@@ -620,6 +627,81 @@ int sim_store_point_done(struct sim_store *st, const char *sweep, const char *ke
     *done = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
     sqlite3_finalize(q);
     return 0;
+}
+
+/* Is the claimer of a point still at it? On this host: its process is alive. Elsewhere
+ * (a database on a shared filesystem) that cannot be seen: a claim younger than
+ * SIM_STORE_CLAIM_REMOTE_S is trusted. */
+static bool claim_alive(const char *host, const char *me, int64_t pid, double at)
+{
+    if (strcmp(host, me) != 0)
+        return sim_wall_unix() - at < SIM_STORE_CLAIM_REMOTE_S;
+    return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+int sim_store_point_claim(struct sim_store *st, const char *sweep, const char *key,
+                          enum sim_claim *out, int64_t *holder)
+{
+    char me[256] = "";
+    gethostname(me, sizeof me - 1);
+    *out = SIM_CLAIM_OURS;
+    *holder = 0;
+    bool done = false;
+    int rc = exec(st, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    if ((rc = sim_store_point_done(st, sweep, key, &done)) == 0 && done)
+        *out = SIM_CLAIM_DONE;
+    sqlite3_stmt *q = NULL;
+    if (!rc && !done && !(rc = prep(st, "SELECT pid, host, claimed_at FROM sweep_claims WHERE "
+                                        "sweep = ? AND point_key = ?", &q))) {
+        sqlite3_bind_text(q, 1, sweep, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(q, 2, key, -1, SQLITE_TRANSIENT);
+        int step = sqlite3_step(q);
+        if (step == SQLITE_ROW) {
+            int64_t pid = sqlite3_column_int64(q, 0);
+            const char *host = (const char *)sqlite3_column_text(q, 1);
+            if (pid != (int64_t)getpid() &&
+                claim_alive(host ? host : "", me, pid, sqlite3_column_double(q, 2))) {
+                *out = SIM_CLAIM_TAKEN;
+                *holder = pid;
+            }
+        } else if (step != SQLITE_DONE) {
+            rc = db_err(st, "reading sweep_claims");
+        }
+        sqlite3_finalize(q);
+    }
+    if (!rc && *out == SIM_CLAIM_OURS &&
+        !(rc = prep(st, "INSERT OR REPLACE INTO sweep_claims VALUES(?,?,?,?,?)", &q))) {
+        sqlite3_bind_text(q, 1, sweep, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(q, 2, key, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(q, 3, (int64_t)getpid());
+        sqlite3_bind_text(q, 4, me, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_double(q, 5, sim_wall_unix());
+        if (sqlite3_step(q) != SQLITE_DONE)
+            rc = db_err(st, "claiming a sweep point");
+        sqlite3_finalize(q);
+    }
+    if (!rc)
+        rc = exec(st, "COMMIT");
+    if (rc)
+        rollback(st);
+    return rc;
+}
+
+int sim_store_point_release(struct sim_store *st, const char *sweep, const char *key)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = prep(st, "DELETE FROM sweep_claims WHERE sweep = ? AND point_key = ? AND pid = ?", &q);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(q, 1, sweep, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 2, key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(q, 3, (int64_t)getpid());
+    if (sqlite3_step(q) != SQLITE_DONE)
+        rc = db_err(st, "releasing a sweep point");
+    sqlite3_finalize(q);
+    return rc;
 }
 
 int sim_store_sweep_done(struct sim_store *st, const char *id, long *n)

@@ -6,7 +6,8 @@
  * migrated in place (1 -> 2 adds columns and the sweep_points table; 2 -> 3 adds cost and
  * trace-gap columns to runs and the plans and plan_probes tables; 3 -> 4 adds calibration
  * provenance columns to profiles and the profile_points table; 4 -> 5 adds the queue_hist
- * table; 7 -> 8 adds runs.makespan_s and the job_stats and job_workers tables). */
+ * table; 7 -> 8 adds runs.makespan_s and the job_stats and job_workers tables; 10 -> 11 adds
+ * the sweep_claims table). */
 #ifndef SIM_STORE_H
 #define SIM_STORE_H
 
@@ -16,12 +17,27 @@
 #include "sim_searches.h"
 #include "sim_world.h"
 
-#define SIM_STORE_SCHEMA 10
+#define SIM_STORE_SCHEMA 11
 
 /* How long any connection to a results database waits for another's lock before giving up
  * (ms): a writer for a reader's statement to finish, a reader for a writer's commit. Long, so
  * that reading a database while a sweep writes to it never fails a point or the read. */
 #define SIM_STORE_BUSY_MS 600000
+
+/* The busy handler of every connection, reader or writer (sqlite3_busy_handler, its context
+ * the database's path as the user named it): waits SIM_STORE_BUSY_MS at most, and says on
+ * stderr once the wait passes 2 s what it waits for, so no command waits in silence. */
+int sim_store_busy(void *path, int n);
+/* The path as the handler's context (SQLite's is not const; the handler only reads it). */
+static inline void *sim_store_busy_ctx(const char *path)
+{
+    union { const char *c; void *v; } u = {.c = path};
+    return u.v;
+}
+
+/* The free space a writer wants on the database's disk before it starts (bytes): a run of
+ * the quickstart stores about 80 KiB, a plan's runs with time series a few hundred. */
+#define SIM_STORE_SPACE_MIN (4.0 * 1024 * 1024)
 
 struct sim_store;
 
@@ -53,6 +69,17 @@ int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
 int sim_store_point_failed(struct sim_store *st, const struct sim_store_point *pt, const char *error);
 /* Whether a sweep point finished (status ok) already. */
 int sim_store_point_done(struct sim_store *st, const char *sweep, const char *key, bool *done);
+/* Claiming a point before running it, so that two processes running one sweep on one
+ * database simulate each point once (sweep_claims): in one transaction, DONE where it is
+ * stored, TAKEN where another live process claimed it (*holder: its pid), else OURS (claimed
+ * by this process). A claim whose process is gone (killed) is taken over; one from another
+ * host is trusted for SIM_STORE_CLAIM_REMOTE_S. Release it once the point is written or
+ * failed. */
+enum sim_claim { SIM_CLAIM_OURS, SIM_CLAIM_DONE, SIM_CLAIM_TAKEN };
+#define SIM_STORE_CLAIM_REMOTE_S (24 * 3600.0)
+int sim_store_point_claim(struct sim_store *st, const char *sweep, const char *key,
+                          enum sim_claim *out /* OUT */, int64_t *holder /* OUT */);
+int sim_store_point_release(struct sim_store *st, const char *sweep, const char *key);
 /* How many points of sweep `id` finished (status ok). */
 int sim_store_sweep_done(struct sim_store *st, const char *id, long *n);
 /* Another sweep of the same name (sweep ids "NAME@hash" other than `id`) in the database: its

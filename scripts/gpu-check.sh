@@ -16,7 +16,7 @@
 #
 # Environment: CALIBRATE (the binary; default: the release build's, built if missing),
 # ANCHOR (pytorch_anchor.json: {"nets": {NET: {BATCH: {"graph": {"median": MS}}}}}; default
-# ../shared/gpu/h100-2026-11-26/pytorch_anchor.json where it exists), PRECISION (fp16),
+# experiments/h100/pytorch_anchor.json, measured on an H100), PRECISION (fp16),
 # NETS, BATCHES (1,2,4,8,16,32), REPS (50), REQUESTS (5000), DEVICE (0), TOL (0.02: the fit
 # tolerance of the validated zoo; the measured table past it), SKIP_CHECK=1, ZOO (a
 # zoo holding resnet50 to validate instead of measuring one here).
@@ -33,7 +33,7 @@ REQUESTS=${REQUESTS:-5000}
 TOL=${TOL:-0.02}   # the zoo's fit tolerance: graph passes bend; past it the measured table
 DEVICE=${DEVICE:-0}
 C=${CALIBRATE:-$here/build/release/calibrate/servesim-calibrate}
-ANCHOR=${ANCHOR:-$here/../shared/gpu/h100-2026-11-26/pytorch_anchor.json}
+ANCHOR=${ANCHOR:-$here/experiments/h100/pytorch_anchor.json}
 [ -f "$ANCHOR" ] || ANCHOR=""
 mkdir -p "$OUT"
 if [ ! -x "$C" ]; then

@@ -64,6 +64,15 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->tick_ns = sim_s_to_ns(cfg->sample_period_s);
     s->ctrl_ns = sim_ns(cfg->ctrl_us * 1e3);
     s->host_ns = sim_ns(cfg->host_us_per_batch * 1e3);
+    if (cfg->host_us_p99 > cfg->host_us_per_batch && cfg->host_us_per_batch > 0) {
+        /* lognormal through the median and the p99 (z = 2.3263); its mean is what policies
+         * plan with (plan_host) */
+        if (!(s->host_rng = sim_rng_stream(cfg->seed, "cluster.host")))
+            goto fail;
+        s->host_mu = log(cfg->host_us_per_batch * 1e3);
+        s->host_sigma = log(cfg->host_us_p99 / cfg->host_us_per_batch) / 2.3263478740408408;
+        s->host_ns = sim_ns(exp(s->host_mu + s->host_sigma * s->host_sigma / 2));
+    }
     s->ctrl_threads = cfg->ctrl.threads;
     s->ctrl_req_ns = sim_ns(cfg->ctrl.us_per_request * 1e3);
     s->ctrl_cand_ns = sim_ns(cfg->ctrl.us_per_candidate * 1e3);
@@ -298,6 +307,7 @@ void sim_destroy(struct sim *s)
         gsl_ran_discrete_free(s->path_table);
     free(s->ps);
     gsl_rng_free(s->xrng);
+    gsl_rng_free(s->host_rng);
     sim_pool_free(&s->req_pool);
     sim_pool_free(&s->batch_pool);
     sim_heap_free(&s->heap);
@@ -457,7 +467,7 @@ int sim_check_period(const struct sim *s, const char *path, double period_s, dou
     if (period_s >= least)
         return 0;
     return sim_err_set(SIM_EINVAL, "%s: expected a period of at least %g s (at most %.0e firings "
-                       "over the run's %g s, duration and drain), got %g", path, least,
+                       "over the run's %g s, duration and drain), got %.15g", path, least,
                        max_firings, run_s, period_s);
 }
 gsl_rng *sim_policy_rng(struct sim *s) { return s->prng; }

@@ -167,6 +167,13 @@ int64_t sim_exec_time(struct sim *s, int64_t nominal)
     return sim_ns((double)nominal * gsl_ran_lognormal(s->xrng, s->x_mu, s->x_sigma));
 }
 
+int64_t sim_host_time(struct sim *s)
+{
+    if (!s->host_rng)
+        return s->host_ns;
+    return sim_ns(gsl_ran_lognormal(s->host_rng, s->host_mu, s->host_sigma));
+}
+
 /* A batch of n of model m on executor e (of this kind) lasts its nominal time times this:
  * 1, or shift + X drawn from the executor's own stream "executors.service.<e>" (so a run
  * stays a function of its seed, and one executor's draws never shift another's). */

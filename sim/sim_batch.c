@@ -73,7 +73,7 @@ static void batch_start(struct sim *s, struct sim_batch *b)
     struct sim_exec *x = &s->execs[b->exec];
     int64_t t = start_time(s, b, x->last_finish);
     if (b->status == SIM_BATCH_OK) {   /* (the one-lane executor is a GPU's: its host time) */
-        b->t_finish = t + s->host_ns + batch_time(s, b->exec, b, x->kind);
+        b->t_finish = t + sim_host_time(s) + batch_time(s, b->exec, b, x->kind);
     } else {
         b->t_finish = t;                /* rejected when it would start */
         x->rejected++;
@@ -227,7 +227,7 @@ static void fluid_admit(struct sim *s, struct sim_batch *b)
     }
     bi->left = batch_time(s, e, b, x->kind);
     b->t_finish = -1;                   /* not armed yet */
-    int64_t dev = t + sim_dev_host_ns(&s->cfg->intf, x->cpu, b->size) + (x->cpu ? 0 : s->host_ns);
+    int64_t dev = t + sim_dev_host_ns(&s->cfg->intf, x->cpu, b->size) + (x->cpu ? 0 : sim_host_time(s));
     if (!xi->multi)
         activate(s, e, bi, dev);
     else if (dev > s->now)

@@ -211,7 +211,10 @@ struct sim {
     int npstreams;
 
     int64_t ctrl_ns, data_ns, resp_ns;
-    int64_t host_ns;                   /* host_us_per_batch, on GPU executors */
+    int64_t host_ns;                   /* host_us_per_batch, on GPU executors (the mean
+                                        * where it is drawn: what policies plan with) */
+    gsl_rng *host_rng;                 /* its draws (NULL: fixed) */
+    double host_mu, host_sigma;        /* lognormal, in ns */
     /* the controller (world.ctrl): each thread's busy-until, and the decision in progress
      * (nesting depth of policy callbacks; its thread once it charged time, start, cost) */
     int ctrl_threads;
@@ -320,6 +323,8 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m);
 void sim_push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen);
 int64_t sim_jitter_draw(struct sim *s);
 int64_t sim_exec_time(struct sim *s, int64_t nominal);
+/* The host's time around one GPU batch: host_ns, or a draw where it has a p99. */
+int64_t sim_host_time(struct sim *s);
 /* The controller (sim_ctrl.c): a policy callback is one decision, between begin and end
  * (nested callbacks are part of the outer one); charge adds controller time to it (the first
  * charge takes the first free thread); ctrl_ready is when its work so far is done (now when

@@ -229,9 +229,9 @@ void sim_req_arrival(struct sim *s, int src)
     long cap = s->cfg->max_live_requests > 0 ? s->cfg->max_live_requests : SIM_MAX_LIVE_REQUESTS;
     if ((long)s->req_pool.live >= cap) {        /* the run stops here (sim_run) */
         sim_err_set(SIM_EINVAL, "more than %ld requests in the system at once at t = %.3f s: "
-                    "the offered load is far above what the cluster serves (lower "
-                    "workload.rate_rps); the run is stopped and not written",
-                    cap, (double)s->now / 1e9);
+                    "the offered load is far above what the cluster serves (lower %s); the "
+                    "run is stopped and not written", cap, (double)s->now / 1e9,
+                    s->cfg->load_key ? s->cfg->load_key : "the offered load");
         s->src_err = SIM_EINVAL;
         return;
     }

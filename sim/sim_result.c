@@ -18,9 +18,9 @@ static double ideal_batch(const struct sim_model_cfg *mc, int k, double slo_div)
         return 0;
     const struct sim_profile *p = &mc->prof[k];
     double budget = mc->slo_ms / slo_div;
-    if (p->form == SIM_PROF_LINEAR && p->alpha_ms > 0) {
+    if (p->form == SIM_PROF_LINEAR && p->alpha_ms > 0) {   /* never past the model's max */
         double b = floor((budget - p->beta_ms) / p->alpha_ms);
-        return b > 0 ? b : 0;
+        return b > mc->max_batch ? mc->max_batch : b > 0 ? b : 0;
     }
     int b = 0;
     while (b < mc->max_batch && sim_profile_ms(p, b + 1) <= budget)

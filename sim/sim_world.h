@@ -248,6 +248,9 @@ struct sim_world {
     double host_us_per_batch;          /* a GPU executor's host time around each batch
                                         * (launch, synchronisation): it runs nothing else
                                         * then, and the batch's requests wait for it */
+    double host_us_p99;                /* > host_us_per_batch: that time is drawn per batch,
+                                        * lognormal with host_us_per_batch as its median and
+                                        * this as its p99 (stream "cluster.host"); 0: fixed */
     /* The central controller's own time (controller.*; 0 threads: free and instant): each
      * decision (a policy callback) that charges time runs on the first free of `threads`
      * scheduler threads, so decisions queue when all are busy, and the batches it
@@ -270,6 +273,8 @@ struct sim_world {
 
     double percentile;                 /* e.g. 99: the SLO predicate of the results */
     long max_live_requests;            /* 0: SIM_MAX_LIVE_REQUESTS (sim.h) */
+    const char *load_key;              /* what sets the offered load, for messages (the
+                                        * experiment layer's key; NULL: "the offered load") */
     uint64_t max_events;               /* > 0: the run stops with an error past this many
                                         * events (a harness's budget; 0: no limit) */
     double sample_period_s;            /* 0 = no time series and no control ticks */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
@@ -62,36 +63,109 @@ static int open_file(struct trace_reader *rd, int i)
 {
     if (rd->f)
         fclose(rd->f);
-    rd->f = fopen(rd->spec.files[i], "r");
+    const char *path = rd->spec.files[i];
+    rd->f = fopen(path, "r");
     rd->file_i = i;
     rd->line = 0;
     if (!rd->f)
         return sim_err_set(errno == ENOENT ? SIM_ENOENT : SIM_EIO, "%s: cannot open: %s",
-                           rd->spec.files[i], strerror(errno));
+                           path, strerror(errno));
+    /* a trace is read twice (the scan, then the replay) and must end: a regular file */
+    struct stat sb;
+    if (fstat(fileno(rd->f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        bool dir = S_ISDIR(sb.st_mode);
+        fclose(rd->f);
+        rd->f = NULL;
+        return sim_err_set(SIM_EINVAL, "%s: expected a trace file, found %s", path,
+                           dir ? "a folder" : "something else than a regular file (a device, "
+                                              "FIFO or socket: a trace is read twice and must "
+                                              "end; save it to a file first)");
+    }
     return 0;
 }
 
 static const char *fname(const struct trace_reader *rd) { return rd->spec.files[rd->file_i]; }
 
-/* Next line of the current file without its end of line: 1, or 0 at the file's end. */
+/* What a message quotes of a field it could not read: its leading token (letters, digits,
+ * and . + - _ : at most TOKEN_MAX), "..." where the field goes on; never the rest of a line,
+ * which may be another file's content. */
+#define TOKEN_MAX 24
+#define TOKEN_WORD "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-_"
+#define TOKEN_DATE "0123456789-: .T"
+static const char *token_of(const char *s, const char *chars, char out[TOKEN_MAX + 4])
+{
+    size_t n = 0;
+    while (n < TOKEN_MAX && s[n] && strchr(chars, s[n]))
+        n++;
+    if (n == 0 && s[0])                 /* a field that starts with anything else */
+        n = 1;
+    memcpy(out, s, n);
+    strcpy(out + n, s[n] ? "..." : "");
+    return out;
+}
+
+static const char *token(const char *s, char out[TOKEN_MAX + 4])
+{
+    return token_of(s, TOKEN_WORD, out);
+}
+
+/* Next line of the current file without its end of line: 1, or 0 at the file's end. A line
+ * ends at LF, CR LF or a lone CR (old Mac files); one longer than TRACE_LINE_MAX is refused. */
 static int read_line(struct trace_reader *rd)
 {
-    ssize_t n = getline(&rd->buf, &rd->cap, rd->f);
-    if (n < 0) {
-        if (ferror(rd->f))
-            return sim_err_set(SIM_EIO, "%s:%ld: read error", fname(rd), rd->line + 1);
-        return 0;
+    size_t n = 0;
+    int c = EOF;
+    bool any = false;
+    flockfile(rd->f);
+    while ((c = getc_unlocked(rd->f)) != EOF) {
+        any = true;
+        if (c == '\n')
+            break;
+        if (c == '\r') {
+            int d = getc_unlocked(rd->f);
+            if (d != '\n' && d != EOF)
+                ungetc(d, rd->f);
+            break;
+        }
+        if (c == 0) {
+            funlockfile(rd->f);
+            return sim_err_set(SIM_EINVAL, "%s:%ld: expected text, found a NUL byte",
+                               fname(rd), rd->line + 1);
+        }
+        if (n + 2 > rd->cap) {
+            if (rd->cap >= TRACE_LINE_MAX) {
+                funlockfile(rd->f);
+                return sim_err_set(SIM_EINVAL, "%s:%ld: a line longer than %d MiB: not a "
+                                   "trace of a known format", fname(rd), rd->line + 1,
+                                   TRACE_LINE_MAX >> 20);
+            }
+            size_t cap = rd->cap ? 2 * rd->cap : 4096;
+            char *b = realloc(rd->buf, cap);
+            if (!b) {
+                funlockfile(rd->f);
+                return SIM_ENOMEM;
+            }
+            rd->buf = b;
+            rd->cap = cap;
+        }
+        rd->buf[n++] = (char)c;
     }
+    bool err = ferror(rd->f);
+    funlockfile(rd->f);
+    if (err)
+        return sim_err_set(SIM_EIO, "%s:%ld: read error: %s", fname(rd), rd->line + 1,
+                           strerror(errno));
+    if (!any)
+        return 0;
+    if (!rd->buf && !(rd->buf = malloc(rd->cap = 4096)))
+        return SIM_ENOMEM;
+    rd->buf[n] = 0;
     rd->line++;
-    while (n > 0 && (rd->buf[n - 1] == '\n' || rd->buf[n - 1] == '\r'))
-        rd->buf[--n] = 0;
-    if ((size_t)n != strlen(rd->buf))
-        return sim_err_set(SIM_EINVAL, "%s:%ld: expected text, found a NUL byte", fname(rd),
-                           rd->line);
     return 1;
 }
 
-/* Splits the line at `sep` (or at runs of blanks when sep == ' ') into rd->fld. */
+/* Splits the line at `sep` (or at runs of blanks when sep == ' ') into rd->fld. With ',' a
+ * field may be quoted as RFC 4180 has it ("a, b" and "say ""hi""" are one field each). */
 static int split(struct trace_reader *rd, char sep)
 {
     rd->nfld = 0;
@@ -109,6 +183,32 @@ static int split(struct trace_reader *rd, char sep)
                 return SIM_ENOMEM;
             rd->fld = f;
             rd->cap_fld = cap;
+        }
+        if (sep == ',' && *p == '"') {  /* quoted: up to the lone closing quote */
+            char *w = p, *r = p + 1;
+            for (;; r++) {
+                if (!*r)
+                    return sim_err_set(SIM_EINVAL, "%s:%ld: field %d: a quoted field without "
+                                       "its closing quote (a field may not span lines)",
+                                       fname(rd), rd->line, rd->nfld + 1);
+                if (*r == '"' && r[1] == '"')
+                    *w++ = *r++;
+                else if (*r == '"')
+                    break;
+                else
+                    *w++ = *r;
+            }
+            *w = 0;
+            rd->fld[rd->nfld++] = p;
+            r++;
+            if (*r && *r != ',')
+                return sim_err_set(SIM_EINVAL, "%s:%ld: field %d: expected ',' or the line's "
+                                   "end after a quoted field, found '%c'", fname(rd), rd->line,
+                                   rd->nfld, *r);
+            if (!*r)
+                break;
+            p = r + 1;
+            continue;
         }
         rd->fld[rd->nfld++] = p;
         char *e = sep == ' ' ? p + strcspn(p, " \t") : strchr(p, sep);
@@ -131,17 +231,29 @@ static int expect_fields(struct trace_reader *rd, int n, const char *what)
 static int field_num(struct trace_reader *rd, int i, const char *col, bool integer, double *out)
 {
     const char *s = rd->fld[i];
-    char *end;
+    char *end, tok[TOKEN_MAX + 4];
     errno = 0;
     double x = strtod(s, &end);
     while (*end == ' ')
         end++;
     if (!*s || *end || errno || !isfinite(x) || x < 0 || (integer && x != floor(x)))
         return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): expected a non-negative %s, "
-                           "found \"%.40s\"", fname(rd), rd->line, i + 1, col,
-                           integer ? "integer" : "number", s);
+                           "found \"%s\"", fname(rd), rd->line, i + 1, col,
+                           integer ? "integer" : "number", token(s, tok));
     *out = x;
     return 0;
+}
+
+/* A count of requests in one row: at most TRACE_COUNT_MAX (trace.h). */
+static int field_count(struct trace_reader *rd, int i, const char *col, bool integer,
+                       double *out)
+{
+    int rc = field_num(rd, i, col, integer, out);
+    if (!rc && *out > TRACE_COUNT_MAX)
+        return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): expected a count of at most "
+                           "%.0e requests in one row, found %.6g", fname(rd), rd->line, i + 1,
+                           col, TRACE_COUNT_MAX, *out);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- dates */
@@ -214,13 +326,15 @@ static int field_time(struct trace_reader *rd, int i, const char *col, bool date
     if (!datetime)
         return field_num(rd, i, col, false, &out->frac);
     int rc = parse_datetime2(rd->fld[i], &out->sec, &out->frac);
+    char tok[TOKEN_MAX + 4];
     if (rc == NO_SUCH_DAY)
-        return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): invalid date \"%.40s\" (the "
-                           "month has no such day)", fname(rd), rd->line, i + 1, col, rd->fld[i]);
+        return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): invalid date \"%s\" (the "
+                           "month has no such day)", fname(rd), rd->line, i + 1, col,
+                           token_of(rd->fld[i], TOKEN_DATE, tok));
     if (rc)
         return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): expected a date-time "
-                           "\"YYYY-MM-DD HH:MM:SS[.fraction]\", found \"%.40s\"", fname(rd),
-                           rd->line, i + 1, col, rd->fld[i]);
+                           "\"YYYY-MM-DD HH:MM:SS[.fraction]\", found \"%s\"", fname(rd),
+                           rd->line, i + 1, col, token_of(rd->fld[i], TOKEN_DATE, tok));
     return 0;
 }
 
@@ -263,6 +377,7 @@ static int map_get(const struct trace_reader *rd, uint64_t key)
 
 static int azf_header(struct trace_reader *rd)
 {
+    char tok[TOKEN_MAX + 4];
     int rc = read_line(rd);
     if (rc <= 0)
         return rc ? rc : sim_err_set(SIM_EINVAL, "%s:1: expected the header "
@@ -274,7 +389,8 @@ static int azf_header(struct trace_reader *rd)
         strcmp(rd->fld[2], "HashFunction") != 0)
         return sim_err_set(SIM_EINVAL, "%s:1: expected the header \"HashOwner,HashApp,"
                            "HashFunction,Trigger,1,...,1440\" (%d fields), found %d fields "
-                           "starting \"%.30s\"", fname(rd), AZF_FIELDS, rd->nfld, rd->fld[0]);
+                           "starting \"%s\"", fname(rd), AZF_FIELDS, rd->nfld,
+                           token(rd->fld[0], tok));
     return 0;
 }
 
@@ -282,6 +398,7 @@ static int azf_header(struct trace_reader *rd)
  * NULL). 1, 0 at the end of the file, or an error. */
 static int azf_row(struct trace_reader *rd, uint64_t *key, double *counts, double *sum)
 {
+    char tok[TOKEN_MAX + 4];
     int rc = read_line(rd);
     if (rc <= 0)
         return rc;
@@ -296,14 +413,15 @@ static int azf_row(struct trace_reader *rd, uint64_t *key, double *counts, doubl
                            fname(rd), rd->line, AZF_FIELDS, rd->nfld);
     if (!rd->fld[2][0] || strlen(rd->fld[2]) >= sizeof ((struct fn *)0)->hash)
         return sim_err_set(SIM_EINVAL, "%s:%ld: column 3 (HashFunction): expected a hash of "
-                           "1..71 characters, found \"%.40s\"", fname(rd), rd->line, rd->fld[2]);
+                           "1..71 characters, found \"%s\"", fname(rd), rd->line,
+                           token(rd->fld[2], tok));
     *key = fn_key(rd->fld[0], rd->fld[1], rd->fld[2]);
     double s = 0;
     for (int i = 0; i < AZF_MINUTES; i++) {
         double x;
         char col[24];
         snprintf(col, sizeof col, "minute %d", i + 1);
-        if ((rc = field_num(rd, 4 + i, col, true, &x)))
+        if ((rc = field_count(rd, 4 + i, col, true, &x)))
             return rc;
         s += x;
         if (counts)
@@ -649,7 +767,7 @@ static int wiki_next(struct trace_reader *rd, struct trace_rec *rec)
         (rc = field_time(rd, 0, "hour_end_utc", true, &end)))
         return rc;
     end.sec -= 3600;
-    if ((rc = field_num(rd, 1, "requests", true, &n)) || (rc = place(rd, end, 3600, rec)))
+    if ((rc = field_count(rd, 1, "requests", true, &n)) || (rc = place(rd, end, 3600, rec)))
         return rc;
     rec->count = n;
     return 1;
@@ -667,7 +785,7 @@ static int csv_next(struct trace_reader *rd, struct trace_rec *rec)
     double n = 1;
     if ((rc = split(rd, ',')) || (rc = expect_fields(rd, need, counts ? "time, count" : "time")) ||
         (rc = field_time(rd, sp->time_col, "time", sp->datetime, &t)) ||
-        (counts && (rc = field_num(rd, sp->count_col, "count", false, &n))) ||
+        (counts && (rc = field_count(rd, sp->count_col, "count", false, &n))) ||
         (rc = place(rd, t, counts ? sp->interval_s : 0, rec)))
         return rc;
     rec->count = n;
@@ -706,7 +824,7 @@ static int pc_next(struct trace_reader *rd, struct trace_rec *rec)
         if (rd->nfld < 3 || strcmp(rd->fld[0], rd->spec.project) != 0)
             continue;
         if ((rc = expect_fields(rd, 4, "project, \"-\", requests, bytes")) ||
-            (rc = field_num(rd, 2, "requests", true, &n)))
+            (rc = field_count(rd, 2, "requests", true, &n)))
             return rc;
         break;
     }

@@ -19,6 +19,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Bounds on what a trace file may hold: a line (a trace of a known format has short lines;
+ * this refuses a binary file or a device read by mistake), and the requests one row counts
+ * (Wikipedia's busiest hour holds about 2e7; beyond this, totals lose integer precision and
+ * no cluster serves the rate). */
+#define TRACE_LINE_MAX (64 << 20)
+#define TRACE_COUNT_MAX 1e12
+
 enum trace_format {
     TRACE_AZURE_FUNCTIONS,   /* invocations_per_function_md.anon.dNN.csv, day files in order */
     TRACE_AZURE_LLM,         /* AzureLLMInferenceTrace_*.csv: TIMESTAMP,ContextTokens,GeneratedTokens */

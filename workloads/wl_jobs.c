@@ -37,7 +37,7 @@ static int parse_kind(const cJSON *it, const char *p, struct sim_job_kind *k)
     snprintf(k->name, sizeof k->name, "%s", name);
     k->iter_s = iter_ms / 1e3;
     if (k->cross_node < 1)
-        return sim_err_set(SIM_EINVAL, "%s.cross_node: expected a slowdown >= 1, got %g", p,
+        return sim_err_set(SIM_EINVAL, "%s.cross_node: expected a slowdown >= 1, got %.15g", p,
                            k->cross_node);
     int n = cJSON_GetArraySize(sp);
     if (n < 1 || n > SIM_JOB_MAX_WORKERS)
@@ -157,7 +157,7 @@ int wl_jobs_parse(const cJSON *root, struct sim_world *w)
             return sim_err_set(SIM_EINVAL, "%s.init_workers: the cluster has %d GPUs, got %ld "
                                "(each worker holds one)", p, total_gpus, init);
         if (at > 1e8)
-            return sim_err_set(SIM_EINVAL, "%s.at_s: expected at most 1e8 s, got %g", p, at);
+            return sim_err_set(SIM_EINVAL, "%s.at_s: expected at most 1e8 s, got %.15g", p, at);
         if (nj + count > MAX_JOBS)
             return sim_err_set(SIM_EINVAL, "%s.count: at most %d jobs in all", p, MAX_JOBS);
         if (nj + count > cap) {         /* geometric growth: many entries stay linear */
@@ -211,10 +211,10 @@ int wl_notebooks_parse(const cJSON *root, struct sim_world *w)
         return rc;
     if (w->nb_request <= 0 || w->nb_request * 1000 < 1)
         return sim_err_set(SIM_EINVAL, "notebooks.request: expected a fraction of a GPU in "
-                           "[0.001, 1], got %g", w->nb_request);
+                           "[0.001, 1], got %.15g", w->nb_request);
     if (w->nb_limit < w->nb_request)
         return sim_err_set(SIM_EINVAL, "notebooks.request: expected at most the limit (%g), "
-                           "got %g", w->nb_limit, w->nb_request);
+                           "got %.15g", w->nb_limit, w->nb_request);
     if (w->nb_idle_s > 1e8 || w->nb_burst_s > 1e8 || w->nb_window_s > 1e8 || quota_ms > 1e11)
         return sim_err_set(SIM_EINVAL, "notebooks: times at most 1e8 s");
     w->nb_quota_s = quota_ms / 1e3;

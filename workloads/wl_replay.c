@@ -29,6 +29,8 @@ struct wl_replay {
     /* layer A: raw intervals */
     struct trace_rec peek;
     bool have_peek, eof;
+    double data_lo, data_hi;     /* the trace's own extent read so far (trace seconds) */
+    bool have_data;
     gsl_rstat_workspace *rstat;
     /* layer B: window and gaps */
     double lo, hi;               /* window, trace seconds */
@@ -80,6 +82,20 @@ void wl_trace_cfg_free(struct wl_trace_cfg *tc)
 
 /* ---------------------------------------------------------------- layer A: raw intervals */
 
+/* The next record of the trace, its extent noted (data_lo, data_hi). */
+static int read_rec(struct wl_replay *rp, struct trace_rec *r)
+{
+    int rc = trace_next(rp->rd, r);
+    if (rc == 1) {
+        if (!rp->have_data || r->t < rp->data_lo)
+            rp->data_lo = r->t;
+        if (!rp->have_data || r->t + r->dt > rp->data_hi)
+            rp->data_hi = r->t + r->dt;
+        rp->have_data = true;
+    }
+    return rc;
+}
+
 static int raw_next(struct wl_replay *rp, struct iv *iv)
 {
     const struct wl_trace_cfg *tc = rp->tc;
@@ -91,7 +107,7 @@ static int raw_next(struct wl_replay *rp, struct iv *iv)
     } else {
         if (rp->eof)
             return 0;
-        if ((rc = trace_next(rp->rd, &r)) <= 0) {
+        if ((rc = read_rec(rp, &r)) <= 0) {
             rp->eof = true;
             return rc;
         }
@@ -123,7 +139,7 @@ static int raw_next(struct wl_replay *rp, struct iv *iv)
         iv->dt = W;
         iv->tot = 1;
         iv->size = 0;
-        while ((rc = trace_next(rp->rd, &r)) == 1) {
+        while ((rc = read_rec(rp, &r)) == 1) {
             if (floor(r.t / W) != w) {
                 rp->peek = r;
                 rp->have_peek = true;
@@ -147,7 +163,7 @@ static int raw_next(struct wl_replay *rp, struct iv *iv)
     iv->dt = r.dt;
     iv->c[r.stream] = r.count;
     iv->tot = r.count;
-    while ((rc = trace_next(rp->rd, &r)) == 1) {
+    while ((rc = read_rec(rp, &r)) == 1) {
         if (r.t != iv->t) {
             rp->peek = r;
             rp->have_peek = true;
@@ -646,6 +662,21 @@ int wl_trace_scan(const struct wl_workload *w, const struct sim_world *world,
         info->gap_s = rp->gap_s;
         snprintf(info->first_gap, sizeof info->first_gap, "%s", rp->first_gap);
         info->nstreams = rp->ns;
+        /* how much of the window the trace's rows do not reach (read to the end only where
+         * the window runs past the last row: else a row at or past its end was seen) */
+        info->data_lo = rp->data_lo;
+        info->data_hi = rp->data_hi;
+        info->have_data = rp->have_data;
+        info->window_lo = rp->lo;
+        info->window_hi = rp->hi;
+        if (rp->have_data) {
+            double before = fmax(0, fmin(rp->data_lo, rp->hi) - rp->lo);
+            double after = rp->eof && isfinite(rp->hi) ? fmax(0, rp->hi - fmax(rp->data_hi, rp->lo))
+                                                       : 0;
+            info->uncovered_s = before + after;
+        } else {
+            info->uncovered_s = isfinite(rp->hi) ? rp->hi - rp->lo : INFINITY;
+        }
     }
     wl_replay_close(rp);
     if (rc)

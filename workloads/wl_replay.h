@@ -36,6 +36,8 @@ struct wl_trace_cfg {
     char **files, **hashes;            /* owned; spec points into them */
     char project[32];
     double start_s, window_s;          /* trace seconds; window 0 = to the end */
+    bool partial_window;               /* a window the rows do not cover: a warning, not an
+                                        * error (the config layer's check) */
     double rate_scale, time_scale;     /* time_scale: trace seconds per simulated second */
     enum wl_process process;
     double cv;                         /* gamma: target CV of gaps */
@@ -61,6 +63,11 @@ struct wl_trace_info {
     char first_gap[160];
     int nstreams;
     double *model_total;               /* [nmodels] arrivals per model, owned */
+    /* the window against the trace's rows (trace seconds from its origin): the rows span
+     * [data_lo, data_hi) where have_data; uncovered_s of the window [window_lo, window_hi)
+     * lies before the first row or after the last (window_hi: INFINITY without window_s) */
+    double data_lo, data_hi, window_lo, window_hi, uncovered_s;
+    bool have_data;
 };
 
 /* Reads the whole window once: totals, span, gaps; with gaps "error", any gap is an error. */

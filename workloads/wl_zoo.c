@@ -171,7 +171,7 @@ int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
         (rc = sim_json_num(o, path, "stack_ms", false, SIM_J_NONNEG, &m->stack_ms)))
         return rc;
     if (m->stack_ms > WL_STACK_MS_MAX)
-        return sim_err_set(SIM_EINVAL, "%s.stack_ms: expected at most %g ms, got %g", path,
+        return sim_err_set(SIM_EINVAL, "%s.stack_ms: expected at most %g ms, got %.15g", path,
                            WL_STACK_MS_MAX, m->stack_ms);
     long mb = 0;
     if ((rc = sim_json_int(o, path, "max_batch", false, 1, 4096, &mb)))
@@ -320,7 +320,7 @@ static int check_latency_scale(const cJSON *ls, const char *path)
         if (f < 1e-3 || f > 1e3) {
             char kp[SIM_JPATH_MAX];
             sim_jpath(kp, sizeof kp, lp, k->string);
-            return sim_err_set(SIM_EINVAL, "%s: expected a factor in [0.001, 1000], got %g", kp, f);
+            return sim_err_set(SIM_EINVAL, "%s: expected a factor in [0.001, 1000], got %.15g", kp, f);
         }
     }
     return 0;
@@ -365,7 +365,7 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
         (rc = sim_json_num(ref, path, "stack_scale", false, SIM_J_NONNEG, &stack_scale)))
         return rc;
     if (stack_scale > 1e3)
-        return sim_err_set(SIM_EINVAL, "%s.stack_scale: expected at most 1000, got %g", path,
+        return sim_err_set(SIM_EINVAL, "%s.stack_scale: expected at most 1000, got %.15g", path,
                            stack_scale);
 
     char file[1024], sp[SIM_JPATH_MAX];

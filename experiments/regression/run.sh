@@ -7,7 +7,8 @@
 #   experiments/regression/run.sh --update     run and rewrite baseline.tsv (a deliberate change)
 #
 # options: --servesim BIN (default build/release/servesim, else build/dev/servesim),
-#          --db FILE (keep the suite's database; default a temporary file),
+#          --db FILE (the suite's database; default build/regression/regression.db, kept
+#          after the run so that the report's NEW names a file that exists),
 #          --markdown FILE (also write the comparison as Markdown; CI appends it to
 #          $GITHUB_STEP_SUMMARY when that is set), -j N (worker processes, default nproc).
 # Exit status: that of servesim compare (0 no regression, 3 regression, 2 bad input), or 1.
@@ -32,7 +33,7 @@ done
 bin=$(find_servesim "$root" "$bin") || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-[ -n "$db" ] || db="$tmp/regression.db"
+[ -n "$db" ] || { mkdir -p "$root/build/regression"; db="$root/build/regression/regression.db"; }
 rm -f "$db"
 for sweep in "$here"/*.sweep.json; do
   "$bin" sweep "$sweep" --db "$db" -j "$jobs" --quiet
@@ -49,6 +50,7 @@ if [ -n "$md" ] || [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   [ -z "$md" ] || cp "$tmp/summary.md" "$md"
   [ -z "${GITHUB_STEP_SUMMARY:-}" ] || cat "$tmp/summary.md" >> "$GITHUB_STEP_SUMMARY"
 fi
+echo "regression gate: the suite's runs are in $db"
 case $rc in
   0) echo "regression gate: passed" ;;
   3) echo "regression gate: REGRESSION against experiments/regression/baseline.tsv (if the change is deliberate: experiments/regression/run.sh --update, and commit the baseline)" >&2 ;;

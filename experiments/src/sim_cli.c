@@ -474,6 +474,8 @@ static int cmd_run(const struct opts *o, bool goodput)
     if (sim_config_transient(cfg, note, sizeof note) &&
         (!o->quiet || !cfg->world.warmup_extended))
         fprintf(stderr, "%s\n", note);
+    if (cfg->trace_warning[0])           /* a window the trace covers in part: always said */
+        fprintf(stderr, "%s\n", cfg->trace_warning);
     if (!o->no_db) {                     /* fail early on an unusable database */
         struct sim_store *st = NULL;
         if ((rc = sim_store_open(o->db, &st)))
@@ -687,6 +689,8 @@ static int cmd_export(int argc, char **argv)
         return fail(sim_err_set(SIM_EUSAGE, "export: expected a results database"));
     struct sim_samples ss;
     int rc = out ? sim_out_check(out) : 0;
+    if (!rc)
+        rc = sim_out_not_input(out, db, "the database");
     if (rc || (rc = sim_results_load(db, &ss)))
         return fail(rc);
     struct sim_out so = {.f = stdout};
@@ -764,6 +768,7 @@ static int dispatch(const char *cmd, struct opts *o)
 
 int main(int argc, char **argv)
 {
+    sim_out_guard_stdout("servesim");
     struct opts o;
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         (strcmp(argv[1], "help") == 0 && argc == 2)) {

@@ -285,9 +285,32 @@ static const char *presence(const struct row *r)
     return !r->nn ? "only in BASE" : !r->nb ? "only in NEW" : NULL;
 }
 
-/* The rows shown, as a fixed-width table or as Markdown table rows. */
-static void print_rows(const struct opts *o, const struct row *rows, size_t n, bool md)
+/* The text table's column widths: each as wide as its widest cell (header included), in
+ * columns on a terminal ("±" is two bytes, one column). */
+struct widths {
+    int exp, model, metric, base, new_, change;
+};
+
+static int cols(const char *s)
 {
+    int n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;   /* UTF-8: continuation bytes take none */
+    return n;
+}
+
+/* A cell of the text table: s, then spaces to w columns and one between columns. */
+static void cell(const char *s, int w)
+{
+    printf("%s%*s ", s, w - cols(s), "");
+}
+
+/* The rows shown, as a fixed-width table (w: the widths, or NULL to measure them into *fit)
+ * or as Markdown table rows (md). */
+static void print_rows(const struct opts *o, const struct row *rows, size_t n, bool md,
+                       const struct widths *w, struct widths *fit)
+{
+#define FIT(field, text) (fit->field = fit->field > cols(text) ? fit->field : cols(text))
     for (size_t i = 0; i < n; i++) {
         const struct row *r = &rows[i];
         if (!row_shown(o, r))
@@ -295,10 +318,12 @@ static void print_rows(const struct opts *o, const struct row *rows, size_t n, b
         char exp[512];
         experiment_text(r, exp, sizeof exp);
         if (presence(r)) {
-            if (md)
+            if (fit)
+                FIT(exp, exp), FIT(model, r->first->model);
+            else if (md)
                 printf("| %s | %s | | | | | | **%s** |\n", exp, r->first->model, presence(r));
             else
-                printf("%-44s %-16s %s\n", exp, r->first->model, presence(r));
+                cell(exp, w->exp), cell(r->first->model, w->model), printf("%s\n", presence(r));
             continue;
         }
         for (int m = 0; m < SIM_MET_N; m++) {
@@ -310,15 +335,21 @@ static void print_rows(const struct opts *o, const struct row *rows, size_t n, b
             fmt_stat(nw, sizeof nw, &c->n);
             fmt_change(ch, sizeof ch, c);
             snprintf(p, sizeof p, "%.3g", c->p);
-            if (md)
+            if (fit) {
+                FIT(exp, exp), FIT(model, r->first->model), FIT(metric, sim_metric_names[m]);
+                FIT(base, b), FIT(new_, nw), FIT(change, ch);
+            } else if (md) {
                 printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", exp, r->first->model,
                        sim_metric_names[m], b, nw, ch, p,
                        c->v == V_REGRESSION ? "**REGRESSION**" : verdict_names[c->v]);
-            else
-                printf("%-44s %-16s %-12s %-22s %-22s %-20s %-8s %s\n", exp, r->first->model,
-                       sim_metric_names[m], b, nw, ch, p, verdict_names[c->v]);
+            } else {
+                cell(exp, w->exp), cell(r->first->model, w->model);
+                cell(sim_metric_names[m], w->metric), cell(b, w->base), cell(nw, w->new_);
+                cell(ch, w->change), cell(p, 8), printf("%s\n", verdict_names[c->v]);
+            }
         }
     }
+#undef FIT
 }
 
 static void print_table(const struct opts *o, const struct row *rows, size_t n,
@@ -327,9 +358,15 @@ static void print_table(const struct opts *o, const struct row *rows, size_t n,
     printf("compare %s -> %s: %d experiments; tolerance %.3g relative, bad rate %.3g absolute; "
            "Welch t-test, alpha %.3g\n\n", o->base, o->new_, s->experiments, o->tol, o->bad_tol,
            o->alpha);
-    printf("%-44s %-16s %-12s %-22s %-22s %-20s %-8s %s\n", "experiment", "model", "metric",
-           "base mean ±95% (n)", "new mean ±95% (n)", "change", "p", "verdict");
-    print_rows(o, rows, n, false);
+    static const char *const head[] = {"experiment", "model", "metric", "base mean ±95% (n)",
+                                       "new mean ±95% (n)", "change"};
+    struct widths w = {cols(head[0]), cols(head[1]), cols(head[2]), cols(head[3]),
+                       cols(head[4]), cols(head[5])};
+    print_rows(o, rows, n, false, NULL, &w);
+    cell(head[0], w.exp), cell(head[1], w.model), cell(head[2], w.metric);
+    cell(head[3], w.base), cell(head[4], w.new_), cell(head[5], w.change), cell("p", 8);
+    printf("verdict\n");
+    print_rows(o, rows, n, false, &w, NULL);
     printf("\n%d regression%s, %d improvement%s; %d experiment%s only in BASE%s, %d only in NEW\n",
            s->regressions, s->regressions == 1 ? "" : "s", s->improvements,
            s->improvements == 1 ? "" : "s", s->only_base, s->only_base == 1 ? "" : "s",
@@ -372,7 +409,7 @@ static void print_markdown(const struct opts *o, const struct row *rows, size_t 
            s->only_base, s->only_new, o->tol, o->bad_tol, o->alpha);
     printf("| experiment | model | metric | base (mean ±95%%, n) | new (mean ±95%%, n) | change | p | verdict |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
-    print_rows(o, rows, n, true);
+    print_rows(o, rows, n, true, NULL, NULL);
 }
 
 static cJSON *num_or_null(double x)

@@ -175,9 +175,9 @@ static int parse_interference(struct sim_config *c, const cJSON *o)
     sim_intf_rough_draw(ic);
     if (par && ic->pi < 1)
         return sim_err_set(SIM_EINVAL, "%s.pi: expected a number >= 1 (work over critical "
-                           "path), got %g", pp, ic->pi);
+                           "path), got %.15g", pp, ic->pi);
     if (par && ic->width < 1)
-        return sim_err_set(SIM_EINVAL, "%s.width: expected a number >= 1 (widest join), got %g",
+        return sim_err_set(SIM_EINVAL, "%s.width: expected a number >= 1 (widest join), got %.15g",
                            pp, ic->width);
     if (!tab)
         return 0;
@@ -207,6 +207,40 @@ static int parse_interference(struct sim_config *c, const cJSON *o)
         if (!row_cmp(&ic->rows[i - 1], &ic->rows[i]))
             return sim_err_set(SIM_EINVAL, "cluster.interference_table: two rows for n %d, p %d, "
                                "t %d", ic->rows[i].n, ic->rows[i].p, ic->rows[i].t);
+    return 0;
+}
+
+/* cluster.host_us_per_batch: a number (the same every batch), or {"median": US, "p99": US}
+ * (drawn per batch, lognormal through both: what `servesim-calibrate host` measures). */
+static int parse_host_time(struct sim_config *c, const cJSON *o)
+{
+    static const char *const keys[] = {"median", "p99", NULL};
+    const char *P = "cluster.host_us_per_batch";
+    const cJSON *h = cJSON_GetObjectItem(o, "host_us_per_batch");
+    int rc;
+    if (cJSON_IsObject(h)) {
+        if ((rc = sim_json_keys(h, P, keys)) ||
+            (rc = sim_json_num(h, P, "median", true, SIM_J_POS, &c->world.host_us_per_batch)) ||
+            (rc = sim_json_num(h, P, "p99", true, SIM_J_POS, &c->world.host_us_p99)))
+            return rc;
+        if (c->world.host_us_p99 < c->world.host_us_per_batch)
+            return sim_err_set(SIM_EINVAL, "%s.p99: expected at least the median (%.15g us), got "
+                               "%.15g", P, c->world.host_us_per_batch, c->world.host_us_p99);
+        if (c->world.host_us_p99 > 1e6)
+            return sim_err_set(SIM_EINVAL, "%s.p99: expected at most 1e6 us (1 s), got %.15g", P,
+                               c->world.host_us_p99);
+        if (c->world.host_us_p99 == c->world.host_us_per_batch)
+            c->world.host_us_p99 = 0;   /* no spread: the same every batch */
+        return 0;
+    }
+    if (h && !cJSON_IsNumber(h))
+        return sim_json_expected(P, "a number of us, or {\"median\": US, \"p99\": US}", h);
+    if ((rc = sim_json_num(o, "cluster", "host_us_per_batch", false, SIM_J_NONNEG,
+                           &c->world.host_us_per_batch)))
+        return rc;
+    if (c->world.host_us_per_batch > 1e6)
+        return sim_err_set(SIM_EINVAL, "%s: expected at most 1e6 us (1 s), got %.15g", P,
+                           c->world.host_us_per_batch);
     return 0;
 }
 
@@ -247,13 +281,9 @@ static int parse_cluster(struct sim_config *c, const cJSON *root)
         (rc = sim_json_num(o, "cluster", "provision_s", false, SIM_J_NONNEG, &c->world.provision_s)) ||
         (rc = sim_json_num(o, "cluster", "exec_cv", false, SIM_J_NONNEG, &c->world.exec_cv)) ||
         (rc = sim_json_int(o, "cluster", "lanes", false, 1, 1024, &lanes)) ||
-        (rc = sim_json_num(o, "cluster", "host_us_per_batch", false, SIM_J_NONNEG,
-                           &c->world.host_us_per_batch)) ||
+        (rc = parse_host_time(c, o)) ||
         (rc = parse_interference(c, o)))
         return rc;
-    if (c->world.host_us_per_batch > 1e6)
-        return sim_err_set(SIM_EINVAL, "cluster.host_us_per_batch: expected at most 1e6 us (1 s), "
-                           "got %g", c->world.host_us_per_batch);
     c->world.lanes = (int)lanes;
     if (strlen(kind) >= SIM_NAME_MAX)
         return sim_err_set(SIM_EINVAL, "cluster.gpu_kind: expected at most %d characters",
@@ -374,13 +404,13 @@ static int check_memory(const struct sim_config *c)
         double alone = md->weights_mb + md->static_mb + md->dynamic_mb;
         if (!all && alone > c->world.gpu_memory_mb)
             return sim_err_set(SIM_EINVAL, "cluster.gpu_memory_mb: expected at least %g MB "
-                               "(model \"%s\" alone), got %g", alone, md->name, c->world.gpu_memory_mb);
+                               "(model \"%s\" alone), got %.15g", alone, md->name, c->world.gpu_memory_mb);
     }
     if (all && fixed_mb + max_dyn > c->world.gpu_memory_mb)
         return sim_err_set(SIM_EINVAL,
                            "cluster.gpu_memory_mb: expected at least %g MB (weights and static "
                            "memory of all models plus the largest dynamic memory, since every "
-                           "GPU loads every model with policy \"%s\"), got %g",
+                           "GPU loads every model with policy \"%s\"), got %.15g",
                            fixed_mb + max_dyn, c->world.policy->name, c->world.gpu_memory_mb);
     return 0;
 }
@@ -403,14 +433,14 @@ static int check_work(const struct sim_config *c)
         double least = run_s * per_tick / MAX_TS_POINTS;
         if (w->sample_period_s < least)
             return sim_err_set(SIM_EINVAL, "metrics.sample_period_s: expected at least %g s, "
-                               "got %g (a sample of about %g series every period over the run's "
+                               "got %.15g (a sample of about %g series every period over the run's "
                                "%g s, duration and drain, may keep at most %.0e points)",
                                least, w->sample_period_s, per_tick, run_s, MAX_TS_POINTS);
     }
     if (w->nnotebooks > 0) {
         double least_ms = 1e3 * run_s * (w->gpus > 0 ? w->gpus : 1) / SIM_MAX_FIRINGS;
         if (w->nb_quota_s * 1e3 < least_ms)
-            return sim_err_set(SIM_EINVAL, "notebooks.quota_ms: expected at least %g ms, got %g "
+            return sim_err_set(SIM_EINVAL, "notebooks.quota_ms: expected at least %g ms, got %.15g "
                                "(a turn of each GPU's token every quantum, over the run's %g s, "
                                "may fire at most %.0e times)", least_ms, w->nb_quota_s * 1e3,
                                run_s, SIM_MAX_FIRINGS);
@@ -421,7 +451,7 @@ static int check_work(const struct sim_config *c)
     if (w->gpu_memory_mb > mb)
         mb = w->gpu_memory_mb;
     if (mb / w->page_mb > MAX_PAGES)
-        return sim_err_set(SIM_EINVAL, "cluster.page_mb: expected at least %g MB, got %g (the "
+        return sim_err_set(SIM_EINVAL, "cluster.page_mb: expected at least %g MB, got %.15g (the "
                            "GPU's memory or the weights of all models, %g MB, would span more "
                            "than %.0e pages)", mb / MAX_PAGES, w->page_mb, mb, MAX_PAGES);
     return 0;
@@ -451,7 +481,7 @@ static int parse_random_segments(struct sim_config *c, const cJSON *w, const cJS
     double n = ceil(c->world.duration_s / period);
     if (n > 1e6)
         return sim_err_set(SIM_EINVAL, "%s.period_s: expected at most 1e6 periods in duration_s, "
-                           "got %g", p, n);
+                           "got %.15g", p, n);
     gsl_rng *r = sim_rng_stream(c->world.seed, "workload.random_segments");
     if (!r || !(c->workload.segments = calloc((size_t)n, sizeof *c->workload.segments))) {
         gsl_rng_free(r);
@@ -607,6 +637,38 @@ static int parse_rate_schedules(struct sim_config *c, const cJSON *o, int *n)
     return 0;
 }
 
+/* A window the trace's rows do not cover is an error (the answer would be for a shorter or
+ * emptier window than asked); with workload.trace.partial_window a warning every answer
+ * carries. A per-request trace's window may run 1 trace second past its last request. */
+static int trace_coverage(struct sim_config *c, const struct wl_trace_info *in)
+{
+    const struct wl_trace_cfg *tc = c->workload.trace;
+    double tol = tc->timestamps ? 1 : 1e-6 * fmax(1, in->window_hi - in->window_lo);
+    if (in->uncovered_s <= tol)
+        return 0;
+    char win[96], rows[96];
+    if (isfinite(in->window_hi))
+        snprintf(win, sizeof win, "[%.9g, %.9g) s", in->window_lo, in->window_hi);
+    else
+        snprintf(win, sizeof win, "from %.9g s to the trace's end", in->window_lo);
+    if (in->have_data)
+        snprintf(rows, sizeof rows, "[%.9g, %.9g) s", in->data_lo, in->data_hi);
+    else
+        snprintf(rows, sizeof rows, "nothing (no rows)");
+    if (!tc->partial_window)
+        return sim_err_set(SIM_EINVAL, "workload.trace: the window %s (start_s, window_s) is "
+                           "not covered by the trace, whose rows span %s (%s%s): %.9g s of the "
+                           "window have no data. Choose a window inside the rows, or set "
+                           "workload.trace.partial_window to true to answer for the part "
+                           "covered (with a warning)", win, rows, tc->spec.files[0],
+                           tc->spec.nfiles > 1 ? " and the other files" : "",
+                           in->uncovered_s);
+    snprintf(c->trace_warning, sizeof c->trace_warning, "warning: workload.trace: the trace "
+             "covers only part of the window %s: its rows span %s; %.9g trace seconds have no "
+             "data (partial_window)", win, rows, in->uncovered_s);
+    return 0;
+}
+
 /* workload.clients: closed-loop clients instead of an arrival rate (wl_clients.h). */
 static int parse_clients(struct sim_config *c, const cJSON *w)
 {
@@ -707,6 +769,7 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
     if (all_sched && cJSON_GetObjectItem(w, "rate_rps"))
         return sim_err_set(SIM_EINVAL, "workload.rate_rps: every model has a rate schedule, so "
                            "there is no rate left to split; remove rate_rps");
+    c->world.load_key = "workload.rate_rps";        /* a trace sets its own below */
     if ((rc = sim_json_num(w, "workload", "rate_rps", !tr && !all_sched, SIM_J_POS, &c->world.rate_rps)) ||
         (rc = sim_json_obj(w, "workload", "arrival", false, &a)) ||
         (rc = sim_json_obj(w, "workload", "popularity", false, &p)) ||
@@ -732,7 +795,7 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
                 return rc;
             if (c->workload.gamma_shape < 0.01)    /* the gaps' cv, 1/sqrt(shape), at most 10 */
                 return sim_err_set(SIM_EINVAL, "workload.arrival.shape: expected at least 0.01 "
-                                   "(gaps with a coefficient of variation of at most 10), got %g",
+                                   "(gaps with a coefficient of variation of at most 10), got %.15g",
                                    c->workload.gamma_shape);
         } else if (cJSON_GetObjectItemCaseSensitive(a, "shape")) {
             return sim_err_set(SIM_EINVAL, "workload.arrival.shape: only for kind \"gamma\"");
@@ -810,6 +873,7 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
     } else {
         struct wl_trace_info info;
         bool dur_given = cJSON_GetObjectItem(root, "duration_s") != NULL;
+        c->world.load_key = "workload.trace.rate_scale";
         if ((rc = sim_config_parse_trace(c, tr, &c->workload.trace)) ||
             (rc = wl_trace_scan(&c->workload, &c->world, &info)))
             return rc;
@@ -824,6 +888,8 @@ static int parse_workload(struct sim_config *c, const cJSON *root)
             c->world.model_rps[m] = c->app ? sim_app_model_rate(c->app, m, c->world.rate_rps)
                               : info.span_s > 0 ? info.model_total[m] / info.span_s : 0;
         wl_trace_info_free(&info);
+        if ((rc = trace_coverage(c, &info)))
+            return rc;
         if (info.total <= 0)
             return sim_err_set(SIM_EINVAL, "workload.trace: no requests in the window (check "
                                "start_s, window_s and the files)");
@@ -887,7 +953,7 @@ static int parse_policy(struct sim_config *c, cJSON *root)
     double q = c->world.plan_quantile;
     if (q >= 1)
         return sim_err_set(SIM_EINVAL, "policy.plan_quantile: expected a quantile in (0, 1) "
-                           "(0 or absent: plan with the mean), got %g", q);
+                           "(0 or absent: plan with the mean), got %.15g", q);
     if (!(c->world.policy = policy_find(name))) {
         char list[512];
         policy_names(list, sizeof list);
@@ -948,7 +1014,7 @@ static int parse_rest(struct sim_config *c, const cJSON *root)
               (rc = sim_json_num(m, "metrics", "sample_period_s", false, SIM_J_NONNEG, &c->world.sample_period_s))))
         return rc;
     if (c->world.percentile >= 100)
-        return sim_err_set(SIM_EINVAL, "metrics.percentile: expected a number in (0, 100), got %g",
+        return sim_err_set(SIM_EINVAL, "metrics.percentile: expected a number in (0, 100), got %.15g",
                            c->world.percentile);
     if (s && ((rc = sim_json_keys(s, "search", skeys)) ||
               (rc = sim_json_num(s, "search", "start_scale", false, SIM_J_POS, &c->search_start_scale)) ||
@@ -981,7 +1047,7 @@ static int parse_controller(struct sim_config *c, const cJSON *root)
         if ((rc = sim_json_num(o, "controller", costs[i], false, SIM_J_NONNEG, v[i])))
             return rc;
         if (*v[i] > 1e6)
-            return sim_err_set(SIM_EINVAL, "controller.%s: expected at most 1e6 us (1 s), got %g",
+            return sim_err_set(SIM_EINVAL, "controller.%s: expected at most 1e6 us (1 s), got %.15g",
                                costs[i], *v[i]);
     }
     c->world.ctrl.threads = (int)threads;
@@ -1110,7 +1176,7 @@ static int build(struct sim_config *c)
     /* a run's own limit, stricter than every duration's (sim_json.c): said as itself */
     const cJSON *dj = cJSON_GetObjectItemCaseSensitive(root, "duration_s");
     if (cJSON_IsNumber(dj) && dj->valuedouble > SIM_CONFIG_MAX_DURATION_S)
-        return sim_err_set(SIM_EINVAL, "duration_s: expected at most %g s (about 115 days), got %g",
+        return sim_err_set(SIM_EINVAL, "duration_s: expected at most %g s (about 115 days), got %.15g",
                            SIM_CONFIG_MAX_DURATION_S, dj->valuedouble);
     if ((rc = sim_json_keys(root, "", keys)) || (rc = sim_json_str(root, "", "name", false, &name)) ||
         (rc = sim_json_int(root, "", "seed", false, 0, (1L << 53), &seed)) ||
@@ -1136,7 +1202,7 @@ static int build(struct sim_config *c)
     if (c->world.end_when_done && c->workload.clients)    /* not before the schedule is over */
         c->world.end_not_before_s = c->workload.clients->step_s * c->workload.clients->nsteps;
     if (c->world.warmup_s >= c->world.duration_s)
-        return sim_err_set(SIM_EINVAL, "warmup_s: expected less than duration_s (%g), got %g",
+        return sim_err_set(SIM_EINVAL, "warmup_s: expected less than duration_s (%g), got %.15g",
                            c->world.duration_s, c->world.warmup_s);
     if ((rc = parse_network(c, root)) || (rc = parse_policy(c, c->json)))
         return rc;

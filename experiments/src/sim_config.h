@@ -41,6 +41,8 @@ struct sim_config {
     double trace_total, trace_peak_rps;/* from the scan at load (load scale 1) */
     int trace_gaps;
     double trace_gap_s;
+    char trace_warning[400];           /* a window the trace covers in part (partial_window),
+                                        * said with every answer; "" otherwise */
 
     double search_start_scale, search_tol;
     int search_max_probes;

@@ -12,7 +12,7 @@
 
 static const char *const FORMATS_KEYS[] = {"format", "dir", "files", "start_s", "window_s",
     "rate_scale", "time_scale", "process", "cv", "cv_scale", "cv_window_s", "gaps",
-    "zero_run_s", "map", "select", "size", "csv", "project", NULL};
+    "zero_run_s", "map", "select", "size", "csv", "project", "partial_window", NULL};
 static const char *const GAPS[] = {"error", "zero", "skip", "hold", "interpolate", NULL};
 static const char *const PROCS[] = {"poisson", "gamma", "uniform", NULL};
 static const char *const SIZES[] = {"none", "context_tokens", "generated_tokens", NULL};
@@ -192,6 +192,7 @@ static int parse_all(const struct sim_config *cfg, const cJSON *t, struct wl_tra
         (rc = sim_json_arr(t, P, "files", true, &files)) ||
         (rc = sim_json_num(t, P, "start_s", false, SIM_J_NONNEG, &tc->start_s)) ||
         (rc = sim_json_num(t, P, "window_s", false, SIM_J_NONNEG, &tc->window_s)) ||
+        (rc = sim_json_bool(t, P, "partial_window", false, &tc->partial_window)) ||
         (rc = sim_json_num(t, P, "rate_scale", false, SIM_J_POS, &tc->rate_scale)) ||
         (rc = sim_json_num(t, P, "time_scale", false, SIM_J_POS, &tc->time_scale)) ||
         (rc = sim_json_enum(t, P, "process", false, PROCS, &proc)) ||

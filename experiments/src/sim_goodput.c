@@ -39,7 +39,9 @@ static int probe(const struct sim_config *cfg, struct sim_goodput *g, double sca
     const struct sim_result *r = *res;
     p->scale = scale;
     p->offered_rps = r->offered_rps;
-    p->pass = sim_rule_pass(cfg->search_rule, r);
+    /* a probe that offered no request shows nothing: it never passes (a load too small to
+     * offer one is no goodput) */
+    p->pass = r->offered > 0 && sim_rule_pass(cfg->search_rule, r);
     p->worst_bad_frac = r->worst_bad_frac;
     p->all_bad_frac = r->bad_rate;
     p->worst_p99_ms = r->nmodels ? r->models[r->worst_model].p99_ms : 0;
@@ -73,6 +75,14 @@ int sim_config_feasible(const struct sim_config *cfg)
         if (w->nodes[n].cores > 0)
             return 0;
     double net_ms = (w->ctrl_us + w->data_us_per_request + w->resp_us) / 1e3;
+    /* on top of the network, what every request surely waits for: its executor's host time
+     * around the batch, and, where the policy routes every request to the central
+     * controller (no route callback) and the controller's time is charged, its admission
+     * and its batch's dispatch there */
+    /* (drawn per batch, half the batches take at least its median: counted for p >= 50) */
+    double host_ms = w->host_us_p99 > 0 && w->percentile < 50 ? 0 : w->host_us_per_batch / 1e3;
+    double ctrl_ms = w->ctrl.threads > 0 && w->policy && !w->policy->route
+                         ? (w->ctrl.us_per_request + w->ctrl.us_per_batch) / 1e3 : 0;
     char msg[1024] = "";
     size_t len = 0;
     int bad = 0;
@@ -89,12 +99,20 @@ int sim_config_feasible(const struct sim_config *cfg)
                 best = best < 0 || l < best ? l : best;
             }
         }
-        double fixed = net_ms + md->stack_ms;    /* the model's serving stack comes on top */
+        double fixed = net_ms + md->stack_ms + host_ms + ctrl_ms;   /* and its serving stack */
         if (best < 0 || best + fixed <= md->slo_ms)
             continue;
-        char stack[64] = "";
+        char stack[192] = "";
+        size_t sl = 0;
         if (md->stack_ms > 0)
-            snprintf(stack, sizeof stack, " + %.2f ms serving stack", md->stack_ms);
+            sl += (size_t)snprintf(stack + sl, sizeof stack - sl, " + %.2f ms serving stack",
+                                   md->stack_ms);
+        if (host_ms > 0 && sl < sizeof stack)
+            sl += (size_t)snprintf(stack + sl, sizeof stack - sl, " + %.2f ms host "
+                                   "(cluster.host_us_per_batch)", host_ms);
+        if (ctrl_ms > 0 && sl < sizeof stack)
+            snprintf(stack + sl, sizeof stack - sl, " + %.2f ms controller (controller."
+                     "us_per_request + us_per_batch)", ctrl_ms);
         if (bad++ < 4 && len < sizeof msg)
             len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s: the smallest batch needs "
                                     "%.2f ms + %.2f ms network%s = %.2f ms > SLO %g ms",
@@ -135,6 +153,7 @@ int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_g
             break;
         if ((rc = probe(cfg, g, s, progress, &r)))
             goto out;
+        bool none = r->offered == 0;
         if (g->probes[g->nprobes - 1].pass) {
             lo = s;
             keep(g, r, true);
@@ -142,6 +161,8 @@ int sim_goodput_search(const struct sim_config *cfg, bool progress, struct sim_g
             hi = s;
             keep(g, r, lo < 0);
         }
+        if (none && lo < 0)
+            break;                      /* lower loads offer nothing either */
     }
     while (lo > 0 && hi > 0 && g->nprobes < maxp && (hi - lo) / lo > cfg->search_tol) {
         s = (lo + hi) / 2;

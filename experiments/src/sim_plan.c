@@ -58,6 +58,25 @@ static void lower_bound(const struct sim_config *cfg, struct sim_plan *p)
     p->trace_mean_rps = cfg->world.rate_rps;
     p->trace_peak_rps = cfg->workload.trace ? cfg->trace_peak_rps : cfg->world.rate_rps;
     p->trace_gaps = cfg->trace_gaps;
+    p->time_scale = cfg->workload.trace ? cfg->workload.trace->time_scale : 1;
+    snprintf(p->warning, sizeof p->warning, "%s", cfg->trace_warning);
+}
+
+/* The fewest GPUs that can serve the share of requests the percentile requires at all: each
+ * costs at least the least GPU time per request of any batch size, and G GPUs have G x the
+ * window's seconds. Below it no probe can pass, whatever the policy (no simulation needed). */
+static int gpus_needed(const struct sim_config *cfg)
+{
+    double busy = 0;
+    for (int m = 0; m < cfg->world.nmodels; m++) {
+        const struct sim_model_cfg *mc = &cfg->world.models[m];
+        const struct sim_profile *pr = &mc->prof[sim_model_cfg_kind(mc, cfg->world.gpu_kind)];
+        double least = INFINITY;
+        for (int b = 1; b <= mc->max_batch; b++)
+            least = fmin(least, sim_profile_ms(pr, b) / 1e3 / b);
+        busy += cfg->world.model_rps[m] * least;
+    }
+    return (int)ceil(busy * cfg->world.percentile / 100 - 1e-9);
 }
 
 /* One static probe at g GPUs: run, store, record. *pass out. */
@@ -223,6 +242,18 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
                          p->min_gpus);
         goto out;
     }
+    int need = gpus_needed(base);
+    if (need > p->max_gpus) {
+        rc = sim_err_set(SIM_EINFEASIBLE, "plan: the search range [%d, %d] cannot hold an "
+                         "answer: serving p%g of the mean %.1f req/s at the least GPU time per "
+                         "request of any batch size takes at least %d GPUs (the lower bound is %d "
+                         "at the largest batch); raise --max (or cluster.max_gpus) to at least "
+                         "%d, or lower the load (%s)", p->min_gpus, p->max_gpus,
+                         base->world.percentile, base->world.rate_rps, need, p->lower_bound,
+                         need, base->workload.trace ? "workload.trace.rate_scale"
+                                                    : "workload.rate_rps");
+        goto out;
+    }
     if (in->db) {                       /* fail early on an unusable database */
         struct sim_store *st = NULL;
         rc = sim_store_open(in->db, &st);
@@ -263,11 +294,27 @@ static const char *const RULE =
     "smallest G that passes with G-1 simulated and failing; from the mean-rate lower bound, "
     "steps of 1, 2, 4, ... then bisection; assumes pass/fail monotone in G";
 
+/* " (X GPU-hours in trace time)" where the trace's time is compressed (time_scale): the
+ * simulated window's GPU-seconds stand for time_scale times as many of the trace's. */
+static const char *trace_hours(const struct sim_plan *p, double gpu_s, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (p->time_scale != 1)
+        snprintf(buf, size, " (%.1f GPU-hours in the trace's time)", gpu_s * p->time_scale / 3600);
+    return buf;
+}
+
 void sim_plan_print(FILE *f, const struct sim_plan *p)
 {
     fprintf(f, "plan %s\n", p->id);
-    fprintf(f, "workload: mean %.1f req/s, peak %.1f req/s, %.0f s simulated%s\n",
-            p->trace_mean_rps, p->trace_peak_rps, p->duration_s,
+    if (p->warning[0])
+        fprintf(f, "%s\n", p->warning);
+    char scaled[160] = "";
+    if (p->time_scale != 1)
+        snprintf(scaled, sizeof scaled, " (%.0f s of trace time: time_scale %g)",
+                 p->duration_s * p->time_scale, p->time_scale);
+    fprintf(f, "workload: mean %.1f req/s, peak %.1f req/s, %.0f s simulated%s%s\n",
+            p->trace_mean_rps, p->trace_peak_rps, p->duration_s, scaled,
             p->trace_gaps ? " (trace has gaps: see workload.trace.gaps)" : "");
     fprintf(f, "lower bound: %d GPUs (mean-rate throughput at the largest batch)\n",
             p->lower_bound);
@@ -301,17 +348,18 @@ void sim_plan_print(FILE *f, const struct sim_plan *p)
     } else {
         const struct sim_result *r = p->static_result;
         fprintf(f, "static: %d GPUs meet %s at p%g (%d GPUs fail): %.2f "
-                "GPU-hours, bad rate %.4f%s\n", p->static_gpus,
+                "GPU-hours over the %.0f s simulated%s, bad %.2f%%%s\n", p->static_gpus,
                 p->rule == SIM_RULE_WORST ? "every model's SLO" : "the SLOs over all requests",
-                r->percentile,
-                p->static_gpus - 1, r->gpu_s / 3600, r->bad_rate,
+                r->percentile, p->static_gpus - 1, r->gpu_s / 3600, p->duration_s,
+                trace_hours(p, r->gpu_s, scaled, sizeof scaled), 100 * r->bad_rate,
                 p->monotone ? "" : "  [not monotone: see the probes]");
     }
     fprintf(f, "rule: %s\n", RULE);
     if (p->autoscaled) {
         const struct sim_result *a = p->autoscale_result;
-        fprintf(f, "autoscale (%s): %.2f GPU-hours, at most %d GPUs, bad rate %.4f, %s",
-                p->autoscaler, a->gpu_s / 3600, a->gpus_max, a->bad_rate,
+        fprintf(f, "autoscale (%s): %.2f GPU-hours%s, at most %d GPUs, bad %.2f%%, %s",
+                p->autoscaler, a->gpu_s / 3600, trace_hours(p, a->gpu_s, scaled, sizeof scaled),
+                a->gpus_max, 100 * a->bad_rate,
                 sim_rule_pass(p->rule, a) ? "SLO met" : "SLO missed");
         if (p->static_gpus)
             fprintf(f, "; %.1f%% of the static plan's GPU-hours",
@@ -329,7 +377,10 @@ char *sim_plan_json(const struct sim_plan *p)
     cJSON_AddNumberToObject(j, "mean_rps", p->trace_mean_rps);
     cJSON_AddNumberToObject(j, "peak_rps", p->trace_peak_rps);
     cJSON_AddNumberToObject(j, "duration_s", p->duration_s);
+    cJSON_AddNumberToObject(j, "time_scale", p->time_scale);
     cJSON_AddNumberToObject(j, "trace_gaps", p->trace_gaps);
+    if (p->warning[0])
+        cJSON_AddStringToObject(j, "warning", p->warning);
     cJSON_AddNumberToObject(j, "lower_bound", p->lower_bound);
     cJSON_AddStringToObject(j, "stopping_rule", RULE);
     cJSON_AddStringToObject(j, "search_rule", sim_search_rule_names[p->rule]);
@@ -350,6 +401,8 @@ char *sim_plan_json(const struct sim_plan *p)
         cJSON *s = cJSON_AddObjectToObject(j, "static");
         cJSON_AddNumberToObject(s, "gpus", p->static_gpus);
         cJSON_AddNumberToObject(s, "gpu_hours", p->static_result->gpu_s / 3600);
+        cJSON_AddNumberToObject(s, "gpu_hours_trace_time",
+                                p->static_result->gpu_s * p->time_scale / 3600);
         cJSON_AddNumberToObject(s, "bad_rate", p->static_result->bad_rate);
         cJSON_AddNumberToObject(s, "run_id", (double)p->static_run_id);
     } else {
@@ -360,6 +413,7 @@ char *sim_plan_json(const struct sim_plan *p)
         cJSON *s = cJSON_AddObjectToObject(j, "autoscale");
         cJSON_AddStringToObject(s, "autoscaler", p->autoscaler);
         cJSON_AddNumberToObject(s, "gpu_hours", a->gpu_s / 3600);
+        cJSON_AddNumberToObject(s, "gpu_hours_trace_time", a->gpu_s * p->time_scale / 3600);
         cJSON_AddNumberToObject(s, "gpus_max", a->gpus_max);
         cJSON_AddNumberToObject(s, "bad_rate", a->bad_rate);
         cJSON_AddBoolToObject(s, "slo_met", sim_rule_pass(p->rule, a));

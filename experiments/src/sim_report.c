@@ -26,9 +26,12 @@ bool sim_goodput_problem(const struct sim_goodput *g, char *buf, size_t n)
     case SIM_SEARCH_NO_PASS:
         snprintf(buf, n, "no probed load met every SLO, down to load x%.5g (%.4g req/s)%s",
                  least ? least->scale : 0, least ? least->offered_rps : 0,
-                 g->nprobes >= g->max_probes ? "; raise search.max_probes or lower "
-                                               "search.start_scale to probe lower"
-                                             : ", the least the search probes");
+                 least && least->offered_rps == 0
+                     ? ", which offered no request (a probe that offers none cannot pass): the "
+                       "policy or the cluster misses the SLO at any load that offers requests"
+                 : g->nprobes >= g->max_probes ? "; raise search.max_probes or lower "
+                                                 "search.start_scale to probe lower"
+                                               : ", the least the search probes");
         break;
     case SIM_SEARCH_NO_FAIL:
         snprintf(buf, n, "the search did not bracket the goodput: all %d probes passed, up to "
@@ -66,6 +69,10 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
                 (unsigned long long)o->dropped, o->p50_ms, o->p99_ms, o->mean_queue_ms,
                 o->mean_batch, o->ideal_batch_staggered, 100 * o->bad_frac);
     }
+    fprintf(f, "  (queue_ms: mean wait from arrival to the batch's start; batch: mean batch size "
+            "run; ideal: the largest batch within the SLO when the model's GPUs stagger their "
+            "batches, SLO / (1 + 1/GPUs), at most max_batch; bad%%: late or dropped, %% of "
+            "offered)\n");
     if (r->npaths) {
         fprintf(f, "%-20s %-26s %8s %9s %9s %7s %7s %9s %9s %6s\n", "path", "stages", "sla_ms",
                 "offered", "on_time", "late", "dropped", "p50_ms", "p99_ms", "bad%");
@@ -84,8 +91,8 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
         cpus += r->execs[e].cpu;
         busy += r->execs[e].cpu ? 0 : r->execs[e].busy_frac;
     }
-    fprintf(f, "total: offered %.1f req/s, on time %.1f req/s, bad rate %.4f, GPU busy %.1f%% "
-               "(%d GPUs), %s at p%g\n", r->offered_rps, r->ontime_rps, r->bad_rate,
+    fprintf(f, "total: offered %.1f req/s, on time %.1f req/s, bad %.2f%%, GPU busy %.1f%% "
+               "(%d GPUs), %s at p%g\n", r->offered_rps, r->ontime_rps, 100 * r->bad_rate,
             gpus ? 100 * busy / gpus : 0.0, gpus,
             r->pass ? (r->npaths ? "every path within SLA" : "every model within SLO")
                     : "SLO missed", r->percentile);

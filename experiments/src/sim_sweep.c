@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim_err.h"
@@ -63,6 +64,8 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     struct sweep w;
     memset(&w, 0, sizeof w);
     long *todo = NULL, ntodo = 0;
+    struct sim_store *cs = NULL;        /* the parent's connection: its claims */
+    long *waiting = NULL, nwait = 0;    /* points another process holds */
     pid_t *pids = NULL;
     long *pidpt = NULL;
     int rc = sweep_prepare(&w, file, db, sets, nsets, force, quiet, &todo, &ntodo);
@@ -78,6 +81,18 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     if (!quiet)
         fprintf(stderr, "sweep %s: %ld points, %ld already in %s, %ld to run with %d workers\n",
                 w.name, w.npoints, w.npoints - ntodo, db, ntodo, jobs);
+    /* the parent claims each point before a worker runs it (sweep_claims), so that another
+     * process sweeping the same database runs none of them twice: points it holds wait for it */
+    waiting = malloc((size_t)(ntodo ? ntodo : 1) * sizeof *waiting);
+    long total = ntodo, by_other = 0;
+    int64_t holder = 0;
+    bool said_wait = false;
+    if (!waiting)
+        rc = SIM_ENOMEM;
+    else
+        rc = sim_store_open(db, &cs);
+    if (rc)
+        goto out;
     fflush(NULL);
     double t0 = sim_wall_seconds();
     pid_t parent = getpid();
@@ -90,8 +105,50 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     interrupted = 0;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    while ((next < ntodo || running > 0) && !interrupted) {
+    while ((next < ntodo || running > 0 || nwait > 0) && !interrupted) {
+        if (next == ntodo && running == 0 && nwait > 0) {   /* what others hold: again */
+            if (!said_wait && !quiet)
+                fprintf(stderr, "%ssweep %s: %ld point%s run by another process sweeping %s "
+                        "(pid %lld): waiting for it\n", tty ? "\n" : "", w.name, nwait,
+                        nwait == 1 ? " is" : "s are", db, (long long)holder);
+            said_wait = true;
+            struct timespec ts = {0, 200 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            memcpy(todo, waiting, (size_t)nwait * sizeof *todo);
+            ntodo = nwait;
+            next = nwait = 0;
+            continue;
+        }
         while (running < jobs && next < ntodo && !interrupted) {
+            struct point cp;
+            enum sim_claim cl = SIM_CLAIM_OURS;
+            if (sweep_make_point(&w, todo[next], &cp)) {
+                rc = SIM_ENOMEM;
+                break;
+            }
+            if (sim_store_point_claim(cs, w.id, cp.key, &cl, &holder)) {
+                fprintf(stderr, "servesim sweep: point %ld: %s\n", todo[next], sim_err_msg());
+                sweep_point_free(&cp);
+                refused++;                  /* the database refuses: no more points */
+                next = ntodo;
+                nwait = 0;
+                break;
+            }
+            if (cl != SIM_CLAIM_OURS) {
+                if (cl == SIM_CLAIM_TAKEN) {
+                    waiting[nwait++] = todo[next];
+                } else {                    /* stored by the other meanwhile */
+                    done++, by_other++;
+                    char last[600];
+                    snprintf(last, sizeof last, "%s, run by another process", cp.key);
+                    if (!quiet)
+                        sweep_progress(&w, tty, done, total, failed, t0, last, true);
+                }
+                sweep_point_free(&cp);
+                next++;
+                continue;
+            }
+            sweep_point_free(&cp);
             pid_t pid = fork();
             if (pid < 0) {
                 rc = sim_err_set(SIM_EIO, "sweep: fork: %s", strerror(errno));
@@ -143,6 +200,7 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
         }
         struct point p;
         if (sweep_make_point(&w, pt, &p) == 0) {
+            sim_store_point_release(cs, w.id, p.key);   /* written, failed or refused */
             if (WIFSIGNALED(status) && !interrupted) {   /* the worker died: record it here */
                 struct sim_store *s2 = NULL;
                 char msg[96];
@@ -156,7 +214,7 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
             if (!ok)
                 failed++;
             if (!quiet)
-                sweep_progress(&w, tty, done, ntodo, failed, t0, p.key, ok);
+                sweep_progress(&w, tty, done, total, failed, t0, p.key, ok);
             sweep_point_free(&p);
         }
     }
@@ -167,6 +225,13 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
                 kill(pids[k], SIGKILL);
         while (running > 0 && (wait(NULL) > 0 || errno == EINTR))
             running--;
+        for (int k = 0; k < jobs; k++) {        /* their claims: free for a resumed sweep */
+            struct point p;
+            if (pids[k] && sweep_make_point(&w, pidpt[k], &p) == 0) {
+                sim_store_point_release(cs, w.id, p.key);
+                sweep_point_free(&p);
+            }
+        }
         if (!quiet)
             fputc('\n', stderr);
         /* what the database holds (a worker may have written its point just before) */
@@ -174,15 +239,20 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    if (!quiet && !interrupted && by_other)
+        fprintf(stderr, "sweep %s: %ld of its %ld points were run by another process sweeping "
+                "%s (each point is run once)\n", w.name, by_other, total, db);
     if (!quiet && !interrupted)
         sweep_summary(&w, db);
     if (!rc && refused) {
         rc = sweep_refused(&w, db);
     } else if (!rc && failed) {
         rc = sim_err_set(SIM_EIO, "sweep %s: %ld of %ld points failed (see sweep_points.error)",
-                         w.name, failed - refused, ntodo);
+                         w.name, failed - refused, total);
     }
 out:
+    sim_store_close(cs);
+    free(waiting);
     free(todo);
     free(pids);
     free(pidpt);

@@ -346,7 +346,7 @@ void sweep_summary(const struct sweep *w, const char *db)
         sqlite3_close(h);
         return;
     }
-    sqlite3_busy_timeout(h, SIM_STORE_BUSY_MS);
+    sqlite3_busy_handler(h, sim_store_busy, sim_store_busy_ctx(db));
     if (sqlite3_prepare_v2(h,
                            "SELECT p.point, p.point_key, p.status, r.id, r.goodput_rps, "
                            "r.ontime_rps, r.bad_rate, r.offered_rps, r.status FROM sweep_points p "

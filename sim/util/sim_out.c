@@ -2,9 +2,13 @@
 #include "sim_out.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "sim_err.h"
@@ -44,6 +48,69 @@ int sim_out_check(const char *path)
     return 0;
 }
 
+int sim_out_space(const char *path, double need, const char *what)
+{
+    char dir[4096];
+    folder_of(path, dir, sizeof dir);
+    struct statvfs fs;
+    if (statvfs(dir, &fs) != 0)
+        return 0;                       /* cannot tell: the write itself will say */
+    double avail = (double)fs.f_bavail * (double)fs.f_frsize;
+    if (avail >= need)
+        return 0;
+    return sim_err_set(SIM_EIO, "%s: cannot write: the disk holding %s has %.0f KiB free, "
+                       "less than the %.0f KiB %s needs: free some space or name a file on "
+                       "another disk", path, dir, avail / 1024, need / 1024, what);
+}
+
+int sim_out_not_input(const char *out, const char *in, const char *what)
+{
+    struct stat so, si;
+    if (!out || !in || stat(out, &so) != 0 || stat(in, &si) != 0)
+        return 0;
+    if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+        return sim_err_set(SIM_EUSAGE, "%s: cannot write: it is %s read (%s); writing it would "
+                           "replace what is being read: name another file", out, what, in);
+    return 0;
+}
+
+int sim_out_tmp(const char *path, char *tmp, size_t size)
+{
+    static unsigned seq;
+    for (int tries = 0; tries < 100; tries++) {
+        snprintf(tmp, size, "%s.tmp%ld-%u", path, (long)getpid(), seq++);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST)
+            return sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    return sim_err_set(SIM_EIO, "%s: cannot write: no free temporary name beside it", path);
+}
+
+int sim_out_commit(const char *tmp, const char *path)
+{
+    if (rename(tmp, path) == 0)
+        return 0;
+    int e = errno;
+    remove(tmp);
+    return sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(e));
+}
+
+int sim_out_fresh(const char *path)
+{
+    char tmp[4200];
+    int fd = sim_out_tmp(path, tmp, sizeof tmp);
+    if (fd < 0)
+        return fd;
+    int rc = sim_out_commit(tmp, path);
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
 int sim_out_open(struct sim_out *o, const char *path)
 {
     memset(o, 0, sizeof *o);
@@ -58,9 +125,15 @@ int sim_out_open(struct sim_out *o, const char *path)
             return sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
         return 0;
     }
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp%ld", path, (long)getpid());
-    if (!(o->f = fopen(o->tmp, "w")))
-        return sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+    int fd = sim_out_tmp(path, o->tmp, sizeof o->tmp);
+    if (fd < 0)
+        return fd;
+    if (!(o->f = fdopen(fd, "w"))) {
+        int e = errno;
+        close(fd);
+        remove(o->tmp);
+        return sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(e));
+    }
     return 0;
 }
 
@@ -76,10 +149,9 @@ int sim_out_close(struct sim_out *o, bool ok)
     o->f = NULL;
     if (o->through)
         return rc;
-    if (ok && !rc && rename(o->tmp, o->path) != 0)
-        rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", o->path, strerror(errno));
-    if (!ok || rc)
-        remove(o->tmp);
+    if (ok && !rc)
+        return sim_out_commit(o->tmp, o->path);
+    remove(o->tmp);
     return rc;
 }
 
@@ -93,4 +165,31 @@ int sim_out_write(const char *path, const char *text)
     bool ok = fputs(text, o.f) >= 0 && (n && text[n - 1] == '\n' ? true : fputc('\n', o.f) != EOF);
     rc = sim_out_close(&o, ok);
     return rc ? rc : ok ? 0 : sim_err_set(SIM_EIO, "%s: cannot write: %s", path, strerror(errno));
+}
+
+static const char *guard_prog = "servesim";
+
+static void check_stdout(void)
+{
+    char target[512] = "";
+    ssize_t n = readlink("/proc/self/fd/1", target, sizeof target - 1);
+    target[n > 0 ? n : 0] = '\0';
+    bool bad = fflush(stdout) != 0 || ferror(stdout);
+    int e = errno;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = true;
+        e = errno;
+    }
+    if (!bad || e == EPIPE)             /* a reader that stopped reading (head) is no loss */
+        return;
+    fprintf(stderr, "%s: cannot write the standard output%s%s%s: %s\n", guard_prog,
+            target[0] ? " (" : "", target, target[0] ? ")" : "", strerror(e));
+    _exit(1);
+}
+
+void sim_out_guard_stdout(const char *prog)
+{
+    guard_prog = prog;
+    signal(SIGXFSZ, SIG_IGN);
+    atexit(check_stdout);
 }

@@ -10,6 +10,13 @@ double sim_wall_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double sim_wall_unix(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 void sim_utc_now(char buf[32])
 {
     time_t now = time(NULL);

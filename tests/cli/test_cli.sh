@@ -83,7 +83,8 @@ calibrate_serving_paths() {
   # nets lists every shipped network, columns as wide as the longest name (item 11)
   "$cal" nets > "$tmp/nets.out" || fail "nets: exit $?"
   local nnets; nnets=$(ls "$src/calibrate/networks/"*.json | wc -l)
-  [ "$(tail -n +2 "$tmp/nets.out" | wc -l)" -eq "$nnets" ] || fail "nets: $(tail -n +2 "$tmp/nets.out" | wc -l) rows for $nnets networks"
+  local nrows; nrows=$(awk 'NR > 1 && NF == 0 {exit} NR > 1' "$tmp/nets.out" | wc -l)   # (the notes follow a blank line)
+  [ "$nrows" -eq "$nnets" ] || fail "nets: $nrows rows for $nnets networks"
   grep -q "^Inception-ResNet-V2  " "$tmp/nets.out" && grep -q "^Wav2Vec2-base features  " "$tmp/nets.out" ||
     fail "nets: a long name breaks its column: $(cat "$tmp/nets.out")"
   "$cal" nets nosuchnet > "$tmp/nets.out" 2> /dev/null; rc=$?
@@ -154,10 +155,13 @@ PY
   wait
   # a wait past 2 s is said, not silent (issue 47, item 25)
   grep -qF "$db is locked by another process" "$tmp/w.err" || fail "no word of the wait: $(cat "$tmp/w.err")"
-  rm -f "$tmp/held"; hold exclusive 2
+  # a reader waits for a writer's commit, and says so past 2 s (issue 51, item 12): the
+  # writer holds on until the export has said it
+  rm -f "$tmp/held" "$tmp/r.err"; hold exclusive 60 "$tmp/r.err" "is locked by another process"
   "$bin" export "$db" -o "$tmp/rw.tsv" 2> "$tmp/r.err" ||
     fail "export while a writer holds the database: exit $? ($(cat "$tmp/r.err"))"
   wait
+  grep -qF "$db is locked by another process" "$tmp/r.err" || fail "export: no word of the wait: $(cat "$tmp/r.err")"
   rm -f "$tmp/held"; hold exclusive 2
   PYTHONPATH="$src/experiments" python3 -c "import report_cli, sys
 con = report_cli.connect(sys.argv[1])
@@ -354,8 +358,10 @@ d = json.load(open(sys.argv[1]))
 assert d["goodput_rps"] is None and d["search_status"] == "not converged", d
 assert "after 3 probes" in d["search_problem"] and len(d["probes"]) == 3, d
 PY
+  # a load that offers no request is no pass (issue 51, item 4)
   "$bin" goodput "$tmp/g.json" --no-db --quiet --set workload.rate_rps=1e-6 > /dev/null 2> "$tmp/err"; rc=$?
-  [ $rc -eq 4 ] && grep -qF "did not bracket" "$tmp/err" || fail "rate 1e-6: exit $rc ($(cat "$tmp/err"))"
+  [ $rc -eq 4 ] && grep -qF "which offered no request (a probe that offers none cannot pass)" "$tmp/err" ||
+    fail "rate 1e-6: exit $rc ($(cat "$tmp/err"))"
   "$bin" goodput "$tmp/g.json" --db "$tmp/g.db" --quiet > /dev/null 2>&1 || fail "a converging search: exit $?"
   python3 - "$tmp/g.db" <<'PY' || fail "runs.status of the searches"
 import sqlite3, sys
@@ -529,7 +535,7 @@ db_atomic() {
   [ "$(grep -c "disk full (simulated)" "$tmp/err")" -eq 1 ] || fail "the sweep went on after a refused write: $(cat "$tmp/err")"
   grep -q "sweep_points.error" "$tmp/err" && fail "a refused sweep points to sweep_points.error"
   v=$(sqlite3 "$db" "PRAGMA user_version")
-  [ "$v" = "10" ] || fail "schema version $v"
+  [ "$v" = "11" ] || fail "schema version $v"
   sqlite3 "$db" "PRAGMA user_version = 99"
   "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -q "written by a newer servesim" "$tmp/err" || fail "newer schema: exit $rc, expected 2"
@@ -541,7 +547,7 @@ db_migrate_v1() {
   sqlite3 "$db" < "$src/tests/cli/schema_v1.sql" || fail "cannot build the v1 fixture"
   sqlite3 "$db" "INSERT INTO runs VALUES(7,'old','run','symphony',1,'{}','h','0.0.1','t',0,'ok',1,0,1,1,1,0,1,99,NULL,1);"
   "$bin" run --db "$db" --set duration_s=4 --quiet || fail "run on a v1 database failed"
-  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "10" ] || fail "not migrated to version 10"
+  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "11" ] || fail "not migrated to version 11"
   # 7 -> 8: training jobs (the quickstart has none: no rows, no makespan)
   [ "$(sqlite3 "$db" "SELECT count(*) FROM job_stats; SELECT count(*) FROM job_workers; SELECT count(*) FROM runs WHERE makespan_s IS NULL" | tr '\n' ' ')" = "0 0 2 " ] ||
     fail "job tables or runs.makespan_s missing"
@@ -572,14 +578,19 @@ sweep_resume_and_jobs() {
   printf '%s' "{$base,\"models\":[$model]}" > "$tmp/cb.json"
   printf '%s' '{"name":"twice","base":"cb.json","mode":"run","set":{"duration_s":20},
     "grid":{"seed":[1,2,3,4,5,6,7,8]}}' > "$tmp/cs.json"
-  "$bin" sweep "$tmp/cs.json" -j 2 --db "$tmp/twice.db" --quiet 2> "$tmp/c1.err" & local p1=$!
-  "$bin" sweep "$tmp/cs.json" -j 2 --db "$tmp/twice.db" --quiet 2> "$tmp/c2.err" & local p2=$!
+  # (and each point simulated once: a process claims a point before running it, issue 51,
+  # item 24; the points a process ran itself are its progress lines not run by another)
+  "$bin" sweep "$tmp/cs.json" -j 2 --db "$tmp/twice.db" > /dev/null 2> "$tmp/c1.err" & local p1=$!
+  "$bin" sweep "$tmp/cs.json" -j 2 --db "$tmp/twice.db" > /dev/null 2> "$tmp/c2.err" & local p2=$!
   wait $p1 || fail "first of two concurrent sweeps: exit $? ($(cat "$tmp/c1.err"))"
   wait $p2 || fail "second of two concurrent sweeps: exit $? ($(cat "$tmp/c2.err"))"
   [ "$(sqlite3 "$tmp/twice.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok';
       SELECT count(*) FROM runs WHERE id NOT IN (SELECT run_id FROM sweep_points WHERE run_id IS NOT NULL);
       SELECT count(DISTINCT run_id) FROM timeseries WHERE run_id NOT IN (SELECT run_id FROM sweep_points WHERE run_id IS NOT NULL)" | tr '\n' ' ')" = "8 8 0 0 " ] ||
     fail "two concurrent sweeps: runs, points, orphan runs, orphan series = $(sqlite3 "$tmp/twice.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points" | tr '\n' ' ')"
+  local ran; ran=$(cat "$tmp/c1.err" "$tmp/c2.err" | grep "^sweep twice: .* done (" | grep -vc "run by another process")
+  [ "$ran" = 8 ] || fail "two concurrent sweeps simulated $ran points for 8: $(grep -h "done (" "$tmp/c1.err" "$tmp/c2.err" | tr '\n' '|')"
+  [ "$(sqlite3 "$tmp/twice.db" "SELECT count(*) FROM sweep_claims")" = 0 ] || fail "claims left behind"
   # --quiet prints no notes (issue 47, item 8): nexus's warm-up is extended at every point of
   # the regression sweep, and only without --quiet is that said
   "$bin" sweep "$src/experiments/regression/nexus.sweep.json" --db "$tmp/quiet.db" -j 2 --quiet \
@@ -848,6 +859,25 @@ docs_current() {
     done < <(grep -o '\]([^)]*)' "$src/$f" | sed 's/^](//; s/)$//')
   done < <(cd "$src" && { git ls-files '*.md' 2>/dev/null || find . -name '*.md' -not -path './build/*'; })
   [ $n -ge 20 ] || fail "only $n relative links checked: the link scan is broken"
+  # the docs cite nothing that does not ship: the team's specs and shared folder stay outside
+  # the repository (issue 51, item 23)
+  local cites
+  cites=$(cd "$src" && { git ls-files '*.md' 2>/dev/null || find . -name '*.md' -not -path './build/*'; } |
+    xargs grep -n 'specs/[a-z0-9_-]*\.md\|\.\./shared/\|shared traces folder' 2>/dev/null)
+  [ -z "$cites" ] || fail "docs cite files that do not ship: $(echo "$cites" | head -3)"
+  # servesim-calibrate nets flags a count off the published one and says why (item 23), and
+  # docs/calibrate.md names every shipped network
+  local cal="$(dirname "$bin")/calibrate/servesim-calibrate" net
+  if [ -x "$cal" ]; then
+    "$cal" nets > "$tmp/nets" || fail "nets: exit $?"
+    grep -q "^BART-base .*139420416 \*" "$tmp/nets" && grep -q "^SSD300-VGG16 .*26285486 \*" "$tmp/nets" &&
+      grep -qF "BART-base: params +77257305 (+55.413%)" "$tmp/nets" && grep -qF "tied to the LM head" "$tmp/nets" ||
+      fail "nets does not flag BART-base and SSD300: $(grep -E "BART|SSD" "$tmp/nets")"
+    grep -q "^ResNet-50 .*25557032 " "$tmp/nets" && ! grep -q "^ResNet-50 .*\*" "$tmp/nets" || fail "nets flags ResNet-50"
+    for net in $(awk 'NR > 1 && NF > 5 && $NF ~ /json$/ {print $NF}' "$tmp/nets" | xargs -n1 basename | sed 's/\.json$//'); do
+      grep -qF "\`$net\`" "$src/docs/calibrate.md" || fail "docs/calibrate.md does not name the shipped network $net"
+    done
+  fi
 }
 
 interrupts() {
@@ -990,8 +1020,13 @@ trace_plan() {
   # no valid answer exits 4 and says why: a plan capped below what the load needs names its
   # best probe (the probes stay in the database); an SLO no batch meets once the network's
   # fixed delays are added fails goodput and plan before any probe
+  # (a range below what the mean rate needs is said at once, without a probe: issue 51 item 6)
   "$bin" plan "$tmp/tp.json" --trace-dir "$tmp/tr" --db "$tmp/p2.db" --max 2 > /dev/null 2> "$tmp/err"; rc=$?
-  [ $rc -eq 4 ] && grep -qF 'plan: no GPU count in [1, 2] meets every SLO; the best probe: 2 GPUs, worst model M' "$tmp/err" ||
+  [ $rc -eq 4 ] && grep -qF 'plan: the search range [1, 2] cannot hold an answer: serving p99 of the mean 1500.0 req/s' "$tmp/err" &&
+    grep -qF "takes at least 3 GPUs" "$tmp/err" || fail "plan below its bound: exit $rc, $(cat "$tmp/err")"
+  [ ! -s "$tmp/p2.db" ] || [ "$(sqlite3 "$tmp/p2.db" "SELECT count(*) FROM plan_probes")" = 0 ] || fail "plan below its bound probed"
+  "$bin" plan "$tmp/p4.json" --db "$tmp/p2.db" --max 4 --keep-warmup > /dev/null 2> "$tmp/err"; rc=$?
+  [ $rc -eq 4 ] && grep -qF 'plan: no GPU count in [1, 4] meets every SLO; the best probe: ' "$tmp/err" ||
     fail "plan without an answer: exit $rc, $(cat "$tmp/err")"
   [ "$(sqlite3 "$tmp/p2.db" "SELECT count(*) FROM plan_probes")" -ge 1 ] || fail "plan without an answer: probes not kept"
   printf '%s' "{${tcfg}}" | sed 's/"slo_ms":100/"slo_ms":5.5/; s/"models"/"network":{"ctrl_us":100,"data_us_per_request":50,"resp_us":2000},"models"/' > "$tmp/inf.json"
@@ -1106,7 +1141,8 @@ JSON
   for sd in 1 2; do "$bin" run --db "$pg" --seed $sd --set duration_s=3 --quiet; done
   "$bin" run --db "$pg" --seed 1 --set duration_s=3 --set cluster.gpus=8 --quiet
   "$bin" plot goodput --db "$pg" --out "$tmp/pg" > /dev/null 2>&1 || fail "plot goodput on mixed configs failed"
-  [ "$(grep -c '^quickstart \[config [0-9a-f]\{6\}\]' "$tmp/pg/quickstart-goodput.dat")" = "2" ] ||
+  # (labelled by what differs: issue 51, item 20)
+  [ "$(grep -c '^quickstart \[gpus=\(16\|8\)\]' "$tmp/pg/quickstart-goodput.dat")" = "2" ] ||
     fail "mixed configurations averaged: $(cat "$tmp/pg/quickstart-goodput.dat")"
   # one policy, 35 models: the 9 with the most requests and one "others" line that says how
   # many it holds (not 35 lines in 8 repeating colours)
@@ -1126,7 +1162,7 @@ JSON
   [ "$(grep -v '^[0-9]' "$tmp/gx/quickstart-goodput-gpus.dat" | grep -vc '^$')" = "1" ] || fail "one configuration, several lines"
   "$bin" run --db "$tmp/gx.db" --seed 1 --set duration_s=3 --set cluster.gpus=8 --set workload.rate_rps=2000 --quiet
   "$bin" plot goodput-gpus --db "$tmp/gx.db" --out "$tmp/gx2" > /dev/null 2>&1 || fail "goodput-gpus (mixed) failed"
-  [ "$(grep -c '^symphony \[config [0-9a-f]\{6\}\]$' "$tmp/gx2/quickstart-goodput-gpus.dat")" = "2" ] ||
+  [ "$(grep -c '^symphony \[rate_rps=\(4500\|2000\)\]$' "$tmp/gx2/quickstart-goodput-gpus.dat")" = "2" ] ||
     fail "goodput-gpus averaged two configurations: $(grep -v '^[0-9]' "$tmp/gx2/quickstart-goodput-gpus.dat")"
   # names with braces, underscores and quotes reach the figure whole (the file name is made safe)
   "$bin" run --db "$tmp/nm.db" --set duration_s=3 --set 'name=exp{x}_y "q"' --quiet
@@ -1512,6 +1548,318 @@ help_and_policies() {
     [ $rc -eq 2 ] && grep -qF -- "$want" "$tmp/err" || fail "$cmd: exit $rc, $(cat "$tmp/err")"
   done
   [ ! -e "$tmp/servesim.db" ] || fail "a refused command wrote a database"
+}
+
+# Files a command writes (issue 51, items 1, 2, 13, 14): a link planted at an output's name is
+# replaced, never written through; an output that is an input is refused; a write that fails
+# (a full device, a file-size limit) is said with its target and reason, exit non-zero, and
+# leaves no temporary behind.
+output_files() {
+  local db="$tmp/o.db" rc
+  printf '{%s,"models":[%s]}' "$base" "$model" > "$tmp/o.json"
+  for s in 1 2 3; do
+    "$bin" run "$tmp/o.json" --db "$db" --seed $s --quiet > /dev/null 2>&1 || fail "run $s: exit $?"
+  done
+  mkdir -p "$tmp/figs"
+  echo victim > "$tmp/victim"
+  for e in dat png svg; do ln -s ../victim "$tmp/figs/t-latency-cdf.$e"; done
+  "$bin" plot latency-cdf --db "$db" --out "$tmp/figs" > /dev/null 2> "$tmp/p.err" ||
+    fail "plot over planted links: exit $? ($(cat "$tmp/p.err"))"
+  [ "$(cat "$tmp/victim")" = victim ] || fail "plot wrote through a link: victim is now $(head -c 80 "$tmp/victim")"
+  for e in dat png svg; do
+    [ -f "$tmp/figs/t-latency-cdf.$e" ] && [ ! -L "$tmp/figs/t-latency-cdf.$e" ] ||
+      fail "t-latency-cdf.$e: not a regular file in place of the link"
+  done
+  ln -s ../victim "$tmp/figs/e.tsv"
+  "$bin" export "$db" -o "$tmp/figs/e.tsv" 2> /dev/null || fail "export over a link: exit $?"
+  [ "$(cat "$tmp/victim")" = victim ] || fail "export wrote through a link"
+  # the database as its own output, by its name or through a link: refused, the database kept
+  local before; before=$(md5sum < "$db")
+  ln -s o.db "$tmp/alias.db"
+  for out in "$db" "$tmp/alias.db"; do
+    "$bin" export "$db" -o "$out" > /dev/null 2> "$tmp/e.err"; rc=$?
+    [ $rc -eq 2 ] && grep -qF "it is the database read" "$tmp/e.err" ||
+      fail "export -o $out (the input): exit $rc ($(cat "$tmp/e.err"))"
+  done
+  # a plot whose figure would land on the database's name: refused, the database kept
+  cp "$db" "$tmp/figs/t-queue-cdf.png"
+  "$bin" plot queue-cdf --db "$tmp/figs/t-queue-cdf.png" --out "$tmp/figs" > /dev/null 2> "$tmp/q.err"; rc=$?
+  [ $rc -ne 0 ] && grep -qF "it is the database read" "$tmp/q.err" ||
+    fail "plot onto its database: exit $rc ($(cat "$tmp/q.err"))"
+  [ "$(sqlite3 "$tmp/figs/t-queue-cdf.png" "SELECT count(*) FROM runs" 2>&1)" = 3 ] ||
+    fail "plot replaced or removed its database"
+  [ "$(md5sum < "$db")" = "$before" ] || fail "the database changed"
+  # full devices: the target and the reason, exit 1
+  "$bin" export "$db" > /dev/full 2> "$tmp/f.err"; rc=$?
+  [ $rc -eq 1 ] && grep -qF "cannot write the standard output (/dev/full): No space left" "$tmp/f.err" ||
+    fail "export > /dev/full: exit $rc ($(cat "$tmp/f.err"))"
+  "$bin" export "$db" -o /dev/full 2> "$tmp/f.err"; rc=$?
+  [ $rc -eq 1 ] && grep -qF "/dev/full: cannot write: No space left" "$tmp/f.err" ||
+    fail "export -o /dev/full: exit $rc ($(cat "$tmp/f.err"))"
+  "$bin" run "$tmp/o.json" --no-db --json > /dev/full 2> "$tmp/f.err"; rc=$?
+  [ $rc -eq 1 ] && grep -qF "(/dev/full)" "$tmp/f.err" || fail "run --json > /dev/full: exit $rc ($(cat "$tmp/f.err"))"
+  "$bin" compare "$db" "$db" > /dev/full 2> "$tmp/f.err"; rc=$?
+  [ $rc -eq 1 ] && grep -qF "(/dev/full)" "$tmp/f.err" || fail "compare > /dev/full: exit $rc ($(cat "$tmp/f.err"))"
+  # a file-size limit: export says so and leaves no temporary; a sweep stops at the first
+  # refused write instead of losing points to killed workers
+  # (no file may grow in the limited shell: its messages come back through a pipe)
+  local said; said=$( (ulimit -f 0; "$bin" export "$db" -o "$tmp/big.tsv" 2>&1 > /dev/null; echo "exit $?") )
+  case "$said" in *"big.tsv: cannot write: File too large"*"exit 1") ;;
+    *) fail "export past ulimit -f: $said" ;; esac
+  ls "$tmp" | grep -q "\.tmp" && fail "a temporary was left: $(ls "$tmp" | grep "\.tmp")"
+  printf '%s' '{"name":"u","base":"o.json","mode":"run","grid":{"seed":[1,2,3,4,5,6,7,8,9,10,11,12]}}' > "$tmp/u.json"
+  "$bin" run "$tmp/o.json" --db "$tmp/u.db" --quiet > /dev/null 2>&1
+  local size; size=$(( $(stat -c %s "$tmp/u.db") / 1024 + 12 ))
+  (ulimit -f $size; "$bin" sweep "$tmp/u.json" --db "$tmp/u.db" -j 2 > /dev/null 2> "$tmp/s.err"; echo $? > "$tmp/s.rc")
+  [ "$(cat "$tmp/s.rc")" = 1 ] && grep -qF "refused a write" "$tmp/s.err" ||
+    fail "sweep past ulimit -f: exit $(cat "$tmp/s.rc") ($(tail -3 "$tmp/s.err"))"
+  grep -q "SIGXFSZ\|File size limit exceeded\|signal 25" "$tmp/s.err" && fail "sweep workers killed: $(grep -m1 "25\|XFSZ" "$tmp/s.err")"
+  [ "$(sqlite3 "$tmp/u.db" "PRAGMA integrity_check")" = ok ] || fail "sweep past ulimit -f: database damaged"
+  # a full disk is found before the simulation (issue 51, item 9): a 2 MiB filesystem in a
+  # mount namespace of its own (root; elsewhere this part says it is skipped)
+  mkdir -p "$tmp/full"
+  said=$(unshare -m sh -c "mount -t tmpfs -o size=2m tmpfs '$tmp/full' || exit 77
+    for c in run goodput; do '$bin' \$c '$tmp/o.json' --db '$tmp/full/r.db' --set duration_s=4000 2>&1; echo \"\$c exit \$?\"; done" 2>&1)
+  case "$said" in
+    *"exit 77"*|*"unshare: "*) echo "output_files: the full-disk part is skipped: no mount namespace here ($said)" ;;
+    *"r.db: cannot write: the disk holding"*"run exit 1"*"r.db: cannot write: the disk holding"*"goodput exit 1") ;;
+    *) fail "a full disk: $said" ;;
+  esac
+}
+
+# A trace window, its counts and its files (issue 51, items 3, 5, 6, 7, 15, 16): a window
+# the rows do not cover is an error saying what they cover (a warning in the answer with
+# partial_window); counts past the bound, devices, folders and endless lines are refused;
+# a message quotes a token, never another file's line; CR-only lines and quoted CSV fields read.
+trace_inputs() {
+  local rc
+  mkdir -p "$tmp/tr"
+  printf 't,count\n0,100\n1,120\n2,90\n3,110\n' > "$tmp/tr/c.csv"
+  cat > "$tmp/tr.json" <<'JSON'
+{"name": "tr", "seed": 1, "warmup_s": 0, "cluster": {"gpus": 2, "max_gpus": 8},
+ "models": [{"name": "a", "alpha_ms": 1, "beta_ms": 4, "slo_ms": 30}],
+ "workload": {"trace": {"format": "csv_counts", "dir": "tr", "files": ["c.csv"],
+              "csv": {"interval_s": 1}, "window_s": 4}},
+ "policy": {"name": "fifo"}}
+JSON
+  "$bin" run "$tmp/tr.json" --no-db --quiet 2> "$tmp/e" || fail "a covered window: exit $? ($(cat "$tmp/e"))"
+  for set in workload.trace.window_s=10 workload.trace.start_s=6; do
+    "$bin" plan "$tmp/tr.json" --no-db --set $set > "$tmp/o" 2> "$tmp/e"; rc=$?
+    [ $rc -eq 2 ] && grep -qF "is not covered by the trace, whose rows span [0, 4) s" "$tmp/e" ||
+      fail "plan --set $set: exit $rc ($(cat "$tmp/e"))"
+    [ -s "$tmp/o" ] && fail "plan --set $set answered: $(head -3 "$tmp/o")"
+  done
+  "$bin" plan "$tmp/tr.json" --no-db --set workload.trace.window_s=10 \
+    --set workload.trace.partial_window=true > "$tmp/o" 2> "$tmp/e" || fail "partial_window: exit $? ($(cat "$tmp/e"))"
+  grep -qF "warning: workload.trace: the trace covers only part of the window [0, 10) s: its rows span [0, 4) s; 6 trace seconds" "$tmp/o" ||
+    fail "partial_window: no warning in the answer ($(head -3 "$tmp/o"))"
+  # a plan of a compressed trace says its GPU-hours are the simulated window's, and what they
+  # are in the trace's time; its figure names the plan once (item 22)
+  "$bin" plan "$tmp/tr.json" --db "$tmp/tp.db" --set workload.trace.time_scale=2 \
+    --set metrics.sample_period_s=0.5 > "$tmp/o" 2> "$tmp/e" || fail "plan, time_scale 2: exit $? ($(cat "$tmp/e"))"
+  grep -qF "2 s simulated (4 s of trace time: time_scale 2)" "$tmp/o" &&
+    grep -q "GPU-hours over the 2 s simulated (.* GPU-hours in the trace's time)" "$tmp/o" ||
+    fail "plan, time_scale 2: $(cat "$tmp/o")"
+  "$bin" plot plan --db "$tmp/tp.db" --out "$tmp/tpf" > /dev/null 2>&1 || fail "plot plan: exit $?"
+  grep -qF "tr: capacity plan (config " "$tmp/tpf/tr-plan-1.svg" && ! grep -qF "capacity plan tr" "$tmp/tpf/tr-plan-1.svg" ||
+    fail "the plan figure's title: $(grep -o "[^>]*capacity plan[^<]*" "$tmp/tpf/tr-plan-1.svg")"
+  # counts past the bound (2^63 - 1, 2^64): refused with the file, line and bound
+  for n in 9223372036854775807 18446744073709551616; do
+    printf 't,count\n0,100\n1,%s\n' $n > "$tmp/tr/c.csv"
+    "$bin" plan "$tmp/tr.json" --no-db --set workload.trace.window_s=2 > /dev/null 2> "$tmp/e"; rc=$?
+    [ $rc -eq 2 ] && grep -qF "c.csv:3: column 2 (count): expected a count of at most 1e+12" "$tmp/e" ||
+      fail "count $n: exit $rc ($(cat "$tmp/e"))"
+  done
+  # a plan whose range cannot hold the answer stops at once (exit 4), naming the trace's key
+  printf 't,count\n0,100000\n1,100000\n' > "$tmp/tr/c.csv"
+  "$bin" plan "$tmp/tr.json" --no-db --set workload.trace.window_s=2 > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 4 ] && grep -qF "the search range [1, 8] cannot hold an answer" "$tmp/e" &&
+    grep -qF "workload.trace.rate_scale" "$tmp/e" || fail "plan above its range: exit $rc ($(cat "$tmp/e"))"
+  grep -q "plan: .* GPUs .*FAIL" "$tmp/e" && fail "plan above its range simulated probes"
+  # CR-only line ends and RFC 4180 quoted fields read as the same trace
+  printf 't,count\r0,100\r1,120\r' > "$tmp/tr/c.csv"
+  "$bin" run "$tmp/tr.json" --no-db --json --set workload.trace.window_s=2 2> "$tmp/e" | grep -o '"offered":[0-9]*' | head -1 > "$tmp/cr" ||
+    fail "CR-only lines: $(cat "$tmp/e")"
+  printf 't,count\n"0","100"\n1,"120"\n' > "$tmp/tr/c.csv"
+  "$bin" run "$tmp/tr.json" --no-db --json --set workload.trace.window_s=2 2> "$tmp/e" | grep -o '"offered":[0-9]*' | head -1 > "$tmp/q" ||
+    fail "quoted fields: $(cat "$tmp/e")"
+  [ "$(cat "$tmp/cr")" = '"offered":220' ] && [ "$(cat "$tmp/q")" = '"offered":220' ] ||
+    fail "CR-only / quoted: offered $(cat "$tmp/cr") / $(cat "$tmp/q"), expected 220 each"
+  # a device, a folder, a line without end, another file's content: refused, quoted briefly
+  for f in /dev/zero . ; do
+    timeout 60 "$bin" run "$tmp/tr.json" --no-db --set "workload.trace.files=[\"$f\"]" > /dev/null 2> "$tmp/e"; rc=$?
+    [ $rc -eq 2 ] && grep -qF "expected a trace file, found" "$tmp/e" || fail "files [$f]: exit $rc ($(cat "$tmp/e"))"
+  done
+  head -c 70000000 /dev/zero | tr '\0' 7 > "$tmp/tr/long.csv"
+  "$bin" run "$tmp/tr.json" --no-db --set 'workload.trace.files=["long.csv"]' > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "long.csv:1: a line longer than 64 MiB" "$tmp/e" || fail "an endless line: exit $rc ($(head -c 300 "$tmp/e"))"
+  printf 'root:x:0:0:root:/root:/bin/bash\n' > "$tmp/tr/passwd"
+  "$bin" run "$tmp/tr.json" --no-db --set workload.trace.format=csv_timestamps \
+    --set 'workload.trace.files=["passwd"]' --set 'workload.trace.csv={"header":false}' > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -qF 'found "root..."' "$tmp/e" || fail "another file's line: exit $rc ($(cat "$tmp/e"))"
+  grep -qF "/bin/bash" "$tmp/e" && fail "the message quotes the line: $(cat "$tmp/e")"
+}
+
+# A probe that offers no request never passes, and the host's and the controller's time per
+# batch count in the up-front check (issue 51, item 4): exit 4 before any probe, nothing stored.
+goodput_fixed_costs() {
+  local rc
+  printf '{"name":"g","seed":1,"duration_s":3,"warmup_s":1,"cluster":{"gpus":1},"models":[{"name":"a","alpha_ms":1,"beta_ms":5,"slo_ms":20}],"workload":{"rate_rps":100},"policy":{"name":"fifo"}}' > "$tmp/g.json"
+  for set in cluster.host_us_per_batch=30000 "controller.us_per_batch=30000 --set controller.threads=1"; do
+    # shellcheck disable=SC2086  # two options in one case
+    "$bin" goodput "$tmp/g.json" --db "$tmp/g.db" --set $set > "$tmp/o" 2> "$tmp/e"; rc=$?
+    [ $rc -eq 4 ] && grep -qF "no load meets every SLO" "$tmp/e" && grep -qF "= 36.05 ms > SLO 20 ms" "$tmp/e" ||
+      fail "goodput --set $set: exit $rc ($(cat "$tmp/e"))"
+    grep -q "goodput probe" "$tmp/e" && fail "goodput --set $set probed"
+  done
+  [ ! -s "$tmp/g.db" ] || [ "$(sqlite3 "$tmp/g.db" "SELECT count(*) FROM runs")" = 0 ] || fail "an infeasible search was stored"
+  # a policy that routes requests itself is not charged the controller up front; its search
+  # ends at a load that offers requests, never at one that offers none
+  "$bin" goodput "$tmp/g.json" --no-db --json --set policy.name=nexus --set controller.threads=1 \
+    --set controller.us_per_batch=30000 > "$tmp/o" 2> "$tmp/e"; rc=$?
+  [ $rc -eq 0 ] && python3 -c "import json,sys; g=json.load(open(sys.argv[1])); assert g['goodput_rps'] > 0 and all(p['offered_rps'] > 0 for p in g['probes']), g" "$tmp/o" ||
+    fail "nexus with a costly controller: exit $rc ($(tail -2 "$tmp/e"))"
+}
+
+# A writer killed inside a commit leaves a hot journal; readers roll it back and read the
+# last complete commit (issue 51, item 8), instead of "attempt to write a readonly database".
+db_hot_journal() {
+  local db="$tmp/h.db"
+  printf '{%s,"models":[%s]}' "$base" "$model" > "$tmp/h.json"
+  "$bin" run "$tmp/h.json" --db "$db" --quiet > /dev/null 2>&1 || fail "run: exit $?"
+  python3 - "$db" <<'PY'
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("PRAGMA cache_size=1")       # spill pages into the file before the commit
+c.execute("BEGIN")
+c.execute("UPDATE runs SET name = 'half-written'")
+c.execute("CREATE TABLE junk(x)")
+for i in range(2000):
+    c.execute("INSERT INTO junk VALUES (randomblob(500))")
+os.kill(os.getpid(), 9)
+PY
+  [ -s "$db-journal" ] || { fail "no hot journal was left (the test's setup)"; return; }
+  for cmd in "export $db" "compare $db $db" "plot latency-cdf --db $db --out $tmp"; do
+    cp "$db" "$tmp/c.db"; cp "$db-journal" "$tmp/c.db-journal"
+    # shellcheck disable=SC2086
+    "$bin" ${cmd//$db/$tmp/c.db} > "$tmp/o" 2> "$tmp/e" || fail "$cmd on a hot journal: exit $? ($(cat "$tmp/e"))"
+    grep -qF "rolled back a write left unfinished" "$tmp/e" || fail "$cmd: no word of the rollback ($(cat "$tmp/e"))"
+    [ "$(sqlite3 "$tmp/c.db" "SELECT name FROM runs; SELECT count(*) FROM sqlite_master WHERE name = 'junk'" | tr '\n' ' ')" = "t 0 " ] ||
+      fail "$cmd: not the last complete commit"
+  done
+}
+
+# Messages that say what is wrong (issue 51, items 16 and 17): a foreign SQLite file, a
+# device as --db, a number quoted as given; servesim-calibrate lists host, rejects an unknown
+# network before touching a device, refuses a --db that is not one before measuring, and
+# states --serving's range once.
+input_messages() {
+  local rc cal
+  sqlite3 "$tmp/f5.db" "PRAGMA user_version = 5; CREATE TABLE x(a);"
+  for cmd in "run --db $tmp/f5.db" "export $tmp/f5.db"; do
+    # shellcheck disable=SC2086
+    "$bin" $cmd > /dev/null 2> "$tmp/e"; rc=$?
+    [ $rc -eq 2 ] && grep -qF "f5.db: not a servesim results database (an SQLite database with schema version 5 but without servesim's tables" "$tmp/e" ||
+      fail "$cmd on a foreign database: exit $rc ($(cat "$tmp/e"))"
+  done
+  [ "$(sqlite3 "$tmp/f5.db" "SELECT count(*) FROM sqlite_master")" = 1 ] || fail "the foreign database was changed"
+  "$bin" run --db /dev/null --set duration_s=2 --set warmup_s=0.5 > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "/dev/null: expected a results database file, found a device" "$tmp/e" ||
+    fail "--db /dev/null: exit $rc ($(cat "$tmp/e"))"
+  "$bin" run --no-db --set cluster.host_us_per_batch=1000001 > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "expected at most 1e6 us (1 s), got 1000001" "$tmp/e" ||
+    fail "host_us_per_batch=1000001: exit $rc ($(cat "$tmp/e"))"
+  # compare's columns line up whatever the names' and numbers' lengths (item 22)
+  for n in a-rather-long-experiment-name-that-runs-past-44-characters b; do
+    for sd in 1 2; do
+      "$bin" run --db "$tmp/al.db" --seed $sd --set name=$n --set duration_s=2 --set warmup_s=0.5 --quiet > /dev/null 2>&1
+    done
+  done
+  "$bin" compare "$tmp/al.db" "$tmp/al.db" --all > "$tmp/al.txt" 2> "$tmp/e" || fail "compare: exit $? ($(cat "$tmp/e"))"
+  python3 - "$tmp/al.txt" <<'PY' || fail "compare's columns: $(sed -n 3,6p "$tmp/al.txt")"
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+head = next(l for l in lines if l.startswith("experiment "))
+rows = [l for l in lines if " goodput_rps " in l or " bad_rate " in l]
+assert len(rows) >= 4, rows
+for col in ("metric", "change", "verdict"):
+    at = head.index(col)
+    for r in rows:
+        assert r[at - 1] == " " and r[at] != " ", (col, at, r)
+PY
+  cal="$(dirname "$bin")/calibrate/servesim-calibrate"
+  [ -x "$cal" ] || { echo "input_messages: no servesim-calibrate next to $bin: its part skipped"; return; }
+  "$cal" --help | grep -q "^  host NET" || fail "servesim-calibrate --help lacks host"
+  "$cal" host nosuchnet --backend cudnn > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "nosuchnet" "$tmp/e" && ! grep -qi "cuda\|device" "$tmp/e" ||
+    fail "host nosuchnet: exit $rc ($(cat "$tmp/e"))"
+  echo "not a database" > "$tmp/notdb.db"
+  "$cal" measure tiny_cnn --batches 1 --reps 3 --db "$tmp/notdb.db" > "$tmp/o" 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "notdb.db: not a servesim results database" "$tmp/e" ||
+    fail "measure --db notdb.db: exit $rc ($(cat "$tmp/e"))"
+  [ -s "$tmp/o" ] && fail "measure --db notdb.db measured first: $(head -3 "$tmp/o")"
+  for v in 1 0 x; do
+    "$cal" measure tiny_cnn --serving $v > /dev/null 2> "$tmp/e"; rc=$?
+    [ $rc -eq 2 ] && [ "$(grep -c "(0, 1)" "$tmp/e")" = 1 ] && ! grep -qF "(0, 1]" "$tmp/e" ||
+      fail "--serving $v: exit $rc ($(cat "$tmp/e"))"
+  done
+}
+
+# Figures (issue 51, items 18-20): `plot all` on a sweep without time series draws the rest
+# and says what it skipped; batch sizes fold within each policy, never a policy away; runs
+# of one policy that differ outside any sweep are labelled by what differs.
+plot_folds_and_labels() {
+  local rc
+  cat > "$tmp/pb.json" <<'JSON'
+{"name": "pb", "seed": 1, "duration_s": 2, "warmup_s": 0.5, "cluster": {"gpus": 2},
+ "models": [{"name": "a", "alpha_ms": 1, "beta_ms": 4, "slo_ms": 30}],
+ "workload": {"rate_rps": 300}, "policy": {"name": "fifo"}}
+JSON
+  printf '%s' '{"name":"bh","base":"pb.json","set":{"metrics.sample_period_s":0},
+    "grid":{"policy.name":["fifo","symphony"],"models[*].slo_ms":[20,25,30,35,40]}}' > "$tmp/bh.json"
+  "$bin" sweep "$tmp/bh.json" --db "$tmp/bh.db" -j 2 --quiet 2> /dev/null || fail "sweep: exit $?"
+  "$bin" plot all --db "$tmp/bh.db" --out "$tmp/bf" > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 0 ] && grep -qF "timeline skipped: run" "$tmp/e" ||
+    fail "plot all without time series: exit $rc ($(cat "$tmp/e"))"
+  [ -s "$tmp/bf/pb-batch-hist.png" ] && [ -s "$tmp/bf/pb-latency-cdf.png" ] || fail "plot all drew too little: $(ls "$tmp/bf")"
+  local head; head=$(head -1 "$tmp/bf/pb-batch-hist.dat")
+  case "$head" in
+    *"fifo "*"symphony "*"fifo others (3 folded)"*"symphony others (3 folded)") ;;
+    *) fail "batch-hist folds a policy away: $head" ;;
+  esac
+  [ "$(echo "$head" | tr '\t' '\n' | grep -c .)" = 7 ] || fail "batch-hist: not 6 series: $head"
+  # two runs of one policy that differ in a parameter, outside any sweep
+  "$bin" run "$tmp/pb.json" --db "$tmp/wc.db" --quiet --set policy.name=symphony > /dev/null 2>&1
+  "$bin" run "$tmp/pb.json" --db "$tmp/wc.db" --quiet --set policy.name=symphony \
+    --set policy.params.work_conserving=true > /dev/null 2>&1
+  "$bin" plot goodput --db "$tmp/wc.db" --out "$tmp/wf" > /dev/null 2> "$tmp/e" || fail "plot goodput: $(cat "$tmp/e")"
+  grep -qF "pb [work_conserving=false]" "$tmp/wf/pb-goodput.dat" && grep -qF "pb [work_conserving=true]" "$tmp/wf/pb-goodput.dat" ||
+    fail "runs apart not labelled by what differs: $(cut -f1 "$tmp/wf/pb-goodput.dat" | tr '\n' '|')"
+  grep -q "\[config " "$tmp/wf/pb-goodput.dat" && fail "a config hash as a label"
+}
+
+# scripts/download-traces.sh makes what the shipped configs read (issue 51, item 21): from
+# projectcounts files already in DIR (no network: each file there is kept), the Wikipedia
+# series wikipedia_day.json reads, which then runs.
+download_traces_script() {
+  local d="$tmp/td" i end
+  mkdir -p "$d/wikimedia_projectcounts" "$d/azure_llm_inference_2023"
+  for f in code conv; do printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n' > "$d/azure_llm_inference_2023/AzureLLMInferenceTrace_$f.csv"; done
+  for i in $(seq 1 336); do
+    end=$(date -u -d "2014-03-03 00:00:00 UTC + $i hour" +%Y%m%d-%H%M%S)
+    [ "$i" = 5 ] && end=${end%?}1          # an hour upstream names a second late
+    printf 'de - 5 6\nen - %d 789\nen.b - 7 8\n' $((10000000 + i * 1000)) > "$d/wikimedia_projectcounts/projectcounts-$end"
+  done
+  PATH=/usr/bin:/bin bash "$src/scripts/download-traces.sh" "$d" > "$tmp/o" 2> "$tmp/e" ||
+    { fail "download-traces.sh from local files: exit $? ($(cat "$tmp/e"))"; return; }
+  local csv="$d/wikipedia_en_hourly/en_wikipedia_hourly_2014-03-03_to_2014-03-16.csv"
+  [ "$(head -2 "$csv" | tr '\n' '|')" = "hour_end_utc,requests|2014-03-03 01:00:00,10001000|" ] &&
+    [ "$(tail -1 "$csv")" = "2014-03-17 00:00:00,10336000" ] && [ "$(wc -l < "$csv")" = 337 ] ||
+    fail "the series: $(head -2 "$csv" | tr '\n' '|') ... $(tail -1 "$csv") ($(wc -l < "$csv") lines)"
+  sed -n 6p "$csv" | grep -qx "2014-03-03 05:00:00,10005000" || fail "the late-named hour: $(sed -n 6p "$csv")"
+  "$bin" run "$src/experiments/traces/wikipedia_day.json" --trace-dir "$d" --no-db --quiet \
+    --set workload.trace.window_s=7200 --set workload.trace.rate_scale=0.001 2> "$tmp/e" ||
+    fail "wikipedia_day.json on the script's folder: exit $? ($(cat "$tmp/e"))"
 }
 
 "$case_name"

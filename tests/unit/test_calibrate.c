@@ -351,6 +351,24 @@ static void arena_plan_no_overlap(void)
     gsl_rng_free(r);
 }
 
+/* The SLO a zoo gets (issue 51, item 22): 2 x l(4) with batch 4 measured, else 2 x l of the
+ * largest measured batch, never an l(4) extrapolated from batches 1 and 2. l(b) = b + 4 ms:
+ * measured at 1, 2, 4, 8: 2 x 8 = 16 ms; at 1 and 2 only: 2 x 6 = 12 ms (not 16). */
+static void default_slo_by_hand(void)
+{
+    struct cal_series s = {.n = 4};
+    int b[4] = {1, 2, 4, 8};
+    for (int i = 0; i < 4; i++)
+        s.pts[i] = (struct cal_point){.batch = b[i], .reps = 5, .median_ms = b[i] + 4.0,
+                                      .p99_ms = b[i] + 4.0};
+    REQUIRE_OK(cal_series_fit(&s, 0.05));
+    CHECK(fabs(cal_default_slo_ms(&s) - 16) < 1e-9, "batches 1-8: SLO %g, want 16", cal_default_slo_ms(&s));
+    s.n = 2;
+    REQUIRE_OK(cal_series_fit(&s, 0.05));
+    CHECK(fabs(cal_default_slo_ms(&s) - 12) < 1e-9, "batches 1-2: SLO %g, want 12 (2 x l(2))",
+          cal_default_slo_ms(&s));
+}
+
 static void fit_recovers_known_coefficients(void)
 {
     double x[8] = {1, 2, 4, 8, 16, 24, 32, 48}, y[8];
@@ -820,6 +838,7 @@ TEST_MAIN_SCRATCH({"networks_match_published", networks_match_published},
                   {"fold_bn_preserves_output", fold_bn_preserves_output},
                   {"arena_plan_no_overlap", arena_plan_no_overlap},
                   {"fit_recovers_known_coefficients", fit_recovers_known_coefficients},
+                  {"default_slo_by_hand", default_slo_by_hand},
                   {"net_errors_are_precise", net_errors_are_precise},
                   {"profile_read_back_by_simulator", profile_read_back_by_simulator},
                   {"validate_real_against_sim", validate_real_against_sim},
