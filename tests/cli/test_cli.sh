@@ -688,8 +688,11 @@ sweep_mpi() {
     fail "MPI resume of a finished sweep: $(head -1 "$tmp/m2.err"), $(sqlite3 "$tmp/m.db" "SELECT count(*) FROM runs") runs"
   # two MPI sweeps of one file on one database at once: every point stored once (issue 47,
   # item 20), whichever rank of which sweep ran it
-  mpirun -n 2 "$bin" sweep "$tmp/s.json" --db "$tmp/mm.db" --quiet 2> "$tmp/mm1.err" & local mp1=$!
-  mpirun -n 2 "$bin" sweep "$tmp/s.json" --db "$tmp/mm.db" --quiet 2> "$tmp/mm2.err" & local mp2=$!
+  # (each mpirun its own TMPDIR: two started at once on one machine race to create OpenMPI's
+  # session folder, /tmp/ompi.HOST.UID, and one fails in orte_init under load)
+  mkdir -p "$tmp/mpi1" "$tmp/mpi2"
+  TMPDIR="$tmp/mpi1" mpirun -n 2 "$bin" sweep "$tmp/s.json" --db "$tmp/mm.db" --quiet 2> "$tmp/mm1.err" & local mp1=$!
+  TMPDIR="$tmp/mpi2" mpirun -n 2 "$bin" sweep "$tmp/s.json" --db "$tmp/mm.db" --quiet 2> "$tmp/mm2.err" & local mp2=$!
   wait $mp1 || fail "first of two MPI sweeps: exit $? ($(tail -2 "$tmp/mm1.err"))"
   wait $mp2 || fail "second of two MPI sweeps: exit $? ($(tail -2 "$tmp/mm2.err"))"
   [ "$(sqlite3 "$tmp/mm.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok';
