@@ -70,9 +70,9 @@ void sim_result_print_table(FILE *f, const struct sim_result *r, const struct si
                 o->mean_batch, o->ideal_batch_staggered, 100 * o->bad_frac);
     }
     fprintf(f, "  (queue_ms: mean wait from arrival to the batch's start; batch: mean batch size "
-            "run; ideal: the largest batch within the SLO when the model's GPUs stagger their "
-            "batches, SLO / (1 + 1/GPUs), at most max_batch; bad%%: late or dropped, %% of "
-            "offered)\n");
+            "run;\n   ideal: the largest batch within the SLO when the model's GPUs stagger "
+            "their batches,\n   SLO / (1 + 1/GPUs), at most max_batch; bad%%: late or dropped, "
+            "%% of offered)\n");
     if (r->npaths) {
         fprintf(f, "%-20s %-26s %8s %9s %9s %7s %7s %9s %9s %6s\n", "path", "stages", "sla_ms",
                 "offered", "on_time", "late", "dropped", "p50_ms", "p99_ms", "bad%");
