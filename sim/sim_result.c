@@ -28,6 +28,12 @@ static double ideal_batch(const struct sim_model_cfg *mc, int k, double slo_div)
     return b;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* p-th percentile latency <= SLO  <=>  at most (1 - q) of requests are bad, dropped requests
  * counting as infinitely late. */
 static bool within_slo(uint64_t bad, uint64_t offered, double q)
@@ -212,7 +218,16 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         o->preemptions = x->preemptions;
         o->models_loaded = x->models_loaded;
     }
-    /* billing: from the request to DOWN (or the end of the arrivals window) */
+    /* billing: from the request to DOWN (or the end of the arrivals window); the most GPU
+     * executors at once, counted at each one's addition: those added by then less those down
+     * by then (sorted times, two pointers: linear in the cluster after the sort) */
+    int64_t *adds = malloc(((size_t)s->nexecs + 1) * sizeof *adds);
+    int64_t *downs = malloc(((size_t)s->nexecs + 1) * sizeof *downs);
+    if (!adds || !downs) {
+        free(adds), free(downs);
+        goto fail;
+    }
+    size_t na = 0, nd = 0;
     for (int e = 0; e < s->nexecs; e++) {
         const struct sim_exec *x = &s->execs[e];
         if (x->cpu || x->state == SIM_EXEC_PENDING)
@@ -221,15 +236,22 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
                                                                              : s->duration;
         if (end > x->added_at)
             r->gpu_s += (double)(end - x->added_at) / 1e9;
-        int at = 0;
-        for (int f = 0; f < s->nexecs; f++) {
-            const struct sim_exec *y = &s->execs[f];
-            at += !y->cpu && y->state != SIM_EXEC_PENDING && y->added_at <= x->added_at &&
-                  !(y->state == SIM_EXEC_DOWN && y->down_at <= x->added_at);
-        }
+        adds[na++] = x->added_at;
+        if (x->state == SIM_EXEC_DOWN)
+            downs[nd++] = x->down_at;
+    }
+    qsort(adds, na, sizeof *adds, cmp_i64);
+    qsort(downs, nd, sizeof *downs, cmp_i64);
+    for (size_t i = 0, j = 0; i < na; i++) {
+        while (i + 1 < na && adds[i + 1] == adds[i])
+            i++;                        /* all added at this time count */
+        while (j < nd && downs[j] <= adds[i])
+            j++;
+        int at = (int)(i + 1 - j);
         if (at > r->gpus_max)
             r->gpus_max = at;
     }
+    free(adds), free(downs);
     if ((r->njobs = sim_job_count(s)) > 0 &&
         !(r->jobs = calloc((size_t)r->njobs, sizeof *r->jobs)))
         goto fail;

@@ -25,7 +25,7 @@
 
 /* What the scripted policy does at t = 1, 2, 3, ... s (tag = step), and what it saw. */
 enum act { A_NONE, A_CLAIM_WORKERS, A_ADD, A_RELEASE_ONE, A_RELEASE_ALL, A_REMOVE_PENDING,
-           A_SHARES, A_GRAB_NEXT };
+           A_SHARES, A_GRAB_NEXT, A_REMOVE_UP };
 static struct {
     enum act script[8];
     int nsteps;
@@ -79,6 +79,13 @@ static void sc_on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
     case A_REMOVE_PENDING:
         for (int e = 0; e < sim_exec_count(s); e++)
             if (sim_exec(s, e)->state == SIM_EXEC_PENDING) {
+                sim_exec_remove(s, e);
+                break;
+            }
+        break;
+    case A_REMOVE_UP:                   /* the first executor up */
+        for (int e = 0; e < sim_exec_count(s); e++)
+            if (sim_exec(s, e)->state == SIM_EXEC_UP) {
                 sim_exec_remove(s, e);
                 break;
             }
@@ -166,6 +173,35 @@ static struct sim_result *run_script(const enum act *script, int n, struct sim *
     *keep = s;
     sim_config_destroy(cfg);
     return r;
+}
+
+/* The most GPU executors at once (runs.gpus_max), counted at each addition, against the
+ * count by hand and a brute force over the executors' lifetimes (the quadratic loop the
+ * result collection had, issue 52): 1 at start, +1 at 1 s and 2 s (3), one removed at 3 s
+ * and one added at 4 s: 3 at most, and 4 executors billed over their lifetimes. */
+static void most_executors_at_once(void)
+{
+    static const enum act script[] = {A_ADD, A_ADD, A_REMOVE_UP, A_ADD};
+    struct sim *s;
+    struct sim_result *r = run_script(script, 4, &s);
+    int brute = 0;
+    for (int e = 0; e < sim_exec_count(s); e++) {
+        const struct sim_exec *x = sim_exec(s, e);
+        if (x->cpu || x->state == SIM_EXEC_PENDING)
+            continue;
+        int at = 0;
+        for (int f = 0; f < sim_exec_count(s); f++) {
+            const struct sim_exec *y = sim_exec(s, f);
+            at += !y->cpu && y->state != SIM_EXEC_PENDING && y->added_at <= x->added_at &&
+                  !(y->state == SIM_EXEC_DOWN && y->down_at <= x->added_at);
+        }
+        brute = at > brute ? at : brute;
+    }
+    CHECK(sim_exec_count(s) == 4 && r->gpus_max == 3 && brute == 3,
+          "%d executors; at most %d at once (brute force %d), want 3", sim_exec_count(s),
+          r->gpus_max, brute);
+    sim_result_destroy(r);
+    sim_destroy(s);
 }
 
 /* Workers take the 3 free GPUs; an executor added then waits (PENDING, on_exec_pending, not
@@ -660,6 +696,7 @@ static void token_order_by_hand(void)
 }
 
 TEST_MAIN({"pending_executors_take_freed_gpus", pending_executors_take_freed_gpus},
+          {"most_executors_at_once", most_executors_at_once},
           {"policy_hears_of_freed_gpus_first", policy_hears_of_freed_gpus_first},
           {"removed_pending_executor_is_cancelled", removed_pending_executor_is_cancelled},
           {"fractional_claims_never_exceed_a_gpu", fractional_claims_never_exceed_a_gpu},
