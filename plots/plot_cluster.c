@@ -35,7 +35,7 @@ static int config_groups(struct plot *p, struct names *titles, int **group_out)
      * sweep's settings) are configurations apart, labelled with their config key */
     if (!rc)
         rc = plot_mixed_units(p->n, t, key, mixed);
-    const char **cfgs = calloc((size_t)(p->n ? p->n : 1), sizeof *cfgs);
+    const char **cfgs = calloc(p->n > 0 ? (size_t)p->n : 1, sizeof *cfgs);
     for (int i = 0; cfgs && i < p->n; i++)
         cfgs[i] = p->r[i].config;
     if (!cfgs && !rc)

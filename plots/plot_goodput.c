@@ -61,7 +61,7 @@ int plot_goodput(struct plot *p)
         searches = searches || p->r[i].goodput;
         runs = runs || !p->r[i].goodput;
     }
-    const char **cfgs = calloc((size_t)(p->n ? p->n : 1), sizeof *cfgs);
+    const char **cfgs = calloc(p->n > 0 ? (size_t)p->n : 1, sizeof *cfgs);
     for (int i = 0; cfgs && i < p->n; i++)
         cfgs[i] = p->r[i].config;
     if (!cfgs)

@@ -27,10 +27,11 @@ static void drop_infeasible(struct sim *s, struct fifo *st, int m, int kind)
 }
 
 /* Fills every free lane of every executor from the model whose head request arrived
- * first (one lane per executor unless cluster.lanes says more). */
+ * first (one lane per executor unless cluster.lanes says more), executors in index order:
+ * only those with a free lane are visited (sim_exec_next_free), not every busy one. */
 static void fill(struct sim *s, struct fifo *st)
 {
-    for (int e = 0; e < sim_exec_count(s); e++) {
+    for (int e = sim_exec_next_free(s, 0); e >= 0; e = sim_exec_next_free(s, e + 1)) {
         const struct sim_exec *x = sim_exec(s, e);
         while (x->state == SIM_EXEC_UP && x->nrunning + x->pending < x->lanes) {
             int best = -1;

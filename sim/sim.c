@@ -174,7 +174,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->max_execs = cfg->max_gpus > cfg->gpus ? cfg->max_gpus : cfg->gpus;
     s->execs = calloc((size_t)s->max_execs, sizeof *s->execs);
     s->xi = calloc((size_t)s->max_execs, sizeof *s->xi);
-    if (!s->execs || !s->xi)
+    if (!s->execs || !s->xi || sim_exec_free_reserve(s, s->max_execs))
         goto fail;
     for (int e = 0; e < s->max_execs; e++)
         if (!(s->xi[e].res = calloc((size_t)nm, sizeof *s->xi[e].res)))
@@ -296,6 +296,8 @@ void sim_destroy(struct sim *s)
     free(s->ms);
     free(s->execs);
     free(s->xi);
+    free(s->free0);
+    free(s->free1);
     sim_timer_free(s);
     gsl_rng_free(s->prng);
     for (int i = 0; i < s->npstreams; i++)

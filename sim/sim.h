@@ -186,6 +186,10 @@ int sim_model_count(const struct sim *s);
 const struct sim_model *sim_model(const struct sim *s, int m);
 int sim_exec_count(const struct sim *s);
 const struct sim_exec *sim_exec(const struct sim *s, int e);
+/* The first executor at index >= from that is UP with a free lane (nrunning + pending <
+ * lanes), or -1: what a policy that fills free executors in index order visits, without a
+ * pass over the busy ones (a two-level bitmap the engine keeps as executors change). */
+int sim_exec_next_free(const struct sim *s, int from);
 /* Profile latency of model m at batch size b on an executor of `kind` (b may exceed
  * max_batch by one, for look-ahead; larger b is computed from the profile). */
 int64_t sim_latency_ns(const struct sim *s, int m, int kind, int b);

@@ -84,6 +84,7 @@ static void batch_start(struct sim *s, struct sim_batch *b)
     x->last_finish = b->t_finish;
     x->running = b;
     x->nrunning = 1;
+    sim_exec_mark(s, b->exec);
     s->xi[b->exec].running = b;
     for (struct sim_request *r = b->reqs; r; r = r->next) {
         r->t_start = b->t_start;
@@ -203,6 +204,7 @@ static void set_running(struct sim *s, int e)
     xi->running = xi->nrun ? &xi->run[0]->pub : NULL;
     s->execs[e].running = xi->running;
     s->execs[e].nrunning = xi->nrun;
+    sim_exec_mark(s, e);
 }
 
 static void fluid_admit(struct sim *s, struct sim_batch *b)
@@ -278,6 +280,7 @@ static struct sim_batch *pend_pop(struct sim *s, int e)
         xi->pend_tail = NULL;
     nb->next = NULL;
     s->execs[e].pending--;
+    sim_exec_mark(s, e);
     return nb;
 }
 
@@ -294,6 +297,7 @@ static void start_next(struct sim *s, int e)
     xi->running = NULL;
     s->execs[e].running = NULL;
     s->execs[e].nrunning = 0;
+    sim_exec_mark(s, e);
     if (xi->pend_head)
         batch_start(s, pend_pop(s, e));
 }
@@ -441,6 +445,7 @@ const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch
             xi->pend_head = b;
         xi->pend_tail = b;
         x->pending++;
+        sim_exec_mark(s, b->exec);
     }
     return b;
 }

@@ -136,6 +136,7 @@ void sim_exec_init(struct sim *s, int e, enum sim_exec_state st)
     x->model = -1;
     exec_lanes(s, e);
     x->state = st;
+    sim_exec_mark(s, e);
     x->added_at = s->now;
     x->memory_mb = s->cfg->gpu_memory_mb;
     double max_dyn = 0;
@@ -157,6 +158,7 @@ void sim_exec_up(struct sim *s, int e)
     if (x->state != SIM_EXEC_STARTING)
         return;                         /* removed while starting */
     x->state = SIM_EXEC_UP;
+    sim_exec_mark(s, e);
     x->up_since = s->now;
     x->last_finish = s->now;
     if (!s->stopping && s->pol->on_exec_up)
@@ -166,6 +168,65 @@ void sim_exec_up(struct sim *s, int e)
 int sim_exec_active(const struct sim *s)
 {
     return s->nactive;
+}
+
+/* ---- the free-lane index (sim_exec_next_free) ---- */
+
+int sim_exec_free_reserve(struct sim *s, int n)
+{
+    size_t nw = ((size_t)n + 63) / 64, n1 = (nw + 63) / 64;
+    if (nw <= s->free_nw)
+        return 0;
+    uint64_t *f0 = realloc(s->free0, nw * sizeof *f0);
+    if (!f0)
+        return SIM_ENOMEM;
+    s->free0 = f0;
+    uint64_t *f1 = realloc(s->free1, n1 * sizeof *f1);
+    if (!f1)
+        return SIM_ENOMEM;
+    s->free1 = f1;
+    size_t o1 = (s->free_nw + 63) / 64;
+    memset(f0 + s->free_nw, 0, (nw - s->free_nw) * sizeof *f0);
+    memset(f1 + o1, 0, (n1 - o1) * sizeof *f1);
+    s->free_nw = nw;
+    return 0;
+}
+
+void sim_exec_mark(struct sim *s, int e)
+{
+    const struct sim_exec *x = &s->execs[e];
+    bool on = x->state == SIM_EXEC_UP && x->nrunning + x->pending < x->lanes;
+    size_t w = (size_t)e / 64;
+    if (w >= s->free_nw && (!on || sim_exec_free_reserve(s, e + 1)))
+        SIM_BUG("executor %d outside the free-lane index (%zu words)", e, s->free_nw);
+    uint64_t bit = 1ull << (e % 64), wbit = 1ull << (w % 64);
+    if (on) {
+        s->free0[w] |= bit;
+        s->free1[w / 64] |= wbit;
+    } else if ((s->free0[w] &= ~bit) == 0) {
+        s->free1[w / 64] &= ~wbit;
+    }
+}
+
+int sim_exec_next_free(const struct sim *s, int from)
+{
+    size_t w = from > 0 ? (size_t)from / 64 : 0, n1 = (s->free_nw + 63) / 64;
+    if (w >= s->free_nw)
+        return -1;
+    uint64_t m = s->free0[w] & (~0ull << (from > 0 ? from % 64 : 0));
+    if (m)
+        return (int)(w * 64 + (size_t)__builtin_ctzll(m));
+    size_t v = (w + 1) / 64;            /* the next non-empty word after w */
+    uint64_t mm = v < n1 ? s->free1[v] & (~0ull << ((w + 1) % 64)) : 0;
+    for (;;) {
+        if (mm) {
+            size_t ww = v * 64 + (size_t)__builtin_ctzll(mm);
+            return (int)(ww * 64 + (size_t)__builtin_ctzll(s->free0[ww]));
+        }
+        if (++v >= n1)
+            return -1;
+        mm = s->free1[v];
+    }
 }
 
 /* Room for one more executor slot (ids are never reused, so a long autoscaled run grows). */
@@ -186,6 +247,8 @@ static void exec_grow(struct sim *s)
     for (int e = s->max_execs; e < cap; e++)
         if (!(s->xi[e].res = calloc((size_t)s->nmodels, sizeof *s->xi[e].res)))
             SIM_BUG("out of memory growing the executors to %d", cap);
+    if (sim_exec_free_reserve(s, cap))
+        SIM_BUG("out of memory growing the executors to %d", cap);
     s->max_execs = cap;
 }
 
@@ -197,6 +260,7 @@ void sim_exec_bind(struct sim *s, int e, int g)
     x->gpu = g;
     x->node = s->gpus[g].pub.node;
     x->state = SIM_EXEC_STARTING;
+    sim_exec_mark(s, e);
     x->added_at = s->now;               /* billed from here */
     sim_push(s, s->now + s->xi[e].start_delay, EV_EXEC_UP, (uint32_t)e, 0);
 }
@@ -220,6 +284,7 @@ int sim_exec_add_on(struct sim *s, int g, int64_t delay_ns)
         return e;
     }
     s->execs[e].state = SIM_EXEC_PENDING;   /* not serving, not billed: waits for a GPU */
+    sim_exec_mark(s, e);
     s->pend_execs[s->npend++] = e;
     if (!s->stopping && s->pol->on_exec_pending)
         SIM_POLICY_CALL(s, on_exec_pending, e);
@@ -315,6 +380,7 @@ int sim_exec_add_cpu(struct sim *s, int node, int model, int milli_cores)
     x->milli_cores = milli_cores;
     exec_lanes(s, e);
     x->state = SIM_EXEC_UP;
+    sim_exec_mark(s, e);
     x->added_at = x->up_since = x->last_finish = s->now;
     x->memory_mb = 0;
     x->pages_total = INT32_MAX / 2;
@@ -383,6 +449,7 @@ void sim_exec_maybe_down(struct sim *s, int e)
     if (x->state != SIM_EXEC_DRAINING || xi->running || xi->pend_head)
         return;
     x->state = SIM_EXEC_DOWN;
+    sim_exec_mark(s, e);
     x->down_at = s->now;
     if (x->cpu)
         cpu_release(s, e);
@@ -401,13 +468,16 @@ void sim_exec_remove(struct sim *s, int e)
     if (x->state == SIM_EXEC_PENDING) {         /* cancelled before it had a GPU: no cost */
         sim_ledger_unpend(s, e);
         x->state = SIM_EXEC_DOWN;
+        sim_exec_mark(s, e);
         x->up_since = x->down_at = x->added_at = s->now;
     } else if (x->state == SIM_EXEC_STARTING) {
         x->state = SIM_EXEC_DOWN;
+        sim_exec_mark(s, e);
         x->up_since = x->down_at = s->now;
         exec_release_gpu(s, e);
     } else if (x->state == SIM_EXEC_UP) {
         x->state = SIM_EXEC_DRAINING;
+        sim_exec_mark(s, e);
         sim_exec_maybe_down(s, e);
     } else {
         return;

@@ -211,6 +211,10 @@ struct sim {
     int npstreams;
 
     int64_t ctrl_ns, data_ns, resp_ns;
+    /* the executors with a free lane (sim_exec_next_free): bit e of free0, and bit w of
+     * free1 where word w of free0 is not 0; free_nw words of free0 */
+    uint64_t *free0, *free1;
+    size_t free_nw;
     int64_t host_ns;                   /* host_us_per_batch, on GPU executors (the mean
                                         * where it is drawn: what policies plan with) */
     gsl_rng *host_rng;                 /* its draws (NULL: fixed) */
@@ -323,6 +327,10 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m);
 void sim_push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen);
 int64_t sim_jitter_draw(struct sim *s);
 int64_t sim_exec_time(struct sim *s, int64_t nominal);
+/* Keeps executor e's bit of the free-lane index current: call after its state, nrunning,
+ * pending or lanes change. free_reserve sizes the index for n executors (SIM_ENOMEM). */
+void sim_exec_mark(struct sim *s, int e);
+int sim_exec_free_reserve(struct sim *s, int n);
 /* The host's time around one GPU batch: host_ns, or a draw where it has a p99. */
 int64_t sim_host_time(struct sim *s);
 /* The controller (sim_ctrl.c): a policy callback is one decision, between begin and end

@@ -1306,6 +1306,59 @@ static void host_time_drawn_per_batch(void)
     CHECK(first[0] == first[1], "two runs drew %g and %g us", first[0], first[1]);
 }
 
+/* The free-lane index (sim_exec_next_free) against the executors themselves at every event
+ * of runs that change them every way: batches starting and ending on 1 or 2 lanes, executors
+ * added, drained and removed by an autoscaler, 200 of them (four 64-bit words): every
+ * executor with a free lane is visited in index order, and no other. */
+struct free_obs {
+    long events, bad;
+};
+
+static void free_check(void *ctx, const struct sim *s, int64_t now)
+{
+    (void)now;
+    struct free_obs *o = ctx;
+    o->events++;
+    int want = 0, got = sim_exec_next_free(s, 0);
+    for (; want < sim_exec_count(s); want++) {
+        const struct sim_exec *x = sim_exec(s, want);
+        if (x->state != SIM_EXEC_UP || x->nrunning + x->pending >= x->lanes)
+            continue;
+        if (got != want)
+            o->bad++;
+        got = sim_exec_next_free(s, want + 1);
+    }
+    if (got != -1)
+        o->bad++;
+}
+
+static void free_lane_index_matches(void)
+{
+    for (int lanes = 1; lanes <= 2; lanes++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"name\":\"fl\",\"seed\":3,\"duration_s\":6,\"warmup_s\":0,"
+                 "\"cluster\":{\"gpus\":130,\"max_gpus\":200,\"lanes\":%d,\"provision_s\":0.2},"
+                 "\"models\":[{\"name\":\"a\",\"alpha_ms\":2,\"beta_ms\":5,\"slo_ms\":40},"
+                 "{\"name\":\"b\",\"alpha_ms\":1,\"beta_ms\":3,\"slo_ms\":25}],"
+                 "\"workload\":{\"rate_rps\":9000,\"segments\":[{\"duration_s\":2,\"scale\":0.3},"
+                 "{\"duration_s\":2,\"scale\":1.6},{\"scale\":0.2}]},"
+                 "\"autoscale\":{\"kind\":\"target_util\",\"cooldown_s\":0.5},"
+                 "\"metrics\":{\"sample_period_s\":0.25},\"policy\":{\"name\":\"fifo\"}}", lanes);
+        struct sim_config *cfg;
+        struct sim *s = engine_from_text(text, "fl", &cfg);
+        struct free_obs o = {0, 0};
+        struct sim_observer obs = {.ctx = &o, .event = free_check};
+        sim_set_observer(s, &obs);
+        REQUIRE_OK(sim_run(s));
+        CHECK(o.events > 10000 && o.bad == 0 && sim_exec_count(s) > 130,
+              "lanes %d: %ld events, %ld mismatches, %d executors", lanes, o.events, o.bad,
+              sim_exec_count(s));
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+}
+
 /* A model's serving stack (models[].stack_ms) by hand: fifo on one GPU, 2-ms batches of one,
  * a request every 2.5 ms (never a queue), no network. With 50 ms of stack every response
  * comes exactly 50 ms later (p50 2 -> 52 ms) while the GPU's busy time is the same (80%):
@@ -1450,6 +1503,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"ideal_batch_table_profile", ideal_batch_table_profile},
         {"ideal_batch_capped_at_max", ideal_batch_capped_at_max},
         {"host_time_drawn_per_batch", host_time_drawn_per_batch},
+        {"free_lane_index_matches", free_lane_index_matches},
           {"sizes_mg1_mean_wait", sizes_mg1_mean_wait},
           {"service_time_distributions", service_time_distributions},
           {"sizes_batch_mean_or_max", sizes_batch_mean_or_max},
