@@ -18,6 +18,7 @@
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_out.h"
+#include "sim_progress.h"
 #include "wl_zoo.h"
 #include "sim_json.h"
 #include "sim_wall.h"
@@ -42,7 +43,8 @@
 #define OPT_RUN                                                                             \
     "  --seed N          override the seed\n"                                               \
     "  --json            print the result as one JSON object on stdout\n"                   \
-    "  --quiet           print nothing but errors (and --json output)\n"                    \
+    "  --quiet           print nothing but errors (and --json output); else, on a\n"         \
+    "                    terminal, a progress line every second (env SERVESIM_PROGRESS_S)\n" \
     "  --trace-dir DIR   where workload.trace files are (else workload.trace.dir, env\n"     \
     "                    SERVESIM_TRACE_DIR, or the config's folder)\n"                     \
     OPT_WARMUP
@@ -52,9 +54,10 @@
     "                    as much; keep_warmup: true in the config does the same)\n"
 #define EXIT_TEXT                                                                           \
     "Exit status: 0 success, 2 bad input, 4 no valid answer (goodput, plan: an SLO no batch\n" \
-    "meets, or no GPU count within the limits; goodput: a search that did not bracket or\n"  \
-    "converge, its probes kept with runs.status saying so), 130 interrupted (Ctrl-C; 143\n"  \
-    "on SIGTERM: it says what was kept), 1 internal error (compare: 3 regression).\n"
+    "meets, or no GPU count within the limits or a range below what the mean rate takes;\n" \
+    "goodput: a search that did not bracket or converge, its probes kept with runs.status\n" \
+    "saying so), 130 interrupted (Ctrl-C; 143 on SIGTERM: it says what was kept), 1 internal\n" \
+    "error (compare: 3 regression).\n"
 
 /* Per command: its synopsis and what `servesim COMMAND --help` prints below it. */
 static const struct cmd_help {
@@ -428,38 +431,6 @@ static void emit(const struct opts *o, const struct sim_result *r, const struct 
     }
 }
 
-/* A long run's progress: on a terminal, a line rewritten every second (simulated time of the
- * run's end); otherwise one final line when the run took over 10 s of wall time. */
-struct progress {
-    double t0, last, end_s;
-    uint64_t n;
-    bool tty, shown;
-};
-
-static void progress_event(void *ctx, const struct sim *s, int64_t now)
-{
-    (void)s;
-    struct progress *p = ctx;
-    if (!p->tty || (++p->n & 0xffff))
-        return;
-    double w = sim_wall_seconds();
-    if (w - p->last < 1)
-        return;
-    p->last = w;
-    p->shown = true;
-    fprintf(stderr, "\rrun: simulated %.0f of %.0f s (%.0f%%), %.0f s so far   ", (double)now / 1e9,
-            p->end_s, 100 * (double)now / 1e9 / p->end_s, w - p->t0);
-}
-
-static void progress_end(const struct progress *p)
-{
-    double w = sim_wall_seconds() - p->t0;
-    if (p->shown)
-        fputc('\n', stderr);
-    if (!p->tty && w > 10)
-        fprintf(stderr, "run: %.0f simulated s in %.1f s\n", p->end_s, w);
-}
-
 static int cmd_run(const struct opts *o, bool goodput)
 {
     struct sim_config *cfg = NULL;
@@ -495,13 +466,13 @@ static int cmd_run(const struct opts *o, bool goodput)
         if (!rc && sim_goodput_problem(&g, why, sizeof why))    /* kept, and said: exit 4 */
             rc = sim_err_set(SIM_EINFEASIBLE, "goodput: %s", why);
     } else {
-        struct progress pg = {.t0 = sim_wall_seconds(), .tty = isatty(STDERR_FILENO) != 0,
-                              .end_s = cfg->world.duration_s + cfg->world.drain_s};
-        pg.last = pg.t0;
-        struct sim_observer obs = {.ctx = &pg, .event = progress_event};
-        rc = sim_run_once(cfg, 1.0, o->quiet || o->json ? NULL : &obs, &r);
-        if (!o->quiet && !o->json)
-            progress_end(&pg);
+        struct sim_progress pg;
+        struct sim_observer obs;
+        const struct sim_observer *use;
+        sim_progress_start(&pg, !o->quiet && !o->json, cfg->world.duration_s + cfg->world.drain_s,
+                           "run", &obs, &use);
+        rc = sim_run_once(cfg, 1.0, use, &r);
+        sim_progress_end(&pg);
         if (rc)
             goto out;
         emit(o, r, NULL);

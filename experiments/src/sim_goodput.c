@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "sim_err.h"
+#include "sim_progress.h"
 #include "sim_wall.h"
 
 int sim_run_once(const struct sim_config *cfg, double scale, const struct sim_observer *obs,
@@ -32,7 +33,15 @@ static int probe(const struct sim_config *cfg, struct sim_goodput *g, double sca
 {
     if (g->nprobes == (int)(sizeof g->probes / sizeof g->probes[0]))
         return sim_err_set(SIM_EINTERNAL, "goodput search: too many probes");
-    int rc = sim_run_once(cfg, scale, NULL, res);
+    char what[96];
+    snprintf(what, sizeof what, "goodput probe %d (load x%.5g)", g->nprobes + 1, scale);
+    struct sim_progress pg;
+    struct sim_observer obs;
+    const struct sim_observer *use;
+    sim_progress_start(&pg, progress, cfg->world.duration_s + cfg->world.drain_s, what, &obs,
+                       &use);
+    int rc = sim_run_once(cfg, scale, use, res);
+    sim_progress_end(&pg);
     if (rc)
         return rc;
     struct sim_probe *p = &g->probes[g->nprobes++];

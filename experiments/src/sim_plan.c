@@ -9,6 +9,7 @@
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_goodput.h"
+#include "sim_progress.h"
 #include "sim_store.h"
 
 #define MAX_SETS 160
@@ -79,6 +80,20 @@ static int gpus_needed(const struct sim_config *cfg)
     return (int)ceil(busy * cfg->world.percentile / 100 - 1e-9);
 }
 
+/* One simulation of the plan, its progress shown where the plan's is. */
+static int run_shown(const struct sim_plan_input *in, const struct sim_config *cfg,
+                     const char *what, struct sim_result **r)
+{
+    struct sim_progress pg;
+    struct sim_observer obs;
+    const struct sim_observer *use;
+    sim_progress_start(&pg, in->progress, cfg->world.duration_s + cfg->world.drain_s, what, &obs,
+                       &use);
+    int rc = sim_run_once(cfg, 1.0, use, r);
+    sim_progress_end(&pg);
+    return rc;
+}
+
 /* One static probe at g GPUs: run, store, record. *pass out. */
 static int probe(const struct sim_plan_input *in, struct sim_plan *p, int g, bool *pass)
 {
@@ -96,8 +111,11 @@ static int probe(const struct sim_plan_input *in, struct sim_plan *p, int g, boo
     struct sim_config *cfg = NULL;
     struct sim_result *r = NULL;
     int rc = load(in, extra, 3, &cfg);
-    if (!rc)
-        rc = sim_run_once(cfg, 1.0, NULL, &r);
+    if (!rc) {
+        char what[64];
+        snprintf(what, sizeof what, "plan probe: %d GPUs", g);
+        rc = run_shown(in, cfg, what, &r);
+    }
     struct sim_plan_probe *pr = &p->probes[p->nprobes];
     if (!rc)
         rc = store(in, cfg, "plan", r, &pr->run_id);
@@ -188,7 +206,7 @@ static int autoscaled(const struct sim_plan_input *in, struct sim_plan *p,
                       const struct sim_config *base)
 {
     struct sim_result *r = NULL;
-    int rc = sim_run_once(base, 1.0, NULL, &r);
+    int rc = run_shown(in, base, "plan: autoscaled", &r);
     if (!rc)
         rc = store(in, base, "plan-autoscale", r, &p->autoscale_run_id);
     if (rc) {

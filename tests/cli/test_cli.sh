@@ -1865,6 +1865,24 @@ download_traces_script() {
     fail "wikipedia_day.json on the script's folder: exit $? ($(cat "$tmp/e"))"
 }
 
+# A long simulation says how far it is on a terminal (issue 52, item 4): run, each goodput
+# probe and each plan probe alike, with simulated time, requests and the wall rate. `script`
+# gives the command a terminal; SERVESIM_PROGRESS_S=0 writes a line at every check, so the
+# test does not depend on how fast the machine is.
+progress_lines() {
+  command -v script > /dev/null || { echo "progress_lines: skipped: no script(1) (bsdutils)"; exit 77; }
+  local c out
+  for c in "run|run: simulated" "goodput --set search.max_probes=2|goodput probe 1 (load x1): simulated" \
+           "plan --min 15 --max 16|plan probe: 15 GPUs: simulated"; do
+    out=$(cd "$tmp" && SERVESIM_PROGRESS_S=0 script -qfc "'$bin' ${c%%|*} --no-db --set duration_s=2 --set warmup_s=0.5 > /dev/null" /dev/null | tr '\r' '\n')
+    echo "$out" | grep -F "${c#*|}" | grep -qE "of 12 s \([0-9]+%\), [0-9.e+-]+ M requests, [0-9.e+-]+ M req/s, [0-9]+ s so far" ||
+      fail "${c%%|*}: no progress line: $(echo "$out" | head -3)"
+  done
+  # not on a terminal: no progress line (a short run says nothing)
+  "$bin" run --no-db --set duration_s=2 --set warmup_s=0.5 > /dev/null 2> "$tmp/e" || fail "run: exit $?"
+  grep -q "simulated" "$tmp/e" && fail "progress off a terminal: $(cat "$tmp/e")"
+}
+
 "$case_name"
 if [ $fails -ne 0 ]; then
   echo "$case_name: $fails failure(s)" >&2
