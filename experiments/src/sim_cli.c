@@ -124,7 +124,10 @@ static const struct cmd_help {
      "options:\n"
      "  --duration S      simulated seconds (default 60)\n"
      "  --rate R          offered requests/s (default 5200, about goodput)\n"
-     "  --gpus N          GPUs (default 64)\n"
+     "  --gpus N[,N...]   GPUs (default 64); a list runs each count twice, the offered load\n"
+     "                    scaled with the GPUs (--rate per the first count's GPUs) and fixed\n"
+     "                    (--rate), and prints the wall time per simulated request against\n"
+     "                    the first count's (list it from 64: tests/bench/RESULTS.md)\n"
      "  --sample S        time-series sampling period in s (default 1; 0 = off)\n"
      "  --policy NAME     the policy to run (default symphony)\n"
      "  --no-reference    skip the reference simulator (the speed ratio's denominator)\n"
@@ -180,6 +183,7 @@ struct opts {
     uint64_t seed;
     double duration, rate, sample;
     int gpus, jobs, min_gpus, max_gpus, rounds;
+    int gpus_list[16], ngpus;           /* bench --gpus A,B,...: scaling runs */
 };
 
 static int exit_code(int rc)
@@ -345,9 +349,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if ((rc = sim_arg_num(a, argv[++i], 0, false, INFINITY, &o->sample)))
                 return rc;
         } else if (strcmp(a, "--gpus") == 0 && has_next) {
-            if ((rc = sim_arg_int(a, argv[++i], 1, 100000, &n)))
-                return rc;
-            o->gpus = (int)n;
+            char buf[256], *save = NULL;
+            snprintf(buf, sizeof buf, "%s", argv[++i]);
+            o->ngpus = 0;
+            for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                if (o->ngpus == 16)
+                    return sim_err_set(SIM_EUSAGE, "--gpus: at most 16 counts");
+                if ((rc = sim_arg_int(a, t, 1, 100000, &n)))
+                    return rc;
+                o->gpus_list[o->ngpus++] = (int)n;
+            }
+            if (!o->ngpus)
+                return sim_err_set(SIM_EUSAGE, "--gpus: expected N or a list N1,N2,...");
+            o->gpus = o->gpus_list[0];
         } else if (strcmp(a, "--rounds") == 0 && has_next) {
             if ((rc = sim_arg_int(a, argv[++i], 1, 100, &n)))
                 return rc;
@@ -557,9 +571,9 @@ static double median_of(double *x, int n)
  * process; speeds are the medians of the rounds (the ratio: of each round's ratio), since a
  * shared machine's speed drifts between runs more than within one pair. Every round must
  * simulate the same events (a run is a pure function of config and seed). */
-static int cmd_bench(const struct opts *o)
+/* The bench's experiment: the 35-model 1080Ti zoo on `gpus` GPUs at `rate` req/s. */
+static int bench_config(const struct opts *o, int gpus, double rate, struct sim_config **cfg)
 {
-    enum { MAX_ROUNDS = 100 };
     char text[1024];
     snprintf(text, sizeof text,
              "{\"name\": \"bench\", \"seed\": 1, \"duration_s\": %.17g, \"warmup_s\": 0,"
@@ -568,10 +582,81 @@ static int cmd_bench(const struct opts *o)
              " \"models\": [{\"zoo\": \"symphony_1080ti\", \"select\": \"all\"}],"
              " \"workload\": {\"rate_rps\": %.17g, \"arrival\": {\"kind\": \"poisson\"}},"
              " \"policy\": {\"name\": \"%s\"}, \"metrics\": {\"sample_period_s\": %.17g}}",
-             o->duration, o->gpus, o->rate, o->policy, o->sample);
+             o->duration, gpus, rate, o->policy, o->sample);
+    return sim_config_from_text(text, "bench", ".", cfg);
+}
+
+/* bench --gpus A,B,...: for each count, the load scaled with the GPUs and the load fixed;
+ * the wall time per simulated request (median of the rounds) against the first count's. */
+static int bench_scaling(const struct opts *o)
+{
+    double ns0[2] = {0, 0};
+    if (!o->json)
+        printf("bench --gpus: %s, 35 models, %g s simulated, %d round%s (medians); the load "
+               "scaled with the GPUs (%.4g req/s per GPU) and fixed (%g req/s)\n"
+               "%8s | %12s %9s %11s %7s | %12s %9s %11s %7s | %10s\n", o->policy, o->duration,
+               o->rounds, o->rounds > 1 ? "s" : "", o->rate / o->gpus_list[0], o->rate, "GPUs",
+               "requests", "wall s", "ns/request", "vs", "requests", "wall s", "ns/request",
+               "vs", "peak KiB");
+    else
+        printf("[");
+    for (int i = 0; i < o->ngpus; i++) {
+        int g = o->gpus_list[i];
+        double ns[2], wall[2];
+        uint64_t reqs[2];
+        long rss = 0;
+        for (int c = 0; c < 2; c++) {
+            double rate = c == 0 ? o->rate * g / o->gpus_list[0] : o->rate, w[100];
+            struct sim_config *cfg = NULL;
+            int rc = bench_config(o, g, rate, &cfg);
+            for (int k = 0; k < o->rounds && !rc; k++) {
+                struct sim_result *r = NULL;
+                if ((rc = sim_run_once(cfg, 1.0, NULL, &r)))
+                    break;
+                w[k] = r->wall_s;
+                reqs[c] = r->offered;
+                sim_result_destroy(r);
+            }
+            sim_config_destroy(cfg);
+            if (rc)
+                return fail(rc);
+            long now = peak_rss_kb();
+            rss = now > rss ? now : rss;
+            wall[c] = median_of(w, o->rounds);
+            ns[c] = reqs[c] ? wall[c] / (double)reqs[c] * 1e9 : 0;
+            if (i == 0)
+                ns0[c] = ns[c];
+        }
+        if (o->json)
+            printf("%s{\"policy\": \"%s\", \"gpus\": %d, \"duration_s\": %g, "
+                   "\"scaled\": {\"requests\": %llu, \"wall_s\": %.4f, \"ns_per_request\": %.1f, "
+                   "\"vs_first\": %.3f}, \"fixed\": {\"requests\": %llu, \"wall_s\": %.4f, "
+                   "\"ns_per_request\": %.1f, \"vs_first\": %.3f}, \"peak_rss_kb\": %ld}",
+                   i ? ", " : "", o->policy, g, o->duration, (unsigned long long)reqs[0], wall[0],
+                   ns[0], ns0[0] > 0 ? ns[0] / ns0[0] : 0, (unsigned long long)reqs[1], wall[1],
+                   ns[1], ns0[1] > 0 ? ns[1] / ns0[1] : 0, rss);
+        else
+            printf("%8d | %12llu %9.3f %11.1f %6.2fx | %12llu %9.3f %11.1f %6.2fx | %10ld\n", g,
+                   (unsigned long long)reqs[0], wall[0], ns[0], ns0[0] > 0 ? ns[0] / ns0[0] : 0,
+                   (unsigned long long)reqs[1], wall[1], ns[1], ns0[1] > 0 ? ns[1] / ns0[1] : 0,
+                   rss);
+        fflush(stdout);
+    }
+    if (o->json)
+        printf("]\n");
+    else
+        printf("(peak KiB: the process's peak so far, so it only grows down the table)\n");
+    return 0;
+}
+
+static int cmd_bench(const struct opts *o)
+{
+    enum { MAX_ROUNDS = 100 };
+    if (o->ngpus > 1)
+        return bench_scaling(o);
     struct sim_config *cfg = NULL;
     struct sim_result *r = NULL;
-    int rc = sim_config_from_text(text, "bench", ".", &cfg);
+    int rc = bench_config(o, o->gpus, o->rate, &cfg);
     if (rc)
         return fail(rc);
     int rounds = o->rounds;

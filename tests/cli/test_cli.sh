@@ -1878,6 +1878,14 @@ progress_lines() {
     echo "$out" | grep -F "${c#*|}" | grep -qE "of 12 s \([0-9]+%\), [0-9.e+-]+ M requests, [0-9.e+-]+ M req/s, [0-9]+ s so far" ||
       fail "${c%%|*}: no progress line: $(echo "$out" | head -3)"
   done
+  # bench --gpus A,B: a row per count, the load scaled and fixed, the first the reference
+  # (issue 52, item 2); the JSON form has the same numbers
+  "$bin" bench --gpus 4,16 --duration 0.5 --sample 0 --policy fifo > "$tmp/b.txt" 2> "$tmp/e" || fail "bench --gpus: exit $? ($(cat "$tmp/e"))"
+  grep -qE "^ +4 \| +[0-9]+ +[0-9.]+ +[0-9.]+ +1\.00x \| +[0-9]+ +[0-9.]+ +[0-9.]+ +1\.00x" "$tmp/b.txt" &&
+    grep -qE "^ +16 \| " "$tmp/b.txt" || fail "bench --gpus: $(cat "$tmp/b.txt")"
+  "$bin" bench --gpus 4,16 --duration 0.5 --sample 0 --policy fifo --json |
+    python3 -c "import json,sys; d=json.load(sys.stdin); assert [x['gpus'] for x in d] == [4, 16] and d[1]['scaled']['requests'] > 3 * d[1]['fixed']['requests'], d" ||
+    fail "bench --gpus --json"
   # not on a terminal: no progress line (a short run says nothing)
   "$bin" run --no-db --set duration_s=2 --set warmup_s=0.5 > /dev/null 2> "$tmp/e" || fail "run: exit $?"
   grep -q "simulated" "$tmp/e" && fail "progress off a terminal: $(cat "$tmp/e")"
