@@ -629,14 +629,46 @@ int sim_store_point_done(struct sim_store *st, const char *sweep, const char *ke
     return 0;
 }
 
-/* Is the claimer of a point still at it? On this host: its process is alive. Elsewhere
- * (a database on a shared filesystem) that cannot be seen: a claim younger than
+/* When process pid started (Unix seconds), from /proc; NAN where that cannot be read. */
+static double process_start(int64_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');  /* the command may hold spaces and parentheses */
+    unsigned long long ticks = 0;
+    /* after ") ": state is field 3, starttime field 22 */
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+                            "%*d %*d %*d %llu", &ticks) != 1)
+        return NAN;
+    f = fopen("/proc/stat", "r");
+    double btime = NAN;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "btime %lf", &btime) == 1)
+            break;
+    if (f)
+        fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 ? btime + (double)ticks / (double)hz : NAN;
+}
+
+/* Is the claimer of a point still at it? On this host: its process is alive, and is the one
+ * that claimed (it started before the claim: a pid reused since is not). Elsewhere (a
+ * database on a shared filesystem) that cannot be seen: a claim younger than
  * SIM_STORE_CLAIM_REMOTE_S is trusted. */
 static bool claim_alive(const char *host, const char *me, int64_t pid, double at)
 {
     if (strcmp(host, me) != 0)
         return sim_wall_unix() - at < SIM_STORE_CLAIM_REMOTE_S;
-    return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM))
+        return false;
+    double started = process_start(pid);
+    return isnan(started) || started <= at + 2;   /* (btime is in whole seconds) */
 }
 
 int sim_store_point_claim(struct sim_store *st, const char *sweep, const char *key,

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sqlite3.h>
 
@@ -517,6 +518,57 @@ static int64_t q1(sqlite3 *db, const char *sql)
         v = sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
     return v;
+}
+
+/* Claims of sweep points (issue 51, item 24), by hand: a live process's claim is TAKEN (its
+ * pid said); one by a pid that started after the claim (reused) or that is gone is taken
+ * over; another host's is trusted for a day; a stored point is DONE; a release removes this
+ * process's claim only. */
+static void sweep_claims_by_hand(void)
+{
+    char path[] = "/tmp/servesim_claims_XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE_OK(fd < 0 ? -1 : 0);
+    close(fd);
+    unlink(path);
+    struct sim_store *st = NULL;
+    REQUIRE_OK(sim_store_open(path, &st));
+    char me[256] = "", sql[1024];
+    gethostname(me, sizeof me - 1);
+    time_t now = time(NULL);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO sweep_claims VALUES('s', 'live', %d, '%s', %lld);"
+             "INSERT INTO sweep_claims VALUES('s', 'reused', %d, '%s', 1000);"
+             "INSERT INTO sweep_claims VALUES('s', 'gone', 2147483000, '%s', %lld);"
+             "INSERT INTO sweep_claims VALUES('s', 'remote', 1, 'elsewhere', %lld);"
+             "INSERT INTO sweep_claims VALUES('s', 'old-remote', 1, 'elsewhere', %lld);"
+             "INSERT INTO sweep_points VALUES('s', 0, 'stored', '{}', NULL, 'ok', NULL);",
+             (int)getppid(), me, (long long)now, (int)getppid(), me, me, (long long)now,
+             (long long)now, (long long)now - 2 * 86400);
+    sqlite3 *db;
+    REQUIRE_OK(sqlite3_open(path, &db) == SQLITE_OK ? 0 : -1);
+    REQUIRE_OK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1);
+    static const struct { const char *key; enum sim_claim want; } c[] = {
+        {"live", SIM_CLAIM_TAKEN}, {"reused", SIM_CLAIM_OURS}, {"gone", SIM_CLAIM_OURS},
+        {"remote", SIM_CLAIM_TAKEN}, {"old-remote", SIM_CLAIM_OURS}, {"stored", SIM_CLAIM_DONE},
+        {"new", SIM_CLAIM_OURS}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        enum sim_claim got;
+        int64_t holder = 0;
+        REQUIRE_OK(sim_store_point_claim(st, "s", c[i].key, &got, &holder));
+        CHECK(got == c[i].want && (got != SIM_CLAIM_TAKEN || holder > 0), "%s: claim %d, want %d",
+              c[i].key, (int)got, (int)c[i].want);
+    }
+    REQUIRE_OK(sim_store_point_release(st, "s", "new"));
+    REQUIRE_OK(sim_store_point_release(st, "s", "live"));   /* not ours: kept */
+    CHECK(q1(db, "SELECT count(*) FROM sweep_claims WHERE point_key = 'new'") == 0 &&
+              q1(db, "SELECT count(*) FROM sweep_claims WHERE point_key = 'live'") == 1,
+          "release: new %lld, live %lld",
+          (long long)q1(db, "SELECT count(*) FROM sweep_claims WHERE point_key = 'new'"),
+          (long long)q1(db, "SELECT count(*) FROM sweep_claims WHERE point_key = 'live'"));
+    sqlite3_close(db);
+    sim_store_close(st);
+    unlink(path);
 }
 
 static void store_image_merges(void)
@@ -1504,6 +1556,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
         {"ideal_batch_capped_at_max", ideal_batch_capped_at_max},
         {"host_time_drawn_per_batch", host_time_drawn_per_batch},
         {"free_lane_index_matches", free_lane_index_matches},
+        {"sweep_claims_by_hand", sweep_claims_by_hand},
           {"sizes_mg1_mean_wait", sizes_mg1_mean_wait},
           {"service_time_distributions", service_time_distributions},
           {"sizes_batch_mean_or_max", sizes_batch_mean_or_max},
