@@ -380,14 +380,13 @@ static int cmd_nets(const struct opts *o)
         noted += off;
     }
     /* what each flagged network models differently, from its file's published.ref */
+    if (!rc && noted)
+        printf("\n* not the published figure (parameters: any difference; MACs: more than "
+               "%g%%), and why:\n", 100 * NETS_MACS_OFF);
     for (int i = 0; i < n && !rc && noted; i++) {
         const struct cal_net *net = nets[i];
         if (!nets_params_off(net) && !nets_macs_off(net))
             continue;
-        if (noted > 0)                  /* the heading once */
-            printf("\n* not the published figure (parameters: any difference; MACs: more than "
-                   "%g%%), and why:\n", 100 * NETS_MACS_OFF);
-        noted = -1;
         double dp = (double)(cal_net_params(net) - net->pub_params);
         printf("  %s: params %+.0f (%+.3f%%), GMACs %+.1f%%: %s\n", net->name, dp,
                net->pub_params > 0 ? 100 * dp / (double)net->pub_params : 0.0,

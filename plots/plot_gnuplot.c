@@ -226,11 +226,8 @@ void plot_discard(const struct plot *p, const char *base)
     for (int i = 0; i < 3; i++) {
         char path[4200];
         snprintf(path, sizeof path, "%s.%s", base, ext[i]);
-        struct stat a, b;
-        if (stat(path, &a) == 0 && stat(p->o->db, &b) == 0 && a.st_dev == b.st_dev &&
-            a.st_ino == b.st_ino)
-            continue;
-        remove(path);
+        if (!sim_out_same_file(path, p->o->db))
+            remove(path);
     }
 }
 
@@ -491,18 +488,32 @@ static void config_diff(const cJSON *a, const cJSON *b, const char *leaf, char *
 void plot_config_label(int n, char *const *unit, char (*key)[17], const char *const *config,
                        int i, char *out, size_t size)
 {
-    char diff[512] = "";
+    /* one run of each other configuration is compared; past 32 of them the label would be
+     * too long to read anyway, and the key stands in */
+    char diff[512] = "", seen[32][17];
+    int nseen = 0;
+    bool many = false;
     cJSON *a = cJSON_Parse(config[i]);
-    for (int j = 0; j < n && a; j++) {
+    for (int j = 0; j < n && a && !many; j++) {
         if (j == i || strcmp(unit[j], unit[i]) != 0 || strcmp(key[j], key[i]) == 0)
             continue;
+        int k = 0;
+        while (k < nseen && strcmp(seen[k], key[j]) != 0)
+            k++;
+        if (k < nseen)
+            continue;
+        if (nseen == 32) {
+            many = true;
+            break;
+        }
+        memcpy(seen[nseen++], key[j], 17);
         cJSON *b = cJSON_Parse(config[j]);
         if (b)
             config_diff(a, b, NULL, diff, sizeof diff);
         cJSON_Delete(b);
     }
     cJSON_Delete(a);
-    if (!diff[0] || strlen(diff) > 80)  /* nothing found, or too much to read: the key */
+    if (many || !diff[0] || strlen(diff) > 80)   /* nothing found, or too much: the key */
         snprintf(out, size, "[config %.6s]", key[i]);
     else
         snprintf(out, size, "[%s]", diff);

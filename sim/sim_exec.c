@@ -197,7 +197,7 @@ void sim_exec_mark(struct sim *s, int e)
     const struct sim_exec *x = &s->execs[e];
     bool on = x->state == SIM_EXEC_UP && x->nrunning + x->pending < x->lanes;
     size_t w = (size_t)e / 64;
-    if (w >= s->free_nw && (!on || sim_exec_free_reserve(s, e + 1)))
+    if (w >= s->free_nw)                /* sized with the executors: sim_create, exec_grow */
         SIM_BUG("executor %d outside the free-lane index (%zu words)", e, s->free_nw);
     uint64_t bit = 1ull << (e % 64), wbit = 1ull << (w % 64);
     if (on) {

@@ -18,7 +18,6 @@
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_out.h"
-#include "sim_progress.h"
 #include "wl_zoo.h"
 #include "sim_json.h"
 #include "sim_wall.h"
@@ -480,13 +479,7 @@ static int cmd_run(const struct opts *o, bool goodput)
         if (!rc && sim_goodput_problem(&g, why, sizeof why))    /* kept, and said: exit 4 */
             rc = sim_err_set(SIM_EINFEASIBLE, "goodput: %s", why);
     } else {
-        struct sim_progress pg;
-        struct sim_observer obs;
-        const struct sim_observer *use;
-        sim_progress_start(&pg, !o->quiet && !o->json, cfg->world.duration_s + cfg->world.drain_s,
-                           "run", &obs, &use);
-        rc = sim_run_once(cfg, 1.0, use, &r);
-        sim_progress_end(&pg);
+        rc = sim_run_shown(cfg, 1.0, !o->quiet && !o->json, "run", &r);
         if (rc)
             goto out;
         emit(o, r, NULL);

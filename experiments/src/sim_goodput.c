@@ -28,6 +28,16 @@ int sim_run_once(const struct sim_config *cfg, double scale, const struct sim_ob
     return rc;
 }
 
+int sim_run_shown(const struct sim_config *cfg, double scale, bool progress, const char *what,
+                  struct sim_result **out)
+{
+    struct sim_progress pg;
+    int rc = sim_run_once(cfg, scale, sim_progress_start(&pg, progress, cfg->world.duration_s +
+                                                         cfg->world.drain_s, what), out);
+    sim_progress_end(&pg);
+    return rc;
+}
+
 static int probe(const struct sim_config *cfg, struct sim_goodput *g, double scale,
                  bool progress, struct sim_result **res)
 {
@@ -35,13 +45,7 @@ static int probe(const struct sim_config *cfg, struct sim_goodput *g, double sca
         return sim_err_set(SIM_EINTERNAL, "goodput search: too many probes");
     char what[96];
     snprintf(what, sizeof what, "goodput probe %d (load x%.5g)", g->nprobes + 1, scale);
-    struct sim_progress pg;
-    struct sim_observer obs;
-    const struct sim_observer *use;
-    sim_progress_start(&pg, progress, cfg->world.duration_s + cfg->world.drain_s, what, &obs,
-                       &use);
-    int rc = sim_run_once(cfg, scale, use, res);
-    sim_progress_end(&pg);
+    int rc = sim_run_shown(cfg, scale, progress, what, res);
     if (rc)
         return rc;
     struct sim_probe *p = &g->probes[g->nprobes++];

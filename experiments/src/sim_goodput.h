@@ -26,6 +26,10 @@
 /* Builds, runs and collects one engine at `scale`; obs may be NULL. */
 int sim_run_once(const struct sim_config *cfg, double scale, const struct sim_observer *obs,
                  struct sim_result **out /* OUT */);
+/* The same, saying how far it is while it runs where `progress` (sim_progress.h), under the
+ * name `what` ("run", "goodput probe 3 (load x0.5)", "plan probe: 16 GPUs"). */
+int sim_run_shown(const struct sim_config *cfg, double scale, bool progress, const char *what,
+                  struct sim_result **out /* OUT */);
 
 /* Can every model meet its SLO at all? On a cluster of GPUs only (no CPU cores), without an
  * application or request sizes, a model whose smallest batch on its fastest profile for the

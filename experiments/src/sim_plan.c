@@ -9,7 +9,6 @@
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_goodput.h"
-#include "sim_progress.h"
 #include "sim_store.h"
 
 #define MAX_SETS 160
@@ -43,17 +42,26 @@ static int store(const struct sim_plan_input *in, const struct sim_config *cfg,
     return rc;
 }
 
-/* The throughput lower bound: GPUs kept busy by the mean rate at perfect batching. */
-static void lower_bound(const struct sim_config *cfg, struct sim_plan *p)
+/* GPUs kept busy by the mean rate: each request costing its model's GPU time per request
+ * at the largest batch, or (any_batch) the least of any batch size. */
+static double busy_gpus(const struct sim_config *cfg, bool any_batch)
 {
     double busy = 0;
     for (int m = 0; m < cfg->world.nmodels; m++) {
         const struct sim_model_cfg *mc = &cfg->world.models[m];
-        int k = sim_model_cfg_kind(mc, cfg->world.gpu_kind);
-        int b = mc->max_batch;
-        busy += cfg->world.model_rps[m] * sim_profile_ms(&mc->prof[k], b) / 1e3 / b;
+        const struct sim_profile *pr = &mc->prof[sim_model_cfg_kind(mc, cfg->world.gpu_kind)];
+        double least = INFINITY;
+        for (int b = any_batch ? 1 : mc->max_batch; b <= mc->max_batch; b++)
+            least = fmin(least, sim_profile_ms(pr, b) / 1e3 / b);
+        busy += cfg->world.model_rps[m] * least;
     }
-    p->lower_bound = (int)ceil(busy - 1e-9);
+    return busy;
+}
+
+/* The throughput lower bound: GPUs kept busy by the mean rate at perfect batching. */
+static void lower_bound(const struct sim_config *cfg, struct sim_plan *p)
+{
+    p->lower_bound = (int)ceil(busy_gpus(cfg, false) - 1e-9);
     if (p->lower_bound < 1)
         p->lower_bound = 1;
     p->trace_mean_rps = cfg->world.rate_rps;
@@ -68,30 +76,7 @@ static void lower_bound(const struct sim_config *cfg, struct sim_plan *p)
  * window's seconds. Below it no probe can pass, whatever the policy (no simulation needed). */
 static int gpus_needed(const struct sim_config *cfg)
 {
-    double busy = 0;
-    for (int m = 0; m < cfg->world.nmodels; m++) {
-        const struct sim_model_cfg *mc = &cfg->world.models[m];
-        const struct sim_profile *pr = &mc->prof[sim_model_cfg_kind(mc, cfg->world.gpu_kind)];
-        double least = INFINITY;
-        for (int b = 1; b <= mc->max_batch; b++)
-            least = fmin(least, sim_profile_ms(pr, b) / 1e3 / b);
-        busy += cfg->world.model_rps[m] * least;
-    }
-    return (int)ceil(busy * cfg->world.percentile / 100 - 1e-9);
-}
-
-/* One simulation of the plan, its progress shown where the plan's is. */
-static int run_shown(const struct sim_plan_input *in, const struct sim_config *cfg,
-                     const char *what, struct sim_result **r)
-{
-    struct sim_progress pg;
-    struct sim_observer obs;
-    const struct sim_observer *use;
-    sim_progress_start(&pg, in->progress, cfg->world.duration_s + cfg->world.drain_s, what, &obs,
-                       &use);
-    int rc = sim_run_once(cfg, 1.0, use, r);
-    sim_progress_end(&pg);
-    return rc;
+    return (int)ceil(busy_gpus(cfg, true) * cfg->world.percentile / 100 - 1e-9);
 }
 
 /* One static probe at g GPUs: run, store, record. *pass out. */
@@ -114,7 +99,7 @@ static int probe(const struct sim_plan_input *in, struct sim_plan *p, int g, boo
     if (!rc) {
         char what[64];
         snprintf(what, sizeof what, "plan probe: %d GPUs", g);
-        rc = run_shown(in, cfg, what, &r);
+        rc = sim_run_shown(cfg, 1.0, in->progress, what, &r);
     }
     struct sim_plan_probe *pr = &p->probes[p->nprobes];
     if (!rc)
@@ -206,7 +191,7 @@ static int autoscaled(const struct sim_plan_input *in, struct sim_plan *p,
                       const struct sim_config *base)
 {
     struct sim_result *r = NULL;
-    int rc = run_shown(in, base, "plan: autoscaled", &r);
+    int rc = sim_run_shown(base, 1.0, in->progress, "plan: autoscaled", &r);
     if (!rc)
         rc = store(in, base, "plan-autoscale", r, &p->autoscale_run_id);
     if (rc) {

@@ -28,8 +28,8 @@ static void on_event(void *ctx, const struct sim *s, int64_t now)
             el > 0 ? (double)p->requests / el / 1e6 : 0.0, el);
 }
 
-void sim_progress_start(struct sim_progress *p, bool on, double end_s, const char *what,
-                        struct sim_observer *obs, const struct sim_observer **use)
+const struct sim_observer *sim_progress_start(struct sim_progress *p, bool on, double end_s,
+                                              const char *what)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->what, sizeof p->what, "%s", what);
@@ -42,10 +42,9 @@ void sim_progress_start(struct sim_progress *p, bool on, double end_s, const cha
     p->every_s = e && *e ? strtod(e, &end) : 1;
     if (!e || !*e || *end || !(p->every_s >= 0))
         p->every_s = 1;
-    memset(obs, 0, sizeof *obs);
-    obs->ctx = p;
-    obs->event = on_event;
-    *use = on ? obs : NULL;
+    p->obs.ctx = p;
+    p->obs.event = on_event;
+    return on ? &p->obs : NULL;
 }
 
 void sim_progress_end(struct sim_progress *p)

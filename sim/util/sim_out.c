@@ -63,12 +63,16 @@ int sim_out_space(const char *path, double need, const char *what)
                        "another disk", path, dir, avail / 1024, need / 1024, what);
 }
 
+bool sim_out_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 int sim_out_not_input(const char *out, const char *in, const char *what)
 {
-    struct stat so, si;
-    if (!out || !in || stat(out, &so) != 0 || stat(in, &si) != 0)
-        return 0;
-    if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+    if (sim_out_same_file(out, in))
         return sim_err_set(SIM_EUSAGE, "%s: cannot write: it is %s read (%s); writing it would "
                            "replace what is being read: name another file", out, what, in);
     return 0;

@@ -24,6 +24,8 @@ int sim_out_open(struct sim_out *o, const char *path);
  * whatever the names or links): SIM_EUSAGE naming both, as `what` (e.g. "the database"). A
  * NULL or missing file is no clash. */
 int sim_out_not_input(const char *out, const char *in, const char *what);
+/* Whether a and b name one existing file (device and inode); false for NULL or missing. */
+bool sim_out_same_file(const char *a, const char *b);
 /* The temporary beside `path` for a writer that renames it into place itself (a figure that
  * gnuplot writes): a new, empty file (O_EXCL | O_NOFOLLOW: never an existing file nor a link
  * planted there), its name to tmp. Returns its descriptor, or a negative error. */
