@@ -24,6 +24,7 @@ struct shepherd {
     int *preempts;               /* [b]: the least batch k with k >= lambda b, b <= maxb */
     int maxb;
     bool tail_scan;
+    bool every_gpu;                 /* scan "every_gpu": the arrival pass as Flex is written */
     int kind;
     /* arrivals' work list: models whose queues changed and must be offered to every GPU */
     int *changed;
@@ -36,8 +37,9 @@ struct shepherd {
     int64_t *lim;
 };
 
-static const char *const params[] = {"lambda", "drop_scan", NULL};
+static const char *const params[] = {"lambda", "drop_scan", "scan", NULL};
 static const char *const SCANS[] = {"head", "nexuslb_tail", NULL};
+static const char *const PASSES[] = {"indexed", "every_gpu", NULL};
 
 static inline int64_t eff_dl(const struct sim *s, const struct sim_request *r)
 {
@@ -167,6 +169,35 @@ static void mark_changed(struct shepherd *st, int *nchanged, int m)
     }
 }
 
+/* The arrival pass visits, in index order, only the GPUs where it can change something: one
+ * with a free lane while x's queue forms a batch (fq > 0), and one running a batch small
+ * enough that x's batch (fq), or the batch's own model grown by that model's whole queue (at
+ * most q, the longest queue), reaches the size that preempts it. Both bounds grow with the
+ * running batch's size, so these are the running sizes 1..bound (the engine's running
+ * index); a bound of every size visits every GPU. Flex as written visits every GPU (scan
+ * "every_gpu" does too); the others change nothing: the same decisions (cli.shepherd_scan). */
+static int pass_bound(const struct sim *s, const struct shepherd *st, int fq)
+{
+    int q = 0, b = 0;
+    for (int m = 0; m < sim_model_count(s); m++)
+        if (sim_queue_len(s, m) > q)
+            q = sim_queue_len(s, m);
+    while (b < st->maxb && (st->preempts[b + 1] <= fq || st->preempts[b + 1] - (b + 1) <= q))
+        b++;
+    return st->every_gpu ? st->maxb : b;
+}
+
+/* The next GPU at index >= from the pass visits, or -1 (the running index rounds the bound
+ * up to a power of two: the body tests each batch's size itself). */
+static int next_gpu(const struct sim *s, const struct shepherd *st, int fq, int bound, int from)
+{
+    if (bound >= st->maxb)
+        return from < sim_exec_count(s) ? from : -1;
+    int best = fq > 0 ? sim_exec_next_free(s, from) : -1;
+    int g = bound > 0 ? sim_exec_next_running_le(s, bound, from) : -1;
+    return g >= 0 && (best < 0 || g < best) ? g : best;
+}
+
 static void on_request(struct sim *s, void *state, int x0, struct sim_request *req)
 {
     (void)req;
@@ -181,8 +212,14 @@ static void on_request(struct sim *s, void *state, int x0, struct sim_request *r
         /* x's batch from its queue alone is the same for every GPU that does not run x,
          * until an assignment changes the queues: computed once (candidate's early drops
          * are done by the first call at this instant) */
-        int from_queue = -1;
-        for (int n = 0; n < sim_exec_count(s); n++) {
+        int from_queue = -1, bound = 0;
+        for (int n = 0;; n++) {
+            if (from_queue < 0) {       /* at the start, and after each assignment */
+                from_queue = sim_queue_len(s, x) ? candidate(s, st, x, NULL, now) : 0;
+                bound = pass_bound(s, st, from_queue);
+            }
+            if ((n = next_gpu(s, st, from_queue, bound, n)) < 0)
+                break;
             const struct sim_exec *ex = sim_exec(s, n);
             if (ex->state != SIM_EXEC_UP)
                 continue;
@@ -247,12 +284,14 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct shepherd *st = state;
-    int scan = 0, rc;
+    int scan = 0, pass = 0, rc;
     st->lambda = 3.03;
     st->kind = sim_exec(s, 0)->kind;
     if ((rc = sim_json_num(p, "policy.params", "lambda", false, SIM_J_POS, &st->lambda)) ||
-        (rc = sim_json_enum(p, "policy.params", "drop_scan", false, SCANS, &scan)))
+        (rc = sim_json_enum(p, "policy.params", "drop_scan", false, SCANS, &scan)) ||
+        (rc = sim_json_enum(p, "policy.params", "scan", false, PASSES, &pass)))
         return rc;
+    st->every_gpu = pass == 1;
     if (st->lambda <= 1)
         return sim_err_set(SIM_EINVAL, "policy.params.lambda: expected a number > 1 (a batch "
                            "is preempted only by a larger one), got %.15g", st->lambda);
@@ -274,7 +313,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
         return SIM_ENOMEM;
     for (int b = 0; b <= st->maxb; b++)
         st->preempts[b] = least_preempting(st->lambda, b);
-    return 0;
+    return sim_exec_index_running(s);
 }
 
 static void destroy(void *state)
@@ -296,6 +335,6 @@ const struct policy_ops policy_shepherd = {
     .init = init,
     .on_request = on_request,
     .on_batch_done = on_batch_done,
-    .dynamic_execs = true,   /* scans executors by state on every decision */
+    .dynamic_execs = true,   /* reads executors' states and the engine's indexes */
     .destroy = destroy,
 };

@@ -296,8 +296,10 @@ void sim_destroy(struct sim *s)
     free(s->ms);
     free(s->execs);
     free(s->xi);
-    free(s->free0);
-    free(s->free1);
+    sim_bits_free(&s->free_set);
+    for (int j = 0; s->run_le && j < s->run_classes; j++)
+        sim_bits_free(&s->run_le[j]);
+    free(s->run_le);
     sim_timer_free(s);
     gsl_rng_free(s->prng);
     for (int i = 0; i < s->npstreams; i++)

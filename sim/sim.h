@@ -190,6 +190,14 @@ const struct sim_exec *sim_exec(const struct sim *s, int e);
  * lanes), or -1: what a policy that fills free executors in index order visits, without a
  * pass over the busy ones (a two-level bitmap the engine keeps as executors change). */
 int sim_exec_next_free(const struct sim *s, int from);
+/* The running index, kept only once a policy asks (its init calls sim_exec_index_running;
+ * SIM_ENOMEM): the first executor at index >= from that is UP and whose `running` batch
+ * (sim_exec) holds at most b requests, b rounded up to a power of two (the index keeps the
+ * nested classes "at most 1, 2, 4, ... requests", the last any size, so one search answers;
+ * the caller tests the exact size), or -1. A policy that looks for the batches a new one
+ * could preempt (those small enough) visits those alone instead of every executor. */
+int sim_exec_index_running(struct sim *s);
+int sim_exec_next_running_le(const struct sim *s, int b, int from);
 /* Profile latency of model m at batch size b on an executor of `kind` (b may exceed
  * max_batch by one, for look-ahead; larger b is computed from the profile). */
 int64_t sim_latency_ns(const struct sim *s, int m, int kind, int b);

@@ -170,63 +170,76 @@ int sim_exec_active(const struct sim *s)
     return s->nactive;
 }
 
-/* ---- the free-lane index (sim_exec_next_free) ---- */
+/* ---- the executor indexes: free lanes (sim_exec_next_free), running batches ---- */
 
 int sim_exec_free_reserve(struct sim *s, int n)
 {
-    size_t nw = ((size_t)n + 63) / 64, n1 = (nw + 63) / 64;
-    if (nw <= s->free_nw)
-        return 0;
-    uint64_t *f0 = realloc(s->free0, nw * sizeof *f0);
-    if (!f0)
+    if (sim_bits_reserve(&s->free_set, n))
         return SIM_ENOMEM;
-    s->free0 = f0;
-    uint64_t *f1 = realloc(s->free1, n1 * sizeof *f1);
-    if (!f1)
-        return SIM_ENOMEM;
-    s->free1 = f1;
-    size_t o1 = (s->free_nw + 63) / 64;
-    memset(f0 + s->free_nw, 0, (nw - s->free_nw) * sizeof *f0);
-    memset(f1 + o1, 0, (n1 - o1) * sizeof *f1);
-    s->free_nw = nw;
+    for (int j = 0; s->run_le && j < s->run_classes; j++)
+        if (sim_bits_reserve(&s->run_le[j], n))
+            return SIM_ENOMEM;
     return 0;
+}
+
+/* The least class of the running index that holds a batch of b: ceil(log2 b), at most the
+ * last (any size). */
+static int size_class(const struct sim *s, int b)
+{
+    int j = 0;
+    while (j < s->run_classes - 1 && (1 << j) < b)
+        j++;
+    return j;
 }
 
 void sim_exec_mark(struct sim *s, int e)
 {
     const struct sim_exec *x = &s->execs[e];
-    bool on = x->state == SIM_EXEC_UP && x->nrunning + x->pending < x->lanes;
-    size_t w = (size_t)e / 64;
-    if (w >= s->free_nw)                /* sized with the executors: sim_create, exec_grow */
-        SIM_BUG("executor %d outside the free-lane index (%zu words)", e, s->free_nw);
-    uint64_t bit = 1ull << (e % 64), wbit = 1ull << (w % 64);
-    if (on) {
-        s->free0[w] |= bit;
-        s->free1[w / 64] |= wbit;
-    } else if ((s->free0[w] &= ~bit) == 0) {
-        s->free1[w / 64] &= ~wbit;
-    }
+    bool up = x->state == SIM_EXEC_UP;
+    sim_bits_put(&s->free_set, e, up && x->nrunning + x->pending < x->lanes);
+    if (!s->run_le)
+        return;
+    struct sim_exec_int *xi = &s->xi[e];
+    int c = up && x->running ? 1 + size_class(s, x->running->size) : 0;
+    if (c == xi->run_b)
+        return;
+    for (int j = xi->run_b ? xi->run_b - 1 : s->run_classes; j < s->run_classes; j++)
+        sim_bits_put(&s->run_le[j], e, false);
+    for (int j = c ? c - 1 : s->run_classes; j < s->run_classes; j++)
+        sim_bits_put(&s->run_le[j], e, true);
+    xi->run_b = c;
 }
 
 int sim_exec_next_free(const struct sim *s, int from)
 {
-    size_t w = from > 0 ? (size_t)from / 64 : 0, n1 = (s->free_nw + 63) / 64;
-    if (w >= s->free_nw)
-        return -1;
-    uint64_t m = s->free0[w] & (~0ull << (from > 0 ? from % 64 : 0));
-    if (m)
-        return (int)(w * 64 + (size_t)__builtin_ctzll(m));
-    size_t v = (w + 1) / 64;            /* the next non-empty word after w */
-    uint64_t mm = v < n1 ? s->free1[v] & (~0ull << ((w + 1) % 64)) : 0;
-    for (;;) {
-        if (mm) {
-            size_t ww = v * 64 + (size_t)__builtin_ctzll(mm);
-            return (int)(ww * 64 + (size_t)__builtin_ctzll(s->free0[ww]));
-        }
-        if (++v >= n1)
-            return -1;
-        mm = s->free1[v];
-    }
+    return sim_bits_next(&s->free_set, from);
+}
+
+int sim_exec_index_running(struct sim *s)
+{
+    if (s->run_le)
+        return 0;
+    int sizes = 1, classes = 1;
+    for (int m = 0; m < s->nmodels; m++)
+        if (sim_model(s, m)->max_batch > sizes)
+            sizes = sim_model(s, m)->max_batch;
+    while (classes < 31 && (1 << (classes - 1)) < sizes)
+        classes++;                      /* the last class, 2^(classes-1) >= sizes: any size */
+    if (!(s->run_le = calloc((size_t)classes, sizeof *s->run_le)))
+        return SIM_ENOMEM;
+    s->run_classes = classes;
+    if (sim_exec_free_reserve(s, s->max_execs))
+        return SIM_ENOMEM;              /* (sim_destroy frees what was reserved) */
+    for (int e = 0; e < s->nexecs; e++)
+        sim_exec_mark(s, e);
+    return 0;
+}
+
+int sim_exec_next_running_le(const struct sim *s, int b, int from)
+{
+    if (!s->run_le || b < 1)
+        SIM_BUG("sim_exec_next_running_le(%d) without sim_exec_index_running", b);
+    return sim_bits_next(&s->run_le[size_class(s, b)], from);
 }
 
 /* Room for one more executor slot (ids are never reused, so a long autoscaled run grows). */

@@ -4,6 +4,7 @@
 #define SIM_INT_H
 
 #include "sim.h"
+#include "sim_bits.h"
 #include "sim_heap.h"
 #include "sim_metrics.h"
 #include "sim_policy.h"
@@ -101,6 +102,7 @@ struct sim_exec_int {
     int64_t start_delay;         /* a pending executor's start-up delay once it has a GPU */
     gsl_rng *srng;               /* its service-time stream, made at its first draw */
     struct sim_batch *running;
+    int run_b;                   /* its entry in the running index (sim_int.h run_le) */
     struct sim_batch *pend_head, *pend_tail;
     /* fluid executors (CPU executors, several lanes or a shared device): the batches holding
      * lanes in admission order; those on the device (nact, their demand); union busy time */
@@ -211,10 +213,14 @@ struct sim {
     int npstreams;
 
     int64_t ctrl_ns, data_ns, resp_ns;
-    /* the executors with a free lane (sim_exec_next_free): bit e of free0, and bit w of
-     * free1 where word w of free0 is not 0; free_nw words of free0 */
-    uint64_t *free0, *free1;
-    size_t free_nw;
+    /* the executors with a free lane (sim_exec_next_free) */
+    struct sim_bits free_set;
+    /* the running index (sim_exec_index_running; NULL until a policy asks): run_le[j], j in
+     * 0..run_classes - 1, holds the UP executors whose `running` batch has at most 2^j
+     * requests (the last class: any size), nested; xi[e].run_b is 1 + the least class e is
+     * in (0: none) */
+    struct sim_bits *run_le;
+    int run_classes;
     int64_t host_ns;                   /* host_us_per_batch, on GPU executors (the mean
                                         * where it is drawn: what policies plan with) */
     gsl_rng *host_rng;                 /* its draws (NULL: fixed) */
@@ -327,8 +333,9 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m);
 void sim_push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen);
 int64_t sim_jitter_draw(struct sim *s);
 int64_t sim_exec_time(struct sim *s, int64_t nominal);
-/* Keeps executor e's bit of the free-lane index current: call after its state, nrunning,
- * pending or lanes change. free_reserve sizes the index for n executors (SIM_ENOMEM). */
+/* Keeps executor e's entries in the free-lane and running indexes current: call after its
+ * state, running, nrunning, pending or lanes change. free_reserve sizes the indexes for n
+ * executors (SIM_ENOMEM). */
 void sim_exec_mark(struct sim *s, int e);
 int sim_exec_free_reserve(struct sim *s, int n);
 /* The host's time around one GPU batch: host_ns, or a draw where it has a p99. */

@@ -1891,6 +1891,26 @@ progress_lines() {
   grep -q "simulated" "$tmp/e" && fail "progress off a terminal: $(cat "$tmp/e")"
 }
 
+# shepherd's arrival pass through the engine's indexes decides exactly as Flex's pass over
+# every GPU (scan "every_gpu"; issue 52): the embedded quickstart from a moderate load to
+# overload, 8 to 64 GPUs; the whole --json result but the wall time must be the same
+shepherd_scan() {
+  local c g r seed n=0
+  for c in "16 4500 1" "16 4500 2" "16 9000 2" "8 9000 2" "8 30000 1" "64 30000 1"; do
+    read -r g r seed <<< "$c"
+    for scan in every_gpu indexed; do
+      "$bin" run --no-db --json --set duration_s=6 --set policy.name=shepherd --set cluster.gpus=$g \
+        --set seed=$seed --set workload.rate_rps=$r --set policy.params.scan=$scan 2> "$tmp/e" |
+        python3 -c "import json,sys; d=json.load(sys.stdin); d.pop('wall_s'); print(json.dumps(d, sort_keys=True))" \
+        > "$tmp/$scan.json" || fail "$c $scan: $(cat "$tmp/e")"
+    done
+    cmp -s "$tmp/every_gpu.json" "$tmp/indexed.json" && n=$((n + 1)) ||
+      fail "gpus $g, $r req/s, seed $seed: the indexed pass decides otherwise than every GPU's"
+  done
+  [ $n = 6 ] || fail "$n of 6 cases the same"
+  grep -q '"preemptions": [1-9]' "$tmp/indexed.json" || fail "the last case preempts nothing"
+}
+
 "$case_name"
 if [ $fails -ne 0 ]; then
   echo "$case_name: $fails failure(s)" >&2
