@@ -58,6 +58,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->up.retime = sim_batch_retime;
     s->up.exec_bind = sim_exec_bind;
     s->pol = pol ? pol : cfg->policy;
+    s->cold_start = sim_policy_cold_start(s->pol, cfg->policy_params);
     s->duration = sim_s_to_ns(cfg->duration_s);
     s->warmup = sim_s_to_ns(cfg->warmup_s);
     s->stop_at = s->duration + sim_s_to_ns(cfg->drain_s);
@@ -176,9 +177,8 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->xi = calloc((size_t)s->max_execs, sizeof *s->xi);
     if (!s->execs || !s->xi || sim_exec_free_reserve(s, s->max_execs))
         goto fail;
-    for (int e = 0; e < s->max_execs; e++)
-        if (!(s->xi[e].res = calloc((size_t)nm, sizeof *s->xi[e].res)))
-            goto fail;
+    if (sim_exec_res_block(s, 0, s->max_execs))
+        goto fail;
     if (sim_ledger_init(s))
         goto fail;
     s->nexecs = s->nactive = cfg->gpus;
@@ -276,7 +276,6 @@ void sim_destroy(struct sim *s)
             for (int m = 0; m < s->nmodels; m++)
                 free(s->xi[e].q[m].buf);
         free(s->xi[e].q);
-        free(s->xi[e].res);
         free(s->xi[e].run);
         gsl_rng_free(s->xi[e].srng);
     }
@@ -296,6 +295,9 @@ void sim_destroy(struct sim *s)
     free(s->ms);
     free(s->execs);
     free(s->xi);
+    for (int i = 0; i < s->nres_blocks; i++)
+        free(s->res_blocks[i]);
+    free(s->res_blocks);
     sim_bits_free(&s->free_set);
     for (int j = 0; s->run_le && j < s->run_classes; j++)
         sim_bits_free(&s->run_le[j]);

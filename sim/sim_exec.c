@@ -146,7 +146,7 @@ void sim_exec_init(struct sim *s, int e, enum sim_exec_state st)
     /* the weights cache: memory less room for the largest batch's activations */
     x->pages_total = x->memory_mb > 0 ? (int)floor((x->memory_mb - max_dyn) / s->cfg->page_mb)
                                       : INT32_MAX / 2;
-    if (!sim_policy_cold_start(s->pol, s->cfg->policy_params))
+    if (!s->cold_start)
         for (int m = 0; m < s->nmodels; m++)
             if (sim_preload(s, e, m))
                 SIM_BUG("model %d does not fit executor %d (config check missed it)", m, e);
@@ -242,6 +242,22 @@ int sim_exec_next_running_le(const struct sim *s, int b, int from)
     return sim_bits_next(&s->run_le[size_class(s, b)], from);
 }
 
+int sim_exec_res_block(struct sim *s, int from, int to)
+{
+    struct sim_resid **bl = realloc(s->res_blocks, ((size_t)s->nres_blocks + 1) * sizeof *bl);
+    if (!bl)
+        return SIM_ENOMEM;
+    s->res_blocks = bl;
+    size_t nm = (size_t)(s->nmodels > 0 ? s->nmodels : 1);
+    struct sim_resid *b = calloc((size_t)(to - from) * nm, sizeof *b);
+    if (!b)
+        return SIM_ENOMEM;
+    bl[s->nres_blocks++] = b;
+    for (int e = from; e < to; e++)
+        s->xi[e].res = b + (size_t)(e - from) * nm;
+    return 0;
+}
+
 /* Room for one more executor slot (ids are never reused, so a long autoscaled run grows). */
 static void exec_grow(struct sim *s)
 {
@@ -257,9 +273,8 @@ static void exec_grow(struct sim *s)
     s->xi = xi;
     memset(s->execs + s->max_execs, 0, (size_t)(cap - s->max_execs) * sizeof *x);
     memset(s->xi + s->max_execs, 0, (size_t)(cap - s->max_execs) * sizeof *xi);
-    for (int e = s->max_execs; e < cap; e++)
-        if (!(s->xi[e].res = calloc((size_t)s->nmodels, sizeof *s->xi[e].res)))
-            SIM_BUG("out of memory growing the executors to %d", cap);
+    if (sim_exec_res_block(s, s->max_execs, cap))
+        SIM_BUG("out of memory growing the executors to %d", cap);
     if (sim_exec_free_reserve(s, cap))
         SIM_BUG("out of memory growing the executors to %d", cap);
     s->max_execs = cap;

@@ -115,7 +115,7 @@ struct sim_exec_int {
     int64_t busy_snap;           /* busy time at the last sampling tick */
     int64_t cbusy_snap;          /* CPU executors: core-busy time (milli-core ns) then */
     struct sim_mqueue *q;        /* [nmodels] queues at this executor, allocated on first use */
-    struct sim_resid *res;       /* [nmodels] */
+    struct sim_resid *res;       /* [nmodels], in a block of sim.res_blocks */
     /* CPU executors: the allocation's integral (milli-core ns) up to core_since */
     int64_t core_acc, core_since;
     int64_t speed;               /* a batch's full speed, billionths of the profile's (GPU: 1;
@@ -207,12 +207,17 @@ struct sim {
     uint64_t same_instant;                  /* timers fired from that FIFO */
 
     const struct policy_ops *pol;
+    bool cold_start;                   /* sim_policy_cold_start: executors start empty */
     void *pstate;
     gsl_rng *prng, *jrng;
     struct { char name[SIM_NAME_MAX]; gsl_rng *rng; } pstreams[SIM_POLICY_STREAMS];
     int npstreams;
 
     int64_t ctrl_ns, data_ns, resp_ns;
+    /* the executors' residency tables (sim_exec_int.res), one block per allocation of
+     * executor slots (sim_create, exec_grow): one calloc, not one per executor */
+    struct sim_resid **res_blocks;
+    int nres_blocks;
     /* the executors with a free lane (sim_exec_next_free) */
     struct sim_bits free_set;
     /* the running index (sim_exec_index_running; NULL until a policy asks): run_le[j], j in
@@ -338,6 +343,8 @@ int64_t sim_exec_time(struct sim *s, int64_t nominal);
  * executors (SIM_ENOMEM). */
 void sim_exec_mark(struct sim *s, int e);
 int sim_exec_free_reserve(struct sim *s, int n);
+/* The residency tables of executor slots from..to-1, in one new block (SIM_ENOMEM). */
+int sim_exec_res_block(struct sim *s, int from, int to);
 /* The host's time around one GPU batch: host_ns, or a draw where it has a p99. */
 int64_t sim_host_time(struct sim *s);
 /* The controller (sim_ctrl.c): a policy callback is one decision, between begin and end

@@ -18,6 +18,14 @@
 #include "wl_source.h"
 #include "wl_zoo.h"
 
+/* sim_config.spare: the engine built at load, for the first sim_config_engine call */
+struct sim_config_spare {
+    struct sim *s;                      /* NULL once taken */
+    struct wl_replay *replay;           /* its trace replay (borrowed from s), or NULL */
+};
+static int build_engine(const struct sim_config *cfg, double scale, const struct policy_ops *pol,
+                        struct sim **out, struct wl_replay **replay);
+
 static const char *const ARRIVALS[] = {"poisson", "gamma", "uniform", NULL};
 static const char *const POPULARITY[] = {"uniform", "zipf", "explicit", NULL};
 static const char *const JITTERS[] = {"none", "exponential", "lognormal", NULL};
@@ -27,6 +35,9 @@ void sim_config_destroy(struct sim_config *cfg)
 {
     if (!cfg)
         return;
+    if (cfg->spare)
+        sim_destroy(cfg->spare->s);
+    free(cfg->spare);
     for (int i = 0; i < cfg->world.nmodels; i++)
         sim_model_cfg_free(&cfg->world.models[i]);
     free(cfg->world.models);
@@ -1228,11 +1239,18 @@ static int finish(struct sim_config *c, const char *label)
 {
     int rc = build(c);
     if (!rc) {
-        /* policy params are checked by the policy's own init, on a throw-away engine, so
-         * their errors surface here (with the file name), before any database is touched */
+        /* policy params are checked by the policy's own init, on an engine built here, so
+         * their errors surface here (with the file name), before any database is touched;
+         * the engine is kept for the first run (sim_config_engine) */
         struct sim *s = NULL;
-        rc = sim_config_engine(c, 1.0, NULL, &s, NULL);
-        sim_destroy(s);
+        struct wl_replay *rp = NULL;
+        rc = build_engine(c, 1.0, NULL, &s, &rp);
+        if (!rc && !(c->spare = malloc(sizeof *c->spare)))
+            rc = SIM_ENOMEM;
+        if (rc)
+            sim_destroy(s);
+        else
+            *c->spare = (struct sim_config_spare){.s = s, .replay = rp};
     }
     if (rc)
         sim_err_prefix(rc, label);
@@ -1412,8 +1430,8 @@ int sim_config_store(struct sim_store *st, const struct sim_config *cfg, const c
     return rc;
 }
 
-int sim_config_engine(const struct sim_config *cfg, double scale, const struct policy_ops *pol,
-                      struct sim **out, struct wl_replay **replay)
+static int build_engine(const struct sim_config *cfg, double scale, const struct policy_ops *pol,
+                        struct sim **out, struct wl_replay **replay)
 {
     struct sim_source *src;
     int n, rc;
@@ -1423,6 +1441,24 @@ int sim_config_engine(const struct sim_config *cfg, double scale, const struct p
     rc = sim_create(&cfg->world, scale, pol, src, n, out);
     free(src);
     return rc;
+}
+
+int sim_config_engine(const struct sim_config *cfg, double scale, const struct policy_ops *pol,
+                      struct sim **out, struct wl_replay **replay)
+{
+    struct sim_config_spare *sp = cfg->spare;
+    if (sp && sp->s) {
+        struct sim *s = sp->s;
+        sp->s = NULL;                   /* taken or freed: the first call only */
+        if (scale == 1.0 && (!pol || pol == cfg->world.policy)) {
+            *out = s;
+            if (replay)
+                *replay = sp->replay;
+            return 0;
+        }
+        sim_destroy(s);
+    }
+    return build_engine(cfg, scale, pol, out, replay);
 }
 
 bool sim_config_transient(const struct sim_config *cfg, char *msg, size_t size)

@@ -47,6 +47,12 @@ struct sim_config {
     double search_start_scale, search_tol;
     int search_max_probes;
     enum sim_search_rule search_rule;   /* search.rule (sim_searches.h) */
+
+    /* The engine built at load to check the policy's params (load scale 1, the world's
+     * policy), not yet run: sim_config_engine hands it to its first call with those
+     * arguments instead of building the same engine again, or frees it at a first call with
+     * others (creation is most of a short run on a large cluster). NULL once taken. */
+    struct sim_config_spare *spare;
 };
 
 /* Loads `file` (NULL: the embedded quickstart), applying `nsets` overrides "path=value" and
