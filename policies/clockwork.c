@@ -83,7 +83,9 @@ struct clockwork {
     int nlist;
     struct model *ms;
     struct gpu *gs;
-    int64_t *cur;                   /* INFER4 cursors [g][m][slot] */
+    int64_t *cur;                   /* INFER4 cursors [g][coff[m] + slot], slot < nsizes(m):
+                                     * ncur a GPU (packed: a GPU's cursors share cache lines) */
+    int *coff, ncur;
     uint64_t *last_used;            /* [g][m] */
     uint8_t *on;                    /* [g][m]: 0 no, 1 loading, 2 loaded */
     uint64_t seq;
@@ -383,7 +385,7 @@ static void load_check(struct sim *s, struct clockwork *st, int m)
 
 static inline int64_t *cursor(struct clockwork *st, int g, int m, int slot)
 {
-    return &st->cur[((size_t)g * (size_t)st->nm + (size_t)m) * MAXB + (size_t)slot];
+    return &st->cur[(size_t)g * (size_t)st->ncur + (size_t)st->coff[m] + (size_t)slot];
 }
 
 /* Sends a batch of the first b queued requests of m to g. */
@@ -773,7 +775,8 @@ static int grow(struct clockwork *st, int n)
     struct gpu *gs = realloc(st->gs, cg * sizeof *gs);
     if (gs)
         st->gs = gs;
-    int64_t *cur = realloc(st->cur, cg * nm * MAXB * sizeof *cur);
+    size_t nc = (size_t)st->ncur;
+    int64_t *cur = realloc(st->cur, cg * nc * sizeof *cur);
     if (cur)
         st->cur = cur;
     uint64_t *used = realloc(st->last_used, cg * nm * sizeof *used);
@@ -788,7 +791,7 @@ static int grow(struct clockwork *st, int n)
     if (!gs || !cur || !used || !on || !w)
         return SIM_ENOMEM;
     memset(gs + old, 0, (cg - old) * sizeof *gs);
-    memset(cur + old * nm * MAXB, 0, (cg - old) * nm * MAXB * sizeof *cur);
+    memset(cur + old * nc, 0, (cg - old) * nc * sizeof *cur);
     memset(used + old * nm, 0, (cg - old) * nm * sizeof *used);
     memset(on + old * nm, 0, (cg - old) * nm * sizeof *on);
     for (size_t g = old; g < cg; g++) {
@@ -882,9 +885,9 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->ms = calloc((size_t)st->nm, sizeof *st->ms);
     st->cap = calloc((size_t)st->nm, sizeof *st->cap);
     st->mver = calloc((size_t)st->nm, sizeof *st->mver);
-    if (!st->ms || !st->cap || !st->mver || grow(st, sim_exec_count(s)))
+    st->coff = calloc((size_t)st->nm, sizeof *st->coff);
+    if (!st->ms || !st->cap || !st->mver || !st->coff)
         return SIM_ENOMEM;
-    st->ng = sim_exec_count(s);
     for (int m = 0; m < st->nm; m++) {
         struct model *md = &st->ms[m];
         int mb = sim_model(s, m)->max_batch;
@@ -918,7 +921,12 @@ static int init(struct sim *s, const cJSON *p, void *state)
         int64_t ws = rest < 0 ? min64(MAX_WEIGHTS_SLO_NS, slo)     /* the code's unsigned wrap */
                               : min64(min64(MAX_WEIGHTS_SLO_NS, slo), rest);
         md->weights_slo = max64(ws, st->ahead + BUFFER_NS);
+        st->coff[m] = st->ncur;
+        st->ncur += md->nsizes;
     }
+    if (grow(st, sim_exec_count(s)))
+        return SIM_ENOMEM;
+    st->ng = sim_exec_count(s);
     /* GPUs start cold; with preload, fill them round-robin until memory is full */
     for (int g = 0; st->preload && g < st->ng; g++)
         for (int i = 0; i < st->nm; i++) {
@@ -942,6 +950,7 @@ static void destroy(void *state)
     free(st->ms);
     free(st->gs);
     free(st->cur);
+    free(st->coff);
     free(st->last_used);
     free(st->on);
     free(st->cap);
