@@ -20,11 +20,6 @@ int sim_bits_reserve(struct sim_bits *b, int n);
 void sim_bits_free(struct sim_bits *b);
 /* Adds (on) or removes i, which must be below what was reserved. */
 void sim_bits_put(struct sim_bits *b, int i, bool on);
-static inline bool sim_bits_has(const struct sim_bits *b, int i)
-{
-    size_t w = (size_t)i / 64;
-    return w < b->nw && (b->w0[w] >> (i % 64) & 1);
-}
 /* The least member >= from (from < 0 counts as 0), or -1. */
 int sim_bits_next(const struct sim_bits *b, int from);
 

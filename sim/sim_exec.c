@@ -201,13 +201,13 @@ void sim_exec_mark(struct sim *s, int e)
         return;
     struct sim_exec_int *xi = &s->xi[e];
     int c = up && x->running ? 1 + size_class(s, x->running->size) : 0;
-    if (c == xi->run_b)
+    if (c == xi->run_class)
         return;
-    for (int j = xi->run_b ? xi->run_b - 1 : s->run_classes; j < s->run_classes; j++)
+    for (int j = xi->run_class ? xi->run_class - 1 : s->run_classes; j < s->run_classes; j++)
         sim_bits_put(&s->run_le[j], e, false);
     for (int j = c ? c - 1 : s->run_classes; j < s->run_classes; j++)
         sim_bits_put(&s->run_le[j], e, true);
-    xi->run_b = c;
+    xi->run_class = c;
 }
 
 int sim_exec_next_free(const struct sim *s, int from)

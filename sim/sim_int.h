@@ -102,7 +102,7 @@ struct sim_exec_int {
     int64_t start_delay;         /* a pending executor's start-up delay once it has a GPU */
     gsl_rng *srng;               /* its service-time stream, made at its first draw */
     struct sim_batch *running;
-    int run_b;                   /* its entry in the running index (sim_int.h run_le) */
+    int run_class;               /* 1 + its least class in the running index (run_le), 0: none */
     struct sim_batch *pend_head, *pend_tail;
     /* fluid executors (CPU executors, several lanes or a shared device): the batches holding
      * lanes in admission order; those on the device (nact, their demand); union busy time */
@@ -222,7 +222,7 @@ struct sim {
     struct sim_bits free_set;
     /* the running index (sim_exec_index_running; NULL until a policy asks): run_le[j], j in
      * 0..run_classes - 1, holds the UP executors whose `running` batch has at most 2^j
-     * requests (the last class: any size), nested; xi[e].run_b is 1 + the least class e is
+     * requests (the last class: any size), nested; xi[e].run_class is 1 + the least class e is
      * in (0: none) */
     struct sim_bits *run_le;
     int run_classes;
