@@ -685,7 +685,13 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
 static void schedule_all(struct sim *s, struct clockwork *st, int m)
 {
     int64_t now = sim_now(s);
-    for (int g = 0; g < st->ng; g++)
+    /* Once m's queue is empty the GPUs left have nothing new: every strategy they held was
+     * m's (a GPU with room has tried all the others at its last call), so where examining
+     * costs nothing (no controller) the offer stops there instead of visiting every GPU
+     * that holds m (a GPU whose window reopens at this very instant is served by its timer
+     * at the same instant). */
+    bool stop_empty = m >= 0 && !sim_ctrl_on(s);
+    for (int g = 0; g < st->ng && !(stop_empty && sim_queue_len(s, m) == 0); g++)
         if (now >= st->gs[g].full_until && (m < 0 || *on_at(st, m, g) == 2) &&
             sim_exec(s, g)->state == SIM_EXEC_UP)
             schedule_infer(s, st, g);

@@ -213,6 +213,10 @@ int64_t sim_dispatch_delay_ns(const struct sim *s, int batch_size);
  * with a controller configured (world.ctrl) each costs us_per_candidate of its time; free
  * otherwise. */
 void sim_ctrl_examine(struct sim *s, int n);
+/* Whether a controller is configured (world.ctrl): false where sim_ctrl_examine and the
+ * controller's other charges do nothing, so a policy may skip examinations that decide
+ * nothing without changing the run. */
+bool sim_ctrl_on(const struct sim *s);
 /* From a request of model m leaving its executor to its response: the network's response
  * delay and the model's serving stack (models[].stack_ms). Nominal; jitter comes on top. */
 int64_t sim_resp_delay_ns(const struct sim *s, int m);

@@ -49,6 +49,11 @@ void sim_ctrl_end(struct sim *s)
     s->dec_assigned = false;
 }
 
+bool sim_ctrl_on(const struct sim *s)
+{
+    return s->ctrl_threads > 0;
+}
+
 void sim_ctrl_examine(struct sim *s, int n)
 {
     if (n > 0)
