@@ -13,7 +13,10 @@
  * request, then smaller b). INFER5 keeps per (m, b) one cursor: the head of the size-b copy
  * of m's queue. The load tracker's demands are per-request constants, so E_m and W_m are
  * counts of m's requests (queued or executing; queued and before their load deadline)
- * times those constants. */
+ * times those constants. The tracker works like the released controller's (LoadTracker):
+ * a model's events mark it stale, and a load decision first spreads each stale model's E_m
+ * over the GPUs that hold it and takes its load priority, so a decision costs the holders
+ * of the models that changed, not every GPU times every model. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "policy.h"
+#include "sim_bits.h"
 #include "sim_err.h"
 #include "sim_json.h"
 
@@ -52,11 +56,13 @@ struct gpu {
     struct tracker exec, pcie;
     int64_t last_load;
     int loads;                      /* outstanding */
+    bool pcie_shut;                 /* the PCIe window was found shut and has not changed
+                                     * since (no load result, its timer not yet fired) */
     int held;                       /* models loaded or loading */
     uint64_t infer_timer, pcie_timer;
     int64_t infer_at, pcie_at;
     int64_t full_until;             /* the exec window is full before this (0: not known) */
-    double O;                       /* load tracker: outstanding work (ms) */
+    double O, wt;                   /* load tracker: outstanding work (ms), weight C / O */
 };
 
 struct model {
@@ -66,7 +72,14 @@ struct model {
     int64_t exec_slo, weights_slo;
     int64_t removed;                /* requests removed from the head of the queue so far */
     int inflight;                   /* requests executing */
-    int held_by;                    /* GPUs where it is loaded or loading */
+    int held_by;                    /* GPUs where it is loaded or loading: hold[0..held_by) */
+    int *hold, caphold;             /* in the order they took it */
+    double *alloc;                  /* E_m's share on hold[i] */
+    double absorb;                  /* load tracker: the part of W_m its holders absorb */
+    bool stale;                     /* changed since the tracker last spread it */
+    bool sorted;                    /* the queue is in arrival order (no jitter reordered it
+                                     * since it was last empty): deadlines rise along it */
+    int64_t last_arrival;           /* of the request queued last */
     uint64_t timeout;
     int64_t timeout_at;
     int64_t c5[MAXB + 1];           /* INFER5: head of the size-b copy (absolute position) */
@@ -93,7 +106,11 @@ struct clockwork {
     struct strat *sh;               /* scratch: INFER4 strategies of one GPU, a min-heap */
     int nsh, capsh;
     uint32_t *mver;                 /* [nm] version of each model's entries in sh */
-    double *w;                      /* scratch [ng]: load tracker weights */
+    int *stale, nstale;             /* [nm] the load tracker's stale models, in order */
+    struct sim_bits open;           /* GPUs up whose window was open at their last
+                                     * schedule_infer (full_until 0): those an offer visits */
+    struct sim_bits could;          /* GPUs up that lack a model and may start a load (fewer
+                                     * than 2 outstanding, INFER4): those a load check visits */
 };
 
 static const char *const params[] = {"scheduler", "batch_sizes", "max_batch", "max_exec_ms",
@@ -200,10 +217,34 @@ static inline int64_t sched_dl(const struct clockwork *st, const struct sim_requ
     return r->t_arrival + st->ms[r->model].exec_slo;
 }
 
+static void touch(struct clockwork *st, int m);
+
+/* The first position in [lo, q) of m's queue whose t_arrival + off is after key (q if none):
+ * a binary search while the queue is in arrival order, else a scan. */
+static int first_after(const struct sim *s, const struct clockwork *st, int m, int lo, int q,
+                       int64_t off, int64_t key)
+{
+    if (!st->ms[m].sorted) {
+        while (lo < q && sim_queue_at(s, m, lo)->t_arrival + off <= key)
+            lo++;
+        return lo;
+    }
+    int hi = q;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (sim_queue_at(s, m, mid)->t_arrival + off > key)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 static void drop_head(struct sim *s, struct clockwork *st, int m)
 {
     sim_queue_drop_head(s, m);
     st->ms[m].removed++;
+    touch(st, m);
 }
 
 static void arm_timeout(struct sim *s, struct clockwork *st, int m)
@@ -231,15 +272,8 @@ static double req_exec_demand(const struct clockwork *st, int m)
 /* W_m: load demand of m's queued requests still before their load deadline. */
 static double load_demand(const struct sim *s, const struct clockwork *st, int m)
 {
-    int n = sim_queue_len(s, m), lo = 0, hi = n;
-    int64_t now = sim_now(s);
-    while (lo < hi) {                   /* first request whose load deadline is after now */
-        int mid = (lo + hi) / 2;
-        if (sim_queue_at(s, m, mid)->t_arrival + st->ms[m].weights_slo > now)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
+    int n = sim_queue_len(s, m);        /* from the first whose load deadline is after now: */
+    int lo = first_after(s, st, m, 0, n, st->ms[m].weights_slo, sim_now(s));
     double w = (double)est_of(st, m, 1) * (double)st->default_slo / (double)st->ms[m].weights_slo / 1e6;
     return w * (n - lo);
 }
@@ -249,40 +283,102 @@ static double exec_demand(const struct sim *s, const struct clockwork *st, int m
     return req_exec_demand(st, m) * (sim_queue_len(s, m) + st->ms[m].inflight);
 }
 
-/* O_g and w_g = C / O_g: E_m spread over the GPUs holding m in proportion to w_g. */
-static void spread(const struct sim *s, struct clockwork *st)
+/* m changed (a request came, left or was sent, a holder came or went): the next load
+ * decision spreads it again. */
+static void touch(struct clockwork *st, int m)
 {
-    double C = (double)st->default_slo / 1e6;
-    double *w = st->w;
-    for (int g = 0; g < st->ng; g++) {
-        w[g] = C / (st->gs[g].O > 0 ? st->gs[g].O : 1);
-        st->gs[g].O = 1;
-    }
-    for (int m = 0; m < st->nm; m++) {
-        double E = exec_demand(s, st, m), sw = 0;
-        if (E == 0)
-            continue;
-        for (int g = 0; g < st->ng; g++)
-            if (*on_at(st, m, g))
-                sw += w[g];
-        for (int g = 0; g < st->ng && sw > 0; g++)
-            if (*on_at(st, m, g))
-                st->gs[g].O += E * w[g] / sw;
+    if (!st->ms[m].stale) {
+        st->ms[m].stale = true;
+        st->stale[st->nstale++] = m;
     }
 }
 
+/* E_m spread over the GPUs holding m in proportion to their weights w_g: the previous shares
+ * leave O_g, the new ones come in, and each holder's weight becomes C / O_g (the released
+ * controller's distributeLoad). */
+static void spread(const struct sim *s, struct clockwork *st, int m)
+{
+    struct model *md = &st->ms[m];
+    double C = (double)st->default_slo / 1e6, E = exec_demand(s, st, m), sw = 0;
+    for (int i = 0; i < md->held_by; i++) {
+        st->gs[md->hold[i]].O -= md->alloc[i];
+        md->alloc[i] = 0;
+        sw += st->gs[md->hold[i]].wt;
+    }
+    for (int i = 0; i < md->held_by; i++) {
+        struct gpu *h = &st->gs[md->hold[i]];
+        md->alloc[i] = E * (h->wt / sw);
+        h->O += md->alloc[i];
+        h->wt = C / h->O;
+    }
+}
+
+/* Brings the stale models up to date: spread, then the share of load demand their holders
+ * absorb, sum over g' holding m of C * (w_g' / sum w) / O_g' (the released controller's
+ * updatePriority, with the weights of this moment). */
+static void refresh(const struct sim *s, struct clockwork *st)
+{
+    double C = (double)st->default_slo / 1e6;
+    for (int i = 0; i < st->nstale; i++)
+        spread(s, st, st->stale[i]);
+    for (int i = 0; i < st->nstale; i++) {
+        struct model *md = &st->ms[st->stale[i]];
+        double sw = 0, a = 0;
+        for (int k = 0; k < md->held_by; k++)
+            sw += st->gs[md->hold[k]].wt;
+        for (int k = 0; k < md->held_by; k++)
+            a += C * (st->gs[md->hold[k]].wt / sw) / st->gs[md->hold[k]].O;
+        md->absorb = a;
+        md->stale = false;
+    }
+    st->nstale = 0;
+}
+
+/* Load priority of m on g: where m is not on g, the load demand its holders do not absorb,
+ * W_m - sum over g' holding m of C * (W_m * w_g' / sum w) / O_g'; where it is, last_used. */
 static double load_prio(const struct sim *s, const struct clockwork *st, int m, int g)
 {
     if (*on_at(st, m, g))
         return (double)*used_at(st, m, g);
-    double C = (double)st->default_slo / 1e6, W = load_demand(s, st, m), sw = 0, absorbed = 0;
-    for (int h = 0; h < st->ng; h++)
-        if (*on_at(st, m, h))
-            sw += C / st->gs[h].O;
-    for (int h = 0; h < st->ng && sw > 0; h++)
-        if (*on_at(st, m, h))
-            absorbed += C * (W * (C / st->gs[h].O) / sw) / st->gs[h].O;
-    return W - absorbed;
+    double W = load_demand(s, st, m);
+    return W - W * st->ms[m].absorb;
+}
+
+/* g takes m (loading): it joins m's holders with no share yet. */
+static void hold_add(struct clockwork *st, int m, int g)
+{
+    struct model *md = &st->ms[m];
+    if (md->held_by == md->caphold) {
+        int cap = md->caphold ? 2 * md->caphold : 8;
+        int *h = realloc(md->hold, (size_t)cap * sizeof *h);
+        if (h)
+            md->hold = h;
+        double *a = realloc(md->alloc, (size_t)cap * sizeof *a);
+        if (a)
+            md->alloc = a;
+        if (!h || !a)
+            SIM_BUG("out of memory growing Clockwork's holders of a model to %d", cap);
+        md->caphold = cap;
+    }
+    md->hold[md->held_by] = g;
+    md->alloc[md->held_by++] = 0;
+    st->gs[g].held++;
+}
+
+/* g lets go of m (evicted, failed load, removed GPU): its share leaves O_g. */
+static void hold_del(struct clockwork *st, int m, int g)
+{
+    struct model *md = &st->ms[m];
+    int i = 0;
+    while (md->hold[i] != g)
+        i++;
+    st->gs[g].O -= md->alloc[i];
+    md->held_by--;
+    memmove(md->hold + i, md->hold + i + 1, (size_t)(md->held_by - i) * sizeof *md->hold);
+    memmove(md->alloc + i, md->alloc + i + 1, (size_t)(md->held_by - i) * sizeof *md->alloc);
+    st->gs[g].held--;
+    *on_at(st, m, g) = 0;
+    touch(st, m);
 }
 
 /* Order of load_choice/evict_choice: non-empty before empty, prio desc, last_used desc.
@@ -301,6 +397,17 @@ static bool before(const struct sim *s, const struct clockwork *st, int g, int a
 
 static void schedule_infer(struct sim *s, struct clockwork *st, int g);
 
+/* g's membership of the load check's set, after its state, models, loads or PCIe window
+ * changed. A shut window stays shut until its timer or a load result: with a fixed tracker
+ * it opens at the timer's instant, and once the lag rule holds its state no longer moves
+ * with time (a visit would only push the timer back). */
+static void could(const struct sim *s, struct clockwork *st, int g)
+{
+    const struct gpu *gp = &st->gs[g];
+    sim_bits_put(&st->could, g, sim_exec(s, g)->state == SIM_EXEC_UP && gp->held < st->nm &&
+                                    (st->infer5 || gp->loads < 2) && !gp->pcie_shut);
+}
+
 static void schedule_load(struct sim *s, struct clockwork *st, int g)
 {
     struct gpu *gp = &st->gs[g];
@@ -315,7 +422,13 @@ static void schedule_load(struct sim *s, struct clockwork *st, int g)
             gp->pcie_timer = sim_timer_rearm(s, gp->pcie_timer, gp->pcie_at, TAG_PCIE,
                                              (void *)(intptr_t)g);
         }
+        gp->pcie_shut = true;
+        could(s, st, g);
         return;
+    }
+    if (gp->pcie_shut) {
+        gp->pcie_shut = false;
+        could(s, st, g);
     }
     gp->last_load = now;
     bool any = false;                   /* a model not on g with pending demand? */
@@ -323,7 +436,7 @@ static void schedule_load(struct sim *s, struct clockwork *st, int g)
         any = !*on_at(st, m, g) && sim_queue_len(s, m) + st->ms[m].inflight > 0;
     if (!any)
         return;
-    spread(s, st);
+    refresh(s, st);
     int best = -1;
     double bp = 0;
     for (int m = 0; m < st->nm; m++) {
@@ -356,29 +469,28 @@ static void schedule_load(struct sim *s, struct clockwork *st, int g)
         if (v < 0)
             return;                     /* nothing evictable: the load fails */
         sim_evict(s, g, v);
-        *on_at(st, v, g) = 0;
-        st->ms[v].held_by--;
-        gp->held--;
+        hold_del(st, v, g);
+        could(s, st, g);
     }
     int64_t latest = max64(now + FUTURE_NS + st->ahead, pcie_at + st->ahead);
     if (sim_load(s, g, m, latest) != 0)
         return;
     *on_at(st, m, g) = 1;
     *used_at(st, m, g) = ++st->seq;
-    st->ms[m].held_by++;
-    gp->held++;
+    hold_add(st, m, g);
     gp->loads++;
+    could(s, st, g);
     tr_add(&gp->pcie, now, st->ms[m].weights.value, pcie_at);
 }
 
-/* The load check after an arrival of m: only a model some GPU lacks can start a load. */
+/* The load check after an arrival of m: only a model some GPU lacks can start a load, and
+ * only on a GPU of the set `could` (schedule_load returns at once on the others). */
 static void load_check(struct sim *s, struct clockwork *st, int m)
 {
     if (st->ms[m].held_by == st->ng)
         return;
-    for (int g = 0; g < st->ng; g++)
-        if (sim_exec(s, g)->state == SIM_EXEC_UP)
-            schedule_load(s, st, g);
+    for (int g = sim_bits_next(&st->could, 0); g >= 0; g = sim_bits_next(&st->could, g + 1))
+        schedule_load(s, st, g);
 }
 
 /* ---------------------------------------------------------------- INFER4 */
@@ -522,14 +634,17 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
         int idx = (int)(*c - md->removed);
         int b = md->sizes[i];
         int64_t est = est_of(st, m, b);
-        int64_t dl = 0;
-        for (; idx < q; idx++, ++*c) {
-            dl = idx == 0 ? head_dl : sched_dl(st, sim_queue_at(s, m, idx));
-            if (dl - est > skip)
-                break;
-        }
         if (idx >= q)
             continue;
+        int64_t dl = idx == 0 ? head_dl : sched_dl(st, sim_queue_at(s, m, idx));
+        if (dl - est <= skip) {         /* skip to the first with dl - est > skip */
+            int to = first_after(s, st, m, idx + 1, q, md->exec_slo, skip + est);
+            *c += to - idx;
+            idx = to;
+            if (idx >= q)
+                continue;
+            dl = sched_dl(st, sim_queue_at(s, m, idx));
+        }
         struct strat e = {dl - est, *c, b, m, i, ver};
         if (!any || strat_before(&e, &best)) {
             best = e;
@@ -633,6 +748,7 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
     if (sim_exec(s, g)->state != SIM_EXEC_UP)
         return;                         /* removed: it finishes what it has */
     gp->full_until = 0;
+    sim_bits_put(&st->open, g, true);
     for (int m = 0; st->infer5 && m < st->nm; m++)
         cap[m] = MAXB;
     bool built = false;                 /* INFER4: the strategy heap of this call */
@@ -642,6 +758,7 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
         if (exec_at >= now + st->ahead) {
             int64_t at = exec_at - st->ahead + 1;   /* the first instant with room */
             gp->full_until = at;
+            sim_bits_put(&st->open, g, false);
             if (!gp->infer_timer || gp->infer_at != at) {
                 gp->infer_at = at;
                 gp->infer_timer = sim_timer_rearm(s, gp->infer_timer, at, TAG_INFER,
@@ -681,19 +798,17 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
 /* Offers model m's work to every GPU that holds it and has room in its window. A GPU whose
  * window was full at its last schedule_infer stays full until the timer that call armed:
  * its tracker changes only through send and results, both of which call schedule_infer,
- * and between them its available time never decreases. */
+ * and between them its available time never decreases; so the offer visits the open set
+ * (a GPU whose window reopens at this very instant is served by its timer, at the same
+ * instant). Once m's queue is empty the GPUs left have nothing new: every strategy they
+ * held was m's (a GPU with room has tried all the others at its last call), so where
+ * examining costs nothing (no controller) the offer stops there. */
 static void schedule_all(struct sim *s, struct clockwork *st, int m)
 {
-    int64_t now = sim_now(s);
-    /* Once m's queue is empty the GPUs left have nothing new: every strategy they held was
-     * m's (a GPU with room has tried all the others at its last call), so where examining
-     * costs nothing (no controller) the offer stops there instead of visiting every GPU
-     * that holds m (a GPU whose window reopens at this very instant is served by its timer
-     * at the same instant). */
-    bool stop_empty = m >= 0 && !sim_ctrl_on(s);
-    for (int g = 0; g < st->ng && !(stop_empty && sim_queue_len(s, m) == 0); g++)
-        if (now >= st->gs[g].full_until && (m < 0 || *on_at(st, m, g) == 2) &&
-            sim_exec(s, g)->state == SIM_EXEC_UP)
+    bool stop_empty = !sim_ctrl_on(s);
+    for (int g = sim_bits_next(&st->open, 0); g >= 0 && !(stop_empty && sim_queue_len(s, m) == 0);
+         g = sim_bits_next(&st->open, g + 1))
+        if (*on_at(st, m, g) == 2 && sim_exec(s, g)->state == SIM_EXEC_UP)
             schedule_infer(s, st, g);
 }
 
@@ -701,12 +816,15 @@ static void schedule_all(struct sim *s, struct clockwork *st, int m)
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
 {
-    (void)r;
     struct clockwork *st = state;
     /* the controller's work per request in the released code: one strategy per supported
      * batch size pushed to every GPU that holds the model (INFER4's add_request; 16 x 24 on
      * Figure 10's cluster): candidates for controller.us_per_candidate */
     sim_ctrl_examine(s, st->ms[m].nsizes * st->ms[m].held_by);
+    struct model *md = &st->ms[m];
+    md->sorted = sim_queue_len(s, m) == 1 || (md->sorted && r->t_arrival >= md->last_arrival);
+    md->last_arrival = r->t_arrival;
+    touch(st, m);
     arm_timeout(s, st, m);
     schedule_all(s, st, m);
     load_check(s, st, m);
@@ -718,6 +836,7 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     int g = b->exec, m = b->model;
     tr_result(&st->gs[g].exec, sim_now(s));
     st->ms[m].inflight -= b->size;
+    touch(st, m);
     if (b->status == SIM_BATCH_OK) {
         est_add(&st->ms[m].est[b->size], b->t_finish - b->t_start);
         *used_at(st, m, g) = ++st->seq;
@@ -732,6 +851,8 @@ static void on_load_done(struct sim *s, void *state, int g, int m, bool ok)
     struct gpu *gp = &st->gs[g];
     gp->loads--;
     tr_result(&gp->pcie, sim_now(s));
+    gp->pcie_shut = false;
+    could(s, st, g);
     if (sim_exec(s, g)->state != SIM_EXEC_UP)
         return;                         /* removed meanwhile: on_exec_remove let go of m */
     if (ok) {
@@ -741,9 +862,8 @@ static void on_load_done(struct sim *s, void *state, int g, int m, bool ok)
             *cursor(st, g, m, i) = st->ms[m].removed;   /* strategies of queued requests */
         schedule_infer(s, st, g);
     } else {
-        *on_at(st, m, g) = 0;
-        st->ms[m].held_by--;
-        gp->held--;
+        hold_del(st, m, g);
+        could(s, st, g);
     }
     schedule_load(s, st, g);
 }
@@ -762,6 +882,8 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
         schedule_infer(s, st, i);
     } else {
         st->gs[i].pcie_timer = 0;
+        st->gs[i].pcie_shut = false;
+        could(s, st, i);
         schedule_load(s, st, i);
     }
 }
@@ -791,17 +913,16 @@ static int grow(struct clockwork *st, int n)
     uint8_t *on = realloc(st->on, cg * nm * sizeof *on);
     if (on)
         st->on = on;
-    double *w = realloc(st->w, cg * sizeof *w);
-    if (w)
-        st->w = w;
-    if (!gs || !cur || !used || !on || !w)
+    if (!gs || !cur || !used || !on || sim_bits_reserve(&st->open, cap) ||
+        sim_bits_reserve(&st->could, cap))
         return SIM_ENOMEM;
     memset(gs + old, 0, (cg - old) * sizeof *gs);
     memset(cur + old * nc, 0, (cg - old) * nc * sizeof *cur);
     memset(used + old * nm, 0, (cg - old) * nm * sizeof *used);
     memset(on + old * nm, 0, (cg - old) * nm * sizeof *on);
     for (size_t g = old; g < cg; g++) {
-        gs[g].O = 1;
+        gs[g].O = 1;                    /* 1 ms: the released tracker's start */
+        gs[g].wt = 0.01;
         gs[g].last_load = -LOAD_SPACING_NS;
     }
     st->capg = cap;
@@ -817,6 +938,8 @@ static void on_exec_up(struct sim *s, void *state, int e)
         SIM_BUG("out of memory growing Clockwork's GPU tables to %d", e + 1);
     if (e >= st->ng)
         st->ng = e + 1;
+    sim_bits_put(&st->open, e, true);
+    could(s, st, e);
     schedule_load(s, st, e);
 }
 
@@ -826,14 +949,13 @@ static void on_exec_remove(struct sim *s, void *state, int e)
     struct clockwork *st = state;
     struct gpu *gp = &st->gs[e];
     for (int m = 0; m < st->nm; m++)
-        if (*on_at(st, m, e)) {
-            *on_at(st, m, e) = 0;
-            st->ms[m].held_by--;
-        }
-    gp->held = 0;
+        if (*on_at(st, m, e))
+            hold_del(st, m, e);
     sim_timer_cancel(s, gp->infer_timer);
     sim_timer_cancel(s, gp->pcie_timer);
     gp->infer_timer = gp->pcie_timer = 0;
+    sim_bits_put(&st->open, e, false);
+    sim_bits_put(&st->could, e, false);
 }
 
 static int parse_sizes(struct clockwork *st, const cJSON *p)
@@ -892,7 +1014,8 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->cap = calloc((size_t)st->nm, sizeof *st->cap);
     st->mver = calloc((size_t)st->nm, sizeof *st->mver);
     st->coff = calloc((size_t)st->nm, sizeof *st->coff);
-    if (!st->ms || !st->cap || !st->mver || !st->coff)
+    st->stale = calloc((size_t)st->nm, sizeof *st->stale);
+    if (!st->ms || !st->cap || !st->mver || !st->coff || !st->stale)
         return SIM_ENOMEM;
     for (int m = 0; m < st->nm; m++) {
         struct model *md = &st->ms[m];
@@ -933,16 +1056,19 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if (grow(st, sim_exec_count(s)))
         return SIM_ENOMEM;
     st->ng = sim_exec_count(s);
+    for (int g = 0; g < st->ng; g++)
+        sim_bits_put(&st->open, g, true);
     /* GPUs start cold; with preload, fill them round-robin until memory is full */
     for (int g = 0; st->preload && g < st->ng; g++)
         for (int i = 0; i < st->nm; i++) {
             int m = (g + i) % st->nm;
             if (sim_preload(s, g, m) == 0) {
                 *on_at(st, m, g) = 2;
-                st->ms[m].held_by++;
-                st->gs[g].held++;
+                hold_add(st, m, g);
             }
         }
+    for (int g = 0; g < st->ng; g++)
+        could(s, st, g);
     return 0;
 }
 
@@ -953,6 +1079,10 @@ static void destroy(void *state)
         free(st->gs[g].exec.a);
         free(st->gs[g].pcie.a);
     }
+    for (int m = 0; st->ms && m < st->nm; m++) {
+        free(st->ms[m].hold);
+        free(st->ms[m].alloc);
+    }
     free(st->ms);
     free(st->gs);
     free(st->cur);
@@ -960,7 +1090,9 @@ static void destroy(void *state)
     free(st->last_used);
     free(st->on);
     free(st->cap);
-    free(st->w);
+    free(st->stale);
+    sim_bits_free(&st->open);
+    sim_bits_free(&st->could);
     free(st->sh);
     free(st->mver);
 }

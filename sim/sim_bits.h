@@ -2,7 +2,7 @@
  * in a few instructions whatever the set's size: bit i of word i/64 of w0, and bit w of
  * w1 while word w of w0 is not 0 (two levels, so a search skips 4,096 absent members a
  * word). The engine keeps its executor indexes in it (sim_exec_next_free, and the running
- * indexes); policies keep their own sets of executors in it (Clockwork's holders). */
+ * indexes); policies keep their own sets of executors in it (Clockwork's GPUs with room). */
 #ifndef SIM_BITS_H
 #define SIM_BITS_H
 
