@@ -65,12 +65,11 @@ struct gpu {
     double O, wt;                   /* load tracker: outstanding work (ms), weight C / O */
 };
 
-struct model {
-    int nsizes, sizes[MAXB];        /* supported batch sizes, ascending */
-    struct est est[MAXB + 1];
-    struct est weights;
+struct model {                      /* what the strategy loops read first, the estimates last */
     int64_t exec_slo, weights_slo;
     int64_t removed;                /* requests removed from the head of the queue so far */
+    int nsizes, sizes[MAXB];        /* supported batch sizes, ascending */
+    int64_t ev[MAXB + 1];           /* est[b].value, packed for the strategy loops */
     int inflight;                   /* requests executing */
     int held_by;                    /* GPUs where it is loaded or loading: hold[0..held_by) */
     int *hold, caphold;             /* in the order they took it */
@@ -83,6 +82,8 @@ struct model {
     uint64_t timeout;
     int64_t timeout_at;
     int64_t c5[MAXB + 1];           /* INFER5: head of the size-b copy (absolute position) */
+    struct est est[MAXB + 1];
+    struct est weights;
 };
 
 struct clockwork {
@@ -200,7 +201,7 @@ static void tr_result(struct tracker *t, int64_t now)
 
 static inline int64_t est_of(const struct clockwork *st, int m, int b)
 {
-    return st->ms[m].est[b].value;
+    return st->ms[m].ev[b];
 }
 
 /* Largest supported size <= n (at least the smallest). */
@@ -839,6 +840,7 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     touch(st, m);
     if (b->status == SIM_BATCH_OK) {
         est_add(&st->ms[m].est[b->size], b->t_finish - b->t_start);
+        st->ms[m].ev[b->size] = st->ms[m].est[b->size].value;
         *used_at(st, m, g) = ++st->seq;
     }
     schedule_infer(s, st, g);
@@ -1042,6 +1044,8 @@ static int init(struct sim *s, const cJSON *p, void *state)
         for (int b = 1; b <= MAXB; b++)
             if (md->est[b].value == 0)
                 md->est[b] = md->est[lookup(md, b)];
+        for (int b = 1; b <= MAXB; b++)
+            md->ev[b] = md->est[b].value;
         est_init(&md->weights, sim_load_ns(s, m));
         /* the spec's slo is the model's: the buffer is what covers the response's trip */
         int64_t slo = sim_model(s, m)->slo_ns;
