@@ -89,11 +89,14 @@ static int route(struct sim *s, void *state, const struct sim_request *r)
 static int oldest(const struct sim *s, int from)
 {
     int best = -1;
-    for (int m = 0; m < sim_model_count(s); m++)
-        if (sim_xqueue_len(s, from, m) > 0 &&
-            (best < 0 ||
-             sim_xqueue_at(s, from, m, 0)->t_sched < sim_xqueue_at(s, from, best, 0)->t_sched))
+    int64_t t = 0;
+    for (int m = sim_xqueue_next(s, from, 0); m >= 0; m = sim_xqueue_next(s, from, m + 1)) {
+        int64_t tm = sim_xqueue_at(s, from, m, 0)->t_sched;
+        if (best < 0 || tm < t) {
             best = m;
+            t = tm;
+        }
+    }
     return best;
 }
 

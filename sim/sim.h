@@ -237,6 +237,9 @@ int sim_queue_len(const struct sim *s, int m);
 struct sim_request *sim_queue_at(const struct sim *s, int m, int i);
 /* The queue of model m at executor e (requests routed there by policy_ops.route). */
 int sim_xqueue_len(const struct sim *s, int e, int m);
+/* The least model >= m with requests queued at executor e (SIM_CENTRAL: the scheduler's
+ * queues), or -1: a scan over the models that have some, not over all. */
+int sim_xqueue_next(const struct sim *s, int e, int m);
 struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i);
 /* Frontends and how arrivals are split over them (config `frontends`, `frontend_split`). */
 int sim_frontend_count(const struct sim *s);

@@ -116,9 +116,31 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m)
     if (where < 0 || where >= s->nexecs)
         SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
     struct sim_exec_int *xi = &s->xi[where];
-    if (!xi->q && !(xi->q = calloc((size_t)s->nmodels, sizeof *xi->q)))
-        SIM_BUG("out of memory allocating executor queues");
+    if (!xi->q) {
+        xi->q = calloc((size_t)s->nmodels, sizeof *xi->q);
+        xi->qbits = calloc((size_t)(s->nmodels + 63) / 64, sizeof *xi->qbits);
+        if (!xi->q || !xi->qbits)
+            SIM_BUG("out of memory allocating executor queues");
+    }
     return &xi->q[m];
+}
+
+void sim_q_push(struct sim *s, int where, struct sim_request *r)
+{
+    int m = r->model;
+    sim_mq_push(sim_queue_of(s, where, m), r);
+    bool central = where == SIM_CENTRAL;
+    (central ? s->central_bits : s->xi[where].qbits)[m / 64] |= UINT64_C(1) << (m % 64);
+}
+
+struct sim_request *sim_q_pop(struct sim *s, int where, int m)
+{
+    struct sim_mqueue *q = sim_queue_of(s, where, m);
+    struct sim_request *r = sim_mq_pop(q);
+    bool central = where == SIM_CENTRAL;
+    if (q->len == 0)
+        (central ? s->central_bits : s->xi[where].qbits)[m / 64] &= ~(UINT64_C(1) << (m % 64));
+    return r;
 }
 
 /* ---------------------------------------------------------------- events */

@@ -428,7 +428,7 @@ const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch
     b->k = a->k > 0 ? a->k : s->execs[a->exec].lanes;
     struct sim_request **tail = &b->reqs;
     for (int i = 0; i < n; i++) {
-        struct sim_request *r = sim_mq_pop(q);
+        struct sim_request *r = sim_q_pop(s, a->from, m);
         r->next = NULL;
         *tail = r;
         tail = &r->next;
@@ -482,7 +482,7 @@ int sim_preempt(struct sim *s, int e)
         nx = r->next;
         r->next = NULL;
         r->t_start = r->t_finish = 0;
-        sim_mq_push(sim_queue_of(s, b->from, r->model), r);
+        sim_q_push(s, b->from, r);
         n++;
     }
     s->ms[b->model].preempted += (uint64_t)n;

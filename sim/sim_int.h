@@ -99,6 +99,7 @@ struct sim_svc_b {
 };
 
 struct sim_exec_int {
+    uint64_t *qbits;             /* bit m: model m's queue here is not empty (with q) */
     int64_t start_delay;         /* a pending executor's start-up delay once it has a GPU */
     gsl_rng *srng;               /* its service-time stream, made at its first draw */
     struct sim_batch *running;
@@ -150,6 +151,7 @@ struct sim {
     int nmodels;
     struct sim_model *models;
     struct sim_mqueue *queues;
+    uint64_t *central_bits;      /* bit m: queues[m] is not empty */
     int nsrc;
     struct sim_src *src;
     bool clients;                           /* some source is a closed-loop client (active) */
@@ -335,6 +337,11 @@ void sim_pool_put(struct sim_pool *p, void *o);
 void sim_pool_free(struct sim_pool *p);
 void sim_mq_push(struct sim_mqueue *q, struct sim_request *r);
 struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m);
+/* r into its model's queue at `where` (SIM_CENTRAL or an executor), and the head of model
+ * m's queue there out of it: the place's set of models with queued requests follows (sim_xqueue_next).
+ * Every request enters and leaves a queue through these two. */
+void sim_q_push(struct sim *s, int where, struct sim_request *r);
+struct sim_request *sim_q_pop(struct sim *s, int where, int m);
 void sim_push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen);
 int64_t sim_jitter_draw(struct sim *s);
 int64_t sim_exec_time(struct sim *s, int64_t nominal);

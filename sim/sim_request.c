@@ -96,7 +96,7 @@ void sim_req_deliver(struct sim *s, struct sim_request *r)
         sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
         return;
     }
-    sim_mq_push(sim_queue_of(s, r->exec, r->model), r);
+    sim_q_push(s, r->exec, r);
     sim_ctrl_begin(s);                  /* admission to a central queue is the controller's */
     if (r->exec < 0)
         sim_ctrl_charge(s, s->ctrl_req_ns);
@@ -286,23 +286,35 @@ bool sim_req_next_stage(struct sim *s, struct sim_request *r, int64_t t_done)
 
 void sim_queue_drop_head(struct sim *s, int m)
 {
-    struct sim_mqueue *q = &s->queues[m];
-    if (q->len == 0)
+    if (s->queues[m].len == 0)
         SIM_BUG("drop from the empty queue of model %d", m);
-    sim_req_end(s, sim_mq_pop(q), SIM_REQ_DROPPED, s->now);
+    sim_req_end(s, sim_q_pop(s, SIM_CENTRAL, m), SIM_REQ_DROPPED, s->now);
 }
 
 void sim_xqueue_drop_head(struct sim *s, int e, int m)
 {
-    struct sim_mqueue *q = sim_queue_of(s, e, m);
-    if (q->len == 0)
+    if (sim_queue_of(s, e, m)->len == 0)
         SIM_BUG("drop from the empty queue of model %d at executor %d", m, e);
-    sim_req_end(s, sim_mq_pop(q), SIM_REQ_DROPPED, s->now);
+    sim_req_end(s, sim_q_pop(s, e, m), SIM_REQ_DROPPED, s->now);
 }
 
 int sim_queue_len(const struct sim *s, int m) { return s->queues[m].len; }
 
 int sim_xqueue_len(const struct sim *s, int e, int m) { return sim_queue_peek(s, e, m)->len; }
+
+int sim_xqueue_next(const struct sim *s, int e, int m)
+{
+    const uint64_t *bits = e == SIM_CENTRAL ? s->central_bits : s->xi[e].qbits;
+    if (m < 0)
+        m = 0;
+    if (!bits || m >= s->nmodels)
+        return -1;
+    int w = m / 64, nw = (s->nmodels + 63) / 64;
+    uint64_t word = bits[w] & (~UINT64_C(0) << (m % 64));
+    while (!word && ++w < nw)
+        word = bits[w];
+    return word ? w * 64 + __builtin_ctzll(word) : -1;
+}
 
 struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i)
 {
