@@ -76,8 +76,10 @@ struct model {                      /* what the strategy loops read first, the e
     double *alloc;                  /* E_m's share on hold[i] */
     double absorb;                  /* load tracker: the part of W_m its holders absorb */
     bool stale;                     /* changed since the tracker last spread it */
-    bool sorted;                    /* the queue is in arrival order (no jitter reordered it
-                                     * since it was last empty): deadlines rise along it */
+    bool sorted;                    /* the queue is in arrival order, so deadlines rise along
+                                     * it: the engine keeps it in deadline order, which with
+                                     * one SLO per model is arrival order; checked anyway (an
+                                     * arrival before the last one clears it till it empties) */
     int64_t last_arrival;           /* of the request queued last */
     uint64_t timeout;
     int64_t timeout_at;
