@@ -83,7 +83,7 @@ void sim_pool_free(struct sim_pool *p)
 void sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
 {
     if (q->len == q->cap) {
-        int cap = q->cap ? 2 * q->cap : 64;
+        int cap = q->cap ? 2 * q->cap : 4;  /* most executors' queues hold a few */
         struct sim_request **b = malloc((size_t)cap * sizeof *b);
         if (!b)
             SIM_BUG("out of memory growing a queue");
