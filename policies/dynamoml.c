@@ -88,11 +88,13 @@ static int route(struct sim *s, void *state, const struct sim_request *r)
  * SIM_CENTRAL), or -1 when they are empty. */
 static int oldest(const struct sim *s, int from)
 {
-    int best = -1;
-    int64_t t = 0;
-    for (int m = sim_xqueue_next(s, from, 0); m >= 0; m = sim_xqueue_next(s, from, m + 1)) {
+    int best = sim_xqueue_next(s, from, 0);
+    if (best < 0 || sim_xqueue_next(s, from, best + 1) < 0)
+        return best;                    /* none, or one model: no times to compare */
+    int64_t t = sim_xqueue_at(s, from, best, 0)->t_sched;
+    for (int m = sim_xqueue_next(s, from, best + 1); m >= 0; m = sim_xqueue_next(s, from, m + 1)) {
         int64_t tm = sim_xqueue_at(s, from, m, 0)->t_sched;
-        if (best < 0 || tm < t) {
+        if (tm < t) {
             best = m;
             t = tm;
         }
