@@ -4,7 +4,6 @@
 
 #include <math.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +162,24 @@ static const char migrate_v2_sql[] =
     "ALTER TABLE runs ADD COLUMN trace_gaps INTEGER NOT NULL DEFAULT 0;\n"
     "ALTER TABLE runs ADD COLUMN trace_gap_s REAL NOT NULL DEFAULT 0;\n";
 
+/* Version 3 -> 4: calibration provenance and fits on profiles (profile_points is new). */
+static const char migrate_v3_sql[] =
+    "ALTER TABLE profiles ADD COLUMN network TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN backend TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN device TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN versions TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN host TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN precision TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN threads INTEGER;\n"
+    "ALTER TABLE profiles ADD COLUMN r2 REAL;\n"
+    "ALTER TABLE profiles ADD COLUMN max_rel_err REAL;\n"
+    "ALTER TABLE profiles ADD COLUMN fits_json TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN recommendation TEXT;\n"
+    "ALTER TABLE profiles ADD COLUMN weights_mb REAL;\n"
+    "ALTER TABLE profiles ADD COLUMN activations_mb REAL;\n"
+    "ALTER TABLE profiles ADD COLUMN workspace_mb REAL;\n"
+    "ALTER TABLE profiles ADD COLUMN load_ms REAL;\n";
+
 /* Version 6 -> 7: nodes and CPU executors (issue 19): where an executor is, its class, the
  * model a CPU executor serves, its cores and core-seconds; core-seconds per run. */
 static const char migrate_v6_sql[] =
@@ -199,23 +216,18 @@ static const char migrate_v9_sql[] =
 static const char migrate_v9_plans_sql[] = "ALTER TABLE plans ADD COLUMN rule TEXT;\n"
                                            "ALTER TABLE plan_probes ADD COLUMN all_bad_frac REAL;\n";
 
-/* Version 3 -> 4: calibration provenance and fits on profiles (profile_points is new). */
-static const char migrate_v3_sql[] =
-    "ALTER TABLE profiles ADD COLUMN network TEXT;\n"
-    "ALTER TABLE profiles ADD COLUMN backend TEXT;\n"
-    "ALTER TABLE profiles ADD COLUMN device TEXT;\n"
-    "ALTER TABLE profiles ADD COLUMN versions TEXT;\n"
-    "ALTER TABLE profiles ADD COLUMN host TEXT;\n"
-    "ALTER TABLE profiles ADD COLUMN precision TEXT;\n"
-    "ALTER TABLE profiles ADD COLUMN threads INTEGER;\n"
-    "ALTER TABLE profiles ADD COLUMN r2 REAL;\n"
-    "ALTER TABLE profiles ADD COLUMN max_rel_err REAL;\n"
-    "ALTER TABLE profiles ADD COLUMN fits_json TEXT;\n"
-    "ALTER TABLE profiles ADD COLUMN recommendation TEXT;\n"
-    "ALTER TABLE profiles ADD COLUMN weights_mb REAL;\n"
-    "ALTER TABLE profiles ADD COLUMN activations_mb REAL;\n"
-    "ALTER TABLE profiles ADD COLUMN workspace_mb REAL;\n"
-    "ALTER TABLE profiles ADD COLUMN load_ms REAL;\n";
+/* The steps from an older schema, in order: a database at version v runs each step with
+ * since <= v < to (since: the first version with the tables the step alters). The versions
+ * with no step (4 -> 5, 5 -> 6, 10 -> 11) only added tables, which schema_sql creates. */
+static const struct migration {
+    int since, to;
+    const char *sql;
+} migrations[] = {
+    {1, 2, migrate_v1_sql}, {1, 3, migrate_v2_sql},  {1, 4, migrate_v3_sql},
+    {1, 7, migrate_v6_sql}, {1, 8, migrate_v7_sql},  {1, 9, migrate_v8_sql},
+    {1, 10, migrate_v9_sql}, {3, 10, migrate_v9_plans_sql},
+};
+
 
 const char *sim_store_schema_sql(void)
 {
@@ -336,15 +348,11 @@ int sim_store_open(const char *path, struct sim_store **out)
         snprintf(ver, sizeof ver,
                  "PRAGMA user_version = %d; INSERT OR REPLACE INTO meta VALUES('schema_version', '%d');",
                  SIM_STORE_SCHEMA, SIM_STORE_SCHEMA);
-        if ((rc = exec(st, "BEGIN IMMEDIATE")) || (v == 1 && (rc = exec(st, migrate_v1_sql))) ||
-            (v >= 1 && v <= 2 && (rc = exec(st, migrate_v2_sql))) ||
-            (v >= 1 && v <= 3 && (rc = exec(st, migrate_v3_sql))) ||
-            (v >= 1 && v <= 6 && (rc = exec(st, migrate_v6_sql))) ||
-            (v >= 1 && v <= 7 && (rc = exec(st, migrate_v7_sql))) ||
-            (v >= 1 && v <= 8 && (rc = exec(st, migrate_v8_sql))) ||
-            (v >= 1 && v <= 9 && (rc = exec(st, migrate_v9_sql))) ||
-            (v >= 3 && v <= 9 && (rc = exec(st, migrate_v9_plans_sql))) ||
-            (rc = exec(st, schema_sql)) ||
+        rc = exec(st, "BEGIN IMMEDIATE");
+        for (size_t i = 0; !rc && i < sizeof migrations / sizeof *migrations; i++)
+            if (migrations[i].since <= v && v < migrations[i].to)
+                rc = exec(st, migrations[i].sql);
+        if (rc || (rc = exec(st, schema_sql)) ||
             (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
             rollback(st);
             goto fail;
@@ -366,32 +374,6 @@ void sim_store_close(struct sim_store *st)
     free(st);
 }
 
-/* A tiny binder: each column is given as a type letter in `types`:
- * i = int64, d = double, t = text, n = NULL (consumes a double argument). */
-static int insert(struct sim_store *st, sqlite3_stmt *q, const char *types, ...)
-{
-    va_list ap;
-    va_start(ap, types);
-    sqlite3_reset(q);
-    for (int i = 0; types[i]; i++) {
-        int col = i + 1, r = SQLITE_OK;
-        switch (types[i]) {
-        case 'i': r = sqlite3_bind_int64(q, col, va_arg(ap, int64_t)); break;
-        case 'd': r = sqlite3_bind_double(q, col, va_arg(ap, double)); break;
-        case 't': r = sqlite3_bind_text(q, col, va_arg(ap, const char *), -1, SQLITE_TRANSIENT); break;
-        case 'n': (void)va_arg(ap, double); r = sqlite3_bind_null(q, col); break;
-        }
-        if (r != SQLITE_OK) {
-            va_end(ap);
-            return db_err(st, "binding a value");
-        }
-    }
-    va_end(ap);
-    if (sqlite3_step(q) != SQLITE_DONE)
-        return db_err(st, "inserting a row");
-    return 0;
-}
-
 static int prep(struct sim_store *st, const char *sql, sqlite3_stmt **q)
 {
     if (sqlite3_prepare_v2(st->db, sql, -1, q, NULL) != SQLITE_OK)
@@ -399,8 +381,148 @@ static int prep(struct sim_store *st, const char *sql, sqlite3_stmt **q)
     return 0;
 }
 
-/* The non-empty buckets of one histogram as (run, model, lo_ms, hi_ms, count) rows. */
-static int write_hist(struct sim_store *st, sqlite3_stmt *q, int64_t id, const char *model,
+/* ---------------------------------------------------------------- writers
+ * A writer puts rows into one table by column name. Its INSERT names every column the table
+ * has, each as the parameter :column, except an INTEGER PRIMARY KEY (the row id SQLite
+ * gives). A row gives each column once (w_int, w_real, w_text, w_null), and w_row writes
+ * it. A name the table lacks, or a column given twice or left out, is an error naming the
+ * table and the column: never a row whose values sit one column over. */
+#define W_MAXCOLS 64
+
+struct writer {
+    struct sim_store *st;
+    sqlite3_stmt *q;
+    const char *table;
+    int ncols;
+    uint64_t given;                     /* bit i - 1: parameter i has its value for this row */
+    int rc;                             /* the first error of this row */
+};
+
+/* Opens w on `table`: `verb` "INSERT" or "INSERT OR REPLACE", `tail` SQL after VALUES(...)
+ * (an ON CONFLICT clause) or "". */
+static int w_open(struct sim_store *st, struct writer *w, const char *verb, const char *table,
+                  const char *tail)
+{
+    memset(w, 0, sizeof *w);
+    w->st = st;
+    w->table = table;
+    char sql[256], names[W_MAXCOLS][64], cols[W_MAXCOLS * 66] = "", vals[W_MAXCOLS * 67] = "";
+    bool rowid[W_MAXCOLS] = {false};
+    int n = 0, npk = 0;
+    sqlite3_stmt *ti = NULL;
+    snprintf(sql, sizeof sql, "PRAGMA table_info(\"%s\")", table);
+    if (sqlite3_prepare_v2(st->db, sql, -1, &ti, NULL) != SQLITE_OK)
+        return db_err(st, "reading a table's columns");
+    while (sqlite3_step(ti) == SQLITE_ROW && n < W_MAXCOLS) {
+        const char *name = (const char *)sqlite3_column_text(ti, 1);
+        const char *type = (const char *)sqlite3_column_text(ti, 2);
+        snprintf(names[n], sizeof names[n], "%s", name ? name : "");
+        rowid[n] = sqlite3_column_int(ti, 5) > 0 && type && !strcmp(type, "INTEGER");
+        npk += sqlite3_column_int(ti, 5) > 0;
+        n++;
+    }
+    sqlite3_finalize(ti);
+    if (n == 0 || n == W_MAXCOLS)
+        return sim_err_set(SIM_EDB, "%s: results table %s: %d columns (expected 1..%d)", st->path,
+                           table, n, W_MAXCOLS - 1);
+    for (int i = 0; i < n; i++) {
+        if (rowid[i] && npk == 1)       /* the row id: SQLite's */
+            continue;
+        size_t lc = strlen(cols), lv = strlen(vals);
+        snprintf(cols + lc, sizeof cols - lc, "%s\"%s\"", lc ? ", " : "", names[i]);
+        snprintf(vals + lv, sizeof vals - lv, "%s:%s", lv ? ", " : "", names[i]);
+        w->ncols++;
+    }
+    char *ins = sqlite3_mprintf("%s INTO \"%s\"(%s) VALUES(%s) %s", verb, table, cols, vals, tail);
+    if (!ins)
+        return SIM_ENOMEM;
+    int rc = prep(st, ins, &w->q);
+    sqlite3_free(ins);
+    return rc;
+}
+
+static void w_close(struct writer *w)
+{
+    sqlite3_finalize(w->q);
+    w->q = NULL;
+}
+
+/* The parameter of column `col`, 0 (and the row's error) if the table lacks it or it was
+ * given already. */
+static int w_col(struct writer *w, const char *col)
+{
+    char p[72];
+    snprintf(p, sizeof p, ":%s", col);
+    int i = w->q ? sqlite3_bind_parameter_index(w->q, p) : 0;
+    if (w->rc)
+        return 0;
+    if (i == 0)
+        w->rc = sim_err_set(SIM_EDB, "%s: results table %s has no column %s (a database "
+                            "older than its schema version says?)", w->st->path, w->table, col);
+    else if (w->given & (UINT64_C(1) << (i - 1)))
+        w->rc = sim_err_set(SIM_EDB, "%s: results table %s: column %s given twice in a row",
+                            w->st->path, w->table, col);
+    else
+        w->given |= UINT64_C(1) << (i - 1);
+    return w->rc ? 0 : i;
+}
+
+static void w_bound(struct writer *w, int r)
+{
+    if (r != SQLITE_OK && !w->rc)
+        w->rc = db_err(w->st, "binding a value");
+}
+
+static void w_int(struct writer *w, const char *col, int64_t v)
+{
+    int i = w_col(w, col);
+    if (i)
+        w_bound(w, sqlite3_bind_int64(w->q, i, v));
+}
+
+/* NAN is written as NULL. */
+static void w_real(struct writer *w, const char *col, double v)
+{
+    int i = w_col(w, col);
+    if (i)
+        w_bound(w, isnan(v) ? sqlite3_bind_null(w->q, i) : sqlite3_bind_double(w->q, i, v));
+}
+
+/* NULL is written as NULL. */
+static void w_text(struct writer *w, const char *col, const char *v)
+{
+    int i = w_col(w, col);
+    if (i)
+        w_bound(w, v ? sqlite3_bind_text(w->q, i, v, -1, SQLITE_TRANSIENT)
+                     : sqlite3_bind_null(w->q, i));
+}
+
+static void w_null(struct writer *w, const char *col)
+{
+    int i = w_col(w, col);
+    if (i)
+        w_bound(w, sqlite3_bind_null(w->q, i));
+}
+
+/* Writes the row given since the last one. */
+static int w_row(struct writer *w)
+{
+    int rc = w->rc;
+    for (int i = 0; !rc && i < w->ncols; i++)
+        if (!(w->given & (UINT64_C(1) << i)))
+            rc = sim_err_set(SIM_EDB, "%s: results table %s: column %s not given",
+                             w->st->path, w->table, sqlite3_bind_parameter_name(w->q, i + 1) + 1);
+    if (!rc && sqlite3_step(w->q) != SQLITE_DONE)
+        rc = db_err(w->st, "inserting a row");
+    sqlite3_reset(w->q);
+    sqlite3_clear_bindings(w->q);
+    w->given = 0;
+    w->rc = 0;
+    return rc;
+}
+
+/* The non-empty buckets of one histogram as rows (run_id, `key` = name, lo_ms, hi_ms, count). */
+static int write_hist(struct writer *w, int64_t id, const char *key, const char *name,
                       const struct sim_hist *h)
 {
     for (int k = 0; k < SIM_HIST_BUCKETS; k++) {
@@ -408,8 +530,12 @@ static int write_hist(struct sim_store *st, sqlite3_stmt *q, int64_t id, const c
             continue;
         int64_t lo, hi;
         sim_hist_bucket_range(k, &lo, &hi);
-        int rc = insert(st, q, "itddi", id, model, sim_ns_to_ms(lo), sim_ns_to_ms(hi),
-                        (int64_t)h->counts[k]);
+        w_int(w, "run_id", id);
+        w_text(w, key, name);
+        w_real(w, "lo_ms", sim_ns_to_ms(lo));
+        w_real(w, "hi_ms", sim_ns_to_ms(hi));
+        w_int(w, "count", (int64_t)h->counts[k]);
+        int rc = w_row(w);
         if (rc)
             return rc;
     }
@@ -438,119 +564,184 @@ static int point_stored(struct sim_store *st, const struct sim_store_point *pt, 
     return rc;
 }
 
-int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
-                    const struct sim_result *r, int64_t *run_id)
+/* The writers of one run's tables, in the order sim_store_write fills them. */
+enum { T_RUN, T_JOB, T_JOBW, T_MODEL, T_EXEC, T_TS, T_BATCH, T_LAT, T_QUEUE, T_PATH, T_PATHH,
+       T_SEARCH, T_POINT, T_NWRITERS };
+
+static int write_run_row(struct writer *w, const struct sim_store_run *run,
+                         const struct sim_result *r, const char *started)
 {
-    const char *kind = run->kind, *json = run->config_json, *hash = run->config_hash;
     const struct sim_goodput *g = run->goodput;
-    const struct sim_store_point *pt = run->point;
-    int rc;
-    sqlite3_stmt *q_run = NULL, *q_ms = NULL, *q_es = NULL, *q_ts = NULL, *q_bh = NULL,
-                 *q_lh = NULL, *q_qh = NULL, *q_gs = NULL, *q_sp = NULL, *q_ps = NULL,
-                 *q_ph = NULL, *q_js = NULL, *q_jw = NULL;
-    char started[32], seed_text[24];
+    char seed_text[24];
     snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)r->seed);
-    sim_utc_now(started);
-    if ((rc = exec(st, "BEGIN IMMEDIATE")))
-        goto out;
-    if (pt) {                           /* a point is stored once, whoever ran it */
-        bool before = false;
-        if ((rc = point_stored(st, pt, &before)))
-            goto rollback;
-        if (pt->stored_before)
-            *pt->stored_before = before;
-        if (before) {
-            rollback(st);
-            goto out;
+    w_text(w, "name", r->name);
+    w_text(w, "kind", run->kind);
+    w_text(w, "policy", r->policy);
+    w_text(w, "seed", seed_text);
+    w_text(w, "config_json", run->config_json);
+    w_text(w, "config_hash", run->config_hash);
+    w_text(w, "version", SERVESIM_VERSION);
+    w_text(w, "started_at", started);
+    w_real(w, "wall_s", r->wall_s);
+    w_text(w, "status", g ? sim_search_status_names[g->status] : "ok");
+    w_real(w, "duration_s", r->duration_s);
+    w_real(w, "warmup_s", r->warmup_s);
+    w_real(w, "load_scale", r->load_scale);
+    w_real(w, "offered_rps", r->offered_rps);
+    w_real(w, "ontime_rps", r->ontime_rps);
+    w_real(w, "bad_rate", r->bad_rate);
+    w_int(w, "slo_met", r->pass);
+    w_real(w, "percentile", r->percentile);
+    /* a goodput search's result (0 where it found none); NULL for a plain run */
+    w_real(w, "goodput_rps", !g ? NAN : g->status == SIM_SEARCH_CONVERGED ? g->goodput_rps : 0.0);
+    w_int(w, "events", (int64_t)r->events);
+    w_real(w, "gpu_s", r->gpu_s);
+    w_int(w, "gpus_max", r->gpus_max);
+    w_int(w, "trace_gaps", r->trace_gaps);
+    w_real(w, "trace_gap_s", r->trace_gap_s);
+    w_real(w, "core_s", r->core_s);
+    w_real(w, "makespan_s", r->makespan_s);
+    w_real(w, "notebook_slowdown", r->nnotebooks ? r->nb_slowdown : NAN);
+    w_real(w, "warmup_config_s", r->warmup_extended ? r->warmup_config_s : NAN);
+    return w_row(w);
+}
+
+static int write_job_rows(struct writer *wj, struct writer *ww, int64_t id,
+                          const struct sim_result *r)
+{
+    int rc = 0;
+    for (int j = 0; j < r->njobs && !rc; j++) {  /* NAN (never started or done): NULL */
+        const struct sim_job_result *x = &r->jobs[j];
+        w_int(wj, "run_id", id);
+        w_int(wj, "job", j + 1);
+        w_text(wj, "kind", x->kind);
+        w_real(wj, "arrival_s", x->arrival_s);
+        w_real(wj, "start_s", x->start_s);
+        w_real(wj, "end_s", x->end_s);
+        w_real(wj, "wait_s", x->wait_s);
+        w_real(wj, "train_s", x->train_s);
+        w_real(wj, "exec_s", x->exec_s);
+        w_int(wj, "reconfigs", x->reconfigs);
+        w_int(wj, "evictions", x->evictions);
+        w_real(wj, "cross_node_s", x->cross_node_s);
+        rc = w_row(wj);
+        for (int n = 0; n < SIM_JOB_MAX_WORKERS && !rc; n++) {
+            if (x->workers_s[n] <= 0)
+                continue;
+            w_int(ww, "run_id", id);
+            w_int(ww, "job", j + 1);
+            w_int(ww, "workers", n + 1);
+            w_real(ww, "seconds", x->workers_s[n]);
+            rc = w_row(ww);
         }
     }
-    if ((rc = prep(st, "INSERT INTO runs(name, kind, policy, seed, config_json, config_hash, "
-                       "version, started_at, wall_s, status, duration_s, warmup_s, load_scale, "
-                       "offered_rps, ontime_rps, bad_rate, slo_met, percentile, goodput_rps, events, "
-                       "gpu_s, gpus_max, trace_gaps, trace_gap_s, core_s, makespan_s, "
-                       "notebook_slowdown, warmup_config_s) "
-                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_run)) ||
-        (rc = prep(st, "INSERT INTO job_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", &q_js)) ||
-        (rc = prep(st, "INSERT INTO job_workers VALUES(?,?,?,?)", &q_jw)) ||
-        (rc = prep(st, "INSERT INTO model_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ms)) ||
-        (rc = prep(st, "INSERT INTO executor_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_es)) ||
-        (rc = prep(st, "INSERT INTO timeseries VALUES(?,?,?,?,?)", &q_ts)) ||
-        (rc = prep(st, "INSERT INTO batch_hist VALUES(?,?,?,?)", &q_bh)) ||
-        (rc = prep(st, "INSERT INTO latency_hist VALUES(?,?,?,?,?)", &q_lh)) ||
-        (rc = prep(st, "INSERT INTO queue_hist VALUES(?,?,?,?,?)", &q_qh)) ||
-        (rc = prep(st, "INSERT INTO path_stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &q_ps)) ||
-        (rc = prep(st, "INSERT INTO path_hist VALUES(?,?,?,?,?)", &q_ph)) ||
-        (rc = prep(st, "INSERT INTO goodput_search VALUES(?,?,?,?,?,?,?,?,?,?)", &q_gs)) ||
-        (rc = prep(st, "INSERT OR REPLACE INTO sweep_points VALUES(?,?,?,?,?,?,?)", &q_sp)))
-        goto rollback;
-    if ((rc = insert(st, q_run, g ? "ttttttttdtddddddiddidiiddddd" : "ttttttttdtddddddidnidiiddddd",
-                     r->name, kind, r->policy, seed_text, json, hash, SERVESIM_VERSION,
-                     started, r->wall_s, g ? sim_search_status_names[g->status] : "ok", r->duration_s, r->warmup_s, r->load_scale,
-                     r->offered_rps, r->ontime_rps, r->bad_rate, (int64_t)r->pass,
-                     r->percentile, g && g->status == SIM_SEARCH_CONVERGED ? g->goodput_rps : 0.0, (int64_t)r->events,
-                     r->gpu_s, (int64_t)r->gpus_max, (int64_t)r->trace_gaps, r->trace_gap_s,
-                     r->core_s, r->makespan_s, r->nnotebooks ? r->nb_slowdown : NAN,
-                     r->warmup_extended ? r->warmup_config_s : NAN)))
-        goto rollback;
-    int64_t id = sqlite3_last_insert_rowid(st->db);
-    for (int j = 0; j < r->njobs; j++) {  /* NAN (never started or done) is stored as NULL */
-        const struct sim_job_result *x = &r->jobs[j];
-        if ((rc = insert(st, q_js, "iitddddddiid", id, (int64_t)j + 1, x->kind, x->arrival_s,
-                         x->start_s, x->end_s, x->wait_s, x->train_s, x->exec_s,
-                         (int64_t)x->reconfigs, (int64_t)x->evictions, x->cross_node_s)))
-            goto rollback;
-        for (int n = 0; n < SIM_JOB_MAX_WORKERS; n++)
-            if (x->workers_s[n] > 0 &&
-                (rc = insert(st, q_jw, "iiid", id, (int64_t)j + 1, (int64_t)n + 1, x->workers_s[n])))
-                goto rollback;
-    }
-    for (int m = 0; m < r->nmodels; m++) {
+    return rc;
+}
+
+static int write_model_rows(struct writer *w, int64_t id, const struct sim_result *r)
+{
+    int rc = 0;
+    for (int m = 0; m < r->nmodels && !rc; m++) {
         const struct sim_model_result *x = &r->models[m];
-        if ((rc = insert(st, q_ms, x->pred_n ? "itddiiiiiddddddddiddiidddd" : "itddiiiiiddddddddiddiinnnn",
-                         id, x->name, x->slo_ms, x->rate_rps,
-                         (int64_t)x->max_batch, (int64_t)x->offered, (int64_t)x->on_time,
-                         (int64_t)x->late, (int64_t)x->dropped, x->p50_ms, x->p90_ms, x->p99_ms,
-                         x->p999_ms, x->mean_ms, x->mean_queue_ms, x->p99_queue_ms,
-                         x->mean_batch, (int64_t)x->batches, x->ideal_batch_staggered,
-                         x->ideal_batch_uncoord, (int64_t)x->preempted, (int64_t)x->pred_n,
-                         x->pred_mean_err_ms, x->pred_mean_abs_err_ms, x->pred_max_over_ms,
-                         x->pred_over_frac)))
-            goto rollback;
-        for (int b = 1; b <= x->max_batch; b++)
-            if (x->batch_hist[b] &&
-                (rc = insert(st, q_bh, "itii", id, x->name, (int64_t)b, (int64_t)x->batch_hist[b])))
-                goto rollback;
-        if ((rc = write_hist(st, q_lh, id, x->name, x->latency)) ||
-            (rc = write_hist(st, q_qh, id, x->name, x->queueing)))
-            goto rollback;
+        bool pred = x->pred_n > 0;      /* the prediction columns: NULL without predictions */
+        w_int(&w[T_MODEL], "run_id", id);
+        w_text(&w[T_MODEL], "model", x->name);
+        w_real(&w[T_MODEL], "slo_ms", x->slo_ms);
+        w_real(&w[T_MODEL], "rate_rps", x->rate_rps);
+        w_int(&w[T_MODEL], "max_batch", x->max_batch);
+        w_int(&w[T_MODEL], "offered", (int64_t)x->offered);
+        w_int(&w[T_MODEL], "on_time", (int64_t)x->on_time);
+        w_int(&w[T_MODEL], "late", (int64_t)x->late);
+        w_int(&w[T_MODEL], "dropped", (int64_t)x->dropped);
+        w_real(&w[T_MODEL], "p50_ms", x->p50_ms);
+        w_real(&w[T_MODEL], "p90_ms", x->p90_ms);
+        w_real(&w[T_MODEL], "p99_ms", x->p99_ms);
+        w_real(&w[T_MODEL], "p999_ms", x->p999_ms);
+        w_real(&w[T_MODEL], "mean_ms", x->mean_ms);
+        w_real(&w[T_MODEL], "mean_queue_ms", x->mean_queue_ms);
+        w_real(&w[T_MODEL], "p99_queue_ms", x->p99_queue_ms);
+        w_real(&w[T_MODEL], "mean_batch", x->mean_batch);
+        w_int(&w[T_MODEL], "batches", (int64_t)x->batches);
+        w_real(&w[T_MODEL], "ideal_batch_staggered", x->ideal_batch_staggered);
+        w_real(&w[T_MODEL], "ideal_batch_uncoord", x->ideal_batch_uncoord);
+        w_int(&w[T_MODEL], "preempted", (int64_t)x->preempted);
+        w_int(&w[T_MODEL], "pred_n", (int64_t)x->pred_n);
+        w_real(&w[T_MODEL], "pred_mean_err_ms", pred ? x->pred_mean_err_ms : NAN);
+        w_real(&w[T_MODEL], "pred_mean_abs_err_ms", pred ? x->pred_mean_abs_err_ms : NAN);
+        w_real(&w[T_MODEL], "pred_max_over_ms", pred ? x->pred_max_over_ms : NAN);
+        w_real(&w[T_MODEL], "pred_over_frac", pred ? x->pred_over_frac : NAN);
+        rc = w_row(&w[T_MODEL]);
+        for (int b = 1; b <= x->max_batch && !rc; b++) {
+            if (!x->batch_hist[b])
+                continue;
+            w_int(&w[T_BATCH], "run_id", id);
+            w_text(&w[T_BATCH], "model", x->name);
+            w_int(&w[T_BATCH], "batch_size", b);
+            w_int(&w[T_BATCH], "count", (int64_t)x->batch_hist[b]);
+            rc = w_row(&w[T_BATCH]);
+        }
+        if (!rc && !(rc = write_hist(&w[T_LAT], id, "model", x->name, x->latency)))
+            rc = write_hist(&w[T_QUEUE], id, "model", x->name, x->queueing);
     }
-    for (int p = 0; p < r->npaths; p++) {
+    for (int p = 0; p < r->npaths && !rc; p++) {
         const struct sim_path_result *x = &r->paths[p];
-        if ((rc = insert(st, q_ps, "ittdddiiiiddddd", id, x->name, x->stages, x->sla_ms, x->prob,
-                         x->rate_rps, (int64_t)x->offered, (int64_t)x->on_time,
-                         (int64_t)x->late, (int64_t)x->dropped, x->p50_ms, x->p90_ms,
-                         x->p99_ms, x->p999_ms, x->mean_ms)) ||
-            (rc = write_hist(st, q_ph, id, x->name, x->latency)))
-            goto rollback;
+        struct writer *wp = &w[T_PATH];
+        w_int(wp, "run_id", id);
+        w_text(wp, "path", x->name);
+        w_text(wp, "stages", x->stages);
+        w_real(wp, "sla_ms", x->sla_ms);
+        w_real(wp, "prob", x->prob);
+        w_real(wp, "rate_rps", x->rate_rps);
+        w_int(wp, "offered", (int64_t)x->offered);
+        w_int(wp, "on_time", (int64_t)x->on_time);
+        w_int(wp, "late", (int64_t)x->late);
+        w_int(wp, "dropped", (int64_t)x->dropped);
+        w_real(wp, "p50_ms", x->p50_ms);
+        w_real(wp, "p90_ms", x->p90_ms);
+        w_real(wp, "p99_ms", x->p99_ms);
+        w_real(wp, "p999_ms", x->p999_ms);
+        w_real(wp, "mean_ms", x->mean_ms);
+        if (!(rc = w_row(wp)))
+            rc = write_hist(&w[T_PATHH], id, "path", x->name, x->latency);
     }
-    for (int e = 0; e < r->nexecs; e++) {
+    return rc;
+}
+
+static int write_exec_rows(struct writer *w, int64_t id, const struct sim_result *r)
+{
+    int rc = 0;
+    for (int e = 0; e < r->nexecs && !rc; e++) {
         const struct sim_exec_result *x = &r->execs[e];
-        if ((rc = x->cpu
-                      ? insert(st, q_es, "iitdiiiidddiiiittdd", id, (int64_t)x->id, x->kind,
-                               x->busy_frac, (int64_t)x->batches, (int64_t)x->requests,
-                               (int64_t)x->models_loaded, (int64_t)x->load_events, x->up_s,
-                               x->wasted_ms, x->load_busy_frac, (int64_t)x->evictions,
-                               (int64_t)x->rejected, (int64_t)x->preemptions, (int64_t)x->node,
-                               "cpu", r->models[x->model].name, x->cores, x->core_s)
-                      : insert(st, q_es, "iitdiiiidddiiiitnnn", id, (int64_t)x->id, x->kind,
-                               x->busy_frac, (int64_t)x->batches, (int64_t)x->requests,
-                               (int64_t)x->models_loaded, (int64_t)x->load_events, x->up_s,
-                               x->wasted_ms, x->load_busy_frac, (int64_t)x->evictions,
-                               (int64_t)x->rejected, (int64_t)x->preemptions, (int64_t)x->node,
-                               "gpu", 0.0, 0.0, 0.0)))
-            goto rollback;
+        w_int(w, "run_id", id);
+        w_int(w, "executor", x->id);
+        w_text(w, "kind", x->kind);
+        w_real(w, "busy_frac", x->busy_frac);
+        w_int(w, "batches", (int64_t)x->batches);
+        w_int(w, "requests", (int64_t)x->requests);
+        w_int(w, "models_loaded", x->models_loaded);
+        w_int(w, "load_events", (int64_t)x->load_events);
+        w_real(w, "up_s", x->up_s);
+        w_real(w, "wasted_ms", x->wasted_ms);
+        w_real(w, "load_busy_frac", x->load_busy_frac);
+        w_int(w, "evictions", (int64_t)x->evictions);
+        w_int(w, "rejected", (int64_t)x->rejected);
+        w_int(w, "preemptions", (int64_t)x->preemptions);
+        w_int(w, "node", x->node);
+        w_text(w, "class", x->cpu ? "cpu" : "gpu");
+        /* a CPU executor's model, cores and core-seconds; NULL for a GPU */
+        w_text(w, "model", x->cpu ? r->models[x->model].name : NULL);
+        w_real(w, "cores", x->cpu ? x->cores : NAN);
+        w_real(w, "core_s", x->cpu ? x->core_s : NAN);
+        rc = w_row(w);
     }
-    for (size_t i = 0; i < r->ts.n; i++) {
+    return rc;
+}
+
+static int write_series_rows(struct writer *w, int64_t id, const struct sim_store_run *run,
+                             const struct sim_result *r)
+{
+    int rc = 0;
+    for (size_t i = 0; i < r->ts.n && !rc; i++) {
         const struct sim_ts_point *p = &r->ts.pts[i];
         const char *sn = r->ts.series[p->series], *key = "";
         char jkey[16];
@@ -562,22 +753,91 @@ int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
             key = p->key >= 0 && p->key < run->world->nnodes ? run->world->nodes[p->key].name : "";
         else if (p->key >= 0 && p->key < r->nmodels)
             key = r->models[p->key].name;
-        if ((rc = insert(st, q_ts, "idttd", id, (double)p->t / 1e9, sn, key,
-                         p->value)))
-            goto rollback;
+        w_int(w, "run_id", id);
+        w_real(w, "t_s", (double)p->t / 1e9);
+        w_text(w, "series", sn);
+        w_text(w, "key", key);
+        w_real(w, "value", p->value);
+        rc = w_row(w);
     }
-    if (g)
-        for (int i = 0; i < g->nprobes; i++) {
-            const struct sim_probe *p = &g->probes[i];
-            if ((rc = insert(st, q_gs, "iidditdddt", id, (int64_t)i, p->scale, p->offered_rps,
-                             (int64_t)p->pass, p->worst_model, p->worst_bad_frac, p->worst_p99_ms,
-                             p->all_bad_frac, sim_search_rule_names[g->rule])))
-                goto rollback;
+    return rc;
+}
+
+static int write_search_rows(struct writer *w, int64_t id, const struct sim_goodput *g)
+{
+    int rc = 0;
+    for (int i = 0; g && i < g->nprobes && !rc; i++) {
+        const struct sim_probe *p = &g->probes[i];
+        w_int(w, "run_id", id);
+        w_int(w, "probe", i);
+        w_real(w, "scale", p->scale);
+        w_real(w, "offered_rps", p->offered_rps);
+        w_int(w, "pass", p->pass);
+        w_text(w, "worst_model", p->worst_model);
+        w_real(w, "worst_bad_frac", p->worst_bad_frac);
+        w_real(w, "worst_p99_ms", p->worst_p99_ms);
+        w_real(w, "all_bad_frac", p->all_bad_frac);
+        w_text(w, "rule", sim_search_rule_names[g->rule]);
+        rc = w_row(w);
+    }
+    return rc;
+}
+
+/* A sweep point's row: the run's id and "ok", or (failed) run_id NULL, "failed" and its
+ * error. */
+static int write_point_row(struct writer *w, const struct sim_store_point *pt, int64_t run_id,
+                           bool failed, const char *error)
+{
+    w_text(w, "sweep", pt->sweep);
+    w_int(w, "point", pt->point);
+    w_text(w, "point_key", pt->key);
+    w_text(w, "settings_json", pt->settings_json);
+    if (failed)
+        w_null(w, "run_id");
+    else
+        w_int(w, "run_id", run_id);
+    w_text(w, "status", failed ? "failed" : "ok");
+    w_text(w, "error", failed ? error : NULL);
+    return w_row(w);
+}
+
+int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
+                    const struct sim_result *r, int64_t *run_id)
+{
+    static const char *const tables[T_NWRITERS] = {
+        [T_RUN] = "runs", [T_JOB] = "job_stats", [T_JOBW] = "job_workers",
+        [T_MODEL] = "model_stats", [T_EXEC] = "executor_stats", [T_TS] = "timeseries",
+        [T_BATCH] = "batch_hist", [T_LAT] = "latency_hist", [T_QUEUE] = "queue_hist",
+        [T_PATH] = "path_stats", [T_PATHH] = "path_hist", [T_SEARCH] = "goodput_search",
+        [T_POINT] = "sweep_points"};
+    const struct sim_store_point *pt = run->point;
+    struct writer w[T_NWRITERS] = {0};
+    char started[32];
+    sim_utc_now(started);
+    int rc = exec(st, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    if (pt) {                           /* a point is stored once, whoever ran it */
+        bool before = false;
+        if ((rc = point_stored(st, pt, &before)))
+            goto rollback;
+        if (pt->stored_before)
+            *pt->stored_before = before;
+        if (before) {
+            rollback(st);
+            goto out;
         }
-    if (pt && (rc = insert(st, q_sp, "tittitn", pt->sweep, (int64_t)pt->point, pt->key,
-                           pt->settings_json, id, "ok", 0.0)))
+    }
+    for (int t = 0; t < T_NWRITERS && !rc; t++)
+        rc = w_open(st, &w[t], t == T_POINT ? "INSERT OR REPLACE" : "INSERT", tables[t], "");
+    if (rc || (rc = write_run_row(&w[T_RUN], run, r, started)))
         goto rollback;
-    if ((rc = exec(st, "COMMIT")))
+    int64_t id = sqlite3_last_insert_rowid(st->db);
+    if ((rc = write_job_rows(&w[T_JOB], &w[T_JOBW], id, r)) || (rc = write_model_rows(w, id, r)) ||
+        (rc = write_exec_rows(&w[T_EXEC], id, r)) ||
+        (rc = write_series_rows(&w[T_TS], id, run, r)) ||
+        (rc = write_search_rows(&w[T_SEARCH], id, run->goodput)) ||
+        (pt && (rc = write_point_row(&w[T_POINT], pt, id, false, NULL))) || (rc = exec(st, "COMMIT")))
         goto rollback;
     if (run_id)
         *run_id = id;
@@ -585,33 +845,21 @@ int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
 rollback:
     rollback(st);
 out:
-    sqlite3_finalize(q_run);
-    sqlite3_finalize(q_js);
-    sqlite3_finalize(q_jw);
-    sqlite3_finalize(q_ms);
-    sqlite3_finalize(q_es);
-    sqlite3_finalize(q_ts);
-    sqlite3_finalize(q_bh);
-    sqlite3_finalize(q_lh);
-    sqlite3_finalize(q_qh);
-    sqlite3_finalize(q_gs);
-    sqlite3_finalize(q_sp);
-    sqlite3_finalize(q_ps);
-    sqlite3_finalize(q_ph);
+    for (int t = 0; t < T_NWRITERS; t++)
+        w_close(&w[t]);
     return rc;
 }
 
 int sim_store_point_failed(struct sim_store *st, const struct sim_store_point *pt, const char *error)
 {
-    sqlite3_stmt *q = NULL;
+    struct writer w;
     /* a failure never replaces a point another process has stored */
-    int rc = prep(st, "INSERT INTO sweep_points VALUES(?,?,?,?,NULL,?,?) ON CONFLICT(sweep, "
-                      "point_key) DO UPDATE SET run_id = NULL, status = excluded.status, "
-                      "error = excluded.error WHERE status != 'ok'", &q);
+    int rc = w_open(st, &w, "INSERT", "sweep_points",
+                    "ON CONFLICT(sweep, point_key) DO UPDATE SET run_id = NULL, "
+                    "status = excluded.status, error = excluded.error WHERE status != 'ok'");
     if (!rc)
-        rc = insert(st, q, "titttt", pt->sweep, (int64_t)pt->point, pt->key, pt->settings_json,
-                    "failed", error);
-    sqlite3_finalize(q);
+        rc = write_point_row(&w, pt, 0, true, error);
+    w_close(&w);
     return rc;
 }
 
@@ -703,16 +951,16 @@ int sim_store_point_claim(struct sim_store *st, const char *sweep, const char *k
         }
         sqlite3_finalize(q);
     }
+    struct writer w;
     if (!rc && *out == SIM_CLAIM_OURS &&
-        !(rc = prep(st, "INSERT OR REPLACE INTO sweep_claims VALUES(?,?,?,?,?)", &q))) {
-        sqlite3_bind_text(q, 1, sweep, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(q, 2, key, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(q, 3, (int64_t)getpid());
-        sqlite3_bind_text(q, 4, me, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_double(q, 5, sim_wall_unix());
-        if (sqlite3_step(q) != SQLITE_DONE)
-            rc = db_err(st, "claiming a sweep point");
-        sqlite3_finalize(q);
+        !(rc = w_open(st, &w, "INSERT OR REPLACE", "sweep_claims", ""))) {
+        w_text(&w, "sweep", sweep);
+        w_text(&w, "point_key", key);
+        w_int(&w, "pid", (int64_t)getpid());
+        w_text(&w, "host", me);
+        w_real(&w, "claimed_at", sim_wall_unix());
+        rc = w_row(&w);
+        w_close(&w);
     }
     if (!rc)
         rc = exec(st, "COMMIT");
@@ -905,142 +1153,145 @@ fail:
 int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const char *hash,
                          double percentile)
 {
-    sqlite3_stmt *q_plan = NULL, *q_probe = NULL;
+    struct writer wp = {0}, wr = {0};
+    sqlite3_stmt *q_del = NULL;
     char created[32];
     sim_utc_now(created);
-    int rc;
-    if ((rc = exec(st, "BEGIN IMMEDIATE")))
+    int rc = exec(st, "BEGIN IMMEDIATE");
+    if (rc)
         return rc;
-    sqlite3_stmt *q_del = NULL;
-    if ((rc = prep(st, "DELETE FROM plan_probes WHERE plan = ?", &q_del)) ||
-        (rc = insert(st, q_del, "t", p->id)) ||
-        (rc = prep(st, "INSERT OR REPLACE INTO plans VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                   &q_plan)) ||
-        (rc = prep(st, "INSERT INTO plan_probes VALUES(?,?,?,?,?,?,?,?)", &q_probe)))
+    if ((rc = prep(st, "DELETE FROM plan_probes WHERE plan = ?", &q_del)))
+        goto rollback;
+    sqlite3_bind_text(q_del, 1, p->id, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(q_del) != SQLITE_DONE) {
+        rc = db_err(st, "replacing the plan's probes");
+        goto rollback;
+    }
+    if ((rc = w_open(st, &wp, "INSERT OR REPLACE", "plans", "")) ||
+        (rc = w_open(st, &wr, "INSERT", "plan_probes", "")))
         goto rollback;
     /* static columns are NULL without a passing probe, autoscale ones without autoscaling */
     const struct sim_result *a = p->autoscale_result, *s = p->static_result;
-    sqlite3_bind_text(q_plan, 1, p->id, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q_plan, 2, p->name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q_plan, 3, hash, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q_plan, 4, created, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_double(q_plan, 5, percentile);
-    sqlite3_bind_int(q_plan, 6, p->lower_bound);
+    w_text(&wp, "plan", p->id);
+    w_text(&wp, "name", p->name);
+    w_text(&wp, "config_hash", hash);
+    w_text(&wp, "created_at", created);
+    w_real(&wp, "slo_percentile", percentile);
+    w_int(&wp, "lower_bound", p->lower_bound);
     if (s) {
-        sqlite3_bind_int(q_plan, 7, p->static_gpus);
-        sqlite3_bind_int64(q_plan, 8, p->static_run_id);
-        sqlite3_bind_double(q_plan, 9, s->gpu_s);
+        w_int(&wp, "static_gpus", p->static_gpus);
+        w_int(&wp, "static_run_id", p->static_run_id);
+        w_real(&wp, "static_gpu_s", s->gpu_s);
+    } else {
+        w_null(&wp, "static_gpus");
+        w_null(&wp, "static_run_id");
+        w_null(&wp, "static_gpu_s");
     }
-    sqlite3_bind_text(q_plan, 10, "doubling+bisection", -1, SQLITE_STATIC);
-    sqlite3_bind_int(q_plan, 11, p->monotone);
+    w_text(&wp, "stopping_rule", "doubling+bisection");
+    w_int(&wp, "monotone", p->monotone);
+    w_text(&wp, "autoscaler", a ? p->autoscaler : NULL);
     if (a) {
-        sqlite3_bind_text(q_plan, 12, p->autoscaler, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(q_plan, 13, p->autoscale_run_id);
-        sqlite3_bind_double(q_plan, 14, a->gpu_s);
-        sqlite3_bind_int(q_plan, 15, sim_rule_pass(p->rule, a));
-        sqlite3_bind_double(q_plan, 16, a->bad_rate);
-        if (s && s->gpu_s > 0)
-            sqlite3_bind_double(q_plan, 17, 1 - a->gpu_s / s->gpu_s);
+        w_int(&wp, "autoscale_run_id", p->autoscale_run_id);
+        w_int(&wp, "autoscale_slo_met", sim_rule_pass(p->rule, a));
+    } else {
+        w_null(&wp, "autoscale_run_id");
+        w_null(&wp, "autoscale_slo_met");
     }
-    sqlite3_bind_text(q_plan, 18, sim_search_rule_names[p->rule], -1, SQLITE_STATIC);
-    if (sqlite3_step(q_plan) != SQLITE_DONE) {
-        rc = db_err(st, "inserting the plan");
+    w_real(&wp, "autoscale_gpu_s", a ? a->gpu_s : NAN);
+    w_real(&wp, "autoscale_bad_rate", a ? a->bad_rate : NAN);
+    w_real(&wp, "saving_frac", a && s && s->gpu_s > 0 ? 1 - a->gpu_s / s->gpu_s : NAN);
+    w_text(&wp, "rule", sim_search_rule_names[p->rule]);
+    if ((rc = w_row(&wp)))
         goto rollback;
-    }
-    for (int i = 0; i < p->nprobes; i++) {
+    for (int i = 0; i < p->nprobes && !rc; i++) {
         const struct sim_plan_probe *pr = &p->probes[i];
-        if ((rc = insert(st, q_probe, "tiiiitdd", p->id, (int64_t)i, (int64_t)pr->gpus,
-                         pr->run_id, (int64_t)pr->pass, pr->worst_model, pr->worst_bad_frac,
-                         pr->all_bad_frac)))
-            goto rollback;
+        w_text(&wr, "plan", p->id);
+        w_int(&wr, "probe", i);
+        w_int(&wr, "gpus", pr->gpus);
+        w_int(&wr, "run_id", pr->run_id);
+        w_int(&wr, "pass", pr->pass);
+        w_text(&wr, "worst_model", pr->worst_model);
+        w_real(&wr, "worst_bad_frac", pr->worst_bad_frac);
+        w_real(&wr, "all_bad_frac", pr->all_bad_frac);
+        rc = w_row(&wr);
     }
-    sqlite3_finalize(q_del);
-    sqlite3_finalize(q_plan);
-    sqlite3_finalize(q_probe);
-    return exec(st, "COMMIT");
+    if (rc || (rc = exec(st, "COMMIT")))
+        goto rollback;
+    goto out;
 rollback:
     rollback(st);
+out:
     sqlite3_finalize(q_del);
-    sqlite3_finalize(q_plan);
-    sqlite3_finalize(q_probe);
+    w_close(&wp);
+    w_close(&wr);
     return rc;
-}
-
-/* Binds text or NULL, and a number or NULL when it is NAN. */
-static int bind_tn(sqlite3_stmt *q, int col, const char *t)
-{
-    return t ? sqlite3_bind_text(q, col, t, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(q, col);
-}
-
-static int bind_dn(sqlite3_stmt *q, int col, double d)
-{
-    return isnan(d) ? sqlite3_bind_null(q, col) : sqlite3_bind_double(q, col, d);
 }
 
 int sim_store_profiles_write(struct sim_store *st, const struct sim_store_profile *p, int n,
                              const struct sim_store_profile_point *const *pts, const int *npts)
 {
-    sqlite3_stmt *qp = NULL, *qt = NULL;
+    struct writer wp = {0}, wt = {0};
     char when[32];
     sim_utc_now(when);
     int rc = exec(st, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
-    if ((rc = prep(st, "INSERT INTO profiles(executor_kind, model, form, alpha_ms, beta_ms, a_ms,"
-                       " b_ms, c_ms, table_json, source, measured_at, network, backend, device,"
-                       " versions, host, precision, threads, r2, max_rel_err, fits_json,"
-                       " recommendation, weights_mb, activations_mb, workspace_mb, load_ms, exec)"
-                       " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &qp)) ||
-        (rc = prep(st, "INSERT INTO profile_points VALUES(?,?,?,?,?,?,?,?,?,?)", &qt)))
+    if ((rc = w_open(st, &wp, "INSERT", "profiles", "")) ||
+        (rc = w_open(st, &wt, "INSERT", "profile_points", "")))
         goto fail;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !rc; i++) {
         const struct sim_store_profile *r = &p[i];
-        const char *texts[] = {r->executor_kind, r->model, r->form};
-        const double nums[] = {r->alpha_ms, r->beta_ms, r->a_ms, r->b_ms, r->c_ms};
-        int col = 1, bad = 0;
-        sqlite3_reset(qp);
-        for (int k = 0; k < 3; k++)
-            bad |= bind_tn(qp, col++, texts[k]);
-        for (int k = 0; k < 5; k++)
-            bad |= bind_dn(qp, col++, nums[k]);
-        bad |= bind_tn(qp, col++, r->table_json);
-        bad |= bind_tn(qp, col++, r->source ? r->source : "servesim-calibrate");
-        bad |= bind_tn(qp, col++, when);
-        const char *prov[] = {r->network, r->backend, r->device, r->versions, r->host, r->precision};
-        for (int k = 0; k < 6; k++)
-            bad |= bind_tn(qp, col++, prov[k]);
-        bad |= sqlite3_bind_int(qp, col++, r->threads);
-        bad |= bind_dn(qp, col++, r->r2);
-        bad |= bind_dn(qp, col++, r->max_rel_err);
-        bad |= bind_tn(qp, col++, r->fits_json);
-        bad |= bind_tn(qp, col++, r->recommendation);
-        const double mem[] = {r->weights_mb, r->activations_mb, r->workspace_mb, r->load_ms};
-        for (int k = 0; k < 4; k++)
-            bad |= bind_dn(qp, col++, mem[k]);
-        bad |= bind_tn(qp, col++, r->exec);
-        if (bad) {
-            rc = db_err(st, "binding a profile");
-            goto fail;
-        }
-        if (sqlite3_step(qp) != SQLITE_DONE) {
-            rc = db_err(st, "inserting a profile");
-            goto fail;
-        }
+        w_text(&wp, "executor_kind", r->executor_kind);
+        w_text(&wp, "model", r->model);
+        w_text(&wp, "form", r->form);
+        w_real(&wp, "alpha_ms", r->alpha_ms);
+        w_real(&wp, "beta_ms", r->beta_ms);
+        w_real(&wp, "a_ms", r->a_ms);
+        w_real(&wp, "b_ms", r->b_ms);
+        w_real(&wp, "c_ms", r->c_ms);
+        w_text(&wp, "table_json", r->table_json);
+        w_text(&wp, "source", r->source ? r->source : "servesim-calibrate");
+        w_text(&wp, "measured_at", when);
+        w_text(&wp, "network", r->network);
+        w_text(&wp, "backend", r->backend);
+        w_text(&wp, "device", r->device);
+        w_text(&wp, "versions", r->versions);
+        w_text(&wp, "host", r->host);
+        w_text(&wp, "precision", r->precision);
+        w_int(&wp, "threads", r->threads);
+        w_real(&wp, "r2", r->r2);
+        w_real(&wp, "max_rel_err", r->max_rel_err);
+        w_text(&wp, "fits_json", r->fits_json);
+        w_text(&wp, "recommendation", r->recommendation);
+        w_real(&wp, "weights_mb", r->weights_mb);
+        w_real(&wp, "activations_mb", r->activations_mb);
+        w_real(&wp, "workspace_mb", r->workspace_mb);
+        w_real(&wp, "load_ms", r->load_ms);
+        w_text(&wp, "exec", r->exec);
+        if ((rc = w_row(&wp)))
+            break;
         int64_t id = sqlite3_last_insert_rowid(st->db);
-        for (int j = 0; j < (npts ? npts[i] : 0); j++) {
+        for (int j = 0; j < (npts ? npts[i] : 0) && !rc; j++) {
             const struct sim_store_profile_point *t = &pts[i][j];
-            if ((rc = insert(st, qt, "iiiddddddd", id, (int64_t)t->batch, (int64_t)t->reps,
-                             t->median_ms, t->p99_ms, t->mean_ms, t->sd_ms, t->min_ms, t->max_ms,
-                             t->activations_mb)))
-                goto fail;
+            w_int(&wt, "profile_id", id);
+            w_int(&wt, "batch", t->batch);
+            w_int(&wt, "reps", t->reps);
+            w_real(&wt, "median_ms", t->median_ms);
+            w_real(&wt, "p99_ms", t->p99_ms);
+            w_real(&wt, "mean_ms", t->mean_ms);
+            w_real(&wt, "sd_ms", t->sd_ms);
+            w_real(&wt, "min_ms", t->min_ms);
+            w_real(&wt, "max_ms", t->max_ms);
+            w_real(&wt, "activations_mb", t->activations_mb);
+            rc = w_row(&wt);
         }
     }
-    sqlite3_finalize(qp);
-    sqlite3_finalize(qt);
-    return exec(st, "COMMIT");
+    if (!rc)
+        rc = exec(st, "COMMIT");
 fail:
-    sqlite3_finalize(qp);
-    sqlite3_finalize(qt);
-    rollback(st);
+    if (rc)
+        rollback(st);
+    w_close(&wp);
+    w_close(&wt);
     return rc;
 }

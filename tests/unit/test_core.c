@@ -571,6 +571,126 @@ static void sweep_claims_by_hand(void)
     unlink(path);
 }
 
+/* The column of `name` in a SELECT * row (issue 53: results written by column name). */
+static int col_of(sqlite3_stmt *q, const char *name)
+{
+    for (int i = 0; i < sqlite3_column_count(q); i++)
+        if (!strcmp(sqlite3_column_name(q, i), name))
+            return i;
+    fprintf(stderr, "no column %s\n", name);
+    exit(1);
+}
+
+#define RB_CFG                                                                                \
+    "{\"name\":\"rb\",\"seed\":3,\"duration_s\":20,\"warmup_s\":2,\"cluster\":{\"gpus\":2},"  \
+    "\"models\":[{\"name\":\"a\",\"alpha_ms\":1,\"beta_ms\":4,\"slo_ms\":30,\"max_batch\":4},"\
+    "{\"name\":\"b\",\"alpha_ms\":2,\"beta_ms\":7,\"slo_ms\":50,\"max_batch\":8}],"           \
+    "\"workload\":{\"rate_rps\":300},\"policy\":{\"name\":\"fifo\"},"                          \
+    "\"metrics\":{\"sample_period_s\":1}}"
+
+/* A run's rows read back column by column equal the result they were written from: the
+ * run, each model and each executor (the writers bind by name, so a value one column over,
+ * as goodput_search's worst_model and worst_bad_frac once were, shows here); and a table
+ * with a column the writer does not give refuses the run, naming the column, with nothing
+ * half-written. */
+static void store_rows_read_back(void)
+{
+    char path[] = "/tmp/servesim_rows_XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE_OK(fd < 0 ? -1 : 0);
+    close(fd);
+    unlink(path);
+    struct sim_config *cfg;
+    struct sim_result *r = NULL;
+    struct sim_store *st = NULL;
+    REQUIRE_OK(sim_config_from_text(RB_CFG, "rb", ".", &cfg));
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    REQUIRE_OK(sim_store_open(path, &st));
+    REQUIRE_OK(sim_config_store(st, cfg, "run", r, NULL, NULL, NULL));
+    sqlite3 *db;
+    sqlite3_stmt *q = NULL;
+    REQUIRE_OK(sqlite3_open(path, &db) == SQLITE_OK ? 0 : -1);
+    REQUIRE_OK(sqlite3_prepare_v2(db, "SELECT * FROM runs", -1, &q, NULL) == SQLITE_OK ? 0 : -1);
+    REQUIRE_OK(sqlite3_step(q) == SQLITE_ROW ? 0 : -1);
+    CHECK(!strcmp((const char *)sqlite3_column_text(q, col_of(q, "name")), "rb") &&
+              !strcmp((const char *)sqlite3_column_text(q, col_of(q, "policy")), "fifo") &&
+              !strcmp((const char *)sqlite3_column_text(q, col_of(q, "seed")), "3") &&
+              !strcmp((const char *)sqlite3_column_text(q, col_of(q, "kind")), "run"),
+          "runs: name, policy, seed or kind");
+    CHECK(sqlite3_column_double(q, col_of(q, "offered_rps")) == r->offered_rps &&
+              sqlite3_column_double(q, col_of(q, "ontime_rps")) == r->ontime_rps &&
+              sqlite3_column_double(q, col_of(q, "bad_rate")) == r->bad_rate &&
+              sqlite3_column_double(q, col_of(q, "duration_s")) == r->duration_s &&
+              sqlite3_column_double(q, col_of(q, "warmup_s")) == r->warmup_s &&
+              sqlite3_column_double(q, col_of(q, "gpu_s")) == r->gpu_s &&
+              sqlite3_column_int64(q, col_of(q, "events")) == (int64_t)r->events &&
+              sqlite3_column_int64(q, col_of(q, "gpus_max")) == r->gpus_max &&
+              sqlite3_column_int64(q, col_of(q, "slo_met")) == (int64_t)r->pass &&
+              sqlite3_column_type(q, col_of(q, "goodput_rps")) == SQLITE_NULL,
+          "runs: offered %g / %g, events %lld / %llu", sqlite3_column_double(q, col_of(q, "offered_rps")),
+          r->offered_rps, (long long)sqlite3_column_int64(q, col_of(q, "events")),
+          (unsigned long long)r->events);
+    sqlite3_finalize(q);
+    REQUIRE_OK(sqlite3_prepare_v2(db, "SELECT * FROM model_stats ORDER BY rowid", -1, &q, NULL) ==
+                       SQLITE_OK ? 0 : -1);
+    for (int m = 0; m < r->nmodels; m++) {
+        const struct sim_model_result *x = &r->models[m];
+        REQUIRE_OK(sqlite3_step(q) == SQLITE_ROW ? 0 : -1);
+        CHECK(!strcmp((const char *)sqlite3_column_text(q, col_of(q, "model")), x->name) &&
+                  sqlite3_column_double(q, col_of(q, "slo_ms")) == x->slo_ms &&
+                  sqlite3_column_int64(q, col_of(q, "max_batch")) == x->max_batch &&
+                  sqlite3_column_int64(q, col_of(q, "offered")) == (int64_t)x->offered &&
+                  sqlite3_column_int64(q, col_of(q, "on_time")) == (int64_t)x->on_time &&
+                  sqlite3_column_int64(q, col_of(q, "late")) == (int64_t)x->late &&
+                  sqlite3_column_int64(q, col_of(q, "dropped")) == (int64_t)x->dropped &&
+                  sqlite3_column_double(q, col_of(q, "p50_ms")) == x->p50_ms &&
+                  sqlite3_column_double(q, col_of(q, "p99_ms")) == x->p99_ms &&
+                  sqlite3_column_double(q, col_of(q, "mean_queue_ms")) == x->mean_queue_ms &&
+                  sqlite3_column_double(q, col_of(q, "mean_batch")) == x->mean_batch &&
+                  sqlite3_column_int64(q, col_of(q, "batches")) == (int64_t)x->batches &&
+                  x->offered > 0 && x->mean_batch > 1,
+              "model_stats row %d (%s): offered %lld / %llu, p99 %g / %g, batch %g / %g", m,
+              x->name, (long long)sqlite3_column_int64(q, col_of(q, "offered")),
+              (unsigned long long)x->offered, sqlite3_column_double(q, col_of(q, "p99_ms")),
+              x->p99_ms, sqlite3_column_double(q, col_of(q, "mean_batch")), x->mean_batch);
+    }
+    sqlite3_finalize(q);
+    REQUIRE_OK(sqlite3_prepare_v2(db, "SELECT * FROM executor_stats ORDER BY executor", -1, &q,
+                                  NULL) == SQLITE_OK ? 0 : -1);
+    for (int e = 0; e < r->nexecs; e++) {
+        const struct sim_exec_result *x = &r->execs[e];
+        REQUIRE_OK(sqlite3_step(q) == SQLITE_ROW ? 0 : -1);
+        CHECK(sqlite3_column_int64(q, col_of(q, "executor")) == x->id &&
+                  sqlite3_column_double(q, col_of(q, "busy_frac")) == x->busy_frac &&
+                  sqlite3_column_int64(q, col_of(q, "batches")) == (int64_t)x->batches &&
+                  sqlite3_column_int64(q, col_of(q, "requests")) == (int64_t)x->requests &&
+                  !strcmp((const char *)sqlite3_column_text(q, col_of(q, "class")), "gpu") &&
+                  sqlite3_column_type(q, col_of(q, "cores")) == SQLITE_NULL && x->batches > 0,
+              "executor_stats row %d: batches %lld / %llu", e,
+              (long long)sqlite3_column_int64(q, col_of(q, "batches")),
+              (unsigned long long)x->batches);
+    }
+    sqlite3_finalize(q);
+    int64_t series = q1(db, "SELECT count(*) FROM timeseries");
+    CHECK(series == (int64_t)r->ts.n && series > 0, "timeseries: %lld rows, %zu points",
+          (long long)series, r->ts.n);
+    /* a column the writers do not know: the run is refused whole, the column named */
+    REQUIRE_OK(sqlite3_exec(db, "ALTER TABLE model_stats ADD COLUMN extra REAL", NULL, NULL,
+                            NULL) == SQLITE_OK ? 0 : -1);
+    int rc = sim_config_store(st, cfg, "run", r, NULL, NULL, NULL);
+    CHECK(rc == SIM_EDB && strstr(sim_err_msg(), "model_stats") && strstr(sim_err_msg(), "extra"),
+          "an unknown column: rc %d, %s", rc, sim_err_msg());
+    CHECK(q1(db, "SELECT count(*) FROM runs") == 1 && q1(db, "SELECT count(*) FROM model_stats") ==
+              r->nmodels, "after the refused write: %lld runs, %lld model rows",
+          (long long)q1(db, "SELECT count(*) FROM runs"),
+          (long long)q1(db, "SELECT count(*) FROM model_stats"));
+    sqlite3_close(db);
+    sim_store_close(st);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+    unlink(path);
+}
+
 static void store_image_merges(void)
 {
     char path[] = "/tmp/servesim_merge_XXXXXX";
@@ -1552,6 +1672,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"md1_mean_wait", md1_mean_wait},
           {"overload_stops_the_run", overload_stops_the_run},
           {"store_image_merges", store_image_merges},
+          {"store_rows_read_back", store_rows_read_back},
           {"ideal_batch_table_profile", ideal_batch_table_profile},
         {"ideal_batch_capped_at_max", ideal_batch_capped_at_max},
         {"host_time_drawn_per_batch", host_time_drawn_per_batch},
