@@ -28,26 +28,8 @@
 #include "sim_results.h"
 #include "sim_store.h"
 
-static const char usage[] =
-    "usage: servesim-calibrate COMMAND [options]\n"
-    "\n"
-    "commands:\n"
-    "  nets [NET...]            networks (all shipped: calibrate/networks): layers, parameters and\n"
-    "                           GMACs against the published figures (- where none is),\n"
-    "                           and the graph's parallelism (pi: work over the critical path; width)\n"
-    "  backends                 the backends built into this binary\n"
-    "  check NET [--batch N]    every layer of a backend against the reference implementation\n"
-    "  measure NET...           time forward passes per batch size, fit, write profiles\n"
-    "  validate NET --zoo FILE  a real FIFO batching server against the simulator, per load\n"
-    "  concurrency NET          k inferences at once, each with p inter-op workers of t intra-op\n"
-    "                           threads (oneDNN; cuDNN: k streams, p = t = 1): latency and cores\n"
-    "                           busy per (k, p, t), the interference table\n"
-    "                           (cluster.interference_table) the simulator reads, and the\n"
-    "                           parametric model fitted to the points (oneDNN)\n"
-    "  host NET...              cudnn: the device's idle time between back-to-back served\n"
-    "                           batches per batch size (median, p99): the host's share of a\n"
-    "                           batch, the evidence for cluster.host_us_per_batch (--out FILE)\n"
-    "\n"
+/* The text after the commands in --help: what NET is, and the options. */
+static const char options_text[] =
     "NET is a file (calibrate/networks/resnet50.json) or a shipped name (resnet50).\n"
     "options:\n"
     "  --backend onednn|cudnn   (onednn)\n"
@@ -1041,16 +1023,66 @@ out:
     return rc;
 }
 
+static int cmd_backends(const struct opts *o)
+{
+    (void)o;
+    printf("%s\n", cal_backend_names());
+    return 0;
+}
+
+/* The commands, one row each (issue 53): --help's list and the dispatch come from here. */
+static const struct command {
+    const char *name, *head, *brief;    /* the list's line: "check NET [--batch N]", its text */
+    int (*run)(const struct opts *o);
+} COMMANDS[] = {
+    {"nets", "nets [NET...]",
+     "networks (all shipped: calibrate/networks): layers, parameters and\n"
+     "GMACs against the published figures (- where none is),\n"
+     "and the graph's parallelism (pi: work over the critical path; width)", cmd_nets},
+    {"backends", "backends", "the backends built into this binary", cmd_backends},
+    {"check", "check NET [--batch N]", "every layer of a backend against the reference implementation",
+     cmd_check},
+    {"measure", "measure NET...", "time forward passes per batch size, fit, write profiles",
+     cmd_measure},
+    {"validate", "validate NET --zoo FILE", "a real FIFO batching server against the simulator, per load",
+     cmd_validate},
+    {"concurrency", "concurrency NET",
+     "k inferences at once, each with p inter-op workers of t intra-op\n"
+     "threads (oneDNN; cuDNN: k streams, p = t = 1): latency and cores\n"
+     "busy per (k, p, t), the interference table\n"
+     "(cluster.interference_table) the simulator reads, and the\n"
+     "parametric model fitted to the points (oneDNN)", cmd_concurrency},
+    {"host", "host NET...",
+     "cudnn: the device's idle time between back-to-back served\n"
+     "batches per batch size (median, p99): the host's share of a\n"
+     "batch, the evidence for cluster.host_us_per_batch (--out FILE)", cmd_host},
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: servesim-calibrate COMMAND [options]\n\ncommands:\n", f);
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
+        fprintf(f, "  %-24s ", COMMANDS[i].head);
+        for (const char *b = COMMANDS[i].brief; *b; b++) {
+            fputc(*b, f);
+            if (*b == '\n')
+                fprintf(f, "%27s", "");
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "\n%s", options_text);
+}
+
 int main(int argc, char **argv)
 {
     sim_out_guard_stdout("servesim-calibrate");
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        fputs(usage, argc < 2 ? stderr : stdout);
+        usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     for (int i = 2; i < argc; i++)
         if (!strcmp(argv[i], "--help")) {
-            fputs(usage, stdout);
+            usage(stdout);
             return 0;
         }
     struct opts o;
@@ -1062,21 +1094,8 @@ int main(int argc, char **argv)
     if (rc)
         return exit_code(rc);
     const char *cmd = argv[1];
-    if (!strcmp(cmd, "nets"))
-        rc = cmd_nets(&o);
-    else if (!strcmp(cmd, "backends"))
-        printf("%s\n", cal_backend_names());
-    else if (!strcmp(cmd, "check"))
-        rc = cmd_check(&o);
-    else if (!strcmp(cmd, "measure"))
-        rc = cmd_measure(&o);
-    else if (!strcmp(cmd, "validate"))
-        rc = cmd_validate(&o);
-    else if (!strcmp(cmd, "concurrency"))
-        rc = cmd_concurrency(&o);
-    else if (!strcmp(cmd, "host"))
-        rc = cmd_host(&o);
-    else
-        rc = sim_err_set(SIM_EUSAGE, "unknown command \"%s\" (see --help)", cmd);
-    return exit_code(rc);
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (!strcmp(cmd, COMMANDS[i].name))
+            return exit_code(COMMANDS[i].run(&o));
+    return exit_code(sim_err_set(SIM_EUSAGE, "unknown command \"%s\" (see --help)", cmd));
 }

@@ -12,7 +12,11 @@ echo
 echo '```'
 "$bin" --help
 echo '```'
-for cmd in run goodput sweep plan compare export plot policies bench; do
+# the commands: the first word of each line of the usage's "commands:" list (the binary's
+# command table, experiments/src/sim_cli.c), so a new command needs no line here
+cmds=$("$bin" --help | awk '/^commands:/ {on = 1; next} on && /^$/ {exit} on && /^  [a-z]/ {print $1}')
+[ -n "$cmds" ] || { echo "gen-cli-doc.sh: no commands in $bin --help" >&2; exit 1; }
+for cmd in $cmds; do
   echo
   echo "## \`servesim $cmd\`"
   echo

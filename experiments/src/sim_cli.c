@@ -58,21 +58,63 @@
     "saying so), 130 interrupted (Ctrl-C; 143 on SIGTERM: it says what was kept), 1 internal\n" \
     "error (compare: 3 regression).\n"
 
-/* Per command: its synopsis and what `servesim COMMAND --help` prints below it. */
-static const struct cmd_help {
-    const char *name, *synopsis, *text;
+struct opts {
+    const char *config, *db;
+    const char *sets[MAX_SETS];
+    char *owned[MAX_SETS];              /* the PATH=@FILE overrides, with the file's JSON */
+    int nsets;
+    bool seed_given, json, quiet, no_db, no_reference, force;
+    const char *policy;
+    uint64_t seed;
+    double duration, rate, sample;
+    int gpus, jobs, min_gpus, max_gpus, rounds;
+    int gpus_list[16], ngpus;           /* bench --gpus A,B,...: scaling runs */
+};
+
+static int cmd_run(const struct opts *o);
+static int cmd_goodput(const struct opts *o);
+static int cmd_sweep(const struct opts *o);
+static int cmd_plan(const struct opts *o);
+static int cmd_policies(const struct opts *o);
+static int cmd_bench(const struct opts *o);
+static int cmd_export(int argc, char **argv);
+
+/* The commands, one row each (issue 53): the global usage, `servesim COMMAND --help`,
+ * docs/cli.md (scripts/gen-cli-doc.sh reads the usage's list), the options a command takes
+ * and its handler all come from here. A command either takes the common parser (`run`, with
+ * `opts` the options it accepts and `positional` 0 none, 1 an optional CONFIG, 2 a required
+ * file) or parses its own arguments (`own`). */
+static const struct command {
+    const char *name;
+    const char *head, *brief;           /* the usage's line: "run [CONFIG]", what it does */
+    const char *synopsis, *text;        /* its --help: "usage: servesim SYNOPSIS", the text */
     const char *exits;                  /* its exit statuses; NULL: EXIT_TEXT's */
-} HELP[] = {
-    {"run", "run [CONFIG] [options]",
+    int (*run)(const struct opts *o);
+    int (*own)(int argc, char **argv);
+    bool own_help;                      /* `own` prints its own --help (its options) */
+    bool interruptible;                 /* says what was kept on Ctrl-C (arm_interrupt) */
+    int positional;
+    const char *const opts[16];         /* "-j" stands for -j and --jobs */
+} COMMANDS[] = {
+    {"run", "run [CONFIG]", "simulate one experiment (no CONFIG: the embedded quickstart)",
+     "run [CONFIG] [options]",
      "Simulates one experiment (no CONFIG: the embedded quickstart) and prints per-model\n"
      "latency, batching and SLO results; writes them to the results database.\n\n"
-     "options:\n" OPT_DB OPT_SET OPT_RUN, NULL},
-    {"goodput", "goodput [CONFIG] [options]",
+     "options:\n" OPT_DB OPT_SET OPT_RUN, NULL, cmd_run, NULL, false, true, 1,
+     {"--db", "--no-db", "--set", "--seed", "--json", "--quiet", "--trace-dir", "--keep-warmup",
+      NULL}},
+    {"goodput", "goodput [CONFIG]", "search the highest load at which every model meets its SLO",
+     "goodput [CONFIG] [options]",
      "Searches the highest load (a scale of every arrival rate) at which every model meets\n"
      "its SLO; probes double or halve, then bisect (docs/config.md, `search`). An SLO that\n"
      "no batch can meet once the network's fixed delays are added exits 4 before probing.\n\n"
-     "options:\n" OPT_DB OPT_SET OPT_RUN, NULL},
-    {"sweep", "sweep SWEEP.json [-j N] [options]",
+     "options:\n" OPT_DB OPT_SET OPT_RUN, NULL, cmd_goodput, NULL, false, true, 1,
+     {"--db", "--no-db", "--set", "--seed", "--json", "--quiet", "--trace-dir", "--keep-warmup",
+      NULL}},
+    {"sweep", "sweep SWEEP -j N",
+     "a grid of runs or goodput searches over a base config, N workers,\n"
+     "resumable (points already in the database are skipped)",
+     "sweep SWEEP.json [-j N] [options]",
      "A grid of runs or goodput searches over a base config. SWEEP: {name, base, mode\n"
      "run|goodput, set, grid: {path: [values]}, cases: [{name, path: value, ...}]} (cases:\n"
      "named override sets). Resumable: points already in the database are skipped.\n"
@@ -88,36 +130,56 @@ static const struct cmd_help {
      "  --trace-dir DIR   where workload.trace files are (as for run)\n"
      "  --force           run even when the database holds this sweep's name under another\n"
      "                    configuration (other file, base or --set) and none of this one\n",
-     NULL},
-    {"plan", "plan [CONFIG] [options]",
+     NULL, cmd_sweep, NULL, false, false, 2,
+     {"-j", "--db", "--set", "--quiet", "--force", "--trace-dir", "--keep-warmup", NULL}},
+    {"plan", "plan [CONFIG]",
+     "capacity plan: the fewest GPUs that replay the workload (a trace)\n"
+     "within SLO, and with `autoscale` in the config the autoscaler's cost",
+     "plan [CONFIG] [options]",
      "Capacity plan: the fewest GPUs that replay the workload (a trace) within SLO, and with\n"
      "`autoscale` in the config the autoscaler's cost beside it. No GPU count within the\n"
      "bounds: exit 4, naming the best probe.\n\n"
      "options:\n" OPT_DB OPT_SET OPT_RUN
      "  --min N, --max N  bounds of the GPU-count search (default: the lower bound, and\n"
-     "                    cluster.max_gpus if above cluster.gpus, else 4096)\n", NULL},
-    {"compare", "compare BASE NEW [options]",
+     "                    cluster.max_gpus if above cluster.gpus, else 4096)\n", NULL,
+     cmd_plan, NULL, false, true, 1,
+     {"--db", "--no-db", "--set", "--seed", "--json", "--quiet", "--trace-dir", "--keep-warmup",
+      "--min", "--max", NULL}},
+    {"compare", "compare BASE NEW",
+     "regression check between two results databases or exports: per\n"
+     "experiment and model, means over seeds, Welch t-test; exit 3 on a\n"
+     "regression",
+     "compare BASE NEW [options]",
      "Regression check between two results databases or exports: per experiment and model,\n"
      "means over seeds, Welch t-test; exit 3 on a regression. Its options: servesim compare\n"
      "--help.\n",
      "Exit status: 0 no regression, 3 a regression (or an experiment missing from NEW,\n"
-     "unless --allow-missing), 4 nothing was compared, 2 bad input, 1 internal error.\n"},
-    {"export", "export DB [-o FILE]",
+     "unless --allow-missing), 4 nothing was compared, 2 bad input, 1 internal error.\n",
+     NULL, sim_compare_main, true, false, 0, {NULL}},
+    {"export", "export DB",
+     "the runs of a database as text (servesim-results/2) that diffs well\n"
+     "and that compare reads like a database; -o FILE writes it there",
+     "export DB [-o FILE]",
      "The runs of a database as text (servesim-results/2) that diffs well and that compare\n"
      "reads like a database.\n\n"
      "options:\n"
      "  -o FILE, --out FILE  write there (whole or not at all: a temporary file renamed; a\n"
      "                       FIFO or device written through), else to stdout\n",
      "Exit status: 0 success, 2 bad input (a database that cannot be read, a FILE that\n"
-     "cannot be written), 1 internal error.\n"},
-    {"plot", "plot KIND... [options]",
+     "cannot be written), 1 internal error.\n",
+     NULL, cmd_export, false, false, 0, {NULL}},
+    {"plot", "plot KIND...", "gnuplot figures (PNG, SVG and their .dat) from a results database",
+     "plot KIND... [options]",
      "gnuplot figures (PNG, SVG and their .dat) from a results database: goodput,\n"
      "goodput-gpus, goodput-slo, latency-cdf, queue-cdf, batch-hist, timeline, all. Its\n"
      "kinds and options: servesim plot --help.\n",
-     "Exit status: 0 success, 2 bad input, 1 internal error (gnuplot failed).\n"},
-    {"policies", "policies", "Lists the registered policies and their presets.\n",
-     "Exit status: 0.\n"},
-    {"bench", "bench [options]",
+     "Exit status: 0 success, 2 bad input, 1 internal error (gnuplot failed).\n",
+     NULL, plot_main, true, false, 0, {NULL}},
+    {"policies", "policies", "list the registered policies", "policies",
+     "Lists the registered policies and their presets.\n", "Exit status: 0.\n", cmd_policies,
+     NULL, false, false, 0, {NULL}},
+    {"bench", "bench", "throughput benchmark: Symphony, 64 GPUs, the 35-model 1080Ti zoo",
+     "bench [options]",
      "Throughput benchmark: Symphony (or --policy), 64 GPUs, the 35-model 1080Ti zoo, with a\n"
      "minimal reference batching simulator run in the same process (the speed ratio).\n\n"
      "options:\n"
@@ -134,56 +196,50 @@ static const struct cmd_help {
      "  --rounds N        run and reference alternate N times in this process (1-100, default\n"
      "                    1); speeds and the ratio are the rounds' medians, and every round\n"
      "                    must simulate the same events\n",
-     "Exit status: 0 success, 2 bad input, 1 internal error (a round simulated other events).\n"},
+     "Exit status: 0 success, 2 bad input, 1 internal error (a round simulated other events).\n",
+     cmd_bench, NULL, false, false, 0,
+     {"--duration", "--rate", "--gpus", "--sample", "--policy", "--no-reference", "--rounds",
+      "--json", NULL}},
 };
+#define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
-static const char usage[] =
-    "usage: servesim COMMAND [options]     (servesim COMMAND --help: that command's options)\n"
-    "\n"
-    "commands:\n"
-    "  run [CONFIG]      simulate one experiment (no CONFIG: the embedded quickstart)\n"
-    "  goodput [CONFIG]  search the highest load at which every model meets its SLO\n"
-    "  sweep SWEEP -j N  a grid of runs or goodput searches over a base config, N workers,\n"
-    "                    resumable (points already in the database are skipped)\n"
-    "  plan [CONFIG]     capacity plan: the fewest GPUs that replay the workload (a trace)\n"
-    "                    within SLO, and with `autoscale` in the config the autoscaler's cost\n"
-    "  compare BASE NEW  regression check between two results databases or exports: per\n"
-    "                    experiment and model, means over seeds, Welch t-test; exit 3 on a\n"
-    "                    regression\n"
-    "  export DB         the runs of a database as text (servesim-results/2) that diffs well\n"
-    "                    and that compare reads like a database; -o FILE writes it there\n"
-    "  plot KIND...      gnuplot figures (PNG, SVG and their .dat) from a results database\n"
-    "  policies          list the registered policies\n"
-    "  bench             throughput benchmark: Symphony, 64 GPUs, the 35-model 1080Ti zoo\n"
-    "\n"
-    "common options (run, goodput, plan):\n" OPT_DB OPT_SET OPT_RUN
-    "\n" EXIT_TEXT
-    "Docs: README.md, docs/ (docs/cli.md: every command's help).\n";
+static const struct command *command_of(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(COMMANDS[i].name, name) == 0)
+            return &COMMANDS[i];
+    return NULL;
+}
+
+/* servesim --help: the commands from the table, a line each (continued lines indented). */
+static void usage(FILE *f)
+{
+    fputs("usage: servesim COMMAND [options]     (servesim COMMAND --help: that command's options)\n"
+          "\ncommands:\n", f);
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        const char *b = COMMANDS[i].brief;
+        fprintf(f, "  %-17s ", COMMANDS[i].head);
+        for (; *b; b++) {
+            fputc(*b, f);
+            if (*b == '\n')
+                fprintf(f, "%20s", "");
+        }
+        fputc('\n', f);
+    }
+    fputs("\ncommon options (run, goodput, plan):\n" OPT_DB OPT_SET OPT_RUN "\n" EXIT_TEXT
+          "Docs: README.md, docs/ (docs/cli.md: every command's help).\n", f);
+}
 
 /* servesim COMMAND --help; false when COMMAND has no help text here. */
 static bool command_help(const char *cmd)
 {
-    for (size_t i = 0; i < sizeof HELP / sizeof HELP[0]; i++)
-        if (strcmp(HELP[i].name, cmd) == 0) {
-            printf("usage: servesim %s\n\n%s\n%s", HELP[i].synopsis, HELP[i].text,
-                   HELP[i].exits ? HELP[i].exits : EXIT_TEXT);
-            return true;
-        }
-    return false;
+    const struct command *c = command_of(cmd);
+    if (c)
+        printf("usage: servesim %s\n\n%s\n%s", c->synopsis, c->text,
+               c->exits ? c->exits : EXIT_TEXT);
+    return c != NULL;
 }
 
-struct opts {
-    const char *config, *db;
-    const char *sets[MAX_SETS];
-    char *owned[MAX_SETS];              /* the PATH=@FILE overrides, with the file's JSON */
-    int nsets;
-    bool seed_given, json, quiet, no_db, no_reference, force;
-    const char *policy;
-    uint64_t seed;
-    double duration, rate, sample;
-    int gpus, jobs, min_gpus, max_gpus, rounds;
-    int gpus_list[16], ngpus;           /* bench --gpus A,B,...: scaling runs */
-};
 
 static int exit_code(int rc)
 {
@@ -231,36 +287,13 @@ static void opts_free(struct opts *o)
         free(o->owned[i]);
 }
 
-/* The options each command of parse_opts takes ("-j" stands for -j and --jobs) and whether
- * it takes a positional argument (1 optional CONFIG, 2 a required one): an option a command
- * does not take is an error naming the ones it does, never silently ignored. */
-static const struct cmd_opts {
-    const char *cmd;
-    int positional;
-    const char *const opts[16];
-} CMD_OPTS[] = {
-    {"run", 1, {"--db", "--no-db", "--set", "--seed", "--json", "--quiet", "--trace-dir",
-                "--keep-warmup", NULL}},
-    {"goodput", 1, {"--db", "--no-db", "--set", "--seed", "--json", "--quiet", "--trace-dir",
-                    "--keep-warmup", NULL}},
-    {"plan", 1, {"--db", "--no-db", "--set", "--seed", "--json", "--quiet", "--trace-dir",
-                 "--keep-warmup", "--min", "--max", NULL}},
-    {"sweep", 2, {"-j", "--db", "--set", "--quiet", "--force", "--trace-dir", "--keep-warmup",
-                  NULL}},
-    {"policies", 0, {NULL}},
-    {"bench", 0, {"--duration", "--rate", "--gpus", "--sample", "--policy", "--no-reference",
-                  "--rounds", "--json", NULL}},
-};
-
 /* Whether command `cmd` takes option `a` (true for a command without a table: dispatch
  * reports it as unknown); else an error listing what it takes. */
 static int check_opt(const char *cmd, const char *a)
 {
     const char *name = strcmp(a, "--jobs") == 0 ? "-j" : a;
-    for (size_t i = 0; i < sizeof CMD_OPTS / sizeof CMD_OPTS[0]; i++) {
-        const struct cmd_opts *c = &CMD_OPTS[i];
-        if (strcmp(c->cmd, cmd) != 0)
-            continue;
+    const struct command *c = command_of(cmd);
+    if (c) {
         char list[256] = "";
         for (int k = 0; c->opts[k]; k++) {
             if (strcmp(c->opts[k], name) == 0)
@@ -277,10 +310,10 @@ static int check_opt(const char *cmd, const char *a)
 
 static int check_positional(const char *cmd, const char *a)
 {
-    for (size_t i = 0; i < sizeof CMD_OPTS / sizeof CMD_OPTS[0]; i++)
-        if (strcmp(CMD_OPTS[i].cmd, cmd) == 0 && CMD_OPTS[i].positional == 0)
-            return sim_err_set(SIM_EUSAGE, "%s takes no argument, got \"%s\" (servesim %s "
-                               "--help)", cmd, a, cmd);
+    const struct command *c = command_of(cmd);
+    if (c && c->positional == 0)
+        return sim_err_set(SIM_EUSAGE, "%s takes no argument, got \"%s\" (servesim %s --help)",
+                           cmd, a, cmd);
     return 0;
 }
 
@@ -444,7 +477,7 @@ static void emit(const struct opts *o, const struct sim_result *r, const struct 
     }
 }
 
-static int cmd_run(const struct opts *o, bool goodput)
+static int run_or_goodput(const struct opts *o, bool goodput)
 {
     struct sim_config *cfg = NULL;
     struct sim_result *r = NULL;
@@ -493,6 +526,25 @@ out:
     return rc ? fail(rc) : 0;
 }
 
+static int cmd_run(const struct opts *o)
+{
+    return run_or_goodput(o, false);
+}
+
+static int cmd_goodput(const struct opts *o)
+{
+    return run_or_goodput(o, true);
+}
+
+static int cmd_sweep(const struct opts *o)
+{
+    if (!o->config)
+        return fail(sim_err_set(SIM_EUSAGE, "sweep: expected a sweep file (servesim sweep "
+                                "--help)"));
+    int rc = sim_sweep_run(o->config, o->db, o->jobs, o->sets, o->nsets, o->quiet, o->force);
+    return rc ? fail(rc) : 0;
+}
+
 static int cmd_plan(const struct opts *o)
 {
     struct sim_plan p;
@@ -529,8 +581,9 @@ static int cmd_plan(const struct opts *o)
     return rc ? fail(rc) : 0;
 }
 
-static int cmd_policies(void)
+static int cmd_policies(const struct opts *o)
 {
+    (void)o;
     for (int i = 0; i < policy_count(); i++) {
         const struct policy_ops *p = policy_at(i);
         printf("%-12s %s\n", p->name, p->summary);
@@ -788,40 +841,13 @@ static void arm_interrupt(const char *cmd, const struct opts *o)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-/* The commands that take the common options; the exit status. */
-static int dispatch(const char *cmd, struct opts *o)
-{
-    if (!strcmp(cmd, "run") || !strcmp(cmd, "goodput") || !strcmp(cmd, "plan"))
-        arm_interrupt(cmd, o);
-    if (strcmp(cmd, "run") == 0)
-        return cmd_run(o, false);
-    if (strcmp(cmd, "goodput") == 0)
-        return cmd_run(o, true);
-    if (strcmp(cmd, "sweep") == 0) {
-        if (!o->config) {
-            fprintf(stderr, "servesim sweep: expected a sweep file (see servesim --help)\n");
-            return 2;
-        }
-        int rc = sim_sweep_run(o->config, o->db, o->jobs, o->sets, o->nsets, o->quiet, o->force);
-        return rc ? fail(rc) : 0;
-    }
-    if (strcmp(cmd, "plan") == 0)
-        return cmd_plan(o);
-    if (strcmp(cmd, "policies") == 0)
-        return cmd_policies();
-    if (strcmp(cmd, "bench") == 0)
-        return cmd_bench(o);
-    fprintf(stderr, "servesim: unknown command \"%s\"\n\n%s", cmd, usage);
-    return 2;
-}
-
 int main(int argc, char **argv)
 {
     sim_out_guard_stdout("servesim");
     struct opts o;
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         (strcmp(argv[1], "help") == 0 && argc == 2)) {
-        fputs(usage, argc < 2 ? stderr : stdout);
+        usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
@@ -834,26 +860,27 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "help") == 0)      /* servesim help COMMAND */
         return command_help(argv[2]) ? 0 : (fprintf(stderr, "servesim: no command \"%s\"\n",
                                                      argv[2]), 2);
-    /* commands with options of their own (compare and plot print their own --help) */
-    if (strcmp(argv[1], "compare") == 0)
-        return sim_compare_main(argc, argv);
-    if (strcmp(argv[1], "plot") == 0)
-        return plot_main(argc, argv);
+    const struct command *c = command_of(argv[1]);
+    if (!c) {
+        fprintf(stderr, "servesim: unknown command \"%s\"\n\n", argv[1]);
+        usage(stderr);
+        return 2;
+    }
+    if (c->own && c->own_help)
+        return c->own(argc, argv);
     for (int i = 2; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            if (command_help(argv[1]))
-                return 0;
-            fprintf(stderr, "servesim: unknown command \"%s\"\n\n%s", argv[1], usage);
-            return 2;
-        }
-    if (strcmp(argv[1], "export") == 0)
-        return cmd_export(argc, argv);
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return command_help(argv[1]) ? 0 : 2;
+    if (c->own)
+        return c->own(argc, argv);
     int rc = parse_opts(argc, argv, &o);
     if (rc) {
         opts_free(&o);
         return fail(rc);
     }
-    rc = dispatch(argv[1], &o);
+    if (c->interruptible)
+        arm_interrupt(c->name, &o);
+    rc = c->run(&o);
     opts_free(&o);
     return rc;
 }
