@@ -203,7 +203,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     if (cfg->autoscaler &&
         !(s->astate = calloc(1, cfg->autoscaler->state_size ? cfg->autoscaler->state_size : 1)))
         goto fail;
-    if ((rc = s->pol->init(s, cfg->policy_params, s->pstate))) {
+    if (s->pol->init && (rc = s->pol->init(s, cfg->policy_params, s->pstate))) {
         s->pol->destroy ? s->pol->destroy(s->pstate) : (void)0;
         free(s->pstate);
         s->pstate = NULL;

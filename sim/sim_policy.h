@@ -18,8 +18,15 @@
 
 struct cJSON;
 
+/* A policy: its file in policies/ and one line in policies/registry.c. Required: name,
+ * summary and on_request; everything else may be left out (0, NULL or false), the default
+ * said beside each (a policy with no state and no params needs neither state_size nor init).
+ * tests/policy/test_policies.c (registry_is_well_formed) names the policy and the field a
+ * registered table lacks. */
 struct policy_ops {
     const char *name, *summary;
+    /* Bytes of state the engine allocates and zeroes for each run (0: none; the hooks get a
+     * pointer that must not be written). */
     size_t state_size;
     /* May be NULL (false). True when, with these params, executors start with no model
      * loaded and the policy loads them (sim_load, sim_preload); otherwise every executor
@@ -27,8 +34,8 @@ struct policy_ops {
     bool (*cold_start)(const struct cJSON *params);
     /* Keys accepted in policy.params (NULL-terminated); others are config errors. */
     const char *const *param_keys;
-    /* Required. Reads params (may be NULL), sets up state. Errors via sim_err_set, with the
-     * JSON path (policy.params.x). */
+    /* May be NULL (nothing to set up). Reads params (may be NULL), sets up state. Errors via
+     * sim_err_set, with the JSON path (policy.params.x). */
     int (*init)(struct sim *, const struct cJSON *params, void *state);
     /* May be NULL: every request goes to the central scheduler. Called when a request
      * arrives at its frontend (r->frontend); returns the executor to send it to directly

@@ -22,6 +22,9 @@
 struct sim_config_spare {
     struct sim *s;                      /* NULL once taken */
     struct wl_replay *replay;           /* its trace replay (borrowed from s), or NULL */
+    struct sim_world world;             /* the world it was built from: a caller that has
+                                         * since changed a field of cfg->world (its policy, its
+                                         * duration, ...) gets an engine built anew */
 };
 static int build_engine(const struct sim_config *cfg, double scale, const struct policy_ops *pol,
                         struct sim **out, struct wl_replay **replay);
@@ -1250,7 +1253,7 @@ static int finish(struct sim_config *c, const char *label)
         if (rc)
             sim_destroy(s);
         else
-            *c->spare = (struct sim_config_spare){.s = s, .replay = rp};
+            *c->spare = (struct sim_config_spare){.s = s, .replay = rp, .world = c->world};
     }
     if (rc)
         sim_err_prefix(rc, label);
@@ -1450,7 +1453,8 @@ int sim_config_engine(const struct sim_config *cfg, double scale, const struct p
     if (sp && sp->s) {
         struct sim *s = sp->s;
         sp->s = NULL;                   /* taken or freed: the first call only */
-        if (scale == 1.0 && (!pol || pol == cfg->world.policy)) {
+        if (scale == 1.0 && (!pol || pol == cfg->world.policy) &&
+            memcmp(&sp->world, &cfg->world, sizeof cfg->world) == 0) {
             *out = s;
             if (replay)
                 *replay = sp->replay;

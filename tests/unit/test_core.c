@@ -485,6 +485,22 @@ static void md1_mean_wait(void)
     "0},\"policy\":{\"name\":\"fifo\",\"params\":{\"drop_late\":false}},\"metrics\":"         \
     "{\"sample_period_s\":0}}"
 
+/* The engine built at load (to check the policy's params) serves the first run only while
+ * the world is what it was built from: a field set after load (here the duration, as tests
+ * and the fuzzers do) gets an engine built anew, not a run of the loaded world. */
+static void config_engine_follows_the_world(void)
+{
+    struct sim_config *cfg;
+    struct sim_result *r = NULL;
+    REQUIRE_OK(sim_config_from_text(OVL_CFG("50"), "ovl", ".", &cfg));
+    cfg->world.duration_s = 5;
+    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+    CHECK(r->duration_s == 5 && r->models[0].offered < 50 * 5 * 1.5,
+          "duration %g s, %llu offered", r->duration_s, (unsigned long long)r->models[0].offered);
+    sim_result_destroy(r);
+    sim_config_destroy(cfg);
+}
+
 static void overload_stops_the_run(void)
 {
     struct sim_config *cfg;
@@ -1673,6 +1689,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"overload_stops_the_run", overload_stops_the_run},
           {"store_image_merges", store_image_merges},
           {"store_rows_read_back", store_rows_read_back},
+          {"config_engine_follows_the_world", config_engine_follows_the_world},
           {"ideal_batch_table_profile", ideal_batch_table_profile},
         {"ideal_batch_capped_at_max", ideal_batch_capped_at_max},
         {"host_time_drawn_per_batch", host_time_drawn_per_batch},
