@@ -1,9 +1,24 @@
-/* sim_config_int — the config parser's sections in other files (sim_config_app.c,
- * sim_config_trace.c), for sim_config.c. */
+/* sim_config_int — the config parser's sections in other files, for sim_config.c, which
+ * calls them in this order: cluster and models (sim_config_cluster.c), application
+ * (sim_config_app.c), workload (sim_config_workload.c, with its trace: sim_config_trace.c),
+ * then the checks of sim_config_cluster.c. */
 #ifndef SIM_CONFIG_INT_H
 #define SIM_CONFIG_INT_H
 
 #include "sim_config.h"
+
+/* `cluster` of root: GPUs or nodes, their kinds, memory, interference, host time. */
+int sim_config_parse_cluster(struct sim_config *c, const cJSON *root);
+/* `models` of root (zoo entries expanded), against the cluster's kinds. */
+int sim_config_parse_models(struct sim_config *c, const cJSON *root);
+/* `workload` of root: arrivals, popularity, segments, schedules, sizes, clients, trace. */
+int sim_config_parse_workload(struct sim_config *c, const cJSON *root);
+/* cluster.gpu_memory_mb holds every model together (a policy that keeps every model on every
+ * GPU) or each alone (a cold-start policy); after the policy is known. */
+int sim_config_check_memory(const struct sim_config *c);
+/* The run's work is bounded before it starts (time-series points, token turns, pages), each
+ * error naming the field to change and the least value that fits. */
+int sim_config_check_work(const struct sim_config *c);
 
 /* `application` of root (absent: c->app stays NULL), against c->world.models. */
 int sim_config_parse_app(struct sim_config *c, const cJSON *root);

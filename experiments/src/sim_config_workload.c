@@ -1,0 +1,458 @@
+/* sim_config_workload — the config's workload section (arrivals, popularity, segments,
+ * rate schedules, request sizes, closed-loop clients, traces), for sim_config.c
+ * (docs/config.md has the keys). */
+#include "sim_config_int.h"
+
+static const char *const ARRIVALS[] = {"poisson", "gamma", "uniform", NULL};
+static const char *const POPULARITY[] = {"uniform", "zipf", "explicit", NULL};
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_randist.h>
+
+#include "sim_err.h"
+#include "sim_json.h"
+#include "sim_rng.h"
+#include "wl_clients.h"
+
+/* workload.random_segments {"sd_rps", "period_s", "min_rps"}: the rate is redrawn every
+ * period from normal(rate_rps, sd_rps), truncated below at min_rps (FA2's normal(15, 5)
+ * workload); expanded here into segments from the stream "workload.random_segments", so a
+ * run stays a function of config and seed. */
+static int parse_random_segments(struct sim_config *c, const cJSON *w, const cJSON *segs)
+{
+    static const char *const keys[] = {"sd_rps", "period_s", "min_rps", NULL};
+    const char *p = "workload.random_segments";
+    const cJSON *o;
+    double sd = 0, period = 0, lo = 0.1;
+    int rc;
+    if ((rc = sim_json_obj(w, "workload", "random_segments", false, &o)) || !o)
+        return rc;
+    if (segs)
+        return sim_err_set(SIM_EINVAL, "%s: give either segments or random_segments, not both", p);
+    if ((rc = sim_json_keys(o, p, keys)) || (rc = sim_json_num(o, p, "sd_rps", true, SIM_J_NONNEG, &sd)) ||
+        (rc = sim_json_num(o, p, "period_s", true, SIM_J_POS, &period)) ||
+        (rc = sim_json_num(o, p, "min_rps", false, SIM_J_POS, &lo)))
+        return rc;
+    if (!(c->world.rate_rps > 0))
+        return sim_err_set(SIM_EINVAL, "%s: needs workload.rate_rps (the mean)", p);
+    double n = ceil(c->world.duration_s / period);
+    if (n > 1e6)
+        return sim_err_set(SIM_EINVAL, "%s.period_s: expected at most 1e6 periods in duration_s, "
+                           "got %.15g", p, n);
+    gsl_rng *r = sim_rng_stream(c->world.seed, "workload.random_segments");
+    if (!r || !(c->workload.segments = calloc((size_t)n, sizeof *c->workload.segments))) {
+        gsl_rng_free(r);
+        return SIM_ENOMEM;
+    }
+    c->workload.nsegments = (int)n;
+    for (int i = 0; i < c->workload.nsegments; i++) {
+        double rate = c->world.rate_rps + gsl_ran_gaussian_ziggurat(r, sd);
+        c->workload.segments[i].duration_s = i + 1 < c->workload.nsegments ? period : 0;
+        c->workload.segments[i].scale = fmax(rate, lo) / c->world.rate_rps;
+    }
+    gsl_rng_free(r);
+    return 0;
+}
+
+/* workload.segments[i].models {"model name": factor, ...}: those models' rates are further
+ * multiplied by their factor during the segment (a shift in popularity); others by 1. */
+static int parse_segment_models(struct sim_config *c, const cJSON *ms, const char *sp,
+                                struct wl_segment *seg)
+{
+    char mp[SIM_JPATH_MAX];
+    snprintf(mp, sizeof mp, "%s.models", sp);
+    if (c->app)
+        return sim_err_set(SIM_EINVAL, "%s: with an application, requests are the "
+                           "application's; per-model factors do not apply", mp);
+    if (!(seg->model_scale = malloc((size_t)c->world.nmodels * sizeof *seg->model_scale)))
+        return SIM_ENOMEM;
+    for (int m = 0; m < c->world.nmodels; m++)
+        seg->model_scale[m] = 1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, ms) {
+        int m = 0;
+        while (m < c->world.nmodels && strcmp(c->world.models[m].name, it->string) != 0)
+            m++;
+        if (m == c->world.nmodels)
+            return sim_err_set(SIM_EINVAL, "%s: no model named \"%s\" in the config's models",
+                               mp, it->string);
+        if (!cJSON_IsNumber(it) || it->valuedouble < 0) {
+            char kp[SIM_JPATH_MAX + 64];
+            snprintf(kp, sizeof kp, "%s.%s", mp, it->string);
+            return sim_json_expected(kp, "a factor >= 0", it);
+        }
+        seg->model_scale[m] = it->valuedouble;
+    }
+    return 0;
+}
+
+/* A per-model workload key (`section`.<model name>): the model's index into *m and the key's
+ * JSON path into path; an error naming the path when no model has that name. */
+static int model_key(const struct sim_config *c, const char *section, const cJSON *it,
+                     char *path, size_t size, int *m)
+{
+    snprintf(path, size, "%s.%s", section, it->string);
+    for (*m = 0; *m < c->world.nmodels; (*m)++)
+        if (strcmp(c->world.models[*m].name, it->string) == 0)
+            return 0;
+    return sim_err_set(SIM_EINVAL, "%s: no model named \"%s\" in the config's models", path,
+                       it->string);
+}
+
+/* workload.sizes {"model name": {"mean": m, "cv": c, "batch": "mean"|"max"}}: that model's
+ * requests carry a lognormal size factor that multiplies their batch's standalone time (the
+ * batch's mean size, or its largest: padded). Synthetic arrivals only: a trace's sizes are
+ * its own (tokens). */
+static int parse_sizes(struct sim_config *c, const cJSON *o, bool trace)
+{
+    static const char *const keys[] = {"mean", "cv", "batch", NULL};
+    static const char *const HOW[] = {"mean", "max", NULL};
+    if (!o)
+        return 0;
+    if (trace)
+        return sim_err_set(SIM_EINVAL, "workload.sizes: the trace's requests carry the trace's "
+                           "sizes (workload.trace.size); give one or the other");
+    if (c->app)
+        return sim_err_set(SIM_EINVAL, "workload.sizes: with an application, requests are the "
+                           "application's; per-model sizes do not apply");
+    if (!(c->workload.sizes = calloc((size_t)c->world.nmodels, sizeof *c->workload.sizes)))
+        return SIM_ENOMEM;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o) {
+        char p[SIM_JPATH_MAX + SIM_NAME_MAX];
+        int m, rc;
+        if ((rc = model_key(c, "workload.sizes", it, p, sizeof p, &m)))
+            return rc;
+        struct wl_size *z = &c->workload.sizes[m];
+        int how = 0;
+        if (!cJSON_IsObject(it))
+            return sim_json_expected(p, "{mean, cv, batch}", it);
+        if ((rc = sim_json_keys(it, p, keys)) ||
+            (rc = sim_json_num(it, p, "mean", true, SIM_J_POS, &z->mean)) ||
+            (rc = sim_json_num(it, p, "cv", true, SIM_J_NONNEG, &z->cv)) ||
+            (rc = sim_json_enum(it, p, "batch", false, HOW, &how)))
+            return rc;
+        c->world.models[m].sized = how == 0 ? SIM_SIZE_MEAN : SIM_SIZE_MAX;
+    }
+    return 0;
+}
+
+/* workload.rate_schedules {"model name": {"step_s": s, "rps": [r0, r1, ...]}}: that model's
+ * rate is r0 for s seconds, then r1, ..., the last held to the end; its mean over the run
+ * becomes its configured rate (what policies read), and the steps segments scaled by it.
+ * Returns the number of models with a schedule in *n. */
+static int parse_rate_schedules(struct sim_config *c, const cJSON *o, int *n)
+{
+    static const char *const keys[] = {"step_s", "rps", NULL};
+    *n = 0;
+    if (!o)
+        return 0;
+    if (c->app)
+        return sim_err_set(SIM_EINVAL, "workload.rate_schedules: with an application, requests "
+                           "are the application's; per-model schedules do not apply");
+    if (!(c->workload.schedules = calloc((size_t)c->world.nmodels, sizeof *c->workload.schedules)))
+        return SIM_ENOMEM;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o) {
+        char p[SIM_JPATH_MAX + SIM_NAME_MAX];
+        const cJSON *rps;
+        double step = 0;
+        int m, rc;
+        if ((rc = model_key(c, "workload.rate_schedules", it, p, sizeof p, &m)))
+            return rc;
+        if (!cJSON_IsObject(it))
+            return sim_json_expected(p, "{step_s, rps}", it);
+        if ((rc = sim_json_keys(it, p, keys)) ||
+            (rc = sim_json_num(it, p, "step_s", true, SIM_J_POS, &step)) ||
+            (rc = sim_json_arr(it, p, "rps", true, &rps)))
+            return rc;
+        int k = cJSON_GetArraySize(rps);
+        if (k == 0)
+            return sim_err_set(SIM_EINVAL, "%s.rps: expected at least one rate", p);
+        struct wl_schedule *sc = &c->workload.schedules[m];
+        if (!(sc->seg = calloc((size_t)k, sizeof *sc->seg)))
+            return SIM_ENOMEM;
+        sc->n = k;
+        double dur = c->world.duration_s, sum = 0;
+        const cJSON *r = sim_json_first(rps);
+        for (int i = 0; i < k; i++, r = r->next) {
+            if (!cJSON_IsNumber(r) || r->valuedouble < 0) {
+                char ip[SIM_JPATH_MAX + SIM_NAME_MAX + 16];
+                snprintf(ip, sizeof ip, "%s.rps[%d]", p, i);
+                return sim_json_expected(ip, "a rate >= 0 (req/s)", r);
+            }
+            double t0 = i * step, t1 = i == k - 1 ? fmax(dur, t0) : (i + 1) * step;
+            sum += r->valuedouble * fmax(0, fmin(t1, dur) - fmin(t0, dur));
+            sc->seg[i] = (struct wl_segment){i == k - 1 ? 0 : step, r->valuedouble, NULL};
+        }
+        double mean = dur > 0 ? sum / dur : 0;
+        for (int i = 0; i < k; i++)
+            sc->seg[i].scale = mean > 0 ? sc->seg[i].scale / mean : 0;
+        c->world.model_rps[m] = mean;
+        (*n)++;
+    }
+    return 0;
+}
+
+/* A window the trace's rows do not cover is an error (the answer would be for a shorter or
+ * emptier window than asked); with workload.trace.partial_window a warning every answer
+ * carries. A per-request trace's window may run 1 trace second past its last request. */
+static int trace_coverage(struct sim_config *c, const struct wl_trace_info *in)
+{
+    const struct wl_trace_cfg *tc = c->workload.trace;
+    double tol = tc->timestamps ? 1 : 1e-6 * fmax(1, in->window_hi - in->window_lo);
+    if (in->uncovered_s <= tol)
+        return 0;
+    char win[96], rows[96];
+    if (isfinite(in->window_hi))
+        snprintf(win, sizeof win, "[%.9g, %.9g) s", in->window_lo, in->window_hi);
+    else
+        snprintf(win, sizeof win, "from %.9g s to the trace's end", in->window_lo);
+    if (in->have_data)
+        snprintf(rows, sizeof rows, "[%.9g, %.9g) s", in->data_lo, in->data_hi);
+    else
+        snprintf(rows, sizeof rows, "nothing (no rows)");
+    if (!tc->partial_window)
+        return sim_err_set(SIM_EINVAL, "workload.trace: the window %s (start_s, window_s) is "
+                           "not covered by the trace, whose rows span %s (%s%s): %.9g s of the "
+                           "window have no data. Choose a window inside the rows, or set "
+                           "workload.trace.partial_window to true to answer for the part "
+                           "covered (with a warning)", win, rows, tc->spec.files[0],
+                           tc->spec.nfiles > 1 ? " and the other files" : "",
+                           in->uncovered_s);
+    snprintf(c->trace_warning, sizeof c->trace_warning, "warning: workload.trace: the trace "
+             "covers only part of the window %s: its rows span %s; %.9g trace seconds have no "
+             "data (partial_window)", win, rows, in->uncovered_s);
+    return 0;
+}
+
+/* workload.clients: closed-loop clients instead of an arrival rate (wl_clients.h). */
+static int parse_clients(struct sim_config *c, const cJSON *w)
+{
+    static const char *const keys[] = {"model", "step_s", "counts", "think_s", "after", NULL};
+    static const char *const AFTER[] = {"hold", "end", NULL};
+    static const char *const others[] = {"rate_rps", "arrival", "popularity", "segments",
+                                         "random_segments", "trace", "rate_schedules", "sizes",
+                                         NULL};
+    const char *P = "workload.clients", *mname = NULL;
+    const cJSON *o, *counts;
+    int rc, after = 0;
+    for (int i = 0; others[i]; i++)
+        if (cJSON_GetObjectItemCaseSensitive(w, others[i]))
+            return sim_err_set(SIM_EINVAL, "workload.%s: with workload.clients the clients make "
+                               "the requests; give no rate, arrival process or trace", others[i]);
+    if (c->app)
+        return sim_err_set(SIM_EINVAL, "workload.clients: not with an application");
+    struct wl_clients_cfg *cl = calloc(1, sizeof *cl);
+    if (!cl)
+        return SIM_ENOMEM;
+    c->workload.clients = cl;           /* freed with the config from here on */
+    cl->step_s = 60;
+    cl->think_s = 1;
+    if ((rc = sim_json_obj(w, "workload", "clients", true, &o)) ||
+        (rc = sim_json_keys(o, P, keys)) || (rc = sim_json_str(o, P, "model", false, &mname)) ||
+        (rc = sim_json_num(o, P, "step_s", false, SIM_J_POS, &cl->step_s)) ||
+        (rc = sim_json_num(o, P, "think_s", false, SIM_J_POS, &cl->think_s)) ||
+        (rc = sim_json_arr(o, P, "counts", true, &counts)) ||
+        (rc = sim_json_enum(o, P, "after", false, AFTER, &after)))
+        return rc;
+    cl->hold = after == 0;
+    if (mname) {
+        cl->model = -1;
+        for (int m = 0; m < c->world.nmodels && cl->model < 0; m++)
+            if (!strcmp(c->world.models[m].name, mname))
+                cl->model = m;
+        if (cl->model < 0)
+            return sim_err_set(SIM_EINVAL, "%s.model: no model \"%s\" in models", P, mname);
+    } else if (c->world.nmodels != 1) {
+        return sim_err_set(SIM_EINVAL, "%s.model: missing (the config has %d models: name the "
+                           "one the clients use)", P, c->world.nmodels);
+    }
+    int n = cJSON_GetArraySize(counts);
+    if (n < 1 || n > 100000)
+        return sim_err_set(SIM_EINVAL, "%s.counts: expected 1 to 100000 counts, got %d", P, n);
+    if (!(cl->counts = calloc((size_t)n, sizeof *cl->counts)))
+        return SIM_ENOMEM;
+    cl->nsteps = n;
+    int most = 0;
+    const cJSON *v = sim_json_first(counts);
+    for (int i = 0; i < n; i++, v = v->next) {
+        char q[SIM_JPATH_MAX];
+        sim_jpath_idx(q, sizeof q, "workload.clients.counts", i);
+        if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e6 ||
+            v->valuedouble != floor(v->valuedouble))
+            return sim_json_expected(q, "a whole number of clients in [0, 1000000]", v);
+        cl->counts[i] = (int)v->valuedouble;
+        most = cl->counts[i] > most ? cl->counts[i] : most;
+    }
+    if (most == 0)
+        return sim_err_set(SIM_EINVAL, "%s.counts: every step has 0 clients", P);
+    if (cl->think_s > 1e6 || cl->step_s > 1e8)
+        return sim_err_set(SIM_EINVAL, "%s: think_s at most 1e6 s, step_s at most 1e8 s", P);
+    c->world.rate_rps = wl_clients_rate(cl);   /* what policies read: an upper bound */
+    c->world.model_rps[cl->model] = c->world.rate_rps;
+    c->workload.arrival = WL_ARR_POISSON;
+    return 0;
+}
+
+int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
+{
+    static const char *const keys[] = {"rate_rps", "arrival", "popularity", "segments",
+                                       "random_segments", "trace", "rate_schedules", "sizes",
+                                       "clients", NULL};
+    static const char *const akeys[] = {"kind", "shape", NULL};
+    static const char *const pkeys[] = {"kind", "s", NULL};
+    static const char *const skeys[] = {"duration_s", "scale", "models", NULL};
+    const cJSON *w, *a, *p, *segs, *sched, *sizes;
+    int rc, kind = 0, nsched = 0;
+    const cJSON *tr = NULL;
+    if (!(c->world.model_rps = calloc((size_t)c->world.nmodels, sizeof *c->world.model_rps)))
+        return SIM_ENOMEM;
+    if ((rc = sim_json_obj(root, "", "workload", true, &w)) ||
+        (rc = sim_json_keys(w, "workload", keys)))
+        return rc;
+    if (cJSON_GetObjectItemCaseSensitive(w, "clients"))
+        return parse_clients(c, w);
+    if ((rc = sim_json_obj(w, "workload", "trace", false, &tr)) ||
+        (rc = sim_json_obj(w, "workload", "rate_schedules", false, &sched)) ||
+        (rc = parse_rate_schedules(c, sched, &nsched)) ||
+        (rc = sim_json_obj(w, "workload", "sizes", false, &sizes)) ||
+        (rc = parse_sizes(c, sizes, tr && cJSON_GetObjectItemCaseSensitive(tr, "size"))))
+        return rc;
+    bool all_sched = nsched == c->world.nmodels;
+    if (sched && (tr || cJSON_GetObjectItem(w, "segments") || cJSON_GetObjectItem(w, "random_segments")))
+        return sim_err_set(SIM_EINVAL, "workload.rate_schedules: give the models' rates either by "
+                           "schedules or by %s, not both", tr ? "a trace" : "segments");
+    if (all_sched && cJSON_GetObjectItem(w, "rate_rps"))
+        return sim_err_set(SIM_EINVAL, "workload.rate_rps: every model has a rate schedule, so "
+                           "there is no rate left to split; remove rate_rps");
+    c->world.load_key = "workload.rate_rps";        /* a trace sets its own below */
+    if ((rc = sim_json_num(w, "workload", "rate_rps", !tr && !all_sched, SIM_J_POS, &c->world.rate_rps)) ||
+        (rc = sim_json_obj(w, "workload", "arrival", false, &a)) ||
+        (rc = sim_json_obj(w, "workload", "popularity", false, &p)) ||
+        (rc = sim_json_arr(w, "workload", "segments", false, &segs)))
+        return rc;
+    if (c->world.rate_rps > 1e9)         /* (the engine also stops a run that overflows) */
+        return sim_err_set(SIM_EINVAL, "workload.rate_rps: expected at most 1e9 requests/s, got "
+                           "%g", c->world.rate_rps);
+    if ((rc = parse_random_segments(c, w, segs)))
+        return rc;
+    if (tr && (cJSON_GetObjectItem(w, "rate_rps") || a || segs || c->workload.nsegments))
+        return sim_err_set(SIM_EINVAL, "workload: rate_rps, arrival and segments describe a "
+                           "synthetic workload; with workload.trace the trace gives the rates "
+                           "(use workload.trace.rate_scale, process, cv)");
+    c->workload.arrival = WL_ARR_POISSON;
+    if (a) {
+        if ((rc = sim_json_keys(a, "workload.arrival", akeys)) ||
+            (rc = sim_json_enum(a, "workload.arrival", "kind", true, ARRIVALS, &kind)))
+            return rc;
+        c->workload.arrival = (enum wl_arrival)kind;
+        if (c->workload.arrival == WL_ARR_GAMMA) {
+            if ((rc = sim_json_num(a, "workload.arrival", "shape", true, SIM_J_POS, &c->workload.gamma_shape)))
+                return rc;
+            if (c->workload.gamma_shape < 0.01)    /* the gaps' cv, 1/sqrt(shape), at most 10 */
+                return sim_err_set(SIM_EINVAL, "workload.arrival.shape: expected at least 0.01 "
+                                   "(gaps with a coefficient of variation of at most 10), got %.15g",
+                                   c->workload.gamma_shape);
+        } else if (cJSON_GetObjectItemCaseSensitive(a, "shape")) {
+            return sim_err_set(SIM_EINVAL, "workload.arrival.shape: only for kind \"gamma\"");
+        }
+    }
+    c->workload.popularity = WL_POP_UNIFORM;
+    if (p) {
+        if ((rc = sim_json_keys(p, "workload.popularity", pkeys)) ||
+            (rc = sim_json_enum(p, "workload.popularity", "kind", true, POPULARITY, &kind)))
+            return rc;
+        c->workload.popularity = (enum wl_popularity)kind;
+        if (c->workload.popularity == WL_POP_ZIPF) {
+            if ((rc = sim_json_num(p, "workload.popularity", "s", true, SIM_J_NONNEG, &c->workload.zipf_s)))
+                return rc;
+        } else if (cJSON_GetObjectItemCaseSensitive(p, "s")) {
+            return sim_err_set(SIM_EINVAL, "workload.popularity.s: only for kind \"zipf\"");
+        }
+    }
+    if (segs) {
+        int n = cJSON_GetArraySize(segs);
+        c->workload.segments = calloc((size_t)(n ? n : 1), sizeof *c->workload.segments);
+        if (!c->workload.segments)
+            return SIM_ENOMEM;
+        const cJSON *s = sim_json_first(segs);
+        for (int i = 0; i < n; i++, s = s->next) {
+            char sp[SIM_JPATH_MAX];
+            sim_jpath_idx(sp, sizeof sp, "workload.segments", i);
+            if (!cJSON_IsObject(s))
+                return sim_json_expected(sp, "{duration_s, scale, models}", s);
+            bool last = (i == n - 1);
+            const cJSON *ms;
+            c->workload.nsegments = i + 1;      /* freed with the config from here on */
+            if ((rc = sim_json_keys(s, sp, skeys)) ||
+                (rc = sim_json_num(s, sp, "duration_s", !last, SIM_J_POS, &c->workload.segments[i].duration_s)) ||
+                (rc = sim_json_num(s, sp, "scale", true, SIM_J_NONNEG, &c->workload.segments[i].scale)) ||
+                (rc = sim_json_obj(s, sp, "models", false, &ms)) ||
+                (ms && (rc = parse_segment_models(c, ms, sp, &c->workload.segments[i]))))
+                return rc;
+        }
+        c->workload.nsegments = n;
+    }
+    /* popularity shares */
+    for (int m = 0; m < c->world.nmodels; m++) {
+        bool has = c->world.models[m].share >= 0;
+        if (c->workload.popularity == WL_POP_EXPLICIT && !has)
+            return sim_err_set(SIM_EINVAL, "models: model \"%s\": missing share (expected a "
+                               "non-negative number with workload.popularity.kind \"explicit\")",
+                               c->world.models[m].name);
+        if (c->workload.popularity != WL_POP_EXPLICIT && has)
+            return sim_err_set(SIM_EINVAL, "models: model \"%s\": share is only used with "
+                               "workload.popularity.kind \"explicit\"", c->world.models[m].name);
+    }
+    if (c->app && p)
+        return sim_err_set(SIM_EINVAL, "workload.popularity: with an application, requests "
+                           "are the application's (its paths' weights split them)");
+    if (!tr && nsched) {                /* rate_rps splits over the models without schedules */
+        double *share = calloc((size_t)c->world.nmodels, sizeof *share), sum = 0, total = 0;
+        if (!share)
+            return SIM_ENOMEM;
+        wl_popularity_shares(&c->workload, &c->world, share);
+        for (int m = 0; m < c->world.nmodels; m++)
+            sum += c->workload.schedules[m].n ? 0 : share[m];
+        for (int m = 0; m < c->world.nmodels; m++) {
+            if (!c->workload.schedules[m].n)
+                c->world.model_rps[m] = sum > 0 ? share[m] / sum * c->world.rate_rps : 0;
+            total += c->world.model_rps[m];
+        }
+        free(share);
+        c->world.rate_rps = total;      /* the mean total, as without schedules */
+    } else if (!tr) {
+        wl_popularity_shares(&c->workload, &c->world, c->world.model_rps);
+        for (int m = 0; m < c->world.nmodels; m++)
+            c->world.model_rps[m] = c->app ? sim_app_model_rate(c->app, m, c->world.rate_rps)
+                                     : c->world.model_rps[m] * c->world.rate_rps;
+    } else {
+        struct wl_trace_info info;
+        bool dur_given = cJSON_GetObjectItem(root, "duration_s") != NULL;
+        c->world.load_key = "workload.trace.rate_scale";
+        if ((rc = sim_config_parse_trace(c, tr, &c->workload.trace)) ||
+            (rc = wl_trace_scan(&c->workload, &c->world, &info)))
+            return rc;
+        c->trace_total = info.total;
+        c->trace_peak_rps = info.peak_rps;
+        c->trace_gaps = info.ngaps;
+        c->trace_gap_s = info.gap_s;
+        c->world.rate_rps = info.mean_rps;
+        if (!dur_given)
+            c->world.duration_s = info.span_s;
+        for (int m = 0; m < c->world.nmodels; m++)   /* multi-stream traces: by the mapping */
+            c->world.model_rps[m] = c->app ? sim_app_model_rate(c->app, m, c->world.rate_rps)
+                              : info.span_s > 0 ? info.model_total[m] / info.span_s : 0;
+        wl_trace_info_free(&info);
+        if ((rc = trace_coverage(c, &info)))
+            return rc;
+        if (info.total <= 0)
+            return sim_err_set(SIM_EINVAL, "workload.trace: no requests in the window (check "
+                               "start_s, window_s and the files)");
+    }
+    return 0;
+}
