@@ -26,6 +26,7 @@
 #include "policy.h"
 #include "sim_bits.h"
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_json.h"
 
 #define MAXB 64                     /* largest supported batch size */
@@ -155,13 +156,13 @@ static void est_add(struct est *e, int64_t v)
 
 /* ---------------------------------------------------------------- WorkerTracker */
 
-static void tr_add(struct tracker *t, int64_t now, int64_t size, int64_t begin)
+static int tr_add(struct tracker *t, int64_t now, int64_t size, int64_t begin)
 {
     if (t->n == t->cap) {
         int cap = t->cap ? 2 * t->cap : 8;
         struct action *a = malloc((size_t)cap * sizeof *a);
         if (!a)
-            SIM_BUG("out of memory growing a Clockwork tracker");
+            return SIM_ENOMEM;
         for (int i = 0; i < t->n; i++)
             a[i] = t->a[(t->head + i) % t->cap];
         free(t->a);
@@ -174,6 +175,7 @@ static void tr_add(struct tracker *t, int64_t now, int64_t size, int64_t begin)
     t->a[(t->head + t->n) % t->cap] = (struct action){size, begin};
     t->n++;
     t->sum += size;
+    return 0;
 }
 
 static int64_t tr_available(struct tracker *t, int64_t now)
@@ -347,25 +349,20 @@ static double load_prio(const struct sim *s, const struct clockwork *st, int m, 
     return W - W * st->ms[m].absorb;
 }
 
-/* g takes m (loading): it joins m's holders with no share yet. */
-static void hold_add(struct clockwork *st, int m, int g)
+/* g takes m (loading): it joins m's holders with no share yet. SIM_ENOMEM: nothing done. */
+static int hold_add(struct clockwork *st, int m, int g)
 {
     struct model *md = &st->ms[m];
-    if (md->held_by == md->caphold) {
-        int cap = md->caphold ? 2 * md->caphold : 8;
-        int *h = realloc(md->hold, (size_t)cap * sizeof *h);
-        if (h)
-            md->hold = h;
-        double *a = realloc(md->alloc, (size_t)cap * sizeof *a);
-        if (a)
-            md->alloc = a;
-        if (!h || !a)
-            SIM_BUG("out of memory growing Clockwork's holders of a model to %d", cap);
-        md->caphold = cap;
-    }
+    int ch = md->caphold, ca = md->caphold;
+    if (sim_grow(&md->hold, &ch, md->held_by + 1, sizeof *md->hold, 8) ||
+        sim_grow(&md->alloc, &ca, md->held_by + 1, sizeof *md->alloc, 8))
+        return SIM_ENOMEM;
+    md->caphold = ch;
     md->hold[md->held_by] = g;
     md->alloc[md->held_by++] = 0;
     st->gs[g].held++;
+    *on_at(st, m, g) = 1;
+    return 0;
 }
 
 /* g lets go of m (evicted, failed load, removed GPU): its share leaves O_g. */
@@ -478,12 +475,15 @@ static void schedule_load(struct sim *s, struct clockwork *st, int g)
     int64_t latest = max64(now + FUTURE_NS + st->ahead, pcie_at + st->ahead);
     if (sim_load(s, g, m, latest) != 0)
         return;
-    *on_at(st, m, g) = 1;
+    if (hold_add(st, m, g)) {
+        sim_fail_nomem(s, "growing Clockwork's holders of a model");
+        return;
+    }
     *used_at(st, m, g) = ++st->seq;
-    hold_add(st, m, g);
     gp->loads++;
     could(s, st, g);
-    tr_add(&gp->pcie, now, st->ms[m].weights.value, pcie_at);
+    if (tr_add(&gp->pcie, now, st->ms[m].weights.value, pcie_at))
+        sim_fail_nomem(s, "growing a Clockwork tracker");
 }
 
 /* The load check after an arrival of m: only a model some GPU lacks can start a load, and
@@ -514,7 +514,8 @@ static void send(struct sim *s, struct clockwork *st, int g, int m, int b, int64
     sim_dispatch_ex(s, &a);
     st->ms[m].removed += b;
     st->ms[m].inflight += b;
-    tr_add(&st->gs[g].exec, now, e, free_at);
+    if (tr_add(&st->gs[g].exec, now, e, free_at))
+        sim_fail_nomem(s, "growing a Clockwork tracker");
     arm_timeout(s, st, m);
 }
 
@@ -576,22 +577,17 @@ static bool strat_before(const struct strat *a, const struct strat *b)
     return a->m < b->m;
 }
 
-static void strat_push(struct clockwork *st, struct strat e)
+static int strat_push(struct clockwork *st, struct strat e)
 {
-    if (st->nsh == st->capsh) {
-        int cap = st->capsh ? 2 * st->capsh : 64;
-        struct strat *h = realloc(st->sh, (size_t)cap * sizeof *h);
-        if (!h)
-            SIM_BUG("out of memory growing Clockwork's strategy heap to %d", cap);
-        st->sh = h;
-        st->capsh = cap;
-    }
+    if (sim_grow(&st->sh, &st->capsh, st->nsh + 1, sizeof *st->sh, 64))
+        return SIM_ENOMEM;
     int i = st->nsh++;
     while (i > 0 && strat_before(&e, &st->sh[(i - 1) / 2])) {
         st->sh[i] = st->sh[(i - 1) / 2];
         i = (i - 1) / 2;
     }
     st->sh[i] = e;
+    return 0;
 }
 
 static struct strat strat_pop(struct clockwork *st)
@@ -655,7 +651,8 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
         }
     }
     if (any)
-        strat_push(st, best);
+        if (strat_push(st, best))
+            sim_fail_nomem(s, "growing Clockwork's strategy heap");
 }
 
 /* The most urgent live strategy (INFER4), if any. */
@@ -938,8 +935,10 @@ static int grow(struct clockwork *st, int n)
 static void on_exec_up(struct sim *s, void *state, int e)
 {
     struct clockwork *st = state;
-    if (grow(st, e + 1))
-        SIM_BUG("out of memory growing Clockwork's GPU tables to %d", e + 1);
+    if (grow(st, e + 1)) {
+        sim_fail_nomem(s, "growing Clockwork's GPU tables");
+        return;
+    }
     if (e >= st->ng)
         st->ng = e + 1;
     sim_bits_put(&st->open, e, true);
@@ -1069,8 +1068,9 @@ static int init(struct sim *s, const cJSON *p, void *state)
         for (int i = 0; i < st->nm; i++) {
             int m = (g + i) % st->nm;
             if (sim_preload(s, g, m) == 0) {
+                if (hold_add(st, m, g))
+                    return SIM_ENOMEM;
                 *on_at(st, m, g) = 2;
-                hold_add(st, m, g);
             }
         }
     for (int g = 0; g < st->ng; g++)

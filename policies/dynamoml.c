@@ -280,8 +280,13 @@ static void scale_out(struct sim *s, struct dyn *st)
     int (*add)[SIM_JOB_MAX_WORKERS] = calloc((size_t)(nj ? nj : 1), sizeof *add);
     int *nadd = calloc((size_t)(nj ? nj : 1), sizeof *nadd);
     bool *done = calloc((size_t)(nj ? nj : 1), sizeof *done);
-    if (!add || !nadd || !done)
-        SIM_BUG("out of memory in the dynamoml scheduler");
+    if (!add || !nadd || !done) {
+        free(add);
+        free(nadd);
+        free(done);
+        sim_fail_nomem(s, "in the dynamoml scheduler");
+        return;
+    }
     for (;;) {
         int j = -1;                     /* fewest workers (planned adds counted), earliest */
         for (int i = 0; i < nj; i++) {

@@ -74,6 +74,8 @@ struct nexus {
     int64_t beacon_ns, epoch_ns, min_epoch_ns, last_epoch;
     bool epoch_sched, pace, earliest_first, elastic, on_assign, configured_rate;
     bool accumulated;               /* backend_batch "accumulated" (the Symphony paper) */
+    bool nomem;                     /* an allocation of the planner (const engine) failed:
+                                     * the next hook says so (sim_fail_nomem) */
     int nm, nf, nx, maxx, kind;
     struct session *ss;
     struct backend *bk;             /* [max execs] */
@@ -291,8 +293,10 @@ static int find_best(const struct sim *s, struct nexus *st, int m, double w, str
     double btp = -1, bocc = -1;
     struct inst tp_i = {0}, occ_i = {0}, ni;
     struct inst *scratch = calloc((size_t)st->nm, sizeof *scratch);
-    if (!scratch)
-        SIM_BUG("out of memory in the Nexus planner");
+    if (!scratch) {
+        st->nomem = true;
+        return -1;
+    }
     for (int g = 0; g < st->nx; g++) {
         if (w == 0 && st->bk[g].n > 0)
             continue;
@@ -355,8 +359,13 @@ static void rebuild_routes(const struct sim *s, struct nexus *st, int m)
         int *be = malloc((size_t)(n ? n : 1) * sizeof *be);
         double *q = malloc((size_t)(n ? n : 1) * sizeof *q);
         double *d = malloc((size_t)(n ? n : 1) * sizeof *d);
-        if (!be || !q || !d)
-            SIM_BUG("out of memory building Nexus routes");
+        if (!be || !q || !d) {
+            free(be);
+            free(q);
+            free(d);
+            st->nomem = true;
+            return;
+        }
         for (int i = 0; i < n; i++) {
             int g = st->idx[i];
             be[i] = g;
@@ -384,6 +393,8 @@ static void kick(struct sim *s, struct nexus *st, int g);
  * routed to once the load completes. */
 static void publish(struct sim *s, struct nexus *st)
 {
+    if (st->nomem)
+        sim_fail_nomem(s, "in the Nexus planner");
     for (int g = 0; g < st->nx; g++) {
         struct backend *b = &st->bk[g];
         for (int m = 0; m < st->nm; m++) {
@@ -423,8 +434,12 @@ static void epoch(struct sim *s, struct nexus *st)
     st->last_epoch = sim_now(s);
     int *spill = calloc((size_t)st->nx, sizeof *spill);
     struct inst *scratch = calloc((size_t)st->nm, sizeof *scratch);
-    if (!spill || !scratch)
-        SIM_BUG("out of memory in the Nexus epoch");
+    if (!spill || !scratch) {
+        free(spill);
+        free(scratch);
+        sim_fail_nomem(s, "in the Nexus epoch");
+        return;
+    }
     /* 1. shrink or grow each session with a full history */
     for (int m = 0; m < st->nm; m++) {
         struct session *se = &st->ss[m];
@@ -483,8 +498,10 @@ static void epoch(struct sim *s, struct nexus *st)
         struct backend *b = &st->bk[g];
         int n = 0;
         struct inst *old = malloc((size_t)st->nm * sizeof *old);
-        if (!old)
-            SIM_BUG("out of memory in the Nexus epoch");
+        if (!old) {
+            sim_fail_nomem(s, "in the Nexus epoch");
+            break;
+        }
         memcpy(old, b->in, (size_t)st->nm * sizeof *old);
         for (int m = 0; m < st->nm; m++)
             if (old[m].on)
@@ -737,6 +754,8 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
     struct nexus *st = state;
     if (tag == TAG_BEACON) {
         beacon(s, st);
+        if (st->nomem)
+            sim_fail_nomem(s, "in the Nexus planner");
         return;
     }
     int g = (int)(intptr_t)arg;
@@ -751,6 +770,8 @@ static void on_load_done(struct sim *s, void *state, int e, int m, bool ok)
     struct nexus *st = state;
     if (ok)
         rebuild_routes(s, st, m);
+    if (st->nomem)
+        sim_fail_nomem(s, "building Nexus routes");
 }
 
 /* Room for backends 0..n-1 (ids are never reused: an autoscaled run can outgrow
@@ -797,8 +818,10 @@ static void on_exec_remove(struct sim *s, void *state, int e)
     if (st->bk[e].n == 0)
         return;                         /* hosted nothing (e.g. an elastic release) */
     double *rate = calloc((size_t)st->nm, sizeof *rate);
-    if (!rate)
-        SIM_BUG("out of memory in the Nexus planner");
+    if (!rate) {
+        sim_fail_nomem(s, "in the Nexus planner");
+        return;
+    }
     for (int m = 0; m < st->nm; m++)
         if (st->bk[e].in[m].on) {
             rate[m] = st->ss[m].weights[e];
@@ -814,8 +837,10 @@ static void on_exec_remove(struct sim *s, void *state, int e)
 static void on_exec_up(struct sim *s, void *state, int e)
 {
     struct nexus *st = state;
-    if (grow(st, e + 1))
-        SIM_BUG("out of memory growing Nexus's backends to %d", e + 1);
+    if (grow(st, e + 1)) {
+        sim_fail_nomem(s, "growing Nexus's backends");
+        return;
+    }
     if (e >= st->nx)
         st->nx = e + 1;
     st->bk[e].idle_since = sim_now(s);
@@ -1061,7 +1086,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
     }
     publish(s, st);
     sim_timer_set(s, st->beacon_ns, TAG_BEACON, NULL);
-    return 0;
+    return st->nomem ? SIM_ENOMEM : 0;
 }
 
 static void destroy(void *state)

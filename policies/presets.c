@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sim_err.h"
+#include "sim_json.h"
 
 static const struct policy_preset presets[] = {
     {"symphony", "nexuslb", true,
@@ -143,8 +144,11 @@ void policy_preset_names(const char *policy, char *buf, size_t size)
 
 int policy_preset_apply(const struct policy_preset *ps, cJSON *params)
 {
-    cJSON *pre = cJSON_Parse(ps->params);
-    if (!pre || !cJSON_IsObject(pre)) {
+    cJSON *pre = NULL;
+    int rc = sim_json_parse(ps->params, "preset", &pre);
+    if (rc == SIM_ENOMEM)
+        return rc;
+    if (rc || !cJSON_IsObject(pre)) {
         cJSON_Delete(pre);
         return sim_err_set(SIM_EINVAL, "preset %s/%s: its params are not a JSON object (a bug)",
                            ps->policy, ps->name);
@@ -154,7 +158,12 @@ int policy_preset_apply(const struct policy_preset *ps, cJSON *params)
         cJSON *next = it->next;
         if (!cJSON_GetObjectItemCaseSensitive(params, it->string)) {
             cJSON_DetachItemViaPointer(pre, it);
-            cJSON_AddItemToObject(params, it->string, it);
+            if (!cJSON_AddItemToObject(params, it->string, it)) {
+                cJSON_Delete(it);
+                cJSON_Delete(pre);
+                return sim_err_set(SIM_ENOMEM, "out of memory applying preset %s/%s",
+                                   ps->policy, ps->name);
+            }
         }
         it = next;
     }

@@ -127,13 +127,13 @@ static const char *const GPUS[] = {"roma", "rr", NULL};
 static const char *const CPUS[] = {"ct", "rules", "static", NULL};
 static const char *const GAINS[] = {"paper", "pole", NULL};
 
-static void ring_add(struct ring *r, struct done d)
+static int ring_add(struct ring *r, struct done d)
 {
     if (r->n == r->cap) {
         int cap = r->cap ? 2 * r->cap : 64;
         struct done *nd = malloc((size_t)cap * sizeof *nd);
         if (!nd)
-            SIM_BUG("out of memory keeping ROMA's completions");
+            return SIM_ENOMEM;
         for (int i = 0; i < r->n; i++)
             nd[i] = r->d[(r->head + i) % r->cap];
         free(r->d);
@@ -143,6 +143,7 @@ static void ring_add(struct ring *r, struct done d)
     }
     r->d[(r->head + r->n++) % r->cap] = d;
     r->wsum += (double)d.resp;
+    return 0;
 }
 
 static inline const struct done *ring_at(const struct ring *r, int i)
@@ -199,8 +200,10 @@ static void start(struct sim *s, struct roma *st, int e, int m)
     if (e >= st->narr) {
         int n = 2 * e + 2;
         int64_t *a = realloc(st->arr, (size_t)n * sizeof *a);
-        if (!a)
-            SIM_BUG("out of memory growing ROMA's executors");
+        if (!a) {
+            sim_fail_nomem(s, "growing ROMA's executors");
+            return;
+        }
         for (int i = st->narr; i < n; i++)
             a[i] = -1;
         st->arr = a;
@@ -279,8 +282,9 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     int e = b->exec, m = b->model;
     const struct sim_exec *x = sim_exec(s, e);
     if (b->status == SIM_BATCH_OK && e < st->narr && st->arr[e] >= 0) {
-        ring_add(&st->done[m], (struct done){b->t_finish, b->t_finish + sim_resp_delay_ns(s, m) - st->arr[e],
-                                             e, !x->cpu});
+        if (ring_add(&st->done[m], (struct done){b->t_finish, b->t_finish +
+                                                 sim_resp_delay_ns(s, m) - st->arr[e], e, !x->cpu}))
+            sim_fail_nomem(s, "keeping ROMA's completions");
         ring_trim(st, &st->done[m], sim_now(s));  /* memory stays that of the longest window */
     }
     if (e < st->narr)

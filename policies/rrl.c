@@ -30,6 +30,7 @@ struct rrl {
     struct rrl_q q;                   /* Q tables, regions */
     int *region;                      /* [q.noff] scratch */
     double *rhat;                     /* [q.noff] scratch */
+    bool nomem;                       /* the estimator could not keep a sample */
     gsl_rng *explore;
     bool est_on;
     struct rrl_est est;
@@ -48,7 +49,7 @@ static void learn(struct rrl *st, double r, double lam, int s1)
     st->rhat[0] = r;                  /* (the region's first member is c_t) */
     if (st->est_on) {
         if (rrl_est_train(&st->est, &ctl->grid, lam, ctl->cfg, log(r)))
-            SIM_BUG("out of memory keeping the estimator's samples");
+            st->nomem = true;           /* said by next(), which has the engine */
         double g0 = rrl_est_predict(&st->est, &ctl->grid, lam, ctl->cfg);
         for (int i = 1; i < n; i++) {
             double d = rrl_est_predict(&st->est, &ctl->grid, lam, st->region[i]) - g0;
@@ -65,6 +66,8 @@ static int next(struct sim *s, struct rrl_ctl *ctl, const struct rrl_slot *o)
     struct rrl *st = (struct rrl *)ctl;
     if (o->observed) {
         learn(st, o->cost, o->load, o->state);
+        if (st->nomem)
+            sim_fail_nomem(s, "keeping the estimator's samples");
         if (st->est_on)
             sim_ts_add(s, "rrl.est_loss", -1, st->est.loss);
     }

@@ -8,6 +8,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_json.h"
 
 static int lanes_in_use(const struct sim_exec *x)
@@ -177,13 +178,9 @@ void rrl_node_on_timer(struct sim *s, struct rrl_node *nd, uint64_t tag)
 
 void rrl_node_on_request_end(struct rrl_node *nd, const struct sim_request *r, int64_t t_end)
 {
-    if (nd->nlat == nd->caplat) {
-        int cap = nd->caplat ? 2 * nd->caplat : 256;
-        double *p = realloc(nd->lat_ms, (size_t)cap * sizeof *p);
-        if (!p)
-            SIM_BUG("out of memory keeping a slot's %d latencies", nd->nlat);
-        nd->lat_ms = p;
-        nd->caplat = cap;
+    if (sim_grow(&nd->lat_ms, &nd->caplat, nd->nlat + 1, sizeof *nd->lat_ms, 256)) {
+        nd->nomem = true;               /* said at the slot's end (rrl_node_slot) */
+        return;
     }
     nd->lat_ms[nd->nlat++] = sim_ns_to_ms(t_end - r->t_arrival);
     nd->ndropped += r->outcome == SIM_REQ_DROPPED;
@@ -193,6 +190,8 @@ void rrl_node_slot(struct sim *s, struct rrl_node *nd, int64_t max_wait_ns, doub
                    struct rrl_obs *o)
 {
     int64_t now = sim_now(s), oldest = now;
+    if (nd->nomem)
+        sim_fail_nomem(s, "keeping a slot's latencies");
     for (int i = 0; i < nd->n; i++)
         for (int m = 0; m < sim_model_count(s); m++) {
             int e = nd->exec[i];

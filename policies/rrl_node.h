@@ -34,6 +34,7 @@ struct rrl_node {
     double slot_busy0;                /* GPU: busy ns; CPU: busy core-seconds, all executors */
     double *lat_ms;                   /* latencies of the requests that ended in it */
     int nlat, caplat, ndropped;
+    bool nomem;                 /* keeping a latency failed: said at the slot's end */
 };
 
 /* What one slot showed (rrl_node_slot). */

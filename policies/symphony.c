@@ -739,8 +739,12 @@ static void repartition(struct sim *s, struct symphony *st)
     int64_t now = sim_now(s);
     struct sym_part_problem *p = calloc(1, sizeof *p);
     struct sym_part_result *r = calloc(1, sizeof *r);
-    if (!p || !r)
-        SIM_BUG("out of memory re-partitioning");
+    if (!p || !r) {
+        free(p);
+        free(r);
+        sim_fail_nomem(s, "re-partitioning");
+        return;
+    }
     double W[SYM_PART_MAX_GROUPS] = {0};
     for (int m = 0; m < st->nm; m++) {
         struct cand *c = &st->c[m];
@@ -818,8 +822,10 @@ out:
 static void on_exec_up(struct sim *s, void *state, int e)
 {
     struct symphony *st = state;
-    if (reserve_gpus(st, e + 1))
-        SIM_BUG("out of memory growing Symphony's GPU tables to %d", e + 1);
+    if (reserve_gpus(st, e + 1)) {
+        sim_fail_nomem(s, "growing Symphony's GPU tables");
+        return;
+    }
     if (st->k == 1) {
         join(s, st, e, 0);
         regroup(s, st, 0);

@@ -186,8 +186,12 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     for (int e = 0; e < s->nexecs; e++) {   /* on the nodes' GPUs in order */
         sim_exec_init(s, e, SIM_EXEC_UP);
         int g = sim_ledger_first_free(s);
-        if (g < 0 || sim_gpu_claim(s, g, SIM_HOLD_EXEC, e, 1000))
+        if (g < 0)
             SIM_BUG("no GPU in the ledger for executor %d", e);
+        if (sim_gpu_claim(s, g, SIM_HOLD_EXEC, e, 1000)) {
+            rc = s->src_err ? s->src_err : SIM_ENOMEM;  /* (the only failure left: memory) */
+            goto fail;
+        }
         s->execs[e].gpu = g;
         s->execs[e].node = s->gpus[g].pub.node;
     }
@@ -232,6 +236,10 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     }
     if (s->tick_ns > 0 && s->tick_ns <= s->duration)
         sim_push(s, s->tick_ns, EV_TICK, 0, 0);
+    if (s->src_err) {                   /* memory ran out on the way (sim_fail_nomem) */
+        rc = s->src_err;
+        goto fail;
+    }
     *out = s;
     return 0;
 fail:
@@ -396,6 +404,14 @@ static void begin_stop(struct sim *s)
             while (s->xi[e].q && s->xi[e].q[m].len)
                 sim_xqueue_drop_head(s, e, m);
     }
+}
+
+int sim_fail_nomem(struct sim *s, const char *what)
+{
+    if (!s->src_err)
+        s->src_err = sim_err_set(SIM_ENOMEM, "out of memory %s at t = %.3f s: the run is "
+                                 "stopped and not written", what, (double)s->now / 1e9);
+    return SIM_ENOMEM;
 }
 
 int sim_run(struct sim *s)

@@ -217,6 +217,11 @@ void sim_ctrl_examine(struct sim *s, int n);
  * controller's other charges do nothing, so a policy may skip examinations that decide
  * nothing without changing the run. */
 bool sim_ctrl_on(const struct sim *s);
+/* An allocation for `what` failed: the run stops after the current event and sim_run returns
+ * SIM_ENOMEM ("out of memory <what>"; the first failure's message is kept). Returns
+ * SIM_ENOMEM, for the caller to return; it must leave its state consistent enough to be
+ * destroyed (the engine frees what it holds, the policy's destroy what it holds). */
+int sim_fail_nomem(struct sim *s, const char *what);
 /* From a request of model m leaving its executor to its response: the network's response
  * delay and the model's serving stack (models[].stack_ms). Nominal; jitter comes on top. */
 int64_t sim_resp_delay_ns(const struct sim *s, int m);
@@ -284,6 +289,8 @@ struct sim_dispatch_args {
                                   * itself (emulated serving without input transfer), so the
                                   * batch waits the control delay only, not ctrl + n * data */
 };
+/* The batch made, or NULL when memory ran out: its requests are then dropped (so the queue
+ * shrinks as the policy expects) and the run stops (sim_fail_nomem). */
 const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch_args *a);
 /* The common case: from the central queue, no window, no prediction. */
 const struct sim_batch *sim_dispatch(struct sim *s, int e, int m, int n, int64_t start_at);

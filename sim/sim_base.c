@@ -27,7 +27,7 @@ void *sim_pool_get(struct sim_pool *p)
     /* every object its own allocation, so ASan/valgrind see overruns and use-after-free */
     void *o = calloc(1, p->obj_size);
     if (!o)
-        SIM_BUG("out of memory allocating a %zu-byte object", p->obj_size);
+        return NULL;
     p->live++;
     return o;
 #else
@@ -36,13 +36,13 @@ void *sim_pool_get(struct sim_pool *p)
             size_t cap = p->cap_chunks ? 2 * p->cap_chunks : 16;
             void **c = realloc(p->chunks, cap * sizeof *c);
             if (!c)
-                SIM_BUG("out of memory growing a pool");
+                return NULL;
             p->chunks = c;
             p->cap_chunks = cap;
         }
         char *chunk = malloc(p->obj_size * p->per_chunk);
         if (!chunk)
-            SIM_BUG("out of memory growing a pool");
+            return NULL;
         p->chunks[p->nchunks++] = chunk;
         for (size_t i = p->per_chunk; i-- > 0;) {
             void *o = chunk + i * p->obj_size;
@@ -80,13 +80,13 @@ void sim_pool_free(struct sim_pool *p)
 
 /* ---------------------------------------------------------------- queues */
 
-void sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
+int sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
 {
     if (q->len == q->cap) {
         int cap = q->cap ? 2 * q->cap : 4;  /* most executors' queues hold a few */
         struct sim_request **b = malloc((size_t)cap * sizeof *b);
         if (!b)
-            SIM_BUG("out of memory growing a queue");
+            return SIM_ENOMEM;
         for (int i = 0; i < q->len; i++)
             b[i] = q->buf[(q->head + i) % q->cap];
         free(q->buf);
@@ -105,6 +105,7 @@ void sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
     }
     q->buf[(q->head + i) % q->cap] = r;
     q->len++;
+    return 0;
 }
 
 /* The queue of model m at `where` (SIM_CENTRAL or an executor); executors' queues are
@@ -116,21 +117,28 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m)
     if (where < 0 || where >= s->nexecs)
         SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
     struct sim_exec_int *xi = &s->xi[where];
-    if (!xi->q) {
-        xi->q = calloc((size_t)s->nmodels, sizeof *xi->q);
-        xi->qbits = calloc((size_t)(s->nmodels + 63) / 64, sizeof *xi->qbits);
-        if (!xi->q || !xi->qbits)
-            SIM_BUG("out of memory allocating executor queues");
+    if (!xi->q || !xi->qbits) {
+        if (!xi->q)
+            xi->q = calloc((size_t)s->nmodels, sizeof *xi->q);
+        if (!xi->qbits)
+            xi->qbits = calloc((size_t)(s->nmodels + 63) / 64, sizeof *xi->qbits);
+        if (!xi->q || !xi->qbits) {
+            sim_fail_nomem(s, "for an executor's queues");
+            return NULL;
+        }
     }
     return &xi->q[m];
 }
 
-void sim_q_push(struct sim *s, int where, struct sim_request *r)
+int sim_q_push(struct sim *s, int where, struct sim_request *r)
 {
     int m = r->model;
-    sim_mq_push(sim_queue_of(s, where, m), r);
+    struct sim_mqueue *q = sim_queue_of(s, where, m);
+    if (!q || sim_mq_push(q, r))
+        return sim_fail_nomem(s, "queueing a request");
     bool central = where == SIM_CENTRAL;
     (central ? s->central_bits : s->xi[where].qbits)[m / 64] |= UINT64_C(1) << (m % 64);
+    return 0;
 }
 
 struct sim_request *sim_q_pop(struct sim *s, int where, int m)
@@ -151,7 +159,7 @@ void sim_push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t ge
         SIM_BUG("event type %u scheduled in the past: %lld < now %lld", type, (long long)t,
                 (long long)s->now);
     if (sim_heap_push(&s->heap, (struct sim_event){.time = t, .type = type, .idx = idx, .gen = gen}))
-        SIM_BUG("out of memory growing the event queue");
+        sim_fail_nomem(s, "growing the event queue");
 }
 
 void sim_push_event(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen)
@@ -211,8 +219,10 @@ double sim_service_factor(struct sim *s, int e, int m, int kind, int n)
     if (!xi->srng) {
         char name[48];
         snprintf(name, sizeof name, "executors.service.%d", e);
-        if (!(xi->srng = sim_rng_stream(s->cfg->seed, name)))
-            SIM_BUG("out of memory for executor %d's service-time stream", e);
+        if (!(xi->srng = sim_rng_stream(s->cfg->seed, name))) {
+            sim_fail_nomem(s, "for an executor's service-time stream");
+            return 1;
+        }
     }
     double x = v->dist == SIM_SVC_LOGNORMAL ? gsl_ran_lognormal(xi->srng, v->p1, v->p2)
                                             : gsl_ran_gamma(xi->srng, v->p1, v->p2);

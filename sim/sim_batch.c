@@ -401,6 +401,12 @@ const struct sim_batch *sim_dispatch_ex(struct sim *s, const struct sim_dispatch
                 need, e, x->memory_mb);
 
     struct sim_batch *b = sim_pool_get(&s->batch_pool);
+    if (!b) {
+        for (int i = 0; i < n; i++)
+            sim_req_end(s, sim_q_pop(s, a->from, m), SIM_REQ_DROPPED, s->now);
+        sim_fail_nomem(s, "for a batch");
+        return NULL;
+    }
     const struct sim_resid *rs = &s->xi[e].res[m];
     b->model = m;
     b->exec = e;
@@ -482,7 +488,8 @@ int sim_preempt(struct sim *s, int e)
         nx = r->next;
         r->next = NULL;
         r->t_start = r->t_finish = 0;
-        sim_q_push(s, b->from, r);
+        if (sim_q_push(s, b->from, r))
+            sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
         n++;
     }
     s->ms[b->model].preempted += (uint64_t)n;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_int.h"
 
 int sim_ledger_init(struct sim *s)
@@ -100,14 +101,8 @@ int sim_gpu_claim(struct sim *s, int g, enum sim_holder kind, int id, int milli)
     if (gi->pub.milli + milli > 1000)
         return sim_err_set(SIM_EINVAL, "GPU %d: %d thousandths do not fit (%d claimed)", g,
                            milli, gi->pub.milli), -1;
-    if (gi->pub.nclaims == gi->cap) {
-        int cap = gi->cap ? gi->cap * 2 : 2;
-        struct sim_gpu_claim *c = realloc(gi->claims, (size_t)cap * sizeof *c);
-        if (!c)
-            SIM_BUG("out of memory for the claims on GPU %d", g);
-        gi->claims = c;
-        gi->cap = cap;
-    }
+    if (sim_grow(&gi->claims, &gi->cap, gi->pub.nclaims + 1, sizeof *gi->claims, 2))
+        return sim_fail_nomem(s, "for a GPU's claims"), -1;
     gi->claims[gi->pub.nclaims++] = (struct sim_gpu_claim){kind, id, milli};
     if (gi->pub.milli == 0)
         s->node_free[gi->pub.node]--;

@@ -121,8 +121,10 @@ static void exec_lanes(struct sim *s, int e)
     xi->multi = x->lanes > 1 || sim_dev_shared(&s->cfg->intf);
     xi->fluid = x->cpu || xi->multi;
     xi->speed = exec_speed(s, e);
-    if (xi->fluid && !xi->run && !(xi->run = calloc((size_t)x->lanes, sizeof *xi->run)))
-        SIM_BUG("out of memory for the lanes of executor %d", e);
+    if (xi->fluid && !xi->run && !(xi->run = calloc((size_t)x->lanes, sizeof *xi->run))) {
+        xi->fluid = xi->multi = false;  /* never reached: the run stops after this event */
+        sim_fail_nomem(s, "for an executor's lanes");
+    }
 }
 
 void sim_exec_init(struct sim *s, int e, enum sim_exec_state st)
@@ -258,33 +260,37 @@ int sim_exec_res_block(struct sim *s, int from, int to)
     return 0;
 }
 
-/* Room for one more executor slot (ids are never reused, so a long autoscaled run grows). */
-static void exec_grow(struct sim *s)
+/* Room for one more executor slot (ids are never reused, so a long autoscaled run grows);
+ * SIM_ENOMEM (recorded: the run stops) with the tables as they were. */
+static int exec_grow(struct sim *s)
 {
     if (s->nexecs < s->max_execs)
-        return;
+        return 0;
     int cap = s->max_execs > 4 ? s->max_execs * 2 : 8;
     struct sim_exec *x = realloc(s->execs, (size_t)cap * sizeof *x);
     if (x)
         s->execs = x;
     struct sim_exec_int *xi = x ? realloc(s->xi, (size_t)cap * sizeof *xi) : NULL;
+    if (xi)
+        s->xi = xi;
     if (!xi)
-        SIM_BUG("out of memory growing the executors to %d", cap);
-    s->xi = xi;
+        return sim_fail_nomem(s, "growing the executors");
     memset(s->execs + s->max_execs, 0, (size_t)(cap - s->max_execs) * sizeof *x);
     memset(s->xi + s->max_execs, 0, (size_t)(cap - s->max_execs) * sizeof *xi);
-    if (sim_exec_res_block(s, s->max_execs, cap))
-        SIM_BUG("out of memory growing the executors to %d", cap);
-    if (sim_exec_free_reserve(s, cap))
-        SIM_BUG("out of memory growing the executors to %d", cap);
+    if (sim_exec_res_block(s, s->max_execs, cap) || sim_exec_free_reserve(s, cap))
+        return sim_fail_nomem(s, "growing the executors");
     s->max_execs = cap;
+    return 0;
 }
 
 void sim_exec_bind(struct sim *s, int e, int g)
 {
     struct sim_exec *x = &s->execs[e];
-    if (sim_gpu_claim(s, g, SIM_HOLD_EXEC, e, 1000))
+    if (sim_gpu_claim(s, g, SIM_HOLD_EXEC, e, 1000)) {
+        if (s->src_err == SIM_ENOMEM)
+            return;                     /* the run stops after this event */
         SIM_BUG("executor %d cannot take GPU %d: %s", e, g, sim_err_msg());
+    }
     x->gpu = g;
     x->node = s->gpus[g].pub.node;
     x->state = SIM_EXEC_STARTING;
@@ -302,7 +308,8 @@ int sim_exec_add_on(struct sim *s, int g, int64_t delay_ns)
         return sim_err_set(SIM_EINVAL, "GPU %d is not a free GPU of the ledger", g), -1;
     if (g < 0)
         g = sim_ledger_first_free(s);
-    exec_grow(s);
+    if (exec_grow(s))
+        return -1;
     int e = s->nexecs++;
     sim_exec_init(s, e, SIM_EXEC_STARTING);
     s->nactive++;
@@ -397,7 +404,8 @@ int sim_exec_add_cpu(struct sim *s, int node, int model, int milli_cores)
         return sim_err_set(SIM_EINVAL, "node \"%s\": %.3f cores asked, %.3f of %d free",
                            nd->name, milli_cores / 1000.0,
                            nd->cores - s->node_milli[node] / 1000.0, nd->cores), -1;
-    exec_grow(s);
+    if (exec_grow(s))
+        return -1;
     int e = s->nexecs++;
     struct sim_exec *x = &s->execs[e];
     x->id = e;

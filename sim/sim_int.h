@@ -159,7 +159,8 @@ struct sim {
      * when nothing can see the request in between (no route hook, no application, no
      * jitter); ticks count the arrivals still in flight (sim_request.c, sim_source_push). */
     bool fold;
-    int src_err;                            /* a source's error: sim_run returns it */
+    int src_err;                            /* the run's error (a source's, an overflow, out
+                                             * of memory): the run stops, sim_run returns it */
     void *astate;                           /* the autoscaler's state */
     int *rr_frontend;                       /* [model] round-robin position */
     gsl_rng *split_rng;
@@ -332,15 +333,15 @@ static inline const struct sim_mqueue *sim_queue_peek(const struct sim *s, int w
     return s->xi[where].q ? &s->xi[where].q[m] : &empty;
 }
 void sim_pool_init(struct sim_pool *p, size_t obj_size, size_t per_chunk);
-void *sim_pool_get(struct sim_pool *p);
+void *sim_pool_get(struct sim_pool *p);   /* NULL: out of memory */
 void sim_pool_put(struct sim_pool *p, void *o);
 void sim_pool_free(struct sim_pool *p);
-void sim_mq_push(struct sim_mqueue *q, struct sim_request *r);
+int sim_mq_push(struct sim_mqueue *q, struct sim_request *r);   /* SIM_ENOMEM */
 struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m);
 /* r into its model's queue at `where` (SIM_CENTRAL or an executor), and the head of model
  * m's queue there out of it: the place's set of models with queued requests follows (sim_xqueue_next).
  * Every request enters and leaves a queue through these two. */
-void sim_q_push(struct sim *s, int where, struct sim_request *r);
+int sim_q_push(struct sim *s, int where, struct sim_request *r);
 struct sim_request *sim_q_pop(struct sim *s, int where, int m);
 void sim_push(struct sim *s, int64_t t, uint32_t type, uint32_t idx, uint64_t gen);
 int64_t sim_jitter_draw(struct sim *s);

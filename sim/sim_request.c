@@ -6,6 +6,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_int.h"
 
 /* ---------------------------------------------------------------- requests */
@@ -96,7 +97,10 @@ void sim_req_deliver(struct sim *s, struct sim_request *r)
         sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
         return;
     }
-    sim_q_push(s, r->exec, r);
+    if (sim_q_push(s, r->exec, r)) {
+        sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
+        return;
+    }
     sim_ctrl_begin(s);                  /* admission to a central queue is the controller's */
     if (r->exec < 0)
         sim_ctrl_charge(s, s->ctrl_req_ns);
@@ -176,13 +180,9 @@ void sim_count_in_flight(struct sim *s)
             struct sim_arrival a;
             if (last >= s->now || !source_next(s, i, &a))
                 break;
-            if (q->nahead == q->cap) {
-                int cap = q->cap ? 2 * q->cap : 8;
-                struct sim_arrival *b = realloc(q->ahead, (size_t)cap * sizeof *b);
-                if (!b)
-                    SIM_BUG("out of memory holding arrivals of source %d", i);
-                q->ahead = b;
-                q->cap = cap;
+            if (sim_grow(&q->ahead, &q->cap, q->nahead + 1, sizeof *q->ahead, 8)) {
+                sim_fail_nomem(s, "holding a source's arrivals");
+                break;
             }
             if (a.t < s->now) {
                 count_offered(&s->ms[a.model].n, a.t >= s->warmup);
@@ -241,6 +241,10 @@ void sim_req_arrival(struct sim *s, int src)
         return;
     }
     struct sim_req_int *ri = sim_pool_get(&s->req_pool);
+    if (!ri) {
+        sim_fail_nomem(s, "for a request");
+        return;
+    }
     struct sim_request *r = &ri->pub;
     int m = s->src[src].cur.model;
     int64_t t = s->src[src].cur.t;      /* now, or a control delay ago when folded */
@@ -293,7 +297,7 @@ void sim_queue_drop_head(struct sim *s, int m)
 
 void sim_xqueue_drop_head(struct sim *s, int e, int m)
 {
-    if (sim_queue_of(s, e, m)->len == 0)
+    if (sim_queue_peek(s, e, m)->len == 0)
         SIM_BUG("drop from the empty queue of model %d at executor %d", m, e);
     sim_req_end(s, sim_q_pop(s, e, m), SIM_REQ_DROPPED, s->now);
 }

@@ -156,7 +156,7 @@ static void ledger_series(struct sim *s)
 void sim_ts_add(struct sim *s, const char *series, int key, double value)
 {
     if (sim_ts_push(&s->ts, s->now, series, key, value))
-        SIM_BUG("out of memory growing the time series");
+        sim_fail_nomem(s, "growing the time series");
 }
 
 const struct sim_window *sim_last_window(const struct sim *s)

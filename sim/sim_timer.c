@@ -75,8 +75,10 @@ static void now_push(struct sim *s, uint32_t slot)
     if (s->tnow_len == s->tnow_cap) {
         uint32_t cap = s->tnow_cap ? 2 * s->tnow_cap : 16;
         struct sim_timer_now *q = malloc(cap * sizeof *q);
-        if (!q)
-            SIM_BUG("out of memory growing the timers due now");
+        if (!q) {
+            sim_fail_nomem(s, "growing the timers due now");
+            return;
+        }
         for (uint32_t i = 0; i < s->tnow_len; i++)
             q[i] = s->tnow[(s->tnow_head + i) & (s->tnow_cap - 1)];
         free(s->tnow);
@@ -139,8 +141,10 @@ uint64_t sim_timer_set(struct sim *s, int64_t at, uint64_t tag, void *arg)
             uint32_t *h = t ? realloc(s->theap, cap * sizeof *h) : NULL;
             if (t)
                 s->timers = t;
-            if (!h)
-                SIM_BUG("out of memory growing timers");
+            if (!h) {                   /* no timer: the run stops after this event */
+                sim_fail_nomem(s, "growing the timers");
+                return 0;
+            }
             s->theap = h;
             s->cap_timers = cap;
         }

@@ -250,7 +250,7 @@ static int exit_code(int rc)
 
 static int fail(int rc)
 {
-    fprintf(stderr, "servesim: %s\n", sim_err_msg());
+    fprintf(stderr, "servesim: %s\n", sim_err_msg_for(rc));
     return exit_code(rc);
 }
 

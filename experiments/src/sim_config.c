@@ -515,15 +515,15 @@ int sim_config_load_n(const char *file, const char *const *sets, int nsets, int 
                             : sim_json_set(c->json, sets[i]))) {
             char msg[1024];             /* the message names the option; the file is context */
             snprintf(msg, sizeof msg, "%s", sim_err_msg());
-            rc = sim_err_set(SIM_EINVAL, "%s (an option over %s)", msg, c->file);
+            rc = sim_err_set(rc == SIM_ENOMEM ? rc : SIM_EINVAL, "%s (an option over %s)", msg,
+                             c->file);
             goto fail;
         }
     if (seed_given) {
-        cJSON *s = cJSON_CreateNumber((double)seed);
-        if (cJSON_GetObjectItemCaseSensitive(c->json, "seed"))
-            cJSON_ReplaceItemInObjectCaseSensitive(c->json, "seed", s);
-        else
-            cJSON_AddItemToObject(c->json, "seed", s);
+        char v[32];
+        snprintf(v, sizeof v, "seed=%llu", (unsigned long long)seed);
+        if ((rc = sim_json_set(c->json, v)))   /* (the one path that replaces a member) */
+            goto fail;
     }
     if ((rc = finish(c, c->file))) {
         blame_set(rc, c->file, sets, nsets);

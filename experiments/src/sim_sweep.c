@@ -194,6 +194,8 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
         running--;
         done++;
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (!ok)
+            failed++;                   /* counted whatever follows */
         if (WIFEXITED(status) && WEXITSTATUS(status) == SWEEP_DB_REFUSED) {
             refused++;                  /* no more points: each would be refused as well */
             next = ntodo;
@@ -211,11 +213,11 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
                     sim_store_point_failed(s2, &sp, msg);
                 sim_store_close(s2);
             }
-            if (!ok)
-                failed++;
             if (!quiet)
                 sweep_progress(&w, tty, done, total, failed, t0, p.key, ok);
             sweep_point_free(&p);
+        } else if (!rc) {
+            rc = sim_err_set(SIM_ENOMEM, "sweep %s: out of memory after point %ld", w.name, pt);
         }
     }
     if (interrupted) {

@@ -217,7 +217,8 @@ int sweep_make_point(const struct sweep *w, long idx, struct point *p)
                 if (!(p->sets[p->nsets++] = assignment(m->string, m)))
                     goto oom;
             const char *cn = cJSON_GetObjectItemCaseSensitive(v, "name")->valuestring;
-            cJSON_AddStringToObject(settings, "case", cn);
+            if (!cJSON_AddStringToObject(settings, "case", cn))
+                goto oom;
             if (!(label[a] = malloc(strlen(cn) + 6)))
                 goto oom;
             sprintf(label[a], "case=%s", cn);
@@ -225,7 +226,11 @@ int sweep_make_point(const struct sweep *w, long idx, struct point *p)
             if (!(p->sets[p->nsets++] = assignment(w->path[a], v)) ||
                 !(label[a] = strdup(p->sets[p->nsets - 1])))
                 goto oom;
-            cJSON_AddItemToObject(settings, w->path[a], cJSON_Duplicate(v, true));
+            cJSON *d = cJSON_Duplicate(v, true);
+            if (!d || !cJSON_AddItemToObject(settings, w->path[a], d)) {
+                cJSON_Delete(d);
+                goto oom;
+            }
         }
         klen += strlen(label[a]) + 1;
     }
@@ -296,7 +301,12 @@ int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx)
         fprintf(stderr, "servesim sweep: point %ld (%s): no goodput: %s (kept with runs.status "
                 "\"%s\")\n", idx, p.key, why, sim_search_status_names[g.status]);
     if (src)
-        fprintf(stderr, "servesim sweep: point %ld: %s\n", idx, sim_err_msg());
+        fprintf(stderr, "servesim sweep: point %ld: %s\n", idx, sim_err_msg_for(src));
+    if (src == SIM_ENOMEM) {            /* not the database's refusal: a failed point */
+        sim_store_point_failed(st, &sp, "out of memory writing the point");
+        rc = SIM_ENOMEM;
+        src = 0;
+    }
     if (have_g)
         sim_goodput_free(&g);
     sim_result_destroy(r);

@@ -90,6 +90,9 @@ const char *sim_err_msg(void)
 
 const char *sim_err_msg_for(int code)
 {
+    /* an allocation that failed where no message was set says so, not an older message */
+    if (code == SIM_ENOMEM && !strstr(errmsg, "memory"))
+        return sim_err_text(code);
     return errmsg[0] ? errmsg : sim_err_text(code);
 }
 

@@ -314,6 +314,27 @@ static void position(const char *text, const char *at, int *line, int *col)
             ++*col;
 }
 
+/* cJSON allocates through these, so that a parse that ran out of memory is told from
+ * invalid JSON (cJSON returns NULL for both). */
+static bool json_nomem;
+
+static void *json_alloc(size_t n)
+{
+    void *p = malloc(n);
+    json_nomem |= p == NULL;
+    return p;
+}
+
+static void json_hooks(void)
+{
+    static bool done;
+    if (!done) {
+        cJSON_Hooks h = {json_alloc, free};
+        cJSON_InitHooks(&h);
+        done = true;
+    }
+}
+
 int sim_json_parse(const char *text, const char *name, cJSON **out)
 {
     const char *end = NULL, *nul = nul_escape(text);
@@ -324,7 +345,11 @@ int sim_json_parse(const char *text, const char *name, cJSON **out)
                            "which would cut it short there: no name or text may hold one",
                            name, line, col);
     }
+    json_hooks();
+    json_nomem = false;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root && json_nomem)
+        return sim_err_set(SIM_ENOMEM, "%s: out of memory parsing it", name);
     if (!root) {
         if (!end)
             end = text + strlen(text);
@@ -530,11 +555,13 @@ static int set_value(cJSON *root, const char *assignment, const char *const *ear
     if (nul_escape(vtext))
         return sim_err_set(SIM_EUSAGE, "--set %s: the value holds \\u0000 (a NUL character), "
                            "which would cut it short there", path);
+    json_hooks();
+    json_nomem = false;
     cJSON *val = cJSON_Parse(vtext);
-    if (!val)
+    if (!val && !json_nomem)            /* not JSON: the value is the text */
         val = cJSON_CreateString(vtext);
     if (!val)
-        return SIM_ENOMEM;
+        return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
 
     cJSON *cur = root;
     char *p = path;
@@ -559,15 +586,27 @@ static int set_value(cJSON *root, const char *assignment, const char *const *ear
                     cJSON_Delete(val);
                     return drc;
                 }
-                if (next)
-                    cJSON_ReplaceItemInObjectCaseSensitive(cur, key, val);
-                else
-                    cJSON_AddItemToObject(cur, key, val);
+                /* the key copied here: cJSON 1.7.15's ReplaceItemInObject does not check its
+                 * own copy, and a failed one left a member without a name */
+                char *name = next ? cJSON_malloc(strlen(key) + 1) : NULL;
+                if (name) {
+                    strcpy(name, key);
+                    val->string = name;
+                }
+                if (next ? !name || !cJSON_ReplaceItemViaPointer(cur, next, val)
+                         : !cJSON_AddItemToObject(cur, key, val)) {
+                    cJSON_Delete(val);
+                    return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
+                }
                 return 0;
             }
             if (!next) {
                 next = (*p == '[') ? cJSON_CreateArray() : cJSON_CreateObject();
-                cJSON_AddItemToObject(cur, key, next);
+                if (!next || !cJSON_AddItemToObject(cur, key, next)) {
+                    cJSON_Delete(next);
+                    cJSON_Delete(val);
+                    return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
+                }
             }
             cur = next;
         }
@@ -608,15 +647,20 @@ static int set_value(cJSON *root, const char *assignment, const char *const *ear
                     cJSON_Delete(val);
                     return drc;
                 }
-                if (i == n)
-                    cJSON_AddItemToArray(cur, val);
-                else
-                    cJSON_ReplaceItemInArray(cur, (int)i, val);
+                if (!(i == n ? cJSON_AddItemToArray(cur, val)
+                             : cJSON_ReplaceItemInArray(cur, (int)i, val))) {
+                    cJSON_Delete(val);
+                    return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
+                }
                 return 0;
             }
             if (i == n) {
                 cJSON *o = cJSON_CreateObject();
-                cJSON_AddItemToArray(cur, o);
+                if (!o || !cJSON_AddItemToArray(cur, o)) {
+                    cJSON_Delete(o);
+                    cJSON_Delete(val);
+                    return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
+                }
             }
             cur = cJSON_GetArrayItem(cur, (int)i);
             if (*p == '.')
