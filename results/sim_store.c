@@ -1,5 +1,7 @@
-/* sim_store — schema creation, versioning and transactional writes of results. */
+/* sim_store — the results database: schema, opening and migrating, sweep points and claims,
+ * images and merges (the writers of runs, plans and profiles: sim_store_write.c). */
 #include "sim_store.h"
+#include "sim_store_int.h"
 #include "sim_results.h"
 
 #include <math.h>
@@ -16,10 +18,6 @@
 #include "sim_out.h"
 #include "sim_wall.h"
 
-struct sim_store {
-    sqlite3 *db;
-    char *path;
-};
 
 /* The wait sqlite3_busy_handler calls: the sleeps are 5 ms for the first 20 calls, 50 ms
  * after, so the n-th call has waited at least busy_ms(n); said once the wait passes 2 s. */
@@ -245,13 +243,13 @@ static int locked(struct sim_store *st)
                        SIM_STORE_BUSY_MS / 1000);
 }
 
-static int db_err(struct sim_store *st, const char *what)
+int store_err(struct sim_store *st, const char *what)
 {
     int rc = locked(st);
     return rc ? rc : sim_err_set(SIM_EDB, "%s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
 }
 
-static int exec(struct sim_store *st, const char *sql)
+int store_exec(struct sim_store *st, const char *sql)
 {
     char *msg = NULL;
     if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
@@ -269,7 +267,7 @@ static int exec(struct sim_store *st, const char *sql)
 
 /* Undoes the open transaction, keeping the error that made it necessary (a failing ROLLBACK,
  * e.g. when none began, must not replace the message). */
-static void rollback(struct sim_store *st)
+void store_rollback(struct sim_store *st)
 {
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -278,7 +276,7 @@ static int user_version(struct sim_store *st, int *v)
 {
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK)
-        return db_err(st, "reading the schema version");
+        return store_err(st, "reading the schema version");
     *v = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : 0;
     sqlite3_finalize(q);
     return 0;
@@ -312,7 +310,7 @@ int sim_store_open(const char *path, struct sim_store **out)
          (rc = sim_out_space(path, SIM_STORE_SPACE_MIN, "a run's rows and their journal"))))
         goto fail;
     if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-        rc = db_err(st, "cannot open");
+        rc = store_err(st, "cannot open");
         goto fail;
     }
     if (sqlite3_db_readonly(st->db, "main") == 1) {
@@ -348,13 +346,13 @@ int sim_store_open(const char *path, struct sim_store **out)
         snprintf(ver, sizeof ver,
                  "PRAGMA user_version = %d; INSERT OR REPLACE INTO meta VALUES('schema_version', '%d');",
                  SIM_STORE_SCHEMA, SIM_STORE_SCHEMA);
-        rc = exec(st, "BEGIN IMMEDIATE");
+        rc = store_exec(st, "BEGIN IMMEDIATE");
         for (size_t i = 0; !rc && i < sizeof migrations / sizeof *migrations; i++)
             if (migrations[i].since <= v && v < migrations[i].to)
-                rc = exec(st, migrations[i].sql);
-        if (rc || (rc = exec(st, schema_sql)) ||
-            (rc = exec(st, ver)) || (rc = exec(st, "COMMIT"))) {
-            rollback(st);
+                rc = store_exec(st, migrations[i].sql);
+        if (rc || (rc = store_exec(st, schema_sql)) ||
+            (rc = store_exec(st, ver)) || (rc = store_exec(st, "COMMIT"))) {
+            store_rollback(st);
             goto fail;
         }
     }
@@ -374,33 +372,18 @@ void sim_store_close(struct sim_store *st)
     free(st);
 }
 
-static int prep(struct sim_store *st, const char *sql, sqlite3_stmt **q)
+int store_prep(struct sim_store *st, const char *sql, sqlite3_stmt **q)
 {
     if (sqlite3_prepare_v2(st->db, sql, -1, q, NULL) != SQLITE_OK)
-        return db_err(st, "preparing a statement");
+        return store_err(st, "preparing a statement");
     return 0;
 }
 
-/* ---------------------------------------------------------------- writers
- * A writer puts rows into one table by column name. Its INSERT names every column the table
- * has, each as the parameter :column, except an INTEGER PRIMARY KEY (the row id SQLite
- * gives). A row gives each column once (w_int, w_real, w_text, w_null), and w_row writes
- * it. A name the table lacks, or a column given twice or left out, is an error naming the
- * table and the column: never a row whose values sit one column over. */
-#define W_MAXCOLS 64
-
-struct writer {
-    struct sim_store *st;
-    sqlite3_stmt *q;
-    const char *table;
-    int ncols;
-    uint64_t given;                     /* bit i - 1: parameter i has its value for this row */
-    int rc;                             /* the first error of this row */
-};
+/* ---------------------------------------------------------------- writers (sim_store_int.h) */
 
 /* Opens w on `table`: `verb` "INSERT" or "INSERT OR REPLACE", `tail` SQL after VALUES(...)
  * (an ON CONFLICT clause) or "". */
-static int w_open(struct sim_store *st, struct writer *w, const char *verb, const char *table,
+int sw_open(struct sim_store *st, struct sim_store_writer *w, const char *verb, const char *table,
                   const char *tail)
 {
     memset(w, 0, sizeof *w);
@@ -412,7 +395,7 @@ static int w_open(struct sim_store *st, struct writer *w, const char *verb, cons
     sqlite3_stmt *ti = NULL;
     snprintf(sql, sizeof sql, "PRAGMA table_info(\"%s\")", table);
     if (sqlite3_prepare_v2(st->db, sql, -1, &ti, NULL) != SQLITE_OK)
-        return db_err(st, "reading a table's columns");
+        return store_err(st, "reading a table's columns");
     while (sqlite3_step(ti) == SQLITE_ROW && n < W_MAXCOLS) {
         const char *name = (const char *)sqlite3_column_text(ti, 1);
         const char *type = (const char *)sqlite3_column_text(ti, 2);
@@ -436,12 +419,12 @@ static int w_open(struct sim_store *st, struct writer *w, const char *verb, cons
     char *ins = sqlite3_mprintf("%s INTO \"%s\"(%s) VALUES(%s) %s", verb, table, cols, vals, tail);
     if (!ins)
         return SIM_ENOMEM;
-    int rc = prep(st, ins, &w->q);
+    int rc = store_prep(st, ins, &w->q);
     sqlite3_free(ins);
     return rc;
 }
 
-static void w_close(struct writer *w)
+void sw_close(struct sim_store_writer *w)
 {
     sqlite3_finalize(w->q);
     w->q = NULL;
@@ -449,7 +432,7 @@ static void w_close(struct writer *w)
 
 /* The parameter of column `col`, 0 (and the row's error) if the table lacks it or it was
  * given already. */
-static int w_col(struct writer *w, const char *col)
+static int sw_col(struct sim_store_writer *w, const char *col)
 {
     char p[72];
     snprintf(p, sizeof p, ":%s", col);
@@ -467,45 +450,45 @@ static int w_col(struct writer *w, const char *col)
     return w->rc ? 0 : i;
 }
 
-static void w_bound(struct writer *w, int r)
+static void sw_bound(struct sim_store_writer *w, int r)
 {
     if (r != SQLITE_OK && !w->rc)
-        w->rc = db_err(w->st, "binding a value");
+        w->rc = store_err(w->st, "binding a value");
 }
 
-static void w_int(struct writer *w, const char *col, int64_t v)
+void sw_int(struct sim_store_writer *w, const char *col, int64_t v)
 {
-    int i = w_col(w, col);
+    int i = sw_col(w, col);
     if (i)
-        w_bound(w, sqlite3_bind_int64(w->q, i, v));
+        sw_bound(w, sqlite3_bind_int64(w->q, i, v));
 }
 
 /* NAN is written as NULL. */
-static void w_real(struct writer *w, const char *col, double v)
+void sw_real(struct sim_store_writer *w, const char *col, double v)
 {
-    int i = w_col(w, col);
+    int i = sw_col(w, col);
     if (i)
-        w_bound(w, isnan(v) ? sqlite3_bind_null(w->q, i) : sqlite3_bind_double(w->q, i, v));
+        sw_bound(w, isnan(v) ? sqlite3_bind_null(w->q, i) : sqlite3_bind_double(w->q, i, v));
 }
 
 /* NULL is written as NULL. */
-static void w_text(struct writer *w, const char *col, const char *v)
+void sw_text(struct sim_store_writer *w, const char *col, const char *v)
 {
-    int i = w_col(w, col);
+    int i = sw_col(w, col);
     if (i)
-        w_bound(w, v ? sqlite3_bind_text(w->q, i, v, -1, SQLITE_TRANSIENT)
+        sw_bound(w, v ? sqlite3_bind_text(w->q, i, v, -1, SQLITE_TRANSIENT)
                      : sqlite3_bind_null(w->q, i));
 }
 
-static void w_null(struct writer *w, const char *col)
+void sw_null(struct sim_store_writer *w, const char *col)
 {
-    int i = w_col(w, col);
+    int i = sw_col(w, col);
     if (i)
-        w_bound(w, sqlite3_bind_null(w->q, i));
+        sw_bound(w, sqlite3_bind_null(w->q, i));
 }
 
 /* Writes the row given since the last one. */
-static int w_row(struct writer *w)
+int sw_row(struct sim_store_writer *w)
 {
     int rc = w->rc;
     for (int i = 0; !rc && i < w->ncols; i++)
@@ -513,7 +496,7 @@ static int w_row(struct writer *w)
             rc = sim_err_set(SIM_EDB, "%s: results table %s: column %s not given",
                              w->st->path, w->table, sqlite3_bind_parameter_name(w->q, i + 1) + 1);
     if (!rc && sqlite3_step(w->q) != SQLITE_DONE)
-        rc = db_err(w->st, "inserting a row");
+        rc = store_err(w->st, "inserting a row");
     sqlite3_reset(w->q);
     sqlite3_clear_bindings(w->q);
     w->given = 0;
@@ -521,352 +504,10 @@ static int w_row(struct writer *w)
     return rc;
 }
 
-/* The non-empty buckets of one histogram as rows (run_id, `key` = name, lo_ms, hi_ms, count). */
-static int write_hist(struct writer *w, int64_t id, const char *key, const char *name,
-                      const struct sim_hist *h)
-{
-    for (int k = 0; k < SIM_HIST_BUCKETS; k++) {
-        if (!h->counts[k])
-            continue;
-        int64_t lo, hi;
-        sim_hist_bucket_range(k, &lo, &hi);
-        w_int(w, "run_id", id);
-        w_text(w, key, name);
-        w_real(w, "lo_ms", sim_ns_to_ms(lo));
-        w_real(w, "hi_ms", sim_ns_to_ms(hi));
-        w_int(w, "count", (int64_t)h->counts[k]);
-        int rc = w_row(w);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-const char *const sim_search_status_names[] = {"ok", "no load passed", "not bracketed",
-                                               "not converged"};
-const char *const sim_search_rule_names[] = {"worst", "aggregate"};
-
-/* Is the point stored as done (inside the caller's transaction)? */
-static int point_stored(struct sim_store *st, const struct sim_store_point *pt, bool *done)
-{
-    sqlite3_stmt *q = NULL;
-    int rc = prep(st, "SELECT count(*) FROM sweep_points WHERE sweep = ? AND point_key = ? "
-                      "AND status = 'ok'", &q);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(q, 1, pt->sweep, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 2, pt->key, -1, SQLITE_TRANSIENT);
-    int step = sqlite3_step(q);
-    *done = step == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
-    if (step != SQLITE_ROW)
-        rc = db_err(st, "reading sweep_points");
-    sqlite3_finalize(q);
-    return rc;
-}
-
-/* The writers of one run's tables, in the order sim_store_write fills them. */
-enum { T_RUN, T_JOB, T_JOBW, T_MODEL, T_EXEC, T_TS, T_BATCH, T_LAT, T_QUEUE, T_PATH, T_PATHH,
-       T_SEARCH, T_POINT, T_NWRITERS };
-
-static int write_run_row(struct writer *w, const struct sim_store_run *run,
-                         const struct sim_result *r, const char *started)
-{
-    const struct sim_goodput *g = run->goodput;
-    char seed_text[24];
-    snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)r->seed);
-    w_text(w, "name", r->name);
-    w_text(w, "kind", run->kind);
-    w_text(w, "policy", r->policy);
-    w_text(w, "seed", seed_text);
-    w_text(w, "config_json", run->config_json);
-    w_text(w, "config_hash", run->config_hash);
-    w_text(w, "version", SERVESIM_VERSION);
-    w_text(w, "started_at", started);
-    w_real(w, "wall_s", r->wall_s);
-    w_text(w, "status", g ? sim_search_status_names[g->status] : "ok");
-    w_real(w, "duration_s", r->duration_s);
-    w_real(w, "warmup_s", r->warmup_s);
-    w_real(w, "load_scale", r->load_scale);
-    w_real(w, "offered_rps", r->offered_rps);
-    w_real(w, "ontime_rps", r->ontime_rps);
-    w_real(w, "bad_rate", r->bad_rate);
-    w_int(w, "slo_met", r->pass);
-    w_real(w, "percentile", r->percentile);
-    /* a goodput search's result (0 where it found none); NULL for a plain run */
-    w_real(w, "goodput_rps", !g ? NAN : g->status == SIM_SEARCH_CONVERGED ? g->goodput_rps : 0.0);
-    w_int(w, "events", (int64_t)r->events);
-    w_real(w, "gpu_s", r->gpu_s);
-    w_int(w, "gpus_max", r->gpus_max);
-    w_int(w, "trace_gaps", r->trace_gaps);
-    w_real(w, "trace_gap_s", r->trace_gap_s);
-    w_real(w, "core_s", r->core_s);
-    w_real(w, "makespan_s", r->makespan_s);
-    w_real(w, "notebook_slowdown", r->nnotebooks ? r->nb_slowdown : NAN);
-    w_real(w, "warmup_config_s", r->warmup_extended ? r->warmup_config_s : NAN);
-    return w_row(w);
-}
-
-static int write_job_rows(struct writer *wj, struct writer *ww, int64_t id,
-                          const struct sim_result *r)
-{
-    int rc = 0;
-    for (int j = 0; j < r->njobs && !rc; j++) {  /* NAN (never started or done): NULL */
-        const struct sim_job_result *x = &r->jobs[j];
-        w_int(wj, "run_id", id);
-        w_int(wj, "job", j + 1);
-        w_text(wj, "kind", x->kind);
-        w_real(wj, "arrival_s", x->arrival_s);
-        w_real(wj, "start_s", x->start_s);
-        w_real(wj, "end_s", x->end_s);
-        w_real(wj, "wait_s", x->wait_s);
-        w_real(wj, "train_s", x->train_s);
-        w_real(wj, "exec_s", x->exec_s);
-        w_int(wj, "reconfigs", x->reconfigs);
-        w_int(wj, "evictions", x->evictions);
-        w_real(wj, "cross_node_s", x->cross_node_s);
-        rc = w_row(wj);
-        for (int n = 0; n < SIM_JOB_MAX_WORKERS && !rc; n++) {
-            if (x->workers_s[n] <= 0)
-                continue;
-            w_int(ww, "run_id", id);
-            w_int(ww, "job", j + 1);
-            w_int(ww, "workers", n + 1);
-            w_real(ww, "seconds", x->workers_s[n]);
-            rc = w_row(ww);
-        }
-    }
-    return rc;
-}
-
-static int write_model_rows(struct writer *w, int64_t id, const struct sim_result *r)
-{
-    int rc = 0;
-    for (int m = 0; m < r->nmodels && !rc; m++) {
-        const struct sim_model_result *x = &r->models[m];
-        bool pred = x->pred_n > 0;      /* the prediction columns: NULL without predictions */
-        w_int(&w[T_MODEL], "run_id", id);
-        w_text(&w[T_MODEL], "model", x->name);
-        w_real(&w[T_MODEL], "slo_ms", x->slo_ms);
-        w_real(&w[T_MODEL], "rate_rps", x->rate_rps);
-        w_int(&w[T_MODEL], "max_batch", x->max_batch);
-        w_int(&w[T_MODEL], "offered", (int64_t)x->offered);
-        w_int(&w[T_MODEL], "on_time", (int64_t)x->on_time);
-        w_int(&w[T_MODEL], "late", (int64_t)x->late);
-        w_int(&w[T_MODEL], "dropped", (int64_t)x->dropped);
-        w_real(&w[T_MODEL], "p50_ms", x->p50_ms);
-        w_real(&w[T_MODEL], "p90_ms", x->p90_ms);
-        w_real(&w[T_MODEL], "p99_ms", x->p99_ms);
-        w_real(&w[T_MODEL], "p999_ms", x->p999_ms);
-        w_real(&w[T_MODEL], "mean_ms", x->mean_ms);
-        w_real(&w[T_MODEL], "mean_queue_ms", x->mean_queue_ms);
-        w_real(&w[T_MODEL], "p99_queue_ms", x->p99_queue_ms);
-        w_real(&w[T_MODEL], "mean_batch", x->mean_batch);
-        w_int(&w[T_MODEL], "batches", (int64_t)x->batches);
-        w_real(&w[T_MODEL], "ideal_batch_staggered", x->ideal_batch_staggered);
-        w_real(&w[T_MODEL], "ideal_batch_uncoord", x->ideal_batch_uncoord);
-        w_int(&w[T_MODEL], "preempted", (int64_t)x->preempted);
-        w_int(&w[T_MODEL], "pred_n", (int64_t)x->pred_n);
-        w_real(&w[T_MODEL], "pred_mean_err_ms", pred ? x->pred_mean_err_ms : NAN);
-        w_real(&w[T_MODEL], "pred_mean_abs_err_ms", pred ? x->pred_mean_abs_err_ms : NAN);
-        w_real(&w[T_MODEL], "pred_max_over_ms", pred ? x->pred_max_over_ms : NAN);
-        w_real(&w[T_MODEL], "pred_over_frac", pred ? x->pred_over_frac : NAN);
-        rc = w_row(&w[T_MODEL]);
-        for (int b = 1; b <= x->max_batch && !rc; b++) {
-            if (!x->batch_hist[b])
-                continue;
-            w_int(&w[T_BATCH], "run_id", id);
-            w_text(&w[T_BATCH], "model", x->name);
-            w_int(&w[T_BATCH], "batch_size", b);
-            w_int(&w[T_BATCH], "count", (int64_t)x->batch_hist[b]);
-            rc = w_row(&w[T_BATCH]);
-        }
-        if (!rc && !(rc = write_hist(&w[T_LAT], id, "model", x->name, x->latency)))
-            rc = write_hist(&w[T_QUEUE], id, "model", x->name, x->queueing);
-    }
-    for (int p = 0; p < r->npaths && !rc; p++) {
-        const struct sim_path_result *x = &r->paths[p];
-        struct writer *wp = &w[T_PATH];
-        w_int(wp, "run_id", id);
-        w_text(wp, "path", x->name);
-        w_text(wp, "stages", x->stages);
-        w_real(wp, "sla_ms", x->sla_ms);
-        w_real(wp, "prob", x->prob);
-        w_real(wp, "rate_rps", x->rate_rps);
-        w_int(wp, "offered", (int64_t)x->offered);
-        w_int(wp, "on_time", (int64_t)x->on_time);
-        w_int(wp, "late", (int64_t)x->late);
-        w_int(wp, "dropped", (int64_t)x->dropped);
-        w_real(wp, "p50_ms", x->p50_ms);
-        w_real(wp, "p90_ms", x->p90_ms);
-        w_real(wp, "p99_ms", x->p99_ms);
-        w_real(wp, "p999_ms", x->p999_ms);
-        w_real(wp, "mean_ms", x->mean_ms);
-        if (!(rc = w_row(wp)))
-            rc = write_hist(&w[T_PATHH], id, "path", x->name, x->latency);
-    }
-    return rc;
-}
-
-static int write_exec_rows(struct writer *w, int64_t id, const struct sim_result *r)
-{
-    int rc = 0;
-    for (int e = 0; e < r->nexecs && !rc; e++) {
-        const struct sim_exec_result *x = &r->execs[e];
-        w_int(w, "run_id", id);
-        w_int(w, "executor", x->id);
-        w_text(w, "kind", x->kind);
-        w_real(w, "busy_frac", x->busy_frac);
-        w_int(w, "batches", (int64_t)x->batches);
-        w_int(w, "requests", (int64_t)x->requests);
-        w_int(w, "models_loaded", x->models_loaded);
-        w_int(w, "load_events", (int64_t)x->load_events);
-        w_real(w, "up_s", x->up_s);
-        w_real(w, "wasted_ms", x->wasted_ms);
-        w_real(w, "load_busy_frac", x->load_busy_frac);
-        w_int(w, "evictions", (int64_t)x->evictions);
-        w_int(w, "rejected", (int64_t)x->rejected);
-        w_int(w, "preemptions", (int64_t)x->preemptions);
-        w_int(w, "node", x->node);
-        w_text(w, "class", x->cpu ? "cpu" : "gpu");
-        /* a CPU executor's model, cores and core-seconds; NULL for a GPU */
-        w_text(w, "model", x->cpu ? r->models[x->model].name : NULL);
-        w_real(w, "cores", x->cpu ? x->cores : NAN);
-        w_real(w, "core_s", x->cpu ? x->core_s : NAN);
-        rc = w_row(w);
-    }
-    return rc;
-}
-
-static int write_series_rows(struct writer *w, int64_t id, const struct sim_store_run *run,
-                             const struct sim_result *r)
-{
-    int rc = 0;
-    for (size_t i = 0; i < r->ts.n && !rc; i++) {
-        const struct sim_ts_point *p = &r->ts.pts[i];
-        const char *sn = r->ts.series[p->series], *key = "";
-        char jkey[16];
-        if (!strncmp(sn, "path_", 5))   /* path series are keyed by path, node. by node, */
-            key = p->key >= 0 && p->key < r->npaths ? r->paths[p->key].name : "";
-        else if (!strncmp(sn, "job.", 4) && p->key >= 0)   /* job. by job number (from 1), */
-            snprintf(jkey, sizeof jkey, "%d", p->key + 1), key = jkey;
-        else if (!strncmp(sn, "node.", 5)) /* the rest by model */
-            key = p->key >= 0 && p->key < run->world->nnodes ? run->world->nodes[p->key].name : "";
-        else if (p->key >= 0 && p->key < r->nmodels)
-            key = r->models[p->key].name;
-        w_int(w, "run_id", id);
-        w_real(w, "t_s", (double)p->t / 1e9);
-        w_text(w, "series", sn);
-        w_text(w, "key", key);
-        w_real(w, "value", p->value);
-        rc = w_row(w);
-    }
-    return rc;
-}
-
-static int write_search_rows(struct writer *w, int64_t id, const struct sim_goodput *g)
-{
-    int rc = 0;
-    for (int i = 0; g && i < g->nprobes && !rc; i++) {
-        const struct sim_probe *p = &g->probes[i];
-        w_int(w, "run_id", id);
-        w_int(w, "probe", i);
-        w_real(w, "scale", p->scale);
-        w_real(w, "offered_rps", p->offered_rps);
-        w_int(w, "pass", p->pass);
-        w_text(w, "worst_model", p->worst_model);
-        w_real(w, "worst_bad_frac", p->worst_bad_frac);
-        w_real(w, "worst_p99_ms", p->worst_p99_ms);
-        w_real(w, "all_bad_frac", p->all_bad_frac);
-        w_text(w, "rule", sim_search_rule_names[g->rule]);
-        rc = w_row(w);
-    }
-    return rc;
-}
-
-/* A sweep point's row: the run's id and "ok", or (failed) run_id NULL, "failed" and its
- * error. */
-static int write_point_row(struct writer *w, const struct sim_store_point *pt, int64_t run_id,
-                           bool failed, const char *error)
-{
-    w_text(w, "sweep", pt->sweep);
-    w_int(w, "point", pt->point);
-    w_text(w, "point_key", pt->key);
-    w_text(w, "settings_json", pt->settings_json);
-    if (failed)
-        w_null(w, "run_id");
-    else
-        w_int(w, "run_id", run_id);
-    w_text(w, "status", failed ? "failed" : "ok");
-    w_text(w, "error", failed ? error : NULL);
-    return w_row(w);
-}
-
-int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
-                    const struct sim_result *r, int64_t *run_id)
-{
-    static const char *const tables[T_NWRITERS] = {
-        [T_RUN] = "runs", [T_JOB] = "job_stats", [T_JOBW] = "job_workers",
-        [T_MODEL] = "model_stats", [T_EXEC] = "executor_stats", [T_TS] = "timeseries",
-        [T_BATCH] = "batch_hist", [T_LAT] = "latency_hist", [T_QUEUE] = "queue_hist",
-        [T_PATH] = "path_stats", [T_PATHH] = "path_hist", [T_SEARCH] = "goodput_search",
-        [T_POINT] = "sweep_points"};
-    const struct sim_store_point *pt = run->point;
-    struct writer w[T_NWRITERS] = {0};
-    char started[32];
-    sim_utc_now(started);
-    int rc = exec(st, "BEGIN IMMEDIATE");
-    if (rc)
-        return rc;
-    if (pt) {                           /* a point is stored once, whoever ran it */
-        bool before = false;
-        if ((rc = point_stored(st, pt, &before)))
-            goto rollback;
-        if (pt->stored_before)
-            *pt->stored_before = before;
-        if (before) {
-            rollback(st);
-            goto out;
-        }
-    }
-    for (int t = 0; t < T_NWRITERS && !rc; t++)
-        rc = w_open(st, &w[t], t == T_POINT ? "INSERT OR REPLACE" : "INSERT", tables[t], "");
-    if (rc || (rc = write_run_row(&w[T_RUN], run, r, started)))
-        goto rollback;
-    int64_t id = sqlite3_last_insert_rowid(st->db);
-    if ((rc = write_job_rows(&w[T_JOB], &w[T_JOBW], id, r)) || (rc = write_model_rows(w, id, r)) ||
-        (rc = write_exec_rows(&w[T_EXEC], id, r)) ||
-        (rc = write_series_rows(&w[T_TS], id, run, r)) ||
-        (rc = write_search_rows(&w[T_SEARCH], id, run->goodput)) ||
-        (pt && (rc = write_point_row(&w[T_POINT], pt, id, false, NULL))) || (rc = exec(st, "COMMIT")))
-        goto rollback;
-    if (run_id)
-        *run_id = id;
-    goto out;
-rollback:
-    rollback(st);
-out:
-    for (int t = 0; t < T_NWRITERS; t++)
-        w_close(&w[t]);
-    return rc;
-}
-
-int sim_store_point_failed(struct sim_store *st, const struct sim_store_point *pt, const char *error)
-{
-    struct writer w;
-    /* a failure never replaces a point another process has stored */
-    int rc = w_open(st, &w, "INSERT", "sweep_points",
-                    "ON CONFLICT(sweep, point_key) DO UPDATE SET run_id = NULL, "
-                    "status = excluded.status, error = excluded.error WHERE status != 'ok'");
-    if (!rc)
-        rc = write_point_row(&w, pt, 0, true, error);
-    w_close(&w);
-    return rc;
-}
-
 int sim_store_point_done(struct sim_store *st, const char *sweep, const char *key, bool *done)
 {
     sqlite3_stmt *q = NULL;
-    int rc = prep(st, "SELECT count(*) FROM sweep_points WHERE sweep = ? AND point_key = ? "
+    int rc = store_prep(st, "SELECT count(*) FROM sweep_points WHERE sweep = ? AND point_key = ? "
                       "AND status = 'ok'", &q);
     if (rc)
         return rc;
@@ -927,13 +568,13 @@ int sim_store_point_claim(struct sim_store *st, const char *sweep, const char *k
     *out = SIM_CLAIM_OURS;
     *holder = 0;
     bool done = false;
-    int rc = exec(st, "BEGIN IMMEDIATE");
+    int rc = store_exec(st, "BEGIN IMMEDIATE");
     if (rc)
         return rc;
     if ((rc = sim_store_point_done(st, sweep, key, &done)) == 0 && done)
         *out = SIM_CLAIM_DONE;
     sqlite3_stmt *q = NULL;
-    if (!rc && !done && !(rc = prep(st, "SELECT pid, host, claimed_at FROM sweep_claims WHERE "
+    if (!rc && !done && !(rc = store_prep(st, "SELECT pid, host, claimed_at FROM sweep_claims WHERE "
                                         "sweep = ? AND point_key = ?", &q))) {
         sqlite3_bind_text(q, 1, sweep, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(q, 2, key, -1, SQLITE_TRANSIENT);
@@ -947,39 +588,39 @@ int sim_store_point_claim(struct sim_store *st, const char *sweep, const char *k
                 *holder = pid;
             }
         } else if (step != SQLITE_DONE) {
-            rc = db_err(st, "reading sweep_claims");
+            rc = store_err(st, "reading sweep_claims");
         }
         sqlite3_finalize(q);
     }
-    struct writer w;
+    struct sim_store_writer w;
     if (!rc && *out == SIM_CLAIM_OURS &&
-        !(rc = w_open(st, &w, "INSERT OR REPLACE", "sweep_claims", ""))) {
-        w_text(&w, "sweep", sweep);
-        w_text(&w, "point_key", key);
-        w_int(&w, "pid", (int64_t)getpid());
-        w_text(&w, "host", me);
-        w_real(&w, "claimed_at", sim_wall_unix());
-        rc = w_row(&w);
-        w_close(&w);
+        !(rc = sw_open(st, &w, "INSERT OR REPLACE", "sweep_claims", ""))) {
+        sw_text(&w, "sweep", sweep);
+        sw_text(&w, "point_key", key);
+        sw_int(&w, "pid", (int64_t)getpid());
+        sw_text(&w, "host", me);
+        sw_real(&w, "claimed_at", sim_wall_unix());
+        rc = sw_row(&w);
+        sw_close(&w);
     }
     if (!rc)
-        rc = exec(st, "COMMIT");
+        rc = store_exec(st, "COMMIT");
     if (rc)
-        rollback(st);
+        store_rollback(st);
     return rc;
 }
 
 int sim_store_point_release(struct sim_store *st, const char *sweep, const char *key)
 {
     sqlite3_stmt *q = NULL;
-    int rc = prep(st, "DELETE FROM sweep_claims WHERE sweep = ? AND point_key = ? AND pid = ?", &q);
+    int rc = store_prep(st, "DELETE FROM sweep_claims WHERE sweep = ? AND point_key = ? AND pid = ?", &q);
     if (rc)
         return rc;
     sqlite3_bind_text(q, 1, sweep, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(q, 2, key, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(q, 3, (int64_t)getpid());
     if (sqlite3_step(q) != SQLITE_DONE)
-        rc = db_err(st, "releasing a sweep point");
+        rc = store_err(st, "releasing a sweep point");
     sqlite3_finalize(q);
     return rc;
 }
@@ -987,7 +628,7 @@ int sim_store_point_release(struct sim_store *st, const char *sweep, const char 
 int sim_store_sweep_done(struct sim_store *st, const char *id, long *n)
 {
     sqlite3_stmt *q = NULL;
-    int rc = prep(st, "SELECT count(*) FROM sweep_points WHERE sweep = ?1 AND status = 'ok'", &q);
+    int rc = store_prep(st, "SELECT count(*) FROM sweep_points WHERE sweep = ?1 AND status = 'ok'", &q);
     if (rc)
         return rc;
     sqlite3_bind_text(q, 1, id, -1, SQLITE_TRANSIENT);
@@ -1000,7 +641,7 @@ int sim_store_sweep_namesake(struct sim_store *st, const char *name, const char 
                              char *other, size_t size, long *npoints)
 {
     sqlite3_stmt *q = NULL;
-    int rc = prep(st, "SELECT sweep, count(*) FROM sweep_points WHERE substr(sweep, 1, "
+    int rc = store_prep(st, "SELECT sweep, count(*) FROM sweep_points WHERE substr(sweep, 1, "
                       "length(?1) + 1) = ?1 || '@' AND sweep != ?2 GROUP BY sweep "
                       "ORDER BY count(*) DESC, sweep LIMIT 1", &q);
     if (rc)
@@ -1024,7 +665,7 @@ int sim_store_image(struct sim_store *st, unsigned char **img, size_t *n)
     *img = NULL;
     *n = 0;
     if (!buf)
-        return db_err(st, "serializing");
+        return store_err(st, "serializing");
     *img = malloc(sz > 0 ? (size_t)sz : 1);
     if (*img)
         memcpy(*img, buf, (size_t)sz);
@@ -1052,7 +693,7 @@ static int merge_table(struct sim_store *st, const char *table, int64_t run_off,
     char pragma[160];
     snprintf(pragma, sizeof pragma, "PRAGMA src.table_info(\"%s\")", table);
     if (sqlite3_prepare_v2(st->db, pragma, -1, &q, NULL) != SQLITE_OK)
-        return db_err(st, "merging");
+        return store_err(st, "merging");
     size_t cap = 256 + 2 * strlen(table);
     char *cols = calloc(1, 4096), *exprs = calloc(1, 4096), *sql = NULL;
     size_t cl = 0, el = 0;
@@ -1077,7 +718,7 @@ static int merge_table(struct sim_store *st, const char *table, int64_t run_off,
     if (!rc) {
         sprintf(sql, "INSERT OR REPLACE INTO main.\"%s\"(%s) SELECT %s FROM src.\"%s\"", table,
                 cols, exprs, table);
-        rc = exec(st, sql);
+        rc = store_exec(st, sql);
     }
     free(sql);
     free(cols);
@@ -1102,7 +743,7 @@ int sim_store_merge(struct sim_store *st, const unsigned char *img, size_t n, co
     if (!copy)
         return SIM_ENOMEM;
     memcpy(copy, img, n);
-    if ((rc = exec(st, "ATTACH ':memory:' AS src")))
+    if ((rc = store_exec(st, "ATTACH ':memory:' AS src")))
         goto fail;
     if (sqlite3_deserialize(st->db, "src", copy, (sqlite3_int64)n, (sqlite3_int64)n,
                             SQLITE_DESERIALIZE_FREEONCLOSE) != SQLITE_OK) {
@@ -1116,12 +757,12 @@ int sim_store_merge(struct sim_store *st, const unsigned char *img, size_t n, co
                          "(another servesim version?)", st->path, origin, v, SIM_STORE_SCHEMA);
         goto detach;
     }
-    if ((rc = exec(st, "BEGIN IMMEDIATE")))
+    if ((rc = store_exec(st, "BEGIN IMMEDIATE")))
         goto detach;
     /* a sweep point another process stored meanwhile is not stored twice (as sim_store_write) */
     if (max_id(st, "SELECT count(*) FROM src.sweep_points s JOIN main.sweep_points m ON "
                    "m.sweep = s.sweep AND m.point_key = s.point_key WHERE m.status = 'ok'") > 0) {
-        rollback(st);
+        store_rollback(st);
         goto detach;
     }
     {
@@ -1130,7 +771,7 @@ int sim_store_merge(struct sim_store *st, const unsigned char *img, size_t n, co
         sqlite3_stmt *q = NULL;
         if (sqlite3_prepare_v2(st->db, "SELECT name FROM src.sqlite_master WHERE type = 'table' "
                                "AND name != 'meta' ORDER BY rowid", -1, &q, NULL) != SQLITE_OK)
-            rc = db_err(st, "merging");
+            rc = store_err(st, "merging");
         char table[128];
         while (!rc && sqlite3_step(q) == SQLITE_ROW) {
             snprintf(table, sizeof table, "%s", (const char *)sqlite3_column_text(q, 0));
@@ -1139,159 +780,13 @@ int sim_store_merge(struct sim_store *st, const unsigned char *img, size_t n, co
         sqlite3_finalize(q);
     }
     if (!rc)
-        rc = exec(st, "COMMIT");
+        rc = store_exec(st, "COMMIT");
     if (rc)
-        rollback(st);
+        store_rollback(st);
 detach:
     sqlite3_exec(st->db, "DETACH src", NULL, NULL, NULL);
     return rc;
 fail:
     sqlite3_free(copy);
-    return rc;
-}
-
-int sim_store_plan_write(struct sim_store *st, const struct sim_plan *p, const char *hash,
-                         double percentile)
-{
-    struct writer wp = {0}, wr = {0};
-    sqlite3_stmt *q_del = NULL;
-    char created[32];
-    sim_utc_now(created);
-    int rc = exec(st, "BEGIN IMMEDIATE");
-    if (rc)
-        return rc;
-    if ((rc = prep(st, "DELETE FROM plan_probes WHERE plan = ?", &q_del)))
-        goto rollback;
-    sqlite3_bind_text(q_del, 1, p->id, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(q_del) != SQLITE_DONE) {
-        rc = db_err(st, "replacing the plan's probes");
-        goto rollback;
-    }
-    if ((rc = w_open(st, &wp, "INSERT OR REPLACE", "plans", "")) ||
-        (rc = w_open(st, &wr, "INSERT", "plan_probes", "")))
-        goto rollback;
-    /* static columns are NULL without a passing probe, autoscale ones without autoscaling */
-    const struct sim_result *a = p->autoscale_result, *s = p->static_result;
-    w_text(&wp, "plan", p->id);
-    w_text(&wp, "name", p->name);
-    w_text(&wp, "config_hash", hash);
-    w_text(&wp, "created_at", created);
-    w_real(&wp, "slo_percentile", percentile);
-    w_int(&wp, "lower_bound", p->lower_bound);
-    if (s) {
-        w_int(&wp, "static_gpus", p->static_gpus);
-        w_int(&wp, "static_run_id", p->static_run_id);
-        w_real(&wp, "static_gpu_s", s->gpu_s);
-    } else {
-        w_null(&wp, "static_gpus");
-        w_null(&wp, "static_run_id");
-        w_null(&wp, "static_gpu_s");
-    }
-    w_text(&wp, "stopping_rule", "doubling+bisection");
-    w_int(&wp, "monotone", p->monotone);
-    w_text(&wp, "autoscaler", a ? p->autoscaler : NULL);
-    if (a) {
-        w_int(&wp, "autoscale_run_id", p->autoscale_run_id);
-        w_int(&wp, "autoscale_slo_met", sim_rule_pass(p->rule, a));
-    } else {
-        w_null(&wp, "autoscale_run_id");
-        w_null(&wp, "autoscale_slo_met");
-    }
-    w_real(&wp, "autoscale_gpu_s", a ? a->gpu_s : NAN);
-    w_real(&wp, "autoscale_bad_rate", a ? a->bad_rate : NAN);
-    w_real(&wp, "saving_frac", a && s && s->gpu_s > 0 ? 1 - a->gpu_s / s->gpu_s : NAN);
-    w_text(&wp, "rule", sim_search_rule_names[p->rule]);
-    if ((rc = w_row(&wp)))
-        goto rollback;
-    for (int i = 0; i < p->nprobes && !rc; i++) {
-        const struct sim_plan_probe *pr = &p->probes[i];
-        w_text(&wr, "plan", p->id);
-        w_int(&wr, "probe", i);
-        w_int(&wr, "gpus", pr->gpus);
-        w_int(&wr, "run_id", pr->run_id);
-        w_int(&wr, "pass", pr->pass);
-        w_text(&wr, "worst_model", pr->worst_model);
-        w_real(&wr, "worst_bad_frac", pr->worst_bad_frac);
-        w_real(&wr, "all_bad_frac", pr->all_bad_frac);
-        rc = w_row(&wr);
-    }
-    if (rc || (rc = exec(st, "COMMIT")))
-        goto rollback;
-    goto out;
-rollback:
-    rollback(st);
-out:
-    sqlite3_finalize(q_del);
-    w_close(&wp);
-    w_close(&wr);
-    return rc;
-}
-
-int sim_store_profiles_write(struct sim_store *st, const struct sim_store_profile *p, int n,
-                             const struct sim_store_profile_point *const *pts, const int *npts)
-{
-    struct writer wp = {0}, wt = {0};
-    char when[32];
-    sim_utc_now(when);
-    int rc = exec(st, "BEGIN IMMEDIATE");
-    if (rc)
-        return rc;
-    if ((rc = w_open(st, &wp, "INSERT", "profiles", "")) ||
-        (rc = w_open(st, &wt, "INSERT", "profile_points", "")))
-        goto fail;
-    for (int i = 0; i < n && !rc; i++) {
-        const struct sim_store_profile *r = &p[i];
-        w_text(&wp, "executor_kind", r->executor_kind);
-        w_text(&wp, "model", r->model);
-        w_text(&wp, "form", r->form);
-        w_real(&wp, "alpha_ms", r->alpha_ms);
-        w_real(&wp, "beta_ms", r->beta_ms);
-        w_real(&wp, "a_ms", r->a_ms);
-        w_real(&wp, "b_ms", r->b_ms);
-        w_real(&wp, "c_ms", r->c_ms);
-        w_text(&wp, "table_json", r->table_json);
-        w_text(&wp, "source", r->source ? r->source : "servesim-calibrate");
-        w_text(&wp, "measured_at", when);
-        w_text(&wp, "network", r->network);
-        w_text(&wp, "backend", r->backend);
-        w_text(&wp, "device", r->device);
-        w_text(&wp, "versions", r->versions);
-        w_text(&wp, "host", r->host);
-        w_text(&wp, "precision", r->precision);
-        w_int(&wp, "threads", r->threads);
-        w_real(&wp, "r2", r->r2);
-        w_real(&wp, "max_rel_err", r->max_rel_err);
-        w_text(&wp, "fits_json", r->fits_json);
-        w_text(&wp, "recommendation", r->recommendation);
-        w_real(&wp, "weights_mb", r->weights_mb);
-        w_real(&wp, "activations_mb", r->activations_mb);
-        w_real(&wp, "workspace_mb", r->workspace_mb);
-        w_real(&wp, "load_ms", r->load_ms);
-        w_text(&wp, "exec", r->exec);
-        if ((rc = w_row(&wp)))
-            break;
-        int64_t id = sqlite3_last_insert_rowid(st->db);
-        for (int j = 0; j < (npts ? npts[i] : 0) && !rc; j++) {
-            const struct sim_store_profile_point *t = &pts[i][j];
-            w_int(&wt, "profile_id", id);
-            w_int(&wt, "batch", t->batch);
-            w_int(&wt, "reps", t->reps);
-            w_real(&wt, "median_ms", t->median_ms);
-            w_real(&wt, "p99_ms", t->p99_ms);
-            w_real(&wt, "mean_ms", t->mean_ms);
-            w_real(&wt, "sd_ms", t->sd_ms);
-            w_real(&wt, "min_ms", t->min_ms);
-            w_real(&wt, "max_ms", t->max_ms);
-            w_real(&wt, "activations_mb", t->activations_mb);
-            rc = w_row(&wt);
-        }
-    }
-    if (!rc)
-        rc = exec(st, "COMMIT");
-fail:
-    if (rc)
-        rollback(st);
-    w_close(&wp);
-    w_close(&wt);
     return rc;
 }
