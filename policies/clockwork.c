@@ -23,99 +23,10 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-#include "policy.h"
-#include "sim_bits.h"
+#include "clockwork_int.h"
 #include "sim_err.h"
 #include "sim_grow.h"
 #include "sim_json.h"
-
-#define MAXB 64                     /* largest supported batch size */
-#define WIN 10                      /* estimate window */
-#define FUTURE_NS 1000000           /* earliest plan: now + 1 ms */
-#define LAG_NS 10000000
-#define BUFFER_NS 5000000
-#define MAX_WEIGHTS_SLO_NS 25000000
-#define LOAD_SPACING_NS 100000
-
-enum { TAG_TIMEOUT = 1, TAG_INFER = 2, TAG_PCIE = 3 };
-
-struct est {                        /* a duration estimate from the last WIN measurements */
-    double v[WIN];
-    int n, pos;
-    int64_t value;
-};
-
-struct action { int64_t size, begin; };
-
-struct tracker {                    /* WorkerTracker */
-    struct action *a;
-    int head, n, cap;
-    int64_t sum, work_begin;
-};
-
-struct gpu {
-    struct tracker exec, pcie;
-    int64_t last_load;
-    int loads;                      /* outstanding */
-    bool pcie_shut;                 /* the PCIe window was found shut and has not changed
-                                     * since (no load result, its timer not yet fired) */
-    int held;                       /* models loaded or loading */
-    uint64_t infer_timer, pcie_timer;
-    int64_t infer_at, pcie_at;
-    int64_t full_until;             /* the exec window is full before this (0: not known) */
-    double O, wt;                   /* load tracker: outstanding work (ms), weight C / O */
-};
-
-struct model {                      /* what the strategy loops read first, the estimates last */
-    int64_t exec_slo, weights_slo;
-    int64_t removed;                /* requests removed from the head of the queue so far */
-    int nsizes, sizes[MAXB];        /* supported batch sizes, ascending */
-    int64_t ev[MAXB + 1];           /* est[b].value, packed for the strategy loops */
-    int inflight;                   /* requests executing */
-    int held_by;                    /* GPUs where it is loaded or loading: hold[0..held_by) */
-    int *hold, caphold;             /* in the order they took it */
-    double *alloc;                  /* E_m's share on hold[i] */
-    double absorb;                  /* load tracker: the part of W_m its holders absorb */
-    bool stale;                     /* changed since the tracker last spread it */
-    bool sorted;                    /* the queue is in arrival order, so deadlines rise along
-                                     * it: the engine keeps it in deadline order, which with
-                                     * one SLO per model is arrival order; checked anyway (an
-                                     * arrival before the last one clears it till it empties) */
-    int64_t last_arrival;           /* of the request queued last */
-    uint64_t timeout;
-    int64_t timeout_at;
-    int64_t c5[MAXB + 1];           /* INFER5: head of the size-b copy (absolute position) */
-    struct est est[MAXB + 1];
-    struct est weights;
-};
-
-struct clockwork {
-    bool infer5, preload, skip_satisfied;
-    bool no_input;                  /* inputs "none": workers make the inputs (the Symphony
-                                     * paper's runs), no input transfer with each INFER */
-    int64_t ahead, max_exec, default_slo;
-    int max_batch, nm, ng, capg, kind;  /* ng: executor ids seen so far; capg: room */
-    int sizes_mode;                 /* 0 pow2, 1 all, 2 list */
-    int list[MAXB];
-    int nlist;
-    struct model *ms;
-    struct gpu *gs;
-    int64_t *cur;                   /* INFER4 cursors [g][coff[m] + slot], slot < nsizes(m):
-                                     * ncur a GPU (packed: a GPU's cursors share cache lines) */
-    int *coff, ncur;
-    uint64_t *last_used;            /* [g][m] */
-    uint8_t *on;                    /* [g][m]: 0 no, 1 loading, 2 loaded */
-    uint64_t seq;
-    int *cap;                       /* scratch [nm]: INFER5 size caps in one pass */
-    struct strat *sh;               /* scratch: INFER4 strategies of one GPU, a min-heap */
-    int nsh, capsh;
-    uint32_t *mver;                 /* [nm] version of each model's entries in sh */
-    int *stale, nstale;             /* [nm] the load tracker's stale models, in order */
-    struct sim_bits open;           /* GPUs up whose window was open at their last
-                                     * schedule_infer (full_until 0): those an offer visits */
-    struct sim_bits could;          /* GPUs up that lack a model and may start a load (fewer
-                                     * than 2 outstanding, INFER4): those a load check visits */
-};
 
 static const char *const params[] = {"scheduler", "batch_sizes", "max_batch", "max_exec_ms",
                                      "schedule_ahead_ms", "preload", "default_slo_ms",
@@ -123,16 +34,6 @@ static const char *const params[] = {"scheduler", "batch_sizes", "max_batch", "m
 static const char *const SCHEDS[] = {"infer4", "infer5", NULL};
 static const char *const INPUTS[] = {"network", "none", NULL};
 
-static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline uint8_t *on_at(const struct clockwork *st, int m, int g)
-{
-    return &st->on[(size_t)g * (size_t)st->nm + (size_t)m];
-}
-static inline uint64_t *used_at(const struct clockwork *st, int m, int g)
-{
-    return &st->last_used[(size_t)g * (size_t)st->nm + (size_t)m];
-}
-static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* ---------------------------------------------------------------- estimates */
 
@@ -156,7 +57,7 @@ static void est_add(struct est *e, int64_t v)
 
 /* ---------------------------------------------------------------- WorkerTracker */
 
-static int tr_add(struct tracker *t, int64_t now, int64_t size, int64_t begin)
+int cw_tr_add(struct tracker *t, int64_t now, int64_t size, int64_t begin)
 {
     if (t->n == t->cap) {
         int cap = t->cap ? 2 * t->cap : 8;
@@ -178,7 +79,7 @@ static int tr_add(struct tracker *t, int64_t now, int64_t size, int64_t begin)
     return 0;
 }
 
-static int64_t tr_available(struct tracker *t, int64_t now)
+int64_t cw_tr_available(struct tracker *t, int64_t now)
 {
     if (t->n > 0) {
         int64_t s0 = t->a[t->head].size;
@@ -203,10 +104,6 @@ static void tr_result(struct tracker *t, int64_t now)
 
 /* ---------------------------------------------------------------- helpers */
 
-static inline int64_t est_of(const struct clockwork *st, int m, int b)
-{
-    return st->ms[m].ev[b];
-}
 
 /* Largest supported size <= n (at least the smallest). */
 static int lookup(const struct model *md, int n)
@@ -217,16 +114,10 @@ static int lookup(const struct model *md, int n)
     return b;
 }
 
-static inline int64_t sched_dl(const struct clockwork *st, const struct sim_request *r)
-{
-    return r->t_arrival + st->ms[r->model].exec_slo;
-}
-
-static void touch(struct clockwork *st, int m);
 
 /* The first position in [lo, q) of m's queue whose t_arrival + off is after key (q if none):
  * a binary search while the queue is in arrival order, else a scan. */
-static int first_after(const struct sim *s, const struct clockwork *st, int m, int lo, int q,
+int cw_first_after(const struct sim *s, const struct clockwork *st, int m, int lo, int q,
                        int64_t off, int64_t key)
 {
     if (!st->ms[m].sorted) {
@@ -249,7 +140,7 @@ static void drop_head(struct sim *s, struct clockwork *st, int m)
 {
     sim_queue_drop_head(s, m);
     st->ms[m].removed++;
-    touch(st, m);
+    cw_touch(st, m);
 }
 
 static void arm_timeout(struct sim *s, struct clockwork *st, int m)
@@ -265,235 +156,6 @@ static void arm_timeout(struct sim *s, struct clockwork *st, int m)
         return;
     md->timeout = sim_timer_rearm(s, md->timeout, at, TAG_TIMEOUT, (void *)(intptr_t)m);
     md->timeout_at = at;
-}
-
-/* ---------------------------------------------------------------- load tracker */
-
-static double req_exec_demand(const struct clockwork *st, int m)
-{
-    return (double)est_of(st, m, 1) * (double)st->default_slo / (double)st->ms[m].exec_slo / 1e6;
-}
-
-/* W_m: load demand of m's queued requests still before their load deadline. */
-static double load_demand(const struct sim *s, const struct clockwork *st, int m)
-{
-    int n = sim_queue_len(s, m);        /* from the first whose load deadline is after now: */
-    int lo = first_after(s, st, m, 0, n, st->ms[m].weights_slo, sim_now(s));
-    double w = (double)est_of(st, m, 1) * (double)st->default_slo / (double)st->ms[m].weights_slo / 1e6;
-    return w * (n - lo);
-}
-
-static double exec_demand(const struct sim *s, const struct clockwork *st, int m)
-{
-    return req_exec_demand(st, m) * (sim_queue_len(s, m) + st->ms[m].inflight);
-}
-
-/* m changed (a request came, left or was sent, a holder came or went): the next load
- * decision spreads it again. */
-static void touch(struct clockwork *st, int m)
-{
-    if (!st->ms[m].stale) {
-        st->ms[m].stale = true;
-        st->stale[st->nstale++] = m;
-    }
-}
-
-/* E_m spread over the GPUs holding m in proportion to their weights w_g: the previous shares
- * leave O_g, the new ones come in, and each holder's weight becomes C / O_g (the released
- * controller's distributeLoad). */
-static void spread(const struct sim *s, struct clockwork *st, int m)
-{
-    struct model *md = &st->ms[m];
-    double C = (double)st->default_slo / 1e6, E = exec_demand(s, st, m), sw = 0;
-    for (int i = 0; i < md->held_by; i++) {
-        st->gs[md->hold[i]].O -= md->alloc[i];
-        md->alloc[i] = 0;
-        sw += st->gs[md->hold[i]].wt;
-    }
-    for (int i = 0; i < md->held_by; i++) {
-        struct gpu *h = &st->gs[md->hold[i]];
-        md->alloc[i] = E * (h->wt / sw);
-        h->O += md->alloc[i];
-        h->wt = C / h->O;
-    }
-}
-
-/* Brings the stale models up to date: spread, then the share of load demand their holders
- * absorb, sum over g' holding m of C * (w_g' / sum w) / O_g' (the released controller's
- * updatePriority, with the weights of this moment). */
-static void refresh(const struct sim *s, struct clockwork *st)
-{
-    double C = (double)st->default_slo / 1e6;
-    for (int i = 0; i < st->nstale; i++)
-        spread(s, st, st->stale[i]);
-    for (int i = 0; i < st->nstale; i++) {
-        struct model *md = &st->ms[st->stale[i]];
-        double sw = 0, a = 0;
-        for (int k = 0; k < md->held_by; k++)
-            sw += st->gs[md->hold[k]].wt;
-        for (int k = 0; k < md->held_by; k++)
-            a += C * (st->gs[md->hold[k]].wt / sw) / st->gs[md->hold[k]].O;
-        md->absorb = a;
-        md->stale = false;
-    }
-    st->nstale = 0;
-}
-
-/* Load priority of m on g: where m is not on g, the load demand its holders do not absorb,
- * W_m - sum over g' holding m of C * (W_m * w_g' / sum w) / O_g'; where it is, last_used. */
-static double load_prio(const struct sim *s, const struct clockwork *st, int m, int g)
-{
-    if (*on_at(st, m, g))
-        return (double)*used_at(st, m, g);
-    double W = load_demand(s, st, m);
-    return W - W * st->ms[m].absorb;
-}
-
-/* g takes m (loading): it joins m's holders with no share yet. SIM_ENOMEM: nothing done. */
-static int hold_add(struct clockwork *st, int m, int g)
-{
-    struct model *md = &st->ms[m];
-    int ch = md->caphold, ca = md->caphold;
-    if (sim_grow(&md->hold, &ch, md->held_by + 1, sizeof *md->hold, 8) ||
-        sim_grow(&md->alloc, &ca, md->held_by + 1, sizeof *md->alloc, 8))
-        return SIM_ENOMEM;
-    md->caphold = ch;
-    md->hold[md->held_by] = g;
-    md->alloc[md->held_by++] = 0;
-    st->gs[g].held++;
-    *on_at(st, m, g) = 1;
-    return 0;
-}
-
-/* g lets go of m (evicted, failed load, removed GPU): its share leaves O_g. */
-static void hold_del(struct clockwork *st, int m, int g)
-{
-    struct model *md = &st->ms[m];
-    int i = 0;
-    while (md->hold[i] != g)
-        i++;
-    st->gs[g].O -= md->alloc[i];
-    md->held_by--;
-    memmove(md->hold + i, md->hold + i + 1, (size_t)(md->held_by - i) * sizeof *md->hold);
-    memmove(md->alloc + i, md->alloc + i + 1, (size_t)(md->held_by - i) * sizeof *md->alloc);
-    st->gs[g].held--;
-    *on_at(st, m, g) = 0;
-    touch(st, m);
-}
-
-/* Order of load_choice/evict_choice: non-empty before empty, prio desc, last_used desc.
- * Returns true if (a before b). */
-static bool before(const struct sim *s, const struct clockwork *st, int g, int a, double pa, int b,
-                   double pb)
-{
-    bool ea = exec_demand(s, st, a) == 0 && load_demand(s, st, a) == 0;
-    bool eb = exec_demand(s, st, b) == 0 && load_demand(s, st, b) == 0;
-    if (ea != eb)
-        return !ea;
-    if (pa != pb)
-        return pa > pb;
-    return *used_at(st, a, g) > *used_at(st, b, g);
-}
-
-static void schedule_infer(struct sim *s, struct clockwork *st, int g);
-
-/* g's membership of the load check's set, after its state, models, loads or PCIe window
- * changed. A shut window stays shut until its timer or a load result: with a fixed tracker
- * it opens at the timer's instant, and once the lag rule holds its state no longer moves
- * with time (a visit would only push the timer back). */
-static void could(const struct sim *s, struct clockwork *st, int g)
-{
-    const struct gpu *gp = &st->gs[g];
-    sim_bits_put(&st->could, g, sim_exec(s, g)->state == SIM_EXEC_UP && gp->held < st->nm &&
-                                    (st->infer5 || gp->loads < 2) && !gp->pcie_shut);
-}
-
-static void schedule_load(struct sim *s, struct clockwork *st, int g)
-{
-    struct gpu *gp = &st->gs[g];
-    int64_t now = sim_now(s);
-    if (sim_exec(s, g)->state != SIM_EXEC_UP || gp->held == st->nm ||
-        now < gp->last_load + LOAD_SPACING_NS || (!st->infer5 && gp->loads >= 2))
-        return;
-    int64_t pcie_at = tr_available(&gp->pcie, now);
-    if (pcie_at >= now + st->ahead) {
-        if (!gp->pcie_timer || gp->pcie_at != pcie_at - st->ahead + 1) {
-            gp->pcie_at = pcie_at - st->ahead + 1;
-            gp->pcie_timer = sim_timer_rearm(s, gp->pcie_timer, gp->pcie_at, TAG_PCIE,
-                                             (void *)(intptr_t)g);
-        }
-        gp->pcie_shut = true;
-        could(s, st, g);
-        return;
-    }
-    if (gp->pcie_shut) {
-        gp->pcie_shut = false;
-        could(s, st, g);
-    }
-    gp->last_load = now;
-    bool any = false;                   /* a model not on g with pending demand? */
-    for (int m = 0; m < st->nm && !any; m++)
-        any = !*on_at(st, m, g) && sim_queue_len(s, m) + st->ms[m].inflight > 0;
-    if (!any)
-        return;
-    refresh(s, st);
-    int best = -1;
-    double bp = 0;
-    for (int m = 0; m < st->nm; m++) {
-        if (*on_at(st, m, g))
-            continue;
-        double p = load_prio(s, st, m, g);
-        if (best < 0 || before(s, st, g, m, p, best, bp)) {
-            best = m;
-            bp = p;
-        }
-    }
-    if (best < 0 || (exec_demand(s, st, best) == 0 && load_demand(s, st, best) == 0) ||
-        (st->skip_satisfied && bp <= 0))
-        return;
-    int m = best;
-    /* evict least recently used models (without demand first) until m fits */
-    const struct sim_exec *x = sim_exec(s, g);
-    while (x->pages_total - x->pages_used < sim_model_pages(s, m)) {
-        int v = -1;
-        double vp = 0;
-        for (int k = 0; k < st->nm; k++) {
-            if (*on_at(st, k, g) != 2)
-                continue;
-            double p = load_prio(s, st, k, g);
-            if (v < 0 || before(s, st, g, v, vp, k, p)) {
-                v = k;
-                vp = p;
-            }
-        }
-        if (v < 0)
-            return;                     /* nothing evictable: the load fails */
-        sim_evict(s, g, v);
-        hold_del(st, v, g);
-        could(s, st, g);
-    }
-    int64_t latest = max64(now + FUTURE_NS + st->ahead, pcie_at + st->ahead);
-    if (sim_load(s, g, m, latest) != 0)
-        return;
-    if (hold_add(st, m, g)) {
-        sim_fail_nomem(s, "growing Clockwork's holders of a model");
-        return;
-    }
-    *used_at(st, m, g) = ++st->seq;
-    gp->loads++;
-    could(s, st, g);
-    if (tr_add(&gp->pcie, now, st->ms[m].weights.value, pcie_at))
-        sim_fail_nomem(s, "growing a Clockwork tracker");
-}
-
-/* The load check after an arrival of m: only a model some GPU lacks can start a load, and
- * only on a GPU of the set `could` (schedule_load returns at once on the others). */
-static void load_check(struct sim *s, struct clockwork *st, int m)
-{
-    if (st->ms[m].held_by == st->ng)
-        return;
-    for (int g = sim_bits_next(&st->could, 0); g >= 0; g = sim_bits_next(&st->could, g + 1))
-        schedule_load(s, st, g);
 }
 
 /* ---------------------------------------------------------------- INFER4 */
@@ -514,7 +176,7 @@ static void send(struct sim *s, struct clockwork *st, int g, int m, int b, int64
     sim_dispatch_ex(s, &a);
     st->ms[m].removed += b;
     st->ms[m].inflight += b;
-    if (tr_add(&st->gs[g].exec, now, e, free_at))
+    if (cw_tr_add(&st->gs[g].exec, now, e, free_at))
         sim_fail_nomem(s, "growing a Clockwork tracker");
     arm_timeout(s, st, m);
 }
@@ -637,7 +299,7 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
             continue;
         int64_t dl = idx == 0 ? head_dl : sched_dl(st, sim_queue_at(s, m, idx));
         if (dl - est <= skip) {         /* skip to the first with dl - est > skip */
-            int to = first_after(s, st, m, idx + 1, q, md->exec_slo, skip + est);
+            int to = cw_first_after(s, st, m, idx + 1, q, md->exec_slo, skip + est);
             *c += to - idx;
             idx = to;
             if (idx >= q)
@@ -740,7 +402,7 @@ static bool top5(struct sim *s, struct clockwork *st, int g, const int *cap, int
 
 /* ---------------------------------------------------------------- schedule_infer */
 
-static void schedule_infer(struct sim *s, struct clockwork *st, int g)
+void cw_schedule_infer(struct sim *s, struct clockwork *st, int g)
 {
     struct gpu *gp = &st->gs[g];
     int64_t now = sim_now(s);
@@ -754,7 +416,7 @@ static void schedule_infer(struct sim *s, struct clockwork *st, int g)
     bool built = false;                 /* INFER4: the strategy heap of this call */
     st->nsh = 0;
     for (;;) {
-        int64_t exec_at = tr_available(&gp->exec, now);
+        int64_t exec_at = cw_tr_available(&gp->exec, now);
         if (exec_at >= now + st->ahead) {
             int64_t at = exec_at - st->ahead + 1;   /* the first instant with room */
             gp->full_until = at;
@@ -809,7 +471,7 @@ static void schedule_all(struct sim *s, struct clockwork *st, int m)
     for (int g = sim_bits_next(&st->open, 0); g >= 0 && !(stop_empty && sim_queue_len(s, m) == 0);
          g = sim_bits_next(&st->open, g + 1))
         if (*on_at(st, m, g) == 2 && sim_exec(s, g)->state == SIM_EXEC_UP)
-            schedule_infer(s, st, g);
+            cw_schedule_infer(s, st, g);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -824,10 +486,10 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
     struct model *md = &st->ms[m];
     md->sorted = sim_queue_len(s, m) == 1 || (md->sorted && r->t_arrival >= md->last_arrival);
     md->last_arrival = r->t_arrival;
-    touch(st, m);
+    cw_touch(st, m);
     arm_timeout(s, st, m);
     schedule_all(s, st, m);
-    load_check(s, st, m);
+    cw_load_check(s, st, m);
 }
 
 static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
@@ -836,14 +498,14 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     int g = b->exec, m = b->model;
     tr_result(&st->gs[g].exec, sim_now(s));
     st->ms[m].inflight -= b->size;
-    touch(st, m);
+    cw_touch(st, m);
     if (b->status == SIM_BATCH_OK) {
         est_add(&st->ms[m].est[b->size], b->t_finish - b->t_start);
         st->ms[m].ev[b->size] = st->ms[m].est[b->size].value;
         *used_at(st, m, g) = ++st->seq;
     }
-    schedule_infer(s, st, g);
-    schedule_load(s, st, g);
+    cw_schedule_infer(s, st, g);
+    cw_schedule_load(s, st, g);
 }
 
 static void on_load_done(struct sim *s, void *state, int g, int m, bool ok)
@@ -853,7 +515,7 @@ static void on_load_done(struct sim *s, void *state, int g, int m, bool ok)
     gp->loads--;
     tr_result(&gp->pcie, sim_now(s));
     gp->pcie_shut = false;
-    could(s, st, g);
+    cw_could(s, st, g);
     if (sim_exec(s, g)->state != SIM_EXEC_UP)
         return;                         /* removed meanwhile: on_exec_remove let go of m */
     if (ok) {
@@ -861,12 +523,12 @@ static void on_load_done(struct sim *s, void *state, int g, int m, bool ok)
         est_add(&st->ms[m].weights, sim_load_ns(s, m));
         for (int i = 0; i < st->ms[m].nsizes; i++)
             *cursor(st, g, m, i) = st->ms[m].removed;   /* strategies of queued requests */
-        schedule_infer(s, st, g);
+        cw_schedule_infer(s, st, g);
     } else {
-        hold_del(st, m, g);
-        could(s, st, g);
+        cw_hold_del(st, m, g);
+        cw_could(s, st, g);
     }
-    schedule_load(s, st, g);
+    cw_schedule_load(s, st, g);
 }
 
 static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
@@ -880,12 +542,12 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
         arm_timeout(s, st, i);
     } else if (tag == TAG_INFER) {
         st->gs[i].infer_timer = 0;
-        schedule_infer(s, st, i);
+        cw_schedule_infer(s, st, i);
     } else {
         st->gs[i].pcie_timer = 0;
         st->gs[i].pcie_shut = false;
-        could(s, st, i);
-        schedule_load(s, st, i);
+        cw_could(s, st, i);
+        cw_schedule_load(s, st, i);
     }
 }
 
@@ -942,8 +604,8 @@ static void on_exec_up(struct sim *s, void *state, int e)
     if (e >= st->ng)
         st->ng = e + 1;
     sim_bits_put(&st->open, e, true);
-    could(s, st, e);
-    schedule_load(s, st, e);
+    cw_could(s, st, e);
+    cw_schedule_load(s, st, e);
 }
 
 /* Executor e drains: nothing more goes to it, and the models it held count no more. */
@@ -953,7 +615,7 @@ static void on_exec_remove(struct sim *s, void *state, int e)
     struct gpu *gp = &st->gs[e];
     for (int m = 0; m < st->nm; m++)
         if (*on_at(st, m, e))
-            hold_del(st, m, e);
+            cw_hold_del(st, m, e);
     sim_timer_cancel(s, gp->infer_timer);
     sim_timer_cancel(s, gp->pcie_timer);
     gp->infer_timer = gp->pcie_timer = 0;
@@ -1068,13 +730,13 @@ static int init(struct sim *s, const cJSON *p, void *state)
         for (int i = 0; i < st->nm; i++) {
             int m = (g + i) % st->nm;
             if (sim_preload(s, g, m) == 0) {
-                if (hold_add(st, m, g))
+                if (cw_hold_add(st, m, g))
                     return SIM_ENOMEM;
                 *on_at(st, m, g) = 2;
             }
         }
     for (int g = 0; g < st->ng; g++)
-        could(s, st, g);
+        cw_could(s, st, g);
     return 0;
 }
 
