@@ -694,6 +694,31 @@ static int check_header(struct trace_reader *rd, const char *want)
 }
 
 /* Next non-empty data line of any file (headers consumed per file); 1, 0 at the end. */
+/* The formats, one row each in enum trace_format's order: what reads a file's rows and what
+ * comes before them. */
+struct format {
+    int (*open)(struct trace_reader *rd);   /* before the first row (NULL: nothing) */
+    int (*next)(struct trace_reader *rd, struct trace_rec *rec);
+    const char *header;                     /* the line each file starts with (NULL: none) */
+    bool generic;                           /* generic CSV: a header if the spec says so, and
+                                             * plain seconds (no absolute time) unless its
+                                             * times are date-times */
+};
+
+static int llm_next(struct trace_reader *rd, struct trace_rec *rec);
+static int wiki_next(struct trace_reader *rd, struct trace_rec *rec);
+static int csv_next(struct trace_reader *rd, struct trace_rec *rec);
+static int pc_next(struct trace_reader *rd, struct trace_rec *rec);
+
+static const struct format FORMATS[] = {
+    [TRACE_AZURE_FUNCTIONS] = {azf_open, azf_next, NULL, false},
+    [TRACE_AZURE_LLM] = {NULL, llm_next, "TIMESTAMP,ContextTokens,GeneratedTokens", false},
+    [TRACE_WIKIPEDIA] = {NULL, wiki_next, "hour_end_utc,requests", false},
+    [TRACE_PROJECTCOUNTS] = {NULL, pc_next, NULL, false},
+    [TRACE_CSV_TIMESTAMPS] = {NULL, csv_next, NULL, true},
+    [TRACE_CSV_COUNTS] = {NULL, csv_next, NULL, true},
+};
+
 static int next_data_line(struct trace_reader *rd)
 {
     for (;;) {
@@ -703,15 +728,9 @@ static int next_data_line(struct trace_reader *rd)
             int rc = open_file(rd, rd->file_i);
             if (rc)
                 return rc;
-            bool header = false;
-            const char *want = NULL;
-            switch (rd->spec.format) {
-            case TRACE_AZURE_LLM: want = "TIMESTAMP,ContextTokens,GeneratedTokens"; break;
-            case TRACE_WIKIPEDIA: want = "hour_end_utc,requests"; break;
-            case TRACE_CSV_TIMESTAMPS:
-            case TRACE_CSV_COUNTS: header = rd->spec.header; break;
-            default: break;
-            }
+            const struct format *fm = &FORMATS[rd->spec.format];
+            bool header = fm->generic && rd->spec.header;
+            const char *want = fm->header;
             if (want || header) {
                 rc = read_line(rd);
                 if (rc < 0)
@@ -842,6 +861,7 @@ static int pc_next(struct trace_reader *rd, struct trace_rec *rec)
     return 1;
 }
 
+
 /* ---------------------------------------------------------------- public */
 
 int trace_open(const struct trace_spec *spec, struct trace_reader **out)
@@ -856,12 +876,12 @@ int trace_open(const struct trace_spec *spec, struct trace_reader **out)
     rd->origin_unix = NAN;
     rd->nstreams = 1;
     int rc = 0;
-    if (spec->format == TRACE_AZURE_FUNCTIONS) {
-        if ((rc = azf_open(rd))) {
+    if (FORMATS[spec->format].open) {
+        if ((rc = FORMATS[spec->format].open(rd))) {
             trace_close(rd);
             return rc;
         }
-        if (rd->f) {
+        if (rd->f) {                    /* the rows start from the first file again */
             fclose(rd->f);
             rd->f = NULL;
         }
@@ -873,16 +893,9 @@ int trace_open(const struct trace_spec *spec, struct trace_reader **out)
 
 int trace_next(struct trace_reader *rd, struct trace_rec *rec)
 {
-    int rc;
-    switch (rd->spec.format) {
-    case TRACE_AZURE_FUNCTIONS: rc = azf_next(rd, rec); break;
-    case TRACE_AZURE_LLM: rc = llm_next(rd, rec); break;
-    case TRACE_WIKIPEDIA: rc = wiki_next(rd, rec); break;
-    case TRACE_PROJECTCOUNTS: rc = pc_next(rd, rec); break;
-    default: rc = csv_next(rd, rec); break;
-    }
-    if (rc == 1 && (rd->spec.format == TRACE_CSV_COUNTS ||
-                    rd->spec.format == TRACE_CSV_TIMESTAMPS) && !rd->spec.datetime)
+    const struct format *fm = &FORMATS[rd->spec.format];
+    int rc = fm->next(rd, rec);
+    if (rc == 1 && fm->generic && !rd->spec.datetime)
         rd->origin_unix = NAN;          /* plain seconds: no absolute time */
     return rc;
 }
