@@ -24,7 +24,7 @@
 #include "sim_err.h"
 #include "sim_out.h"
 #include "sim_wall.h"
-#include "sim_results.h"
+#include "sim_readback.h"
 #include "sim_store.h"
 #include "cal_cli_int.h"
 

@@ -17,7 +17,7 @@
 
 #include "plot_int.h"
 #include "sim_err.h"
-#include "sim_results.h"
+#include "sim_readback.h"
 
 static const char usage[] =
     "usage: servesim plot KIND... [options]\n"

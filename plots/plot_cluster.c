@@ -11,7 +11,7 @@
 
 #include "plot_int.h"
 #include "sim_err.h"
-#include "sim_results.h"
+#include "sim_readback.h"
 
 /* ---- shared clusters (training jobs, notebooks, closed-loop clients: DynamoML) ---- */
 

@@ -19,7 +19,7 @@
 #include "plot_int.h"
 #include "sim_err.h"
 #include "sim_out.h"
-#include "sim_results.h"
+#include "sim_readback.h"
 
 /* ---- small helpers ---- */
 

@@ -13,7 +13,7 @@
 #include "plot_int.h"
 #include "sim_err.h"
 #include "sim_json.h"
-#include "sim_results.h"
+#include "sim_readback.h"
 
 static const char *const y_labels[Y_N] = {"", "late or dropped (fraction of requests)",
                                           "GPU-seconds (executors up x time)",

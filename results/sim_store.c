@@ -2,7 +2,7 @@
  * images and merges (the writers of runs, plans and profiles: sim_store_write.c). */
 #include "sim_store.h"
 #include "sim_store_int.h"
-#include "sim_results.h"
+#include "sim_readback.h"
 
 #include <math.h>
 #include <sqlite3.h>

@@ -3,7 +3,7 @@
  * table through a by-name writer (sim_store_int.h). */
 #include "sim_store.h"
 #include "sim_store_int.h"
-#include "sim_results.h"
+#include "sim_readback.h"
 
 #include <math.h>
 #include <stdio.h>

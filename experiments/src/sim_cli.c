@@ -25,7 +25,7 @@
 #include "sim_plan.h"
 #include "plot.h"
 #include "sim_report.h"
-#include "sim_results.h"
+#include "sim_readback.h"
 #include "sim_store.h"
 #include "sim_sweep.h"
 
@@ -468,12 +468,12 @@ static void emit(const struct opts *o, const struct sim_result *r, const struct 
 {
     warn_unserved(r, o->quiet);
     if (o->json) {
-        char *j = sim_result_json(r, g);
+        char *j = sim_report_json(r, g);
         if (j)
             printf("%s\n", j);
         free(j);
     } else if (!o->quiet) {
-        sim_result_print_table(stdout, r, g);
+        sim_report_table(stdout, r, g);
     }
 }
 

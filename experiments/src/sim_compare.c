@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "sim_err.h"
-#include "sim_results.h"
+#include "sim_readback.h"
 
 static const char usage[] =
     "usage: servesim compare BASE NEW [options]\n"

@@ -1,5 +1,5 @@
 /* sim_compare — `servesim compare BASE NEW`: regression check between two sets of results
- * (databases or servesim-results/1 text, see sim_results.h).
+ * (databases or servesim-results/1 text, see sim_readback.h).
  *
  * Runs are matched by experiment (name, kind and config key, i.e. the config without its seed;
  * or with --match label by name, kind, policy and sweep settings). For every experiment and

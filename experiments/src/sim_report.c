@@ -49,7 +49,7 @@ bool sim_goodput_problem(const struct sim_goodput *g, char *buf, size_t n)
     return true;
 }
 
-void sim_result_print_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g)
+void sim_report_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g)
 {
     fprintf(f, "experiment %s  policy %s  seed %llu  load x%.4g  %g s (warm-up %g s",
             r->name, r->policy, (unsigned long long)r->seed, r->load_scale, r->duration_s,
@@ -191,7 +191,7 @@ static cJSON *outcomes_json(const char *name, uint64_t offered, uint64_t on_time
     return j;
 }
 
-char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g)
+char *sim_report_json(const struct sim_result *r, const struct sim_goodput *g)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", r->name);

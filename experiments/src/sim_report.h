@@ -16,8 +16,8 @@
  * false when it converged. */
 bool sim_goodput_problem(const struct sim_goodput *g, char *buf, size_t n);
 
-void sim_result_print_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g);
+void sim_report_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g);
 /* One JSON object (see docs/results.md); `g` may be NULL for a plain run. */
-char *sim_result_json(const struct sim_result *r, const struct sim_goodput *g);
+char *sim_report_json(const struct sim_result *r, const struct sim_goodput *g);
 
 #endif

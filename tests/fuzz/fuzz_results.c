@@ -1,7 +1,7 @@
 /* fuzz_results — a results file through the reader compare, export and plot use
- * (results/sim_results.c): a damaged or foreign SQLite file, or a text export. */
+ * (results/sim_readback.c): a damaged or foreign SQLite file, or a text export. */
 #include "fuzz.h"
-#include "sim_results.h"
+#include "sim_readback.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

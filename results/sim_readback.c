@@ -1,6 +1,6 @@
-/* sim_results — results databases and their text export read back as samples (see
- * sim_results.h); the reading side of `servesim compare` and `servesim export`. */
-#include "sim_results.h"
+/* sim_readback — results databases and their text export read back as samples (see
+ * sim_readback.h); the reading side of `servesim compare` and `servesim export`. */
+#include "sim_readback.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* sim_results — results read back for analysis (`servesim compare`, `servesim export`).
+/* sim_readback — results read back for analysis (`servesim compare`, `servesim export`).
  *
  * A results source is either a results database (opened read-only, never migrated; schema
  * versions 1..SIM_STORE_SCHEMA) or its text export, format `servesim-results/1`: a tab-separated
@@ -11,8 +11,8 @@
  * run's canonical config JSON with `seed` removed), so the runs of one experiment under
  * several seeds group together. Its label is what a person reads: the sweep point's settings
  * without the seed ("policy.name=nexus workload.rate_rps=3000"), or the policy's name. */
-#ifndef SIM_RESULTS_H
-#define SIM_RESULTS_H
+#ifndef SIM_READBACK_H
+#define SIM_READBACK_H
 
 #include <stddef.h>
 #include <stdint.h>
