@@ -19,6 +19,7 @@
  * arena then gives every buffer its own bytes (liveness in program order no longer holds when
  * layers run out of order). */
 #include "cal_backend.h"
+#include "cal_dnnl_int.h"
 
 #include <math.h>
 #include <omp.h>
@@ -31,52 +32,6 @@
 #include "sim_err.h"
 #include "sim_wall.h"
 
-#define MAX_ARGS (CAL_MAX_IN + 2) /* concat: its sources, dst and a scratchpad */
-
-struct step {
-    dnnl_primitive_t prim;   /* NULL: the embedding loop of layer `layer` */
-    int layer, nargs;
-    dnnl_exec_arg_t args[MAX_ARGS];
-};
-
-struct buf {                 /* an arena buffer: one tensor or one transient reorder output */
-    size_t size;
-    int first, last;
-};
-
-struct view {                /* a memory object living in the arena, bound after planning */
-    dnnl_memory_t mem;
-    int buf;
-};
-
-struct dag;
-
-struct dn {
-    struct cal_opts o;
-    dnnl_primitive_attr_t attr;  /* the run-time primitives': user-managed scratchpad */
-    struct dag *dag;             /* the inter-op executor (inter_op > 1), built at prepare */
-    dnnl_engine_t eng;
-    dnnl_stream_t strm;
-    const struct cal_net *net;
-    int batch;
-    dnnl_memory_desc_t *tmd;     /* per tensor t+1 (0 = input): its layout */
-    dnnl_memory_t *tmem;         /* per tensor: the memory in that layout */
-    int *tbuf;                   /* per tensor: its arena buffer */
-    struct step *steps;
-    int nsteps, capsteps;
-    struct buf *bufs;
-    int nbufs, capbufs;
-    struct view *views;
-    int nviews, capviews;
-    dnnl_memory_t *owned;        /* weights and other self-allocated memories */
-    int nowned, capowned;
-    dnnl_primitive_t *setup;     /* weight reorders, run once at prepare */
-    int nsetup, capsetup;
-    dnnl_exec_arg_t (*setup_args)[2];
-    char *arena;
-    size_t arena_bytes, weights_bytes;
-    int32_t *tokens;
-};
 
 #define GROW(arr, n, cap)                                                                  \
     ((n) < (cap) ? 0                                                                       \
@@ -92,7 +47,7 @@ static void *realloc_or_free(void *p, size_t size)
     return q;
 }
 
-static int chk(dnnl_status_t s, const struct cal_layer *l, const char *what)
+int dn_chk(dnnl_status_t s, const struct cal_layer *l, const char *what)
 {
     if (s == dnnl_success)
         return 0;
@@ -177,7 +132,7 @@ static int dn_info(void *st, struct cal_device_info *out)
 
 /* --- building blocks -------------------------------------------------------------------- */
 
-static int new_buf(struct dn *d, size_t size, int first, int last)
+int dn_new_buf(struct dn *d, size_t size, int first, int last)
 {
     if (GROW(d->bufs, d->nbufs, d->capbufs))
         return SIM_ENOMEM;
@@ -186,7 +141,7 @@ static int new_buf(struct dn *d, size_t size, int first, int last)
 }
 
 /* A memory object with layout md living in arena buffer b. */
-static int arena_mem(struct dn *d, const dnnl_memory_desc_t *md, int b, dnnl_memory_t *out)
+int dn_arena_mem(struct dn *d, const dnnl_memory_desc_t *md, int b, dnnl_memory_t *out)
 {
     if (GROW(d->views, d->nviews, d->capviews))
         return SIM_ENOMEM;
@@ -206,7 +161,7 @@ static int owned_mem(struct dn *d, const dnnl_memory_desc_t *md, void *handle, d
     return 0;
 }
 
-static int add_step(struct dn *d, dnnl_primitive_desc_t pd, int layer, int nargs,
+int dn_add_step(struct dn *d, dnnl_primitive_desc_t pd, int layer, int nargs,
                     const dnnl_exec_arg_t *args)
 {
     if (GROW(d->steps, d->nsteps, d->capsteps))
@@ -223,10 +178,10 @@ static int add_step(struct dn *d, dnnl_primitive_desc_t pd, int layer, int nargs
                                        : NULL;
     size_t bytes = smd ? dnnl_memory_desc_get_size(smd) : 0;
     if (bytes > 0) {
-        int b = new_buf(d, bytes, layer, layer), rc;
+        int b = dn_new_buf(d, bytes, layer, layer), rc;
         if (b < 0)
             return b;
-        if ((rc = arena_mem(d, smd, b, &s->args[s->nargs].memory)))
+        if ((rc = dn_arena_mem(d, smd, b, &s->args[s->nargs].memory)))
             return rc;
         s->args[s->nargs++].arg = DNNL_ARG_SCRATCHPAD;
     }
@@ -235,7 +190,7 @@ static int add_step(struct dn *d, dnnl_primitive_desc_t pd, int layer, int nargs
 
 /* Copies user data (canonical layout `user`) into a new owned memory of layout `want`,
  * through a reorder run once at prepare time. */
-static int load_weights(struct dn *d, const struct cal_layer *l, const dnnl_memory_desc_t *user,
+int dn_load_weights(struct dn *d, const struct cal_layer *l, const dnnl_memory_desc_t *user,
                         const float *data, const dnnl_memory_desc_t *want, dnnl_memory_t *out)
 {
     dnnl_memory_t src;
@@ -244,7 +199,7 @@ static int load_weights(struct dn *d, const struct cal_layer *l, const dnnl_memo
     if ((rc = owned_mem(d, user, (void *)(uintptr_t)data, &src)) ||
         (rc = owned_mem(d, want, DNNL_MEMORY_ALLOCATE, out)))
         return rc;
-    if ((rc = chk(dnnl_reorder_primitive_desc_create(&pd, user, d->eng, want, d->eng, NULL), l,
+    if ((rc = dn_chk(dnnl_reorder_primitive_desc_create(&pd, user, d->eng, want, d->eng, NULL), l,
                   "weights reorder")))
         return rc;
     if (GROW(d->setup, d->nsetup, d->capsetup)) {
@@ -257,7 +212,7 @@ static int load_weights(struct dn *d, const struct cal_layer *l, const dnnl_memo
         return SIM_ENOMEM;
     }
     d->setup_args = na;
-    rc = chk(dnnl_primitive_create(&d->setup[d->nsetup], pd), l, "weights reorder");
+    rc = dn_chk(dnnl_primitive_create(&d->setup[d->nsetup], pd), l, "weights reorder");
     dnnl_primitive_desc_destroy(pd);
     if (rc)
         return rc;
@@ -268,7 +223,7 @@ static int load_weights(struct dn *d, const struct cal_layer *l, const dnnl_memo
     return 0;
 }
 
-static int plain_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag)
+int dn_plain_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag)
 {
     return dnnl_memory_desc_init_by_tag(md, nd, dims, dnnl_f32, tag) == dnnl_success
                ? 0 : sim_err_set(SIM_EINTERNAL, "onednn: bad memory descriptor");
@@ -276,7 +231,7 @@ static int plain_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl
 
 /* The memory of tensor t in layout want: t's own memory, or a transient reorder of it at
  * step `layer`. */
-static int input_as(struct dn *d, const struct cal_layer *l, int layer, int t,
+int dn_input_as(struct dn *d, const struct cal_layer *l, int layer, int t,
                     const dnnl_memory_desc_t *want, dnnl_memory_t *out)
 {
     if (dnnl_memory_desc_equal(&d->tmd[t + 1], want)) {
@@ -284,33 +239,33 @@ static int input_as(struct dn *d, const struct cal_layer *l, int layer, int t,
         return 0;
     }
     dnnl_primitive_desc_t pd = NULL;
-    int rc, b = new_buf(d, dnnl_memory_desc_get_size(want), layer, layer);
+    int rc, b = dn_new_buf(d, dnnl_memory_desc_get_size(want), layer, layer);
     if (b < 0)
         return b;
-    if ((rc = arena_mem(d, want, b, out)) ||
-        (rc = chk(dnnl_reorder_primitive_desc_create(&pd, &d->tmd[t + 1], d->eng, want, d->eng,
+    if ((rc = dn_arena_mem(d, want, b, out)) ||
+        (rc = dn_chk(dnnl_reorder_primitive_desc_create(&pd, &d->tmd[t + 1], d->eng, want, d->eng,
                                                      d->attr), l, "input reorder")))
         return rc;
     dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, d->tmem[t + 1]}, {DNNL_ARG_TO, *out}};
-    rc = add_step(d, pd, layer, 2, a);
+    rc = dn_add_step(d, pd, layer, 2, a);
     dnnl_primitive_desc_destroy(pd);
     return rc;
 }
 
 /* Records layer i's output layout and creates its arena buffer and memory. */
-static int set_output(struct dn *d, int i, const dnnl_memory_desc_t *md, int last)
+int dn_set_output(struct dn *d, int i, const dnnl_memory_desc_t *md, int last)
 {
     d->tmd[i + 1] = *md;
-    int b = new_buf(d, dnnl_memory_desc_get_size(md), i, last);
+    int b = dn_new_buf(d, dnnl_memory_desc_get_size(md), i, last);
     if (b < 0)
         return b;
     d->tbuf[i + 1] = b;
-    return arena_mem(d, md, b, &d->tmem[i + 1]);
+    return dn_arena_mem(d, md, b, &d->tmem[i + 1]);
 }
 
 /* The dims of a tensor of cal shape s with the batch: [C,H,W] and [H,S,S] -> 4-D,
  * tokens [S,D] -> {N*S, D}, vectors [K] -> {N, K}. */
-static void tensor_dims(const struct dn *d, const struct cal_shape *s, int *nd, dnnl_dims_t dims)
+void dn_tensor_dims(const struct dn *d, const struct cal_shape *s, int *nd, dnnl_dims_t dims)
 {
     int64_t n = d->batch;
     if (s->nd == 3)
@@ -322,7 +277,7 @@ static void tensor_dims(const struct dn *d, const struct cal_shape *s, int *nd, 
 }
 
 /* Strided 4-D view {N,H,S,dh} of a token tensor {N*S, H*dh}; transposed: {N,H,dh,S}. */
-static void head_view(dnnl_memory_desc_t *md, int64_t n, int64_t h, int64_t s, int64_t dh,
+void dn_head_view(dnnl_memory_desc_t *md, int64_t n, int64_t h, int64_t s, int64_t dh,
                       bool transposed)
 {
     dnnl_dims_t dims = {n, h, transposed ? dh : s, transposed ? s : dh};
@@ -331,13 +286,13 @@ static void head_view(dnnl_memory_desc_t *md, int64_t n, int64_t h, int64_t s, i
 }
 
 /* Builds primitive descriptor + step for one op with its output set; the common tail. */
-static int finish(struct dn *d, int i, const struct cal_layer *l, dnnl_primitive_desc_t pd,
+int dn_finish(struct dn *d, int i, const struct cal_layer *l, dnnl_primitive_desc_t pd,
                   int last, int nargs, dnnl_exec_arg_t *args, int dst_slot)
 {
-    int rc = set_output(d, i, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), last);
+    int rc = dn_set_output(d, i, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), last);
     if (!rc) {
         args[dst_slot] = (dnnl_exec_arg_t){DNNL_ARG_DST, d->tmem[i + 1]};
-        rc = add_step(d, pd, i, nargs, args);
+        rc = dn_add_step(d, pd, i, nargs, args);
     }
     dnnl_primitive_desc_destroy(pd);
     (void)l;
@@ -347,420 +302,24 @@ static int finish(struct dn *d, int i, const struct cal_layer *l, dnnl_primitive
 /* conv, fc and linear: the source (reordered when the primitive wants another layout), the
  * weights and bias loaded into the primitive's layouts from their canonical ones (uw, ub),
  * then the step. Consumes pd. */
-static int weighted_step(struct dn *d, int i, const struct cal_layer *l, dnnl_primitive_desc_t pd,
+int dn_weighted_step(struct dn *d, int i, const struct cal_layer *l, dnnl_primitive_desc_t pd,
                          int last, const dnnl_memory_desc_t *uw, const dnnl_memory_desc_t *ub)
 {
     dnnl_exec_arg_t a[4];
     dnnl_memory_t src, w, b = NULL;
     int rc;
-    if ((rc = input_as(d, l, i, l->in[0], dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src)) ||
-        (rc = load_weights(d, l, uw, l->w, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &w)) ||
-        (l->b && (rc = load_weights(d, l, ub, l->b, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), &b)))) {
+    if ((rc = dn_input_as(d, l, i, l->in[0], dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src)) ||
+        (rc = dn_load_weights(d, l, uw, l->w, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &w)) ||
+        (l->b && (rc = dn_load_weights(d, l, ub, l->b, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), &b)))) {
         dnnl_primitive_desc_destroy(pd);
         return rc;
     }
     a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
     a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w};
     a[2] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
-    return finish(d, i, l, pd, last, b ? 4 : 3, a, b ? 3 : 2);
+    return dn_finish(d, i, l, pd, last, b ? 4 : 3, a, b ? 3 : 2);
 }
 
-/* The layer being built: its index, first input and the batch. */
-struct step_in {
-    const struct cal_layer *l;
-    const struct cal_shape *xs;     /* the first input's shape */
-    int64_t N;                      /* the batch */
-    int i, t0, last;                /* the layer, its first input tensor, the last layer */
-};
-
-/* The common case: one primitive from the op descriptor `desc`, the layer's first input its
- * source. */
-static int src_step(struct dn *d, const struct step_in *in, const void *desc)
-{
-    dnnl_primitive_desc_t pd = NULL;
-    int rc = chk(dnnl_primitive_desc_create(&pd, desc, d->attr, d->eng, NULL), in->l, "primitive");
-    if (rc)
-        return rc;
-    dnnl_exec_arg_t a[2] = {{DNNL_ARG_SRC, d->tmem[in->t0 + 1]}};
-    return finish(d, in->i, in->l, pd, in->last, 2, a, 1);
-}
-
-static int build_conv(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    const struct cal_shape *xs = in->xs;
-    int64_t N = in->N;
-    int i = in->i, last = in->last, rc = 0;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_convolution_desc_t cd;
-    dnnl_dims_t sd = {N, xs->d[0], xs->d[1], xs->d[2]};
-    dnnl_dims_t dd = {N, l->out, l->shape.d[1], l->shape.d[2]};
-    dnnl_dims_t wd5 = {l->groups, l->out / l->groups, xs->d[0] / l->groups, l->kh, l->kw};
-    dnnl_dims_t wd4 = {l->out, xs->d[0], l->kh, l->kw};
-    dnnl_dims_t bd = {l->out}, strides = {l->sh, l->sw}, dil = {l->dh - 1, l->dw - 1};
-    dnnl_dims_t pl = {l->ph, l->pw}, pr;
-    pr[0] = (l->shape.d[1] - 1) * l->sh + (int64_t)(l->kh - 1) * l->dh + 1 - xs->d[1] - l->ph;
-    pr[1] = (l->shape.d[2] - 1) * l->sw + (int64_t)(l->kw - 1) * l->dw + 1 - xs->d[2] - l->pw;
-    pr[0] = pr[0] < 0 ? 0 : pr[0], pr[1] = pr[1] < 0 ? 0 : pr[1];
-    bool g = l->groups > 1;
-    dnnl_memory_desc_t smd, wmd, bmd, dmd, uw, ub;
-    dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&wmd, g ? 5 : 4, g ? wd5 : wd4, dnnl_f32, dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a);
-    dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, dnnl_format_tag_any);
-    if ((rc = chk(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-                      dnnl_convolution_auto, &smd, &wmd, l->b ? &bmd : NULL, &dmd, strides,
-                      dil, pl, pr), l, "descriptor")) ||
-        (rc = chk(dnnl_primitive_desc_create(&pd, &cd, d->attr, d->eng, NULL), l, "primitive")))
-        return rc;
-    dnnl_memory_desc_init_by_tag(&uw, g ? 5 : 4, g ? wd5 : wd4, dnnl_f32, g ? dnnl_goihw : dnnl_oihw);
-    dnnl_memory_desc_init_by_tag(&ub, 1, bd, dnnl_f32, dnnl_a);
-    return weighted_step(d, i, l, pd, last, &uw, &ub);
-}
-
-static int build_bn(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    const struct cal_shape *xs = in->xs;
-    int i = in->i, t0 = in->t0, last = in->last, rc = 0;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_exec_arg_t a[MAX_ARGS];
-    dnnl_memory_desc_t md;
-    dnnl_batch_normalization_desc_t bd;
-    dnnl_dims_t cd = {xs->d[0]};
-    dnnl_memory_t m_sc, m_sh, m_mean, m_var;
-    if ((rc = chk(dnnl_batch_normalization_forward_desc_init(&bd, dnnl_forward_inference,
-                      &d->tmd[t0 + 1], (float)l->eps,
-                      dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift), l, "descriptor")) ||
-        (rc = chk(dnnl_primitive_desc_create(&pd, &bd, d->attr, d->eng, NULL), l, "primitive")))
-        return rc;
-    dnnl_memory_desc_init_by_tag(&md, 1, cd, dnnl_f32, dnnl_a);
-    if ((rc = load_weights(d, l, &md, l->w, &md, &m_sc)) ||
-        (rc = load_weights(d, l, &md, l->b, &md, &m_sh)) ||
-        (rc = load_weights(d, l, &md, l->mean, &md, &m_mean)) ||
-        (rc = load_weights(d, l, &md, l->var, &md, &m_var))) {
-        dnnl_primitive_desc_destroy(pd);
-        return rc;
-    }
-    a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
-    a[1] = (dnnl_exec_arg_t){DNNL_ARG_SCALE, m_sc};
-    a[2] = (dnnl_exec_arg_t){DNNL_ARG_SHIFT, m_sh};
-    a[3] = (dnnl_exec_arg_t){DNNL_ARG_MEAN, m_mean};
-    a[4] = (dnnl_exec_arg_t){DNNL_ARG_VARIANCE, m_var};
-    return finish(d, i, l, pd, last, 6, a, 5);
-}
-
-static int build_eltwise(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    int t0 = in->t0, rc = 0;
-    dnnl_eltwise_desc_t ed;
-    dnnl_alg_kind_t alg = l->op == CAL_RELU ? dnnl_eltwise_relu
-                          : l->op == CAL_RELU6 ? dnnl_eltwise_clip
-                          : l->op == CAL_SIGMOID ? dnnl_eltwise_logistic
-                          : l->op == CAL_TANH ? dnnl_eltwise_tanh : dnnl_eltwise_gelu_erf;
-    if ((rc = chk(dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg,
-                      &d->tmd[t0 + 1], 0.0f, l->op == CAL_RELU6 ? 6.0f : 0.0f), l, "descriptor")))
-        return rc;
-    return src_step(d, in, &ed);
-}
-
-static int build_pool(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    const struct cal_shape *xs = in->xs;
-    int64_t N = in->N;
-    int t0 = in->t0, rc = 0;
-    dnnl_memory_desc_t md;
-    dnnl_pooling_desc_t pdsc;
-    bool gap = l->op == CAL_GAP;
-    dnnl_dims_t dd = {N, l->shape.d[0], l->shape.d[1], l->shape.d[2]};
-    dnnl_dims_t k = {gap ? xs->d[1] : l->kh, gap ? xs->d[2] : l->kw};
-    dnnl_dims_t s = {gap ? 1 : l->sh, gap ? 1 : l->sw}, pl = {gap ? 0 : l->ph, gap ? 0 : l->pw}, pr;
-    for (int q = 0; q < 2; q++) {
-        pr[q] = (l->shape.d[1 + q] - 1) * s[q] + k[q] - xs->d[1 + q] - pl[q];
-        pr[q] = pr[q] < 0 ? 0 : pr[q];
-    }
-    dnnl_memory_desc_init_by_tag(&md, 4, dd, dnnl_f32, dnnl_format_tag_any);
-    if ((rc = chk(dnnl_pooling_forward_desc_init(&pdsc, dnnl_forward_inference,
-                      l->op == CAL_MAXPOOL ? dnnl_pooling_max : dnnl_pooling_avg_include_padding,
-                      &d->tmd[t0 + 1], &md, s, k, pl, pr), l, "descriptor")))
-        return rc;
-    return src_step(d, in, &pdsc);     /* (max pooling for inference needs no workspace) */
-
-}
-
-static int build_add(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    int i = in->i, t0 = in->t0, last = in->last, rc = 0;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_exec_arg_t a[MAX_ARGS];
-    dnnl_memory_t mem;
-    dnnl_binary_desc_t bd;
-    if ((rc = input_as(d, l, i, l->in[1], &d->tmd[t0 + 1], &mem)) ||
-        (rc = chk(dnnl_binary_desc_init(&bd, dnnl_binary_add, &d->tmd[t0 + 1], &d->tmd[t0 + 1],
-                                        &d->tmd[t0 + 1]), l, "descriptor")) ||
-        (rc = chk(dnnl_primitive_desc_create(&pd, &bd, d->attr, d->eng, NULL), l, "primitive")))
-        return rc;
-    a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC_0, d->tmem[t0 + 1]};
-    a[1] = (dnnl_exec_arg_t){DNNL_ARG_SRC_1, mem};
-    return finish(d, i, l, pd, last, 3, a, 2);
-}
-
-static int build_concat(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    int i = in->i, last = in->last, rc = 0;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_exec_arg_t a[MAX_ARGS];
-    dnnl_memory_desc_t mds[CAL_MAX_IN];
-    for (int j = 0; j < l->nin; j++) {
-        mds[j] = d->tmd[l->in[j] + 1];
-        a[j] = (dnnl_exec_arg_t){DNNL_ARG_MULTIPLE_SRC + j, d->tmem[l->in[j] + 1]};
-    }
-    if ((rc = chk(dnnl_concat_primitive_desc_create(&pd, NULL, l->nin, 1, mds, d->attr, d->eng),
-                  l, "primitive")))
-        return rc;
-    return finish(d, i, l, pd, last, l->nin + 1, a, l->nin);
-}
-
-static int build_fc(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    const struct cal_shape *xs = in->xs;
-    int64_t N = in->N;
-    int i = in->i, t0 = in->t0, last = in->last, rc = 0;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_inner_product_desc_t id;
-    dnnl_memory_desc_t wmd, bmd, dmd, uw;
-    dnnl_dims_t bd = {l->out}, dd = {N, l->out};
-    bool img = xs->nd == 3;
-    dnnl_dims_t wd = {l->out, xs->d[0], img ? xs->d[1] : 0, img ? xs->d[2] : 0};
-    dnnl_memory_desc_init_by_tag(&wmd, img ? 4 : 2, wd, dnnl_f32, dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&uw, img ? 4 : 2, wd, dnnl_f32, img ? dnnl_oihw : dnnl_ab);
-    dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a);
-    dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_f32, dnnl_format_tag_any);
-    if ((rc = chk(dnnl_inner_product_forward_desc_init(&id, dnnl_forward_inference,
-                      &d->tmd[t0 + 1], &wmd, l->b ? &bmd : NULL, &dmd), l, "descriptor")) ||
-        (rc = chk(dnnl_primitive_desc_create(&pd, &id, d->attr, d->eng, NULL), l, "primitive")))
-        return rc;
-    return weighted_step(d, i, l, pd, last, &uw, &bmd);
-}
-
-static int build_linear(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    const struct cal_shape *xs = in->xs;
-    int64_t N = in->N;
-    int i = in->i, t0 = in->t0, last = in->last, rc = 0;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_matmul_desc_t mdsc;
-    dnnl_memory_desc_t wmd, bmd, dmd, uw;
-    dnnl_dims_t wd = {xs->d[1], l->out}, bd = {1, l->out}, dd = {N * xs->d[0], l->out};
-    dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dnnl_f32, dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&uw, 2, wd, dnnl_f32, dnnl_ba); /* canonical [out][D] */
-    dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_f32, dnnl_ab);
-    dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_f32, dnnl_ab);
-    if ((rc = chk(dnnl_matmul_desc_init(&mdsc, &d->tmd[t0 + 1], &wmd, l->b ? &bmd : NULL, &dmd),
-                  l, "descriptor")) ||
-        (rc = chk(dnnl_primitive_desc_create(&pd, &mdsc, d->attr, d->eng, NULL), l, "primitive")))
-        return rc;
-    return weighted_step(d, i, l, pd, last, &uw, &bmd);
-}
-
-static int build_bmm(struct dn *d, const struct step_in *in)
-{
-    const struct cal_net *net = d->net;
-    const struct cal_layer *l = in->l;
-    int64_t N = in->N;
-    int i = in->i, t0 = in->t0, last = in->last, rc = 0;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_exec_arg_t a[MAX_ARGS];
-    dnnl_memory_desc_t md, md2, md3;
-    const struct cal_shape *bs = cal_net_tensor_shape(net, l->in[1]);
-    int64_t S = bs->d[0], D = bs->d[1], H = l->heads, dh = D / H;
-    dnnl_matmul_desc_t mdsc;
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_memory_t am, bm;
-    if (l->transpose_b) {
-        head_view(&md, N, H, S, dh, false);
-        head_view(&md2, N, H, S, dh, true);
-        dnnl_dims_t od = {N, H, S, S};
-        dnnl_memory_desc_init_by_tag(&md3, 4, od, dnnl_f32, dnnl_abcd);
-    } else {
-        dnnl_dims_t pdims = {N, H, S, S};
-        dnnl_memory_desc_init_by_tag(&md, 4, pdims, dnnl_f32, dnnl_abcd);
-        head_view(&md2, N, H, S, dh, false);
-        head_view(&md3, N, H, S, dh, false);
-    }
-    /* views of the inputs' buffers in these layouts (same bytes, another descriptor) */
-    if ((rc = arena_mem(d, &md, d->tbuf[t0 + 1], &am)) ||
-        (rc = arena_mem(d, &md2, d->tbuf[l->in[1] + 1], &bm)))
-        return rc;
-    if (l->scale != 1) {
-        float sc = (float)l->scale;
-        if (dnnl_primitive_attr_clone(&attr, d->attr) != dnnl_success ||
-            dnnl_primitive_attr_set_output_scales(attr, 1, 0, &sc) != dnnl_success)
-            return sim_err_set(SIM_EINTERNAL, "onednn: cannot set the scale of %s", l->name);
-    }
-    rc = chk(dnnl_matmul_desc_init(&mdsc, &md, &md2, NULL, &md3), l, "descriptor");
-    if (!rc)
-        rc = chk(dnnl_primitive_desc_create(&pd, &mdsc, attr ? attr : d->attr, d->eng, NULL),
-                 l, "primitive");
-    if (attr)
-        dnnl_primitive_attr_destroy(attr);
-    if (rc)
-        return rc;
-    /* the output: a 4-D scores tensor, or the context as a token tensor {N*S, D} */
-    int b = new_buf(d, dnnl_memory_desc_get_size(&md3), i, last);
-    if (b < 0) {
-        dnnl_primitive_desc_destroy(pd);
-        return b;
-    }
-    dnnl_memory_t om;
-    if (l->transpose_b) {
-        d->tmd[i + 1] = md3;
-    } else {
-        dnnl_dims_t td = {N * S, D};
-        dnnl_memory_desc_init_by_tag(&d->tmd[i + 1], 2, td, dnnl_f32, dnnl_ab);
-    }
-    d->tbuf[i + 1] = b;
-    if ((rc = arena_mem(d, &d->tmd[i + 1], b, &d->tmem[i + 1])) ||
-        (rc = arena_mem(d, &md3, b, &om))) {
-        dnnl_primitive_desc_destroy(pd);
-        return rc;
-    }
-    a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, am};
-    a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, bm};
-    a[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, om};
-    rc = add_step(d, pd, i, 3, a);
-    dnnl_primitive_desc_destroy(pd);
-    return rc;
-}
-
-static int build_softmax(struct dn *d, const struct step_in *in)
-{
-    const struct cal_net *net = d->net;
-    const struct cal_layer *l = in->l;
-    const struct cal_shape *xs = in->xs;
-    int t0 = in->t0, rc = 0;
-    dnnl_softmax_desc_t sdsc;
-    const dnnl_memory_desc_t *x = &d->tmd[t0 + 1];
-    int axis = xs->nd == 3 && net->layers[t0].op != CAL_BMM ? 1 : x->ndims - 1;
-    if ((rc = chk(dnnl_softmax_forward_desc_init(&sdsc, dnnl_forward_inference, x, axis), l,
-                  "descriptor")))
-        return rc;
-    return src_step(d, in, &sdsc);
-}
-
-static int build_layernorm(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    const struct cal_shape *xs = in->xs;
-    int i = in->i, t0 = in->t0, last = in->last, rc = 0;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_exec_arg_t a[MAX_ARGS];
-    dnnl_memory_desc_t md;
-    dnnl_layer_normalization_desc_t ld;
-    dnnl_dims_t cd = {xs->d[xs->nd - 1]};
-    dnnl_memory_t m_sc, m_sh;
-    if ((rc = chk(dnnl_layer_normalization_forward_desc_init(&ld, dnnl_forward_inference,
-                      &d->tmd[t0 + 1], NULL, (float)l->eps, dnnl_use_scale | dnnl_use_shift),
-                  l, "descriptor")) ||
-        (rc = chk(dnnl_primitive_desc_create(&pd, &ld, d->attr, d->eng, NULL), l, "primitive")))
-        return rc;
-    dnnl_memory_desc_init_by_tag(&md, 1, cd, dnnl_f32, dnnl_a);
-    if ((rc = load_weights(d, l, &md, l->w, &md, &m_sc)) ||
-        (rc = load_weights(d, l, &md, l->b, &md, &m_sh))) {
-        dnnl_primitive_desc_destroy(pd);
-        return rc;
-    }
-    a[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, d->tmem[t0 + 1]};
-    a[1] = (dnnl_exec_arg_t){DNNL_ARG_SCALE, m_sc};
-    a[2] = (dnnl_exec_arg_t){DNNL_ARG_SHIFT, m_sh};
-    return finish(d, i, l, pd, last, 4, a, 3);
-}
-
-static int build_embed_step(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    int i = in->i, last = in->last, rc = 0, nd;
-    dnnl_exec_arg_t a[MAX_ARGS];
-    dnnl_memory_desc_t md;
-    dnnl_dims_t dims;
-    tensor_dims(d, &l->shape, &nd, dims);
-    plain_md(&md, nd, dims, dnnl_ab);
-    if ((rc = set_output(d, i, &md, last)))
-        return rc;
-    d->weights_bytes += (size_t)l->nw * sizeof(float);
-    return add_step(d, NULL, i, 0, a);
-}
-
-static int build_token(struct dn *d, const struct step_in *in)
-{
-    const struct cal_layer *l = in->l;
-    const struct cal_shape *xs = in->xs;
-    int64_t N = in->N;
-    int i = in->i, t0 = in->t0, last = in->last, rc = 0;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_exec_arg_t a[MAX_ARGS];
-    dnnl_memory_t src = NULL, mem;
-    dnnl_memory_desc_t md, md2, md3;
-    dnnl_dims_t dims2;
-    int64_t S = xs->d[0], D = xs->d[1];
-    dnnl_dims_t v3 = {N, S, D}, sub = {N, 1, D}, off = {0, l->index, 0};
-    dnnl_memory_desc_init_by_tag(&md, 3, v3, dnnl_f32, dnnl_abc);
-    dnnl_memory_desc_init_submemory(&md2, &md, sub, off);
-    dnnl_memory_desc_init_by_tag(&md3, 3, sub, dnnl_f32, dnnl_abc);
-    dims2[0] = N, dims2[1] = D;
-    dnnl_memory_desc_t out;
-    plain_md(&out, 2, dims2, dnnl_ab);
-    if ((rc = set_output(d, i, &out, last)) ||
-        (rc = arena_mem(d, &md2, d->tbuf[t0 + 1], &src)) ||
-        (rc = arena_mem(d, &md3, d->tbuf[i + 1], &mem)) ||
-        (rc = chk(dnnl_reorder_primitive_desc_create(&pd, &md2, d->eng, &md3, d->eng, d->attr),
-                  l, "reorder")))
-        return rc;
-    a[0] = (dnnl_exec_arg_t){DNNL_ARG_FROM, src};
-    a[1] = (dnnl_exec_arg_t){DNNL_ARG_TO, mem};
-    rc = add_step(d, pd, i, 2, a);
-    dnnl_primitive_desc_destroy(pd);
-    return rc;
-}
-
-/* Each op's builder: its oneDNN primitive (descriptor, weights, arguments) as step i. */
-static int (*const BUILD[CAL_NOPS])(struct dn *d, const struct step_in *in) = {
-    [CAL_CONV] = build_conv,
-    [CAL_BN] = build_bn,
-    [CAL_RELU] = build_eltwise,
-    [CAL_RELU6] = build_eltwise,
-    [CAL_SIGMOID] = build_eltwise,
-    [CAL_TANH] = build_eltwise,
-    [CAL_GELU] = build_eltwise,
-    [CAL_MAXPOOL] = build_pool,
-    [CAL_AVGPOOL] = build_pool,
-    [CAL_GAP] = build_pool,
-    [CAL_ADD] = build_add,
-    [CAL_CONCAT] = build_concat,
-    [CAL_FC] = build_fc,
-    [CAL_LINEAR] = build_linear,
-    [CAL_BMM] = build_bmm,
-    [CAL_SOFTMAX] = build_softmax,
-    [CAL_LAYERNORM] = build_layernorm,
-    [CAL_EMBED] = build_embed_step,
-    [CAL_TOKEN] = build_token,
-};
-
-static int build_layer(struct dn *d, int i, int last)
-{
-    const struct cal_layer *l = &d->net->layers[i];
-    if ((int)l->op < 0 || (int)l->op >= CAL_NOPS || !BUILD[l->op])
-        return sim_err_set(SIM_EINTERNAL, "onednn: layer %s: op %s has no oneDNN mapping", l->name,
-                           cal_op_name(l->op));
-    struct step_in in = {l, cal_net_tensor_shape(d->net, l->in[0]), d->batch, i, l->in[0], last};
-    return BUILD[l->op](d, &in);
-}
 
 static void embed(struct dn *d, const struct cal_layer *l, int i);
 
@@ -992,7 +551,7 @@ static int dag_run(struct dag *g)
     dnnl_status_t err = g->err;
     int layer = g->err_layer;
     pthread_mutex_unlock(&g->mu);
-    return err == dnnl_success ? 0 : chk(err, &g->d->net->layers[layer], "execute");
+    return err == dnnl_success ? 0 : dn_chk(err, &g->d->net->layers[layer], "execute");
 }
 
 static void dn_unprepare(void *st)
@@ -1043,18 +602,18 @@ static int dn_prepare(void *st, const struct cal_net *net, int batch, struct cal
         }
     } else {
         dnnl_dims_t dims;
-        tensor_dims(d, &net->input, &nd, dims);
-        plain_md(&d->tmd[0], 4, dims, dnnl_nchw);
+        dn_tensor_dims(d, &net->input, &nd, dims);
+        dn_plain_md(&d->tmd[0], 4, dims, dnnl_nchw);
         /* the input stays intact over the whole pass, so repeated runs read the same input */
-        int b = new_buf(d, dnnl_memory_desc_get_size(&d->tmd[0]), 0, n);
-        if (b < 0 || (rc = arena_mem(d, &d->tmd[0], b, &d->tmem[0]))) {
+        int b = dn_new_buf(d, dnnl_memory_desc_get_size(&d->tmd[0]), 0, n);
+        if (b < 0 || (rc = dn_arena_mem(d, &d->tmd[0], b, &d->tmem[0]))) {
             rc = b < 0 ? b : rc;
             goto out;
         }
         d->tbuf[0] = b;
     }
     for (int i = 0; i < n && !rc; i++)
-        rc = build_layer(d, i, d->o.keep_all ? n : last[i + 1]);
+        rc = dn_build_layer(d, i, d->o.keep_all ? n : last[i + 1]);
     if (rc)
         goto out;
     /* plan the arena and bind every view */
@@ -1146,7 +705,7 @@ static int dn_run(void *st, double *ms)
         }
         dnnl_status_t r = dnnl_primitive_execute(p->prim, d->strm, p->nargs, p->args);
         if (r != dnnl_success)
-            return chk(r, &d->net->layers[p->layer], "execute");
+            return dn_chk(r, &d->net->layers[p->layer], "execute");
     }
     dnnl_stream_wait(d->strm);
     *ms = (sim_wall_seconds() - t0) * 1e3;
@@ -1167,18 +726,18 @@ static int dn_read(void *st, int layer, float *out)
     dnnl_primitive_desc_t pd;
     dnnl_primitive_t p;
     int rc;
-    if ((rc = chk(dnnl_memory_create(&um, &plain, d->eng, out), l, "read memory")))
+    if ((rc = dn_chk(dnnl_memory_create(&um, &plain, d->eng, out), l, "read memory")))
         return rc;
-    if ((rc = chk(dnnl_reorder_primitive_desc_create(&pd, md, d->eng, &plain, d->eng, NULL), l,
+    if ((rc = dn_chk(dnnl_reorder_primitive_desc_create(&pd, md, d->eng, &plain, d->eng, NULL), l,
                   "read reorder"))) {
         dnnl_memory_destroy(um);
         return rc;
     }
-    rc = chk(dnnl_primitive_create(&p, pd), l, "read reorder");
+    rc = dn_chk(dnnl_primitive_create(&p, pd), l, "read reorder");
     dnnl_primitive_desc_destroy(pd);
     if (!rc) {
         dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, d->tmem[layer + 1]}, {DNNL_ARG_TO, um}};
-        rc = chk(dnnl_primitive_execute(p, d->strm, 2, a), l, "read reorder");
+        rc = dn_chk(dnnl_primitive_execute(p, d->strm, 2, a), l, "read reorder");
         dnnl_stream_wait(d->strm);
         dnnl_primitive_destroy(p);
     }
