@@ -17,7 +17,10 @@
  * of `threads`, take ready layers from one queue (lowest layer index first) and run that
  * layer's steps; finishing a layer releases the consumers whose every input is done. The
  * arena then gives every buffer its own bytes (liveness in program order no longer holds when
- * layers run out of order). */
+ * layers run out of order).
+ *
+ * Layout: this file holds the backend (create, prepare, run, read) and the executor; the
+ * builders of each op family are cal_dnnl_ops.c, and what both share is cal_dnnl_int.h. */
 #include "cal_backend.h"
 #include "cal_dnnl_int.h"
 
