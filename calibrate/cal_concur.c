@@ -16,6 +16,7 @@
 
 #include "cal_ref.h"
 #include "sim_err.h"
+#include "sim_grow.h"
 
 #define MAX_K 64
 
@@ -65,14 +66,9 @@ static void *run_worker(void *arg)
     while (!w->rc && now_s(CLOCK_MONOTONIC) < end) {
         if ((w->rc = w->be->run(w->st, &ms)))
             break;
-        if (w->n == w->cap) {
-            int cap = w->cap ? 2 * w->cap : 256;
-            double *m = realloc(w->ms, (size_t)cap * sizeof *m);
-            if (!m) {
-                w->rc = SIM_ENOMEM;
-                break;
-            }
-            w->ms = m, w->cap = cap;
+        if (sim_grow(&w->ms, &w->cap, w->n + 1, sizeof *w->ms, 256)) {
+            w->rc = SIM_ENOMEM;
+            break;
         }
         w->ms[w->n++] = ms;
     }

@@ -18,6 +18,7 @@
 
 #include "plot_int.h"
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_out.h"
 #include "sim_readback.h"
 
@@ -33,14 +34,8 @@ int plot_names_index(struct names *ns, const char *s)
     for (int i = 0; i < ns->n; i++)
         if (strcmp(ns->v[i], s) == 0)
             return i;
-    if (ns->n == ns->cap) {
-        int cap = ns->cap ? 2 * ns->cap : 16;
-        char **v = realloc(ns->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return SIM_ENOMEM;
-        ns->v = v;
-        ns->cap = cap;
-    }
+    if (sim_grow(&ns->v, &ns->cap, ns->n + 1, sizeof *ns->v, 16))
+        return SIM_ENOMEM;
     if (!(ns->v[ns->n] = strdup(s)))
         return SIM_ENOMEM;
     return ns->n++;

@@ -29,6 +29,7 @@
 #include "fa2_plan.h"
 #include "policy.h"
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_json.h"
 
 enum planner { PL_FA2, PL_OPTIMAL, PL_GRANDSLAM, PL_INFERLINE, PL_DS2 };
@@ -82,17 +83,13 @@ static int grow(struct fa2 *st, int e)
     return 0;
 }
 
-static void pool_push(struct pool *p, int e)
+/* SIM_ENOMEM with the pool as it was. */
+static int pool_push(struct pool *p, int e)
 {
-    if (p->n == p->cap) {
-        int cap = p->cap ? 2 * p->cap : 16;
-        int *ids = realloc(p->ids, (size_t)cap * sizeof *ids);
-        if (!ids)
-            SIM_BUG("fa2: out of memory");
-        p->ids = ids;
-        p->cap = cap;
-    }
+    if (sim_grow(&p->ids, &p->cap, p->n + 1, sizeof *p->ids, 16))
+        return SIM_ENOMEM;
     p->ids[p->n++] = e;
+    return 0;
 }
 
 static void pool_del(struct pool *p, int i)
@@ -102,14 +99,14 @@ static void pool_del(struct pool *p, int i)
         p->rr = 0;
 }
 
-/* Executor e becomes an instance of DNN m. */
-static void assign(struct fa2 *st, int e, int m)
+/* Executor e becomes an instance of DNN m; SIM_ENOMEM (recorded: the run stops). */
+static int assign(struct sim *s, struct fa2 *st, int e, int m)
 {
-    if (grow(st, e))
-        SIM_BUG("fa2: out of memory");
+    if (grow(st, e) || pool_push(&st->inst[m], e))
+        return sim_fail_nomem(s, "growing FA2's instances");
     st->dnn_of[e] = m;
     st->inflight[e] = 0;
-    pool_push(&st->inst[m], e);
+    return 0;
 }
 
 static int plan(const struct fa2 *st, struct fa2_plan *out)
@@ -191,9 +188,8 @@ static void apply(struct sim *s, struct fa2 *st, const struct fa2_plan *p, int64
                              ? sim_ns(1e9 * (st->b[m] - 1) / lambda[m]) : 0;
         while (in->n < want) {
             int e = st->spare.n ? st->spare.ids[--st->spare.n] : sim_exec_add_after(s, delay);
-            if (e < 0)
+            if (e < 0 || assign(s, st, e, m))
                 break;
-            assign(st, e, m);
         }
         /* surplus: starting ones first, then idle, then busy (they finish their batch) */
         for (int pass = 0; pass < 3 && in->n > want; pass++)
@@ -348,7 +344,8 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
     for (int q = 0; q < app->npaths; q++)
         mix[q] = app->paths[q].prob;
     for (int e = sim_exec_count(s) - 1; e >= 0; e--)
-        pool_push(&st->spare, e);
+        if (pool_push(&st->spare, e))
+            return SIM_ENOMEM;
     if ((rc = replan(s, st, st->initial_rate, mix, 0)))
         return rc;
     sim_timer_set(s, sim_s_to_ns(st->interval_s), TAG_ADAPT, NULL);

@@ -15,6 +15,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_rng.h"
 
 #define AZF_MINUTES 1440
@@ -176,14 +177,8 @@ static int split(struct trace_reader *rd, char sep)
                 p++;
         if (sep == ' ' && !*p)
             break;
-        if (rd->nfld == rd->cap_fld) {
-            int cap = rd->cap_fld ? 2 * rd->cap_fld : 64;
-            char **f = realloc(rd->fld, (size_t)cap * sizeof *f);
-            if (!f)
-                return SIM_ENOMEM;
-            rd->fld = f;
-            rd->cap_fld = cap;
-        }
+        if (sim_grow(&rd->fld, &rd->cap_fld, rd->nfld + 1, sizeof *rd->fld, 64))
+            return SIM_ENOMEM;
         if (sep == ',' && *p == '"') {  /* quoted: up to the lone closing quote */
             char *w = p, *r = p + 1;
             for (;; r++) {
