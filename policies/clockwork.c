@@ -484,8 +484,11 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
      * Figure 10's cluster): candidates for controller.us_per_candidate */
     sim_ctrl_examine(s, st->ms[m].nsizes * st->ms[m].held_by);
     struct model *md = &st->ms[m];
-    md->sorted = sim_queue_len(s, m) == 1 || (md->sorted && r->t_arrival >= md->last_arrival);
-    md->last_arrival = r->t_arrival;
+    /* the engine queued r by its deadline, which with an application's path SLAs need not be
+     * arrival order: still in order if r went to the tail, after an earlier arrival */
+    int q = sim_queue_len(s, m);
+    md->sorted = q == 1 || (md->sorted && sim_queue_at(s, m, q - 1) == r &&
+                            sim_queue_at(s, m, q - 2)->t_arrival <= r->t_arrival);
     cw_touch(st, m);
     arm_timeout(s, st, m);
     schedule_all(s, st, m);

@@ -63,7 +63,6 @@ struct model {                      /* what the strategy loops read first, the e
                                      * it: the engine keeps it in deadline order, which with
                                      * one SLO per model is arrival order; checked anyway (an
                                      * arrival before the last one clears it till it empties) */
-    int64_t last_arrival;           /* of the request queued last */
     uint64_t timeout;
     int64_t timeout_at;
     int64_t c5[MAXB + 1];           /* INFER5: head of the size-b copy (absolute position) */
@@ -123,6 +122,8 @@ static inline int64_t sched_dl(const struct clockwork *st, const struct sim_requ
  * it opens at the timer's instant, and once the lag rule holds its state no longer moves
  * with time (a visit would only push the timer back). */
 void cw_could(const struct sim *s, struct clockwork *st, int g);
+/* Room for one more holder of m (SIM_ENOMEM: none, nothing changed). */
+int cw_hold_reserve(struct clockwork *st, int m);
 /* g takes m (loading): it joins m's holders with no share yet. SIM_ENOMEM: nothing done. */
 int cw_hold_add(struct clockwork *st, int m, int g);
 /* g lets go of m (evicted, failed load, removed GPU): its share leaves O_g. */

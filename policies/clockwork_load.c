@@ -93,8 +93,8 @@ static double load_prio(const struct sim *s, const struct clockwork *st, int m, 
     return W - W * st->ms[m].absorb;
 }
 
-/* g takes m (loading): it joins m's holders with no share yet. SIM_ENOMEM: nothing done. */
-int cw_hold_add(struct clockwork *st, int m, int g)
+/* Room for one more holder of m (SIM_ENOMEM: none, nothing changed). */
+int cw_hold_reserve(struct clockwork *st, int m)
 {
     struct model *md = &st->ms[m];
     int ch = md->caphold, ca = md->caphold;
@@ -102,6 +102,15 @@ int cw_hold_add(struct clockwork *st, int m, int g)
         sim_grow(&md->alloc, &ca, md->held_by + 1, sizeof *md->alloc, 8))
         return SIM_ENOMEM;
     md->caphold = ch;
+    return 0;
+}
+
+/* g takes m (loading): it joins m's holders with no share yet. SIM_ENOMEM: nothing done. */
+int cw_hold_add(struct clockwork *st, int m, int g)
+{
+    struct model *md = &st->ms[m];
+    if (cw_hold_reserve(st, m))
+        return SIM_ENOMEM;
     md->hold[md->held_by] = g;
     md->alloc[md->held_by++] = 0;
     st->gs[g].held++;
@@ -215,12 +224,13 @@ void cw_schedule_load(struct sim *s, struct clockwork *st, int g)
         cw_could(s, st, g);
     }
     int64_t latest = max64(now + FUTURE_NS + st->ahead, pcie_at + st->ahead);
-    if (sim_load(s, g, m, latest) != 0)
-        return;
-    if (cw_hold_add(st, m, g)) {
+    if (cw_hold_reserve(st, m)) {       /* before the load, so that taking it cannot fail */
         sim_fail_nomem(s, "growing Clockwork's holders of a model");
         return;
     }
+    if (sim_load(s, g, m, latest) != 0)
+        return;
+    cw_hold_add(st, m, g);
     *used_at(st, m, g) = ++st->seq;
     gp->loads++;
     cw_could(s, st, g);

@@ -317,12 +317,15 @@ static void scale_out(struct sim *s, struct dyn *st)
         }
         int g = first_free_gpu(s, n);
         /* held for the job while the pass plans; adding the workers adopts the claims */
-        if (sim_gpu_claim(s, g, SIM_HOLD_WORKER, j, 1000))
-            SIM_BUG("scale-out: %s", sim_err_msg());
+        if (sim_gpu_claim(s, g, SIM_HOLD_WORKER, j, 1000)) {
+            if (!sim_out_of_memory(s))
+                SIM_BUG("scale-out: %s", sim_err_msg());
+            break;                      /* the run stops after this event */
+        }
         add[j][nadd[j]++] = g;
     }
-    for (int j = 0; j < nj; j++)         /* one reconfiguration per job; the held GPUs adopted */
-        if (nadd[j] && sim_job_add_workers(s, j, add[j], nadd[j]))
+    for (int j = 0; j < nj && !sim_out_of_memory(s); j++)   /* one reconfiguration per job */
+        if (nadd[j] && sim_job_add_workers(s, j, add[j], nadd[j]) && !sim_out_of_memory(s))
             SIM_BUG("scale-out of job %d: %s", j, sim_err_msg());
     free(add);
     free(nadd);
@@ -342,8 +345,11 @@ static void schedule(struct sim *s, struct dyn *st)
             while (free_total(s, st->nnodes) < k && remove_one(s, true))
                 ;
         oldest = false;
-        if (pack(s, st->nnodes, k, gpus, &ps) && sim_job_start(s, j, gpus, k, ps))
-            SIM_BUG("starting job %d: %s", j, sim_err_msg());
+        if (pack(s, st->nnodes, k, gpus, &ps) && sim_job_start(s, j, gpus, k, ps)) {
+            if (!sim_out_of_memory(s))
+                SIM_BUG("starting job %d: %s", j, sim_err_msg());
+            return;                     /* the run stops after this event */
+        }
     }
     bool queued = false;
     for (int j = 0; j < sim_job_count(s); j++)
@@ -418,15 +424,21 @@ static void native(struct sim *s, struct dyn *st)
             return;
         while (st->nbound[j] < p->init_workers && free_total(s, st->nnodes) > 0) {
             int g = free_gpu_on_node(s, st, true);
-            if (sim_gpu_claim(s, g, SIM_HOLD_WORKER, j, 1000))
-                SIM_BUG("native bind: %s", sim_err_msg());
+            if (sim_gpu_claim(s, g, SIM_HOLD_WORKER, j, 1000)) {
+                if (!sim_out_of_memory(s))
+                    SIM_BUG("native bind: %s", sim_err_msg());
+                return;                 /* the run stops after this event */
+            }
             st->bound[j * SIM_JOB_MAX_WORKERS + st->nbound[j]++] = g;
         }
         if (st->nbound[j] < p->init_workers)
             return;                     /* pods wait in creation order */
         int ps = native_node(s, st, sim_policy_rng_named(s, "ps"), false);
-        if (sim_job_start(s, j, st->bound + j * SIM_JOB_MAX_WORKERS, p->init_workers, ps))
-            SIM_BUG("starting job %d: %s", j, sim_err_msg());
+        if (sim_job_start(s, j, st->bound + j * SIM_JOB_MAX_WORKERS, p->init_workers, ps)) {
+            if (!sim_out_of_memory(s))
+                SIM_BUG("starting job %d: %s", j, sim_err_msg());
+            return;                     /* the run stops after this event */
+        }
     }
 }
 
@@ -470,7 +482,7 @@ static int place_notebooks(struct sim *s, struct dyn *st)
         if (g < 0 && (g = free_gpu_on_node(s, st, !st->sharing && !st->scheduling)) < 0)
             return sim_err_set(SIM_EINVAL, "notebooks: no free GPU for notebook %d", i);
         if (sim_notebook_place(s, i, g, st->sharing ? r : 1000))
-            return SIM_EINVAL;
+            return sim_out_of_memory(s) ? SIM_ENOMEM : SIM_EINVAL;
     }
     return 0;
 }

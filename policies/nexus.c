@@ -95,6 +95,8 @@ void nexus_publish(struct sim *s, struct nexus *st)
     }
     for (int m = 0; m < st->nm; m++)
         rebuild_routes(s, st, m);
+    if (st->nomem)                      /* (rebuild_routes may have set it) */
+        sim_fail_nomem(s, "building Nexus routes");
 }
 
 /* ---------------------------------------------------------------- beacon */

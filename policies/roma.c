@@ -200,16 +200,18 @@ static void start(struct sim *s, struct roma *st, int e, int m)
     if (e >= st->narr) {
         int n = 2 * e + 2;
         int64_t *a = realloc(st->arr, (size_t)n * sizeof *a);
-        if (!a) {
+        if (a) {
+            for (int i = st->narr; i < n; i++)
+                a[i] = -1;
+            st->arr = a;
+            st->narr = n;
+        } else {                        /* dispatched all the same, so that the callers' loops
+                                         * end; the run stops after this event */
             sim_fail_nomem(s, "growing ROMA's executors");
-            return;
         }
-        for (int i = st->narr; i < n; i++)
-            a[i] = -1;
-        st->arr = a;
-        st->narr = n;
     }
-    st->arr[e] = sim_queue_at(s, m, 0)->t_arrival;
+    if (e < st->narr)
+        st->arr[e] = sim_queue_at(s, m, 0)->t_arrival;
     sim_dispatch(s, e, m, 1, sim_now(s));
 }
 
@@ -556,7 +558,8 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
             st->u[i] = each;
             int milli = (int)floor(each * 1000 + 1e-9);
             if ((st->cpu[i] = sim_exec_add_cpu(s, node, m, milli < 1 ? 1 : milli)) < 0)
-                return SIM_EINVAL;      /* the engine's message names the model and node */
+                return sim_out_of_memory(s) ? SIM_ENOMEM  /* said (sim_fail_nomem) */
+                                            : SIM_EINVAL; /* the message names model, node */
             if (st->pole && m >= 0) {   /* the plant at the set point and the configured rate */
                 const struct sim_model *md = sim_model(s, m);
                 double mu = 1e9 / (double)sim_latency_ns(s, m, sim_exec(s, st->cpu[i])->kind, 1);

@@ -108,7 +108,7 @@ int rrl_node_init(struct sim *s, struct rrl_node *nd, const cJSON *p)
                 continue;
             int e = sim_exec_add_cpu(s, k, 0, w->nodes[k].cores * 1000);
             if (e < 0)
-                return SIM_EINVAL;
+                return sim_out_of_memory(s) ? SIM_ENOMEM : SIM_EINVAL;
             nd->exec[nd->n++] = e;
         }
     }

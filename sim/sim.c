@@ -406,6 +406,11 @@ static void begin_stop(struct sim *s)
     }
 }
 
+bool sim_out_of_memory(const struct sim *s)
+{
+    return s->src_err == SIM_ENOMEM;
+}
+
 int sim_fail_nomem(struct sim *s, const char *what)
 {
     if (!s->src_err)

@@ -222,6 +222,9 @@ bool sim_ctrl_on(const struct sim *s);
  * SIM_ENOMEM, for the caller to return; it must leave its state consistent enough to be
  * destroyed (the engine frees what it holds, the policy's destroy what it holds). */
 int sim_fail_nomem(struct sim *s, const char *what);
+/* Whether memory ran out during this run (sim_fail_nomem): an engine call that failed since is
+ * that, not the policy's mistake, and the policy returns rather than aborting. */
+bool sim_out_of_memory(const struct sim *s);
 /* From a request of model m leaving its executor to its response: the network's response
  * delay and the model's serving stack (models[].stack_ms). Nominal; jitter comes on top. */
 int64_t sim_resp_delay_ns(const struct sim *s, int m);

@@ -70,14 +70,14 @@ static void t_unheap(struct sim *s, uint32_t slot)
 }
 
 /* Appends slot (armed for now, its seq set) to the FIFO of timers due now. */
-static void now_push(struct sim *s, uint32_t slot)
+static bool now_push(struct sim *s, uint32_t slot)
 {
     if (s->tnow_len == s->tnow_cap) {
         uint32_t cap = s->tnow_cap ? 2 * s->tnow_cap : 16;
         struct sim_timer_now *q = malloc(cap * sizeof *q);
         if (!q) {
             sim_fail_nomem(s, "growing the timers due now");
-            return;
+            return false;               /* the caller puts it in the heap instead */
         }
         for (uint32_t i = 0; i < s->tnow_len; i++)
             q[i] = s->tnow[(s->tnow_head + i) & (s->tnow_cap - 1)];
@@ -89,6 +89,7 @@ static void now_push(struct sim *s, uint32_t slot)
     s->tnow[(s->tnow_head + s->tnow_len++) & (s->tnow_cap - 1)] =
         (struct sim_timer_now){slot, s->timers[slot].seq};
     s->timers[slot].pos = SIM_TIMER_NOW;
+    return true;
 }
 
 /* The slot at the head of the FIFO, stale entries dropped; UINT32_MAX when it is empty. */
@@ -108,9 +109,9 @@ static uint32_t now_first(struct sim *s)
 /* Arms slot (at and seq set): the FIFO when it is due now, else the heap. */
 static void t_arm(struct sim *s, uint32_t slot)
 {
-    if (s->timers[slot].at == s->now) {
-        now_push(s, slot);
-    } else {
+    /* due now: the FIFO, or (out of memory for it) the heap, which has room for every slot
+     * and gives the same (time, seq) order */
+    if (s->timers[slot].at != s->now || !now_push(s, slot)) {
         t_place(s, s->ntheap++, slot);
         t_sift_up(s, s->timers[slot].pos);
     }
@@ -175,7 +176,7 @@ uint64_t sim_timer_rearm(struct sim *s, uint64_t h, int64_t at, uint64_t tag, vo
         t_arm(s, slot);
     else if (ts->at == s->now) {        /* from the heap to the FIFO */
         t_unheap(s, slot);
-        now_push(s, slot);
+        t_arm(s, slot);
     } else if (ts->at < old)            /* earlier: up; same time or later (seq grew): down */
         t_sift_up(s, ts->pos);
     else

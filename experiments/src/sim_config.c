@@ -27,7 +27,11 @@ struct sim_config_spare {
     struct wl_replay *replay;           /* its trace replay (borrowed from s), or NULL */
     struct sim_world world;             /* the world it was built from: a caller that has
                                          * since changed a field of cfg->world (its policy, its
-                                         * duration, ...) gets an engine built anew */
+                                         * duration, ...) gets an engine built anew. Only the
+                                         * top level is compared: a caller that edits what a
+                                         * field points to (models[], nodes) or cfg->workload
+                                         * must build its own engine (sim_config_engine with a
+                                         * scale other than 1, or a config loaded anew) */
 };
 static int build_engine(const struct sim_config *cfg, double scale, const struct policy_ops *pol,
                         struct sim **out, struct wl_replay **replay);

@@ -19,6 +19,7 @@
 #include "test.h"
 
 static long fail_at, calls;             /* fail the fail_at-th call (0: never); calls so far */
+static bool fail_on;                    /* and every call after it (memory stays exhausted) */
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t k, size_t n);
@@ -31,7 +32,8 @@ char *__wrap_strdup(const char *s);
 
 static bool fail_now(void)
 {
-    return ++calls == fail_at;
+    ++calls;
+    return fail_at && (calls == fail_at || (fail_on && calls > fail_at));
 }
 void *__wrap_malloc(size_t n) { return fail_now() ? NULL : __real_malloc(n); }
 void *__wrap_calloc(size_t k, size_t n) { return fail_now() ? NULL : __real_calloc(k, n); }
@@ -47,6 +49,17 @@ char *__wrap_strdup(const char *s) { return fail_now() ? NULL : __real_strdup(s)
     "\"workload\":{\"rate_rps\":200},\"policy\":{\"name\":\"symphony\"},"                      \
     "\"metrics\":{\"sample_period_s\":1}}"
 
+/* ROMA on a node of CPU cores and GPUs: its CPU executors are added at init and grow its
+ * tables during the run. */
+#define ROMA_CFG                                                                              \
+    "{\"name\":\"oomroma\",\"seed\":4,\"duration_s\":20,\"warmup_s\":5,"                    \
+    "\"cluster\":{\"nodes\":[{\"cores\":6,\"gpus\":1}]},\"models\":[{\"name\":\"m\","          \
+    "\"slo_ms\":500,\"profiles\":{\"1080ti\":{\"form\":\"linear\",\"alpha_ms\":10,"             \
+    "\"beta_ms\":40},\"cpu\":{\"form\":\"linear\",\"alpha_ms\":20,\"beta_ms\":80}}}],"          \
+    "\"workload\":{\"rate_rps\":12},\"policy\":{\"name\":\"roma\"},"                          \
+    "\"metrics\":{\"sample_period_s\":1}}"
+
+static const char *cfg_text = OOM_CFG;  /* the config the pipeline loads */
 static const char *sweep_file;          /* set: the pipeline is a sweep of this file */
 
 /* Load, run and store once (or run the sweep); the status. */
@@ -57,7 +70,7 @@ static int pipeline(const char *db)
     struct sim_config *cfg = NULL;
     struct sim_result *r = NULL;
     struct sim_store *st = NULL;
-    int rc = sim_config_from_text(OOM_CFG, "oom", ".", &cfg);
+    int rc = sim_config_from_text(cfg_text, "oom", ".", &cfg);
     if (!rc)
         rc = sim_run_once(cfg, 1.0, NULL, &r);
     if (!rc)
@@ -74,6 +87,7 @@ static int pipeline(const char *db)
  * say why in sweep_points.error, 11 another error. */
 static int child(long at, const char *db, const char *count_file)
 {
+    alarm(60);                          /* a loop that never ends is a failure (a signal) */
     fail_at = at;
     calls = 0;
     int rc = pipeline(db);
@@ -133,7 +147,8 @@ static bool failed_points_say_memory(const char *db)
 }
 
 /* Every allocation of the pipeline failed in turn (`whole`: the rows a finished pipeline
- * leaves; a failed one leaves none, or with a sweep its finished points whole). */
+ * leaves; a failed one leaves none, or with a sweep its finished points whole); with
+ * fail_on, that allocation and every one after it. */
 static void fail_each(int64_t whole)
 {
     char dir[] = "/tmp/servesim_oom_XXXXXX", db[64], count[64];
@@ -174,8 +189,8 @@ static void fail_each(int64_t whole)
         }
     }
     CHECK(nomem > total / 2, "only %d of %ld failures said out of memory", nomem, total);
-    printf("  %ld allocations, each failed once: %d said out of memory, the rest were not "
-           "needed\n", total, nomem);
+    printf("  %ld allocations, each failed %s: %d said out of memory, the rest were not "
+           "needed\n", total, fail_on ? "with all after it" : "once", nomem);
     unlink(db);
     unlink(count);
     rmdir(dir);
@@ -211,5 +226,27 @@ static void sweep_allocations_fail_cleanly(void)
     rmdir(dir);
 }
 
+/* Memory that stays exhausted: from the n-th allocation on, every one fails; no retry saves
+ * the run, so a loop that waits on an allocation would never end (the child's alarm). */
+static void exhausted_memory_fails_cleanly(void)
+{
+    fail_on = true;
+    fail_each(1000002);
+    fail_on = false;
+}
+
+/* ROMA, whose CPU executors and tables grow as the run goes, once and exhausted. */
+static void roma_allocations_fail_cleanly(void)
+{
+    cfg_text = ROMA_CFG;
+    fail_each(1000001);
+    fail_on = true;
+    fail_each(1000001);
+    fail_on = false;
+    cfg_text = OOM_CFG;
+}
+
 TEST_MAIN({"every_allocation_fails_cleanly", every_allocation_fails_cleanly},
+          {"roma_allocations_fail_cleanly", roma_allocations_fail_cleanly},
+          {"exhausted_memory_fails_cleanly", exhausted_memory_fails_cleanly},
           {"sweep_allocations_fail_cleanly", sweep_allocations_fail_cleanly})
