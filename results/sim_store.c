@@ -434,11 +434,19 @@ void sw_close(struct sim_store_writer *w)
  * given already. */
 static int sw_col(struct sim_store_writer *w, const char *col)
 {
-    char p[72];
-    snprintf(p, sizeof p, ":%s", col);
-    int i = w->q ? sqlite3_bind_parameter_index(w->q, p) : 0;
-    if (w->rc)
+    if (w->rc || !w->q)
         return 0;
+    int i = 0;
+    const char *guess = sqlite3_bind_parameter_name(w->q, w->next + 1);
+    if (guess && strcmp(guess + 1, col) == 0) {
+        i = w->next + 1;                /* (a row writes thousands of times: no formatting) */
+    } else {
+        char p[72];
+        snprintf(p, sizeof p, ":%s", col);
+        i = sqlite3_bind_parameter_index(w->q, p);
+    }
+    if (i)
+        w->next = i % w->ncols;
     if (i == 0)
         w->rc = sim_err_set(SIM_EDB, "%s: results table %s has no column %s (a database "
                             "older than its schema version says?)", w->st->path, w->table, col);

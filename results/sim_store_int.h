@@ -36,6 +36,8 @@ struct sim_store_writer {
     const char *table;
     int ncols;
     uint64_t given;                     /* bit i - 1: parameter i has its value for this row */
+    int next;                           /* the parameter tried first for the next column (the
+                                         * writers give them mostly in the table's order) */
     int rc;                             /* the first error of this row */
 };
 
