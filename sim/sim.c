@@ -90,14 +90,13 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     int nm = s->nmodels = cfg->nmodels;
     s->models = calloc((size_t)nm, sizeof *s->models);
     s->queues = calloc((size_t)nm, sizeof *s->queues);
-    s->central_bits = calloc((size_t)(nm + 63) / 64 + 1, sizeof *s->central_bits);
     s->rr_frontend = calloc((size_t)nm, sizeof *s->rr_frontend);
     s->prof_of_kind = calloc((size_t)nm, sizeof *s->prof_of_kind);
     s->dyn_mb_per_req = calloc((size_t)nm, sizeof *s->dyn_mb_per_req);
     s->pages = calloc((size_t)nm, sizeof *s->pages);
     s->load_ns = calloc((size_t)nm, sizeof *s->load_ns);
     s->ms = calloc((size_t)nm, sizeof *s->ms);
-    if (!s->models || !s->queues || !s->central_bits || !s->rr_frontend || !s->prof_of_kind || !s->dyn_mb_per_req ||
+    if (!s->models || !s->queues || sim_bits_reserve(&s->central_bits, nm) || !s->rr_frontend || !s->prof_of_kind || !s->dyn_mb_per_req ||
         !s->pages || !s->load_ns || !s->ms)
         goto fail;
 
@@ -285,7 +284,7 @@ void sim_destroy(struct sim *s)
             for (int m = 0; m < s->nmodels; m++)
                 free(s->xi[e].q[m].buf);
         free(s->xi[e].q);
-        free(s->xi[e].qbits);
+        sim_bits_free(&s->xi[e].qbits);
         free(s->xi[e].run);
         gsl_rng_free(s->xi[e].srng);
     }
@@ -295,7 +294,7 @@ void sim_destroy(struct sim *s)
     free(s->svc);
     free(s->models);
     free(s->queues);
-    free(s->central_bits);
+    sim_bits_free(&s->central_bits);
     free(s->rr_frontend);
     free(s->prof_of_kind);
     free(s->node_milli);

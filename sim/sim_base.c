@@ -117,12 +117,9 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m)
     if (where < 0 || where >= s->nexecs)
         SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
     struct sim_exec_int *xi = &s->xi[where];
-    if (!xi->q || !xi->qbits) {
-        if (!xi->q)
-            xi->q = calloc((size_t)s->nmodels, sizeof *xi->q);
-        if (!xi->qbits)
-            xi->qbits = calloc((size_t)(s->nmodels + 63) / 64, sizeof *xi->qbits);
-        if (!xi->q || !xi->qbits) {
+    if (!xi->q) {
+        if (sim_bits_reserve(&xi->qbits, s->nmodels) ||
+            !(xi->q = calloc((size_t)s->nmodels, sizeof *xi->q))) {
             sim_fail_nomem(s, "for an executor's queues");
             return NULL;
         }
@@ -136,8 +133,7 @@ int sim_q_push(struct sim *s, int where, struct sim_request *r)
     struct sim_mqueue *q = sim_queue_of(s, where, m);
     if (!q || sim_mq_push(q, r))
         return sim_fail_nomem(s, "queueing a request");
-    bool central = where == SIM_CENTRAL;
-    (central ? s->central_bits : s->xi[where].qbits)[m / 64] |= UINT64_C(1) << (m % 64);
+    sim_bits_put(where == SIM_CENTRAL ? &s->central_bits : &s->xi[where].qbits, m, true);
     return 0;
 }
 
@@ -145,9 +141,8 @@ struct sim_request *sim_q_pop(struct sim *s, int where, int m)
 {
     struct sim_mqueue *q = sim_queue_of(s, where, m);
     struct sim_request *r = sim_mq_pop(q);
-    bool central = where == SIM_CENTRAL;
     if (q->len == 0)
-        (central ? s->central_bits : s->xi[where].qbits)[m / 64] &= ~(UINT64_C(1) << (m % 64));
+        sim_bits_put(where == SIM_CENTRAL ? &s->central_bits : &s->xi[where].qbits, m, false);
     return r;
 }
 

@@ -99,7 +99,7 @@ struct sim_svc_b {
 };
 
 struct sim_exec_int {
-    uint64_t *qbits;             /* bit m: model m's queue here is not empty (with q) */
+    struct sim_bits qbits;       /* the models whose queue here is not empty (with q) */
     int64_t start_delay;         /* a pending executor's start-up delay once it has a GPU */
     gsl_rng *srng;               /* its service-time stream, made at its first draw */
     struct sim_batch *running;
@@ -151,7 +151,7 @@ struct sim {
     int nmodels;
     struct sim_model *models;
     struct sim_mqueue *queues;
-    uint64_t *central_bits;      /* bit m: queues[m] is not empty */
+    struct sim_bits central_bits; /* the models whose queues[m] is not empty */
     int nsrc;
     struct sim_src *src;
     bool clients;                           /* some source is a closed-loop client (active) */

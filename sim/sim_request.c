@@ -308,16 +308,7 @@ int sim_xqueue_len(const struct sim *s, int e, int m) { return sim_queue_peek(s,
 
 int sim_xqueue_next(const struct sim *s, int e, int m)
 {
-    const uint64_t *bits = e == SIM_CENTRAL ? s->central_bits : s->xi[e].qbits;
-    if (m < 0)
-        m = 0;
-    if (!bits || m >= s->nmodels)
-        return -1;
-    int w = m / 64, nw = (s->nmodels + 63) / 64;
-    uint64_t word = bits[w] & (~UINT64_C(0) << (m % 64));
-    while (!word && ++w < nw)
-        word = bits[w];
-    return word ? w * 64 + __builtin_ctzll(word) : -1;
+    return sim_bits_next(e == SIM_CENTRAL ? &s->central_bits : &s->xi[e].qbits, m);
 }
 
 struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i)
