@@ -96,8 +96,8 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->pages = calloc((size_t)nm, sizeof *s->pages);
     s->load_ns = calloc((size_t)nm, sizeof *s->load_ns);
     s->ms = calloc((size_t)nm, sizeof *s->ms);
-    if (!s->models || !s->queues || sim_bits_reserve(&s->central_bits, nm) || !s->rr_frontend || !s->prof_of_kind || !s->dyn_mb_per_req ||
-        !s->pages || !s->load_ns || !s->ms)
+    if (!s->models || !s->queues || sim_bits_reserve(&s->central_bits, nm) || !s->rr_frontend ||
+        !s->prof_of_kind || !s->dyn_mb_per_req || !s->pages || !s->load_ns || !s->ms)
         goto fail;
 
     /* executor kinds in use: the GPUs' (cluster.gpu_kind), then the nodes' CPU kinds */
@@ -188,7 +188,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         if (g < 0)
             SIM_BUG("no GPU in the ledger for executor %d", e);
         if (sim_gpu_claim(s, g, SIM_HOLD_EXEC, e, 1000)) {
-            rc = s->src_err ? s->src_err : SIM_ENOMEM;  /* (the only failure left: memory) */
+            rc = SIM_ENOMEM;            /* the only failure left: memory (sim_fail_nomem) */
             goto fail;
         }
         s->execs[e].gpu = g;

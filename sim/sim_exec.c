@@ -122,7 +122,7 @@ static void exec_lanes(struct sim *s, int e)
     xi->fluid = x->cpu || xi->multi;
     xi->speed = exec_speed(s, e);
     if (xi->fluid && !xi->run && !(xi->run = calloc((size_t)x->lanes, sizeof *xi->run))) {
-        xi->fluid = xi->multi = false;  /* never reached: the run stops after this event */
+        xi->fluid = xi->multi = false;  /* no lanes to touch: the run stops after this event */
         sim_fail_nomem(s, "for an executor's lanes");
     }
 }
@@ -287,7 +287,7 @@ void sim_exec_bind(struct sim *s, int e, int g)
 {
     struct sim_exec *x = &s->execs[e];
     if (sim_gpu_claim(s, g, SIM_HOLD_EXEC, e, 1000)) {
-        if (s->src_err == SIM_ENOMEM)
+        if (sim_out_of_memory(s))
             return;                     /* the run stops after this event */
         SIM_BUG("executor %d cannot take GPU %d: %s", e, g, sim_err_msg());
     }

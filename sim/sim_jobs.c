@@ -163,7 +163,7 @@ static int claim_workers(struct sim *s, int j, const int *gpus, int n)
             for (int k = 0; k < i; k++)
                 if (mine[k])
                     sim_gpu_release(s, gpus[k], SIM_HOLD_WORKER, j);
-            if (s->src_err == SIM_ENOMEM)
+            if (sim_out_of_memory(s))
                 return -1;              /* said already (sim_fail_nomem) */
             return sim_err_set(SIM_EINVAL, "job %d: GPU %d is not a free GPU of the ledger%s", j,
                                g, dup ? " (named twice)" : ""), -1;

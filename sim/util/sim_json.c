@@ -325,6 +325,14 @@ static void *json_alloc(size_t n)
     return p;
 }
 
+/* --set ran out of memory: what it held is freed (either may be NULL). */
+static int set_nomem(const char *path, cJSON *a, cJSON *b)
+{
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
+}
+
 static void json_hooks(void)
 {
     static bool done;
@@ -561,7 +569,7 @@ static int set_value(cJSON *root, const char *assignment, const char *const *ear
     if (!val && !json_nomem)            /* not JSON: the value is the text */
         val = cJSON_CreateString(vtext);
     if (!val)
-        return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
+        return set_nomem(path, NULL, NULL);
 
     cJSON *cur = root;
     char *p = path;
@@ -594,19 +602,14 @@ static int set_value(cJSON *root, const char *assignment, const char *const *ear
                     val->string = name;
                 }
                 if (next ? !name || !cJSON_ReplaceItemViaPointer(cur, next, val)
-                         : !cJSON_AddItemToObject(cur, key, val)) {
-                    cJSON_Delete(val);
-                    return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
-                }
+                         : !cJSON_AddItemToObject(cur, key, val))
+                    return set_nomem(path, val, NULL);
                 return 0;
             }
             if (!next) {
                 next = (*p == '[') ? cJSON_CreateArray() : cJSON_CreateObject();
-                if (!next || !cJSON_AddItemToObject(cur, key, next)) {
-                    cJSON_Delete(next);
-                    cJSON_Delete(val);
-                    return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
-                }
+                if (!next || !cJSON_AddItemToObject(cur, key, next))
+                    return set_nomem(path, val, next);
             }
             cur = next;
         }
@@ -648,19 +651,14 @@ static int set_value(cJSON *root, const char *assignment, const char *const *ear
                     return drc;
                 }
                 if (!(i == n ? cJSON_AddItemToArray(cur, val)
-                             : cJSON_ReplaceItemInArray(cur, (int)i, val))) {
-                    cJSON_Delete(val);
-                    return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
-                }
+                             : cJSON_ReplaceItemInArray(cur, (int)i, val)))
+                    return set_nomem(path, val, NULL);
                 return 0;
             }
             if (i == n) {
                 cJSON *o = cJSON_CreateObject();
-                if (!o || !cJSON_AddItemToArray(cur, o)) {
-                    cJSON_Delete(o);
-                    cJSON_Delete(val);
-                    return sim_err_set(SIM_ENOMEM, "--set %s: out of memory", path);
-                }
+                if (!o || !cJSON_AddItemToArray(cur, o))
+                    return set_nomem(path, val, o);
             }
             cur = cJSON_GetArrayItem(cur, (int)i);
             if (*p == '.')
