@@ -27,12 +27,42 @@
 #include "sim_err.h"
 #include "sim_grow.h"
 #include "sim_json.h"
+#include "sim_param.h"
 
-static const char *const params[] = {"scheduler", "batch_sizes", "max_batch", "max_exec_ms",
-                                     "schedule_ahead_ms", "preload", "default_slo_ms",
-                                     "skip_satisfied_loads", "inputs", NULL};
 static const char *const SCHEDS[] = {"infer4", "infer5", NULL};
 static const char *const INPUTS[] = {"network", "none", NULL};
+/* The defaults are the Symphony paper's runs (preset "paper", presets.c). */
+static const struct sim_param params[] = {
+    {"scheduler", SIM_P_ENUM, SIM_P_AT_ENUM(struct cw_params, scheduler), .choices = SCHEDS,
+     .doc = "the released controller's scheduler: INFER4 (its default and recommended one) or "
+            "INFER5"},
+    {"batch_sizes", SIM_P_HAND, .type_doc = "`\"all\"`, `\"pow2\"` or a list of increasing "
+     "integers in [1, 64]", .def_doc = "`\"all\"`",
+     .doc = "the batch sizes a model runs: every size up to `max_batch` (the authors added "
+            "them for the Symphony paper), powers of two (the released code) or a list"},
+    {"max_batch", SIM_P_INT, SIM_P_AT(struct cw_params, max_batch, int), .lo = 1, .hi = MAXB,
+     .def = 16, .doc = "the largest batch"},
+    {"max_exec_ms", SIM_P_NUM, SIM_P_AT(struct cw_params, max_exec_ms, double),
+     .cons = SIM_J_POS, .def = 250,
+     .doc = "the longest batch the controller schedules (the code's default; its usage text "
+            "says 25)"},
+    {"schedule_ahead_ms", SIM_P_NUM, SIM_P_AT(struct cw_params, schedule_ahead_ms, double),
+     .cons = SIM_J_POS, .def = 10,
+     .doc = "how far ahead of a GPU's predicted free time its next batch is committed"},
+    {"default_slo_ms", SIM_P_NUM, SIM_P_AT(struct cw_params, default_slo_ms, double),
+     .cons = SIM_J_POS, .def = 100, .doc = "the SLO of a model that gives none"},
+    {"preload", SIM_P_BOOL, SIM_P_AT(struct cw_params, preload, bool), .def = 0,
+     .doc = "load every model on every GPU before the run (memory permitting) instead of on "
+            "demand"},
+    {"skip_satisfied_loads", SIM_P_BOOL, SIM_P_AT(struct cw_params, skip_satisfied_loads, bool),
+     .def = 0, .doc = "load nothing when the best candidate's load priority is not positive (its "
+                "holders already absorb its demand)"},
+    {"inputs", SIM_P_ENUM, SIM_P_AT_ENUM(struct cw_params, inputs), .choices = INPUTS,
+     .sdef = "none",
+     .doc = "`none`: the workers make the inputs, so a batch waits the control delay only; "
+            "`network`: the controller sends them, ctrl + b x `data_us_per_request` (the "
+            "engine's `sim_dispatch_args.no_input`)"},
+    {NULL}};
 
 
 /* ---------------------------------------------------------------- estimates */
@@ -657,25 +687,19 @@ static int parse_sizes(struct clockwork *st, const cJSON *p)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct clockwork *st = state;
-    int rc, sched = 0, inputs = 1;     /* defaults: the Symphony paper's runs (presets.c) */
-    long max_batch = 16;
-    double ahead_ms = 10, max_exec_ms = 250, slo_ms = 100;
-    if ((rc = sim_json_enum(p, "policy.params", "scheduler", false, SCHEDS, &sched)) ||
-        (rc = sim_json_int(p, "policy.params", "max_batch", false, 1, MAXB, &max_batch)) ||
-        (rc = sim_json_num(p, "policy.params", "max_exec_ms", false, SIM_J_POS, &max_exec_ms)) ||
-        (rc = sim_json_num(p, "policy.params", "schedule_ahead_ms", false, SIM_J_POS, &ahead_ms)) ||
-        (rc = sim_json_num(p, "policy.params", "default_slo_ms", false, SIM_J_POS, &slo_ms)) ||
-        (rc = sim_json_bool(p, "policy.params", "preload", false, &st->preload)) ||
-        (rc = sim_json_bool(p, "policy.params", "skip_satisfied_loads", false, &st->skip_satisfied)) ||
-        (rc = sim_json_enum(p, "policy.params", "inputs", false, INPUTS, &inputs)) ||
+    const struct cw_params *pp = &st->par;
+    int rc;
+    if ((rc = sim_params_read(params, p, "policy.params", &st->par)) ||
         (rc = parse_sizes(st, p)))
         return rc;
-    st->no_input = inputs == 1;
-    st->infer5 = sched == 1;
-    st->max_batch = (int)max_batch;
-    st->ahead = sim_ms_to_ns(ahead_ms);
-    st->max_exec = sim_ms_to_ns(max_exec_ms);
-    st->default_slo = sim_ms_to_ns(slo_ms);
+    st->no_input = pp->inputs == 1;
+    st->infer5 = pp->scheduler == 1;
+    st->preload = pp->preload;
+    st->skip_satisfied = pp->skip_satisfied_loads;
+    st->max_batch = pp->max_batch;
+    st->ahead = sim_ms_to_ns(pp->schedule_ahead_ms);
+    st->max_exec = sim_ms_to_ns(pp->max_exec_ms);
+    st->default_slo = sim_ms_to_ns(pp->default_slo_ms);
     st->nm = sim_model_count(s);
     st->kind = sim_exec(s, 0)->kind;
     st->ms = calloc((size_t)st->nm, sizeof *st->ms);
@@ -778,7 +802,7 @@ const struct policy_ops policy_clockwork = {
     .name = "clockwork",
     .summary = "Clockwork: central planner, schedule-ahead actions with windows, on-demand model loading (OSDI'20)",
     .state_size = sizeof(struct clockwork),
-    .param_keys = params,
+    .params = params,
     .cold_start = cold_start,
     .init = init,
     .on_request = on_request,

@@ -70,7 +70,17 @@ struct model {                      /* what the strategy loops read first, the e
     struct est weights;
 };
 
+/* policy.params as given (clockwork.c's table); init turns them into the fields below */
+struct cw_params {
+    int scheduler;                  /* 0 infer4, 1 infer5 */
+    int max_batch;
+    double max_exec_ms, schedule_ahead_ms, default_slo_ms;
+    bool preload, skip_satisfied_loads;
+    int inputs;                     /* 0 network, 1 none */
+};
+
 struct clockwork {
+    struct cw_params par;
     bool infer5, preload, skip_satisfied;
     bool no_input;                  /* inputs "none": workers make the inputs (the Symphony
                                      * paper's runs), no input transfer with each INFER */

@@ -43,6 +43,7 @@
 #include "policy.h"
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 
 enum { TAG_PASS = 1 };
 
@@ -54,14 +55,29 @@ struct dyn {
     int *bound;                         /* native: GPUs bound so far per job, in order */
     int *nbound;
     int nnodes;
+    int native_placement;               /* PLACEMENTS */
     bool least_allocated;               /* native placement: kube-scheduler's default scoring
                                          * (least requested share, ties random), not a
                                          * uniformly random node */
 };
 
-static const char *const params[] = {"scheduling", "sharing", "autoscaling", "sched_period_s",
-                                     "native_placement", NULL};
 static const char *const PLACEMENTS[] = {"random", "least_allocated", NULL};
+static const struct sim_param params[] = {
+    {"scheduling", SIM_P_BOOL, SIM_P_AT(struct dyn, scheduling, bool), .def = 1,
+     .doc = "the training-job scheduler (operator 2: gang start, packing, reclaim, "
+            "scale-out and scale-in); false: native Kubernetes"},
+    {"sharing", SIM_P_BOOL, SIM_P_AT(struct dyn, sharing, bool), .def = 0,
+     .doc = "notebooks time-share GPUs by token (operator 1); false: each holds a whole GPU"},
+    {"autoscaling", SIM_P_BOOL, SIM_P_AT(struct dyn, autoscaling, bool), .def = 0,
+     .doc = "inference pods scaled by the HPA on request rate, evicting training workers for "
+            "pending pods (needs `autoscale.kind: \"hpa\"`)"},
+    {"sched_period_s", SIM_P_NUM, SIM_P_AT(struct dyn, period_s, double), .cons = SIM_J_POS,
+     .def = 10, .doc = "the scheduler's periodic pass (besides arrivals, ends and freed GPUs)"},
+    {"native_placement", SIM_P_ENUM, SIM_P_AT_ENUM(struct dyn, native_placement),
+     .choices = PLACEMENTS, .sdef = "least_allocated",
+     .doc = "the node a native pod binds to: kube-scheduler's default scoring (the largest "
+            "share of free GPUs, ties random) or a uniformly random node with a free GPU"},
+    {NULL}};
 
 /* ---- inference: routed round robin over ready pods, each one request at a time, FIFO ---- */
 
@@ -492,17 +508,11 @@ static int place_notebooks(struct sim *s, struct dyn *st)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct dyn *st = state;
-    st->scheduling = true;
-    st->period_s = 10;
-    int rc, placement = 1;              /* least_allocated: kube-scheduler's default */
-    if ((rc = sim_json_bool(p, "policy.params", "scheduling", false, &st->scheduling)) ||
-        (rc = sim_json_bool(p, "policy.params", "sharing", false, &st->sharing)) ||
-        (rc = sim_json_bool(p, "policy.params", "autoscaling", false, &st->autoscaling)) ||
-        (rc = sim_json_num(p, "policy.params", "sched_period_s", false, SIM_J_POS, &st->period_s)) ||
-        (rc = sim_check_period(s, "policy.params.sched_period_s", st->period_s, SIM_MAX_PLANS)) ||
-        (rc = sim_json_enum(p, "policy.params", "native_placement", false, PLACEMENTS, &placement)))
+    int rc;
+    if ((rc = sim_params_read(params, p, "policy.params", st)) ||
+        (rc = sim_check_period(s, "policy.params.sched_period_s", st->period_s, SIM_MAX_PLANS)))
         return rc;
-    st->least_allocated = placement == 1;
+    st->least_allocated = st->native_placement == 1;
     const struct sim_world *w = sim_world(s);
     if (st->autoscaling && (!w->autoscaler || strcmp(w->autoscaler->name, "hpa") != 0))
         return sim_err_set(SIM_EINVAL, "policy.params.autoscaling: DynamoML's inference "
@@ -601,7 +611,7 @@ const struct policy_ops policy_dynamoml = {
                "scheduler (gang, packing, reclaim, scale-out) or native placement, preemption "
                "for HPA pods; inference routed round robin to pods, batch 1, FIFO",
     .state_size = sizeof(struct dyn),
-    .param_keys = params,
+    .params = params,
     .init = init,
     .route = route,
     .on_request = on_request,

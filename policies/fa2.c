@@ -31,6 +31,7 @@
 #include "sim_err.h"
 #include "sim_grow.h"
 #include "sim_json.h"
+#include "sim_param.h"
 
 enum planner { PL_FA2, PL_OPTIMAL, PL_GRANDSLAM, PL_INFERLINE, PL_DS2 };
 
@@ -42,6 +43,7 @@ struct fa2 {
     double interval_s, cold_start_s, drop_factor, initial_rate;
     double rate_z, backlog;            /* headroom: Poisson deviations; share of the queue */
     double scale_down_s;               /* instances kept until no plan of this long wants them */
+    int max_batch;                     /* the largest b_s a plan may choose */
     int planned[FA2_HIST][FA2_MAX_DNN];/* the last plans' instance counts, a ring */
     int nplans;
     struct fa2_problem prob;           /* structure and profiles; rates set per interval */
@@ -59,9 +61,30 @@ struct fa2 {
     double mix_w[FA2_MAX_PATHS];       /* exits per path, exponentially weighted over intervals */
 };
 
-static const char *const params[] = {"interval_s", "cold_start_s", "drop_factor", "delta",
-                                     "max_batch", "initial_rate_rps", "rate_z", "backlog",
-                                     "scale_down_s", NULL};
+#define FP(f, type) SIM_P_AT(struct fa2, f, type)
+static const struct sim_param params[] = {
+    {"interval_s", SIM_P_NUM, FP(interval_s, double), .cons = SIM_J_POS, .def = 10,
+     .doc = "the monitor's interval: a new plan from its arrival rate and path mix"},
+    {"cold_start_s", SIM_P_NUM, FP(cold_start_s, double), .cons = SIM_J_NONNEG, .def = 6,
+     .doc = "an added instance serves after this long"},
+    {"drop_factor", SIM_P_NUM, FP(drop_factor, double), .cons = SIM_J_POS, .def = 3,
+     .doc = "a request that has spent this many times its SLA in the system is dropped"},
+    {"delta", SIM_P_NUM, FP(prob.delta, double), .cons = SIM_J_NONNEG, .def = 1e-3,
+     .doc = "the weight of the batch sizes in the planner's objective"},
+    {"max_batch", SIM_P_INT, FP(max_batch, int), .lo = 1, .hi = FA2_MAX_BATCH, .def = 16,
+     .doc = "the largest batch a plan chooses; every model needs at least this `max_batch`"},
+    {"initial_rate_rps", SIM_P_NUM, FP(initial_rate, double), .cons = SIM_J_NONNEG,
+     .flags = SIM_P_NODEF, .def_doc = "`workload.rate_rps`",
+     .doc = "the rate the initial deployment (warm at time 0) is planned for"},
+    {"rate_z", SIM_P_NUM, FP(rate_z, double), .cons = SIM_J_NONNEG, .def = 1,
+     .doc = "headroom: plan for the rate plus this many standard deviations of the "
+            "interval's Poisson count (below)"},
+    {"backlog", SIM_P_NUM, FP(backlog, double), .cons = SIM_J_NONNEG, .def = 1,
+     .doc = "headroom: plan to drain this share of the queue within one interval"},
+    {"scale_down_s", SIM_P_NUM, FP(scale_down_s, double), .cons = SIM_J_NONNEG, .def = 30,
+     .doc = "an instance is removed only when no plan of this long wanted it"},
+    {NULL}};
+#undef FP
 
 static int grow(struct fa2 *st, int e)
 {
@@ -306,37 +329,22 @@ static int init_common(struct sim *s, const cJSON *pj, struct fa2 *st, enum plan
     const char *p = "policy.params";
     const struct sim_app *app = sim_app(s);
     const struct sim_world *cfg = sim_world(s);
-    long bmax = 16;
     int rc;
     st->planner = pl;
-    st->interval_s = 10;
-    st->cold_start_s = 6;
-    st->drop_factor = 3;
-    st->rate_z = 1;
-    st->backlog = 1;
-    st->scale_down_s = 30;
-    st->prob.delta = 1e-3;
     st->initial_rate = cfg->rate_rps;
-    if ((rc = sim_json_num(pj, p, "interval_s", false, SIM_J_POS, &st->interval_s)) ||
-        (rc = sim_check_period(s, "policy.params.interval_s", st->interval_s, SIM_MAX_PLANS)) ||
-        (rc = sim_json_num(pj, p, "cold_start_s", false, SIM_J_NONNEG, &st->cold_start_s)) ||
-        (rc = sim_json_num(pj, p, "drop_factor", false, SIM_J_POS, &st->drop_factor)) ||
-        (rc = sim_json_num(pj, p, "delta", false, SIM_J_NONNEG, &st->prob.delta)) ||
-        (rc = sim_json_int(pj, p, "max_batch", false, 1, FA2_MAX_BATCH, &bmax)) ||
-        (rc = sim_json_num(pj, p, "initial_rate_rps", false, SIM_J_NONNEG, &st->initial_rate)) ||
-        (rc = sim_json_num(pj, p, "rate_z", false, SIM_J_NONNEG, &st->rate_z)) ||
-        (rc = sim_json_num(pj, p, "backlog", false, SIM_J_NONNEG, &st->backlog)) ||
-        (rc = sim_json_num(pj, p, "scale_down_s", false, SIM_J_NONNEG, &st->scale_down_s)))
+    if ((rc = sim_params_read(params, pj, p, st)) ||
+        (rc = sim_check_period(s, "policy.params.interval_s", st->interval_s, SIM_MAX_PLANS)))
         return rc;
+    int bmax = st->max_batch;
     if (!app)
         return sim_err_set(SIM_EINVAL, "policy: %s serves applications (DAG pipelines): the "
                            "config needs an \"application\" section", cfg->policy->name);
-    if ((rc = fa2_problem_of(cfg, (int)bmax, st->prob.delta, &st->prob)))
+    if ((rc = fa2_problem_of(cfg, bmax, st->prob.delta, &st->prob)))
         return rc;
     for (int m = 0; m < st->prob.ndnn; m++)
         if (sim_model(s, m)->max_batch < bmax)
             return sim_err_set(SIM_EINVAL, "models: model \"%s\": max_batch %d is below "
-                               "policy.params.max_batch %ld", sim_model(s, m)->cfg->name,
+                               "policy.params.max_batch %d", sim_model(s, m)->cfg->name,
                                sim_model(s, m)->max_batch, bmax);
     /* the initial deployment, warm at time 0: the cluster's executors become instances,
      * missing ones are added without a cold start, surplus ones removed */
@@ -405,7 +413,7 @@ FA2_INIT(init_ds2, PL_DS2)
 
 #define FA2_OPS(var, nm, sum, in)                                                             \
     const struct policy_ops var = {.name = nm, .summary = sum, .state_size = sizeof(struct fa2), \
-                                   .param_keys = params, .init = in, .on_request = on_request, \
+                                   .params = params, .init = in, .on_request = on_request, \
                                    .on_batch_done = on_batch_done, .on_timer = on_timer,       \
                                    .on_exec_up = on_exec_up, .dynamic_execs = true,            \
                                    .applications_only = true,                                  \

@@ -7,13 +7,17 @@
 
 #include "policy.h"
 #include "sim_err.h"
-#include "sim_json.h"
+#include "sim_param.h"
 
 struct fifo {
     bool drop_late;
 };
 
-static const char *const params[] = {"drop_late", NULL};
+static const struct sim_param params[] = {
+    {"drop_late", SIM_P_BOOL, SIM_P_AT(struct fifo, drop_late, bool), .def = 1,
+     .doc = "drop requests that can no longer meet their deadline even alone, instead of "
+            "running them late"},
+    {NULL}};
 
 static void drop_infeasible(struct sim *s, struct fifo *st, int m, int kind)
 {
@@ -56,9 +60,7 @@ static void fill(struct sim *s, struct fifo *st)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     (void)s;
-    struct fifo *st = state;
-    st->drop_late = true;
-    return sim_json_bool(p, "policy.params", "drop_late", false, &st->drop_late);
+    return sim_params_read(params, p, "policy.params", state);
 }
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
@@ -84,7 +86,7 @@ const struct policy_ops policy_fifo = {
     .name = "fifo",
     .summary = "Baseline: work-conserving FIFO across models, greedy batches, drops hopeless requests",
     .state_size = sizeof(struct fifo),
-    .param_keys = params,
+    .params = params,
     .init = init,
     .on_request = on_request,
     .on_batch_done = on_batch_done,

@@ -21,6 +21,7 @@
 #include "nexus_int.h"
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 
 /* ---------------------------------------------------------------- tables and routes */
 
@@ -450,6 +451,63 @@ int nexus_pack_one_gpu(const struct sim *s, double mult, int n, const int *model
 
 /* ---------------------------------------------------------------- setup */
 
+/* policy.params as given; init turns them into struct nexus's fields. The defaults are the
+ * Nexus the Symphony paper measured (preset "paper", presets.c). */
+struct nx_params {
+    double profile_multiplier;
+    bool epoch_schedule, pace_duty_cycle, elastic;
+    int drop_policy, model_load, initial_rate, backend_batch;     /* DROPS ... BBATCH */
+    double beacon_s, epoch_s, min_epoch_s, avg_interval_s;
+};
+
+static const char *const DROPS[] = {"sliding_window", "earliest_first", NULL};
+static const char *const LOADS[] = {"preloaded", "on_assign", NULL};
+static const char *const RATES[] = {"zero", "configured", NULL};
+static const char *const BBATCH[] = {"planned", "accumulated", NULL};
+
+#define NP(f, type) SIM_P_AT(struct nx_params, f, type)
+#define NE(f) SIM_P_AT_ENUM(struct nx_params, f)
+static const struct sim_param params[] = {
+    {"profile_multiplier", SIM_P_NUM, NP(profile_multiplier, double), .cons = SIM_J_POS,
+     .def = 1.15, .doc = "the planner's profiles times this (the original's headroom; the "
+                         "nexuslb harness 1.0)"},
+    {"backend_batch", SIM_P_ENUM, NE(backend_batch), .choices = BBATCH, .sdef = "accumulated",
+     .doc = "what a backend takes at once: every queued request up to the largest batch that "
+            "can meet the SLO (the Symphony paper's Nexus) or at most the planned batch (both "
+            "code bases; below)"},
+    {"epoch_schedule", SIM_P_BOOL, NP(epoch_schedule, bool), .def = 1,
+     .doc = "re-plan every epoch from measured rates; false: the initial schedule stands"},
+    {"static_schedule", SIM_P_HAND, .type_doc = "`[{backend, models: [{model, batch}]}]`",
+     .def_doc = "none",
+     .doc = "a fixed schedule: the batches set each backend's duty cycle and routing "
+            "weights; what a backend takes at once is `backend_batch`'s rule, so with "
+            "`accumulated` a static batch is not a cap"},
+    {"drop_policy", SIM_P_ENUM, NE(drop_policy), .choices = DROPS,
+     .doc = "the backend's early drop: sliding window (the original's default) or earliest "
+            "first"},
+    {"pace_duty_cycle", SIM_P_BOOL, NP(pace_duty_cycle, bool), .def = 0,
+     .doc = "a backend waits out its duty cycle between rounds"},
+    {"elastic", SIM_P_BOOL, NP(elastic, bool), .def = 0,
+     .doc = "uncovered load asks the engine for executors, up to `cluster.max_gpus`; idle "
+            "ones are released after an epoch"},
+    {"model_load", SIM_P_ENUM, NE(model_load), .choices = LOADS, .sdef = "on_assign",
+     .doc = "`on_assign`: cold GPUs, a backend is routed to after its LOAD; `preloaded`: "
+            "every model on every GPU (the harness)"},
+    {"initial_rate", SIM_P_ENUM, NE(initial_rate), .choices = RATES,
+     .doc = "the rate the first schedule is planned for: zero (as nexuslb) or the "
+            "configured one"},
+    {"beacon_s", SIM_P_NUM, NP(beacon_s, double), .cons = SIM_J_POS, .def = 1,
+     .doc = "the backends' load reports; the scheduler updates its EWMA rates at each"},
+    {"epoch_s", SIM_P_NUM, NP(epoch_s, double), .cons = SIM_J_POS, .def = 30,
+     .doc = "re-plan at least this often"},
+    {"min_epoch_s", SIM_P_NUM, NP(min_epoch_s, double), .cons = SIM_J_POS, .def = 10,
+     .doc = "a trigger re-plans no sooner than this after the last plan"},
+    {"avg_interval_s", SIM_P_NUM, NP(avg_interval_s, double), .cons = SIM_J_POS, .def = 10,
+     .doc = "the EWMA's time constant: alpha = 1 - exp(-beacon_s / avg_interval_s)"},
+    {NULL}};
+#undef NP
+#undef NE
+
 static int parse_static(struct sim *s, struct nexus *st, const cJSON *arr)
 {
     static const char *const bkeys[] = {"backend", "models", NULL};
@@ -517,36 +575,28 @@ static int parse_static(struct sim *s, struct nexus *st, const cJSON *arr)
  * whole of the second. Without epoch scheduling the initial schedule stands. */
 static double converge_s(const cJSON *p)
 {
-    bool epochs = true;
-    double epoch_s = 30;
-    if (sim_json_bool(p, "policy.params", "epoch_schedule", false, &epochs) ||
-        sim_json_num(p, "policy.params", "epoch_s", false, SIM_J_POS, &epoch_s))
+    struct nx_params pp;
+    if (sim_params_read(params, p, "policy.params", &pp)) {
         sim_err_clear();                /* init reports bad params */
-    return epochs ? 2 * epoch_s : 0;
+        return 0;
+    }
+    return pp.epoch_schedule ? 2 * pp.epoch_s : 0;
 }
 
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct nexus *st = state;
-    int rc, drop = 0, load = 1, rate = 0, bbatch = 1;  /* defaults: preset "paper" (presets.c) */
-    double beacon_s = 1, epoch_s = 30, min_epoch_s = 10, avg_s = 10;
+    struct nx_params pp;
+    int rc;
     const cJSON *stat = NULL;
-    st->mult = 1.15;
-    st->epoch_sched = true;
-    if ((rc = sim_json_num(p, "policy.params", "profile_multiplier", false, SIM_J_POS, &st->mult)) ||
-        (rc = sim_json_bool(p, "policy.params", "epoch_schedule", false, &st->epoch_sched)) ||
-        (rc = sim_json_enum(p, "policy.params", "drop_policy", false, DROPS, &drop)) ||
-        (rc = sim_json_bool(p, "policy.params", "pace_duty_cycle", false, &st->pace)) ||
-        (rc = sim_json_bool(p, "policy.params", "elastic", false, &st->elastic)) ||
-        (rc = sim_json_enum(p, "policy.params", "model_load", false, LOADS, &load)) ||
-        (rc = sim_json_enum(p, "policy.params", "initial_rate", false, RATES, &rate)) ||
-        (rc = sim_json_enum(p, "policy.params", "backend_batch", false, BBATCH, &bbatch)) ||
-        (rc = sim_json_num(p, "policy.params", "beacon_s", false, SIM_J_POS, &beacon_s)) ||
-        (rc = sim_json_num(p, "policy.params", "epoch_s", false, SIM_J_POS, &epoch_s)) ||
-        (rc = sim_json_num(p, "policy.params", "min_epoch_s", false, SIM_J_POS, &min_epoch_s)) ||
-        (rc = sim_json_num(p, "policy.params", "avg_interval_s", false, SIM_J_POS, &avg_s)) ||
-        (rc = sim_check_period(s, "policy.params.beacon_s", beacon_s, SIM_MAX_FIRINGS)))
+    if ((rc = sim_params_read(params, p, "policy.params", &pp)) ||
+        (rc = sim_check_period(s, "policy.params.beacon_s", pp.beacon_s, SIM_MAX_FIRINGS)))
         return rc;
+    double beacon_s = pp.beacon_s, epoch_s = pp.epoch_s, min_epoch_s = pp.min_epoch_s;
+    st->mult = pp.profile_multiplier;
+    st->epoch_sched = pp.epoch_schedule;
+    st->pace = pp.pace_duty_cycle;
+    st->elastic = pp.elastic;
     /* the epoch scheduler re-plans at a beacon once min_epoch_s (at the latest epoch_s) passed */
     if (st->epoch_sched &&
         (rc = sim_check_period(s, epoch_s < min_epoch_s ? "policy.params.epoch_s"
@@ -555,14 +605,14 @@ static int init(struct sim *s, const cJSON *p, void *state)
         return rc;
     if (p)
         stat = cJSON_GetObjectItemCaseSensitive(p, "static_schedule");
-    st->earliest_first = drop == 1;
-    st->on_assign = load == 1;
-    st->configured_rate = rate == 1;
-    st->accumulated = bbatch == 1;
+    st->earliest_first = pp.drop_policy == 1;
+    st->on_assign = pp.model_load == 1;
+    st->configured_rate = pp.initial_rate == 1;
+    st->accumulated = pp.backend_batch == 1;
     st->beacon_ns = sim_s_to_ns(beacon_s);
     st->epoch_ns = sim_s_to_ns(epoch_s);
     st->min_epoch_ns = sim_s_to_ns(min_epoch_s);
-    st->alpha_ewma = 1 - exp(-beacon_s / avg_s);
+    st->alpha_ewma = 1 - exp(-beacon_s / pp.avg_interval_s);
     st->nm = sim_model_count(s);
     st->nf = sim_frontend_count(s);
     st->nx = sim_exec_count(s);
@@ -660,7 +710,7 @@ const struct policy_ops policy_nexus = {
     .name = "nexus",
     .summary = "Nexus: epoch bin packing, frontends route on their own (DRR), GPU round-robin, early drop (SOSP'19)",
     .state_size = sizeof(struct nexus),
-    .param_keys = params,
+    .params = params,
     .cold_start = cold_start,
     .converge_s = converge_s,
     .init = init,

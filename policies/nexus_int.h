@@ -72,15 +72,6 @@ struct nexus {
     int pending_adds;
 };
 
-static const char *const params[] = {"profile_multiplier", "epoch_schedule", "static_schedule",
-                                     "drop_policy", "pace_duty_cycle", "elastic", "model_load",
-                                     "initial_rate", "beacon_s", "epoch_s", "min_epoch_s",
-                                     "avg_interval_s", "backend_batch", NULL};
-static const char *const DROPS[] = {"sliding_window", "earliest_first", NULL};
-static const char *const LOADS[] = {"preloaded", "on_assign", NULL};
-static const char *const RATES[] = {"zero", "configured", NULL};
-static const char *const BBATCH[] = {"planned", "accumulated", NULL};
-
 /* ---- the planner (nexus_plan.c) */
 /* l(b) of model m on the engine's kind with the profile multiplier, in ns and in s. */
 int64_t nexus_lat_ns(const struct sim *s, const struct nexus *st, int m, int b);

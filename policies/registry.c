@@ -7,6 +7,7 @@
 
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 
 /* The policies, one line each (its ops' symbol), in the order `servesim policies` lists
  * them; a new policy's file defines `const struct policy_ops policy_NAME` and adds its line. */
@@ -71,10 +72,7 @@ void policy_names(char *buf, size_t size)
 
 static bool knows(const struct policy_ops *p, const char *key)
 {
-    for (const char *const *k = p->param_keys; k && *k; k++)
-        if (strcmp(*k, key) == 0)
-            return true;
-    return false;
+    return sim_params_find(p->params, key) != NULL;
 }
 
 /* A key the policy does not take: what it takes, and whose key it is, so that a user who
@@ -86,9 +84,9 @@ int policy_check_params(const struct policy_ops *p, const cJSON *params)
         if (!it->string || knows(p, it->string))
             continue;
         char takes[512] = "", owners[256] = "";
-        for (const char *const *k = p->param_keys; k && *k; k++) {
+        for (const struct sim_param *k = p->params; k && k->key; k++) {
             size_t l = strlen(takes);
-            snprintf(takes + l, sizeof takes - l, "%s%s", l ? ", " : "", *k);
+            snprintf(takes + l, sizeof takes - l, "%s%s", l ? ", " : "", k->key);
         }
         for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
             if (registry[i] != p && knows(registry[i], it->string)) {

@@ -26,6 +26,7 @@
 #include "policy.h"
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 
 enum { TAG_CTRL = 1, TAG_RULES = 2, TAG_METRICS = 3 };
 enum { GPU_ROMA, GPU_RR };
@@ -103,6 +104,8 @@ struct ring {                       /* a model's recent completions, oldest firs
 struct roma {
     int gpu_mode, cpu_mode, measure;
     double alpha, beta, gamma, gc, u_min, u0, static_cores, q;
+    int gains;                      /* GAINS: 1 "pole" */
+    double K0, a0, period_s, window_s;  /* params K, a (every model's until "pole" sets its own) */
     bool pole;
     int64_t period_ns, window_ns, keep_ns;
     int nm, nn, rr_last;
@@ -118,14 +121,54 @@ struct roma {
     double *E, *R, *head, *dem, *grant;
 };
 
-static const char *const params[] = {"gpu_scheduler", "cpu_control", "static_cores_per_node",
-                                     "alpha", "beta", "gamma", "gc_cores", "K", "a", "gains",
-                                     "q", "period_s", "window_s", "u_min", "u0", "measure",
-                                     NULL};
 static const char *const MEASURES[] = {"executor", "model", NULL};
 static const char *const GPUS[] = {"roma", "rr", NULL};
 static const char *const CPUS[] = {"ct", "rules", "static", NULL};
 static const char *const GAINS[] = {"paper", "pole", NULL};
+#define RP(f) SIM_P_AT(struct roma, f, double)
+static const struct sim_param params[] = {
+    {"gpu_scheduler", SIM_P_ENUM, SIM_P_AT_ENUM(struct roma, gpu_mode), .choices = GPUS,
+     .flags = SIM_P_NODEF, .def_doc = "the policy's (`roma`: `roma`, the others `rr`)",
+     .doc = "a free GPU takes the head of the neediest model (W against the set point) or of "
+            "the next non-empty queue after the last served"},
+    {"cpu_control", SIM_P_ENUM, SIM_P_AT_ENUM(struct roma, cpu_mode), .choices = CPUS,
+     .flags = SIM_P_NODEF, .def_doc = "the policy's (`roma`, `rr-ct`: `ct`; `rr-rules`: "
+                                      "`rules`; `rr-max`, `rr-min`: `static`)",
+     .doc = "the CPU executors' cores: PI control, SLA rules every 15 s, or static"},
+    {"static_cores_per_node", SIM_P_NUM, RP(static_cores), .cons = SIM_J_POS,
+     .flags = SIM_P_NODEF, .def_doc = "`rr-max`: all, `rr-min`: 1",
+     .doc = "with `cpu_control: \"static\"`: the cores of a node split evenly over its "
+            "models"},
+    {"alpha", SIM_P_NUM, RP(alpha), .cons = SIM_J_UNIT, .def = 0.8, .type_doc = "in (0, 1]",
+     .doc = "the set point: alpha x SLA"},
+    {"beta", SIM_P_NUM, RP(beta), .cons = SIM_J_UNIT, .def = 0.5,
+     .doc = "the GPU heuristic's W = beta E + (1 - beta) R"},
+    {"gamma", SIM_P_NUM, RP(gamma), .cons = SIM_J_UNIT, .def = 0,
+     .doc = "the share of a node's spare cores its supervisor hands out"},
+    {"gc_cores", SIM_P_NUM, RP(gc), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "cores of each node kept from the CPU executors"},
+    {"K", SIM_P_NUM, RP(K0), .cons = SIM_J_POS, .def = 0.15,
+     .doc = "the PI controller's gain (`gains: \"paper\"`)"},
+    {"a", SIM_P_NUM, RP(a0), .cons = SIM_J_NONNEG, .def = 0.11,
+     .doc = "the PI controller's zero (`gains: \"paper\"`)"},
+    {"gains", SIM_P_ENUM, SIM_P_AT_ENUM(struct roma, gains), .choices = GAINS,
+     .doc = "`paper`: `K` and `a` as given; `pole`: both closed-loop poles at `q`, from the "
+            "plant at the set point and the model's configured rate"},
+    {"measure", SIM_P_ENUM, SIM_P_AT_ENUM(struct roma, measure), .choices = MEASURES,
+     .doc = "what a controller's mean response time is over: its own executor's requests "
+            "(the authors' controller) or the model's on every device (below)"},
+    {"q", SIM_P_NUM, RP(q), .cons = SIM_J_NONNEG, .def = 0.5, .type_doc = "in [0, 1)",
+     .doc = "the closed-loop pole of `gains: \"pole\"`"},
+    {"period_s", SIM_P_NUM, RP(period_s), .cons = SIM_J_POS, .def = 1,
+     .doc = "the controllers' and the time series' period"},
+    {"window_s", SIM_P_NUM, RP(window_s), .cons = SIM_J_POS, .def = 1,
+     .doc = "the window of the GPU heuristic's R"},
+    {"u_min", SIM_P_NUM, RP(u_min), .cons = SIM_J_POS, .def = 0.1,
+     .doc = "the fewest cores a CPU executor keeps"},
+    {"u0", SIM_P_NUM, RP(u0), .cons = SIM_J_POS, .def = 1,
+     .doc = "a CPU executor's cores at the start (at most the node's cores / models)"},
+    {NULL}};
+#undef RP
 
 static int ring_add(struct ring *r, struct done d)
 {
@@ -460,35 +503,15 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
                      double static_cores)
 {
     const char *path = "policy.params";
-    int rc, gains = 0;
-    double period_s = 1, window_s = 1, K = 0.15, a = 0.11;
+    int rc;
     const struct sim_world *w = sim_world(s);
     st->gpu_mode = gpu;
     st->cpu_mode = cpu;
     st->static_cores = static_cores;
-    st->alpha = 0.8;
-    st->beta = 0.5;
-    st->u_min = 0.1;
-    st->u0 = 1;
-    st->q = 0.5;
-    if ((rc = sim_json_enum(p, path, "gpu_scheduler", false, GPUS, &st->gpu_mode)) ||
-        (rc = sim_json_enum(p, path, "cpu_control", false, CPUS, &st->cpu_mode)) ||
-        (rc = sim_json_num(p, path, "static_cores_per_node", false, SIM_J_POS, &st->static_cores)) ||
-        (rc = sim_json_num(p, path, "alpha", false, SIM_J_UNIT, &st->alpha)) ||
-        (rc = sim_json_num(p, path, "beta", false, SIM_J_UNIT, &st->beta)) ||
-        (rc = sim_json_num(p, path, "gamma", false, SIM_J_UNIT, &st->gamma)) ||
-        (rc = sim_json_num(p, path, "gc_cores", false, SIM_J_NONNEG, &st->gc)) ||
-        (rc = sim_json_num(p, path, "K", false, SIM_J_POS, &K)) ||
-        (rc = sim_json_num(p, path, "a", false, SIM_J_NONNEG, &a)) ||
-        (rc = sim_json_enum(p, path, "gains", false, GAINS, &gains)) ||
-        (rc = sim_json_enum(p, path, "measure", false, MEASURES, &st->measure)) ||
-        (rc = sim_json_num(p, path, "q", false, SIM_J_NONNEG, &st->q)) ||
-        (rc = sim_json_num(p, path, "period_s", false, SIM_J_POS, &period_s)) ||
-        (rc = sim_check_period(s, "policy.params.period_s", period_s, SIM_MAX_FIRINGS)) ||
-        (rc = sim_json_num(p, path, "window_s", false, SIM_J_POS, &window_s)) ||
-        (rc = sim_json_num(p, path, "u_min", false, SIM_J_POS, &st->u_min)) ||
-        (rc = sim_json_num(p, path, "u0", false, SIM_J_POS, &st->u0)))
+    if ((rc = sim_params_read(params, p, path, st)) ||
+        (rc = sim_check_period(s, "policy.params.period_s", st->period_s, SIM_MAX_FIRINGS)))
         return rc;
+    double K = st->K0, a = st->a0, period_s = st->period_s, window_s = st->window_s;
     if (st->alpha <= 0)
         return sim_err_set(SIM_EINVAL, "%s.alpha: expected a fraction in (0, 1], got 0", path);
     if (st->q >= 1)
@@ -502,7 +525,7 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
     if (st->cpu_mode == CPU_STATIC && st->static_cores <= 0)
         return sim_err_set(SIM_EINVAL, "%s.static_cores_per_node: needed with cpu_control "
                            "\"static\"", path);
-    st->pole = gains == 1;
+    st->pole = st->gains == 1;
     st->period_ns = sim_s_to_ns(period_s);
     st->window_ns = sim_s_to_ns(window_s);
     st->keep_ns = st->window_ns > st->period_ns ? st->window_ns : st->period_ns;
@@ -634,7 +657,7 @@ static void destroy(void *state)
 #define ROMA_OPS(var, pname, psummary, pinit)                                                  \
     const struct policy_ops var = {                                                            \
         .name = pname, .summary = psummary, .state_size = sizeof(struct roma),                 \
-        .param_keys = params, .init = pinit, .on_request = on_request,                         \
+        .params = params, .init = pinit, .on_request = on_request,                         \
         .on_batch_done = on_batch_done, .on_timer = on_timer, .destroy = destroy,              \
         .needs_no_gpus = true,                                                                 \
     }

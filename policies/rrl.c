@@ -23,7 +23,7 @@
 
 #include "rrl_ctl.h"
 #include "sim_err.h"
-#include "sim_json.h"
+#include "sim_param.h"
 
 struct rrl {
     struct rrl_ctl ctl;               /* (first: the shared hooks take the state as one) */
@@ -34,11 +34,42 @@ struct rrl {
     gsl_rng *explore;
     bool est_on;
     struct rrl_est est;
+    /* params (the table below) */
+    struct rrl_q_params qp;
+    double radius, est_lr;
+    int est_steps, est_batch;
 };
 
-static const char *const params[] = {
-    RRL_CTL_PARAMS, "grid", "radius", "beta", "gamma", "alpha_omega", "alpha_min",
-    "alpha_const", "q_init", "est_lr", "est_steps", "est_batch", NULL};
+static const char *const QI[] = {"optimistic", "first", NULL};
+#define QP(f) SIM_P_AT(struct rrl, qp.f, double)
+static const struct sim_param params[] = {
+    RRL_CTL_INCLUDE,
+    RRL_GRID_ROW,
+    {"radius", SIM_P_NUM, SIM_P_AT(struct rrl, radius, double), .cons = SIM_J_NONNEG,
+     .def = 2, .type_doc = ">= 0 and <= 10",
+     .doc = "the region (Euclidean, in grid steps) one observation updates through the "
+            "estimator; 0: point-based Q-learning, no estimator"},
+    {"beta", SIM_P_NUM, QP(beta), .cons = SIM_J_POS, .def = RRL_Q_BETA,
+     .doc = "the exploration's inverse temperature"},
+    {"gamma", SIM_P_NUM, QP(gamma), .cons = SIM_J_UNIT, .def = RRL_Q_GAMMA,
+     .type_doc = "in [0, 1)", .doc = "the discount"},
+    {"alpha_omega", SIM_P_NUM, QP(omega), .cons = SIM_J_UNIT, .def = RRL_Q_OMEGA,
+     .doc = "the learning rate n^-omega over a configuration's visits n"},
+    {"alpha_min", SIM_P_NUM, QP(alpha_min), .cons = SIM_J_UNIT, .def = 0,
+     .doc = "the learning rate's floor"},
+    {"alpha_const", SIM_P_NUM, QP(alpha_const), .cons = SIM_J_UNIT, .def = 0,
+     .doc = "a constant learning rate instead (0: none)"},
+    {"q_init", SIM_P_ENUM, SIM_P_AT_ENUM(struct rrl, qp.q_init), .choices = QI,
+     .doc = "Q starts at 1 / |C| (the paper: the first slots sweep the grid) or at the first "
+            "cost seen in a state (the authors' scripts)"},
+    {"est_lr", SIM_P_NUM, SIM_P_AT(struct rrl, est_lr, double), .cons = SIM_J_POS,
+     .def = 0.1, .doc = "the estimator's FTRL-Proximal learning rate"},
+    {"est_steps", SIM_P_INT, SIM_P_AT(struct rrl, est_steps, int), .lo = 0, .hi = 100000,
+     .def = 10, .doc = "the estimator's training steps per slot (the spec's 50; below)"},
+    {"est_batch", SIM_P_INT, SIM_P_AT(struct rrl, est_batch, int), .lo = 1, .hi = 100000,
+     .def = 32, .doc = "the samples per training step, drawn with replacement"},
+    {NULL}};
+#undef QP
 
 /* Steps 2-4 of the algorithm: cost r under c_t in s_t at load `lam` (relative to the mean),
  * next state s1. */
@@ -81,27 +112,16 @@ static int next(struct sim *s, struct rrl_ctl *ctl, const struct rrl_slot *o)
 
 static int init(struct sim *s, const cJSON *p, void *state)
 {
-    static const char *const QI[] = {"optimistic", "first", NULL};
-    const char *P = "policy.params";
     struct rrl *st = state;
     struct rrl_ctl *ctl = &st->ctl;
-    struct rrl_q_params qp = RRL_Q_DEFAULTS;
     int rc;
-    if ((rc = rrl_ctl_init(s, ctl, p, true, 2)) || (rc = rrl_ctl_parse_grid(ctl, p)))
+    if ((rc = rrl_ctl_init(s, ctl, p, true, 2)) || (rc = rrl_ctl_parse_grid(ctl, p)) ||
+        (rc = sim_params_values(params + 1, p, "policy.params", st)))   /* (after the shared
+                                                                         * rows: rrl_ctl's) */
         return rc;
-    double radius = 2, est_lr = 0.1;
-    long steps = 10, batch = 32;
-    if ((rc = sim_json_num(p, P, "radius", false, SIM_J_NONNEG, &radius)) ||
-        (rc = sim_json_num(p, P, "beta", false, SIM_J_POS, &qp.beta)) ||
-        (rc = sim_json_num(p, P, "gamma", false, SIM_J_UNIT, &qp.gamma)) ||
-        (rc = sim_json_num(p, P, "alpha_omega", false, SIM_J_UNIT, &qp.omega)) ||
-        (rc = sim_json_num(p, P, "alpha_min", false, SIM_J_UNIT, &qp.alpha_min)) ||
-        (rc = sim_json_num(p, P, "alpha_const", false, SIM_J_UNIT, &qp.alpha_const)) ||
-        (rc = sim_json_enum(p, P, "q_init", false, QI, &qp.q_init)) ||
-        (rc = sim_json_num(p, P, "est_lr", false, SIM_J_POS, &est_lr)) ||
-        (rc = sim_json_int(p, P, "est_steps", false, 0, 100000, &steps)) ||
-        (rc = sim_json_int(p, P, "est_batch", false, 1, 100000, &batch)))
-        return rc;
+    const struct rrl_q_params qp = st->qp;
+    double radius = st->radius, est_lr = st->est_lr;
+    int steps = st->est_steps, batch = st->est_batch;
     if (qp.gamma >= 1)
         return sim_err_set(SIM_EINVAL, "policy.params.gamma: expected a number in [0, 1) "
                            "(the exploration divides by 1 - gamma), got %.15g", qp.gamma);
@@ -116,7 +136,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
         return SIM_ENOMEM;
     if (radius > 0) {                 /* (radius 0: point-based Q-learning, no estimator) */
         gsl_rng *r = sim_policy_rng_named(s, "estimator");
-        if (!r || rrl_est_init(&st->est, r, est_lr, (int)steps, (int)batch))
+        if (!r || rrl_est_init(&st->est, r, est_lr, steps, batch))
             return SIM_ENOMEM;
         st->est_on = true;
     }
@@ -140,7 +160,7 @@ const struct policy_ops policy_rrl = {
     .summary = "RRL: region-based Q-learning of a node's parallelism (CPU [k, p, t], GPU "
                "[B, T_ms, m]) through a learned latency estimator; radius 0 = Q-learning",
     .state_size = sizeof(struct rrl),
-    .param_keys = params,
+    .params = params,
     .init = init,
     RRL_CTL_HOOKS,
     .destroy = destroy,

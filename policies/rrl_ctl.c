@@ -13,6 +13,39 @@
 #define TAG_SLOT RRL_NODE_TAGS
 
 static const char *const OBJECTIVES[] = {"latency", "tail", "resource", NULL};
+static const char *const DEVICES[] = {"gpu", "cpu", NULL};
+
+#define CP(f, type) SIM_P_AT(struct rrl_ctl, f, type)
+const struct sim_param rrl_ctl_params[] = {
+    {"device", SIM_P_ENUM, SIM_P_AT_ENUM(struct rrl_ctl, node.dev), .choices = DEVICES,
+     .doc = "`gpu`: TF Serving's batcher, configurations `[B, T_ms, m]`; `cpu` (one model, "
+            "one CPU executor per node with all its cores): `[k, p, t]`"},
+    {"slot_s", SIM_P_NUM, CP(slot_s, double), .cons = SIM_J_POS, .flags = SIM_P_NODEF,
+     .def_doc = "100 / the configured mean rate (1 without one)",
+     .doc = "the slot: a configuration runs for one, then the agent chooses the next"},
+    {"max_wait_slots", SIM_P_NUM, CP(wait_slots, double), .cons = SIM_J_NONNEG,
+     .flags = SIM_P_NODEF, .def_doc = "2 (`rrl-static`: 0, never drop)",
+     .doc = "a request waiting longer than this many slots is dropped at a slot's end, its "
+            "wait counted"},
+    {"restart", SIM_P_BOOL, CP(restart, bool), .def = 0,
+     .doc = "every slot a trial on a fresh server, as the authors' scripts ran them (below)"},
+    {"objective", SIM_P_ENUM, SIM_P_AT_ENUM(struct rrl_ctl, objective), .choices = OBJECTIVES,
+     .doc = "a slot's cost: the mean latency of the requests that ended in it, its "
+            "`tail_pct` percentile, or the resource used while the mean is within `slo_ms`"},
+    {"slo_ms", SIM_P_NUM, CP(slo_ms, double), .cons = SIM_J_POS, .flags = SIM_P_NODEF,
+     .def_doc = "the first model's SLO", .doc = "the SLO of `objective: \"resource\"`"},
+    {"tail_pct", SIM_P_NUM, CP(tail_pct, double), .cons = SIM_J_POS, .def = 95,
+     .type_doc = "in (0, 100]", .doc = "the percentile of `objective: \"tail\"`"},
+    {"load_bin", SIM_P_NUM, CP(load_bin, double), .cons = SIM_J_NONNEG, .def = 0,
+     .type_doc = "0 or >= 0.01",
+     .doc = "0: one state (the authors' scripts); > 0: the state is the slot's load in bins "
+            "of this width x the mean rate (at most 3x)"},
+    {"oracle_table", SIM_P_HAND, .type_doc = "an `rrl_table/1` object", .def_doc = "none "
+     "(`rrl-oracle`: required)",
+     .doc = "measured costs per rate and configuration (below): `rrl-oracle` runs by it; "
+            "given to the others, they record their regret against it"},
+    {NULL}};
+#undef CP
 
 /* Time-series names of the knobs (the applied and the greedy configuration), by device. */
 static const char *const SERIES[2][2][3] = {
@@ -22,25 +55,15 @@ static const char *const SERIES[2][2][3] = {
 int rrl_ctl_init(struct sim *s, struct rrl_ctl *ctl, const cJSON *p, bool need_rate,
                  double wait_default)
 {
-    const char *P = "policy.params";
     int rc;
-    if ((rc = rrl_node_init(s, &ctl->node, p)))
-        return rc;
-    ctl->load_bin = 0;                  /* one state: the authors' scripts (specs/rrl.md) */
-    ctl->wait_slots = wait_default;
-    ctl->tail_pct = 95;
+    ctl->wait_slots = wait_default;     /* the defaults the table leaves to us */
     ctl->slo_ms = sim_ns_to_ms(sim_model(s, 0)->slo_ns);
     for (int m = 0; m < sim_model_count(s); m++)
         ctl->lam_bar += sim_model(s, m)->rate_rps * sim_load_scale(s);
     ctl->slot_s = ctl->lam_bar > 0 ? 100 / ctl->lam_bar : 1;
-    if ((rc = sim_json_num(p, P, "load_bin", false, SIM_J_NONNEG, &ctl->load_bin)) ||
-        (rc = sim_json_num(p, P, "slot_s", false, SIM_J_POS, &ctl->slot_s)) ||
-        (rc = sim_check_period(s, "policy.params.slot_s", ctl->slot_s, SIM_MAX_FIRINGS)) ||
-        (rc = sim_json_num(p, P, "max_wait_slots", false, SIM_J_NONNEG, &ctl->wait_slots)) ||
-        (rc = sim_json_bool(p, P, "restart", false, &ctl->restart)) ||
-        (rc = sim_json_enum(p, P, "objective", false, OBJECTIVES, &ctl->objective)) ||
-        (rc = sim_json_num(p, P, "slo_ms", false, SIM_J_POS, &ctl->slo_ms)) ||
-        (rc = sim_json_num(p, P, "tail_pct", false, SIM_J_POS, &ctl->tail_pct)))
+    if ((rc = sim_params_values(rrl_ctl_params, p, "policy.params", ctl)) ||
+        (rc = rrl_node_init(s, &ctl->node)) ||
+        (rc = sim_check_period(s, "policy.params.slot_s", ctl->slot_s, SIM_MAX_FIRINGS)))
         return rc;
     if (ctl->tail_pct > 100)
         return sim_err_set(SIM_EINVAL, "policy.params.tail_pct: expected a percentile in "
@@ -302,7 +325,6 @@ void rrl_ctl_on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
 int rrl_table_parse(struct rrl_table *t, const cJSON *j, const char *path,
                     const struct rrl_ctl *ctl)
 {
-    static const char *const DEVICES[] = {"gpu", "cpu", NULL};
     char p[SIM_JPATH_MAX];
     memset(t, 0, sizeof *t);
     if (!cJSON_IsObject(j))

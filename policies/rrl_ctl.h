@@ -22,11 +22,20 @@
 
 #include "rrl_learn.h"
 #include "rrl_node.h"
+#include "sim_param.h"
 
 enum { RRL_OBJ_LATENCY, RRL_OBJ_TAIL, RRL_OBJ_RESOURCE };
 
-#define RRL_CTL_PARAMS "device", "load_bin", "slot_s", "max_wait_slots", "restart", \
-                       "objective", "slo_ms", "tail_pct", "oracle_table"
+/* The params the five policies share (rrl_ctl.c): each policy's table includes them
+ * ({"rrl node", SIM_P_INCLUDE, .off = 0, .rows = rrl_ctl_params}: its state begins with the
+ * struct rrl_ctl), and rrl_ctl_init reads them. */
+extern const struct sim_param rrl_ctl_params[];
+#define RRL_CTL_INCLUDE {"rrl node", SIM_P_INCLUDE, .off = 0, .rows = rrl_ctl_params}
+/* The row of params.grid (rrl_ctl_parse_grid reads it), in the tables of the learners. */
+#define RRL_GRID_ROW                                                                        \
+    {"grid", SIM_P_HAND, .type_doc = "`[[k...], [p...], [t...]]` or `[[B...], [T_ms...], "  \
+     "[m...]]`, ascending integers", .def_doc = "the paper's (below)",                     \
+     .doc = "the configurations the agent chooses from"}
 
 /* What an agent sees at the end of a slot. */
 struct rrl_slot {

@@ -24,7 +24,7 @@
 
 #include "rrl_ctl.h"
 #include "sim_err.h"
-#include "sim_json.h"
+#include "sim_param.h"
 
 /* ---------------------------------------------------------------- observation, actions */
 
@@ -239,16 +239,42 @@ struct drl {
     double lnr;                       /* the last ln cost seen */
     long slots, eps_slots, sync;
     double eps_end;
+    double lr, gamma;                 /* params, with the two below (the tables) */
+    long replay, batch, episode_slots, baseline_episodes;
     gsl_rng *explore;
     struct rrl_dqn dqn;
     struct rrl_pg pg;
 };
 
-static const char *const CAPES_PARAMS[] = {RRL_CTL_PARAMS, "grid", "lr", "gamma",
-                                           "epsilon_end", "epsilon_slots", "replay",
-                                           "minibatch", "target_sync", NULL};
-static const char *const DEEPRM_PARAMS[] = {RRL_CTL_PARAMS, "grid", "lr", "episode_slots",
-                                            "baseline_episodes", NULL};
+#define DL(f) SIM_P_AT(struct drl, f, long)
+#define LR_ROW                                                                              \
+    {"lr", SIM_P_NUM, SIM_P_AT(struct drl, lr, double), .cons = SIM_J_POS, .def = 0.001,      \
+     .doc = "RMSProp's learning rate"}
+/* After the shared rows (rrl_ctl's), the agent's own: init reads them from params + 1. */
+static const struct sim_param CAPES_PARAMS[] = {
+    RRL_CTL_INCLUDE, RRL_GRID_ROW, LR_ROW,
+    {"gamma", SIM_P_NUM, SIM_P_AT(struct drl, gamma, double), .cons = SIM_J_UNIT, .def = 0.99,
+     .doc = "the discount"},
+    {"epsilon_end", SIM_P_NUM, SIM_P_AT(struct drl, eps_end, double), .cons = SIM_J_UNIT,
+     .def = 0.05, .doc = "epsilon falls linearly from 1 to this"},
+    {"epsilon_slots", SIM_P_LONG, DL(eps_slots), .lo = 1, .hi = 100000000, .def = 1000,
+     .doc = "over this many slots"},
+    {"replay", SIM_P_LONG, DL(replay), .lo = 1, .hi = 10000000, .def = 10000,
+     .doc = "the replay memory's transitions"},
+    {"minibatch", SIM_P_LONG, DL(batch), .lo = 1, .hi = 100000, .def = 32,
+     .doc = "one minibatch of this many per slot, once that many are held"},
+    {"target_sync", SIM_P_LONG, DL(sync), .lo = 1, .hi = 100000000, .def = 100,
+     .doc = "the target network is synchronised every this many slots"},
+    {NULL}};
+static const struct sim_param DEEPRM_PARAMS[] = {
+    RRL_CTL_INCLUDE, RRL_GRID_ROW, LR_ROW,
+    {"episode_slots", SIM_P_LONG, DL(episode_slots), .lo = 1, .hi = 100000, .def = 20,
+     .doc = "an episode's slots (one RMSProp step per episode)"},
+    {"baseline_episodes", SIM_P_LONG, DL(baseline_episodes), .lo = 1, .hi = 100000, .def = 20,
+     .doc = "the baseline is the mean return at a step over the last this many episodes"},
+    {NULL}};
+#undef DL
+#undef LR_ROW
 
 static int next(struct sim *s, struct rrl_ctl *ctl, const struct rrl_slot *o)
 {
@@ -292,31 +318,16 @@ static int next(struct sim *s, struct rrl_ctl *ctl, const struct rrl_slot *o)
 
 static int init_common(struct sim *s, const cJSON *p, struct drl *st, int kind)
 {
-    const char *P = "policy.params";
     struct rrl_ctl *ctl = &st->ctl;
     int rc;
     st->kind = kind;
-    if ((rc = rrl_ctl_init(s, ctl, p, true, 2)) || (rc = rrl_ctl_parse_grid(ctl, p)))
+    const struct sim_param *own = (kind == CAPES ? CAPES_PARAMS : DEEPRM_PARAMS) + 1;
+    if ((rc = rrl_ctl_init(s, ctl, p, true, 2)) || (rc = rrl_ctl_parse_grid(ctl, p)) ||
+        (rc = sim_params_values(own, p, "policy.params", st)))
         return rc;
-    double lr = 0.001, gamma = 0.99;
-    st->eps_end = 0.05;
-    long eps_slots = 1000, replay = 10000, batch = 32, sync = 100, T = 20, W = 20;
-    if ((rc = sim_json_num(p, P, "lr", false, SIM_J_POS, &lr)))
-        return rc;
-    if (kind == CAPES &&
-        ((rc = sim_json_num(p, P, "gamma", false, SIM_J_UNIT, &gamma)) ||
-         (rc = sim_json_num(p, P, "epsilon_end", false, SIM_J_UNIT, &st->eps_end)) ||
-         (rc = sim_json_int(p, P, "epsilon_slots", false, 1, 100000000, &eps_slots)) ||
-         (rc = sim_json_int(p, P, "replay", false, 1, 10000000, &replay)) ||
-         (rc = sim_json_int(p, P, "minibatch", false, 1, 100000, &batch)) ||
-         (rc = sim_json_int(p, P, "target_sync", false, 1, 100000000, &sync))))
-        return rc;
-    if (kind == DEEPRM &&
-        ((rc = sim_json_int(p, P, "episode_slots", false, 1, 100000, &T)) ||
-         (rc = sim_json_int(p, P, "baseline_episodes", false, 1, 100000, &W))))
-        return rc;
-    st->eps_slots = eps_slots;
-    st->sync = sync;
+    double lr = st->lr, gamma = st->gamma;
+    long replay = st->replay, batch = st->batch, T = st->episode_slots,
+         W = st->baseline_episodes;
     gsl_rng *net = sim_policy_rng_named(s, "network");
     if (!net || !(st->explore = sim_policy_rng_named(s, "explore")))
         return SIM_ENOMEM;
@@ -354,7 +365,7 @@ const struct policy_ops policy_rrl_capes = {
     .name = "rrl-capes",
     .summary = "RRL's DQN comparator (CAPES-like): epsilon-greedy steps of one knob, replay, "
                "target network",
-    .param_keys = CAPES_PARAMS,
+    .params = CAPES_PARAMS,
     .init = init_capes,
     DRL_HOOKS,
 };
@@ -363,7 +374,7 @@ const struct policy_ops policy_rrl_deeprm = {
     .name = "rrl-deeprm",
     .summary = "RRL's policy-gradient comparator (DeepRM-like): REINFORCE over 20-slot "
                "episodes, steps of one knob",
-    .param_keys = DEEPRM_PARAMS,
+    .params = DEEPRM_PARAMS,
     .init = init_deeprm,
     DRL_HOOKS,
 };

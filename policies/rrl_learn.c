@@ -43,8 +43,8 @@ static double *qrow(const struct rrl_q *q, int s)
     return q->q + (size_t)s * (size_t)q->grid.ncfg;
 }
 
-const struct rrl_q_params RRL_Q_DEFAULTS = {.beta = 50, .gamma = 0.5, .omega = 0.8,
-                                            .q_init = RRL_Q_OPTIMISTIC};
+const struct rrl_q_params RRL_Q_DEFAULTS = {.beta = RRL_Q_BETA, .gamma = RRL_Q_GAMMA,
+                                            .omega = RRL_Q_OMEGA, .q_init = RRL_Q_OPTIMISTIC};
 
 int rrl_q_init(struct rrl_q *q, const struct rrl_grid *g, int nstates, double radius,
                const struct rrl_q_params *p)

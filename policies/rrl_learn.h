@@ -35,7 +35,11 @@ struct rrl_q_params {
     double beta, gamma, omega, alpha_min, alpha_const;   /* alpha_const 0: n^-omega */
     int q_init;                                          /* RRL_Q_OPTIMISTIC or RRL_Q_FIRST */
 };
-/* The spec's: beta 50, gamma 0.5, omega 0.8, alpha_min 0, no alpha_const, optimistic. */
+/* The spec's: beta 50, gamma 0.5, omega 0.8, alpha_min 0, no alpha_const, optimistic (the
+ * rrl policy's param table takes its defaults from these). */
+#define RRL_Q_BETA 50
+#define RRL_Q_GAMMA 0.5
+#define RRL_Q_OMEGA 0.8
 extern const struct rrl_q_params RRL_Q_DEFAULTS;
 
 struct rrl_q {

@@ -9,7 +9,6 @@
 
 #include "sim_err.h"
 #include "sim_grow.h"
-#include "sim_json.h"
 
 static int lanes_in_use(const struct sim_exec *x)
 {
@@ -70,13 +69,9 @@ static double busy_now(const struct sim *s, const struct rrl_node *nd)
     return busy;
 }
 
-int rrl_node_init(struct sim *s, struct rrl_node *nd, const cJSON *p)
+int rrl_node_init(struct sim *s, struct rrl_node *nd)
 {
-    static const char *const DEVICES[] = {"gpu", "cpu", NULL};
-    int rc, dev = RRL_GPU;
-    if ((rc = sim_json_enum(p, "policy.params", "device", false, DEVICES, &dev)))
-        return rc;
-    nd->dev = dev;
+    int dev = nd->dev;
     const struct sim_world *w = sim_world(s);
     nd->lanes = w->lanes > 1 ? w->lanes : 1;
     if (dev == RRL_CPU) {

@@ -47,9 +47,10 @@ struct rrl_obs {
     double util;                      /* CPU: mean cores busy / cores; GPU: busy fraction */
 };
 
-/* Reads params.device ("gpu" | "cpu"), checks the world and sets up the executors: the GPUs,
- * or one CPU executor per node with all of its cores (one model). Errors via sim_err_set. */
-int rrl_node_init(struct sim *s, struct rrl_node *nd, const cJSON *params);
+/* For nd->dev (params.device, RRL_GPU or RRL_CPU, read by rrl_ctl_init), checks the world
+ * and sets up the executors: the GPUs, or one CPU executor per node with all of its cores
+ * (one model). Errors via sim_err_set. */
+int rrl_node_init(struct sim *s, struct rrl_node *nd);
 void rrl_node_free(struct rrl_node *nd);
 /* Runs configuration c from now on: batches already running keep theirs. */
 void rrl_node_apply(struct sim *s, struct rrl_node *nd, const int c[3]);

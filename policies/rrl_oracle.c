@@ -8,7 +8,7 @@
 #include "rrl_ctl.h"
 #include "sim_err.h"
 
-static const char *const params[] = {RRL_CTL_PARAMS, NULL};
+static const struct sim_param params[] = {RRL_CTL_INCLUDE, {NULL}};
 
 static int next(struct sim *s, struct rrl_ctl *ctl, const struct rrl_slot *o)
 {
@@ -36,7 +36,7 @@ const struct policy_ops policy_rrl_oracle = {
     .summary = "RRL's node at the best configuration of a measured table (rrl_table/1) for "
                "each slot's load",
     .state_size = sizeof(struct rrl_ctl),
-    .param_keys = params,
+    .params = params,
     .init = init,
     RRL_CTL_HOOKS,
     .destroy = destroy,

@@ -17,7 +17,14 @@
 #include "sim_err.h"
 #include "sim_json.h"
 
-static const char *const params[] = {RRL_CTL_PARAMS, "config", NULL};
+static const struct sim_param params[] = {
+    RRL_CTL_INCLUDE,
+    {"config", SIM_P_HAND, .type_doc = "`[k, p, t]` (CPU) or `[B, T_ms, m]` (GPU), "
+     "`\"sequential\"` or `\"tf_default\"`", .def_doc = "`\"tf_default\"`",
+     .doc = "the one configuration: `sequential` is GPU B 1, T 0, m 1 (CPU 1, 1, 1); "
+            "`tf_default` GPU B 1, T 0, m = `cluster.lanes` (CPU k = `cluster.lanes`, p = t "
+            "= the node's cores)"},
+    {NULL}};
 
 static int parse_config(struct rrl_node *nd, const cJSON *p, int c[3])
 {
@@ -86,7 +93,7 @@ const struct policy_ops policy_rrl_static = {
     .summary = "RRL's serving node at a fixed configuration: GPU [B, T_ms, m] or CPU [k, p, t]; "
                "\"sequential\", \"tf_default\"",
     .state_size = sizeof(struct rrl_ctl),
-    .param_keys = params,
+    .params = params,
     .init = init,
     RRL_CTL_HOOKS,
     .destroy = destroy,

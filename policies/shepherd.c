@@ -17,14 +17,16 @@
 
 #include "policy.h"
 #include "sim_err.h"
-#include "sim_json.h"
+#include "sim_param.h"
 
 struct shepherd {
     double lambda;
     int *preempts;               /* [b]: the least batch k with k >= lambda b, b <= maxb */
     int maxb;
+    int drop_scan;                  /* SCANS: 1 (nexuslb_tail) tests only the newest request */
+    int scan;                       /* PASSES: 1 (every_gpu), the arrival pass as Flex is written */
     bool tail_scan;
-    bool every_gpu;                 /* scan "every_gpu": the arrival pass as Flex is written */
+    bool every_gpu;
     int kind;
     /* arrivals' work list: models whose queues changed and must be offered to every GPU */
     int *changed;
@@ -37,9 +39,20 @@ struct shepherd {
     int64_t *lim;
 };
 
-static const char *const params[] = {"lambda", "drop_scan", "scan", NULL};
 static const char *const SCANS[] = {"head", "nexuslb_tail", NULL};
 static const char *const PASSES[] = {"indexed", "every_gpu", NULL};
+static const struct sim_param params[] = {
+    {"lambda", SIM_P_NUM, SIM_P_AT(struct shepherd, lambda, double), .cons = SIM_J_POS,
+     .def = 3.03, .type_doc = "> 1",
+     .doc = "a running batch is preempted by one at least this many times larger"},
+    {"drop_scan", SIM_P_ENUM, SIM_P_AT_ENUM(struct shepherd, drop_scan), .choices = SCANS,
+     .doc = "the expiry check: drop from the head while the oldest request cannot finish "
+            "alone (Flex as written), or test only the newest and drop the whole queue when "
+            "it cannot (the nexuslb harness's timeout scan)"},
+    {"scan", SIM_P_ENUM, SIM_P_AT_ENUM(struct shepherd, scan), .choices = PASSES,
+     .doc = "the GPUs an arrival is offered to: those where the offer can change something "
+            "(the engine's indexes) or every GPU in index order; the results are identical"},
+    {NULL}};
 
 static inline int64_t eff_dl(const struct sim *s, const struct sim_request *r)
 {
@@ -284,18 +297,15 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct shepherd *st = state;
-    int scan = 0, pass = 0, rc;
-    st->lambda = 3.03;
+    int rc;
     st->kind = sim_exec(s, 0)->kind;
-    if ((rc = sim_json_num(p, "policy.params", "lambda", false, SIM_J_POS, &st->lambda)) ||
-        (rc = sim_json_enum(p, "policy.params", "drop_scan", false, SCANS, &scan)) ||
-        (rc = sim_json_enum(p, "policy.params", "scan", false, PASSES, &pass)))
+    if ((rc = sim_params_read(params, p, "policy.params", st)))
         return rc;
-    st->every_gpu = pass == 1;
+    st->every_gpu = st->scan == 1;
     if (st->lambda <= 1)
         return sim_err_set(SIM_EINVAL, "policy.params.lambda: expected a number > 1 (a batch "
                            "is preempted only by a larger one), got %.15g", st->lambda);
-    st->tail_scan = scan == 1;
+    st->tail_scan = st->drop_scan == 1;
     int nm = sim_model_count(s);
     st->changed = calloc((size_t)nm, sizeof *st->changed);
     st->in_changed = calloc((size_t)nm, sizeof *st->in_changed);
@@ -331,7 +341,7 @@ const struct policy_ops policy_shepherd = {
     .name = "shepherd",
     .summary = "Shepherd Flex: central, work-conserving, largest batch first, preemption (NSDI'23)",
     .state_size = sizeof(struct shepherd),
-    .param_keys = params,
+    .params = params,
     .init = init,
     .on_request = on_request,
     .on_batch_done = on_batch_done,

@@ -41,6 +41,7 @@
 #include "sim_err.h"
 #include "sim_iheap.h"
 #include "sim_json.h"
+#include "sim_param.h"
 #include "symphony_part.h"
 
 enum { TAG_MODEL = 1, TAG_RANK = 2, TAG_REPART = 3 };
@@ -67,7 +68,21 @@ struct group {                   /* a sub-cluster: its GPUs and what waits for t
     double work;                 /* GPU-seconds per second at the configured rates */
 };
 
+/* policy.params as given (the table below); init turns them into struct symphony's fields */
+struct sym_params {
+    bool work_conserving, overload_drop;
+    double rate_window_ms, bad_rate_threshold;
+    int sub_clusters;
+    double partition_time_limit_s;
+    int partition_node_limit;
+    double dispatcher_max_rps;
+    int partitioner;                            /* 0 milp, 1 random */
+    double repartition_s, repartition_threshold, repartition_gain;
+    int repartition_max_moves;
+};
+
 struct symphony {
+    struct sym_params par;
     bool wc, overload_drop;
     double tau_ns;
     double bad_threshold;
@@ -96,13 +111,45 @@ struct symphony {
     int repartitions, models_moved, gpus_moved;  /* re-partitions that moved something */
 };
 
-static const char *const params[] = {"work_conserving", "rate_window_ms", "bad_rate_threshold",
-                                     "overload_drop", "sub_clusters", "partition_time_limit_s",
-                                     "partition_node_limit",
-                                     "dispatcher_max_rps", "partitioner", "repartition_s",
-                                     "repartition_threshold", "repartition_max_moves",
-                                     "repartition_gain", NULL};
 static const char *const PARTITIONERS[] = {"milp", "random", NULL};
+#define SP(f, type) SIM_P_AT(struct sym_params, f, type)
+static const struct sim_param params[] = {
+    {"work_conserving", SIM_P_BOOL, SP(work_conserving, bool), .def = 0,
+     .doc = "true: every candidate runs as soon as it can (the paper's baseline), same code "
+            "otherwise"},
+    {"rate_window_ms", SIM_P_NUM, SP(rate_window_ms, double), .cons = SIM_J_POS, .def = 1000,
+     .doc = "time constant of the exponentially decayed arrival-rate estimate (lambda)"},
+    {"bad_rate_threshold", SIM_P_NUM, SP(bad_rate_threshold, double), .cons = SIM_J_UNIT,
+     .def = 0.01, .doc = "above it, the autoscaling signal asks for N r/(1-r) more GPUs"},
+    {"overload_drop", SIM_P_BOOL, SP(overload_drop, bool), .def = 1,
+     .doc = "early drop under overload (below); false = the spec's candidate rule to the "
+            "letter"},
+    {"sub_clusters", SIM_P_INT, SP(sub_clusters, int), .lo = 0, .hi = SYM_PART_MAX_GROUPS,
+     .def = 1, .doc = "1: none; k > 1: k sub-clusters; 0: the fewest that fit (below)"},
+    {"partitioner", SIM_P_ENUM, SIM_P_AT_ENUM(struct sym_params, partitioner),
+     .choices = PARTITIONERS,
+     .doc = "`milp`: the spec's GLPK MILP (`policies/symphony_part.h`); `random`: the best "
+            "of 1,000 random assignments"},
+    {"partition_node_limit", SIM_P_INT, SP(partition_node_limit, int), .lo = 0,
+     .hi = 100000000, .def = 20000,
+     .doc = "branch-and-bound nodes (0: none); past it the best partition found stands, a "
+            "limit that binds alike on every machine"},
+    {"partition_time_limit_s", SIM_P_NUM, SP(partition_time_limit_s, double),
+     .cons = SIM_J_POS, .def = 60,
+     .doc = "a backstop; where it binds, the partition depends on the machine's speed"},
+    {"dispatcher_max_rps", SIM_P_NUM, SP(dispatcher_max_rps, double), .cons = SIM_J_NONNEG,
+     .def = 0, .doc = "the most a sub-cluster's dispatcher takes (0: no limit)"},
+    {"repartition_s", SIM_P_NUM, SP(repartition_s, double), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "re-partition at run time this often (0: never; needs sub-clusters)"},
+    {"repartition_threshold", SIM_P_NUM, SP(repartition_threshold, double),
+     .cons = SIM_J_NONNEG, .def = 0.25,
+     .doc = "re-partition when the work per GPU is more uneven than this, (max - min) / mean"},
+    {"repartition_max_moves", SIM_P_INT, SP(repartition_max_moves, int), .lo = 0,
+     .hi = SYM_PART_MAX_MODELS, .def = 2, .doc = "the most models one re-partition moves"},
+    {"repartition_gain", SIM_P_NUM, SP(repartition_gain, double), .cons = SIM_J_UNIT,
+     .def = 0.2, .doc = "take a new partition only if it lowers the objective by this much"},
+    {NULL}};
+#undef SP
 
 static inline int *inflight_at(struct symphony *st, int g, int m)
 {
@@ -485,41 +532,30 @@ static void split_gpus(struct symphony *st, int ng, int *count)
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct symphony *st = state;
-    double window_ms = 1000, limit_s = 60, rmax = 0, rep_s = 0;
-    long want = 1, moves = 2, nodes = 20000;
-    st->rep_threshold = 0.25;
-    st->rep_gain = 0.2;
-    int rc, partitioner = 0;
-    st->bad_threshold = 0.01;
-    st->overload_drop = true;
-    if ((rc = sim_json_bool(p, "policy.params", "work_conserving", false, &st->wc)) ||
-        (rc = sim_json_bool(p, "policy.params", "overload_drop", false, &st->overload_drop)) ||
-        (rc = sim_json_num(p, "policy.params", "rate_window_ms", false, SIM_J_POS, &window_ms)) ||
-        (rc = sim_json_num(p, "policy.params", "bad_rate_threshold", false, SIM_J_UNIT, &st->bad_threshold)) ||
-        (rc = sim_json_int(p, "policy.params", "sub_clusters", false, 0, SYM_PART_MAX_GROUPS, &want)) ||
-        (rc = sim_json_num(p, "policy.params", "partition_time_limit_s", false, SIM_J_POS, &limit_s)) ||
-        (rc = sim_json_int(p, "policy.params", "partition_node_limit", false, 0, 100000000, &nodes)) ||
-        (rc = sim_json_num(p, "policy.params", "dispatcher_max_rps", false, SIM_J_NONNEG, &rmax)) ||
-        (rc = sim_json_enum(p, "policy.params", "partitioner", false, PARTITIONERS, &partitioner)) ||
-        (rc = sim_json_num(p, "policy.params", "repartition_s", false, SIM_J_NONNEG, &rep_s)) ||
-        (rc = sim_json_num(p, "policy.params", "repartition_threshold", false, SIM_J_NONNEG,
-                           &st->rep_threshold)) ||
-        (rc = sim_json_int(p, "policy.params", "repartition_max_moves", false, 0,
-                           SYM_PART_MAX_MODELS, &moves)) ||
-        (rc = sim_json_num(p, "policy.params", "repartition_gain", false, SIM_J_UNIT, &st->rep_gain)))
+    const struct sym_params *pp = &st->par;
+    int rc;
+    if ((rc = sim_params_read(params, p, "policy.params", &st->par)))
         return rc;
+    double limit_s = pp->partition_time_limit_s, rmax = pp->dispatcher_max_rps;
+    double rep_s = pp->repartition_s;
+    int want = pp->sub_clusters, partitioner = pp->partitioner;
+    st->wc = pp->work_conserving;
+    st->overload_drop = pp->overload_drop;
+    st->bad_threshold = pp->bad_rate_threshold;
+    st->rep_threshold = pp->repartition_threshold;
+    st->rep_gain = pp->repartition_gain;
     if (rep_s > 0 && (rc = sim_check_period(s, "policy.params.repartition_s", rep_s, SIM_MAX_PLANS)))
         return rc;
     if (rep_s > 0 && want == 1)
         return sim_err_set(SIM_EINVAL, "policy.params.repartition_s: re-partitioning needs "
                            "sub-clusters (sub_clusters 0 for the fewest that fit, or > 1)");
     st->rep_ns = sim_s_to_ns(rep_s);
-    st->rep_moves = (int)moves;
+    st->rep_moves = pp->repartition_max_moves;
     st->rmax = rmax;
     st->limit_s = limit_s;
-    st->node_limit = (int)nodes;
+    st->node_limit = pp->partition_node_limit;
     st->random_part = partitioner == 1;
-    st->tau_ns = window_ms * 1e6;
+    st->tau_ns = pp->rate_window_ms * 1e6;
     st->nm = sim_model_count(s);
     st->kind = sim_exec(s, 0)->kind;
     st->c = calloc((size_t)st->nm, sizeof *st->c);
@@ -534,7 +570,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if (!st->c || !st->gof || !st->grp || !st->next || !st->mload || !st->mwork)
         return SIM_ENOMEM;
     st->k = 1;
-    if (want != 1 && (rc = partition(s, st, (int)want, limit_s, rmax, partitioner == 1)))
+    if (want != 1 && (rc = partition(s, st, want, limit_s, rmax, partitioner == 1)))
         return rc;
     int ng = sim_exec_count(s);
     int cap = sim_world(s)->max_gpus > ng ? sim_world(s)->max_gpus : ng;
@@ -911,10 +947,12 @@ static void on_exec_remove(struct sim *s, void *state, int e)
  * preloads them. */
 static bool cold_start(const cJSON *p)
 {
-    long want = 1;
-    if (sim_json_int(p, "policy.params", "sub_clusters", false, 0, SYM_PART_MAX_GROUPS, &want))
+    struct sym_params pp;
+    if (sim_params_read(params, p, "policy.params", &pp)) {
         sim_err_clear();                /* init reports bad params */
-    return want != 1;
+        return false;
+    }
+    return pp.sub_clusters != 1;
 }
 
 static void on_tick(struct sim *s, void *state)
@@ -938,7 +976,7 @@ const struct policy_ops policy_symphony = {
     .name = "symphony",
     .summary = "Symphony: centralized, non-work-conserving deferred batching (arXiv 2023)",
     .state_size = sizeof(struct symphony),
-    .param_keys = params,
+    .params = params,
     .cold_start = cold_start,
     .init = init,
     .on_request = on_request,

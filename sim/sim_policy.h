@@ -17,6 +17,7 @@
 #include "sim.h"
 
 struct cJSON;
+struct sim_param;
 
 /* A policy: its file in policies/ and one line in policies/registry.c. Required: name,
  * summary and on_request; everything else may be left out (0, NULL or false), the default
@@ -32,8 +33,11 @@ struct policy_ops {
      * loaded and the policy loads them (sim_load, sim_preload); otherwise every executor
      * holds every model from the start and whenever it joins. */
     bool (*cold_start)(const struct cJSON *params);
-    /* Keys accepted in policy.params (NULL-terminated); others are config errors. */
-    const char *const *param_keys;
+    /* policy.params, declared once (sim/util/sim_param.h, a table ended by a NULL key): the
+     * keys accepted (others are config errors), their types, ranges, defaults and docs
+     * (docs/policies.md is generated from it). NULL: the policy takes none. init reads them,
+     * usually with sim_params_read into its state. */
+    const struct sim_param *params;
     /* May be NULL (nothing to set up). Reads params (may be NULL), sets up state. Errors via
      * sim_err_set, with the JSON path (policy.params.x). */
     int (*init)(struct sim *, const struct cJSON *params, void *state);

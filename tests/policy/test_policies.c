@@ -8,6 +8,7 @@
 #include "sim.h"
 #include "sim_err.h"
 #include "sim_goodput.h"
+#include "sim_param.h"
 #include "sim_report.h"
 #include "test.h"
 #include "test_run.h"
@@ -322,10 +323,7 @@ static void check_stage_conservation(const char *policy, size_t w, struct sim *s
 
 static bool takes_param(const struct policy_ops *ops, const char *key)
 {
-    for (const char *const *k = ops->param_keys; k && *k; k++)
-        if (strcmp(*k, key) == 0)
-            return true;
-    return false;
+    return sim_params_find(ops->params, key) != NULL;
 }
 
 /* One conformance run of `text` (policy ops, workload w; app: an application's), audited. */
@@ -604,8 +602,11 @@ static void registry_is_well_formed(void)
               p->name ? p->name : "?");
         CHECK(p->on_request, "policy %s: no on_request (sim/sim_policy.h: required)",
               p->name ? p->name : "?");
-        CHECK(p->init || !p->param_keys || !p->param_keys[0],
-              "policy %s: param_keys but no init to read them", p->name ? p->name : "?");
+        CHECK(p->init || sim_params_count(p->params) == 0,
+              "policy %s: params but no init to read them", p->name ? p->name : "?");
+        for (const struct sim_param *r = p->params; r && r->key; r++)   /* documented rows */
+            CHECK(r->type == SIM_P_INCLUDE || (r->doc && r->doc[0]),
+                  "policy %s: param %s has no doc", p->name, r->key);
         CHECK(policy_find(p->name) == p, "policy_find(%s) does not return it", p->name);
         for (int j = 0; j < i; j++)
             CHECK(strcmp(policy_at(j)->name, p->name) != 0, "duplicate name %s", p->name);
@@ -651,6 +652,25 @@ static void presets_are_well_formed(void)
         }
         if (!ps->is_default || !ops)
             continue;
+        /* its values are the table's defaults, where the table states one (the docs show the
+         * table's: docs/policies.md is generated from it) */
+        j = cJSON_Parse(ps->params);
+        const cJSON *kv;
+        cJSON_ArrayForEach(kv, j) {
+            const struct sim_param *r = sim_params_find(ops->params, kv->string);
+            if (!r || (r->flags & (SIM_P_NODEF | SIM_P_REQUIRED)) || r->type == SIM_P_HAND)
+                continue;
+            bool same = (r->type == SIM_P_NUM || r->type == SIM_P_INT || r->type == SIM_P_LONG)
+                            ? cJSON_IsNumber(kv) && kv->valuedouble == r->def
+                        : r->type == SIM_P_BOOL ? cJSON_IsBool(kv) && cJSON_IsTrue(kv) == (r->def != 0)
+                        : r->type == SIM_P_ENUM
+                            ? cJSON_IsString(kv) &&
+                                  strcmp(kv->valuestring, r->sdef ? r->sdef : r->choices[0]) == 0
+                            : true;
+            CHECK(same, "default preset %s/%s: %s differs from the policy's table's default",
+                  ps->policy, ps->name, kv->string);
+        }
+        cJSON_Delete(j);
         char with[512], without[512];
         snprintf(with, sizeof with, "{\"name\":\"%s\",\"preset\":\"%s\"}", ps->policy, ps->name);
         snprintf(without, sizeof without, "{\"name\":\"%s\"}", ps->policy);

@@ -17,6 +17,7 @@
 #include "sim_goodput.h"
 #include "sim_heap.h"
 #include "sim_json.h"
+#include "sim_param.h"
 #include "sim_result.h"
 #include "sim_store.h"
 #include "test_run.h"
@@ -448,6 +449,111 @@ static void json_set_paths(void)
     CHECK(sim_json_set(root, "cluster.gpus[0]=1") == SIM_EINVAL, "non-array indexed");
     CHECK(sim_json_set(root, "novalue") == SIM_EUSAGE, "missing '=' accepted");
     cJSON_Delete(root);
+}
+
+/* A table of settings (sim/util/sim_param.h): defaults, values of every type, an included
+ * table's rows at its offset, the messages sim_json gives, the docs' rows. */
+struct pt_inner { double x; };
+struct pt {
+    double num;
+    int i, e;
+    long l;
+    bool b;
+    const char *str;
+    const cJSON *obj;
+    struct pt_inner in;
+};
+static const char *const PT_CHOICES[] = {"one", "two", "three", NULL};
+static const struct sim_param PT_INNER[] = {
+    {"x", SIM_P_NUM, SIM_P_AT(struct pt_inner, x, double), .cons = SIM_J_UNIT, .def = 0.5,
+     .doc = "shared"},
+    {NULL}};
+static const struct sim_param PT[] = {
+    {"num_ms", SIM_P_NUM, SIM_P_AT(struct pt, num, double), .cons = SIM_J_POS, .def = 20,
+     .doc = "a duration"},
+    {"i", SIM_P_INT, SIM_P_AT(struct pt, i, int), .lo = 1, .hi = 8, .def = 4, .doc = "an int"},
+    {"e", SIM_P_ENUM, SIM_P_AT_ENUM(struct pt, e), .choices = PT_CHOICES, .sdef = "two",
+     .doc = "a choice"},
+    {"l", SIM_P_LONG, SIM_P_AT(struct pt, l, long), .lo = 0, .hi = 1L << 40,
+     .flags = SIM_P_REQUIRED, .doc = "required"},
+    {"b", SIM_P_BOOL, SIM_P_AT(struct pt, b, bool), .def = 1, .doc = "a flag"},
+    {"str", SIM_P_STR, SIM_P_AT(struct pt, str, const char *), .sdef = "dflt", .doc = "text"},
+    {"obj", SIM_P_OBJ, SIM_P_AT(struct pt, obj, const cJSON *), .doc = "an object"},
+    {"hand", SIM_P_HAND, .type_doc = "`[a, b]`", .def_doc = "none", .doc = "by hand"},
+    {"inner", SIM_P_INCLUDE, SIM_P_AT(struct pt, in, struct pt_inner), .rows = PT_INNER},
+    {NULL}};
+
+static void params_table_reads_checks_and_documents(void)
+{
+    struct pt v;
+    memset(&v, 0xff, sizeof v);
+    cJSON *j = cJSON_Parse("{\"l\": 7, \"hand\": [1, 2]}");
+    REQUIRE_OK(sim_params_read(PT, j, "sec", &v));
+    CHECK(v.num == 20 && v.i == 4 && v.e == 1 && v.l == 7 && v.b && strcmp(v.str, "dflt") == 0 &&
+              v.obj == NULL && v.in.x == 0.5,
+          "defaults: %g %d %d %ld %d %s %g", v.num, v.i, v.e, v.l, v.b, v.str, v.in.x);
+    cJSON_Delete(j);
+    j = cJSON_Parse("{\"num_ms\": 2.5, \"i\": 8, \"e\": \"three\", \"l\": 1099511627776,"
+                    " \"b\": false, \"str\": \"s\", \"obj\": {}, \"x\": 1}");
+    REQUIRE_OK(sim_params_read(PT, j, "sec", &v));
+    CHECK(v.num == 2.5 && v.i == 8 && v.e == 2 && v.l == (1L << 40) && !v.b &&
+              strcmp(v.str, "s") == 0 && cJSON_IsObject(v.obj) && v.in.x == 1,
+          "values: %g %d %d %ld %d %s %g", v.num, v.i, v.e, v.l, v.b, v.str, v.in.x);
+    cJSON_Delete(j);
+    static const struct { const char *json, *want; } bad[] = {
+        {"{\"l\": 1, \"y\": 1}",
+         "sec.y: unknown key (expected one of: num_ms, i, e, l, b, str, obj, hand, x)"},
+        {"{\"l\": 1, \"i\": 9}", "sec.i: expected an integer in [1, 8], got 9"},
+        {"{\"l\": 1, \"num_ms\": 0}", "sec.num_ms: expected a positive number, got 0"},
+        {"{\"l\": 1, \"num_ms\": 1e12}", "sec.num_ms: expected a duration of at most 1e+08 s"},
+        {"{\"l\": 1, \"e\": \"four\"}", "sec.e: expected one of"},
+        {"{\"l\": 1, \"x\": 2}", "sec.x: expected a number in [0, 1], got 2"},
+        {"{\"l\": 1, \"obj\": 3}", "sec.obj: expected an object"},
+        {"{}", "sec.l: missing"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        j = cJSON_Parse(bad[k].json);
+        CHECK(sim_params_read(PT, j, "sec", &v) == SIM_EINVAL &&
+                  strstr(sim_err_msg(), bad[k].want) != NULL,
+              "%s: expected \"%s\" in: %s", bad[k].json, bad[k].want, sim_err_msg());
+        cJSON_Delete(j);
+    }
+    /* an absent section: the defaults, and a required key missing */
+    CHECK(sim_params_read(PT, NULL, "sec", &v) == SIM_EINVAL && strstr(sim_err_msg(), "sec.l"),
+          "absent section: %s", sim_err_msg());
+    /* values without the check of keys: the rows another table includes */
+    j = cJSON_Parse("{\"x\": 0.25, \"other\": 1}");
+    REQUIRE_OK(sim_params_values(PT_INNER, j, "sec", &v.in));
+    CHECK(v.in.x == 0.25, "included value %g", v.in.x);
+    cJSON_Delete(j);
+    CHECK(sim_params_count(PT) == 9 && sim_params_find(PT, "x") == &PT_INNER[0] &&
+              sim_params_find(PT, "inner") == NULL && sim_params_find(PT, "nope") == NULL,
+          "count %d, find", sim_params_count(PT));
+    /* the docs' rows */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    REQUIRE_OK(f == NULL);
+    sim_params_markdown(PT, "sec", f);
+    fclose(f);
+    static const char *const rows[] = {
+        "| `sec.num_ms` | > 0, 20 | a duration |\n",
+        "| `sec.i` | integer in [1, 8], 4 | an int |\n",
+        "| `sec.e` | `one`, `two`, `three`, `two` | a choice |\n",
+        "| `sec.l` | integer in [0, 1099511627776], required | required |\n",
+        "| `sec.b` | bool, true | a flag |\n",
+        "| `sec.str` | string, \"dflt\" | text |\n",
+        "| `sec.obj` | object | an object |\n",
+        "| `sec.hand` | `[a, b]`, none | by hand |\n",
+        "| `sec.x` | in [0, 1], 0.5 | shared |\n"};
+    size_t at = 0;
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        CHECK(strncmp(buf + at, rows[k], strlen(rows[k])) == 0, "row %zu: want %s got %s", k,
+              rows[k], buf + at);
+        at += strlen(rows[k]);
+    }
+    CHECK(at == len, "%zu bytes of rows, %zu written", at, len);
+    free(buf);
 }
 
 /* M/D/1: batch size 1, deterministic service D, Poisson arrivals, one GPU, FIFO.
@@ -1685,6 +1791,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"nodes_config", nodes_config},
           {"cpu_measured_scaling", cpu_measured_scaling},
           {"json_set_paths", json_set_paths},
+          {"params_table_reads_checks_and_documents", params_table_reads_checks_and_documents},
           {"md1_mean_wait", md1_mean_wait},
           {"overload_stops_the_run", overload_stops_the_run},
           {"store_image_merges", store_image_merges},

@@ -1,0 +1,204 @@
+/* sim_param — reading, checking and documenting a table of settings (sim_param.h). */
+#include "sim_param.h"
+
+#include <string.h>
+
+#include "sim_err.h"
+
+#define AT(base, row, type) ((type *)((char *)(base) + (row)->off))
+
+int sim_params_count(const struct sim_param *t)
+{
+    int n = 0;
+    for (; t && t->key; t++)
+        n += t->type == SIM_P_INCLUDE ? sim_params_count(t->rows) : 1;
+    return n;
+}
+
+const struct sim_param *sim_params_find(const struct sim_param *t, const char *key)
+{
+    for (; t && t->key; t++) {
+        const struct sim_param *r = t->type == SIM_P_INCLUDE ? sim_params_find(t->rows, key)
+                                    : strcmp(t->key, key) == 0 ? t : NULL;
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
+static int enum_index(const struct sim_param *r)
+{
+    for (int i = 0; r->sdef && r->choices[i]; i++)
+        if (strcmp(r->choices[i], r->sdef) == 0)
+            return i;
+    return 0;
+}
+
+void sim_params_defaults(const struct sim_param *t, void *base)
+{
+    for (const struct sim_param *r = t; r && r->key; r++) {
+        if (r->flags & SIM_P_NODEF)
+            continue;
+        switch (r->type) {
+        case SIM_P_NUM: *AT(base, r, double) = r->def; break;
+        case SIM_P_INT: *AT(base, r, int) = (int)r->def; break;
+        case SIM_P_LONG: *AT(base, r, long) = (long)r->def; break;
+        case SIM_P_BOOL: *AT(base, r, bool) = r->def != 0; break;
+        case SIM_P_STR: *AT(base, r, const char *) = r->sdef; break;
+        case SIM_P_ENUM: *AT(base, r, int) = enum_index(r); break;
+        case SIM_P_OBJ:
+        case SIM_P_ARR: *AT(base, r, const cJSON *) = NULL; break;
+        case SIM_P_HAND: break;
+        case SIM_P_INCLUDE: sim_params_defaults(r->rows, AT(base, r, char)); break;
+        }
+    }
+}
+
+int sim_params_keys(const struct sim_param *t, const cJSON *obj, const char *path)
+{
+    const char *keys[128];
+    int n = 0;
+    const struct sim_param *stack[8] = {t};
+    for (int d = 0; d >= 0;) {            /* the rows in order, included tables in place */
+        const struct sim_param *r = stack[d];
+        if (!r || !r->key) {
+            if (--d >= 0)
+                stack[d]++;
+            continue;
+        }
+        if (r->type == SIM_P_INCLUDE && d < 7) {
+            stack[++d] = r->rows;
+            continue;
+        }
+        if (r->type != SIM_P_INCLUDE && n < 127)
+            keys[n++] = r->key;
+        stack[d]++;
+    }
+    keys[n] = NULL;
+    return sim_json_keys(obj, path, keys);
+}
+
+static int read_row(const struct sim_param *r, const cJSON *obj, const char *path, void *base)
+{
+    bool req = r->flags & SIM_P_REQUIRED;
+    long l;
+    int rc;
+    switch (r->type) {
+    case SIM_P_NUM:
+        return sim_json_num(obj, path, r->key, req, r->cons, AT(base, r, double));
+    case SIM_P_INT:
+        l = *AT(base, r, int);
+        if ((rc = sim_json_int(obj, path, r->key, req, r->lo, r->hi, &l)))
+            return rc;
+        *AT(base, r, int) = (int)l;
+        return 0;
+    case SIM_P_LONG:
+        return sim_json_int(obj, path, r->key, req, r->lo, r->hi, AT(base, r, long));
+    case SIM_P_BOOL:
+        return sim_json_bool(obj, path, r->key, req, AT(base, r, bool));
+    case SIM_P_STR:
+        return sim_json_str(obj, path, r->key, req, AT(base, r, const char *));
+    case SIM_P_ENUM:
+        return sim_json_enum(obj, path, r->key, req, r->choices, AT(base, r, int));
+    case SIM_P_OBJ:
+        return sim_json_obj(obj, path, r->key, req, AT(base, r, const cJSON *));
+    case SIM_P_ARR:
+        return sim_json_arr(obj, path, r->key, req, AT(base, r, const cJSON *));
+    case SIM_P_HAND:
+        return 0;
+    case SIM_P_INCLUDE:
+        return sim_params_values(r->rows, obj, path, AT(base, r, char));
+    }
+    return 0;
+}
+
+static int values(const struct sim_param *t, const cJSON *obj, const char *path, void *base)
+{
+    int rc;
+    for (const struct sim_param *r = t; r && r->key; r++)
+        if ((rc = read_row(r, obj, path, base)))
+            return rc;
+    return 0;
+}
+
+int sim_params_values(const struct sim_param *t, const cJSON *obj, const char *path, void *base)
+{
+    sim_params_defaults(t, base);
+    return values(t, obj, path, base);
+}
+
+int sim_params_read(const struct sim_param *t, const cJSON *obj, const char *path, void *base)
+{
+    int rc;
+    sim_params_defaults(t, base);
+    if (obj && (rc = sim_params_keys(t, obj, path)))
+        return rc;
+    return values(t, obj, path, base);
+}
+
+static void range_text(const struct sim_param *r, char *buf, size_t size)
+{
+    static const char *const cons[] = {[SIM_J_ANY] = "number", [SIM_J_POS] = "> 0",
+                                       [SIM_J_NONNEG] = ">= 0", [SIM_J_UNIT] = "in [0, 1]"};
+    size_t l;
+    switch (r->type) {
+    case SIM_P_NUM: snprintf(buf, size, "%s", cons[r->cons]); break;
+    case SIM_P_INT:
+    case SIM_P_LONG: snprintf(buf, size, "integer in [%ld, %ld]", r->lo, r->hi); break;
+    case SIM_P_BOOL: snprintf(buf, size, "bool"); break;
+    case SIM_P_STR: snprintf(buf, size, "string"); break;
+    case SIM_P_ENUM:
+        buf[0] = '\0';
+        for (int i = 0; r->choices[i]; i++) {
+            l = strlen(buf);
+            snprintf(buf + l, size - l, "%s`%s`", i ? ", " : "", r->choices[i]);
+        }
+        break;
+    case SIM_P_OBJ: snprintf(buf, size, "object"); break;
+    case SIM_P_ARR: snprintf(buf, size, "array"); break;
+    case SIM_P_HAND: snprintf(buf, size, "see meaning"); break;
+    case SIM_P_INCLUDE: buf[0] = '\0'; break;
+    }
+}
+
+static void default_text(const struct sim_param *r, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (r->def_doc)
+        snprintf(buf, size, "%s", r->def_doc);
+    else if (r->flags & SIM_P_REQUIRED)
+        snprintf(buf, size, "required");
+    else if (r->type == SIM_P_NUM || r->type == SIM_P_INT || r->type == SIM_P_LONG)
+        snprintf(buf, size, "%.15g", r->def);
+    else if (r->type == SIM_P_BOOL)
+        snprintf(buf, size, "%s", r->def != 0 ? "true" : "false");
+    else if (r->type == SIM_P_STR && r->sdef)
+        snprintf(buf, size, "\"%s\"", r->sdef);
+    else if (r->type == SIM_P_ENUM)
+        snprintf(buf, size, "`%s`", r->choices[enum_index(r)]);
+}
+
+void sim_params_type_text(const struct sim_param *row, char *buf, size_t size)
+{
+    char range[512], def[256];
+    if (row->type_doc)
+        snprintf(range, sizeof range, "%s", row->type_doc);
+    else
+        range_text(row, range, sizeof range);
+    default_text(row, def, sizeof def);
+    snprintf(buf, size, "%s%s%s", range, def[0] ? ", " : "", def);
+}
+
+void sim_params_markdown(const struct sim_param *t, const char *prefix, FILE *f)
+{
+    for (const struct sim_param *r = t; r && r->key; r++) {
+        if (r->type == SIM_P_INCLUDE) {
+            sim_params_markdown(r->rows, prefix, f);
+            continue;
+        }
+        char type[1024];
+        sim_params_type_text(r, type, sizeof type);
+        fprintf(f, "| `%s%s%s` | %s | %s |\n", prefix && prefix[0] ? prefix : "",
+                prefix && prefix[0] ? "." : "", r->key, type, r->doc ? r->doc : "");
+    }
+}
