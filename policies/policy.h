@@ -44,6 +44,7 @@ int policy_preset_apply(const struct policy_preset *ps, cJSON *params);
 
 /* The parameters of config `autoscale` (autoscale.c), shared by the autoscalers. */
 struct policy_autoscale {
+    int kind;                          /* 0 none, else the autoscaler (the config's names) */
     int min_gpus;                      /* never fewer executors up or starting */
     double bad_rate_threshold;         /* symphony: add N r/(1-r) when r is above it */
     double keep_idle;                  /* symphony: release N (f - keep_idle) */

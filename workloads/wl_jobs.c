@@ -8,6 +8,7 @@
 
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 
 #define MAX_JOBS 100000
 
@@ -90,19 +91,39 @@ static int sort_jobs(struct sim_world *w)
     return 0;
 }
 
+const struct sim_param wl_jobs_keys[] = {
+    {"kinds", SIM_P_HAND, .type_doc = "`[{name, iterations, iter_ms, speedup: [S(1), S(2), ...], "
+     "cross_node, start_s, reconfig_s, shrink_s}]`", .def_doc = "required",
+     .doc = "training jobs (DynamoML's), a second kind of work: a job of n workers (each holding "
+            "a whole GPU of the ledger, worker 0 the chief) progresses at S(n) / iter_ms "
+            "iterations per ms, divided by `cross_node` (>= 1, default 1) when its workers and "
+            "parameter server are not all on one node; no progress for `start_s` after it is "
+            "placed, `reconfig_s` after workers are added, `shrink_s` after one is removed "
+            "(defaults 0). `iterations` > 0; 1 to 16 speed-ups; at most 1,000 kinds"},
+    {"arrivals", SIM_P_HAND, .type_doc = "`[{kind, at_s, count, init_workers, max_workers}]`",
+     .def_doc = "required", .doc = "`count` jobs (default 1) of `kind` arriving at `at_s` (default 0); 1 <= "
+            "`init_workers` (default 1) <= `max_workers` (default init) <= the kind's speed-ups, "
+            "and at most the cluster's GPUs. Jobs are numbered in arrival order (ties: as "
+            "written). A policy places them (the engine's job API, `sim.h`: `dynamoml`); a "
+            "policy that does not place jobs is refused"},
+    {"end_when_done", SIM_P_BOOL, SIM_P_AT(struct sim_world, end_when_done, bool), .def = 0,
+     .doc = "the run ends when the last job ends, but not before the clients' schedule is over "
+            "(`workload.clients`: step_s x counts) nor within 1 s of the warm-up, and at the "
+            "latest at `duration_s` (then a cap): results (rates, GPU-seconds, "
+            "`runs.duration_s`) cover the run as it was; arrivals after the end are not made"},
+    {NULL}};
+
 int wl_jobs_parse(const cJSON *root, struct sim_world *w)
 {
-    static const char *const keys[] = {"kinds", "arrivals", "end_when_done", NULL};
     static const char *const akeys[] = {"kind", "at_s", "count", "init_workers", "max_workers",
                                         NULL};
     const cJSON *o, *kinds, *arrs;
     int rc;
     if ((rc = sim_json_obj(root, "", "jobs", false, &o)) || !o)
         return rc;
-    if ((rc = sim_json_keys(o, "jobs", keys)) ||
+    if ((rc = sim_params_read(wl_jobs_keys, o, "jobs", w)) ||
         (rc = sim_json_arr(o, "jobs", "kinds", true, &kinds)) ||
-        (rc = sim_json_arr(o, "jobs", "arrivals", true, &arrs)) ||
-        (rc = sim_json_bool(o, "jobs", "end_when_done", false, &w->end_when_done)))
+        (rc = sim_json_arr(o, "jobs", "arrivals", true, &arrs)))
         return rc;
     int nk = cJSON_GetArraySize(kinds), total_gpus = 0;
     for (int n = 0; n < w->nnodes; n++)

@@ -13,10 +13,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "sim_param.h"
 #include "sim_world.h"
 
 /* The most kinds of job a config may declare (names are checked pairwise for repeats). */
 #define WL_MAX_JOB_KINDS 1000
+
+/* The keys of `jobs` (sim/util/sim_param.h: kinds and arrivals read by hand). */
+extern const struct sim_param wl_jobs_keys[];
 
 /* Parses root's `jobs` (absent: no jobs) into w (w->nodes must be set: initial workers are
  * checked against the GPUs). Errors name the JSON path. */

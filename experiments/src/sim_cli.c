@@ -18,6 +18,7 @@
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_out.h"
+#include "sim_param.h"
 #include "wl_zoo.h"
 #include "sim_json.h"
 #include "sim_wall.h"
@@ -63,7 +64,7 @@ struct opts {
     const char *sets[MAX_SETS];
     char *owned[MAX_SETS];              /* the PATH=@FILE overrides, with the file's JSON */
     int nsets;
-    bool seed_given, json, quiet, no_db, no_reference, force;
+    bool seed_given, json, quiet, no_db, no_reference, force, markdown, policy_given, own;
     const char *policy;
     uint64_t seed;
     double duration, rate, sample;
@@ -76,6 +77,7 @@ static int cmd_goodput(const struct opts *o);
 static int cmd_sweep(const struct opts *o);
 static int cmd_plan(const struct opts *o);
 static int cmd_policies(const struct opts *o);
+static int cmd_keys(const struct opts *o);
 static int cmd_bench(const struct opts *o);
 static int cmd_export(int argc, char **argv);
 
@@ -178,6 +180,17 @@ static const struct command {
     {"policies", "policies", "list the registered policies", "policies",
      "Lists the registered policies and their presets.\n", "Exit status: 0.\n", cmd_policies,
      NULL, false, false, 0, {NULL}},
+    {"keys", "keys [PREFIX]", "every config key (or a policy's params): type, default, meaning",
+     "keys [PREFIX] [options]",
+     "Lists every key a config takes, as declared in the code's tables: its type and range,\n"
+     "its default and what it means (docs/config.md's reference is this list). PREFIX: only\n"
+     "the keys that start with it (`servesim keys cluster.`).\n\n"
+     "options:\n"
+     "  --policy NAME     the keys of policy.params that policy NAME takes instead\n"
+     "  --own             with --policy: leave out the params it shares with other policies\n"
+     "  --markdown        Markdown table rows, as the docs show them\n",
+     "Exit status: 0; 2 an unknown policy, or no key starts with PREFIX.\n", cmd_keys, NULL,
+     false, false, 1, {"--policy", "--own", "--markdown", NULL}},
     {"bench", "bench", "throughput benchmark: Symphony, 64 GPUs, the 35-model 1080Ti zoo",
      "bench [options]",
      "Throughput benchmark: Symphony (or --policy), 64 GPUs, the 35-model 1080Ti zoo, with a\n"
@@ -353,8 +366,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->sets[o->nsets++] = "keep_warmup=true";
         } else if (strcmp(a, "--no-reference") == 0) {
             o->no_reference = true;
+        } else if (strcmp(a, "--markdown") == 0) {
+            o->markdown = true;
+        } else if (strcmp(a, "--own") == 0) {
+            o->own = true;
         } else if (strcmp(a, "--policy") == 0 && has_next) {
             o->policy = argv[++i];
+            o->policy_given = true;
         } else if (strcmp(a, "--db") == 0 && has_next) {
             o->db = argv[++i];
             if (!o->db[0])
@@ -579,6 +597,45 @@ static int cmd_plan(const struct opts *o)
     }
     sim_plan_free(&p);
     return rc ? fail(rc) : 0;
+}
+
+/* `keys`: the config's tables (sim_config_keys) or a policy's (policy_ops.params). */
+static int cmd_keys(const struct opts *o)
+{
+    const struct sim_param *t = sim_config_keys();
+    const char *prefix = "";
+    if (o->policy_given) {
+        const struct policy_ops *p = policy_find(o->policy);
+        if (!p) {
+            char list[512];
+            policy_names(list, sizeof list);
+            return fail(sim_err_set(SIM_EUSAGE, "--policy: expected one of %s, got \"%s\"",
+                                    list, o->policy));
+        }
+        t = p->params;
+        prefix = o->markdown ? "" : "policy.params";
+    }
+    if (o->own && !o->policy_given)
+        return fail(sim_err_set(SIM_EUSAGE, "--own: only with --policy"));
+    if (o->markdown) {
+        if (o->policy_given && sim_params_count(t) == 0) {
+            printf("Policy %s takes no params.\n", o->policy);
+            return 0;
+        }
+        printf("| %s | type, default | meaning |\n|---|---|---|\n",
+               o->policy_given ? "param" : "key");
+        for (const struct sim_param *r = t; r && r->key; r++) {
+            struct sim_param one[2] = {*r, {NULL}};     /* one row at a time: --own skips */
+            if (!(o->own && r->type == SIM_P_INCLUDE))  /* the shared (included) ones */
+                sim_params_markdown(one, prefix, stdout);
+        }
+        return 0;
+    }
+    if (sim_params_text(t, prefix, o->config, stdout) == 0 && (o->config || !o->policy_given))
+        return fail(sim_err_set(SIM_EUSAGE, "keys: no key starts with \"%s\"%s%s", o->config,
+                                o->policy_given ? " among the params of " : "",
+                                o->policy_given ? o->policy : ""));
+    return 0;
 }
 
 static int cmd_policies(const struct opts *o)

@@ -15,6 +15,7 @@
 #include "sim_config_int.h"
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 #include "sim_rng.h"
 #include "wl_clients.h"
 #include "wl_jobs.h"
@@ -69,59 +70,93 @@ void sim_config_destroy(struct sim_config *cfg)
     free(cfg);
 }
 
+#define WD(f) SIM_P_AT(struct sim_world, f, double)
+static const struct sim_param NETWORK_JITTER[] = {
+    {"kind", SIM_P_ENUM, SIM_P_AT_ENUM(struct sim_world, jitter), .choices = JITTERS,
+     .flags = SIM_P_REQUIRED, .doc = "the delay's distribution"},
+    {"mean_us", SIM_P_NUM, WD(jitter_mean_us), .cons = SIM_J_POS,
+     .def_doc = "required unless `kind` is `none`", .doc = "its mean"},
+    {"sigma", SIM_P_NUM, WD(jitter_sigma), .cons = SIM_J_POS, .def = 1,
+     .doc = "`lognormal`: the sigma of its logarithm"},
+    {NULL}};
+static const struct sim_param NETWORK[] = {
+    {"ctrl_us", SIM_P_NUM, WD(ctrl_us), .cons = SIM_J_NONNEG, .def = 20,
+     .doc = "control message delay (frontend -> scheduler, scheduler -> GPU)"},
+    {"data_us_per_request", SIM_P_NUM, WD(data_us_per_request), .cons = SIM_J_NONNEG, .def = 10,
+     .doc = "per-request input fetch by the GPU (a batch of b waits ctrl + b * data)"},
+    {"resp_us", SIM_P_NUM, WD(resp_us), .cons = SIM_J_NONNEG, .def = 20,
+     .doc = "response delay; a request is on time if its response arrives by arrival + SLO"},
+    {"jitter", SIM_P_SECTION, .rows = NETWORK_JITTER, .def_doc = "none",
+     .doc = "extra random delay on each message"},
+    {NULL}};
+
 static int parse_network(struct sim_config *c, const cJSON *root)
 {
-    static const char *const keys[] = {"ctrl_us", "data_us_per_request", "resp_us", "jitter", NULL};
-    static const char *const jkeys[] = {"kind", "mean_us", "sigma", NULL};
     const cJSON *n, *j;
-    int rc, kind = 0;
-    c->world.ctrl_us = 20;
-    c->world.data_us_per_request = 10;
-    c->world.resp_us = 20;
-    if ((rc = sim_json_obj(root, "", "network", false, &n)))
+    int rc;
+    if ((rc = sim_json_obj(root, "", "network", false, &n)) ||
+        (rc = sim_params_read(NETWORK, n, "network", &c->world)) ||
+        (rc = sim_json_obj(n, "network", "jitter", false, &j)) || !j)
         return rc;
-    if (!n)
-        return 0;
-    if ((rc = sim_json_keys(n, "network", keys)) ||
-        (rc = sim_json_num(n, "network", "ctrl_us", false, SIM_J_NONNEG, &c->world.ctrl_us)) ||
-        (rc = sim_json_num(n, "network", "data_us_per_request", false, SIM_J_NONNEG, &c->world.data_us_per_request)) ||
-        (rc = sim_json_num(n, "network", "resp_us", false, SIM_J_NONNEG, &c->world.resp_us)) ||
-        (rc = sim_json_obj(n, "network", "jitter", false, &j)))
+    double mean = 0;                    /* the jitter's mean is required unless it is none */
+    if ((rc = sim_params_read(NETWORK_JITTER, j, "network.jitter", &c->world)) ||
+        (c->world.jitter != SIM_JIT_NONE &&
+         (rc = sim_json_num(j, "network.jitter", "mean_us", true, SIM_J_POS, &mean))))
         return rc;
-    if (j) {
-        if ((rc = sim_json_keys(j, "network.jitter", jkeys)) ||
-            (rc = sim_json_enum(j, "network.jitter", "kind", true, JITTERS, &kind)))
-            return rc;
-        c->world.jitter = (enum sim_jitter)kind;
-        if (c->world.jitter != SIM_JIT_NONE &&
-            (rc = sim_json_num(j, "network.jitter", "mean_us", true, SIM_J_POS, &c->world.jitter_mean_us)))
-            return rc;
-        c->world.jitter_sigma = 1.0;
-        if (c->world.jitter == SIM_JIT_LOGNORMAL &&
-            (rc = sim_json_num(j, "network.jitter", "sigma", false, SIM_J_POS, &c->world.jitter_sigma)))
-            return rc;
-    }
     return 0;
 }
 
 /* policy: {name, preset, params}. A preset's params are merged into the config's own tree
  * (keys given in params win), so the stored config_json holds what the run used; without a
  * preset the policy's default one (its built-in defaults) is named and merged the same way. */
+struct policy_in {
+    const char *name, *preset;
+    const cJSON *params;
+    double plan_quantile;
+};
+#define PI(f, type) SIM_P_AT(struct policy_in, f, type)
+static const struct sim_param POLICY[] = {
+    {"name", SIM_P_STR, PI(name, const char *), .sdef = "symphony",
+     .type_doc = "`symphony` (default), `nexus`, `clockwork`, `shepherd`, `fifo`; with "
+                 "`cluster.nodes` (CPU executors) `roma`, `rr-ct`, `rr-rules`, `rr-max`, "
+                 "`rr-min`; for lanes and shared devices (`cluster.lanes`, "
+                 "`cluster.interference`) `fifo`, `rrl-static`, `rrl`, `rrl-oracle`, "
+                 "`rrl-capes` and `rrl-deeprm` (GPU or CPU); for applications also `fa2`, "
+                 "`fa2-optimal`, `grandslam`, `inferline`, `ds2`; with training jobs and "
+                 "notebooks (`jobs`, `notebooks`) `dynamoml`", .def_doc = "",
+     .doc = "see `servesim policies` (checked against this list by `cli.docs_current`)"},
+    {"preset", SIM_P_STR, PI(preset, const char *),
+     .doc = "a named set of params: how the system's authors (or the paper that compared against "
+            "it) configured it — `symphony`: `nexuslb` (default); `nexus`: `paper` (default), "
+            "`original`, `nexuslb`; `clockwork`: `paper` (default), `infer4`, `infer5`; "
+            "`shepherd`: `paper` (default), `nexuslb`; `dynamoml`: `k8s`, `k8s-sharing`, "
+            "`k8s-scaling`, `dynamoml`. `servesim policies` lists each with its params and "
+            "source; the run's stored `config_json` holds the merged params"},
+    {"params", SIM_P_OBJ, PI(params, const cJSON *),
+     .doc = "policy parameters (docs/policies.md); keys given here override the preset's. A key "
+            "the policy does not take is an error that lists the keys it takes and names the "
+            "policies that do take it: after `--set policy.name=P` on a config written for "
+            "another policy, drop the other's params with `--set 'policy.params={}'`"},
+    {"plan_quantile", SIM_P_NUM, PI(plan_quantile, double), .cons = SIM_J_UNIT,
+     .type_doc = "(0, 1)", .def_doc = "absent",
+     .doc = "every policy plans with this quantile of a batch's duration (profiles with "
+            "`service`), e.g. 0.99; absent: with the mean `l(b)`. The engine's latency table "
+            "(`sim_latency_ns`, `sim_latency_table`), which all policies read, holds it; batches "
+            "still run for their drawn durations"},
+    {NULL}};
+#undef PI
+
 static int parse_policy(struct sim_config *c, cJSON *root)
 {
-    static const char *const keys[] = {"name", "preset", "params", "plan_quantile", NULL};
     const cJSON *p;
-    const char *name = "symphony", *preset = NULL;
+    struct policy_in in;
     int rc;
-    if ((rc = sim_json_obj(root, "", "policy", false, &p)))
+    if ((rc = sim_json_obj(root, "", "policy", false, &p)) ||
+        (rc = sim_params_read(POLICY, p, "policy", &in)))
         return rc;
-    if (p && ((rc = sim_json_keys(p, "policy", keys)) ||
-              (rc = sim_json_str(p, "policy", "name", false, &name)) ||
-              (rc = sim_json_str(p, "policy", "preset", false, &preset)) ||
-              (rc = sim_json_obj(p, "policy", "params", false, &c->world.policy_params)) ||
-              (rc = sim_json_num(p, "policy", "plan_quantile", false, SIM_J_UNIT,
-                                 &c->world.plan_quantile))))
-        return rc;
+    const char *name = in.name, *preset = in.preset;
+    c->world.policy_params = in.params;
+    c->world.plan_quantile = in.plan_quantile;
     double q = c->world.plan_quantile;
     if (q >= 1)
         return sim_err_set(SIM_EINVAL, "policy.plan_quantile: expected a quantile in (0, 1) "
@@ -162,113 +197,128 @@ static int parse_policy(struct sim_config *c, cJSON *root)
     return policy_check_params(c->world.policy, c->world.policy_params);
 }
 
+static const char *const RULES[] = {"worst", "aggregate", NULL};
+static const struct sim_param METRICS[] = {
+    {"percentile", SIM_P_NUM, WD(percentile), .cons = SIM_J_POS, .def = 99,
+     .type_doc = "in (0, 100)", .doc = "SLO percentile for the pass/fail predicate and goodput"},
+    {"sample_period_s", SIM_P_NUM, WD(sample_period_s), .cons = SIM_J_NONNEG, .def = 1,
+     .doc = "time-series sampling and control period (0 = none)"},
+    {NULL}};
+#define CS(f, type) SIM_P_AT(struct sim_config, f, type)
+static const struct sim_param SEARCH[] = {
+    {"start_scale", SIM_P_NUM, CS(search_start_scale, double), .cons = SIM_J_POS, .def = 1,
+     .doc = "first load scale probed by `goodput`"},
+    {"tolerance", SIM_P_NUM, CS(search_tol, double), .cons = SIM_J_POS, .def = 0.02,
+     .doc = "bisection stops at (hi - lo) / lo <= tolerance"},
+    {"max_probes", SIM_P_INT, CS(search_max_probes, int), .lo = 2, .hi = 200, .def = 24,
+     .doc = "bound on probes"},
+    {"rule", SIM_P_ENUM, SIM_P_AT_ENUM(struct sim_config, search_rule), .choices = RULES,
+     .doc = "what a probe of `goodput` or `plan` must meet. `worst`: every model's p-quantile "
+            "latency within its SLO, dropped requests counted as infinitely late — at most 1 − p "
+            "of each model's requests late or dropped (the Symphony paper's written definition). "
+            "`aggregate`: at most 1 − p of all models' requests together late or dropped, "
+            "whatever one model's share (what the Symphony authors' harness prints as \"avg\" "
+            "beside \"worst\": `100 - sum_success * 100 / total_queries` over every model, "
+            "abcdabcd987/nexuslb `tools/nexus_scheduler/run_nexus_main.cpp`, "
+            "`tools/bench_dispatcher/run_rankmt_main.cpp`). Both bad fractions are printed and "
+            "stored with every probe (`goodput_search`, `plan_probes`) and the rule with the "
+            "search (`goodput_search.rule`, `plans.rule`); with one model the two agree. Under "
+            "`aggregate` a model no batch can serve does not end the search before it starts "
+            "(its requests are only part of the bad fraction)"},
+    {NULL}};
+#undef CS
+
 static int parse_rest(struct sim_config *c, const cJSON *root)
 {
-    static const char *const mkeys[] = {"percentile", "sample_period_s", NULL};
-    static const char *const skeys[] = {"start_scale", "tolerance", "max_probes", "rule", NULL};
-    static const char *const rules[] = {"worst", "aggregate", NULL};
     const cJSON *m, *s;
-    long fe = 1, probes = 24;
-    int rc, split = 0, rule = 0;
-    c->world.percentile = 99;
-    c->world.sample_period_s = 1;
-    c->search_start_scale = 1;
-    c->search_tol = 0.02;
-    if ((rc = sim_json_int(root, "", "frontends", false, 1, 4096, &fe)) ||
-        (rc = sim_json_enum(root, "", "frontend_split", false, SPLITS, &split)) ||
-        (rc = sim_json_obj(root, "", "metrics", false, &m)) ||
-        (rc = sim_json_obj(root, "", "search", false, &s)))
-        return rc;
-    c->world.frontends = (int)fe;
-    c->world.frontend_split = (enum sim_split)split;
-    if (m && ((rc = sim_json_keys(m, "metrics", mkeys)) ||
-              (rc = sim_json_num(m, "metrics", "percentile", false, SIM_J_POS, &c->world.percentile)) ||
-              (rc = sim_json_num(m, "metrics", "sample_period_s", false, SIM_J_NONNEG, &c->world.sample_period_s))))
+    int rc;
+    if ((rc = sim_json_obj(root, "", "metrics", false, &m)) ||
+        (rc = sim_json_obj(root, "", "search", false, &s)) ||
+        (rc = sim_params_read(METRICS, m, "metrics", &c->world)))
         return rc;
     if (c->world.percentile >= 100)
         return sim_err_set(SIM_EINVAL, "metrics.percentile: expected a number in (0, 100), got %.15g",
                            c->world.percentile);
-    if (s && ((rc = sim_json_keys(s, "search", skeys)) ||
-              (rc = sim_json_num(s, "search", "start_scale", false, SIM_J_POS, &c->search_start_scale)) ||
-              (rc = sim_json_num(s, "search", "tolerance", false, SIM_J_POS, &c->search_tol)) ||
-              (rc = sim_json_int(s, "search", "max_probes", false, 2, 200, &probes)) ||
-              (rc = sim_json_enum(s, "search", "rule", false, rules, &rule))))
-        return rc;
-    c->search_max_probes = (int)probes;
-    c->search_rule = (enum sim_search_rule)rule;
-    return 0;
+    return sim_params_read(SEARCH, s, "search", c);
 }
 
 /* `controller` (sim_world.h, struct sim_ctrl_cfg): the central controller's own time. */
+#define CC(f, type) SIM_P_AT(struct sim_ctrl_cfg, f, type)
+static const struct sim_param CONTROLLER[] = {
+    {"threads", SIM_P_INT, CC(threads, int), .lo = 1, .hi = 1024, .def = 1,
+     .doc = "the controller's scheduler threads"},
+    {"us_per_request", SIM_P_NUM, CC(us_per_request, double), .cons = SIM_J_NONNEG,
+     .type_doc = ">= 0 and <= 1e6", .doc = "each request admitted to a central queue"},
+    {"us_per_candidate", SIM_P_NUM, CC(us_per_candidate, double), .cons = SIM_J_NONNEG,
+     .type_doc = ">= 0 and <= 1e6", .doc = "each candidate the policy says it examined"},
+    {"us_per_batch", SIM_P_NUM, CC(us_per_batch, double), .cons = SIM_J_NONNEG,
+     .type_doc = ">= 0 and <= 1e6", .doc = "each batch dispatched centrally"},
+    {NULL}};
+#undef CC
+
 static int parse_controller(struct sim_config *c, const cJSON *root)
 {
-    static const char *const keys[] = {"threads", "us_per_request", "us_per_candidate",
-                                       "us_per_batch", NULL};
     static const char *const costs[] = {"us_per_request", "us_per_candidate", "us_per_batch"};
     const cJSON *o;
-    long threads = 1;
     int rc;
     if ((rc = sim_json_obj(root, "", "controller", false, &o)) || !o)
         return rc;
+    if ((rc = sim_params_read(CONTROLLER, o, "controller", &c->world.ctrl)))
+        return rc;
     double *v[] = {&c->world.ctrl.us_per_request, &c->world.ctrl.us_per_candidate,
                    &c->world.ctrl.us_per_batch};
-    if ((rc = sim_json_keys(o, "controller", keys)) ||
-        (rc = sim_json_int(o, "controller", "threads", false, 1, 1024, &threads)))
-        return rc;
-    for (int i = 0; i < 3; i++) {
-        if ((rc = sim_json_num(o, "controller", costs[i], false, SIM_J_NONNEG, v[i])))
-            return rc;
+    for (int i = 0; i < 3; i++)
         if (*v[i] > 1e6)
             return sim_err_set(SIM_EINVAL, "controller.%s: expected at most 1e6 us (1 s), got %.15g",
                                costs[i], *v[i]);
-    }
-    c->world.ctrl.threads = (int)threads;
     return 0;
 }
 
 /* `autoscale` (policies/autoscale.c): which autoscaler, and its parameters. */
+static const char *const AUTOSCALERS[] = {"none", "symphony", "target_util", "hpa", NULL};
+#define AD(f) SIM_P_AT(struct policy_autoscale, f, double)
+static const struct sim_param AUTOSCALE[] = {
+    {"kind", SIM_P_ENUM, SIM_P_AT_ENUM(struct policy_autoscale, kind), .choices = AUTOSCALERS,
+     .flags = SIM_P_REQUIRED, .doc = "the autoscaler (below)"},
+    {"min_gpus", SIM_P_INT, SIM_P_AT(struct policy_autoscale, min_gpus, int), .lo = 1,
+     .hi = 1 << 20, .def = 1, .doc = "never fewer executors up or starting"},
+    {"bad_rate_threshold", SIM_P_NUM, AD(bad_rate_threshold), .cons = SIM_J_UNIT, .def = 0.01,
+     .doc = "`symphony`: add executors above this bad rate"},
+    {"keep_idle", SIM_P_NUM, AD(keep_idle), .cons = SIM_J_UNIT, .def = 0.1,
+     .doc = "`symphony`: the idle fraction kept when releasing"},
+    {"target_util", SIM_P_NUM, AD(target_util), .cons = SIM_J_UNIT, .def = 0.7,
+     .type_doc = "in (0, 1]", .doc = "`target_util`: the utilisation aimed at"},
+    {"tolerance", SIM_P_NUM, AD(tolerance), .cons = SIM_J_UNIT, .def = 0.1,
+     .doc = "`target_util`, `hpa`: no change within this relative band"},
+    {"cooldown_s", SIM_P_NUM, AD(cooldown_s), .cons = SIM_J_NONNEG, .def = 30,
+     .doc = "`symphony`, `target_util`: no release within this long of the last action"},
+    {"target_rps", SIM_P_NUM, AD(target_rps), .cons = SIM_J_POS, .def = 20,
+     .doc = "`hpa`: the request rate per executor aimed at (DynamoML's)"},
+    {"sync_s", SIM_P_NUM, AD(sync_s), .cons = SIM_J_POS, .def = 15,
+     .doc = "`hpa`: its period (Kubernetes' default)"},
+    {"window_s", SIM_P_NUM, AD(window_s), .cons = SIM_J_POS, .def = 30,
+     .doc = "`hpa`: the rate is measured over this window"},
+    {"stabilization_s", SIM_P_NUM, AD(stabilization_s), .cons = SIM_J_NONNEG, .def = 300,
+     .doc = "`hpa`: scale down to the largest recommendation of this long"},
+    {NULL}};
+#undef AD
+
 static int parse_autoscale(struct sim_config *c, const cJSON *root)
 {
-    static const char *const keys[] = {"kind", "min_gpus", "bad_rate_threshold", "keep_idle",
-                                       "target_util", "tolerance", "cooldown_s", "target_rps",
-                                       "sync_s", "window_s", "stabilization_s", NULL};
-    static const char *const KINDS[] = {"none", "symphony", "target_util", "hpa", NULL};
     const char *P = "autoscale";
     struct policy_autoscale *a = &c->autoscale;
     const cJSON *o;
-    int kind = 0, rc;
-    long min_gpus = 1;
-    memset(a, 0, sizeof *a);
-    a->bad_rate_threshold = 0.01;
-    a->keep_idle = 0.1;
-    a->target_util = 0.7;
-    a->tolerance = 0.1;
-    a->cooldown_s = 30;
-    a->target_rps = 20;                 /* hpa: DynamoML's (ours), then Kubernetes' defaults */
-    a->sync_s = 15;
-    a->window_s = 30;
-    a->stabilization_s = 300;
+    int rc;
     c->world.autoscaler = NULL;
     c->world.autoscale_params = a;
-    if ((rc = sim_json_obj(root, "", "autoscale", false, &o)) || !o)
+    sim_params_defaults(AUTOSCALE, a);  /* absent: these, and kind none */
+    if ((rc = sim_json_obj(root, "", "autoscale", false, &o)) || !o ||
+        (rc = sim_params_read(AUTOSCALE, o, P, a)))
         return rc;
-    if ((rc = sim_json_keys(o, P, keys)) ||
-        (rc = sim_json_enum(o, P, "kind", true, KINDS, &kind)) ||
-        (rc = sim_json_int(o, P, "min_gpus", false, 1, 1 << 20, &min_gpus)) ||
-        (rc = sim_json_num(o, P, "bad_rate_threshold", false, SIM_J_UNIT, &a->bad_rate_threshold)) ||
-        (rc = sim_json_num(o, P, "keep_idle", false, SIM_J_UNIT, &a->keep_idle)) ||
-        (rc = sim_json_num(o, P, "target_util", false, SIM_J_UNIT, &a->target_util)) ||
-        (rc = sim_json_num(o, P, "tolerance", false, SIM_J_UNIT, &a->tolerance)) ||
-        (rc = sim_json_num(o, P, "cooldown_s", false, SIM_J_NONNEG, &a->cooldown_s)) ||
-        (rc = sim_json_num(o, P, "target_rps", false, SIM_J_POS, &a->target_rps)) ||
-        (rc = sim_json_num(o, P, "sync_s", false, SIM_J_POS, &a->sync_s)) ||
-        (rc = sim_json_num(o, P, "window_s", false, SIM_J_POS, &a->window_s)) ||
-        (rc = sim_json_num(o, P, "stabilization_s", false, SIM_J_NONNEG, &a->stabilization_s)))
-        return rc;
-    a->min_gpus = (int)min_gpus;
+    int kind = a->kind;
     if (kind == 0)
         return 0;
-    c->world.autoscaler = autoscaler_find(KINDS[kind]);
+    c->world.autoscaler = autoscaler_find(AUTOSCALERS[kind]);
     if (a->target_util <= 0)
         return sim_err_set(SIM_EINVAL, "autoscale.target_util: expected a number in (0, 1], "
                            "got 0");
@@ -327,36 +377,108 @@ static int extend_warmup(struct sim_config *c)
     return 0;
 }
 
+/* The top level: its own keys, and the sections, each read by its parser (their tables
+ * document them here in place: docs/config.md is this table, walked). */
+#define TI(f, type) SIM_P_AT(struct sim_config, top.f, type)
+#define TW(f, type) SIM_P_AT(struct sim_config, world.f, type)
+static const struct sim_param TOP[] = {
+    {"name", SIM_P_STR, TI(name, const char *), .sdef = "unnamed", .doc = "experiment name (results `runs.name`)"},
+    {"description", SIM_P_HAND, .type_doc = "string", .def_doc = "", .doc = "free text"},
+    {"seed", SIM_P_LONG, TI(seed, long), .lo = 0, .hi = 1L << 53, .def = 1,
+     .type_doc = "integer in [0, 2^53]", .doc = "master seed; every random stream derives from it and its name"},
+    {"duration_s", SIM_P_NUM, TW(duration_s, double), .cons = SIM_J_POS, .def = 60,
+     .type_doc = "> 0 and at most 1e7 (about 115 days)",
+     .doc = "arrivals are generated in [0, duration)"},
+    {"warmup_s", SIM_P_NUM, TW(warmup_s, double), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "requests arriving earlier are simulated but not counted. Steady state by default: "
+            "where it is shorter than the time the policy declares it needs to converge "
+            "(`servesim policies`; Nexus: two epochs, 60 s), `run`, `goodput`, `plan` and "
+            "`sweep` extend it to that time and `duration_s` by as much (the measured window "
+            "keeps its length), say so on stderr (not under `--quiet`) and in the table's "
+            "header, and keep the config's value in the JSON (`warmup_config_s`) and the "
+            "database (`runs.warmup_config_s`; `runs.warmup_s` is the one used). A workload that "
+            "changes over time (`trace`, `segments`, `random_segments`, `rate_schedules`, "
+            "`clients`) keeps its warm-up, with a warning: its timeline is absolute, so a longer "
+            "warm-up would move the measured window onto other phases"},
+    {"keep_warmup", SIM_P_BOOL, TI(keep_warmup, bool), .def = 0, .doc = "true (or the option `--keep-warmup`): use `warmup_s` as it is, to study a policy's "
+            "start-up transient; a warning then says the results include it"},
+    {"drain_s", SIM_P_NUM, TW(drain_s, double), .cons = SIM_J_NONNEG, .def = 10,
+     .doc = "after `duration_s`, time allowed for in-flight work; then queued requests are "
+            "dropped"},
+    {"cluster", SIM_P_SECTION, .rows = sim_config_cluster_keys},
+    {"controller", SIM_P_SECTION, .rows = CONTROLLER, .type_doc = "object", .def_doc = "none",
+     .doc = "the central controller's own time (`sim/sim_ctrl.c`): every policy callback is one "
+            "decision; one that costs time runs on the first free of `threads` scheduler "
+            "threads, so decisions queue while all are busy, and a batch it "
+            "dispatches centrally is ready only once its work up to that batch is done (then the "
+            "network's delays). Costs (us, the rows below): each request admitted to a "
+            "central queue, each candidate the policy says it examined (`sim_ctrl_examine`; "
+            "Clockwork: one strategy per supported batch size and GPU holding the model per "
+            "request, as its released controller pushes them, and one per strategy its loop "
+            "takes up), each batch dispatched centrally. A decision that costs nothing takes no "
+            "thread (executor-local decisions, a Nexus backend's, never wait). The report prints "
+            "the threads' busy fraction and the decisions' waits. Tested by hand: 1 ms per "
+            "admission saturates one thread at 2,000 req/s, the 500th request waits 251 ms "
+            "(`test_core ctrl_decisions_queue`); Measured costs, from the two controllers' "
+            "released data structures (`experiments/paper/controller_cost/`): Clockwork INFER4 "
+            "0.07-0.34 us per candidate (heap depth and CPU) on its 5 infer threads; Symphony's "
+            "rank thread 0.04-0.12 us per request and per batch. "
+            "`experiments/paper/resnet10_controller.sweep.json` is Figure 10 under these costs"},
+    {"models", SIM_P_HAND, .type_doc = "array", .def_doc = "required",
+     .doc = "model entries, or zoo references (below); names are unique, non-empty and without "
+            "control characters (a tab or newline would break `export` and `compare`)"},
+    {"workload", SIM_P_SECTION, .rows = sim_config_workload_keys},
+    {"application", SIM_P_HAND, .type_doc = "object", .def_doc = "",
+     .doc = "a DAG of the models with execution paths (below); requests are then the "
+            "application's"},
+    {"jobs", SIM_P_SECTION, .rows = wl_jobs_keys},
+    {"notebooks", SIM_P_HAND, .type_doc = "`{count, request, limit, idle_s, burst_s, window_s, "
+     "quota_ms, fixed}`", .def_doc = "", .doc = "DynamoML's notebooks (modeling work), up the whole run: each alternates idle "
+            "periods (exponential, mean `idle_s`, default 60) and bursts of GPU work "
+            "(exponential, mean `burst_s` of a whole GPU's time, default 15; `fixed`: exactly "
+            "the means) on the GPU share its policy places it on (`dynamoml`: with `sharing`, "
+            "`request` of a GPU (default 0.25), else a whole GPU); a GPU's notebooks take turns "
+            "holding its token for `quota_ms` (250) each: first those whose use over the last "
+            "`window_s` (10) is below request x window (the furthest below first), then the "
+            "least used, never above `limit` x window (`limit` 1, the default: no cap). "
+            "`request` <= `limit` <= 1. Results: `runs.notebook_slowdown` (mean time a burst "
+            "took / its work). A policy that does not place notebooks is refused"},
+    {"frontends", SIM_P_INT, TW(frontends, int), .lo = 1, .hi = 4096,
+     .def = 1, .type_doc = "integer in [1, 4096]", .doc = "frontends where requests enter"},
+    {"frontend_split", SIM_P_ENUM, SIM_P_AT_ENUM(struct sim_config, world.frontend_split),
+     .choices = SPLITS, .type_doc = "`independent` (default: one arrival process per model and "
+     "frontend at rate/F), `round_robin`, `random`", .doc = "how a model's arrivals are split over frontends"},
+    {"network", SIM_P_SECTION, .rows = NETWORK},
+    {"policy", SIM_P_SECTION, .rows = POLICY},
+    {"autoscale", SIM_P_SECTION, .rows = AUTOSCALE, .type_doc = "object", .def_doc = "none",
+     .doc = "an autoscaler acting every `metrics.sample_period_s` (below)"},
+    {"metrics", SIM_P_SECTION, .rows = METRICS},
+    {"search", SIM_P_SECTION, .rows = SEARCH},
+    {NULL}};
+#undef TI
+#undef TW
+
+const struct sim_param *sim_config_keys(void)
+{
+    return TOP;
+}
+
 static int build(struct sim_config *c)
 {
-    static const char *const keys[] = {"name", "description", "seed", "duration_s", "warmup_s",
-                                       "drain_s", "keep_warmup", "cluster", "models", "workload", "frontends",
-                                       "frontend_split",
-                                       "network", "policy", "metrics", "search", "controller",
-                                       "autoscale", "application", "jobs", "notebooks",
-                                       NULL};
     const cJSON *root = c->json;
-    const char *name = "unnamed";
-    long seed = 1;
-    bool keep_warmup = false;
     int rc;
     if (!cJSON_IsObject(root))
         return sim_err_set(SIM_EINVAL, "expected a JSON object at the top level");
-    c->world.duration_s = 60;
-    c->world.warmup_s = 0;
-    c->world.drain_s = 10;
     /* a run's own limit, stricter than every duration's (sim_json.c): said as itself */
     const cJSON *dj = cJSON_GetObjectItemCaseSensitive(root, "duration_s");
     if (cJSON_IsNumber(dj) && dj->valuedouble > SIM_CONFIG_MAX_DURATION_S)
         return sim_err_set(SIM_EINVAL, "duration_s: expected at most %g s (about 115 days), got %.15g",
                            SIM_CONFIG_MAX_DURATION_S, dj->valuedouble);
-    if ((rc = sim_json_keys(root, "", keys)) || (rc = sim_json_str(root, "", "name", false, &name)) ||
-        (rc = sim_json_int(root, "", "seed", false, 0, (1L << 53), &seed)) ||
-        (rc = sim_json_num(root, "", "duration_s", false, SIM_J_POS, &c->world.duration_s)) ||
-        (rc = sim_json_num(root, "", "warmup_s", false, SIM_J_NONNEG, &c->world.warmup_s)) ||
-        (rc = sim_json_num(root, "", "drain_s", false, SIM_J_NONNEG, &c->world.drain_s)) ||
-        (rc = sim_json_bool(root, "", "keep_warmup", false, &keep_warmup)))
+    if ((rc = sim_params_read(TOP, root, "", c)))
         return rc;
+    const char *name = c->top.name;
+    bool keep_warmup = c->top.keep_warmup;
+    long seed = c->top.seed;
     if (name && strlen(name) >= sizeof c->world.name)  /* a name is a key of results: never cut */
         return sim_err_set(SIM_EINVAL, "name: expected at most %zu characters, got %zu",
                            sizeof c->world.name - 1, strlen(name));

@@ -47,6 +47,11 @@ struct sim_config {
     double search_start_scale, search_tol;
     int search_max_probes;
     enum sim_search_rule search_rule;   /* search.rule (sim_searches.h) */
+    struct {                            /* top-level keys as given (world.name, .seed hold them) */
+        const char *name;               /* into json */
+        long seed;
+        bool keep_warmup;
+    } top;
 
     /* The engine built at load to check the policy's params (load scale 1, the world's
      * policy), not yet run: sim_config_engine hands it to its first call with those
@@ -54,6 +59,11 @@ struct sim_config {
      * others (creation is most of a short run on a large cluster). NULL once taken. */
     struct sim_config_spare *spare;
 };
+
+/* Every key of a config, declared once (sim/util/sim_param.h): the top level's rows, its
+ * sections' rows in place; docs/config.md's reference table is this table, walked
+ * (`servesim keys --markdown`). */
+const struct sim_param *sim_config_keys(void);
 
 /* Loads `file` (NULL: the embedded quickstart), applying `nsets` overrides "path=value" and
  * `seed` if seed_given. Returns 0, or SIM_EINVAL/SIM_ENOENT/... with sim_err_msg() set. */

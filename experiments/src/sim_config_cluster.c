@@ -9,6 +9,7 @@
 
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 #include "wl_zoo.h"
 
 /* cluster.nodes[] {name, cores, gpus, gpu_kind, cpu_kind}: worker nodes (ROMA's), instead of
@@ -85,23 +86,53 @@ static int row_cmp(const void *a, const void *b)
                           : (x->n > y->n) - (x->n < y->n);
 }
 
+/* cluster.interference_params (struct sim_intf_cfg; the defaults are the RRL
+ * specification's) */
+#define IP(f) SIM_P_AT(struct sim_intf_cfg, f, double)
+static const struct sim_param INTF_PARAMS[] = {
+    {"kappa_gpu", SIM_P_NUM, IP(kappa_gpu), .cons = SIM_J_NONNEG, .def = 0.05,
+     .doc = "GPU: the device phase's slow-down per extra batch in it"},
+    {"host_ms", SIM_P_NUM, IP(host_ms), .cons = SIM_J_NONNEG, .def = 2,
+     .doc = "GPU: the host phase's fixed part"},
+    {"host_ms_per_request", SIM_P_NUM, IP(host_ms_per_request), .cons = SIM_J_NONNEG, .def = 1,
+     .doc = "GPU: the host phase's part per request"},
+    {"f", SIM_P_NUM, IP(f), .cons = SIM_J_UNIT, .def = 0.1, .doc = "CPU: the serial fraction"},
+    {"overhead", SIM_P_NUM, IP(overhead), .cons = SIM_J_NONNEG, .def = 0.005,
+     .doc = "CPU: per extra intra-op thread, in one-thread latencies"},
+    {"pi", SIM_P_NUM, IP(pi), .cons = SIM_J_POS, .def = 1, .type_doc = ">= 1",
+     .doc = "CPU: work over critical path of the layer graph"},
+    {"width", SIM_P_NUM, IP(width), .cons = SIM_J_POS, .def = 1, .type_doc = ">= 1",
+     .doc = "CPU: the widest join"},
+    {"mu", SIM_P_NUM, IP(mu), .cons = SIM_J_NONNEG, .def = 0.2,
+     .doc = "CPU: the slow-down of cores in use, at all of them"},
+    {"kappa", SIM_P_NUM, IP(kappa), .cons = SIM_J_NONNEG, .def = 0.1,
+     .doc = "CPU: the slow-down per unit of thread demand past the cores"},
+    {"roughness", SIM_P_NUM, IP(rough_eta), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "CPU: η of the optional seeded roughness of the landscape (0 = off, the spec's "
+            "value when on is 0.1): each batch's time times `eps(c) = exp(η Σ_{j≤8} a_j "
+            "cos(2π ω_j·c/ℓ + φ_j)/√8)` over its configuration `c = (k, p, t)` (k: "
+            "`sim_dispatch_args.k`, the batches in service its dispatcher allows, else the "
+            "lanes; a_j normal, ω_j random unit vectors, φ_j uniform, drawn from the roughness "
+            "seed, so the landscape is the same for every run seed)"},
+    {"roughness_length", SIM_P_NUM, IP(rough_len), .cons = SIM_J_POS, .def = 6,
+     .doc = "CPU: ℓ, in knob steps"},
+    {"roughness_seed", SIM_P_HAND, .type_doc = "integer in [0, 2147483647]", .def_doc = "1",
+     .doc = "CPU: the roughness's seed"},
+    {NULL}};
+#undef IP
+static const char *const INTF_MODELS[] = {"none", "parametric", "table", NULL};
+
 /* cluster.interference, interference_params, interference_table (sim_world.h has the
- * models; the defaults are the RRL specification's). */
+ * models). */
 static int parse_interference(struct sim_config *c, const cJSON *o)
 {
-    static const char *const MODELS[] = {"none", "parametric", "table", NULL};
-    static const char *const pkeys[] = {"kappa_gpu", "host_ms", "host_ms_per_request", "f",
-                                        "overhead", "pi", "width", "mu", "kappa", "roughness",
-                                        "roughness_length", "roughness_seed", NULL};
     static const char *const rkeys[] = {"n", "p", "t", "factor", NULL};
     struct sim_intf_cfg *ic = &c->world.intf;
-    *ic = (struct sim_intf_cfg){.kappa_gpu = 0.05, .host_ms = 2, .host_ms_per_request = 1,
-                                .f = 0.1, .overhead = 0.005, .pi = 1, .width = 1, .mu = 0.2,
-                                .kappa = 0.1, .rough_eta = 0, .rough_len = 6, .rough_seed = 1};
+    *ic = (struct sim_intf_cfg){0};
     long rseed = 1;
     int model = 0, rc;
     const cJSON *par, *tab;
-    if ((rc = sim_json_enum(o, "cluster", "interference", false, MODELS, &model)) ||
+    if ((rc = sim_json_enum(o, "cluster", "interference", false, INTF_MODELS, &model)) ||
         (rc = sim_json_obj(o, "cluster", "interference_params", false, &par)) ||
         (rc = sim_json_arr(o, "cluster", "interference_table", false, &tab)))
         return rc;
@@ -116,21 +147,8 @@ static int parse_interference(struct sim_config *c, const cJSON *o)
         return sim_err_set(SIM_EINVAL, "cluster.interference_table: expected at least one row "
                            "{n, p, t, factor} with interference \"table\"");
     const char *pp = "cluster.interference_params";
-    if (par && ((rc = sim_json_keys(par, pp, pkeys)) ||
-                (rc = sim_json_num(par, pp, "kappa_gpu", false, SIM_J_NONNEG, &ic->kappa_gpu)) ||
-                (rc = sim_json_num(par, pp, "host_ms", false, SIM_J_NONNEG, &ic->host_ms)) ||
-                (rc = sim_json_num(par, pp, "host_ms_per_request", false, SIM_J_NONNEG,
-                                   &ic->host_ms_per_request)) ||
-                (rc = sim_json_num(par, pp, "f", false, SIM_J_UNIT, &ic->f)) ||
-                (rc = sim_json_num(par, pp, "overhead", false, SIM_J_NONNEG, &ic->overhead)) ||
-                (rc = sim_json_num(par, pp, "pi", false, SIM_J_POS, &ic->pi)) ||
-                (rc = sim_json_num(par, pp, "width", false, SIM_J_POS, &ic->width)) ||
-                (rc = sim_json_num(par, pp, "mu", false, SIM_J_NONNEG, &ic->mu)) ||
-                (rc = sim_json_num(par, pp, "kappa", false, SIM_J_NONNEG, &ic->kappa)) ||
-                (rc = sim_json_num(par, pp, "roughness", false, SIM_J_NONNEG, &ic->rough_eta)) ||
-                (rc = sim_json_num(par, pp, "roughness_length", false, SIM_J_POS,
-                                   &ic->rough_len)) ||
-                (rc = sim_json_int(par, pp, "roughness_seed", false, 0, 2147483647, &rseed))))
+    if ((rc = sim_params_read(INTF_PARAMS, par, pp, ic)) ||
+        (rc = sim_json_int(par, pp, "roughness_seed", false, 0, 2147483647, &rseed)))
         return rc;
     ic->rough_seed = (uint64_t)rseed;
     sim_intf_rough_draw(ic);
@@ -205,21 +223,102 @@ static int parse_host_time(struct sim_config *c, const cJSON *o)
     return 0;
 }
 
+/* The keys of `cluster`: the plain numbers are read by the table, the others below. */
+#define CW(f, type) SIM_P_AT(struct sim_world, f, type)
+const struct sim_param sim_config_cluster_keys[] = {
+    {"gpus", SIM_P_HAND, .type_doc = "integer in [1, 100000]",
+     .def_doc = "required unless `nodes`", .doc = "executors (GPUs), on one node without CPU cores"},
+    {"gpu_kind", SIM_P_HAND, .type_doc = "string", .def_doc = "`\"1080ti\"`",
+     .doc = "executor kind: the key into models' profiles"},
+    {"nodes", SIM_P_HAND, .type_doc = "`[{name, cores, gpus, gpu_kind, cpu_kind, cpu_scaling}]` "
+     "(instead of `gpus` and `gpu_kind`)", .def_doc = "", .doc = "worker nodes: `cores` >= 1 CPU cores that policies allocate to CPU executors bound "
+            "to one model (`sim_exec_add_cpu`; a model needs a profile for the node's "
+            "`cpu_kind`, default `\"cpu\"`: its latency on one core, scaled linearly by the "
+            "cores allocated; with `cpu_scaling: \"measured\"` and `cpu_kind` \"<cpu>@1core\", "
+            "interpolated in rate between the model's profiles for \"<cpu>@<n>core\" as "
+            "`servesim-calibrate --threads` writes them, l(1)/u below one core, the largest n's "
+            "above it); `gpus` >= 0 GPUs on the node, all of one `gpu_kind` (the first node's by "
+            "default): the GPU ledger's capacity (every GPU of every node and what holds it: "
+            "executors hold whole GPUs, a policy's other work claims whole or fractional GPUs; "
+            "an executor added with none free is pending until one frees, not billed meanwhile; "
+            "docs/architecture.md). `name` defaults to `node<i>`. Results: "
+            "`executor_stats.node`, `class`, `cores`, `core_s`, `runs.core_s`"},
+    {"gpu_memory_mb", SIM_P_NUM, CW(gpu_memory_mb, double), .cons = SIM_J_NONNEG,
+     .def_doc = "0 (unlimited)", .doc = "every GPU loads every model: weights + static memory of all models plus the largest "
+            "dynamic memory must fit"},
+    {"executors", SIM_P_HAND, .type_doc = "integer in [0, the nodes' GPUs]",
+     .def_doc = "all of them (only with `nodes`)", .doc = "GPU executors at start, on the nodes' GPUs in order"},
+    {"max_gpus", SIM_P_HAND, .type_doc = "integer >= gpus (or `executors`); with `nodes` at most "
+     "their GPUs", .def_doc = "= gpus", .doc = "most executors up, starting or pending at once (added at run time by autoscalers "
+            "and pipeline policies); ids are never reused. With `cluster.gpus` the one node has "
+            "max(gpus, max_gpus) GPUs, so an added executor always finds one"},
+    {"provision_s", SIM_P_NUM, CW(provision_s, double), .cons = SIM_J_NONNEG, .def = 10,
+     .doc = "delay before an added executor is up"},
+    {"page_mb", SIM_P_NUM, CW(page_mb, double), .cons = SIM_J_POS, .def = 16,
+     .doc = "weights-cache page; the cache is memory less the largest dynamic memory"},
+    {"load_gb_s", SIM_P_NUM, CW(load_gb_s, double), .cons = SIM_J_POS, .def = 12,
+     .doc = "weights transfer rate when a model has no `load_ms`"},
+    {"exec_cv", SIM_P_NUM, CW(exec_cv, double), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "execution (and load) time jitter: lognormal factor, mean 1, this cv"},
+    {"lanes", SIM_P_INT, CW(lanes, int), .lo = 1, .hi = 1024, .def = 1, .doc = "batches an executor runs at once (TF Serving's batch threads, RRL's k or m); each "
+            "starts when a lane is free; needs a policy that fills lanes (`fifo`), others are "
+            "refused. `sim_exec.lanes`, `nrunning`; busy time is the union (time with at least "
+            "one batch on the device)"},
+    {"host_us_per_batch", SIM_P_HAND, .type_doc = ">= 0 and <= 1e6; or `{\"median\": US, "
+     "\"p99\": US}`", .def_doc = "0", .doc = "the host's time around each batch on a GPU executor (a launch, the synchronisation "
+            "that ends the pass, the result's copy): the executor starts nothing else meanwhile, "
+            "so back-to-back batches are spaced by it, and the batch's requests finish after it. "
+            "What policies plan with (`sim_latency_ns`) includes it, as a server's own measured "
+            "batch time would. Off by default, since profiles from `servesim-calibrate` on a GPU "
+            "time the device from the launch to the pass's end and leave the host out. Measured "
+            "on an H100 with `servesim-calibrate host` (`experiments/h100/README.md`, \"The "
+            "host's share of a batch\"): about 7-8 us a batch for a CUDA-graph launch and a "
+            "stream wait, whatever the network and batch (p99 17-48 us); with the inputs copied "
+            "synchronously in the same loop, 19 us for one ResNet-50 image and 194 us for 32. "
+            "`experiments/paper/resnet10_controller.sweep.json` uses 8. With "
+            "`cluster.interference: parametric` it adds to that model's host phase. As "
+            "`{\"median\": US, \"p99\": US}` (p99 >= median) it is drawn for each batch from a "
+            "lognormal through both, on its own random stream (`cluster.host`), as a real "
+            "server's launch and wait has a tail (`servesim-calibrate host` prints both per "
+            "batch size: `gap_median_us`, `gap_p99_us`); policies then plan with its mean, "
+            "median x exp(sigma^2 / 2), sigma = ln(p99 / median) / 2.3263 (`test_core "
+            "host_time_drawn_per_batch`). Tested by hand: batches of 2 ms with 500 us of host "
+            "time start 2.5 ms apart under overload (`test_core host_time_spaces_batches`)"},
+    {"interference", SIM_P_HAND, .type_doc = "`none` (default), `parametric`, `table`",
+     .def_doc = "", .doc = "how batches running on one executor slow each other down; a running batch keeps the "
+            "work it has done and is re-timed (integer ns, never early) whenever one starts or "
+            "finishes beside it. `none`: every batch at its standalone speed (lanes are "
+            "independent servers). `parametric`, GPU: a host phase `host_ms + "
+            "host_ms_per_request b` that overlaps across lanes and keeps the GPU idle, then a "
+            "device phase shared by the n batches in it, each at speed `1 / (n (1 + kappa_gpu "
+            "(n-1)))`. `parametric`, CPU executors: a batch of p inter-op and t intra-op threads "
+            "(`sim_dispatch_args.p`, `.t`) runs at `1 / ([f + (1-f)/t + overhead (t-1)] a(p) "
+            "sigma(D))` of its profile's speed (the profile is then the one-thread latency; the "
+            "cores' `cpu_scaling` no longer applies), `a(p) = 1/pi + (1 - 1/pi)/min(p, width)`, "
+            "D the running batches' thread demand `sum t/a(p)`, C the executor's cores, "
+            "`sigma(D) = (1 + mu min(D,C)/C) max(1, D/C) (1 + kappa max(0, D/C - 1))`; cores "
+            "busy `min(C, D)` (`sim_exec_busy_core_s`). `table`: each batch's standalone time "
+            "times `factor(n, p, t)` from `interference_table`"},
+    {"interference_params", SIM_P_SECTION, .rows = INTF_PARAMS,
+     .type_doc = "object, with `parametric` only", .def_doc = "",
+     .doc = "the constants of `parametric` interference (below; the defaults are the RRL "
+            "specification's)"},
+    {"interference_table", SIM_P_HAND, .type_doc = "`[{n, p, t, factor}]`, with `table` only",
+     .def_doc = "required there", .doc = "measured slow-down of a batch with n batches running (p, t default 1; a GPU's rows "
+            "need only n): linear in n between rows of the same (p, t), `factor(K) n / K` past "
+            "the largest K, the smallest row's below it; a batch asking for threads the table "
+            "has no row for fails the run with that message"},
+    {NULL}};
+#undef CW
+
 int sim_config_parse_cluster(struct sim_config *c, const cJSON *root)
 {
-    static const char *const keys[] = {"gpus", "gpu_kind", "gpu_memory_mb", "max_gpus",
-                                       "page_mb", "load_gb_s", "provision_s", "exec_cv",
-                                       "nodes", "executors", "lanes", "interference",
-                                       "interference_params", "interference_table",
-                                       "host_us_per_batch", NULL};
     const cJSON *o, *nodes;
     const char *kind = "1080ti";
-    long gpus = 0, max_gpus = 0, lanes = 1, execs = -1;
+    long gpus = 0, max_gpus = 0, execs = -1;
     int rc;
-    c->world.page_mb = 16;
-    c->world.load_gb_s = 12;
-    c->world.provision_s = 10;
-    if ((rc = sim_json_obj(root, "", "cluster", true, &o)) || (rc = sim_json_keys(o, "cluster", keys)) ||
+    if ((rc = sim_json_obj(root, "", "cluster", true, &o)) ||
+        (rc = sim_params_read(sim_config_cluster_keys, o, "cluster", &c->world)) ||
         (rc = sim_json_arr(o, "cluster", "nodes", false, &nodes)))
         return rc;
     if (nodes && (cJSON_GetObjectItem(o, "gpus") || cJSON_GetObjectItem(o, "gpu_kind")))
@@ -236,16 +335,9 @@ int sim_config_parse_cluster(struct sim_config *c, const cJSON *root)
     if ((!nodes && (rc = sim_json_int(o, "cluster", "gpus", true, 1, 100000, &gpus))) ||
         (rc = sim_json_int(o, "cluster", "max_gpus", false, 1, 100000, &max_gpus)) ||
         (rc = sim_json_str(o, "cluster", "gpu_kind", false, &kind)) ||
-        (rc = sim_json_num(o, "cluster", "gpu_memory_mb", false, SIM_J_NONNEG, &c->world.gpu_memory_mb)) ||
-        (rc = sim_json_num(o, "cluster", "page_mb", false, SIM_J_POS, &c->world.page_mb)) ||
-        (rc = sim_json_num(o, "cluster", "load_gb_s", false, SIM_J_POS, &c->world.load_gb_s)) ||
-        (rc = sim_json_num(o, "cluster", "provision_s", false, SIM_J_NONNEG, &c->world.provision_s)) ||
-        (rc = sim_json_num(o, "cluster", "exec_cv", false, SIM_J_NONNEG, &c->world.exec_cv)) ||
-        (rc = sim_json_int(o, "cluster", "lanes", false, 1, 1024, &lanes)) ||
         (rc = parse_host_time(c, o)) ||
         (rc = parse_interference(c, o)))
         return rc;
-    c->world.lanes = (int)lanes;
     if (strlen(kind) >= SIM_NAME_MAX)
         return sim_err_set(SIM_EINVAL, "cluster.gpu_kind: expected at most %d characters",
                            SIM_NAME_MAX - 1);

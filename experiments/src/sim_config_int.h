@@ -6,6 +6,12 @@
 #define SIM_CONFIG_INT_H
 
 #include "sim_config.h"
+#include "sim_param.h"
+
+/* The keys of `cluster` and of `workload` (sim/util/sim_param.h tables; sim_config_keys
+ * holds them in place). */
+extern const struct sim_param sim_config_cluster_keys[];
+extern const struct sim_param sim_config_workload_keys[];
 
 /* `cluster` of root: GPUs or nodes, their kinds, memory, interference, host time. */
 int sim_config_parse_cluster(struct sim_config *c, const cJSON *root);

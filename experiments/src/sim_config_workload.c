@@ -14,6 +14,7 @@ static const char *const POPULARITY[] = {"uniform", "zipf", "explicit", NULL};
 
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 #include "sim_rng.h"
 #include "wl_clients.h"
 
@@ -298,21 +299,84 @@ static int parse_clients(struct sim_config *c, const cJSON *w)
     return 0;
 }
 
+static const struct sim_param ARRIVAL[] = {
+    {"kind", SIM_P_ENUM, SIM_P_AT_ENUM(struct wl_workload, arrival), .choices = ARRIVALS,
+     .flags = SIM_P_REQUIRED, .type_doc = "`poisson` (default), `gamma` (+ `shape`), `uniform` "
+     "(evenly spaced, random phase)", .def_doc = "",
+     .doc = "inter-arrival process per model (required in `arrival`; no `arrival`: `poisson`)"},
+    {"shape", SIM_P_NUM, SIM_P_AT(struct wl_workload, gamma_shape, double), .cons = SIM_J_POS,
+     .type_doc = ">= 0.01", .def_doc = "required with `gamma`",
+     .doc = "`gamma`: its shape; smaller is burstier, 1 = Poisson (the gaps' cv is "
+            "1/sqrt(shape), at most 10)"},
+    {NULL}};
+static const struct sim_param POPULARITY_KEYS[] = {
+    {"kind", SIM_P_ENUM, SIM_P_AT_ENUM(struct wl_workload, popularity), .choices = POPULARITY,
+     .flags = SIM_P_REQUIRED, .type_doc = "`uniform` (default), `zipf` (+ `s`, by position in "
+     "`models`), `explicit` (every model has `share`)", .def_doc = "",
+     .doc = "relative rates (required in `popularity`; no `popularity`: `uniform`)"},
+    {"s", SIM_P_NUM, SIM_P_AT(struct wl_workload, zipf_s, double), .cons = SIM_J_NONNEG,
+     .def_doc = "required with `zipf`", .doc = "`zipf`: its exponent"},
+    {NULL}};
+
+/* The keys of `workload`: arrival and popularity by their tables, the others by hand below
+ * (which of them a workload needs depends on the rest). */
+const struct sim_param sim_config_workload_keys[] = {
+    {"rate_rps", SIM_P_HAND, .type_doc = "> 0", .def_doc = "required without a trace",
+     .doc = "total offered rate, split by popularity"},
+    {"trace", SIM_P_HAND, .type_doc = "object", .def_doc = "", .doc = "replay a real trace instead (below); then no `rate_rps`, `arrival` or `segments`, "
+            "and `duration_s` defaults to the trace window's length"},
+    {"arrival", SIM_P_SECTION, .rows = ARRIVAL},
+    {"popularity", SIM_P_SECTION, .rows = POPULARITY_KEYS},
+    {"segments", SIM_P_HAND, .type_doc = "`[{duration_s, scale, models}]`; the last needs no "
+     "duration", .def_doc = "", .doc = "piecewise-constant rate multiplier over time; `models` (optional) `{\"model name\": "
+            "factor}` multiplies those models' rates further during the segment — a shift in "
+            "popularity (the configured mean rates, which policies read as `rate_rps`, stay "
+            "those of factor 1)"},
+    {"rate_schedules", SIM_P_HAND, .type_doc = "`{\"model name\": {step_s, rps: [..]}}`",
+     .def_doc = "", .doc = "that model's own rate over time: `rps[0]` for `step_s` seconds, then `rps[1]`, ..., "
+            "the last held to the end (ROMA's tests); its mean over the run is its configured "
+            "rate (what policies read as `rate_rps`), the load scale multiplies it, and "
+            "`rate_rps` splits over the models without a schedule (leave `rate_rps` out when "
+            "every model has one). Not with `segments`, `random_segments`, a trace or an "
+            "application"},
+    {"sizes", SIM_P_HAND, .type_doc = "`{\"model name\": {mean, cv, batch}}`", .def_doc = "",
+     .doc = "that model's requests carry a size factor, lognormal with this mean and coefficient "
+            "of variation (`cv` 0: exactly `mean`), drawn from the stream `sizes.<model>` (so "
+            "the arrival times are the same with and without sizes); a batch's standalone time "
+            "is the profile's l(b) times the batch's mean size (`batch`: `\"mean\"`, the "
+            "default: work adds up, so at `mean` 1 the profile stays the mean) or its largest "
+            "(`\"max\"`: padded to the longest request, as sequence models batch; at `mean` 1 "
+            "batches then take longer than the profile on average). Policies still plan with the "
+            "profile. Synthetic arrivals, and traces of counts or times without sizes (drawn per "
+            "replayed request from the same streams); not with `workload.trace.size` (the "
+            "trace's own sizes, tokens) or an application"},
+    {"clients", SIM_P_HAND, .type_doc = "`{model, step_s, counts: [...], think_s, after}`",
+     .def_doc = "", .doc = "closed-loop clients (DynamoML's) instead of a rate: `counts[i]` clients are active "
+            "during step i (`step_s`, default 60); each sends one request to `model` (default "
+            "the only model), waits for its response, thinks (exponential, mean `think_s`, "
+            "default 1) and sends again; clients that become active at a step start after a "
+            "think time, those beyond the count retire after their response; after the schedule "
+            "the last count holds (`after`: `\"hold\"`, default) or the clients stop "
+            "(`\"end\"`). One source per client (the most any step has); think times from the "
+            "stream `workload.clients`; `load_scale` multiplies the counts. The model's "
+            "configured rate (what policies read) is the mean count / think_s, an upper bound. "
+            "Not with rate_rps, arrival, popularity, segments, schedules, sizes, a trace or an "
+            "application"},
+    {"random_segments", SIM_P_HAND, .type_doc = "`{sd_rps, period_s, min_rps (0.1)}`",
+     .def_doc = "", .doc = "the rate redrawn every period from normal(`rate_rps`, `sd_rps`), truncated below at "
+            "`min_rps` (stream `workload.random_segments`; instead of `segments`)"},
+    {NULL}};
+
 int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
 {
-    static const char *const keys[] = {"rate_rps", "arrival", "popularity", "segments",
-                                       "random_segments", "trace", "rate_schedules", "sizes",
-                                       "clients", NULL};
-    static const char *const akeys[] = {"kind", "shape", NULL};
-    static const char *const pkeys[] = {"kind", "s", NULL};
     static const char *const skeys[] = {"duration_s", "scale", "models", NULL};
     const cJSON *w, *a, *p, *segs, *sched, *sizes;
-    int rc, kind = 0, nsched = 0;
+    int rc, nsched = 0;
     const cJSON *tr = NULL;
     if (!(c->world.model_rps = calloc((size_t)c->world.nmodels, sizeof *c->world.model_rps)))
         return SIM_ENOMEM;
     if ((rc = sim_json_obj(root, "", "workload", true, &w)) ||
-        (rc = sim_json_keys(w, "workload", keys)))
+        (rc = sim_params_keys(sim_config_workload_keys, w, "workload")))
         return rc;
     if (cJSON_GetObjectItemCaseSensitive(w, "clients"))
         return parse_clients(c, w);
@@ -346,10 +410,8 @@ int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
                            "(use workload.trace.rate_scale, process, cv)");
     c->workload.arrival = WL_ARR_POISSON;
     if (a) {
-        if ((rc = sim_json_keys(a, "workload.arrival", akeys)) ||
-            (rc = sim_json_enum(a, "workload.arrival", "kind", true, ARRIVALS, &kind)))
+        if ((rc = sim_params_read(ARRIVAL, a, "workload.arrival", &c->workload)))
             return rc;
-        c->workload.arrival = (enum wl_arrival)kind;
         if (c->workload.arrival == WL_ARR_GAMMA) {
             if ((rc = sim_json_num(a, "workload.arrival", "shape", true, SIM_J_POS, &c->workload.gamma_shape)))
                 return rc;
@@ -363,10 +425,8 @@ int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
     }
     c->workload.popularity = WL_POP_UNIFORM;
     if (p) {
-        if ((rc = sim_json_keys(p, "workload.popularity", pkeys)) ||
-            (rc = sim_json_enum(p, "workload.popularity", "kind", true, POPULARITY, &kind)))
+        if ((rc = sim_params_read(POPULARITY_KEYS, p, "workload.popularity", &c->workload)))
             return rc;
-        c->workload.popularity = (enum wl_popularity)kind;
         if (c->workload.popularity == WL_POP_ZIPF) {
             if ((rc = sim_json_num(p, "workload.popularity", "s", true, SIM_J_NONNEG, &c->workload.zipf_s)))
                 return rc;

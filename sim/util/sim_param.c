@@ -48,7 +48,8 @@ void sim_params_defaults(const struct sim_param *t, void *base)
         case SIM_P_ENUM: *AT(base, r, int) = enum_index(r); break;
         case SIM_P_OBJ:
         case SIM_P_ARR: *AT(base, r, const cJSON *) = NULL; break;
-        case SIM_P_HAND: break;
+        case SIM_P_HAND:
+        case SIM_P_SECTION: break;
         case SIM_P_INCLUDE: sim_params_defaults(r->rows, AT(base, r, char)); break;
         }
     }
@@ -105,6 +106,7 @@ static int read_row(const struct sim_param *r, const cJSON *obj, const char *pat
     case SIM_P_ARR:
         return sim_json_arr(obj, path, r->key, req, AT(base, r, const cJSON *));
     case SIM_P_HAND:
+    case SIM_P_SECTION:
         return 0;
     case SIM_P_INCLUDE:
         return sim_params_values(r->rows, obj, path, AT(base, r, char));
@@ -151,12 +153,15 @@ static void range_text(const struct sim_param *r, char *buf, size_t size)
         buf[0] = '\0';
         for (int i = 0; r->choices[i]; i++) {
             l = strlen(buf);
-            snprintf(buf + l, size - l, "%s`%s`", i ? ", " : "", r->choices[i]);
+            snprintf(buf + l, size - l, "%s`%s`%s", i ? ", " : "", r->choices[i],
+                     !(r->flags & (SIM_P_REQUIRED | SIM_P_NODEF)) && i == enum_index(r)
+                         ? " (default)" : "");
         }
         break;
     case SIM_P_OBJ: snprintf(buf, size, "object"); break;
     case SIM_P_ARR: snprintf(buf, size, "array"); break;
     case SIM_P_HAND: snprintf(buf, size, "see meaning"); break;
+    case SIM_P_SECTION: snprintf(buf, size, "object"); break;
     case SIM_P_INCLUDE: buf[0] = '\0'; break;
     }
 }
@@ -173,9 +178,7 @@ static void default_text(const struct sim_param *r, char *buf, size_t size)
     else if (r->type == SIM_P_BOOL)
         snprintf(buf, size, "%s", r->def != 0 ? "true" : "false");
     else if (r->type == SIM_P_STR && r->sdef)
-        snprintf(buf, size, "\"%s\"", r->sdef);
-    else if (r->type == SIM_P_ENUM)
-        snprintf(buf, size, "`%s`", r->choices[enum_index(r)]);
+        snprintf(buf, size, "`\"%s\"`", r->sdef);
 }
 
 void sim_params_type_text(const struct sim_param *row, char *buf, size_t size)
@@ -189,16 +192,103 @@ void sim_params_type_text(const struct sim_param *row, char *buf, size_t size)
     snprintf(buf, size, "%s%s%s", range, def[0] ? ", " : "", def);
 }
 
-void sim_params_markdown(const struct sim_param *t, const char *prefix, FILE *f)
+/* Calls fn for each row to document, in order: included rows in place, a section's own row
+ * (when it has a doc) and then its rows, each with its full key ("prefix.key"). */
+typedef void (*row_fn)(const struct sim_param *r, const char *key, void *ctx);
+static void walk(const struct sim_param *t, const char *prefix, row_fn fn, void *ctx)
 {
     for (const struct sim_param *r = t; r && r->key; r++) {
+        char key[SIM_JPATH_MAX];
+        sim_jpath(key, sizeof key, prefix, r->key);
         if (r->type == SIM_P_INCLUDE) {
-            sim_params_markdown(r->rows, prefix, f);
+            walk(r->rows, prefix, fn, ctx);
             continue;
         }
-        char type[1024];
-        sim_params_type_text(r, type, sizeof type);
-        fprintf(f, "| `%s%s%s` | %s | %s |\n", prefix && prefix[0] ? prefix : "",
-                prefix && prefix[0] ? "." : "", r->key, type, r->doc ? r->doc : "");
+        if (r->type != SIM_P_SECTION || r->doc)
+            fn(r, key, ctx);
+        if (r->type == SIM_P_SECTION)
+            walk(r->rows, key, fn, ctx);
     }
+}
+
+/* s with Markdown's table separator escaped (\|) */
+static void md_cell(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '|')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+static void md_row(const struct sim_param *r, const char *key, void *ctx)
+{
+    char type[1024];
+    sim_params_type_text(r, type, sizeof type);
+    fprintf(ctx, "| `%s` | ", key);
+    md_cell(ctx, type);
+    fputs(" | ", ctx);
+    md_cell(ctx, r->doc);
+    fputs(" |\n", ctx);
+}
+
+void sim_params_markdown(const struct sim_param *t, const char *prefix, FILE *f)
+{
+    walk(t, prefix, md_row, f);
+}
+
+struct text_ctx {
+    FILE *f;
+    const char *filter;
+    int n;
+};
+
+/* s without Markdown's backticks, wrapped at 92 columns with a 6-space indent */
+static void wrapped(FILE *f, const char *s)
+{
+    int col = 0;
+    while (*s) {
+        size_t w = strcspn(s, " ");
+        int vis = 0;
+        for (size_t i = 0; i < w; i++)
+            vis += s[i] != '`';
+        if (col > 0 && col + 1 + vis > 92) {
+            fputc('\n', f);
+            col = 0;
+        }
+        if (col == 0)
+            col = fprintf(f, "      ");
+        else
+            col += fprintf(f, " ");
+        for (size_t i = 0; i < w; i++)
+            if (s[i] != '`')
+                fputc(s[i], f);
+        col += vis;
+        s += w;
+        while (*s == ' ')
+            s++;
+    }
+    if (col)
+        fputc('\n', f);
+}
+
+static void text_row(const struct sim_param *r, const char *key, void *p)
+{
+    struct text_ctx *c = p;
+    if (c->filter && strncmp(key, c->filter, strlen(c->filter)) != 0)
+        return;
+    char type[1024];
+    sim_params_type_text(r, type, sizeof type);
+    fprintf(c->f, "%s\n", key);
+    wrapped(c->f, type);
+    if (r->doc)
+        wrapped(c->f, r->doc);
+    c->n++;
+}
+
+int sim_params_text(const struct sim_param *t, const char *prefix, const char *filter, FILE *f)
+{
+    struct text_ctx c = {f, filter, 0};
+    walk(t, prefix, text_row, &c);
+    return c.n;
 }

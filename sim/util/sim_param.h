@@ -44,6 +44,9 @@ enum sim_ptype {
     SIM_P_HAND,     /* read by the caller: accepted and documented only (no .off) */
     SIM_P_INCLUDE,  /* another table's rows (.rows), their offsets counted from .off: params
                      * several policies share (the key names the group, for no one else) */
+    SIM_P_SECTION,  /* an object whose keys are the table .rows: read by the caller (as
+                     * SIM_P_HAND), documented as its rows, each "key.row" (and, with a .doc,
+                     * a row for the object itself first) */
 };
 
 /* Row flags. */
@@ -92,8 +95,11 @@ int sim_params_read(const struct sim_param *t, const cJSON *obj, const char *pat
  * includes (that one checks the keys). */
 int sim_params_values(const struct sim_param *t, const cJSON *obj, const char *path, void *base);
 /* The table as Markdown rows "| `PREFIX.key` | type, default | doc |" (PREFIX "" for the
- * top level), one per row, for the reference docs. */
+ * top level), one per row, sections' rows in place, for the reference docs. */
 void sim_params_markdown(const struct sim_param *t, const char *prefix, FILE *f);
+/* The same rows as text for a terminal: the key and its type on one line, the doc wrapped
+ * below it; only keys starting with `filter` (NULL: all). Returns the rows printed. */
+int sim_params_text(const struct sim_param *t, const char *prefix, const char *filter, FILE *f);
 /* The docs' "type, default" text of a row into buf. */
 void sim_params_type_text(const struct sim_param *row, char *buf, size_t size);
 

@@ -830,6 +830,31 @@ PY
     fail "after kill -9 and resume: runs / ok points / integrity $(sqlite3 "$tmp/o.db" "SELECT count(*) FROM runs; SELECT count(*) FROM sweep_points WHERE status = 'ok'; PRAGMA integrity_check" | tr '\n' ' ')"
 }
 
+# `servesim keys`: every config key from the code's tables, a prefix narrows it, a policy's
+# params under policy.params; what has no answer exits 2 saying why
+keys_lists_every_key() {
+  "$bin" keys > "$tmp/keys" || fail "keys: exit $?"
+  local k
+  for k in name duration_s cluster.lanes cluster.interference_params.kappa_gpu controller.threads \
+           workload.arrival.shape network.jitter.mean_us autoscale.stabilization_s search.rule; do
+    grep -qx "$k" "$tmp/keys" || fail "keys lacks $k"
+  done
+  "$bin" keys cluster.page > "$tmp/keys" || fail "keys PREFIX: exit $?"
+  [ "$(grep -c '^[a-z]' "$tmp/keys")" = 1 ] && grep -q '^      > 0, 16$' "$tmp/keys" ||
+    fail "keys cluster.page: $(cat "$tmp/keys")"
+  "$bin" keys --policy shepherd > "$tmp/keys" || fail "keys --policy: exit $?"
+  grep -qx "policy.params.lambda" "$tmp/keys" && grep -q '^      > 1, 3.03$' "$tmp/keys" ||
+    fail "keys --policy shepherd: $(cat "$tmp/keys")"
+  "$bin" keys --policy rrl --own --markdown > "$tmp/keys" || fail "keys --own: exit $?"
+  grep -q '^| `radius` |' "$tmp/keys" && ! grep -q '^| `slot_s` |' "$tmp/keys" ||
+    fail "keys --policy rrl --own: $(cat "$tmp/keys")"
+  "$bin" keys nosuchkey > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q 'no key starts with "nosuchkey"' "$tmp/err" ||
+    fail "keys nosuchkey: $(cat "$tmp/err")"
+  "$bin" keys --policy nope > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q 'expected one of' "$tmp/err" ||
+    fail "keys --policy nope: $(cat "$tmp/err")"
+  "$bin" keys --own > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] || fail "keys --own without --policy"
+}
+
 docs_current() {
   # the docs agree with the code: docs/cli.md is what the binary's help texts generate;
   # results.md names the schema version a new database gets; every relative link of the
@@ -837,6 +862,10 @@ docs_current() {
   bash "$src/scripts/gen-cli-doc.sh" "$bin" > "$tmp/cli.md" || fail "gen-cli-doc.sh failed"
   diff -u "$src/docs/cli.md" "$tmp/cli.md" > "$tmp/diff" ||
     fail "docs/cli.md is stale (scripts/gen-cli-doc.sh BIN > docs/cli.md): $(head -20 "$tmp/diff")"
+  # the reference tables of docs/config.md and docs/policies.md are the code's tables of
+  # settings (servesim keys --markdown), block by block
+  bash "$src/scripts/gen-config-doc.sh" "$bin" --check 2> "$tmp/diff" ||
+    fail "docs/config.md or docs/policies.md is stale: $(head -20 "$tmp/diff")"
   "$bin" run --db "$tmp/v.db" --set duration_s=2 --set warmup_s=0 --quiet || fail "run for the schema version"
   local v
   v=$(sqlite3 "$tmp/v.db" "PRAGMA user_version")

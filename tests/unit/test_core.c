@@ -539,10 +539,10 @@ static void params_table_reads_checks_and_documents(void)
     static const char *const rows[] = {
         "| `sec.num_ms` | > 0, 20 | a duration |\n",
         "| `sec.i` | integer in [1, 8], 4 | an int |\n",
-        "| `sec.e` | `one`, `two`, `three`, `two` | a choice |\n",
+        "| `sec.e` | `one`, `two` (default), `three` | a choice |\n",
         "| `sec.l` | integer in [0, 1099511627776], required | required |\n",
         "| `sec.b` | bool, true | a flag |\n",
-        "| `sec.str` | string, \"dflt\" | text |\n",
+        "| `sec.str` | string, `\"dflt\"` | text |\n",
         "| `sec.obj` | object | an object |\n",
         "| `sec.hand` | `[a, b]`, none | by hand |\n",
         "| `sec.x` | in [0, 1], 0.5 | shared |\n"};
