@@ -12,26 +12,51 @@
 
 #define MAX_JOBS 100000
 
+/* jobs.kinds[] */
+struct kind_in {
+    const char *name;
+    double iterations, iter_ms, cross_node, start_s, reconfig_s, shrink_s;
+    const cJSON *speedup;
+};
+#define KI(f) SIM_P_AT(struct kind_in, f, double)
+static const struct sim_param KIND[] = {
+    {"name", SIM_P_STR, SIM_P_AT(struct kind_in, name, const char *), .flags = SIM_P_REQUIRED,
+     .doc = "unique; what `jobs.arrivals[].kind` names"},
+    {"iterations", SIM_P_NUM, KI(iterations), .cons = SIM_J_POS, .flags = SIM_P_REQUIRED,
+     .doc = "the job's work"},
+    {"iter_ms", SIM_P_NUM, KI(iter_ms), .cons = SIM_J_POS, .flags = SIM_P_REQUIRED,
+     .doc = "an iteration's time on one worker"},
+    {"speedup", SIM_P_ARR, SIM_P_AT(struct kind_in, speedup, const cJSON *),
+     .flags = SIM_P_REQUIRED, .type_doc = "`[S(1), S(2), ...]`, 1 to 16 numbers > 0",
+     .doc = "the speed-up with 1, 2, ... workers: n workers progress at S(n) / iter_ms "
+            "iterations per ms"},
+    {"cross_node", SIM_P_NUM, KI(cross_node), .cons = SIM_J_POS, .def = 1, .type_doc = ">= 1",
+     .doc = "the slow-down when its workers and parameter server are not all on one node"},
+    {"start_s", SIM_P_NUM, KI(start_s), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "no progress for this long after it is placed"},
+    {"reconfig_s", SIM_P_NUM, KI(reconfig_s), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "no progress for this long after workers are added"},
+    {"shrink_s", SIM_P_NUM, KI(shrink_s), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "no progress for this long after one is removed"},
+    {NULL}};
+#undef KI
+
 static int parse_kind(const cJSON *it, const char *p, struct sim_job_kind *k)
 {
-    static const char *const keys[] = {"name", "iterations", "iter_ms", "speedup", "cross_node",
-                                       "start_s", "reconfig_s", "shrink_s", NULL};
-    const char *name;
-    const cJSON *sp;
-    double iter_ms = 0;
+    struct kind_in in;
     int rc;
-    k->cross_node = 1;
     if (!cJSON_IsObject(it))
         return sim_json_expected(p, "{name, iterations, iter_ms, speedup, ...}", it);
-    if ((rc = sim_json_keys(it, p, keys)) || (rc = sim_json_str(it, p, "name", true, &name)) ||
-        (rc = sim_json_num(it, p, "iterations", true, SIM_J_POS, &k->iterations)) ||
-        (rc = sim_json_num(it, p, "iter_ms", true, SIM_J_POS, &iter_ms)) ||
-        (rc = sim_json_arr(it, p, "speedup", true, &sp)) ||
-        (rc = sim_json_num(it, p, "cross_node", false, SIM_J_POS, &k->cross_node)) ||
-        (rc = sim_json_num(it, p, "start_s", false, SIM_J_NONNEG, &k->start_s)) ||
-        (rc = sim_json_num(it, p, "reconfig_s", false, SIM_J_NONNEG, &k->reconfig_s)) ||
-        (rc = sim_json_num(it, p, "shrink_s", false, SIM_J_NONNEG, &k->shrink_s)))
+    if ((rc = sim_params_read(KIND, it, p, &in)))
         return rc;
+    const char *name = in.name;
+    const cJSON *sp = in.speedup;
+    double iter_ms = in.iter_ms;
+    k->iterations = in.iterations;
+    k->cross_node = in.cross_node;
+    k->start_s = in.start_s;
+    k->reconfig_s = in.reconfig_s;
+    k->shrink_s = in.shrink_s;
     if (strlen(name) >= SIM_NAME_MAX)
         return sim_err_set(SIM_EINVAL, "%s.name: expected at most %d characters", p,
                            SIM_NAME_MAX - 1);
@@ -91,21 +116,37 @@ static int sort_jobs(struct sim_world *w)
     return 0;
 }
 
+/* jobs.arrivals[] */
+struct arrival_in {
+    const char *kind;
+    double at_s;
+    long count, init_workers, max_workers;
+};
+#define AI(f) SIM_P_AT(struct arrival_in, f, long)
+static const struct sim_param ARRIVAL[] = {
+    {"kind", SIM_P_STR, SIM_P_AT(struct arrival_in, kind, const char *),
+     .flags = SIM_P_REQUIRED, .doc = "a `jobs.kinds[].name`"},
+    {"at_s", SIM_P_NUM, SIM_P_AT(struct arrival_in, at_s, double), .cons = SIM_J_NONNEG,
+     .def = 0, .type_doc = ">= 0 and <= 1e8", .doc = "when they arrive"},
+    {"count", SIM_P_LONG, AI(count), .lo = 1, .hi = MAX_JOBS, .def = 1,
+     .doc = "jobs arriving together (at most 100,000 in all)"},
+    {"init_workers", SIM_P_LONG, AI(init_workers), .lo = 1, .hi = SIM_JOB_MAX_WORKERS, .def = 1,
+     .doc = "workers at the start; at most the cluster's GPUs"},
+    {"max_workers", SIM_P_LONG, AI(max_workers), .lo = 1, .hi = SIM_JOB_MAX_WORKERS,
+     .def_doc = "`init_workers`", .doc = "the most a scheduler may give it, at most the kind's "
+                                          "speed-ups"},
+    {NULL}};
+#undef AI
+
 const struct sim_param wl_jobs_keys[] = {
-    {"kinds", SIM_P_HAND, .type_doc = "`[{name, iterations, iter_ms, speedup: [S(1), S(2), ...], "
-     "cross_node, start_s, reconfig_s, shrink_s}]`", .def_doc = "required",
-     .doc = "training jobs (DynamoML's), a second kind of work: a job of n workers (each holding "
-            "a whole GPU of the ledger, worker 0 the chief) progresses at S(n) / iter_ms "
-            "iterations per ms, divided by `cross_node` (>= 1, default 1) when its workers and "
-            "parameter server are not all on one node; no progress for `start_s` after it is "
-            "placed, `reconfig_s` after workers are added, `shrink_s` after one is removed "
-            "(defaults 0). `iterations` > 0; 1 to 16 speed-ups; at most 1,000 kinds"},
-    {"arrivals", SIM_P_HAND, .type_doc = "`[{kind, at_s, count, init_workers, max_workers}]`",
-     .def_doc = "required", .doc = "`count` jobs (default 1) of `kind` arriving at `at_s` (default 0); 1 <= "
-            "`init_workers` (default 1) <= `max_workers` (default init) <= the kind's speed-ups, "
-            "and at most the cluster's GPUs. Jobs are numbered in arrival order (ties: as "
-            "written). A policy places them (the engine's job API, `sim.h`: `dynamoml`); a "
-            "policy that does not place jobs is refused"},
+    {"kinds", SIM_P_SECTION, .rows = KIND, .flags = SIM_P_EACH, .def_doc = "required",
+     .doc = "training jobs (DynamoML's), a second kind of work: a job of n workers (each "
+            "holding a whole GPU of the ledger, worker 0 the chief) progresses at S(n) / "
+            "iter_ms iterations per ms (rows below); at most 1,000 kinds"},
+    {"arrivals", SIM_P_SECTION, .rows = ARRIVAL, .flags = SIM_P_EACH, .def_doc = "required",
+     .doc = "`count` jobs of `kind` arriving at `at_s`. Jobs are numbered in arrival order "
+            "(ties: as written). A policy places them (the engine's job API, `sim.h`: "
+            "`dynamoml`); a policy that does not place jobs is refused"},
     {"end_when_done", SIM_P_BOOL, SIM_P_AT(struct sim_world, end_when_done, bool), .def = 0,
      .doc = "the run ends when the last job ends, but not before the clients' schedule is over "
             "(`workload.clients`: step_s x counts) nor within 1 s of the warm-up, and at the "
@@ -115,8 +156,6 @@ const struct sim_param wl_jobs_keys[] = {
 
 int wl_jobs_parse(const cJSON *root, struct sim_world *w)
 {
-    static const char *const akeys[] = {"kind", "at_s", "count", "init_workers", "max_workers",
-                                        NULL};
     const cJSON *o, *kinds, *arrs;
     int rc;
     if ((rc = sim_json_obj(root, "", "jobs", false, &o)) || !o)
@@ -149,18 +188,15 @@ int wl_jobs_parse(const cJSON *root, struct sim_world *w)
     const cJSON *it = sim_json_first(arrs);
     for (int i = 0; i < na; i++, it = it->next) {
         char p[SIM_JPATH_MAX];
-        const char *kname;
-        double at = 0;
-        long count = 1, init = 1, max = 0;
+        struct arrival_in in;
         sim_jpath_idx(p, sizeof p, "jobs.arrivals", i);
         if (!cJSON_IsObject(it))
             return sim_json_expected(p, "{kind, at_s, count, init_workers, max_workers}", it);
-        if ((rc = sim_json_keys(it, p, akeys)) || (rc = sim_json_str(it, p, "kind", true, &kname)) ||
-            (rc = sim_json_num(it, p, "at_s", false, SIM_J_NONNEG, &at)) ||
-            (rc = sim_json_int(it, p, "count", false, 1, MAX_JOBS, &count)) ||
-            (rc = sim_json_int(it, p, "init_workers", false, 1, SIM_JOB_MAX_WORKERS, &init)) ||
-            (rc = sim_json_int(it, p, "max_workers", false, 1, SIM_JOB_MAX_WORKERS, &max)))
+        if ((rc = sim_params_read(ARRIVAL, it, p, &in)))
             return rc;
+        const char *kname = in.kind;
+        double at = in.at_s;
+        long count = in.count, init = in.init_workers, max = in.max_workers;
         int k = 0;
         while (k < nk && strcmp(w->job_kinds[k].name, kname) != 0)
             k++;
@@ -204,32 +240,54 @@ void wl_jobs_free(struct sim_world *w)
     w->njob_kinds = w->njobs = 0;
 }
 
+/* notebooks; the defaults are DynamoML's experiment (limit, times: ours) */
+struct notebooks_in {
+    int count;
+    double request, limit, idle_s, burst_s, window_s, quota_ms;
+    bool fixed;
+};
+#define NB(f) SIM_P_AT(struct notebooks_in, f, double)
+const struct sim_param wl_notebooks_keys[] = {
+    {"count", SIM_P_INT, SIM_P_AT(struct notebooks_in, count, int), .lo = 0, .hi = 10000,
+     .flags = SIM_P_REQUIRED, .doc = "notebooks, up the whole run"},
+    {"request", SIM_P_NUM, NB(request), .cons = SIM_J_UNIT, .def = 0.25,
+     .type_doc = "in [0.001, 1], at most `limit`",
+     .doc = "`dynamoml` with `sharing`: the share of a GPU each claims (else a whole GPU)"},
+    {"limit", SIM_P_NUM, NB(limit), .cons = SIM_J_UNIT, .def = 1,
+     .doc = "never above `limit` x window of a GPU's time (1: no cap)"},
+    {"idle_s", SIM_P_NUM, NB(idle_s), .cons = SIM_J_POS, .def = 60,
+     .doc = "idle periods: exponential, this mean"},
+    {"burst_s", SIM_P_NUM, NB(burst_s), .cons = SIM_J_POS, .def = 15,
+     .doc = "bursts of GPU work: exponential, this mean of a whole GPU's time"},
+    {"window_s", SIM_P_NUM, NB(window_s), .cons = SIM_J_POS, .def = 10,
+     .doc = "the window over which a GPU's notebooks' use is compared with their requests"},
+    {"quota_ms", SIM_P_NUM, NB(quota_ms), .cons = SIM_J_POS, .def = 250,
+     .doc = "how long a notebook holds its GPU's token at a turn"},
+    {"fixed", SIM_P_BOOL, SIM_P_AT(struct notebooks_in, fixed, bool), .def = 0,
+     .doc = "idle periods and bursts exactly the means"},
+    {NULL}};
+#undef NB
+
 int wl_notebooks_parse(const cJSON *root, struct sim_world *w)
 {
-    static const char *const keys[] = {"count", "request", "limit", "idle_s", "burst_s",
-                                       "window_s", "quota_ms", "fixed", NULL};
     const char *P = "notebooks";
     const cJSON *o;
-    long count = 0;
-    double quota_ms = 250;
+    struct notebooks_in in;
     int rc;
-    w->nb_request = 0.25;               /* DynamoML's experiment (limit, times: ours) */
-    w->nb_limit = 1;
-    w->nb_idle_s = 60;
-    w->nb_burst_s = 15;
-    w->nb_window_s = 10;
-    if ((rc = sim_json_obj(root, "", "notebooks", false, &o)) || !o)
+    sim_params_defaults(wl_notebooks_keys, &in);     /* absent: these, and no notebook */
+    if ((rc = sim_json_obj(root, "", "notebooks", false, &o)) ||
+        (o && (rc = sim_params_read(wl_notebooks_keys, o, P, &in))))
         return rc;
-    if ((rc = sim_json_keys(o, P, keys)) ||
-        (rc = sim_json_int(o, P, "count", true, 0, 10000, &count)) ||
-        (rc = sim_json_num(o, P, "request", false, SIM_J_UNIT, &w->nb_request)) ||
-        (rc = sim_json_num(o, P, "limit", false, SIM_J_UNIT, &w->nb_limit)) ||
-        (rc = sim_json_num(o, P, "idle_s", false, SIM_J_POS, &w->nb_idle_s)) ||
-        (rc = sim_json_num(o, P, "burst_s", false, SIM_J_POS, &w->nb_burst_s)) ||
-        (rc = sim_json_num(o, P, "window_s", false, SIM_J_POS, &w->nb_window_s)) ||
-        (rc = sim_json_num(o, P, "quota_ms", false, SIM_J_POS, &quota_ms)) ||
-        (rc = sim_json_bool(o, P, "fixed", false, &w->nb_fixed)))
-        return rc;
+    w->nb_request = in.request;
+    w->nb_limit = in.limit;
+    w->nb_idle_s = in.idle_s;
+    w->nb_burst_s = in.burst_s;
+    w->nb_window_s = in.window_s;
+    w->nb_fixed = in.fixed;
+    double quota_ms = in.quota_ms;
+    long count = in.count;
+    if (!o)
+        return 0;
     if (w->nb_request <= 0 || w->nb_request * 1000 < 1)
         return sim_err_set(SIM_EINVAL, "notebooks.request: expected a fraction of a GPU in "
                            "[0.001, 1], got %.15g", w->nb_request);

@@ -21,6 +21,8 @@
 
 /* The keys of `jobs` (sim/util/sim_param.h: kinds and arrivals read by hand). */
 extern const struct sim_param wl_jobs_keys[];
+/* The keys of `notebooks`. */
+extern const struct sim_param wl_notebooks_keys[];
 
 /* Parses root's `jobs` (absent: no jobs) into w (w->nodes must be set: initial workers are
  * checked against the GPUs). Errors name the JSON path. */

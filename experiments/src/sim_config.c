@@ -432,17 +432,15 @@ static const struct sim_param TOP[] = {
      .doc = "a DAG of the models with execution paths (below); requests are then the "
             "application's"},
     {"jobs", SIM_P_SECTION, .rows = wl_jobs_keys},
-    {"notebooks", SIM_P_HAND, .type_doc = "`{count, request, limit, idle_s, burst_s, window_s, "
-     "quota_ms, fixed}`", .def_doc = "", .doc = "DynamoML's notebooks (modeling work), up the whole run: each alternates idle "
-            "periods (exponential, mean `idle_s`, default 60) and bursts of GPU work "
-            "(exponential, mean `burst_s` of a whole GPU's time, default 15; `fixed`: exactly "
-            "the means) on the GPU share its policy places it on (`dynamoml`: with `sharing`, "
-            "`request` of a GPU (default 0.25), else a whole GPU); a GPU's notebooks take turns "
-            "holding its token for `quota_ms` (250) each: first those whose use over the last "
-            "`window_s` (10) is below request x window (the furthest below first), then the "
-            "least used, never above `limit` x window (`limit` 1, the default: no cap). "
-            "`request` <= `limit` <= 1. Results: `runs.notebook_slowdown` (mean time a burst "
-            "took / its work). A policy that does not place notebooks is refused"},
+    {"notebooks", SIM_P_SECTION, .rows = wl_notebooks_keys, .def_doc = "none",
+     .doc = "DynamoML's notebooks (modeling work), up the whole run: each alternates idle "
+            "periods and bursts of GPU work on the GPU share its policy places it on "
+            "(`dynamoml`: with `sharing`, `request` of a GPU, else a whole GPU); a GPU's "
+            "notebooks take turns holding its token for `quota_ms` each: first those whose use "
+            "over the last `window_s` is below request x window (the furthest below first), "
+            "then the least used, never above `limit` x window. Results: "
+            "`runs.notebook_slowdown` (mean time a burst took / its work). A policy that does "
+            "not place notebooks is refused"},
     {"frontends", SIM_P_INT, TW(frontends, int), .lo = 1, .hi = 4096,
      .def = 1, .type_doc = "integer in [1, 4096]", .doc = "frontends where requests enter"},
     {"frontend_split", SIM_P_ENUM, SIM_P_AT_ENUM(struct sim_config, world.frontend_split),

@@ -15,11 +15,34 @@
 /* cluster.nodes[] {name, cores, gpus, gpu_kind, cpu_kind}: worker nodes (ROMA's), instead of
  * cluster.gpus / cluster.gpu_kind. Every node's GPUs are of one kind (heterogeneous GPUs are
  * not supported by the policies yet); CPU kinds may differ. */
+struct node_in {
+    const char *name, *gpu_kind, *cpu_kind;
+    int cores, gpus, cpu_scaling;
+};
+static const char *const SCALINGS[] = {"linear", "measured", NULL};
+#define NI(f, type) SIM_P_AT(struct node_in, f, type)
+static const struct sim_param NODE[] = {
+    {"name", SIM_P_STR, NI(name, const char *), .def_doc = "`node<i>`",
+     .doc = "unique; at most 63 characters"},
+    {"cores", SIM_P_INT, NI(cores, int), .lo = 1, .hi = 4096, .flags = SIM_P_REQUIRED,
+     .doc = "CPU cores that policies allocate to CPU executors bound to one model "
+            "(`sim_exec_add_cpu`)"},
+    {"gpus", SIM_P_INT, NI(gpus, int), .lo = 0, .hi = 100000, .def = 0,
+     .doc = "GPUs on the node, all of one `gpu_kind`: the GPU ledger's capacity"},
+    {"gpu_kind", SIM_P_STR, NI(gpu_kind, const char *), .flags = SIM_P_NODEF,
+     .def_doc = "the first node's (with GPUs)", .doc = "every node's GPUs are of one kind"},
+    {"cpu_kind", SIM_P_STR, NI(cpu_kind, const char *), .sdef = "cpu",
+     .doc = "the profile kind of a model's latency on one core"},
+    {"cpu_scaling", SIM_P_ENUM, SIM_P_AT_ENUM(struct node_in, cpu_scaling), .choices = SCALINGS,
+     .doc = "`linear`: the one-core latency scaled by the cores allocated; `measured`: with "
+            "`cpu_kind` \"<cpu>@1core\", interpolated in rate between the model's profiles for "
+            "\"<cpu>@<n>core\" as `servesim-calibrate --threads` writes them (l(1)/u below one "
+            "core, the largest n's above it)"},
+    {NULL}};
+#undef NI
+
 static int parse_nodes(struct sim_config *c, const cJSON *arr, const char **kind, long *gpus)
 {
-    static const char *const keys[] = {"name", "cores", "gpus", "gpu_kind", "cpu_kind",
-                                       "cpu_scaling", NULL};
-    static const char *const SCALINGS[] = {"linear", "measured", NULL};
     int n = cJSON_GetArraySize(arr), rc;
     if (n == 0)
         return sim_err_set(SIM_EINVAL, "cluster.nodes: expected at least one node, got []");
@@ -31,19 +54,15 @@ static int parse_nodes(struct sim_config *c, const cJSON *arr, const char **kind
     for (int i = 0; i < n; i++, it = it->next) {
         char p[SIM_JPATH_MAX];
         struct sim_node_cfg *nd = &c->world.nodes[i];
-        const char *gk = *kind, *ck = "cpu", *name = NULL;
-        long cores = 0, g = 0;
-        int scaling = 0;
+        struct node_in in = {.gpu_kind = *kind};
         sim_jpath_idx(p, sizeof p, "cluster.nodes", i);
         if (!cJSON_IsObject(it))
             return sim_json_expected(p, "{name, cores, gpus, gpu_kind, cpu_kind}", it);
-        if ((rc = sim_json_keys(it, p, keys)) || (rc = sim_json_str(it, p, "name", false, &name)) ||
-            (rc = sim_json_int(it, p, "cores", true, 1, 4096, &cores)) ||
-            (rc = sim_json_int(it, p, "gpus", false, 0, 100000, &g)) ||
-            (rc = sim_json_str(it, p, "gpu_kind", false, &gk)) ||
-            (rc = sim_json_str(it, p, "cpu_kind", false, &ck)) ||
-            (rc = sim_json_enum(it, p, "cpu_scaling", false, SCALINGS, &scaling)))
+        if ((rc = sim_params_read(NODE, it, p, &in)))
             return rc;
+        const char *gk = in.gpu_kind, *ck = in.cpu_kind, *name = in.name;
+        long cores = in.cores, g = in.gpus;
+        int scaling = in.cpu_scaling;
         nd->cpu_scaling = (enum sim_cpu_scaling)scaling;
         size_t ckl = strlen(ck);
         if (scaling == SIM_CPU_MEASURED && (ckl < 6 || strcmp(ck + ckl - 6, "@1core") != 0))
@@ -230,18 +249,12 @@ const struct sim_param sim_config_cluster_keys[] = {
      .def_doc = "required unless `nodes`", .doc = "executors (GPUs), on one node without CPU cores"},
     {"gpu_kind", SIM_P_HAND, .type_doc = "string", .def_doc = "`\"1080ti\"`",
      .doc = "executor kind: the key into models' profiles"},
-    {"nodes", SIM_P_HAND, .type_doc = "`[{name, cores, gpus, gpu_kind, cpu_kind, cpu_scaling}]` "
-     "(instead of `gpus` and `gpu_kind`)", .def_doc = "", .doc = "worker nodes: `cores` >= 1 CPU cores that policies allocate to CPU executors bound "
-            "to one model (`sim_exec_add_cpu`; a model needs a profile for the node's "
-            "`cpu_kind`, default `\"cpu\"`: its latency on one core, scaled linearly by the "
-            "cores allocated; with `cpu_scaling: \"measured\"` and `cpu_kind` \"<cpu>@1core\", "
-            "interpolated in rate between the model's profiles for \"<cpu>@<n>core\" as "
-            "`servesim-calibrate --threads` writes them, l(1)/u below one core, the largest n's "
-            "above it); `gpus` >= 0 GPUs on the node, all of one `gpu_kind` (the first node's by "
-            "default): the GPU ledger's capacity (every GPU of every node and what holds it: "
-            "executors hold whole GPUs, a policy's other work claims whole or fractional GPUs; "
-            "an executor added with none free is pending until one frees, not billed meanwhile; "
-            "docs/architecture.md). `name` defaults to `node<i>`. Results: "
+    {"nodes", SIM_P_SECTION, .rows = NODE, .flags = SIM_P_EACH,
+     .type_doc = "array of objects (instead of `gpus` and `gpu_kind`)", .def_doc = "",
+     .doc = "worker nodes, with CPU cores and GPUs (rows below). The GPU ledger holds every GPU "
+            "of every node and what holds it: executors hold whole GPUs, a policy's other work "
+            "claims whole or fractional GPUs; an executor added with none free is pending until "
+            "one frees, not billed meanwhile (docs/architecture.md). Results: "
             "`executor_stats.node`, `class`, `cores`, `core_s`, `runs.core_s`"},
     {"gpu_memory_mb", SIM_P_NUM, CW(gpu_memory_mb, double), .cons = SIM_J_NONNEG,
      .def_doc = "0 (unlimited)", .doc = "every GPU loads every model: weights + static memory of all models plus the largest "

@@ -9,13 +9,86 @@
 
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 
-static const char *const FORMATS_KEYS[] = {"format", "dir", "files", "start_s", "window_s",
-    "rate_scale", "time_scale", "process", "cv", "cv_scale", "cv_window_s", "gaps",
-    "zero_run_s", "map", "select", "size", "csv", "project", "partial_window", NULL};
 static const char *const GAPS[] = {"error", "zero", "skip", "hold", "interpolate", NULL};
 static const char *const PROCS[] = {"poisson", "gamma", "uniform", NULL};
 static const char *const SIZES[] = {"none", "context_tokens", "generated_tokens", NULL};
+
+/* workload.trace as given; parse_all turns it into the inputs' wl_trace_cfg */
+struct trace_in {
+    int format, process, gaps, size;
+    const char *dir, *project;
+    const cJSON *files, *select, *csv;
+    double start_s, window_s, rate_scale, time_scale, cv, cv_scale, cv_window_s, zero_run_s;
+    bool partial_window;
+};
+#define TI(f, type) SIM_P_AT(struct trace_in, f, type)
+#define TE(f) SIM_P_AT_ENUM(struct trace_in, f)
+const struct sim_param sim_config_trace_keys[] = {
+    {"format", SIM_P_ENUM, TE(format), .choices = trace_format_names, .flags = SIM_P_REQUIRED,
+     .doc = "the trace's format (`traces/README.md`)"},
+    {"files", SIM_P_ARR, TI(files, const cJSON *), .flags = SIM_P_REQUIRED,
+     .type_doc = "array of strings", .doc = "in replay order (day files, hourly files); relative to the trace folder"},
+    {"dir", SIM_P_STR, TI(dir, const char *), .doc = "trace folder: relative to the trace root (`--trace-dir` / `$SERVESIM_TRACE_DIR`, "
+            "else the config's folder), or absolute"},
+    {"start_s", SIM_P_NUM, TI(start_s, double), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "window of trace time (seconds from its first record; Azure Functions: from minute 0 "
+            "of the first day); partial intervals are prorated. A window the rows do not cover "
+            "(it starts before the first or ends after the last, by more than 1 s for "
+            "per-request traces) is an error that says what they cover"},
+    {"window_s", SIM_P_NUM, TI(window_s, double), .cons = SIM_J_NONNEG, .def = 0,
+     .def_doc = "0 = to the end", .doc = "the window's length (`start_s`)"},
+    {"partial_window", SIM_P_BOOL, TI(partial_window, bool), .def = 0,
+     .doc = "true: a window the rows cover only in part is answered for the part covered, with a "
+            "warning in the answer (`run`/`goodput` on stderr, `plan` in its text and `warning` "
+            "in its JSON)"},
+    {"rate_scale", SIM_P_NUM, TI(rate_scale, double), .cons = SIM_J_POS, .def = 1,
+     .doc = "multiplies counts: per stream, `floor(s x cumulative)` differences, so a total "
+            "becomes `floor(s x total)` exactly; per-request traces thin by the same rule or (s "
+            "> 1) spread the copies evenly up to the next request. The goodput search's load "
+            "scale multiplies it"},
+    {"time_scale", SIM_P_NUM, TI(time_scale, double), .cons = SIM_J_POS, .def = 1,
+     .doc = "trace seconds per simulated second: 48 replays a day in 30 minutes (and multiplies "
+            "every rate by 48)"},
+    {"process", SIM_P_ENUM, TE(process), .choices = PROCS, .doc = "count traces: arrivals inside each interval conditioned on its count: `poisson` "
+            "(sorted uniforms), `gamma` (+ `cv`: Dirichlet gaps with that CV), `uniform` (evenly "
+            "spaced, random phase). Counts per interval are always exact"},
+    {"cv", SIM_P_NUM, TI(cv, double), .cons = SIM_J_POS, .def_doc = "required with `gamma`",
+     .doc = "`process: \"gamma\"`: the gaps' coefficient of variation"},
+    {"cv_scale", SIM_P_NUM, TI(cv_scale, double), .cons = SIM_J_POS, .def_doc = "off",
+     .doc = "per-request traces: refit each window's count and inter-arrival CV and regenerate "
+            "it as a Gamma process with CV x `cv_scale` (AlpaServe's rescaling); without it "
+            "timestamps replay exactly"},
+    {"cv_window_s", SIM_P_NUM, TI(cv_window_s, double), .cons = SIM_J_POS, .def = 60,
+     .doc = "the window `cv_scale` refits"},
+    {"gaps", SIM_P_ENUM, TE(gaps), .choices = GAPS, .doc = "missing rows (time jumps) and zero-count runs of at least `zero_run_s` are gaps, "
+            "never silent idle time: `error` (the config is refused, naming the first gap), "
+            "`zero` (no traffic), `skip` (cut the time out), `hold` (the rate before it), "
+            "`interpolate` (linear between the rates around it; count traces). Gaps met are "
+            "counted in the results (`runs.trace_gaps`, `trace_gap_s`)"},
+    {"zero_run_s", SIM_P_NUM, TI(zero_run_s, double), .cons = SIM_J_NONNEG, .def = 300,
+     .doc = "shorter zero runs are real idle time; 0 turns zero-run detection off"},
+    {"select", SIM_P_OBJ, TI(select, const cJSON *), .def_doc = "all",
+     .type_doc = "`{\"top\": K}`, `{\"hashes\": [...]}` or `{\"sample\": K, \"seed\": N}`",
+     .doc = "`azure_functions`: the functions replayed: the K largest by volume over all "
+            "files, those hashes, or K drawn at random"},
+    {"map", SIM_P_HAND, .type_doc = "`volume`, `round_robin`, `popularity` or "
+     "`{\"explicit\": {HASH: MODEL}}`", .def_doc = "`volume` (`azure_functions`), else "
+     "`popularity`", .doc = "`azure_functions`: functions onto models by `volume` rank, `round_robin` (file "
+            "order), or `{\"explicit\": {HASH: MODEL}}`; each arrival's model is drawn without "
+            "replacement from the interval's per-model counts, so they are exact too. "
+            "Single-stream traces split by `workload.popularity`"},
+    {"size", SIM_P_ENUM, TE(size), .choices = SIZES, .doc = "`azure_llm`: `context_tokens` or `generated_tokens` as the request's size"},
+    {"csv", SIM_P_OBJ, TI(csv, const cJSON *),
+     .type_doc = "`{time_column: 0, count_column: 1, interval_s, header: true, time_format: "
+     "\"seconds\" | \"datetime\"}`", .def_doc = "",
+     .doc = "`csv_counts` (required there, with `interval_s`) and `csv_timestamps`: the "
+            "columns and their form"},
+    {"project", SIM_P_STR, TI(project, const char *), .sdef = "en", .doc = "`projectcounts`: which project line"},
+    {NULL}};
+#undef TI
+#undef TE
 
 /* ---------------------------------------------------------------- config */
 
@@ -178,34 +251,25 @@ static int parse_csv(struct wl_trace_cfg *tc, const cJSON *csv)
 static int parse_all(const struct sim_config *cfg, const cJSON *t, struct wl_trace_cfg *tc)
 {
     const char *P = "workload.trace";
-    const char *dir = NULL, *project = "en";
-    const cJSON *files, *sel, *map, *csv;
-    int fmt = 0, gaps = 0, proc = 0, size = 0, rc;
+    const cJSON *map;
+    struct trace_in in;
+    int rc;
     if (!cJSON_IsObject(t))
         return sim_json_expected(P, "an object", t);
-    tc->rate_scale = tc->time_scale = 1;
-    tc->cv_window_s = 60;
-    tc->zero_run_s = 300;
-    if ((rc = sim_json_keys(t, P, FORMATS_KEYS)) ||
-        (rc = sim_json_enum(t, P, "format", true, trace_format_names, &fmt)) ||
-        (rc = sim_json_str(t, P, "dir", false, &dir)) ||
-        (rc = sim_json_arr(t, P, "files", true, &files)) ||
-        (rc = sim_json_num(t, P, "start_s", false, SIM_J_NONNEG, &tc->start_s)) ||
-        (rc = sim_json_num(t, P, "window_s", false, SIM_J_NONNEG, &tc->window_s)) ||
-        (rc = sim_json_bool(t, P, "partial_window", false, &tc->partial_window)) ||
-        (rc = sim_json_num(t, P, "rate_scale", false, SIM_J_POS, &tc->rate_scale)) ||
-        (rc = sim_json_num(t, P, "time_scale", false, SIM_J_POS, &tc->time_scale)) ||
-        (rc = sim_json_enum(t, P, "process", false, PROCS, &proc)) ||
-        (rc = sim_json_num(t, P, "cv", false, SIM_J_POS, &tc->cv)) ||
-        (rc = sim_json_num(t, P, "cv_scale", false, SIM_J_POS, &tc->cv_scale)) ||
-        (rc = sim_json_num(t, P, "cv_window_s", false, SIM_J_POS, &tc->cv_window_s)) ||
-        (rc = sim_json_enum(t, P, "gaps", false, GAPS, &gaps)) ||
-        (rc = sim_json_num(t, P, "zero_run_s", false, SIM_J_NONNEG, &tc->zero_run_s)) ||
-        (rc = sim_json_obj(t, P, "select", false, &sel)) ||
-        (rc = sim_json_enum(t, P, "size", false, SIZES, &size)) ||
-        (rc = sim_json_obj(t, P, "csv", false, &csv)) ||
-        (rc = sim_json_str(t, P, "project", false, &project)))
+    if ((rc = sim_params_read(sim_config_trace_keys, t, P, &in)))
         return rc;
+    const char *dir = in.dir, *project = in.project;
+    const cJSON *files = in.files, *sel = in.select, *csv = in.csv;
+    int fmt = in.format, gaps = in.gaps, proc = in.process, size = in.size;
+    tc->start_s = in.start_s;
+    tc->window_s = in.window_s;
+    tc->partial_window = in.partial_window;
+    tc->rate_scale = in.rate_scale;
+    tc->time_scale = in.time_scale;
+    tc->cv = in.cv;
+    tc->cv_scale = in.cv_scale;
+    tc->cv_window_s = in.cv_window_s;
+    tc->zero_run_s = in.zero_run_s;
     map = cJSON_GetObjectItem(t, "map");
     tc->spec.format = (enum trace_format)fmt;
     tc->process = (enum wl_process)proc;

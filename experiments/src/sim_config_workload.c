@@ -323,8 +323,10 @@ static const struct sim_param POPULARITY_KEYS[] = {
 const struct sim_param sim_config_workload_keys[] = {
     {"rate_rps", SIM_P_HAND, .type_doc = "> 0", .def_doc = "required without a trace",
      .doc = "total offered rate, split by popularity"},
-    {"trace", SIM_P_HAND, .type_doc = "object", .def_doc = "", .doc = "replay a real trace instead (below); then no `rate_rps`, `arrival` or `segments`, "
-            "and `duration_s` defaults to the trace window's length"},
+    {"trace", SIM_P_SECTION, .rows = sim_config_trace_keys, .def_doc = "none",
+     .doc = "replay a real trace instead (its keys below; docs/config.md, \"Traces\"); then no "
+            "`rate_rps`, `arrival` or `segments`, and `duration_s` defaults to the trace "
+            "window's length"},
     {"arrival", SIM_P_SECTION, .rows = ARRIVAL},
     {"popularity", SIM_P_SECTION, .rows = POPULARITY_KEYS},
     {"segments", SIM_P_HAND, .type_doc = "`[{duration_s, scale, models}]`; the last needs no "
