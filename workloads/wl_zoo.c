@@ -9,6 +9,7 @@
 #include "sim_data.h"
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 
 /* o[key]: a number, or an array of them (one per batch size from 1), each in [0, max) (max
  * exclusive when `open`, else inclusive); into a new array *out of *n values (0: absent). */
@@ -147,36 +148,58 @@ static int add_profile(struct sim_model_cfg *m, const char *kind, const char *pa
     return m->nprof++;
 }
 
+/* A model entry's keys: the numbers by the table, the name and the profile (one of three
+ * forms) by wl_model_parse. */
+#define MD(f) SIM_P_AT(struct sim_model_cfg, f, double)
+const struct sim_param wl_model_keys[] = {
+    {"name", SIM_P_HAND, .type_doc = "string", .def_doc = "required",
+     .doc = "unique, non-empty, at most 63 characters, without control characters"},
+    {"slo_ms", SIM_P_NUM, MD(slo_ms), .cons = SIM_J_POS, .flags = SIM_P_REQUIRED,
+     .doc = "the model's SLO: a request is on time when its response arrives by arrival + SLO; "
+            "below the batch-1 latency it is an error"},
+    {"max_batch", SIM_P_INT, SIM_P_AT(struct sim_model_cfg, max_batch, int), .lo = 1, .hi = 4096,
+     .def_doc = "the largest b with l(b) <= SLO (at most 1,024)", .doc = "the largest batch"},
+    {"share", SIM_P_NUM, MD(share), .cons = SIM_J_NONNEG, .flags = SIM_P_NODEF,
+     .def_doc = "none", .doc = "its share of the rate with `workload.popularity.kind: "
+                               "\"explicit\"` (and only then)"},
+    {"alpha_ms", SIM_P_HAND, .type_doc = ">= 0", .def_doc = "",
+     .doc = "with `beta_ms`: the linear profile `l(b) = alpha b + beta` for `cluster.gpu_kind`"},
+    {"beta_ms", SIM_P_HAND, .type_doc = ">= 0", .def_doc = "", .doc = "(`alpha_ms`)"},
+    {"profile", SIM_P_HAND, .type_doc = "`{form: \"linear\" | \"quadratic\" | \"table\", ...}`",
+     .def_doc = "", .doc = "instead of `alpha_ms` and `beta_ms`: one profile for "
+                           "`cluster.gpu_kind` (below)"},
+    {"profiles", SIM_P_HAND, .type_doc = "`{KIND: profile, ...}`", .def_doc = "",
+     .doc = "instead: a profile per executor kind"},
+    {"weights_mb", SIM_P_NUM, MD(weights_mb), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "its weights' memory"},
+    {"static_mb", SIM_P_NUM, MD(static_mb), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "memory it holds whatever the batch"},
+    {"dynamic_mb", SIM_P_NUM, MD(dynamic_mb), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "activation memory at `max_batch` (scaled linearly with the batch)"},
+    {"load_ms", SIM_P_NUM, MD(load_ms), .cons = SIM_J_NONNEG, .def = 0,
+     .def_doc = "0: the weights at `cluster.load_gb_s`", .doc = "time to load it onto an executor"},
+    {"stack_ms", SIM_P_NUM, MD(stack_ms), .cons = SIM_J_NONNEG, .def = 0,
+     .type_doc = ">= 0 and at most an hour",
+     .doc = "the serving stack's latency per request in front of the model (below)"},
+    {"notes", SIM_P_HAND, .type_doc = "any", .def_doc = "", .doc = "free text, not read"},
+    {NULL}};
+#undef MD
+
 int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
                    struct sim_model_cfg *m)
 {
-    static const char *const keys[] = {"name", "slo_ms", "max_batch", "share", "alpha_ms",
-                                       "beta_ms", "profile", "profiles", "weights_mb",
-                                       "static_mb", "dynamic_mb", "load_ms", "stack_ms", "notes",
-                                       NULL};
     int rc;
     const char *name = NULL;
     memset(m, 0, sizeof *m);
     m->share = -1;
     if (!cJSON_IsObject(o))
         return sim_json_expected(path, "a model object", o);
-    if ((rc = sim_json_keys(o, path, keys)) ||
-        (rc = sim_json_str(o, path, "name", true, &name)) ||
-        (rc = sim_json_num(o, path, "slo_ms", true, SIM_J_POS, &m->slo_ms)) ||
-        (rc = sim_json_num(o, path, "share", false, SIM_J_NONNEG, &m->share)) ||
-        (rc = sim_json_num(o, path, "weights_mb", false, SIM_J_NONNEG, &m->weights_mb)) ||
-        (rc = sim_json_num(o, path, "static_mb", false, SIM_J_NONNEG, &m->static_mb)) ||
-        (rc = sim_json_num(o, path, "dynamic_mb", false, SIM_J_NONNEG, &m->dynamic_mb)) ||
-        (rc = sim_json_num(o, path, "load_ms", false, SIM_J_NONNEG, &m->load_ms)) ||
-        (rc = sim_json_num(o, path, "stack_ms", false, SIM_J_NONNEG, &m->stack_ms)))
+    if ((rc = sim_params_read(wl_model_keys, o, path, m)) ||
+        (rc = sim_json_str(o, path, "name", true, &name)))
         return rc;
     if (m->stack_ms > WL_STACK_MS_MAX)
         return sim_err_set(SIM_EINVAL, "%s.stack_ms: expected at most %g ms, got %.15g", path,
                            WL_STACK_MS_MAX, m->stack_ms);
-    long mb = 0;
-    if ((rc = sim_json_int(o, path, "max_batch", false, 1, 4096, &mb)))
-        return rc;
-    m->max_batch = (int)mb;
     if (strlen(name) >= SIM_NAME_MAX)
         return sim_err_set(SIM_EINVAL, "%s.name: expected at most %d characters, got %zu", path,
                            SIM_NAME_MAX - 1, strlen(name));

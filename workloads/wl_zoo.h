@@ -13,10 +13,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "sim_param.h"
 #include "sim_world.h"
 
 /* The largest serving-stack latency a model may carry (stack_ms, an hour). */
 #define WL_STACK_MS_MAX 3.6e6
+
+/* The keys of a model entry (sim/util/sim_param.h; its profile is read by hand). */
+extern const struct sim_param wl_model_keys[];
 
 /* Parses one model entry at `path`. Linear shorthand (alpha_ms/beta_ms) and "profile" apply
  * to `default_kind`; "profiles" names kinds explicitly. */

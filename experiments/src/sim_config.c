@@ -424,11 +424,12 @@ static const struct sim_param TOP[] = {
             "0.07-0.34 us per candidate (heap depth and CPU) on its 5 infer threads; Symphony's "
             "rank thread 0.04-0.12 us per request and per batch. "
             "`experiments/paper/resnet10_controller.sweep.json` is Figure 10 under these costs"},
-    {"models", SIM_P_HAND, .type_doc = "array", .def_doc = "required",
+    {"models", SIM_P_SECTION, .rows = wl_model_keys, .flags = SIM_P_EACH,
+     .type_doc = "array", .def_doc = "required",
      .doc = "model entries, or zoo references (below); names are unique, non-empty and without "
             "control characters (a tab or newline would break `export` and `compare`)"},
     {"workload", SIM_P_SECTION, .rows = sim_config_workload_keys},
-    {"application", SIM_P_HAND, .type_doc = "object", .def_doc = "",
+    {"application", SIM_P_SECTION, .rows = sim_config_app_keys, .def_doc = "none",
      .doc = "a DAG of the models with execution paths (below); requests are then the "
             "application's"},
     {"jobs", SIM_P_SECTION, .rows = wl_jobs_keys},

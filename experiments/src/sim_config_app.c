@@ -8,6 +8,7 @@
 
 #include "sim_err.h"
 #include "sim_json.h"
+#include "sim_param.h"
 
 static int model_index(const struct sim_config *c, const char *name)
 {
@@ -55,20 +56,51 @@ out:
     return rc;
 }
 
+/* application and its paths[], as given */
+struct path_in {
+    const char *name;
+    const cJSON *stages;
+    double sla_ms, weight, reference_sla_ms;
+};
+#define PI(f, type) SIM_P_AT(struct path_in, f, type)
+static const struct sim_param PATH_KEYS[] = {
+    {"name", SIM_P_STR, PI(name, const char *), .def_doc = "its stages joined by `>`",
+     .doc = "unique among the paths"},
+    {"description", SIM_P_HAND, .type_doc = "string", .def_doc = "", .doc = "free text"},
+    {"stages", SIM_P_ARR, PI(stages, const cJSON *), .flags = SIM_P_REQUIRED,
+     .type_doc = "array of 1 to 16 model names",
+     .doc = "the models in order; a model appears at most once on a path"},
+    {"sla_ms", SIM_P_NUM, PI(sla_ms, double), .cons = SIM_J_POS, .flags = SIM_P_REQUIRED,
+     .doc = "the path's end-to-end SLA (the FA2 family: at most 1e6 ms)"},
+    {"weight", SIM_P_NUM, PI(weight, double), .cons = SIM_J_NONNEG, .def = 1,
+     .doc = "the path's probability is weight / the sum of weights"},
+    {"reference_sla_ms", SIM_P_NUM, PI(reference_sla_ms, double), .cons = SIM_J_POS,
+     .def_doc = "", .doc = "free documentation (e.g. a paper's figure)"},
+    {NULL}};
+#undef PI
+struct app_in {
+    const char *name;
+    const cJSON *paths;
+};
+const struct sim_param sim_config_app_keys[] = {
+    {"name", SIM_P_STR, SIM_P_AT(struct app_in, name, const char *), .sdef = "application",
+     .doc = "its name"},
+    {"description", SIM_P_HAND, .type_doc = "string", .def_doc = "", .doc = "free text"},
+    {"paths", SIM_P_SECTION, .rows = PATH_KEYS, .flags = SIM_P_EACH, .def_doc = "required",
+     .doc = "execution paths: 1 to 256"},
+    {NULL}};
+
 int sim_config_parse_app(struct sim_config *c, const cJSON *root)
 {
-    static const char *const keys[] = {"name", "description", "paths", NULL};
-    static const char *const pkeys[] = {"name", "description", "stages", "sla_ms", "weight",
-                                        "reference_sla_ms", NULL};
     const cJSON *o, *paths;
-    const char *name = "application";
+    struct app_in in;
     int rc;
     if ((rc = sim_json_obj(root, "", "application", false, &o)) || !o)
         return rc;
-    if ((rc = sim_json_keys(o, "application", keys)) ||
-        (rc = sim_json_str(o, "application", "name", false, &name)) ||
+    if ((rc = sim_params_read(sim_config_app_keys, o, "application", &in)) ||
         (rc = sim_json_arr(o, "application", "paths", true, &paths)))
         return rc;
+    const char *name = in.name;
     int np = cJSON_GetArraySize(paths);
     if (np == 0 || np > SIM_APP_MAX_PATHS)
         return sim_err_set(SIM_EINVAL, "application.paths: expected 1 to %d paths, got %d",
@@ -91,16 +123,13 @@ int sim_config_parse_app(struct sim_config *c, const cJSON *root)
         sim_jpath_idx(pp, sizeof pp, "application.paths", p);
         if (!cJSON_IsObject(po))
             return sim_json_expected(pp, "{stages, sla_ms}", po);
-        const char *pname = NULL;
-        double ref = 0;
-        ap->weight = 1;
-        if ((rc = sim_json_keys(po, pp, pkeys)) ||
-            (rc = sim_json_str(po, pp, "name", false, &pname)) ||
-            (rc = sim_json_arr(po, pp, "stages", true, &st)) ||
-            (rc = sim_json_num(po, pp, "sla_ms", true, SIM_J_POS, &ap->sla_ms)) ||
-            (rc = sim_json_num(po, pp, "weight", false, SIM_J_NONNEG, &ap->weight)) ||
-            (rc = sim_json_num(po, pp, "reference_sla_ms", false, SIM_J_POS, &ref)))
+        struct path_in pin;
+        if ((rc = sim_params_read(PATH_KEYS, po, pp, &pin)))
             return rc;
+        const char *pname = pin.name;
+        st = pin.stages;
+        ap->sla_ms = pin.sla_ms;
+        ap->weight = pin.weight;
         sim_jpath(sp, sizeof sp, pp, "stages");
         int ns = cJSON_GetArraySize(st);
         if (ns < 1 || ns > SIM_APP_MAX_STAGES)

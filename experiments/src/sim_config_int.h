@@ -13,6 +13,7 @@
 extern const struct sim_param sim_config_cluster_keys[];
 extern const struct sim_param sim_config_workload_keys[];
 extern const struct sim_param sim_config_trace_keys[];
+extern const struct sim_param sim_config_app_keys[];
 
 /* `cluster` of root: GPUs or nodes, their kinds, memory, interference, host time. */
 int sim_config_parse_cluster(struct sim_config *c, const cJSON *root);
