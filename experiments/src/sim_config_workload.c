@@ -22,21 +22,33 @@ static const char *const POPULARITY[] = {"uniform", "zipf", "explicit", NULL};
  * period from normal(rate_rps, sd_rps), truncated below at min_rps (FA2's normal(15, 5)
  * workload); expanded here into segments from the stream "workload.random_segments", so a
  * run stays a function of config and seed. */
+struct random_in {
+    double sd_rps, period_s, min_rps;
+};
+#define RI(f) SIM_P_AT(struct random_in, f, double)
+static const struct sim_param RANDOM_SEGMENTS[] = {
+    {"sd_rps", SIM_P_NUM, RI(sd_rps), .cons = SIM_J_NONNEG, .flags = SIM_P_REQUIRED,
+     .doc = "the rate's standard deviation"},
+    {"period_s", SIM_P_NUM, RI(period_s), .cons = SIM_J_POS, .flags = SIM_P_REQUIRED,
+     .doc = "the rate is redrawn this often (at most 1e6 periods in the run)"},
+    {"min_rps", SIM_P_NUM, RI(min_rps), .cons = SIM_J_POS, .def = 0.1,
+     .doc = "the draw is truncated below here"},
+    {NULL}};
+#undef RI
+
 static int parse_random_segments(struct sim_config *c, const cJSON *w, const cJSON *segs)
 {
-    static const char *const keys[] = {"sd_rps", "period_s", "min_rps", NULL};
     const char *p = "workload.random_segments";
     const cJSON *o;
-    double sd = 0, period = 0, lo = 0.1;
+    struct random_in in;
     int rc;
     if ((rc = sim_json_obj(w, "workload", "random_segments", false, &o)) || !o)
         return rc;
     if (segs)
         return sim_err_set(SIM_EINVAL, "%s: give either segments or random_segments, not both", p);
-    if ((rc = sim_json_keys(o, p, keys)) || (rc = sim_json_num(o, p, "sd_rps", true, SIM_J_NONNEG, &sd)) ||
-        (rc = sim_json_num(o, p, "period_s", true, SIM_J_POS, &period)) ||
-        (rc = sim_json_num(o, p, "min_rps", false, SIM_J_POS, &lo)))
+    if ((rc = sim_params_read(RANDOM_SEGMENTS, o, p, &in)))
         return rc;
+    double sd = in.sd_rps, period = in.period_s, lo = in.min_rps;
     if (!(c->world.rate_rps > 0))
         return sim_err_set(SIM_EINVAL, "%s: needs workload.rate_rps (the mean)", p);
     double n = ceil(c->world.duration_s / period);
@@ -107,10 +119,23 @@ static int model_key(const struct sim_config *c, const char *section, const cJSO
  * requests carry a lognormal size factor that multiplies their batch's standalone time (the
  * batch's mean size, or its largest: padded). Synthetic arrivals only: a trace's sizes are
  * its own (tokens). */
+static const char *const HOW[] = {"mean", "max", NULL};
+struct size_in {
+    double mean, cv;
+    int batch;
+};
+static const struct sim_param SIZES[] = {
+    {"mean", SIM_P_NUM, SIM_P_AT(struct size_in, mean, double), .cons = SIM_J_POS,
+     .flags = SIM_P_REQUIRED, .doc = "the size factor's mean"},
+    {"cv", SIM_P_NUM, SIM_P_AT(struct size_in, cv, double), .cons = SIM_J_NONNEG,
+     .flags = SIM_P_REQUIRED, .doc = "its coefficient of variation (0: exactly `mean`)"},
+    {"batch", SIM_P_ENUM, SIM_P_AT_ENUM(struct size_in, batch), .choices = HOW,
+     .doc = "a batch's time is the profile's l(b) times its requests' mean size, or their "
+            "largest (padded to the longest)"},
+    {NULL}};
+
 static int parse_sizes(struct sim_config *c, const cJSON *o, bool trace)
 {
-    static const char *const keys[] = {"mean", "cv", "batch", NULL};
-    static const char *const HOW[] = {"mean", "max", NULL};
     if (!o)
         return 0;
     if (trace)
@@ -128,15 +153,14 @@ static int parse_sizes(struct sim_config *c, const cJSON *o, bool trace)
         if ((rc = model_key(c, "workload.sizes", it, p, sizeof p, &m)))
             return rc;
         struct wl_size *z = &c->workload.sizes[m];
-        int how = 0;
+        struct size_in in;
         if (!cJSON_IsObject(it))
             return sim_json_expected(p, "{mean, cv, batch}", it);
-        if ((rc = sim_json_keys(it, p, keys)) ||
-            (rc = sim_json_num(it, p, "mean", true, SIM_J_POS, &z->mean)) ||
-            (rc = sim_json_num(it, p, "cv", true, SIM_J_NONNEG, &z->cv)) ||
-            (rc = sim_json_enum(it, p, "batch", false, HOW, &how)))
+        if ((rc = sim_params_read(SIZES, it, p, &in)))
             return rc;
-        c->world.models[m].sized = how == 0 ? SIM_SIZE_MEAN : SIM_SIZE_MAX;
+        z->mean = in.mean;
+        z->cv = in.cv;
+        c->world.models[m].sized = in.batch == 0 ? SIM_SIZE_MEAN : SIM_SIZE_MAX;
     }
     return 0;
 }
@@ -145,9 +169,20 @@ static int parse_sizes(struct sim_config *c, const cJSON *o, bool trace)
  * rate is r0 for s seconds, then r1, ..., the last held to the end; its mean over the run
  * becomes its configured rate (what policies read), and the steps segments scaled by it.
  * Returns the number of models with a schedule in *n. */
+struct schedule_in {
+    double step_s;
+    const cJSON *rps;
+};
+static const struct sim_param SCHEDULE[] = {
+    {"step_s", SIM_P_NUM, SIM_P_AT(struct schedule_in, step_s, double), .cons = SIM_J_POS,
+     .flags = SIM_P_REQUIRED, .doc = "each rate holds this long"},
+    {"rps", SIM_P_ARR, SIM_P_AT(struct schedule_in, rps, const cJSON *),
+     .flags = SIM_P_REQUIRED, .type_doc = "array of rates >= 0",
+     .doc = "the rates in turn, the last held to the end"},
+    {NULL}};
+
 static int parse_rate_schedules(struct sim_config *c, const cJSON *o, int *n)
 {
-    static const char *const keys[] = {"step_s", "rps", NULL};
     *n = 0;
     if (!o)
         return 0;
@@ -159,17 +194,16 @@ static int parse_rate_schedules(struct sim_config *c, const cJSON *o, int *n)
     const cJSON *it;
     cJSON_ArrayForEach(it, o) {
         char p[SIM_JPATH_MAX + SIM_NAME_MAX];
-        const cJSON *rps;
-        double step = 0;
+        struct schedule_in in;
         int m, rc;
         if ((rc = model_key(c, "workload.rate_schedules", it, p, sizeof p, &m)))
             return rc;
         if (!cJSON_IsObject(it))
             return sim_json_expected(p, "{step_s, rps}", it);
-        if ((rc = sim_json_keys(it, p, keys)) ||
-            (rc = sim_json_num(it, p, "step_s", true, SIM_J_POS, &step)) ||
-            (rc = sim_json_arr(it, p, "rps", true, &rps)))
+        if ((rc = sim_params_read(SCHEDULE, it, p, &in)))
             return rc;
+        const cJSON *rps = in.rps;
+        double step = in.step_s;
         int k = cJSON_GetArraySize(rps);
         if (k == 0)
             return sim_err_set(SIM_EINVAL, "%s.rps: expected at least one rate", p);
@@ -231,36 +265,54 @@ static int trace_coverage(struct sim_config *c, const struct wl_trace_info *in)
 }
 
 /* workload.clients: closed-loop clients instead of an arrival rate (wl_clients.h). */
+static const char *const AFTER[] = {"hold", "end", NULL};
+struct clients_in {
+    const char *model;
+    double step_s, think_s;
+    const cJSON *counts;
+    int after;
+};
+#define CI(f, type) SIM_P_AT(struct clients_in, f, type)
+static const struct sim_param CLIENTS[] = {
+    {"model", SIM_P_STR, CI(model, const char *), .def_doc = "the only model",
+     .doc = "the model the clients send to"},
+    {"step_s", SIM_P_NUM, CI(step_s, double), .cons = SIM_J_POS, .def = 60,
+     .type_doc = "> 0 and <= 1e8", .doc = "each count holds this long"},
+    {"counts", SIM_P_ARR, CI(counts, const cJSON *), .flags = SIM_P_REQUIRED,
+     .type_doc = "array of 1 to 100000 whole numbers in [0, 1000000]",
+     .doc = "`counts[i]` clients are active during step i"},
+    {"think_s", SIM_P_NUM, CI(think_s, double), .cons = SIM_J_POS, .def = 1,
+     .type_doc = "> 0 and <= 1e6", .doc = "a client's mean think time between a response and "
+                                          "its next request"},
+    {"after", SIM_P_ENUM, SIM_P_AT_ENUM(struct clients_in, after), .choices = AFTER,
+     .doc = "after the last step: its count holds, or the clients stop"},
+    {NULL}};
+#undef CI
+
 static int parse_clients(struct sim_config *c, const cJSON *w)
 {
-    static const char *const keys[] = {"model", "step_s", "counts", "think_s", "after", NULL};
-    static const char *const AFTER[] = {"hold", "end", NULL};
-    static const char *const others[] = {"rate_rps", "arrival", "popularity", "segments",
-                                         "random_segments", "trace", "rate_schedules", "sizes",
-                                         NULL};
     const char *P = "workload.clients", *mname = NULL;
     const cJSON *o, *counts;
-    int rc, after = 0;
-    for (int i = 0; others[i]; i++)
-        if (cJSON_GetObjectItemCaseSensitive(w, others[i]))
+    struct clients_in in;
+    int rc;
+    for (const struct sim_param *r = sim_config_workload_keys; r->key; r++)   /* the others */
+        if (strcmp(r->key, "clients") != 0 && cJSON_GetObjectItemCaseSensitive(w, r->key))
             return sim_err_set(SIM_EINVAL, "workload.%s: with workload.clients the clients make "
-                               "the requests; give no rate, arrival process or trace", others[i]);
+                               "the requests; give no rate, arrival process or trace", r->key);
     if (c->app)
         return sim_err_set(SIM_EINVAL, "workload.clients: not with an application");
     struct wl_clients_cfg *cl = calloc(1, sizeof *cl);
     if (!cl)
         return SIM_ENOMEM;
     c->workload.clients = cl;           /* freed with the config from here on */
-    cl->step_s = 60;
-    cl->think_s = 1;
     if ((rc = sim_json_obj(w, "workload", "clients", true, &o)) ||
-        (rc = sim_json_keys(o, P, keys)) || (rc = sim_json_str(o, P, "model", false, &mname)) ||
-        (rc = sim_json_num(o, P, "step_s", false, SIM_J_POS, &cl->step_s)) ||
-        (rc = sim_json_num(o, P, "think_s", false, SIM_J_POS, &cl->think_s)) ||
-        (rc = sim_json_arr(o, P, "counts", true, &counts)) ||
-        (rc = sim_json_enum(o, P, "after", false, AFTER, &after)))
+        (rc = sim_params_read(CLIENTS, o, P, &in)))
         return rc;
-    cl->hold = after == 0;
+    mname = in.model;
+    counts = in.counts;
+    cl->step_s = in.step_s;
+    cl->think_s = in.think_s;
+    cl->hold = in.after == 0;
     if (mname) {
         cl->model = -1;
         for (int m = 0; m < c->world.nmodels && cl->model < 0; m++)
@@ -334,39 +386,34 @@ const struct sim_param sim_config_workload_keys[] = {
             "factor}` multiplies those models' rates further during the segment — a shift in "
             "popularity (the configured mean rates, which policies read as `rate_rps`, stay "
             "those of factor 1)"},
-    {"rate_schedules", SIM_P_HAND, .type_doc = "`{\"model name\": {step_s, rps: [..]}}`",
-     .def_doc = "", .doc = "that model's own rate over time: `rps[0]` for `step_s` seconds, then `rps[1]`, ..., "
-            "the last held to the end (ROMA's tests); its mean over the run is its configured "
-            "rate (what policies read as `rate_rps`), the load scale multiplies it, and "
-            "`rate_rps` splits over the models without a schedule (leave `rate_rps` out when "
-            "every model has one). Not with `segments`, `random_segments`, a trace or an "
+    {"rate_schedules", SIM_P_SECTION, .rows = SCHEDULE, .flags = SIM_P_MAP, .def_doc = "none",
+     .doc = "that model's own rate over time: `rps[0]` for `step_s` seconds, then `rps[1]`, "
+            "..., the last held to the end (ROMA's tests); its mean over the run is its "
+            "configured rate (what policies read as `rate_rps`), the load scale multiplies it, "
+            "and `rate_rps` splits over the models without a schedule (leave `rate_rps` out "
+            "when every model has one). Not with `segments`, `random_segments`, a trace or an "
             "application"},
-    {"sizes", SIM_P_HAND, .type_doc = "`{\"model name\": {mean, cv, batch}}`", .def_doc = "",
-     .doc = "that model's requests carry a size factor, lognormal with this mean and coefficient "
-            "of variation (`cv` 0: exactly `mean`), drawn from the stream `sizes.<model>` (so "
-            "the arrival times are the same with and without sizes); a batch's standalone time "
-            "is the profile's l(b) times the batch's mean size (`batch`: `\"mean\"`, the "
-            "default: work adds up, so at `mean` 1 the profile stays the mean) or its largest "
-            "(`\"max\"`: padded to the longest request, as sequence models batch; at `mean` 1 "
-            "batches then take longer than the profile on average). Policies still plan with the "
-            "profile. Synthetic arrivals, and traces of counts or times without sizes (drawn per "
-            "replayed request from the same streams); not with `workload.trace.size` (the "
-            "trace's own sizes, tokens) or an application"},
-    {"clients", SIM_P_HAND, .type_doc = "`{model, step_s, counts: [...], think_s, after}`",
-     .def_doc = "", .doc = "closed-loop clients (DynamoML's) instead of a rate: `counts[i]` clients are active "
-            "during step i (`step_s`, default 60); each sends one request to `model` (default "
-            "the only model), waits for its response, thinks (exponential, mean `think_s`, "
-            "default 1) and sends again; clients that become active at a step start after a "
-            "think time, those beyond the count retire after their response; after the schedule "
-            "the last count holds (`after`: `\"hold\"`, default) or the clients stop "
-            "(`\"end\"`). One source per client (the most any step has); think times from the "
-            "stream `workload.clients`; `load_scale` multiplies the counts. The model's "
-            "configured rate (what policies read) is the mean count / think_s, an upper bound. "
-            "Not with rate_rps, arrival, popularity, segments, schedules, sizes, a trace or an "
-            "application"},
-    {"random_segments", SIM_P_HAND, .type_doc = "`{sd_rps, period_s, min_rps (0.1)}`",
-     .def_doc = "", .doc = "the rate redrawn every period from normal(`rate_rps`, `sd_rps`), truncated below at "
-            "`min_rps` (stream `workload.random_segments`; instead of `segments`)"},
+    {"sizes", SIM_P_SECTION, .rows = SIZES, .flags = SIM_P_MAP, .def_doc = "none",
+     .doc = "that model's requests carry a size factor, lognormal with this mean and "
+            "coefficient of variation, drawn from the stream `sizes.<model>` (so the arrival "
+            "times are the same with and without sizes); a batch's standalone time is the "
+            "profile's l(b) times the batch's mean size (`batch`: `\"mean\"`: work adds up, so "
+            "at `mean` 1 the profile stays the mean) or its largest (`\"max\"`: padded to the "
+            "longest request, as sequence models batch). Policies still plan with the profile. "
+            "Synthetic arrivals, and traces of counts or times without sizes; not with "
+            "`workload.trace.size` (the trace's own sizes, tokens) or an application"},
+    {"clients", SIM_P_SECTION, .rows = CLIENTS, .def_doc = "none",
+     .doc = "closed-loop clients (DynamoML's) instead of a rate: each sends one request to "
+            "`model`, waits for its response, thinks (exponential, mean `think_s`) and sends "
+            "again; clients that become active at a step start after a think time, those "
+            "beyond the count retire after their response. One source per client (the most "
+            "any step has); think times from the stream `workload.clients`; `load_scale` "
+            "multiplies the counts. The model's configured rate (what policies read) is the "
+            "mean count / `think_s`, an upper bound. Not with `rate_rps`, `arrival`, "
+            "`popularity`, `segments`, schedules, sizes, a trace or an application"},
+    {"random_segments", SIM_P_SECTION, .rows = RANDOM_SEGMENTS, .def_doc = "none",
+     .doc = "the rate redrawn every `period_s` from normal(`rate_rps`, `sd_rps`), truncated "
+            "below at `min_rps` (stream `workload.random_segments`; instead of `segments`)"},
     {NULL}};
 
 int sim_config_parse_workload(struct sim_config *c, const cJSON *root)

@@ -162,7 +162,9 @@ static void range_text(const struct sim_param *r, char *buf, size_t size)
     case SIM_P_ARR: snprintf(buf, size, "array"); break;
     case SIM_P_HAND: snprintf(buf, size, "see meaning"); break;
     case SIM_P_SECTION:
-        snprintf(buf, size, "%s", r->flags & SIM_P_EACH ? "array of objects" : "object");
+        snprintf(buf, size, "%s", r->flags & SIM_P_EACH  ? "array of objects"
+                                  : r->flags & SIM_P_MAP ? "object of objects by model name"
+                                                         : "object");
         break;
     case SIM_P_INCLUDE: buf[0] = '\0'; break;
     }
@@ -204,6 +206,8 @@ static void walk(const struct sim_param *t, const char *prefix, row_fn fn, void 
         sim_jpath(key, sizeof key, prefix, r->key);
         if (r->type == SIM_P_SECTION && (r->flags & SIM_P_EACH))
             strncat(key, "[]", sizeof key - strlen(key) - 1);
+        if (r->type == SIM_P_SECTION && (r->flags & SIM_P_MAP))
+            strncat(key, ".MODEL", sizeof key - strlen(key) - 1);
         if (r->type == SIM_P_INCLUDE) {
             walk(r->rows, prefix, fn, ctx);
             continue;

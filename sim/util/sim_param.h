@@ -54,6 +54,8 @@ enum {
     SIM_P_REQUIRED = 1,     /* absent is an error (no default) */
     SIM_P_NODEF = 2,        /* the caller sets the default before reading (.def_doc says it) */
     SIM_P_EACH = 4,         /* SIM_P_SECTION: an array of such objects ("key[].row" in docs) */
+    SIM_P_MAP = 8,          /* SIM_P_SECTION: an object of such objects by a model's name
+                             * ("key.MODEL.row" in docs) */
 };
 
 struct sim_param {
