@@ -143,9 +143,23 @@ static const char *const INTF_MODELS[] = {"none", "parametric", "table", NULL};
 
 /* cluster.interference, interference_params, interference_table (sim_world.h has the
  * models). */
+struct intf_row_in {
+    int n, p, t;
+    double factor;
+};
+#define IR(f) SIM_P_AT(struct intf_row_in, f, int)
+static const struct sim_param INTF_ROW[] = {
+    {"n", SIM_P_INT, IR(n), .lo = 1, .hi = 1000, .flags = SIM_P_REQUIRED,
+     .doc = "batches running on the executor"},
+    {"p", SIM_P_INT, IR(p), .lo = 1, .hi = 1000, .def = 1, .doc = "CPU: inter-op threads"},
+    {"t", SIM_P_INT, IR(t), .lo = 1, .hi = 1000, .def = 1, .doc = "CPU: intra-op threads"},
+    {"factor", SIM_P_NUM, SIM_P_AT(struct intf_row_in, factor, double), .cons = SIM_J_POS,
+     .flags = SIM_P_REQUIRED, .doc = "a batch's time over its standalone time"},
+    {NULL}};
+#undef IR
+
 static int parse_interference(struct sim_config *c, const cJSON *o)
 {
-    static const char *const rkeys[] = {"n", "p", "t", "factor", NULL};
     struct sim_intf_cfg *ic = &c->world.intf;
     *ic = (struct sim_intf_cfg){0};
     long rseed = 1;
@@ -187,18 +201,13 @@ static int parse_interference(struct sim_config *c, const cJSON *o)
     cJSON_ArrayForEach(it, tab) {
         char path[SIM_JPATH_MAX];
         sim_jpath_idx(path, sizeof path, "cluster.interference_table", i);
-        long rn = 0, rp = 1, rt = 1;
-        double f = 0;
+        struct intf_row_in in;
         if (!cJSON_IsObject(it))
             return sim_json_expected(path, "an object {n, p, t, factor}", it);
-        if ((rc = sim_json_keys(it, path, rkeys)) ||
-            (rc = sim_json_int(it, path, "n", true, 1, 1000, &rn)) ||
-            (rc = sim_json_int(it, path, "p", false, 1, 1000, &rp)) ||
-            (rc = sim_json_int(it, path, "t", false, 1, 1000, &rt)) ||
-            (rc = sim_json_num(it, path, "factor", true, SIM_J_POS, &f)))
+        if ((rc = sim_params_read(INTF_ROW, it, path, &in)))
             return rc;
-        ic->rows[i++] = (struct sim_intf_row){.n = (int)rn, .p = (int)rp, .t = (int)rt,
-                                              .factor = f};
+        ic->rows[i++] = (struct sim_intf_row){.n = in.n, .p = in.p, .t = in.t,
+                                              .factor = in.factor};
     }
     qsort(ic->rows, (size_t)n, sizeof *ic->rows, row_cmp);
     for (i = 1; i < n; i++)
@@ -210,16 +219,20 @@ static int parse_interference(struct sim_config *c, const cJSON *o)
 
 /* cluster.host_us_per_batch: a number (the same every batch), or {"median": US, "p99": US}
  * (drawn per batch, lognormal through both: what `servesim-calibrate host` measures). */
+static const struct sim_param HOST_TIME[] = {
+    {"median", SIM_P_NUM, SIM_P_AT(struct sim_world, host_us_per_batch, double),
+     .cons = SIM_J_POS, .flags = SIM_P_REQUIRED, .doc = "the host time's median"},
+    {"p99", SIM_P_NUM, SIM_P_AT(struct sim_world, host_us_p99, double), .cons = SIM_J_POS,
+     .flags = SIM_P_REQUIRED, .type_doc = ">= median and <= 1e6", .doc = "its 99th percentile"},
+    {NULL}};
+
 static int parse_host_time(struct sim_config *c, const cJSON *o)
 {
-    static const char *const keys[] = {"median", "p99", NULL};
     const char *P = "cluster.host_us_per_batch";
     const cJSON *h = cJSON_GetObjectItem(o, "host_us_per_batch");
     int rc;
     if (cJSON_IsObject(h)) {
-        if ((rc = sim_json_keys(h, P, keys)) ||
-            (rc = sim_json_num(h, P, "median", true, SIM_J_POS, &c->world.host_us_per_batch)) ||
-            (rc = sim_json_num(h, P, "p99", true, SIM_J_POS, &c->world.host_us_p99)))
+        if ((rc = sim_params_read(HOST_TIME, h, P, &c->world)))
             return rc;
         if (c->world.host_us_p99 < c->world.host_us_per_batch)
             return sim_err_set(SIM_EINVAL, "%s.p99: expected at least the median (%.15g us), got "
@@ -316,11 +329,12 @@ const struct sim_param sim_config_cluster_keys[] = {
      .type_doc = "object, with `parametric` only", .def_doc = "",
      .doc = "the constants of `parametric` interference (below; the defaults are the RRL "
             "specification's)"},
-    {"interference_table", SIM_P_HAND, .type_doc = "`[{n, p, t, factor}]`, with `table` only",
-     .def_doc = "required there", .doc = "measured slow-down of a batch with n batches running (p, t default 1; a GPU's rows "
-            "need only n): linear in n between rows of the same (p, t), `factor(K) n / K` past "
-            "the largest K, the smallest row's below it; a batch asking for threads the table "
-            "has no row for fails the run with that message"},
+    {"interference_table", SIM_P_SECTION, .rows = INTF_ROW, .flags = SIM_P_EACH,
+     .type_doc = "array of objects, with `table` only", .def_doc = "required there",
+     .doc = "measured slow-down of a batch with n batches running (a GPU's rows need only n): "
+            "linear in n between rows of the same (p, t), `factor(K) n / K` past the largest "
+            "K, the smallest row's below it; a batch asking for threads the table has no row "
+            "for fails the run with that message"},
     {NULL}};
 #undef CW
 

@@ -351,6 +351,21 @@ static int parse_clients(struct sim_config *c, const cJSON *w)
     return 0;
 }
 
+struct segment_in {
+    double duration_s, scale;
+    const cJSON *models;
+};
+static const struct sim_param SEGMENT[] = {
+    {"duration_s", SIM_P_NUM, SIM_P_AT(struct segment_in, duration_s, double),
+     .cons = SIM_J_POS, .def_doc = "required but for the last", .doc = "how long it lasts"},
+    {"scale", SIM_P_NUM, SIM_P_AT(struct segment_in, scale, double), .cons = SIM_J_NONNEG,
+     .flags = SIM_P_REQUIRED, .doc = "every model's rate times this"},
+    {"models", SIM_P_OBJ, SIM_P_AT(struct segment_in, models, const cJSON *),
+     .type_doc = "`{\"model name\": factor}`", .def_doc = "none",
+     .doc = "those models' rates times their factor too: a shift in popularity (the "
+            "configured mean rates, which policies read as `rate_rps`, stay those of factor 1)"},
+    {NULL}};
+
 static const struct sim_param ARRIVAL[] = {
     {"kind", SIM_P_ENUM, SIM_P_AT_ENUM(struct wl_workload, arrival), .choices = ARRIVALS,
      .flags = SIM_P_REQUIRED, .type_doc = "`poisson` (default), `gamma` (+ `shape`), `uniform` "
@@ -381,11 +396,9 @@ const struct sim_param sim_config_workload_keys[] = {
             "window's length"},
     {"arrival", SIM_P_SECTION, .rows = ARRIVAL},
     {"popularity", SIM_P_SECTION, .rows = POPULARITY_KEYS},
-    {"segments", SIM_P_HAND, .type_doc = "`[{duration_s, scale, models}]`; the last needs no "
-     "duration", .def_doc = "", .doc = "piecewise-constant rate multiplier over time; `models` (optional) `{\"model name\": "
-            "factor}` multiplies those models' rates further during the segment — a shift in "
-            "popularity (the configured mean rates, which policies read as `rate_rps`, stay "
-            "those of factor 1)"},
+    {"segments", SIM_P_SECTION, .rows = SEGMENT, .flags = SIM_P_EACH, .def_doc = "none",
+     .doc = "piecewise-constant rate multiplier over time; the last segment needs no "
+            "duration and holds to the end"},
     {"rate_schedules", SIM_P_SECTION, .rows = SCHEDULE, .flags = SIM_P_MAP, .def_doc = "none",
      .doc = "that model's own rate over time: `rps[0]` for `step_s` seconds, then `rps[1]`, "
             "..., the last held to the end (ROMA's tests); its mean over the run is its "
@@ -418,7 +431,6 @@ const struct sim_param sim_config_workload_keys[] = {
 
 int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
 {
-    static const char *const skeys[] = {"duration_s", "scale", "models", NULL};
     const cJSON *w, *a, *p, *segs, *sched, *sizes;
     int rc, nsched = 0;
     const cJSON *tr = NULL;
@@ -495,14 +507,16 @@ int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
             if (!cJSON_IsObject(s))
                 return sim_json_expected(sp, "{duration_s, scale, models}", s);
             bool last = (i == n - 1);
-            const cJSON *ms;
+            struct segment_in in;
             c->workload.nsegments = i + 1;      /* freed with the config from here on */
-            if ((rc = sim_json_keys(s, sp, skeys)) ||
-                (rc = sim_json_num(s, sp, "duration_s", !last, SIM_J_POS, &c->workload.segments[i].duration_s)) ||
-                (rc = sim_json_num(s, sp, "scale", true, SIM_J_NONNEG, &c->workload.segments[i].scale)) ||
-                (rc = sim_json_obj(s, sp, "models", false, &ms)) ||
-                (ms && (rc = parse_segment_models(c, ms, sp, &c->workload.segments[i]))))
+            if ((rc = sim_params_read(SEGMENT, s, sp, &in)) ||
+                (!last && (rc = sim_json_num(s, sp, "duration_s", true, SIM_J_POS,
+                                             &in.duration_s))) ||
+                (in.models && (rc = parse_segment_models(c, in.models, sp,
+                                                         &c->workload.segments[i]))))
                 return rc;
+            c->workload.segments[i].duration_s = in.duration_s;
+            c->workload.segments[i].scale = in.scale;
         }
         c->workload.nsegments = n;
     }
