@@ -83,11 +83,8 @@ int policy_check_params(const struct policy_ops *p, const cJSON *params)
     cJSON_ArrayForEach(it, params) {
         if (!it->string || knows(p, it->string))
             continue;
-        char takes[512] = "", owners[256] = "";
-        for (const struct sim_param *k = p->params; k && k->key; k++) {
-            size_t l = strlen(takes);
-            snprintf(takes + l, sizeof takes - l, "%s%s", l ? ", " : "", k->key);
-        }
+        char takes[512], owners[256] = "";
+        sim_params_key_list(p->params, takes, sizeof takes);
         for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
             if (registry[i] != p && knows(registry[i], it->string)) {
                 size_t l = strlen(owners);

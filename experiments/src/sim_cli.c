@@ -177,9 +177,13 @@ static const struct command {
      "kinds and options: servesim plot --help.\n",
      "Exit status: 0 success, 2 bad input, 1 internal error (gnuplot failed).\n",
      NULL, plot_main, true, false, 0, {NULL}},
-    {"policies", "policies", "list the registered policies", "policies",
-     "Lists the registered policies and their presets.\n", "Exit status: 0.\n", cmd_policies,
-     NULL, false, false, 0, {NULL}},
+    {"policies", "policies", "list the registered policies", "policies [--markdown]",
+     "Lists the registered policies, their presets and the params each takes\n"
+     "(`servesim keys --policy NAME` says what each param means).\n\n"
+     "options:\n"
+     "  --markdown        a section per policy with its params' table, as docs/policies.md\n"
+     "                    shows them\n", "Exit status: 0.\n", cmd_policies,
+     NULL, false, false, 0, {"--markdown", NULL}},
     {"keys", "keys [PREFIX]", "every config key (or a policy's params): type, default, meaning",
      "keys [PREFIX] [options]",
      "Lists every key a config takes, as declared in the code's tables: its type and range,\n"
@@ -638,12 +642,42 @@ static int cmd_keys(const struct opts *o)
     return 0;
 }
 
+/* `policies --markdown`: docs/policies.md's generated reference, a section per policy */
+static void policies_markdown(void)
+{
+    for (int i = 0; i < policy_count(); i++) {
+        const struct policy_ops *p = policy_at(i);
+        printf("### %s\n\n%s.\n\n", p->name, p->summary);
+        for (int k = 0; k < policy_preset_count(); k++) {
+            const struct policy_preset *ps = policy_preset_at(k);
+            if (strcmp(ps->policy, p->name) == 0)
+                printf("* preset `%s`%s: %s (%s)\n", ps->name,
+                       ps->is_default ? " (default)" : "", ps->summary, ps->source);
+        }
+        if (sim_params_count(p->params) == 0) {
+            printf("\nIt takes no params.\n\n");
+            continue;
+        }
+        printf("\n| param | type, default | meaning |\n|---|---|---|\n");
+        sim_params_markdown(p->params, "", stdout);
+        printf("\n");
+    }
+}
+
 static int cmd_policies(const struct opts *o)
 {
-    (void)o;
+    if (o->markdown) {
+        policies_markdown();
+        return 0;
+    }
     for (int i = 0; i < policy_count(); i++) {
         const struct policy_ops *p = policy_at(i);
         printf("%-12s %s\n", p->name, p->summary);
+        if (sim_params_count(p->params)) {
+            char keys[2048];
+            sim_params_key_list(p->params, keys, sizeof keys);
+            printf("  params: %s\n", keys);
+        }
         for (int k = 0; k < policy_preset_count(); k++) {
             const struct policy_preset *ps = policy_preset_at(k);
             if (strcmp(ps->policy, p->name) == 0)

@@ -117,14 +117,11 @@ struct policy_in {
 #define PI(f, type) SIM_P_AT(struct policy_in, f, type)
 static const struct sim_param POLICY[] = {
     {"name", SIM_P_STR, PI(name, const char *), .sdef = "symphony",
-     .type_doc = "`symphony` (default), `nexus`, `clockwork`, `shepherd`, `fifo`; with "
-                 "`cluster.nodes` (CPU executors) `roma`, `rr-ct`, `rr-rules`, `rr-max`, "
-                 "`rr-min`; for lanes and shared devices (`cluster.lanes`, "
-                 "`cluster.interference`) `fifo`, `rrl-static`, `rrl`, `rrl-oracle`, "
-                 "`rrl-capes` and `rrl-deeprm` (GPU or CPU); for applications also `fa2`, "
-                 "`fa2-optimal`, `grandslam`, `inferline`, `ds2`; with training jobs and "
-                 "notebooks (`jobs`, `notebooks`) `dynamoml`", .def_doc = "",
-     .doc = "see `servesim policies` (checked against this list by `cli.docs_current`)"},
+     .doc = "the policy: one of `servesim policies` (docs/policies.md: a section for each, "
+            "with its params). With `cluster.nodes` (CPU executors) the ROMA family; for lanes "
+            "and shared devices (`cluster.lanes`, `cluster.interference`) `fifo` and the RRL "
+            "family; for applications also the FA2 family; with training jobs and notebooks "
+            "`dynamoml`"},
     {"preset", SIM_P_STR, PI(preset, const char *),
      .doc = "a named set of params: how the system's authors (or the paper that compared against "
             "it) configured it — `symphony`: `nexuslb` (default); `nexus`: `paper` (default), "

@@ -55,9 +55,10 @@ void sim_params_defaults(const struct sim_param *t, void *base)
     }
 }
 
-int sim_params_keys(const struct sim_param *t, const cJSON *obj, const char *path)
+/* The keys of t's rows in order, included tables' in place, into keys[0..max-1]; returns
+ * how many (at most max - 1: keys[n] is NULL). */
+static int collect_keys(const struct sim_param *t, const char **keys, int max)
 {
-    const char *keys[128];
     int n = 0;
     const struct sim_param *stack[8] = {t};
     for (int d = 0; d >= 0;) {            /* the rows in order, included tables in place */
@@ -71,12 +72,30 @@ int sim_params_keys(const struct sim_param *t, const cJSON *obj, const char *pat
             stack[++d] = r->rows;
             continue;
         }
-        if (r->type != SIM_P_INCLUDE && n < 127)
+        if (r->type != SIM_P_INCLUDE && n < max - 1)
             keys[n++] = r->key;
         stack[d]++;
     }
     keys[n] = NULL;
+    return n;
+}
+
+int sim_params_keys(const struct sim_param *t, const cJSON *obj, const char *path)
+{
+    const char *keys[128];
+    collect_keys(t, keys, 128);
     return sim_json_keys(obj, path, keys);
+}
+
+void sim_params_key_list(const struct sim_param *t, char *buf, size_t size)
+{
+    const char *keys[128];
+    int n = collect_keys(t, keys, 128);
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, size - l, "%s%s", i ? ", " : "", keys[i]);
+    }
 }
 
 static int read_row(const struct sim_param *r, const cJSON *obj, const char *path, void *base)

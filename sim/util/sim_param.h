@@ -85,6 +85,8 @@ struct sim_param {
 int sim_params_count(const struct sim_param *t);
 /* The row of `key`, or NULL. */
 const struct sim_param *sim_params_find(const struct sim_param *t, const char *key);
+/* "a, b, c": the keys of a table (included ones in place) into buf, for messages. */
+void sim_params_key_list(const struct sim_param *t, char *buf, size_t size);
 /* Writes every default (rows neither SIM_P_NODEF nor SIM_P_HAND) into base. */
 void sim_params_defaults(const struct sim_param *t, void *base);
 /* Refuses a key of obj that no row has, with sim_json_keys' message ("PATH.k: unknown key

@@ -853,6 +853,10 @@ keys_lists_every_key() {
   "$bin" keys --policy nope > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q 'expected one of' "$tmp/err" ||
     fail "keys --policy nope: $(cat "$tmp/err")"
   "$bin" keys --own > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] || fail "keys --own without --policy"
+  # a key a policy does not take: the message lists every key it takes, shared ones included
+  "$bin" run --no-db --quiet --set policy.name=rrl --set policy.params.zz=1 2> "$tmp/err"
+  grep -q 'its parameters: device, slot_s, .*, oracle_table, grid, radius' "$tmp/err" ||
+    fail "rrl's unknown-param message: $(cat "$tmp/err")"
 }
 
 docs_current() {
@@ -871,13 +875,12 @@ docs_current() {
   v=$(sqlite3 "$tmp/v.db" "PRAGMA user_version")
   grep -q "Schema version $v," "$src/docs/results.md" ||
     fail "docs/results.md does not say 'Schema version $v,': $(grep -o 'Schema version [0-9]*' "$src/docs/results.md")"
-  # every registered policy is documented: named in docs/config.md's policy.name row and in
-  # a heading of docs/policies.md (issue 47, item 26: the lists are checked, not trusted)
-  local pol row
-  row=$(grep '^| `policy.name` |' "$src/docs/config.md")
+  # every registered policy is documented: docs/policies.md's generated reference has a
+  # section for it (its summary, presets and params, from its table; issue 47, item 26: the
+  # lists are checked, not trusted; issue 53: a policy is its file and a registry line)
+  local pol
   for pol in $("$bin" policies | awk '/^[a-z][a-z0-9-]* /{print $1}' | sort -u); do
-    case "$row" in *"\`$pol\`"*) ;; *) fail "docs/config.md's policy.name row lacks \`$pol\`" ;; esac
-    grep -qE "^## (.*[ ,])?$pol([ ,(]|\$)" "$src/docs/policies.md" || fail "docs/policies.md has no section heading naming $pol"
+    grep -qx "### $pol" "$src/docs/policies.md" || fail "docs/policies.md has no reference section for $pol"
   done
   local f d l p n=0
   while IFS= read -r f; do
@@ -1570,7 +1573,7 @@ help_and_policies() {
               'sweep s.json --seed 7|sweep takes no option --seed (its options: -j/--jobs' \
               'sweep s.json --no-db|sweep takes no option --no-db' \
               'sweep s.json --json|sweep takes no option --json' \
-              'policies --json|policies takes no option --json (it takes none' \
+              'policies --json|policies takes no option --json (its options: --markdown' \
               'policies extra|policies takes no argument, got "extra"' \
               'bench --db x.db|bench takes no option --db (its options: --duration' \
               'goodput --min 2|goodput takes no option --min'; do
