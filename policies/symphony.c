@@ -31,7 +31,7 @@
  * the configured rates; every GPU holds its sub-cluster's models, and each sub-cluster is
  * scheduled as above with its own heap, parked list and rank timer. A GPU added at run time
  * joins the sub-cluster with the most work per GPU once its models are loaded. With
- * repartition_s the partition follows the measured load (repartition(): models move make
+ * repartition_s the partition follows the measured load (sym_repartition(): models move make
  * before break, then GPUs follow the work; docs/policies.md). */
 #include <math.h>
 #include <stdlib.h>
@@ -42,74 +42,8 @@
 #include "sim_iheap.h"
 #include "sim_json.h"
 #include "sim_param.h"
+#include "symphony_int.h"
 #include "symphony_part.h"
-
-enum { TAG_MODEL = 1, TAG_RANK = 2, TAG_REPART = 3 };
-
-struct cand {
-    bool valid, parked;
-    int bs;
-    int64_t exec_at, invalid_after, drop_at;
-    uint64_t timer;
-    int64_t timer_at;
-    double rate_c;               /* exponentially decayed arrival count */
-    int64_t rate_t;
-    int64_t beta_ns;             /* fixed cost of a batch: 2 l(1) - l(2) */
-    const int64_t *lat;          /* l(b) for b in 1..max_batch + 1 (sim_latency_table) */
-};
-
-struct group {                   /* a sub-cluster: its GPUs and what waits for them */
-    int ng;                      /* GPUs up in it */
-    struct sim_iheap gpus;       /* GPU -> free_at */
-    int *parked;
-    int nparked;
-    uint64_t rank_timer;
-    int64_t rank_at;
-    double work;                 /* GPU-seconds per second at the configured rates */
-};
-
-/* policy.params as given (the table below); init turns them into struct symphony's fields */
-struct sym_params {
-    bool work_conserving, overload_drop;
-    double rate_window_ms, bad_rate_threshold;
-    int sub_clusters;
-    double partition_time_limit_s;
-    int partition_node_limit;
-    double dispatcher_max_rps;
-    int partitioner;                            /* 0 milp, 1 random */
-    double repartition_s, repartition_threshold, repartition_gain;
-    int repartition_max_moves;
-};
-
-struct symphony {
-    struct sym_params par;
-    bool wc, overload_drop;
-    double tau_ns;
-    double bad_threshold;
-    int nm, kind, k;
-    struct cand *c;
-    struct group *grp;           /* [k] */
-    int *gof;                    /* [nm] sub-cluster of each model */
-    int *gpu_grp, *loading;      /* [gcap] sub-cluster of each GPU (-1: none), loads pending */
-    int gcap;
-    /* re-partitioning at run time (repartition_s > 0): a model moves to next[m] once it is
-     * loaded on every GPU serving there (mload[m] loads to go, pend marks them), then leaves
-     * its old GPUs as their batches of it finish; then GPUs move between sub-clusters (out of
-     * service until idle, re-loaded, joined). One re-partition at a time. */
-    int64_t rep_ns;
-    double rep_threshold, rep_gain, rmax, limit_s;
-    int node_limit;
-    int rep_moves;
-    bool random_part;
-    int *next, *mload;           /* [nm] */
-    double *mwork;               /* [nm] GPU-seconds per second at the last measured rates */
-    int *inflight;               /* [gcap * nm] batches dispatched and not done */
-    int *busy;                   /* [gcap] batches in flight on the GPU */
-    unsigned char *pend;         /* [gcap * nm] a load for a model's move */
-    bool *moving;                /* [gcap] between sub-clusters: joins gpu_grp[g] when loaded */
-    int models_moving, gpus_moving;
-    int repartitions, models_moved, gpus_moved;  /* re-partitions that moved something */
-};
 
 static const char *const PARTITIONERS[] = {"milp", "random", NULL};
 #define SP(f, type) SIM_P_AT(struct sym_params, f, type)
@@ -150,24 +84,6 @@ static const struct sim_param params[] = {
      .def = 0.2, .doc = "take a new partition only if it lowers the objective by this much"},
     {NULL}};
 #undef SP
-
-static inline int *inflight_at(struct symphony *st, int g, int m)
-{
-    return &st->inflight[(size_t)g * (size_t)st->nm + (size_t)m];
-}
-
-static inline unsigned char *pend_at(struct symphony *st, int g, int m)
-{
-    return &st->pend[(size_t)g * (size_t)st->nm + (size_t)m];
-}
-
-static void repartition(struct sim *s, struct symphony *st);
-
-static inline int64_t lat(const struct sim *s, const struct symphony *st, int m, int b)
-{
-    (void)s;
-    return st->c[m].lat[b];      /* every caller asks for 1 <= b <= max_batch + 1 */
-}
 
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
@@ -265,7 +181,7 @@ static void arm(struct sim *s, struct cand *c, int m, int64_t at)
     c->timer_at = at;
 }
 
-static void unpark(struct symphony *st, int m)
+void sym_unpark(struct symphony *st, int m)
 {
     if (!st->c[m].parked)
         return;
@@ -283,18 +199,18 @@ static void schedule(struct sim *s, struct symphony *st, int m)
 {
     struct cand *c = &st->c[m];
     if (!c->valid) {
-        unpark(st, m);
+        sym_unpark(st, m);
         sim_timer_cancel(s, c->timer);
         c->timer = 0;
         return;
     }
     int64_t t_send = c->exec_at - sim_dispatch_delay_ns(s, c->bs);
     if (c->parked && t_send > sim_now(s))
-        unpark(st, m);
+        sym_unpark(st, m);
     arm(s, c, m, c->parked ? c->drop_at : t_send);
 }
 
-static void rank_rearm(struct sim *s, struct symphony *st, int gi)
+void sym_rank_rearm(struct sim *s, struct symphony *st, int gi)
 {
     struct group *G = &st->grp[gi];
     if (G->nparked == 0) {
@@ -316,7 +232,7 @@ static void rank_rearm(struct sim *s, struct symphony *st, int gi)
     G->rank_at = at;
 }
 
-static void refresh(struct sim *s, struct symphony *st, int m)
+void sym_refresh(struct sim *s, struct symphony *st, int m)
 {
     struct group *G = &st->grp[st->gof[m]];
     int g = sim_iheap_top(&G->gpus);
@@ -331,7 +247,7 @@ static void grant(struct sim *s, struct symphony *st, int g, int m)
 {
     struct cand *c = &st->c[m];
     struct group *G = &st->grp[st->gof[m]];
-    unpark(st, m);
+    sym_unpark(st, m);
     update(s, st, m, sim_iheap_key(&G->gpus, g));
     if (c->valid) {
         sim_dispatch(s, g, m, c->bs, c->exec_at);
@@ -339,8 +255,8 @@ static void grant(struct sim *s, struct symphony *st, int g, int m)
         (*inflight_at(st, g, m))++;
         st->busy[g]++;
     }
-    refresh(s, st, m);
-    rank_rearm(s, st, st->gof[m]);
+    sym_refresh(s, st, m);
+    sym_rank_rearm(s, st, st->gof[m]);
 }
 
 static void on_model_timer(struct sim *s, struct symphony *st, int m)
@@ -349,8 +265,8 @@ static void on_model_timer(struct sim *s, struct symphony *st, int m)
     struct group *G = &st->grp[st->gof[m]];
     c->timer = 0;
     if (c->parked) {                       /* the earliest deadline passed while waiting */
-        refresh(s, st, m);
-        rank_rearm(s, st, st->gof[m]);
+        sym_refresh(s, st, m);
+        sym_rank_rearm(s, st, st->gof[m]);
         return;
     }
     int g = sim_iheap_top(&G->gpus);
@@ -363,7 +279,7 @@ static void on_model_timer(struct sim *s, struct symphony *st, int m)
     c->parked = true;
     G->parked[G->nparked++] = m;
     arm(s, c, m, c->drop_at);
-    rank_rearm(s, st, st->gof[m]);
+    sym_rank_rearm(s, st, st->gof[m]);
 }
 
 static void on_rank_timer(struct sim *s, struct symphony *st, int gi)
@@ -385,150 +301,17 @@ static void on_rank_timer(struct sim *s, struct symphony *st, int gi)
     }
     for (int i = 0; i < nstale; i++) {
         int p = stale[i];
-        unpark(st, p);
-        refresh(s, st, p);
+        sym_unpark(st, p);
+        sym_refresh(s, st, p);
     }
     if (best >= 0)
         grant(s, st, g, best);
     else
-        rank_rearm(s, st, gi);
+        sym_rank_rearm(s, st, gi);
 }
 
 /* Room for GPU ids 0..n-1 in the per-GPU tables and every sub-cluster's heap (ids are never
  * reused: a long autoscaled run outgrows cluster.max_gpus). */
-static int reserve_gpus(struct symphony *st, int n)
-{
-    if (n <= st->gcap)
-        return 0;
-    int cap = st->gcap ? 2 * n - 1 : n;
-    int *gg = realloc(st->gpu_grp, (size_t)cap * sizeof *gg);
-    if (gg)
-        st->gpu_grp = gg;
-    int *ld = realloc(st->loading, (size_t)cap * sizeof *ld);
-    if (ld)
-        st->loading = ld;
-    size_t nm = (size_t)st->nm, old = (size_t)st->gcap, nc = (size_t)cap;
-    int *in = realloc(st->inflight, nc * nm * sizeof *in);
-    if (in)
-        st->inflight = in;
-    int *bz = realloc(st->busy, nc * sizeof *bz);
-    if (bz)
-        st->busy = bz;
-    unsigned char *pd = realloc(st->pend, nc * nm);
-    if (pd)
-        st->pend = pd;
-    bool *mv = realloc(st->moving, nc * sizeof *mv);
-    if (mv)
-        st->moving = mv;
-    if (!gg || !ld || !in || !bz || !pd || !mv)
-        return SIM_ENOMEM;
-    memset(in + old * nm, 0, (nc - old) * nm * sizeof *in);
-    memset(pd + old * nm, 0, (nc - old) * nm);
-    for (int g = st->gcap; g < cap; g++)
-        gg[g] = -1, ld[g] = 0, bz[g] = 0, mv[g] = false;
-    for (int i = 0; i < st->k; i++)
-        if (sim_iheap_reserve(&st->grp[i].gpus, cap))
-            return SIM_ENOMEM;
-    st->gcap = cap;
-    return 0;
-}
-
-/* GPU g joins sub-cluster gi (its models resident), free now. */
-static void join(struct sim *s, struct symphony *st, int g, int gi)
-{
-    st->gpu_grp[g] = gi;
-    sim_iheap_set(&st->grp[gi].gpus, g, sim_now(s));
-    st->grp[gi].ng++;
-}
-
-/* The partition of the models at their configured rates into st->gof and the GPUs split by
- * work (each sub-cluster at least one), for `want` sub-clusters (0: the fewest that fit). */
-static int partition(struct sim *s, struct symphony *st, int want, double limit_s, double rmax,
-                     bool random)
-{
-    const struct sim_world *w = sim_world(s);
-    int ng = sim_exec_count(s);
-    if (st->nm > SYM_PART_MAX_MODELS)
-        return sim_err_set(SIM_EINVAL, "policy.params.sub_clusters: at most %d models can be "
-                           "partitioned, got %d", SYM_PART_MAX_MODELS, st->nm);
-    struct sym_part_problem *p = calloc(1, sizeof *p);
-    struct sym_part_result *r = calloc(1, sizeof *r);
-    double work[SYM_PART_MAX_MODELS];
-    int rc = SIM_ENOMEM;
-    if (!p || !r)
-        goto out;
-    p->n = st->nm;
-    p->r_max = rmax;
-    p->s_max = w->gpu_memory_mb;
-    p->time_limit_s = limit_s;
-    p->node_limit = st->node_limit;
-    for (int m = 0; m < st->nm; m++) {
-        const struct sim_model_cfg *mc = sim_model(s, m)->cfg;
-        int b = sim_model(s, m)->max_batch;
-        p->r[m] = sim_model(s, m)->rate_rps * sim_load_scale(s);
-        p->s[m] = mc->weights_mb + mc->static_mb;
-        p->d[m] = mc->dynamic_mb;
-        work[m] = p->r[m] * (double)lat(s, st, m, b) / 1e9 / b;
-    }
-    int lo = want ? want : 1, hi = want ? want : (ng < st->nm ? ng : st->nm);
-    r->feasible = false;
-    for (p->k = lo; p->k <= hi; p->k++)
-        if ((rc = random ? sym_part_random(p, 1000, sim_policy_rng(s), r) : sym_part_milp(p, r)) ||
-            r->feasible)
-            break;
-    if (rc)
-        goto out;
-    rc = SIM_EINVAL;
-    if (!r->feasible) {
-        sim_err_set(rc, "policy.params.sub_clusters: no partition into %d%s sub-clusters puts "
-                    "each one's models (weights, static memory and the largest dynamic memory) "
-                    "within cluster.gpu_memory_mb %g%s", hi, want ? "" : " or fewer",
-                    w->gpu_memory_mb, rmax > 0 ? " and its rate within dispatcher_max_rps" : "");
-        goto out;
-    }
-    st->k = p->k;
-    if (ng < st->k) {
-        sim_err_set(rc, "policy.params.sub_clusters: %d sub-clusters need at least as many GPUs, "
-                    "the cluster starts with %d", st->k, ng);
-        goto out;
-    }
-    rc = 0;
-    for (int m = 0; m < st->nm; m++) {
-        st->gof[m] = r->assign[m];
-        st->grp[r->assign[m]].work += work[m];
-    }
-out:
-    free(p);
-    free(r);
-    return rc;
-}
-
-/* GPUs per sub-cluster in proportion to its work: each one first, then largest remainders
- * (ties: the lower index). */
-static void split_gpus(struct symphony *st, int ng, int *count)
-{
-    double total = 0, rem[SYM_PART_MAX_GROUPS];
-    int left = ng - st->k;
-    for (int i = 0; i < st->k; i++)
-        total += st->grp[i].work;
-    for (int i = 0; i < st->k; i++) {
-        double share = total > 0 ? left * st->grp[i].work / total : (double)left / st->k;
-        count[i] = 1 + (int)floor(share);
-        rem[i] = share - floor(share);
-    }
-    int given = 0;
-    for (int i = 0; i < st->k; i++)
-        given += count[i];
-    for (; given < ng; given++) {
-        int best = 0;
-        for (int i = 1; i < st->k; i++)
-            if (rem[i] > rem[best])
-                best = i;
-        count[best]++;
-        rem[best] = -1;
-    }
-}
-
 static int init(struct sim *s, const cJSON *p, void *state)
 {
     struct symphony *st = state;
@@ -570,7 +353,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if (!st->c || !st->gof || !st->grp || !st->next || !st->mload || !st->mwork)
         return SIM_ENOMEM;
     st->k = 1;
-    if (want != 1 && (rc = partition(s, st, want, limit_s, rmax, partitioner == 1)))
+    if (want != 1 && (rc = sym_partition(s, st, want, limit_s, rmax, partitioner == 1)))
         return rc;
     int ng = sim_exec_count(s);
     int cap = sim_world(s)->max_gpus > ng ? sim_world(s)->max_gpus : ng;
@@ -578,11 +361,11 @@ static int init(struct sim *s, const cJSON *p, void *state)
         if (!(st->grp[i].parked = calloc(2 * (size_t)st->nm, sizeof *st->grp[i].parked)) ||
             sim_iheap_init(&st->grp[i].gpus, cap))
             return SIM_ENOMEM;
-    if ((rc = reserve_gpus(st, cap)))
+    if ((rc = sym_reserve_gpus(st, cap)))
         return rc;
     int count[SYM_PART_MAX_GROUPS] = {ng};
     if (st->k > 1)
-        split_gpus(st, ng, count);
+        sym_split_gpus(st, ng, count);
     for (int g = 0, gi = 0, in = 0; g < ng; g++) {
         if (sim_exec(s, g)->state != SIM_EXEC_UP)
             continue;
@@ -594,7 +377,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
                 if (st->gof[m] == gi && sim_preload(s, g, m))
                     return sim_err_set(SIM_EINVAL, "policy.params.sub_clusters: the models of "
                                        "sub-cluster %d do not fit GPU %d", gi, g);
-        join(s, st, g, gi);
+        sym_join(s, st, g, gi);
     }
     for (int m = 0; m < st->nm; m++) {
         int64_t b = 2 * lat(s, st, m, 1) - lat(s, st, m, 2);
@@ -635,9 +418,9 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
     (void)r;
     c->rate_c = c->rate_c * exp(-(double)(now - c->rate_t) / st->tau_ns) + 1.0;
     c->rate_t = now;
-    refresh(s, st, m);
+    sym_refresh(s, st, m);
     if (c->parked)
-        rank_rearm(s, st, st->gof[m]);
+        sym_rank_rearm(s, st, st->gof[m]);
 }
 
 static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
@@ -648,209 +431,9 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
     else if (tag == TAG_RANK)
         on_rank_timer(s, st, (int)(intptr_t)arg);
     else {
-        repartition(s, st);
+        sym_repartition(s, st);
         sim_timer_set(s, sim_now(s) + st->rep_ns, TAG_REPART, NULL);
     }
-}
-
-/* Executors joining and leaving (autoscaling): sub-cluster gi's GPU set changed, so every
- * candidate's start time there may have; recompute them all. */
-static void regroup(struct sim *s, struct symphony *st, int gi)
-{
-    for (int m = 0; m < st->nm; m++)
-        if (st->gof[m] == gi && (st->c[m].valid || sim_queue_len(s, m) > 0)) {
-            unpark(st, m);
-            refresh(s, st, m);
-        }
-    rank_rearm(s, st, gi);
-}
-
-/* ---------------------------------------------------------------- re-partitioning */
-
-
-/* Whether GPU g is serving in its sub-cluster (in its heap), not moving or loading to join. */
-static bool serving(const struct symphony *st, int g)
-{
-    int gi = st->gpu_grp[g];
-    return gi >= 0 && st->grp[gi].gpus.pos[g] >= 0;
-}
-
-/* Model m is resident on g but belongs neither to g's sub-cluster nor is moving there, and no
- * batch of it is in flight on g: its pages go. */
-static void evict_if_done(struct sim *s, struct symphony *st, int g, int m)
-{
-    int gi = st->gpu_grp[g];
-    if (sim_resident(s, g, m) == SIM_RES_LOADED && st->gof[m] != gi && st->next[m] != gi &&
-        *inflight_at(st, g, m) == 0)
-        sim_evict(s, g, m);
-}
-
-static void move_gpus(struct sim *s, struct symphony *st);
-
-/* Model m is loaded on every GPU serving its new sub-cluster: it is scheduled there from now
- * on (its candidate recomputed against those GPUs) and leaves the old ones. */
-static void switch_model(struct sim *s, struct symphony *st, int m)
-{
-    int from = st->gof[m], to = st->next[m];
-    unpark(st, m);
-    st->gof[m] = to;
-    st->models_moving--;
-    if (st->c[m].valid || sim_queue_len(s, m) > 0)
-        refresh(s, st, m);
-    rank_rearm(s, st, from);
-    rank_rearm(s, st, to);
-    for (int g = 0; g < st->gcap && g < sim_exec_count(s); g++)
-        if (st->gpu_grp[g] == from)
-            evict_if_done(s, st, g, m);
-    if (st->models_moving == 0)
-        move_gpus(s, st);
-}
-
-/* GPU g, out of service and idle, sheds the models its new sub-cluster does not have and
- * loads those it lacks (the sub-cluster's own and those moving in); it joins when loaded. */
-static void settle(struct sim *s, struct symphony *st, int g)
-{
-    int gi = st->gpu_grp[g];
-    for (int m = 0; m < st->nm; m++)
-        evict_if_done(s, st, g, m);
-    for (int m = 0; m < st->nm; m++)
-        if ((st->gof[m] == gi || st->next[m] == gi) && sim_resident(s, g, m) == SIM_RES_NONE) {
-            if (sim_load(s, g, m, 0) != 0)
-                SIM_BUG("symphony: GPU %d cannot hold the models of sub-cluster %d", g, gi);
-            st->loading[g]++;
-        }
-    if (st->loading[g] == 0) {
-        st->moving[g] = false;
-        st->gpus_moving--;
-        join(s, st, g, gi);
-        regroup(s, st, gi);
-    }
-}
-
-/* The second step of a re-partition: GPUs per sub-cluster in proportion to its work; each
- * sub-cluster with more gives its highest-numbered serving GPUs to those with fewer. */
-static void move_gpus(struct sim *s, struct symphony *st)
-{
-    int ng = 0, count[SYM_PART_MAX_GROUPS], need[SYM_PART_MAX_GROUPS];
-    for (int i = 0; i < st->k; i++)
-        ng += st->grp[i].ng;
-    if (ng < st->k)
-        return;
-    split_gpus(st, ng, count);
-    for (int i = 0; i < st->k; i++)
-        need[i] = count[i] - st->grp[i].ng;
-    int to = 0;
-    for (int from = 0; from < st->k; from++)
-        for (int g = sim_exec_count(s) - 1; g >= 0 && need[from] < 0; g--) {
-            if (g >= st->gcap || st->gpu_grp[g] != from || !serving(st, g))
-                continue;
-            while (to < st->k && need[to] <= 0)
-                to++;
-            if (to == st->k)
-                return;
-            sim_iheap_remove(&st->grp[from].gpus, g);
-            st->grp[from].ng--;
-            need[from]++;
-            need[to]--;
-            st->gpu_grp[g] = to;
-            st->moving[g] = true;
-            st->gpus_moving++;
-            st->gpus_moved++;
-            regroup(s, st, from);
-            if (st->busy[g] == 0)
-                settle(s, st, g);
-        }
-}
-
-/* Every repartition_s: the models' work at their measured rates; when the work per GPU of
- * the sub-clusters is more uneven than repartition_threshold ((max - min) / mean), the
- * partitioner runs again from the current partition, moving at most repartition_max_moves
- * models, with old and new models fitting together (transition); its answer is taken only
- * if it lowers the partitioner's objective by repartition_gain (else models stay: measured
- * rates are noisy), and the GPUs follow the work either way. */
-static void repartition(struct sim *s, struct symphony *st)
-{
-    if (st->models_moving > 0 || st->gpus_moving > 0)
-        return;
-    int64_t now = sim_now(s);
-    struct sym_part_problem *p = calloc(1, sizeof *p);
-    struct sym_part_result *r = calloc(1, sizeof *r);
-    if (!p || !r) {
-        free(p);
-        free(r);
-        sim_fail_nomem(s, "re-partitioning");
-        return;
-    }
-    double W[SYM_PART_MAX_GROUPS] = {0};
-    for (int m = 0; m < st->nm; m++) {
-        struct cand *c = &st->c[m];
-        double per_ns = c->rate_c * exp(-(double)(now - c->rate_t) / st->tau_ns) / st->tau_ns;
-        int b = sim_model(s, m)->max_batch;
-        p->r[m] = per_ns * 1e9;
-        st->mwork[m] = p->r[m] * (double)lat(s, st, m, b) / 1e9 / b;
-        W[st->gof[m]] += st->mwork[m];
-    }
-    double lo = INFINITY, hi = 0, sum = 0;
-    int groups = 0;
-    for (int i = 0; i < st->k; i++)
-        if (st->grp[i].ng > 0) {
-            double x = W[i] / st->grp[i].ng;
-            lo = fmin(lo, x), hi = fmax(hi, x), sum += x, groups++;
-        }
-    if (groups < st->k || sum <= 0 || (hi - lo) / (sum / groups) <= st->rep_threshold)
-        goto out;
-    /* memory in the engine's pages: the weights cache of a GPU (memory less room for the
-     * largest activations), so what the partitioner allows always loads */
-    p->n = st->nm;
-    p->k = st->k;
-    p->r_max = st->rmax;
-    p->s_max = sim_exec(s, 0)->pages_total;
-    p->time_limit_s = st->limit_s;
-    p->node_limit = st->node_limit;
-    p->prev = st->gof;
-    p->c_max = st->rep_moves;
-    p->transition = true;
-    for (int m = 0; m < st->nm; m++) {
-        p->s[m] = sim_model_pages(s, m);
-        p->c[m] = 1;
-    }
-    struct sym_part_result cur;
-    sym_part_eval(p, st->gof, &cur);
-    if ((st->random_part ? sym_part_random(p, 1000, sim_policy_rng(s), r) : sym_part_milp(p, r)) ||
-        !r->feasible || r->objective > (1 - st->rep_gain) * cur.objective)
-        sym_part_eval(p, st->gof, r);   /* not worth moving models: the GPUs may still move */
-    sim_err_clear();
-    int mm0 = st->models_moved, gm0 = st->gpus_moved;
-    for (int i = 0; i < st->k; i++)
-        st->grp[i].work = 0;
-    for (int m = 0; m < st->nm; m++)
-        st->grp[r->assign[m]].work += st->mwork[m];
-    for (int m = 0; m < st->nm; m++) {
-        int to = r->assign[m];
-        if (to == st->gof[m])
-            continue;
-        st->next[m] = to;
-        st->models_moving++;
-        st->models_moved++;
-        for (int g = 0; g < st->gcap && g < sim_exec_count(s); g++) {
-            if (st->gpu_grp[g] != to || !serving(st, g) || sim_resident(s, g, m) != SIM_RES_NONE)
-                continue;
-            if (sim_load(s, g, m, 0) != 0)
-                SIM_BUG("symphony: GPU %d of sub-cluster %d has no room for model %d moving "
-                        "in", g, to, m);
-            *pend_at(st, g, m) = 1;
-            st->mload[m]++;
-        }
-    }
-    for (int m = 0; m < st->nm; m++)    /* already resident wherever it goes */
-        if (st->next[m] != st->gof[m] && st->mload[m] == 0)
-            switch_model(s, st, m);
-    if (st->models_moving == 0)
-        move_gpus(s, st);
-    st->repartitions += st->models_moved > mm0 || st->gpus_moved > gm0;
-out:
-    free(p);
-    free(r);
 }
 
 /* A GPU added during the run joins the sub-cluster with the most work per GPU up (ties:
@@ -858,13 +441,13 @@ out:
 static void on_exec_up(struct sim *s, void *state, int e)
 {
     struct symphony *st = state;
-    if (reserve_gpus(st, e + 1)) {
+    if (sym_reserve_gpus(st, e + 1)) {
         sim_fail_nomem(s, "growing Symphony's GPU tables");
         return;
     }
     if (st->k == 1) {
-        join(s, st, e, 0);
-        regroup(s, st, 0);
+        sym_join(s, st, e, 0);
+        sym_regroup(s, st, 0);
         return;
     }
     int gi = 0;
@@ -876,8 +459,8 @@ static void on_exec_up(struct sim *s, void *state, int e)
         if ((st->gof[m] == gi || st->next[m] == gi) && sim_load(s, e, m, 0) == 0)
             st->loading[e]++;
     if (st->loading[e] == 0) {
-        join(s, st, e, gi);
-        regroup(s, st, gi);
+        sym_join(s, st, e, gi);
+        sym_regroup(s, st, gi);
     }
 }
 
@@ -890,7 +473,7 @@ static void on_load_done(struct sim *s, void *state, int e, int m, bool ok)
         if (!ok && sim_exec(s, e)->state == SIM_EXEC_UP)
             SIM_BUG("symphony: loading model %d onto GPU %d for its move failed", m, e);
         if (--st->mload[m] == 0)
-            switch_model(s, st, m);
+            sym_switch_model(s, st, m);
         return;
     }
     if (gi < 0 || st->loading[e] == 0 || sim_exec(s, e)->state != SIM_EXEC_UP)
@@ -902,8 +485,8 @@ static void on_load_done(struct sim *s, void *state, int e, int m, bool ok)
             st->moving[e] = false;
             st->gpus_moving--;
         }
-        join(s, st, e, gi);
-        regroup(s, st, gi);
+        sym_join(s, st, e, gi);
+        sym_regroup(s, st, gi);
     }
 }
 
@@ -920,9 +503,9 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
     st->busy[g]--;
     if (st->rep_ns == 0 || sim_exec(s, g)->state != SIM_EXEC_UP)
         return;
-    evict_if_done(s, st, g, m);
+    sym_evict_if_done(s, st, g, m);
     if (st->moving[g] && st->busy[g] == 0 && st->loading[g] == 0)
-        settle(s, st, g);
+        sym_settle(s, st, g);
 }
 
 static void on_exec_remove(struct sim *s, void *state, int e)
@@ -940,7 +523,7 @@ static void on_exec_remove(struct sim *s, void *state, int e)
         return;
     sim_iheap_remove(&st->grp[gi].gpus, e);
     st->grp[gi].ng--;
-    regroup(s, st, gi);
+    sym_regroup(s, st, gi);
 }
 
 /* With sub-clusters a GPU holds only its own models: executors start empty and the policy
