@@ -1,24 +1,21 @@
 /* sim_cli — the `servesim` command, the front end on top of every layer (docs/architecture.md):
- * run, goodput, sweep, plan, plot, compare, export, policies, bench.
+ * the command table, option parsing, run, goodput, sweep, plan, plot, compare, export and
+ * main; keys and policies are in sim_cli_list.c, bench in sim_cli_bench.c.
  * Exit codes: 0 success, 2 bad input (config, usage), 4 no valid answer, 1 internal or I/O
  * error. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <signal.h>
 #include <unistd.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 
 #include "policy.h"
-#include "sim_bench.h"
+#include "sim_cli_int.h"
 #include "sim_compare.h"
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_out.h"
-#include "sim_param.h"
 #include "wl_zoo.h"
 #include "sim_json.h"
 #include "sim_wall.h"
@@ -29,8 +26,6 @@
 #include "sim_readback.h"
 #include "sim_store.h"
 #include "sim_sweep.h"
-
-#define MAX_SETS 128
 
 /* The options, one text each, shared by the commands' help and the global usage. */
 #define OPT_DB                                                                              \
@@ -59,26 +54,11 @@
     "saying so), 130 interrupted (Ctrl-C; 143 on SIGTERM: it says what was kept), 1 internal\n" \
     "error (compare: 3 regression).\n"
 
-struct opts {
-    const char *config, *db;
-    const char *sets[MAX_SETS];
-    char *owned[MAX_SETS];              /* the PATH=@FILE overrides, with the file's JSON */
-    int nsets;
-    bool seed_given, json, quiet, no_db, no_reference, force, markdown, policy_given, own;
-    const char *policy;
-    uint64_t seed;
-    double duration, rate, sample;
-    int gpus, jobs, min_gpus, max_gpus, rounds;
-    int gpus_list[16], ngpus;           /* bench --gpus A,B,...: scaling runs */
-};
 
 static int cmd_run(const struct opts *o);
 static int cmd_goodput(const struct opts *o);
 static int cmd_sweep(const struct opts *o);
 static int cmd_plan(const struct opts *o);
-static int cmd_policies(const struct opts *o);
-static int cmd_keys(const struct opts *o);
-static int cmd_bench(const struct opts *o);
 static int cmd_export(int argc, char **argv);
 
 /* The commands, one row each (issue 53): the global usage, `servesim COMMAND --help`,
@@ -265,7 +245,7 @@ static int exit_code(int rc)
            sim_err_is_input(rc) ? 2 : 1;
 }
 
-static int fail(int rc)
+int cli_fail(int rc)
 {
     fprintf(stderr, "servesim: %s\n", sim_err_msg_for(rc));
     return exit_code(rc);
@@ -508,7 +488,7 @@ static int run_or_goodput(const struct opts *o, bool goodput)
     char note[512];
     int rc = sim_config_load(o->config, o->sets, o->nsets, o->seed_given, o->seed, &cfg);
     if (rc)
-        return fail(rc);
+        return cli_fail(rc);
     /* the note of an extended warm-up is not printed under --quiet; a warning is */
     if (sim_config_transient(cfg, note, sizeof note) &&
         (!o->quiet || !cfg->world.warmup_extended))
@@ -545,7 +525,7 @@ out:
         sim_goodput_free(&g);
     sim_result_destroy(r);
     sim_config_destroy(cfg);
-    return rc ? fail(rc) : 0;
+    return rc ? cli_fail(rc) : 0;
 }
 
 static int cmd_run(const struct opts *o)
@@ -561,10 +541,10 @@ static int cmd_goodput(const struct opts *o)
 static int cmd_sweep(const struct opts *o)
 {
     if (!o->config)
-        return fail(sim_err_set(SIM_EUSAGE, "sweep: expected a sweep file (servesim sweep "
+        return cli_fail(sim_err_set(SIM_EUSAGE, "sweep: expected a sweep file (servesim sweep "
                                 "--help)"));
     int rc = sim_sweep_run(o->config, o->db, o->jobs, o->sets, o->nsets, o->quiet, o->force);
-    return rc ? fail(rc) : 0;
+    return rc ? cli_fail(rc) : 0;
 }
 
 static int cmd_plan(const struct opts *o)
@@ -600,272 +580,9 @@ static int cmd_plan(const struct opts *o)
         }
     }
     sim_plan_free(&p);
-    return rc ? fail(rc) : 0;
+    return rc ? cli_fail(rc) : 0;
 }
 
-/* `keys`: the config's tables (sim_config_keys) or a policy's (policy_ops.params). */
-static int cmd_keys(const struct opts *o)
-{
-    const struct sim_param *t = sim_config_keys();
-    const char *prefix = "";
-    if (o->policy_given) {
-        const struct policy_ops *p = policy_find(o->policy);
-        if (!p) {
-            char list[512];
-            policy_names(list, sizeof list);
-            return fail(sim_err_set(SIM_EUSAGE, "--policy: expected one of %s, got \"%s\"",
-                                    list, o->policy));
-        }
-        t = p->params;
-        prefix = o->markdown ? "" : "policy.params";
-    }
-    if (o->own && !o->policy_given)
-        return fail(sim_err_set(SIM_EUSAGE, "--own: only with --policy"));
-    if (o->markdown) {
-        if (o->policy_given && sim_params_count(t) == 0) {
-            printf("Policy %s takes no params.\n", o->policy);
-            return 0;
-        }
-        printf("| %s | type, default | meaning |\n|---|---|---|\n",
-               o->policy_given ? "param" : "key");
-        for (const struct sim_param *r = t; r && r->key; r++) {
-            struct sim_param one[2] = {*r, {NULL}};     /* one row at a time: --own skips */
-            if (!(o->own && r->type == SIM_P_INCLUDE))  /* the shared (included) ones */
-                sim_params_markdown(one, prefix, stdout);
-        }
-        return 0;
-    }
-    if (sim_params_text(t, prefix, o->config, stdout) == 0 && (o->config || !o->policy_given))
-        return fail(sim_err_set(SIM_EUSAGE, "keys: no key starts with \"%s\"%s%s", o->config,
-                                o->policy_given ? " among the params of " : "",
-                                o->policy_given ? o->policy : ""));
-    return 0;
-}
-
-/* `policies --markdown`: docs/policies.md's generated reference, a section per policy */
-static void policies_markdown(void)
-{
-    for (int i = 0; i < policy_count(); i++) {
-        const struct policy_ops *p = policy_at(i);
-        printf("### %s\n\n%s.\n\n", p->name, p->summary);
-        for (int k = 0; k < policy_preset_count(); k++) {
-            const struct policy_preset *ps = policy_preset_at(k);
-            if (strcmp(ps->policy, p->name) == 0)
-                printf("* preset `%s`%s: %s (%s)\n", ps->name,
-                       ps->is_default ? " (default)" : "", ps->summary, ps->source);
-        }
-        if (sim_params_count(p->params) == 0) {
-            printf("\nIt takes no params.\n\n");
-            continue;
-        }
-        printf("\n| param | type, default | meaning |\n|---|---|---|\n");
-        sim_params_markdown(p->params, "", stdout);
-        printf("\n");
-    }
-}
-
-static int cmd_policies(const struct opts *o)
-{
-    if (o->markdown) {
-        policies_markdown();
-        return 0;
-    }
-    for (int i = 0; i < policy_count(); i++) {
-        const struct policy_ops *p = policy_at(i);
-        printf("%-12s %s\n", p->name, p->summary);
-        if (sim_params_count(p->params)) {
-            char keys[2048];
-            sim_params_key_list(p->params, keys, sizeof keys);
-            printf("  params: %s\n", keys);
-        }
-        for (int k = 0; k < policy_preset_count(); k++) {
-            const struct policy_preset *ps = policy_preset_at(k);
-            if (strcmp(ps->policy, p->name) == 0)
-                printf("  preset %-10s%s %s\n      source: %s\n      params: %s\n", ps->name,
-                       ps->is_default ? " (default)" : "", ps->summary, ps->source, ps->params);
-        }
-    }
-    printf("\nSelect a preset with \"policy\": {\"name\": ..., \"preset\": ...}; keys in "
-           "policy.params override it.\n");
-    return 0;
-}
-
-static long peak_rss_kb(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
-}
-
-/* The median of x[0..n-1] (sorts x). */
-static double median_of(double *x, int n)
-{
-    gsl_sort(x, 1, (size_t)n);
-    return gsl_stats_median_from_sorted_data(x, 1, (size_t)n);
-}
-
-/* servesim bench: the run and the reference simulator alternate `rounds` times in this
- * process; speeds are the medians of the rounds (the ratio: of each round's ratio), since a
- * shared machine's speed drifts between runs more than within one pair. Every round must
- * simulate the same events (a run is a pure function of config and seed). */
-/* The bench's experiment: the 35-model 1080Ti zoo on `gpus` GPUs at `rate` req/s. */
-static int bench_config(const struct opts *o, int gpus, double rate, struct sim_config **cfg)
-{
-    char text[1024];
-    snprintf(text, sizeof text,
-             "{\"name\": \"bench\", \"seed\": 1, \"duration_s\": %.17g, \"warmup_s\": 0,"
-             " \"keep_warmup\": true,"
-             " \"cluster\": {\"gpus\": %d, \"gpu_kind\": \"1080ti\"},"
-             " \"models\": [{\"zoo\": \"symphony_1080ti\", \"select\": \"all\"}],"
-             " \"workload\": {\"rate_rps\": %.17g, \"arrival\": {\"kind\": \"poisson\"}},"
-             " \"policy\": {\"name\": \"%s\"}, \"metrics\": {\"sample_period_s\": %.17g}}",
-             o->duration, gpus, rate, o->policy, o->sample);
-    return sim_config_from_text(text, "bench", ".", cfg);
-}
-
-/* bench --gpus A,B,...: for each count, the load scaled with the GPUs and the load fixed;
- * the wall time per simulated request (median of the rounds) against the first count's. */
-static int bench_scaling(const struct opts *o)
-{
-    double ns0[2] = {0, 0};
-    if (!o->json)
-        printf("bench --gpus: %s, 35 models, %g s simulated, %d round%s (medians); the load "
-               "scaled with the GPUs (%.4g req/s per GPU) and fixed (%g req/s)\n"
-               "%8s | %12s %9s %11s %7s | %12s %9s %11s %7s | %10s\n", o->policy, o->duration,
-               o->rounds, o->rounds > 1 ? "s" : "", o->rate / o->gpus_list[0], o->rate, "GPUs",
-               "requests", "wall s", "ns/request", "vs", "requests", "wall s", "ns/request",
-               "vs", "peak KiB");
-    else
-        printf("[");
-    for (int i = 0; i < o->ngpus; i++) {
-        int g = o->gpus_list[i];
-        double ns[2], wall[2];
-        uint64_t reqs[2];
-        long rss = 0;
-        for (int c = 0; c < 2; c++) {
-            double rate = c == 0 ? o->rate * g / o->gpus_list[0] : o->rate, w[100];
-            struct sim_config *cfg = NULL;
-            int rc = bench_config(o, g, rate, &cfg);
-            for (int k = 0; k < o->rounds && !rc; k++) {
-                struct sim_result *r = NULL;
-                if ((rc = sim_run_once(cfg, 1.0, NULL, &r)))
-                    break;
-                w[k] = r->wall_s;
-                reqs[c] = r->offered;
-                sim_result_destroy(r);
-            }
-            sim_config_destroy(cfg);
-            if (rc)
-                return fail(rc);
-            long now = peak_rss_kb();
-            rss = now > rss ? now : rss;
-            wall[c] = median_of(w, o->rounds);
-            ns[c] = reqs[c] ? wall[c] / (double)reqs[c] * 1e9 : 0;
-            if (i == 0)
-                ns0[c] = ns[c];
-        }
-        if (o->json)
-            printf("%s{\"policy\": \"%s\", \"gpus\": %d, \"duration_s\": %g, "
-                   "\"scaled\": {\"requests\": %llu, \"wall_s\": %.4f, \"ns_per_request\": %.1f, "
-                   "\"vs_first\": %.3f}, \"fixed\": {\"requests\": %llu, \"wall_s\": %.4f, "
-                   "\"ns_per_request\": %.1f, \"vs_first\": %.3f}, \"peak_rss_kb\": %ld}",
-                   i ? ", " : "", o->policy, g, o->duration, (unsigned long long)reqs[0], wall[0],
-                   ns[0], ns0[0] > 0 ? ns[0] / ns0[0] : 0, (unsigned long long)reqs[1], wall[1],
-                   ns[1], ns0[1] > 0 ? ns[1] / ns0[1] : 0, rss);
-        else
-            printf("%8d | %12llu %9.3f %11.1f %6.2fx | %12llu %9.3f %11.1f %6.2fx | %10ld\n", g,
-                   (unsigned long long)reqs[0], wall[0], ns[0], ns0[0] > 0 ? ns[0] / ns0[0] : 0,
-                   (unsigned long long)reqs[1], wall[1], ns[1], ns0[1] > 0 ? ns[1] / ns0[1] : 0,
-                   rss);
-        fflush(stdout);
-    }
-    if (o->json)
-        printf("]\n");
-    else
-        printf("(peak KiB: the process's peak so far, so it only grows down the table)\n");
-    return 0;
-}
-
-static int cmd_bench(const struct opts *o)
-{
-    enum { MAX_ROUNDS = 100 };
-    if (o->ngpus > 1)
-        return bench_scaling(o);
-    struct sim_config *cfg = NULL;
-    struct sim_result *r = NULL;
-    int rc = bench_config(o, o->gpus, o->rate, &cfg);
-    if (rc)
-        return fail(rc);
-    int rounds = o->rounds;
-    double rps_k[MAX_ROUNDS], ref_k[MAX_ROUNDS], ratio_k[MAX_ROUNDS], wall_k[MAX_ROUNDS];
-    long rss0 = peak_rss_kb(), rss = 0;
-    for (int k = 0; k < rounds; k++) {
-        struct sim_result *rk = NULL;
-        if ((rc = sim_run_once(cfg, 1.0, NULL, &rk)))
-            goto out;
-        if (k == 0) {
-            r = rk;
-            rss = peak_rss_kb();        /* the first run's: later rounds reuse freed memory */
-        }
-        wall_k[k] = rk->wall_s;
-        if (k > 0) {
-            bool same = rk->events == r->events && rk->offered == r->offered &&
-                        rk->bad_rate == r->bad_rate;
-            sim_result_destroy(rk);
-            if (!same) {
-                rc = sim_err_set(SIM_EINTERNAL, "bench: round %d simulated other events than "
-                                 "round 1 (a run must be a pure function of config and seed)",
-                                 k + 1);
-                goto out;
-            }
-        }
-        rps_k[k] = (double)r->offered / wall_k[k];
-        struct sim_bench_ref ref = {0};
-        if (!o->no_reference && (rc = sim_bench_reference(r->offered, 1, &ref)))
-            goto out;
-        ref_k[k] = ref.requests_per_s;
-        ratio_k[k] = ref.requests_per_s > 0 ? rps_k[k] / ref.requests_per_s : 0;
-    }
-    uint64_t reqs = r->offered;
-    double wall = median_of(wall_k, rounds), rps = median_of(rps_k, rounds);
-    double ref_rps = median_of(ref_k, rounds), ratio = median_of(ratio_k, rounds);
-    double eps = (double)r->events / wall;
-    double epr = reqs ? (double)r->events / (double)reqs : 0;
-    /* of the events, those that went through a heap, and policy timers due at the instant
-     * they were armed (fired from a FIFO: sim_timer.c) */
-    double hpr = reqs ? (double)(r->events - r->same_instant) / (double)reqs : 0;
-    double ipr = reqs ? (double)r->same_instant / (double)reqs : 0;
-    if (o->json)
-        printf("{\"policy\": \"%s\", \"duration_s\": %g, \"gpus\": %d, \"models\": %d, "
-               "\"requests\": %llu, \"events\": %llu, \"events_per_request\": %.3f, "
-               "\"heap_events_per_request\": %.3f, \"same_instant_timers_per_request\": %.3f, "
-               "\"rounds\": %d, \"wall_s\": %.3f, \"requests_per_s\": %.0f, "
-               "\"events_per_s\": %.0f, \"reference_requests_per_s\": %.0f, "
-               "\"speed_ratio\": %.4f, \"peak_rss_kb\": %ld, \"rss_before_run_kb\": %ld, "
-               "\"bad_rate\": %.5f, \"timeseries_points\": %zu}\n",
-               o->policy, o->duration, o->gpus, r->nmodels, (unsigned long long)reqs,
-               (unsigned long long)r->events, epr, hpr, ipr, rounds, wall, rps, eps, ref_rps,
-               ratio, rss, rss0, r->bad_rate, r->ts.n);
-    else {
-        printf("bench: %s, %d GPUs x %d models, %.0f req/s offered for %g s simulated\n"
-               "  requests %llu, events %llu (%.2f per request: %.2f through a heap, %.2f policy "
-               "timers due at once)\n"
-               "  wall %.3f s, %.0f simulated requests / wall second, %.0f events / s%s\n"
-               "  peak RSS %ld KiB (before the run %ld KiB); bad rate %.4f\n",
-               o->policy, o->gpus, r->nmodels, o->rate, o->duration, (unsigned long long)reqs,
-               (unsigned long long)r->events, epr, hpr, ipr, wall, rps, eps,
-               rounds > 1 ? " (medians of the rounds)" : "", rss, rss0, r->bad_rate);
-        if (!o->no_reference)
-            printf("  reference batching simulator (sim_bench.h): %.0f requests / wall second;"
-                   " speed ratio %.3f\n", ref_rps, ratio);
-    }
-out:
-    sim_result_destroy(r);
-    sim_config_destroy(cfg);
-    return rc ? fail(rc) : 0;
-}
-
-/* servesim export DB [-o FILE]: the text form, written to a temporary name and renamed. */
 static int cmd_export(int argc, char **argv)
 {
     const char *db = NULL, *out = NULL;
@@ -875,21 +592,21 @@ static int cmd_export(int argc, char **argv)
         else if (argv[i][0] != '-' && !db)
             db = argv[i];
         else
-            return fail(sim_err_set(SIM_EUSAGE, "export: unexpected argument %s "
+            return cli_fail(sim_err_set(SIM_EUSAGE, "export: unexpected argument %s "
                                     "(usage: servesim export DB [-o FILE])", argv[i]));
     }
     if (!db)
-        return fail(sim_err_set(SIM_EUSAGE, "export: expected a results database"));
+        return cli_fail(sim_err_set(SIM_EUSAGE, "export: expected a results database"));
     struct sim_samples ss;
     int rc = out ? sim_out_check(out) : 0;
     if (!rc)
         rc = sim_out_not_input(out, db, "the database");
     if (rc || (rc = sim_results_load(db, &ss)))
-        return fail(rc);
+        return cli_fail(rc);
     struct sim_out so = {.f = stdout};
     if (out && (rc = sim_out_open(&so, out))) {
         sim_results_free(&ss);
-        return fail(rc);
+        return cli_fail(rc);
     }
     rc = sim_results_export(&ss, so.f);
     sim_results_free(&ss);
@@ -897,7 +614,7 @@ static int cmd_export(int argc, char **argv)
         int crc = sim_out_close(&so, rc == 0);
         rc = rc ? rc : crc;
     }
-    return rc ? fail(rc) : 0;
+    return rc ? cli_fail(rc) : 0;
 }
 
 /* Ctrl-C during run, goodput or plan: what was kept, said from the handler (write(2) and
@@ -967,7 +684,7 @@ int main(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc) {
         opts_free(&o);
-        return fail(rc);
+        return cli_fail(rc);
     }
     if (c->interruptible)
         arm_interrupt(c->name, &o);
