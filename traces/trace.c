@@ -2,7 +2,7 @@
  * Wikimedia projectcounts and generic CSV traces (see trace.h). One line buffer, one field
  * array; Azure Functions holds one day of the selected functions (streams x 1440 counts) and
  * a table of every function seen (for the selection), nothing proportional to the days. */
-#include "trace.h"
+#include "trace_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -18,320 +18,11 @@
 #include "sim_grow.h"
 #include "sim_rng.h"
 
-#define AZF_MINUTES 1440
-#define AZF_FIELDS (4 + AZF_MINUTES)
-
 const char *const trace_format_names[] = {"azure_functions", "azure_llm", "wikipedia",
                                           "projectcounts", "csv_timestamps", "csv_counts",
                                           NULL};
 
 const char *trace_format_name(enum trace_format f) { return trace_format_names[f]; }
-
-struct fn {                      /* one Azure function */
-    uint64_t key;                /* FNV-1a of owner, app, function */
-    char hash[72];               /* HashFunction (64 hex digits upstream) */
-    double volume;
-    int order;                   /* first appearance in the first file that has it */
-    int file_rank, volume_rank;  /* among the selected streams */
-};
-
-struct trace_reader {
-    struct trace_spec spec;
-    FILE *f;
-    int file_i;
-    long line;
-    char *buf;
-    size_t cap;
-    char **fld;
-    int nfld, cap_fld;
-    bool have_origin, have_last;
-    int64_t origin_sec;
-    double origin, origin_unix, last_t, last_end;  /* last_*: relative to origin_sec */
-    /* Azure Functions */
-    struct fn *fns;              /* selected streams, in stream order */
-    int nstreams;
-    uint64_t *map_key;           /* open addressing: key -> stream index */
-    int *map_val;
-    size_t map_cap;
-    double *day;                 /* [stream][minute] of the loaded day */
-    int day_file, minute, next_stream;
-    bool day_ready;
-};
-
-/* ---------------------------------------------------------------- lines and fields */
-
-static int open_file(struct trace_reader *rd, int i)
-{
-    if (rd->f)
-        fclose(rd->f);
-    const char *path = rd->spec.files[i];
-    rd->f = fopen(path, "r");
-    rd->file_i = i;
-    rd->line = 0;
-    if (!rd->f)
-        return sim_err_set(errno == ENOENT ? SIM_ENOENT : SIM_EIO, "%s: cannot open: %s",
-                           path, strerror(errno));
-    /* a trace is read twice (the scan, then the replay) and must end: a regular file */
-    struct stat sb;
-    if (fstat(fileno(rd->f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        bool dir = S_ISDIR(sb.st_mode);
-        fclose(rd->f);
-        rd->f = NULL;
-        return sim_err_set(SIM_EINVAL, "%s: expected a trace file, found %s", path,
-                           dir ? "a folder" : "something else than a regular file (a device, "
-                                              "FIFO or socket: a trace is read twice and must "
-                                              "end; save it to a file first)");
-    }
-    return 0;
-}
-
-static const char *fname(const struct trace_reader *rd) { return rd->spec.files[rd->file_i]; }
-
-/* What a message quotes of a field it could not read: its leading token (letters, digits,
- * and . + - _ : at most TOKEN_MAX), "..." where the field goes on; never the rest of a line,
- * which may be another file's content. */
-#define TOKEN_MAX 24
-#define TOKEN_WORD "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-_"
-#define TOKEN_DATE "0123456789-: .T"
-static const char *token_of(const char *s, const char *chars, char out[TOKEN_MAX + 4])
-{
-    size_t n = 0;
-    while (n < TOKEN_MAX && s[n] && strchr(chars, s[n]))
-        n++;
-    if (n == 0 && s[0])                 /* a field that starts with anything else */
-        n = 1;
-    memcpy(out, s, n);
-    strcpy(out + n, s[n] ? "..." : "");
-    return out;
-}
-
-static const char *token(const char *s, char out[TOKEN_MAX + 4])
-{
-    return token_of(s, TOKEN_WORD, out);
-}
-
-/* Next line of the current file without its end of line: 1, or 0 at the file's end. A line
- * ends at LF, CR LF or a lone CR (old Mac files); one longer than TRACE_LINE_MAX is refused. */
-static int read_line(struct trace_reader *rd)
-{
-    size_t n = 0;
-    int c = EOF;
-    bool any = false;
-    flockfile(rd->f);
-    while ((c = getc_unlocked(rd->f)) != EOF) {
-        any = true;
-        if (c == '\n')
-            break;
-        if (c == '\r') {
-            int d = getc_unlocked(rd->f);
-            if (d != '\n' && d != EOF)
-                ungetc(d, rd->f);
-            break;
-        }
-        if (c == 0) {
-            funlockfile(rd->f);
-            return sim_err_set(SIM_EINVAL, "%s:%ld: expected text, found a NUL byte",
-                               fname(rd), rd->line + 1);
-        }
-        if (n + 2 > rd->cap) {
-            if (rd->cap >= TRACE_LINE_MAX) {
-                funlockfile(rd->f);
-                return sim_err_set(SIM_EINVAL, "%s:%ld: a line longer than %d MiB: not a "
-                                   "trace of a known format", fname(rd), rd->line + 1,
-                                   TRACE_LINE_MAX >> 20);
-            }
-            size_t cap = rd->cap ? 2 * rd->cap : 4096;
-            char *b = realloc(rd->buf, cap);
-            if (!b) {
-                funlockfile(rd->f);
-                return SIM_ENOMEM;
-            }
-            rd->buf = b;
-            rd->cap = cap;
-        }
-        rd->buf[n++] = (char)c;
-    }
-    bool err = ferror(rd->f);
-    funlockfile(rd->f);
-    if (err)
-        return sim_err_set(SIM_EIO, "%s:%ld: read error: %s", fname(rd), rd->line + 1,
-                           strerror(errno));
-    if (!any)
-        return 0;
-    if (!rd->buf && !(rd->buf = malloc(rd->cap = 4096)))
-        return SIM_ENOMEM;
-    rd->buf[n] = 0;
-    rd->line++;
-    return 1;
-}
-
-/* Splits the line at `sep` (or at runs of blanks when sep == ' ') into rd->fld. With ',' a
- * field may be quoted as RFC 4180 has it ("a, b" and "say ""hi""" are one field each). */
-static int split(struct trace_reader *rd, char sep)
-{
-    rd->nfld = 0;
-    char *p = rd->buf;
-    for (;;) {
-        if (sep == ' ')
-            while (*p == ' ' || *p == '\t')
-                p++;
-        if (sep == ' ' && !*p)
-            break;
-        if (sim_grow(&rd->fld, &rd->cap_fld, rd->nfld + 1, sizeof *rd->fld, 64))
-            return SIM_ENOMEM;
-        if (sep == ',' && *p == '"') {  /* quoted: up to the lone closing quote */
-            char *w = p, *r = p + 1;
-            for (;; r++) {
-                if (!*r)
-                    return sim_err_set(SIM_EINVAL, "%s:%ld: field %d: a quoted field without "
-                                       "its closing quote (a field may not span lines)",
-                                       fname(rd), rd->line, rd->nfld + 1);
-                if (*r == '"' && r[1] == '"')
-                    *w++ = *r++;
-                else if (*r == '"')
-                    break;
-                else
-                    *w++ = *r;
-            }
-            *w = 0;
-            rd->fld[rd->nfld++] = p;
-            r++;
-            if (*r && *r != ',')
-                return sim_err_set(SIM_EINVAL, "%s:%ld: field %d: expected ',' or the line's "
-                                   "end after a quoted field, found '%c'", fname(rd), rd->line,
-                                   rd->nfld, *r);
-            if (!*r)
-                break;
-            p = r + 1;
-            continue;
-        }
-        rd->fld[rd->nfld++] = p;
-        char *e = sep == ' ' ? p + strcspn(p, " \t") : strchr(p, sep);
-        if (!e || !*e)
-            break;
-        *e = 0;
-        p = e + 1;
-    }
-    return 0;
-}
-
-static int expect_fields(struct trace_reader *rd, int n, const char *what)
-{
-    if (rd->nfld < n)
-        return sim_err_set(SIM_EINVAL, "%s:%ld: expected %d fields (%s), found %d", fname(rd),
-                           rd->line, n, what, rd->nfld);
-    return 0;
-}
-
-static int field_num(struct trace_reader *rd, int i, const char *col, bool integer, double *out)
-{
-    const char *s = rd->fld[i];
-    char *end, tok[TOKEN_MAX + 4];
-    errno = 0;
-    double x = strtod(s, &end);
-    while (*end == ' ')
-        end++;
-    if (!*s || *end || errno || !isfinite(x) || x < 0 || (integer && x != floor(x)))
-        return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): expected a non-negative %s, "
-                           "found \"%s\"", fname(rd), rd->line, i + 1, col,
-                           integer ? "integer" : "number", token(s, tok));
-    *out = x;
-    return 0;
-}
-
-/* A count of requests in one row: at most TRACE_COUNT_MAX (trace.h). */
-static int field_count(struct trace_reader *rd, int i, const char *col, bool integer,
-                       double *out)
-{
-    int rc = field_num(rd, i, col, integer, out);
-    if (!rc && *out > TRACE_COUNT_MAX)
-        return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): expected a count of at most "
-                           "%.0e requests in one row, found %.6g", fname(rd), rd->line, i + 1,
-                           col, TRACE_COUNT_MAX, *out);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- dates */
-
-struct ttime {
-    int64_t sec;
-    double frac;
-};
-
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-static int days_in_month(int y, int m)
-{
-    static const int dim[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    return dim[m - 1] + (m == 2 && leap);
-}
-
-/* Whole Unix seconds and the fraction apart: a double of ~1.7e9 s keeps only ~0.2 us.
- * SIM_EINVAL for text that is not a date-time, NO_SUCH_DAY for a day the month does not have
- * (2014-02-30: not normalised into March). */
-#define NO_SUCH_DAY 1
-static int parse_datetime2(const char *s, int64_t *sec, double *frac_out)
-{
-    int y, mo, d, h, mi, se, n = 0;
-    if (sscanf(s, "%4d-%2d-%2d%*1[ T]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &se, &n) != 6 ||
-        n < 19)
-        return SIM_EINVAL;
-    double frac = 0;
-    const char *p = s + n;
-    if (*p == '.') {
-        double scale = 0.1;
-        for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
-            frac += (*p - '0') * scale;
-    }
-    if (*p == 'Z')
-        p++;
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60 || y < 1970)
-        return SIM_EINVAL;
-    if (d > days_in_month(y, mo))
-        return NO_SUCH_DAY;
-    *sec = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
-    *frac_out = frac;
-    return 0;
-}
-
-int trace_parse_datetime(const char *s, double *out)
-{
-    int64_t sec;
-    double frac;
-    if (parse_datetime2(s, &sec, &frac))
-        return SIM_EINVAL;
-    *out = (double)sec + frac;
-    return 0;
-}
-
-/* A time as whole seconds and a fraction (numbers: sec 0, frac the number). */
-static int field_time(struct trace_reader *rd, int i, const char *col, bool datetime,
-                      struct ttime *out)
-{
-    out->sec = 0;
-    if (!datetime)
-        return field_num(rd, i, col, false, &out->frac);
-    int rc = parse_datetime2(rd->fld[i], &out->sec, &out->frac);
-    char tok[TOKEN_MAX + 4];
-    if (rc == NO_SUCH_DAY)
-        return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): invalid date \"%s\" (the "
-                           "month has no such day)", fname(rd), rd->line, i + 1, col,
-                           token_of(rd->fld[i], TOKEN_DATE, tok));
-    if (rc)
-        return sim_err_set(SIM_EINVAL, "%s:%ld: column %d (%s): expected a date-time "
-                           "\"YYYY-MM-DD HH:MM:SS[.fraction]\", found \"%s\"", fname(rd),
-                           rd->line, i + 1, col, token_of(rd->fld[i], TOKEN_DATE, tok));
-    return 0;
-}
 
 /* ---------------------------------------------------------------- function table */
 
@@ -373,19 +64,19 @@ static int map_get(const struct trace_reader *rd, uint64_t key)
 static int azf_header(struct trace_reader *rd)
 {
     char tok[TOKEN_MAX + 4];
-    int rc = read_line(rd);
+    int rc = tr_read_line(rd);
     if (rc <= 0)
         return rc ? rc : sim_err_set(SIM_EINVAL, "%s:1: expected the header "
                                      "\"HashOwner,HashApp,HashFunction,Trigger,1,...,1440\", "
-                                     "found an empty file", fname(rd));
-    if ((rc = split(rd, ',')))
+                                     "found an empty file", tr_fname(rd));
+    if ((rc = tr_split(rd, ',')))
         return rc;
     if (rd->nfld != AZF_FIELDS || strcmp(rd->fld[0], "HashOwner") != 0 ||
         strcmp(rd->fld[2], "HashFunction") != 0)
         return sim_err_set(SIM_EINVAL, "%s:1: expected the header \"HashOwner,HashApp,"
                            "HashFunction,Trigger,1,...,1440\" (%d fields), found %d fields "
-                           "starting \"%s\"", fname(rd), AZF_FIELDS, rd->nfld,
-                           token(rd->fld[0], tok));
+                           "starting \"%s\"", tr_fname(rd), AZF_FIELDS, rd->nfld,
+                           tr_token(rd->fld[0], tok));
     return 0;
 }
 
@@ -394,29 +85,29 @@ static int azf_header(struct trace_reader *rd)
 static int azf_row(struct trace_reader *rd, uint64_t *key, double *counts, double *sum)
 {
     char tok[TOKEN_MAX + 4];
-    int rc = read_line(rd);
+    int rc = tr_read_line(rd);
     if (rc <= 0)
         return rc;
     if (!rd->buf[0])
         return sim_err_set(SIM_EINVAL, "%s:%ld: expected a function row, found an empty line",
-                           fname(rd), rd->line);
-    if ((rc = split(rd, ',')))
+                           tr_fname(rd), rd->line);
+    if ((rc = tr_split(rd, ',')))
         return rc;
     if (rd->nfld != AZF_FIELDS)
         return sim_err_set(SIM_EINVAL, "%s:%ld: expected %d fields (HashOwner, HashApp, "
                            "HashFunction, Trigger, 1440 per-minute counts), found %d",
-                           fname(rd), rd->line, AZF_FIELDS, rd->nfld);
+                           tr_fname(rd), rd->line, AZF_FIELDS, rd->nfld);
     if (!rd->fld[2][0] || strlen(rd->fld[2]) >= sizeof ((struct fn *)0)->hash)
         return sim_err_set(SIM_EINVAL, "%s:%ld: column 3 (HashFunction): expected a hash of "
-                           "1..71 characters, found \"%s\"", fname(rd), rd->line,
-                           token(rd->fld[2], tok));
+                           "1..71 characters, found \"%s\"", tr_fname(rd), rd->line,
+                           tr_token(rd->fld[2], tok));
     *key = fn_key(rd->fld[0], rd->fld[1], rd->fld[2]);
     double s = 0;
     for (int i = 0; i < AZF_MINUTES; i++) {
         double x;
         char col[24];
         snprintf(col, sizeof col, "minute %d", i + 1);
-        if ((rc = field_count(rd, 4 + i, col, true, &x)))
+        if ((rc = tr_field_count(rd, 4 + i, col, true, &x)))
             return rc;
         s += x;
         if (counts)
@@ -475,7 +166,7 @@ static int azf_open(struct trace_reader *rd)
     if ((rc = map_init(rd, 1 << 14)))
         return rc;
     for (int i = 0; i < rd->spec.nfiles && !rc; i++) {
-        if ((rc = open_file(rd, i)) || (rc = azf_header(rd)))
+        if ((rc = tr_open_file(rd, i)) || (rc = azf_header(rd)))
             break;
         uint64_t key;
         double sum;
@@ -593,7 +284,7 @@ out:
 static int azf_load_day(struct trace_reader *rd, int d)
 {
     int rc;
-    if ((rc = open_file(rd, d)) || (rc = azf_header(rd)))
+    if ((rc = tr_open_file(rd, d)) || (rc = azf_header(rd)))
         return rc;
     memset(rd->day, 0, (size_t)rd->nstreams * AZF_MINUTES * sizeof *rd->day);
     uint64_t key;
@@ -635,7 +326,7 @@ static int azf_next(struct trace_reader *rd, struct trace_rec *rec)
     rec->stream = k;
     rec->count = rd->day[(size_t)k * AZF_MINUTES + (size_t)rd->minute];
     rec->size = 0;
-    rec->file = fname(rd);
+    rec->file = tr_fname(rd);
     rec->line = 0;
     if (++rd->next_stream == rd->nstreams) {
         rd->next_stream = 0;
@@ -662,7 +353,7 @@ static int place(struct trace_reader *rd, struct ttime at, double dt, struct tra
             double prev = dt == 0 ? rd->last_t : rd->last_end;
             return sim_err_set(SIM_EINVAL, "%s:%ld: time %.3f s (%.3f s after the first row) "
                                "is before the previous record's %s, %.3f s: rows must be in "
-                               "time order without overlap", fname(rd), rd->line,
+                               "time order without overlap", tr_fname(rd), rd->line,
                                (double)rd->origin_sec + abs_t, abs_t - rd->origin,
                                dt == 0 ? "time" : "end", (double)rd->origin_sec + prev);
         }
@@ -674,7 +365,7 @@ static int place(struct trace_reader *rd, struct ttime at, double dt, struct tra
     rec->dt = dt;
     rec->stream = 0;
     rec->size = 0;
-    rec->file = fname(rd);
+    rec->file = tr_fname(rd);
     rec->line = rd->line;
     return 0;
 }
@@ -683,7 +374,7 @@ static int check_header(struct trace_reader *rd, const char *want)
 {
     if (strcmp(rd->buf, want) != 0)
         return sim_err_set(SIM_EINVAL, "%s:%ld: expected the header \"%s\", found another "
-                           "first line (a file of another kind or format?)", fname(rd), rd->line,
+                           "first line (a file of another kind or format?)", tr_fname(rd), rd->line,
                            want);
     return 0;
 }
@@ -720,24 +411,24 @@ static int next_data_line(struct trace_reader *rd)
         if (!rd->f) {
             if (rd->file_i >= rd->spec.nfiles)
                 return 0;
-            int rc = open_file(rd, rd->file_i);
+            int rc = tr_open_file(rd, rd->file_i);
             if (rc)
                 return rc;
             const struct format *fm = &FORMATS[rd->spec.format];
             bool header = fm->generic && rd->spec.header;
             const char *want = fm->header;
             if (want || header) {
-                rc = read_line(rd);
+                rc = tr_read_line(rd);
                 if (rc < 0)
                     return rc;
                 if (rc == 0)
                     return sim_err_set(SIM_EINVAL, "%s:1: expected a header, found an empty "
-                                       "file", fname(rd));
+                                       "file", tr_fname(rd));
                 if (want && (rc = check_header(rd, want)))
                     return rc;
             }
         }
-        int rc = read_line(rd);
+        int rc = tr_read_line(rd);
         if (rc < 0)
             return rc;
         if (rc == 1 && rd->buf[0])
@@ -757,11 +448,11 @@ static int llm_next(struct trace_reader *rd, struct trace_rec *rec)
         return rc;
     struct ttime t;
     double ctx, gen;
-    if ((rc = split(rd, ',')) || (rc = expect_fields(rd, 3, "TIMESTAMP, ContextTokens, "
+    if ((rc = tr_split(rd, ',')) || (rc = tr_expect_fields(rd, 3, "TIMESTAMP, ContextTokens, "
                                                      "GeneratedTokens")) ||
-        (rc = field_time(rd, 0, "TIMESTAMP", true, &t)) ||
-        (rc = field_num(rd, 1, "ContextTokens", true, &ctx)) ||
-        (rc = field_num(rd, 2, "GeneratedTokens", true, &gen)) ||
+        (rc = tr_field_time(rd, 0, "TIMESTAMP", true, &t)) ||
+        (rc = tr_field_num(rd, 1, "ContextTokens", true, &ctx)) ||
+        (rc = tr_field_num(rd, 2, "GeneratedTokens", true, &gen)) ||
         (rc = place(rd, t, 0, rec)))
         return rc;
     rec->count = 1;
@@ -777,11 +468,11 @@ static int wiki_next(struct trace_reader *rd, struct trace_rec *rec)
         return rc;
     struct ttime end;
     double n;
-    if ((rc = split(rd, ',')) || (rc = expect_fields(rd, 2, "hour_end_utc, requests")) ||
-        (rc = field_time(rd, 0, "hour_end_utc", true, &end)))
+    if ((rc = tr_split(rd, ',')) || (rc = tr_expect_fields(rd, 2, "hour_end_utc, requests")) ||
+        (rc = tr_field_time(rd, 0, "hour_end_utc", true, &end)))
         return rc;
     end.sec -= 3600;
-    if ((rc = field_count(rd, 1, "requests", true, &n)) || (rc = place(rd, end, 3600, rec)))
+    if ((rc = tr_field_count(rd, 1, "requests", true, &n)) || (rc = place(rd, end, 3600, rec)))
         return rc;
     rec->count = n;
     return 1;
@@ -797,9 +488,9 @@ static int csv_next(struct trace_reader *rd, struct trace_rec *rec)
     int need = (sp->time_col > sp->count_col || !counts ? sp->time_col : sp->count_col) + 1;
     struct ttime t;
     double n = 1;
-    if ((rc = split(rd, ',')) || (rc = expect_fields(rd, need, counts ? "time, count" : "time")) ||
-        (rc = field_time(rd, sp->time_col, "time", sp->datetime, &t)) ||
-        (counts && (rc = field_count(rd, sp->count_col, "count", false, &n))) ||
+    if ((rc = tr_split(rd, ',')) || (rc = tr_expect_fields(rd, need, counts ? "time, count" : "time")) ||
+        (rc = tr_field_time(rd, sp->time_col, "time", sp->datetime, &t)) ||
+        (counts && (rc = tr_field_count(rd, sp->count_col, "count", false, &n))) ||
         (rc = place(rd, t, counts ? sp->interval_s : 0, rec)))
         return rc;
     rec->count = n;
@@ -816,7 +507,7 @@ static int pc_file_time(const char *path, struct ttime *out)
     if (!p || sscanf(p, "projectcounts-%4d%2d%2d-%2d%2d%2d", &y, &mo, &d, &h, &mi, &se) != 6)
         return sim_err_set(SIM_EINVAL, "%s: expected a file name containing "
                            "\"projectcounts-YYYYMMDD-HHMMSS\"", path);
-    out->sec = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - 3600;
+    out->sec = tr_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - 3600;
     out->frac = 0;                      /* the hour's start */
     return 0;
 }
@@ -827,18 +518,18 @@ static int pc_next(struct trace_reader *rd, struct trace_rec *rec)
         return 0;
     int rc;
     struct ttime start;
-    if ((rc = pc_file_time(rd->spec.files[rd->file_i], &start)) || (rc = open_file(rd, rd->file_i)))
+    if ((rc = pc_file_time(rd->spec.files[rd->file_i], &start)) || (rc = tr_open_file(rd, rd->file_i)))
         return rc;
     double n = -1;
-    while ((rc = read_line(rd)) == 1) {
+    while ((rc = tr_read_line(rd)) == 1) {
         if (!rd->buf[0])
             continue;
-        if ((rc = split(rd, ' ')))
+        if ((rc = tr_split(rd, ' ')))
             return rc;
         if (rd->nfld < 3 || strcmp(rd->fld[0], rd->spec.project) != 0)
             continue;
-        if ((rc = expect_fields(rd, 4, "project, \"-\", requests, bytes")) ||
-            (rc = field_count(rd, 2, "requests", true, &n)))
+        if ((rc = tr_expect_fields(rd, 4, "project, \"-\", requests, bytes")) ||
+            (rc = tr_field_count(rd, 2, "requests", true, &n)))
             return rc;
         break;
     }
@@ -846,7 +537,7 @@ static int pc_next(struct trace_reader *rd, struct trace_rec *rec)
         return rc;
     if (n < 0)
         return sim_err_set(SIM_EINVAL, "%s: expected a line for project \"%s\", found none "
-                           "(%ld lines)", fname(rd), rd->spec.project, rd->line);
+                           "(%ld lines)", tr_fname(rd), rd->spec.project, rd->line);
     if ((rc = place(rd, start, 3600, rec)))
         return rc;
     rec->count = n;
