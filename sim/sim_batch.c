@@ -68,12 +68,24 @@ static int64_t start_time(const struct sim *s, struct sim_batch *b, int64_t afte
     return t;
 }
 
+/* The host's time before a batch of `size` reaches executor x's device: the one place it is
+ * added, for both paths. Two settings make it, each in its config's unit, converted to ns
+ * where they are read: the parametric interference model's host phase
+ * (cluster.interference_params.host_ms + host_ms_per_request x size, sim_dev_host_ns; 0
+ * without that model) and a GPU executor's host time per batch (cluster.host_us_per_batch,
+ * drawn per batch when it has a p99: sim_host_time). CPU executors have neither. */
+static int64_t host_phase_ns(struct sim *s, const struct sim_exec *x, int size)
+{
+    return sim_dev_host_ns(&s->cfg->intf, x->cpu, size) + (x->cpu ? 0 : sim_host_time(s));
+}
+
 static void batch_start(struct sim *s, struct sim_batch *b)
 {
     struct sim_exec *x = &s->execs[b->exec];
     int64_t t = start_time(s, b, x->last_finish);
-    if (b->status == SIM_BATCH_OK) {   /* (the one-lane executor is a GPU's: its host time) */
-        b->t_finish = t + sim_host_time(s) + batch_time(s, b->exec, b, x->kind);
+    if (b->status == SIM_BATCH_OK) {   /* (a one-lane GPU executor without interference) */
+        int64_t host = host_phase_ns(s, x, b->size);
+        b->t_finish = t + host + batch_time(s, b->exec, b, x->kind);
     } else {
         b->t_finish = t;                /* rejected when it would start */
         x->rejected++;
@@ -229,7 +241,7 @@ static void fluid_admit(struct sim *s, struct sim_batch *b)
     }
     bi->left = batch_time(s, e, b, x->kind);
     b->t_finish = -1;                   /* not armed yet */
-    int64_t dev = t + sim_dev_host_ns(&s->cfg->intf, x->cpu, b->size) + (x->cpu ? 0 : sim_host_time(s));
+    int64_t dev = t + host_phase_ns(s, x, b->size);
     if (!xi->multi)
         activate(s, e, bi, dev);
     else if (dev > s->now)
