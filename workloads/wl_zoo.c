@@ -51,40 +51,73 @@ static int num_or_list(const cJSON *o, const char *path, const char *key, double
 }
 
 /* A profile's "service": how a batch's duration varies around l(b) (sim_world.h). */
+static const char *const DISTS[] = {"none", "lognormal", "gamma", NULL};
+static const struct sim_param SERVICE[] = {
+    {"dist", SIM_P_ENUM, SIM_P_AT_ENUM(struct sim_service, dist), .choices = DISTS,
+     .flags = SIM_P_REQUIRED, .doc = "X's distribution: a batch of b lasts l(b) (f + X), X of "
+                                     "mean 1 - f and standard deviation `cv`"},
+    {"cv", SIM_P_HAND, .type_doc = "a number in [0, 10] or a list per batch size from 1",
+     .def_doc = "required unless `none`",
+     .doc = "the duration's coefficient of variation (the last value holds for larger "
+            "batches; 0 leaves that size exact)"},
+    {"shift", SIM_P_HAND, .type_doc = "a number in [0, 1) or a list per batch size", .def_doc = "0",
+     .doc = "f, the share that never varies"},
+    {NULL}};
+
 static int parse_service(const cJSON *o, const char *path, struct sim_service *v)
 {
-    static const char *const keys[] = {"dist", "cv", "shift", NULL};
-    static const char *const dists[] = {"none", "lognormal", "gamma", NULL};
-    int rc, dist = 0;
+    int rc;
     if (!cJSON_IsObject(o))
         return sim_json_expected(path, "a service object {dist, cv, shift}", o);
-    if ((rc = sim_json_keys(o, path, keys)) ||
-        (rc = sim_json_enum(o, path, "dist", true, dists, &dist)))
+    if ((rc = sim_params_read(SERVICE, o, path, v)))
         return rc;
-    v->dist = (enum sim_svc_dist)dist;
+    int dist = (int)v->dist;
     if ((rc = num_or_list(o, path, "cv", 10, false, &v->cv, &v->ncv)) ||
         (rc = num_or_list(o, path, "shift", 1, true, &v->shift, &v->nshift)))
         return rc;
     if (v->dist != SIM_SVC_NONE && v->ncv == 0)
         return sim_err_set(SIM_EINVAL, "%s.cv: required with dist \"%s\" (the duration's "
-                           "coefficient of variation)", path, dists[dist]);
+                           "coefficient of variation)", path, DISTS[dist]);
     return 0;
 }
 
+static const char *const FORMS[] = {"linear", "quadratic", "table", NULL};
+/* A profile's keys: its form by the table, the form's coefficients below (which are
+ * required depends on the form) */
+static const struct sim_param PROFILE[] = {
+    {"form", SIM_P_ENUM, SIM_P_AT_ENUM(struct sim_profile, form), .choices = FORMS,
+     .flags = SIM_P_REQUIRED, .doc = "`linear`: l(b) = alpha b + beta; `quadratic`: a b^2 + "
+                                     "b b + c; `table`: l(1), l(2), ..., extended linearly"},
+    {"alpha_ms", SIM_P_HAND, .type_doc = ">= 0", .def_doc = "required with `linear`",
+     .doc = "`linear`: alpha"},
+    {"beta_ms", SIM_P_HAND, .type_doc = ">= 0", .def_doc = "required with `linear`",
+     .doc = "`linear`: beta (alpha + beta > 0)"},
+    {"a_ms", SIM_P_HAND, .type_doc = ">= 0", .def_doc = "required with `quadratic`",
+     .doc = "`quadratic`: a"},
+    {"b_ms", SIM_P_HAND, .type_doc = ">= 0", .def_doc = "required with `quadratic`",
+     .doc = "`quadratic`: b"},
+    {"c_ms", SIM_P_HAND, .type_doc = ">= 0", .def_doc = "required with `quadratic`",
+     .doc = "`quadratic`: c (a + b + c > 0)"},
+    {"latency_ms", SIM_P_HAND, .type_doc = "array of latencies > 0, non-decreasing",
+     .def_doc = "required with `table`", .doc = "`table`: l(1), l(2), ..."},
+    {"measured", SIM_P_HAND, .type_doc = "object", .def_doc = "",
+     .doc = "`servesim-calibrate`'s table and fits (zoo format /2): kept, not read"},
+    {"service", SIM_P_SECTION, .rows = SERVICE, .def_doc = "none: a batch lasts exactly l(b)",
+     .doc = "how a batch's duration varies around l(b), drawn per executor from its own "
+            "stream (`executors.service.<id>`); policies plan with l(b) unless "
+            "`policy.plan_quantile` says otherwise"},
+    {NULL}};
+
 static int parse_profile(const cJSON *o, const char *path, struct sim_profile *p)
 {
-    static const char *const keys[] = {"form", "alpha_ms", "beta_ms", "a_ms", "b_ms",
-                                       "c_ms", "latency_ms", "measured", "service", NULL};
-    static const char *const forms[] = {"linear", "quadratic", "table", NULL};
-    int rc, form = 0;
+    int rc;
     memset(p, 0, sizeof *p);
     if (!cJSON_IsObject(o))
         return sim_json_expected(path, "a profile object", o);
     const cJSON *measured = NULL; /* servesim-calibrate's table and fits: kept, not used */
-    if ((rc = sim_json_keys(o, path, keys)) || (rc = sim_json_enum(o, path, "form", true, forms, &form)) ||
+    if ((rc = sim_params_read(PROFILE, o, path, p)) ||
         (rc = sim_json_obj(o, path, "measured", false, &measured)))
         return rc;
-    p->form = (enum sim_prof_form)form;
     const cJSON *svc = cJSON_GetObjectItemCaseSensitive(o, "service");
     if (svc) {
         char sp[SIM_JPATH_MAX];
@@ -165,11 +198,11 @@ const struct sim_param wl_model_keys[] = {
     {"alpha_ms", SIM_P_HAND, .type_doc = ">= 0", .def_doc = "",
      .doc = "with `beta_ms`: the linear profile `l(b) = alpha b + beta` for `cluster.gpu_kind`"},
     {"beta_ms", SIM_P_HAND, .type_doc = ">= 0", .def_doc = "", .doc = "(`alpha_ms`)"},
-    {"profile", SIM_P_HAND, .type_doc = "`{form: \"linear\" | \"quadratic\" | \"table\", ...}`",
-     .def_doc = "", .doc = "instead of `alpha_ms` and `beta_ms`: one profile for "
-                           "`cluster.gpu_kind` (below)"},
-    {"profiles", SIM_P_HAND, .type_doc = "`{KIND: profile, ...}`", .def_doc = "",
-     .doc = "instead: a profile per executor kind"},
+    {"profile", SIM_P_SECTION, .rows = PROFILE, .def_doc = "",
+     .doc = "instead of `alpha_ms` and `beta_ms`: one profile for `cluster.gpu_kind`"},
+    {"profiles", SIM_P_HAND, .type_doc = "`{\"KIND\": profile, ...}`", .def_doc = "",
+     .doc = "instead: a profile per executor kind (`\"1080ti\"`, `\"a100\"`, `\"cpu\"`, ...), "
+            "each as `profile`"},
     {"weights_mb", SIM_P_NUM, MD(weights_mb), .cons = SIM_J_NONNEG, .def = 0,
      .doc = "its weights' memory"},
     {"static_mb", SIM_P_NUM, MD(static_mb), .cons = SIM_J_NONNEG, .def = 0,
@@ -284,29 +317,50 @@ void wl_zoo_resolve(const char *ref, const char *base_dir, char *out, size_t siz
     }
 }
 
+/* A zoo file's keys (format servesim-zoo/1 or /2) */
+struct zoo_in {
+    const char *format, *executor_kind;
+    double executor_memory_mb;
+    const cJSON *models, *provenance;
+};
+#define ZI(f, type) SIM_P_AT(struct zoo_in, f, type)
+const struct sim_param wl_zoo_keys[] = {
+    {"format", SIM_P_STR, ZI(format, const char *), .flags = SIM_P_REQUIRED,
+     .type_doc = "`\"servesim-zoo/1\"` or `\"servesim-zoo/2\"`",
+     .doc = "/2 (written by `servesim-calibrate`) adds `provenance` and profiles' `measured` "
+            "tables; any other version is refused"},
+    {"name", SIM_P_HAND, .type_doc = "string", .def_doc = "", .doc = "its name, not read"},
+    {"source", SIM_P_HAND, .type_doc = "string", .def_doc = "",
+     .doc = "where its numbers come from, not read"},
+    {"notes", SIM_P_HAND, .type_doc = "any", .def_doc = "", .doc = "free text, not read"},
+    {"executor_kind", SIM_P_STR, ZI(executor_kind, const char *), .flags = SIM_P_REQUIRED,
+     .doc = "the kind its `alpha_ms`/`beta_ms` and `profile` entries are for"},
+    {"executor_memory_mb", SIM_P_NUM, ZI(executor_memory_mb, double), .cons = SIM_J_POS,
+     .def_doc = "", .doc = "the memory of that executor, for the reader"},
+    {"models", SIM_P_ARR, ZI(models, const cJSON *), .flags = SIM_P_REQUIRED,
+     .type_doc = "array of model entries", .doc = "`models[]` in the config's form"},
+    {"provenance", SIM_P_OBJ, ZI(provenance, const cJSON *), .def_doc = "",
+     .doc = "/2: the device, driver, libraries and options that measured it"},
+    {NULL}};
+#undef ZI
+
 static int zoo_models(const char *file, const cJSON *zoo, const cJSON **models,
                       const char **kind)
 {
-    static const char *const keys[] = {"format", "name", "source", "notes", "executor_kind",
-                                       "executor_memory_mb", "models", "provenance", NULL};
-    const char *format = NULL;
-    double mem = 0;
+    struct zoo_in in;
     int rc;
     if (!cJSON_IsObject(zoo))
         return sim_err_set(SIM_EINVAL, "%s: expected a zoo object at the top level", file);
-    if ((rc = sim_json_keys(zoo, "", keys)) || (rc = sim_json_str(zoo, "", "format", true, &format)) ||
-        (rc = sim_json_str(zoo, "", "executor_kind", true, kind)) ||
-        (rc = sim_json_num(zoo, "", "executor_memory_mb", false, SIM_J_POS, &mem)) ||
-        (rc = sim_json_arr(zoo, "", "models", true, models)))
+    if ((rc = sim_params_read(wl_zoo_keys, zoo, "", &in)))
         return sim_err_prefix(rc, file);
+    const char *format = in.format;
+    *kind = in.executor_kind;
+    *models = in.models;
     /* /2 (servesim-calibrate) adds "provenance" and profiles' "measured" tables */
     if (strcmp(format, "servesim-zoo/1") != 0 && strcmp(format, "servesim-zoo/2") != 0)
         return sim_err_set(SIM_EINVAL, "%s: format: expected \"servesim-zoo/1\" or "
                            "\"servesim-zoo/2\", got \"%s\" (a newer servesim may read it)",
                            file, format);
-    const cJSON *prov = NULL;
-    if ((rc = sim_json_obj(zoo, "", "provenance", false, &prov)))
-        return sim_err_prefix(rc, file);
     return 0;
 }
 
@@ -370,23 +424,48 @@ static void scale_latencies(struct sim_model_cfg *m, const cJSON *ls)
     }
 }
 
+/* A zoo reference's keys (an entry of the config's models[] with `zoo`) */
+struct zref_in {
+    const char *zoo;
+    double slo_ms, stack_scale;
+    int max_batch;
+    const cJSON *latency_scale;
+};
+#define ZR(f, type) SIM_P_AT(struct zref_in, f, type)
+const struct sim_param wl_zoo_ref_keys[] = {
+    {"zoo", SIM_P_STR, ZR(zoo, const char *), .flags = SIM_P_REQUIRED,
+     .doc = "a shipped zoo's name (`workloads/zoo/`, or `$SERVESIM_ZOO_DIR`) or a file's path, "
+            "relative to the config's folder"},
+    {"select", SIM_P_HAND, .type_doc = "`\"all\"`, `[\"name\", ...]`, `{\"beta_alpha_gt\": x}` "
+     "or `{\"beta_alpha_lt\": x}`", .def_doc = "`\"all\"`",
+     .doc = "which of its models: all, those named, or those whose linear profile on the zoo's "
+            "kind has beta/alpha above or below x (the Symphony paper's mixed-zoo subsets)"},
+    {"slo_ms", SIM_P_NUM, ZR(slo_ms, double), .cons = SIM_J_POS, .def_doc = "the zoo's",
+     .doc = "every selected model's SLO"},
+    {"max_batch", SIM_P_INT, ZR(max_batch, int), .lo = 1, .hi = 4096, .def_doc = "the zoo's",
+     .doc = "every selected model's largest batch"},
+    {"latency_scale", SIM_P_OBJ, ZR(latency_scale, const cJSON *),
+     .type_doc = "`{\"KIND\": factor}`, factors in [0.001, 1000]", .def_doc = "none",
+     .doc = "every latency of the named kinds' profiles times the factor, before `max_batch` "
+            "is derived; a kind no selected model has is an error"},
+    {"stack_scale", SIM_P_NUM, ZR(stack_scale, double), .cons = SIM_J_NONNEG, .def = 1,
+     .type_doc = "in [0, 1000]", .doc = "every selected model's `stack_ms` times this (0 "
+                                         "removes the serving stack)"},
+    {NULL}};
+#undef ZR
+
 int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
                   struct sim_model_cfg **models, int *n)
 {
-    static const char *const keys[] = {"zoo", "select", "slo_ms", "max_batch", "latency_scale",
-                                       "stack_scale", NULL};
-    const char *zref = NULL;
-    const cJSON *lscale = NULL;
-    double slo = 0, stack_scale = 1;
-    long max_batch = 0;
+    struct zref_in in;
     int rc;
-    if ((rc = sim_json_keys(ref, path, keys)) || (rc = sim_json_str(ref, path, "zoo", true, &zref)) ||
-        (rc = sim_json_num(ref, path, "slo_ms", false, SIM_J_POS, &slo)) ||
-        (rc = sim_json_int(ref, path, "max_batch", false, 1, 4096, &max_batch)) ||
-        (rc = sim_json_obj(ref, path, "latency_scale", false, &lscale)) ||
-        (lscale && (rc = check_latency_scale(lscale, path))) ||
-        (rc = sim_json_num(ref, path, "stack_scale", false, SIM_J_NONNEG, &stack_scale)))
+    if ((rc = sim_params_read(wl_zoo_ref_keys, ref, path, &in)) ||
+        (in.latency_scale && (rc = check_latency_scale(in.latency_scale, path))))
         return rc;
+    const char *zref = in.zoo;
+    const cJSON *lscale = in.latency_scale;
+    double slo = in.slo_ms, stack_scale = in.stack_scale;
+    long max_batch = in.max_batch;
     if (stack_scale > 1e3)
         return sim_err_set(SIM_EINVAL, "%s.stack_scale: expected at most 1000, got %.15g", path,
                            stack_scale);
@@ -410,11 +489,19 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
      * kind has beta/alpha above / below x (the Symphony paper's mixed-zoo subsets) */
     double gt = -1, lt = -1;
     if (cJSON_IsObject(sel)) {
-        static const char *const fkeys[] = {"beta_alpha_gt", "beta_alpha_lt", NULL};
-        if ((rc = sim_json_keys(sel, sp, fkeys)) ||
-            (rc = sim_json_num(sel, sp, "beta_alpha_gt", false, SIM_J_NONNEG, &gt)) ||
-            (rc = sim_json_num(sel, sp, "beta_alpha_lt", false, SIM_J_NONNEG, &lt)))
+        struct bounds {
+            double gt, lt;
+        } b;
+        static const struct sim_param FILTER[] = {
+            {"beta_alpha_gt", SIM_P_NUM, SIM_P_AT(struct bounds, gt, double), .cons = SIM_J_NONNEG,
+             .def = -1, .doc = "beta/alpha above this"},
+            {"beta_alpha_lt", SIM_P_NUM, SIM_P_AT(struct bounds, lt, double), .cons = SIM_J_NONNEG,
+             .def = -1, .doc = "beta/alpha below this"},
+            {NULL}};
+        if ((rc = sim_params_read(FILTER, sel, sp, &b)))
             goto out;
+        gt = b.gt;
+        lt = b.lt;
         all = true;
     } else if (!all && !cJSON_IsArray(sel)) {
         rc = sim_json_expected(sp, "\"all\", an array of model names or {beta_alpha_gt|lt: x}", sel);

@@ -21,6 +21,9 @@
 
 /* The keys of a model entry (sim/util/sim_param.h; its profile is read by hand). */
 extern const struct sim_param wl_model_keys[];
+/* The keys of a zoo reference ({"zoo": ...} in models[]) and of a zoo file. */
+extern const struct sim_param wl_zoo_ref_keys[];
+extern const struct sim_param wl_zoo_keys[];
 
 /* Parses one model entry at `path`. Linear shorthand (alpha_ms/beta_ms) and "profile" apply
  * to `default_kind`; "profiles" names kinds explicitly. */

@@ -425,6 +425,10 @@ static const struct sim_param TOP[] = {
      .type_doc = "array", .def_doc = "required",
      .doc = "model entries, or zoo references (below); names are unique, non-empty and without "
             "control characters (a tab or newline would break `export` and `compare`)"},
+    {"models", SIM_P_SECTION, .rows = wl_zoo_ref_keys, .flags = SIM_P_EACH | SIM_P_DOC,
+     .type_doc = "or a zoo reference", .def_doc = "",
+     .doc = "an entry with `zoo` expands into the zoo's selected models (docs/config.md, \"Zoo "
+            "references\")"},
     {"workload", SIM_P_SECTION, .rows = sim_config_workload_keys},
     {"application", SIM_P_SECTION, .rows = sim_config_app_keys, .def_doc = "none",
      .doc = "a DAG of the models with execution paths (below); requests are then the "

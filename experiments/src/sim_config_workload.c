@@ -399,14 +399,15 @@ const struct sim_param sim_config_workload_keys[] = {
     {"segments", SIM_P_SECTION, .rows = SEGMENT, .flags = SIM_P_EACH, .def_doc = "none",
      .doc = "piecewise-constant rate multiplier over time; the last segment needs no "
             "duration and holds to the end"},
-    {"rate_schedules", SIM_P_SECTION, .rows = SCHEDULE, .flags = SIM_P_MAP, .def_doc = "none",
+    {"rate_schedules", SIM_P_SECTION, .rows = SCHEDULE, .flags = SIM_P_MAP, .sdef = "MODEL",
+     .def_doc = "none",
      .doc = "that model's own rate over time: `rps[0]` for `step_s` seconds, then `rps[1]`, "
             "..., the last held to the end (ROMA's tests); its mean over the run is its "
             "configured rate (what policies read as `rate_rps`), the load scale multiplies it, "
             "and `rate_rps` splits over the models without a schedule (leave `rate_rps` out "
             "when every model has one). Not with `segments`, `random_segments`, a trace or an "
             "application"},
-    {"sizes", SIM_P_SECTION, .rows = SIZES, .flags = SIM_P_MAP, .def_doc = "none",
+    {"sizes", SIM_P_SECTION, .rows = SIZES, .flags = SIM_P_MAP, .sdef = "MODEL", .def_doc = "none",
      .doc = "that model's requests carry a size factor, lognormal with this mean and "
             "coefficient of variation, drawn from the stream `sizes.<model>` (so the arrival "
             "times are the same with and without sizes); a batch's standalone time is the "

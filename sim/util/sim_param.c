@@ -11,7 +11,7 @@ int sim_params_count(const struct sim_param *t)
 {
     int n = 0;
     for (; t && t->key; t++)
-        n += t->type == SIM_P_INCLUDE ? sim_params_count(t->rows) : 1;
+        n += t->type == SIM_P_INCLUDE ? sim_params_count(t->rows) : !(t->flags & SIM_P_DOC);
     return n;
 }
 
@@ -19,7 +19,8 @@ const struct sim_param *sim_params_find(const struct sim_param *t, const char *k
 {
     for (; t && t->key; t++) {
         const struct sim_param *r = t->type == SIM_P_INCLUDE ? sim_params_find(t->rows, key)
-                                    : strcmp(t->key, key) == 0 ? t : NULL;
+                                    : !(t->flags & SIM_P_DOC) && strcmp(t->key, key) == 0 ? t
+                                                                                         : NULL;
         if (r)
             return r;
     }
@@ -72,7 +73,7 @@ static int collect_keys(const struct sim_param *t, const char **keys, int max)
             stack[++d] = r->rows;
             continue;
         }
-        if (r->type != SIM_P_INCLUDE && n < max - 1)
+        if (r->type != SIM_P_INCLUDE && !(r->flags & SIM_P_DOC) && n < max - 1)
             keys[n++] = r->key;
         stack[d]++;
     }
@@ -182,7 +183,7 @@ static void range_text(const struct sim_param *r, char *buf, size_t size)
     case SIM_P_HAND: snprintf(buf, size, "see meaning"); break;
     case SIM_P_SECTION:
         snprintf(buf, size, "%s", r->flags & SIM_P_EACH  ? "array of objects"
-                                  : r->flags & SIM_P_MAP ? "object of objects by model name"
+                                  : r->flags & SIM_P_MAP ? "object of objects by name"
                                                          : "object");
         break;
     case SIM_P_INCLUDE: buf[0] = '\0'; break;
@@ -225,8 +226,10 @@ static void walk(const struct sim_param *t, const char *prefix, row_fn fn, void 
         sim_jpath(key, sizeof key, prefix, r->key);
         if (r->type == SIM_P_SECTION && (r->flags & SIM_P_EACH))
             strncat(key, "[]", sizeof key - strlen(key) - 1);
-        if (r->type == SIM_P_SECTION && (r->flags & SIM_P_MAP))
-            strncat(key, ".MODEL", sizeof key - strlen(key) - 1);
+        if (r->type == SIM_P_SECTION && (r->flags & SIM_P_MAP)) {   /* key.NAME: .sdef */
+            size_t l = strlen(key);
+            snprintf(key + l, sizeof key - l, ".%s", r->sdef ? r->sdef : "NAME");
+        }
         if (r->type == SIM_P_INCLUDE) {
             walk(r->rows, prefix, fn, ctx);
             continue;
