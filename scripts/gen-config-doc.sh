@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# gen-config-doc.sh SERVESIM [--check] — the reference tables of docs/config.md and
-# docs/policies.md, generated from the code's tables of settings (sim/util/sim_param.h).
+# gen-config-doc.sh SERVESIM [--check] — the reference tables of docs/config.md,
+# docs/policies.md and docs/sweeps.md, generated from the code's tables of settings (sim/util/sim_param.h).
 #
 # Each block between a line `<!-- generated: servesim ARGS -->` and the next
 # `<!-- end generated -->` is replaced by what `SERVESIM ARGS` prints (`keys --markdown`,
@@ -12,7 +12,7 @@ bin=${1:?usage: gen-config-doc.sh SERVESIM [--check]}
 check=${2:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 status=0
-for doc in docs/config.md docs/policies.md; do
+for doc in docs/config.md docs/policies.md docs/sweeps.md; do
   in="$root/$doc"
   out=$(mktemp)
   inblock=0

@@ -172,9 +172,11 @@ static const struct command {
      "options:\n"
      "  --policy NAME     the keys of policy.params that policy NAME takes instead\n"
      "  --own             with --policy: leave out the params it shares with other policies\n"
+     "  --format F        the keys of another file: config (default), sweep (a sweep file,\n"
+     "                    docs/sweeps.md) or zoo (a zoo file)\n"
      "  --markdown        Markdown table rows, as the docs show them\n",
-     "Exit status: 0; 2 an unknown policy, or no key starts with PREFIX.\n", cmd_keys, NULL,
-     false, false, 1, {"--policy", "--own", "--markdown", NULL}},
+     "Exit status: 0; 2 an unknown policy or format, or no key starts with PREFIX.\n",
+     cmd_keys, NULL, false, false, 1, {"--policy", "--own", "--format", "--markdown", NULL}},
     {"bench", "bench", "throughput benchmark: Symphony, 64 GPUs, the 35-model 1080Ti zoo",
      "bench [options]",
      "Throughput benchmark: Symphony (or --policy), 64 GPUs, the 35-model 1080Ti zoo, with a\n"
@@ -354,6 +356,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->markdown = true;
         } else if (strcmp(a, "--own") == 0) {
             o->own = true;
+        } else if (strcmp(a, "--format") == 0 && has_next) {
+            o->format = argv[++i];
         } else if (strcmp(a, "--policy") == 0 && has_next) {
             o->policy = argv[++i];
             o->policy_given = true;

@@ -17,6 +17,7 @@ struct opts {
     int nsets;
     bool seed_given, json, quiet, no_db, no_reference, force, markdown, policy_given, own;
     const char *policy;
+    const char *format;                 /* keys --format: config, sweep, zoo */
     uint64_t seed;
     double duration, rate, sample;
     int gpus, jobs, min_gpus, max_gpus, rounds;

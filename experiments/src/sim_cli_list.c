@@ -10,12 +10,23 @@
 #include "sim_config.h"
 #include "sim_err.h"
 #include "sim_param.h"
+#include "sim_sweep.h"
+#include "wl_zoo.h"
 
 /* `keys`: the config's tables (sim_config_keys) or a policy's (policy_ops.params). */
 int cmd_keys(const struct opts *o)
 {
     const struct sim_param *t = sim_config_keys();
     const char *prefix = "";
+    if (o->format && o->policy_given)
+        return cli_fail(sim_err_set(SIM_EUSAGE, "--format: not with --policy"));
+    if (o->format && strcmp(o->format, "sweep") == 0)
+        t = sim_sweep_keys;
+    else if (o->format && strcmp(o->format, "zoo") == 0)
+        t = wl_zoo_keys;
+    else if (o->format && strcmp(o->format, "config") != 0)
+        return cli_fail(sim_err_set(SIM_EUSAGE, "--format: expected config, sweep or zoo, got "
+                                    "\"%s\"", o->format));
     if (o->policy_given) {
         const struct policy_ops *p = policy_find(o->policy);
         if (!p) {

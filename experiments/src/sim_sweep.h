@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sim_param.h"
+
 /* The MPI library sweeps run on under mpirun (its version line), or "none" when servesim was
  * built without MPI. */
 const char *sim_sweep_mpi_library(char *buf, size_t n);
@@ -32,5 +34,8 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
 /* The signal that interrupted the last sweep (SIGINT, SIGTERM), 0 if none: its exit status is
  * 128 + it, as a shell's. */
 int sim_sweep_signal(void);
+
+/* The keys of a sweep file (sim/util/sim_param.h; `servesim keys --format sweep`). */
+extern const struct sim_param sim_sweep_keys[];
 
 #endif

@@ -15,6 +15,7 @@
 #include "sim_wall.h"
 #include "sim_goodput.h"
 #include "sim_json.h"
+#include "sim_param.h"
 #include "sim_rng.h"
 #include "sim_store.h"
 #include "sim_sweep_int.h"
@@ -75,25 +76,56 @@ out:
     return rc;
 }
 
+/* A sweep file's keys (docs/sweeps.md's table is this one, generated) */
+static const char *const MODES[] = {"run", "goodput", NULL};
+struct sweep_in {
+    const char *name, *base;
+    int mode;
+    const cJSON *grid, *set, *cases;
+};
+#define SI(f, type) SIM_P_AT(struct sweep_in, f, type)
+const struct sim_param sim_sweep_keys[] = {
+    {"name", SIM_P_STR, SI(name, const char *), .flags = SIM_P_REQUIRED,
+     .doc = "the sweep's name in the database (`sweep_points.sweep` is `NAME@HASH`) and in "
+            "progress lines"},
+    {"description", SIM_P_HAND, .type_doc = "string", .def_doc = "", .doc = "free text, ignored"},
+    {"base", SIM_P_STR, SI(base, const char *), .flags = SIM_P_REQUIRED,
+     .doc = "the config every point starts from, relative to the sweep file"},
+    {"mode", SIM_P_ENUM, SIM_P_AT_ENUM(struct sweep_in, mode), .choices = MODES,
+     .doc = "`run`: one run per point; `goodput`: one goodput search per point (its best probe "
+            "is the point's run, the probes are in `goodput_search`)"},
+    {"set", SIM_P_OBJ, SI(set, const cJSON *), .type_doc = "object `{PATH: value}`",
+     .def_doc = "none", .doc = "overrides applied to every point, like `--set PATH=VALUE` (paths as in `--set`). "
+            "Prefer a path per key (`\"metrics.sample_period_s\": 0`). An object value replaces "
+            "the whole section it names, and one that would drop a key set earlier in `set` or "
+            "by the command line's `--set` is refused, naming the key (it would be lost silently)"},
+    {"cases", SIM_P_ARR, SI(cases, const cJSON *), .type_doc = "array of objects",
+     .def_doc = "none", .doc = "a list of named override sets; every member is applied like `--set`, `name` "
+            "included: the case's name is its runs' experiment name (`runs.name`, what `plot "
+            "--name` selects) and labels the point (`case=NAME`)"},
+    {"grid", SIM_P_OBJ, SI(grid, const cJSON *), .type_doc = "object `{PATH: [values]}`",
+     .def_doc = "required without `cases`", .doc = "axes: `PATH: [values]`; a value may be any JSON (an object replaces the whole "
+            "subtree, as `models[0]` in `single_model.sweep.json`); at most 16 axes and a "
+            "million points; a value repeated on an axis (or a case name repeated) is an error, "
+            "since its point would run twice and be stored once"},
+    {NULL}};
+#undef SI
+
 int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int nsets)
 {
-    static const char *const keys[] = {"name", "description", "base", "mode", "grid", "set",
-                                       "cases", NULL};
-    static const char *const MODES[] = {"run", "goodput", NULL};
-    const char *name, *base;
-    const cJSON *grid, *set, *cases;
-    int rc, mode = 0;
+    struct sweep_in in;
+    int rc;
     if ((rc = sim_json_load_file(file, &w->json)))
         return rc;
     const cJSON *j = w->json;
     if (!cJSON_IsObject(j))
         return sim_err_set(SIM_EINVAL, "%s: expected a JSON object at the top level", file);
-    if ((rc = sim_json_keys(j, "", keys)) || (rc = sim_json_str(j, "", "name", true, &name)) ||
-        (rc = sim_json_str(j, "", "base", true, &base)) ||
-        (rc = sim_json_enum(j, "", "mode", false, MODES, &mode)) ||
-        (rc = sim_json_arr(j, "", "cases", false, &cases)) ||
-        (rc = sim_json_obj(j, "", "grid", !cases, &grid)) || (rc = sim_json_obj(j, "", "set", false, &set)))
+    if ((rc = sim_params_read(sim_sweep_keys, j, "", &in)) ||
+        (rc = sim_json_obj(j, "", "grid", !in.cases, &in.grid)))
         return sim_err_prefix(rc, file);
+    const char *name = in.name, *base = in.base;
+    const cJSON *grid = in.grid, *set = in.set, *cases = in.cases;
+    int mode = in.mode;
     snprintf(w->name, sizeof w->name, "%s", name);
     w->goodput = mode == 1;
     char *tmp = strdup(file);

@@ -853,6 +853,13 @@ keys_lists_every_key() {
   "$bin" keys --policy nope > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q 'expected one of' "$tmp/err" ||
     fail "keys --policy nope: $(cat "$tmp/err")"
   "$bin" keys --own > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] || fail "keys --own without --policy"
+  # the other files' keys: a sweep's and a zoo's
+  "$bin" keys --format sweep > "$tmp/keys" && grep -qx grid "$tmp/keys" && grep -qx cases "$tmp/keys" ||
+    fail "keys --format sweep: $(cat "$tmp/keys")"
+  "$bin" keys --format zoo > "$tmp/keys" && grep -qx executor_kind "$tmp/keys" ||
+    fail "keys --format zoo: $(cat "$tmp/keys")"
+  "$bin" keys --format nope > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q 'expected config, sweep or zoo' "$tmp/err" ||
+    fail "keys --format nope: $(cat "$tmp/err")"
   # a key a policy does not take: the message lists every key it takes, shared ones included
   "$bin" run --no-db --quiet --set policy.name=rrl --set policy.params.zz=1 2> "$tmp/err"
   grep -q 'its parameters: device, slot_s, .*, oracle_table, grid, radius' "$tmp/err" ||
