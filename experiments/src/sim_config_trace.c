@@ -15,11 +15,48 @@ static const char *const GAPS[] = {"error", "zero", "skip", "hold", "interpolate
 static const char *const PROCS[] = {"poisson", "gamma", "uniform", NULL};
 static const char *const SIZES[] = {"none", "context_tokens", "generated_tokens", NULL};
 
+/* workload.trace.select: exactly one of top, hashes, sample (with its seed) */
+struct select_in {
+    const cJSON *hashes;
+    long top, sample, seed;
+};
+static const struct sim_param SELECT[] = {
+    {"top", SIM_P_HAND, .type_doc = "integer in [1, 1000000]", .def_doc = "",
+     .doc = "the K largest functions by volume over all files"},
+    {"hashes", SIM_P_ARR, SIM_P_AT(struct select_in, hashes, const cJSON *),
+     .type_doc = "array of strings", .doc = "those functions (HashFunction)"},
+    {"sample", SIM_P_HAND, .type_doc = "integer in [1, 1000000]", .def_doc = "",
+     .doc = "K functions drawn at random"},
+    {"seed", SIM_P_HAND, .type_doc = "integer in [0, 2^53]", .def_doc = "1",
+     .doc = "`sample`'s draw"},
+    {NULL}};
+
+/* workload.trace.csv */
+static const char *const TIME_FORMATS[] = {"seconds", "datetime", NULL};
+struct csv_in {
+    int time_column, count_column, time_format;
+    double interval_s;
+    bool header;
+};
+#define CV(f, type) SIM_P_AT(struct csv_in, f, type)
+static const struct sim_param CSV[] = {
+    {"time_column", SIM_P_INT, CV(time_column, int), .lo = 0, .hi = 10000, .def = 0,
+     .doc = "the column of the time"},
+    {"count_column", SIM_P_INT, CV(count_column, int), .lo = 0, .hi = 10000, .def = 1,
+     .doc = "`csv_counts`: the column of the count"},
+    {"interval_s", SIM_P_NUM, CV(interval_s, double), .cons = SIM_J_POS,
+     .def_doc = "required with `csv_counts`", .doc = "`csv_counts`: the interval a count covers"},
+    {"header", SIM_P_BOOL, CV(header, bool), .def = 1, .doc = "the first line names columns"},
+    {"time_format", SIM_P_ENUM, SIM_P_AT_ENUM(struct csv_in, time_format),
+     .choices = TIME_FORMATS, .doc = "seconds, or \"YYYY-MM-DD hh:mm:ss[.f]\""},
+    {NULL}};
+#undef CV
+
 /* workload.trace as given; parse_all turns it into the inputs' wl_trace_cfg */
 struct trace_in {
     int format, process, gaps, size;
     const char *dir, *project;
-    const cJSON *files, *select, *csv;
+    const cJSON *files;
     double start_s, window_s, rate_scale, time_scale, cv, cv_scale, cv_window_s, zero_run_s;
     bool partial_window;
 };
@@ -69,10 +106,9 @@ const struct sim_param sim_config_trace_keys[] = {
             "counted in the results (`runs.trace_gaps`, `trace_gap_s`)"},
     {"zero_run_s", SIM_P_NUM, TI(zero_run_s, double), .cons = SIM_J_NONNEG, .def = 300,
      .doc = "shorter zero runs are real idle time; 0 turns zero-run detection off"},
-    {"select", SIM_P_OBJ, TI(select, const cJSON *), .def_doc = "all",
-     .type_doc = "`{\"top\": K}`, `{\"hashes\": [...]}` or `{\"sample\": K, \"seed\": N}`",
-     .doc = "`azure_functions`: the functions replayed: the K largest by volume over all "
-            "files, those hashes, or K drawn at random"},
+    {"select", SIM_P_SECTION, .rows = SELECT, .def_doc = "all",
+     .doc = "`azure_functions`: the functions replayed, by exactly one of `top`, `hashes`, "
+            "`sample`"},
     {"map", SIM_P_HAND, .type_doc = "`volume`, `round_robin`, `popularity` or "
      "`{\"explicit\": {HASH: MODEL}}`", .def_doc = "`volume` (`azure_functions`), else "
      "`popularity`", .doc = "`azure_functions`: functions onto models by `volume` rank, `round_robin` (file "
@@ -80,11 +116,8 @@ const struct sim_param sim_config_trace_keys[] = {
             "replacement from the interval's per-model counts, so they are exact too. "
             "Single-stream traces split by `workload.popularity`"},
     {"size", SIM_P_ENUM, TE(size), .choices = SIZES, .doc = "`azure_llm`: `context_tokens` or `generated_tokens` as the request's size"},
-    {"csv", SIM_P_OBJ, TI(csv, const cJSON *),
-     .type_doc = "`{time_column: 0, count_column: 1, interval_s, header: true, time_format: "
-     "\"seconds\" | \"datetime\"}`", .def_doc = "",
-     .doc = "`csv_counts` (required there, with `interval_s`) and `csv_timestamps`: the "
-            "columns and their form"},
+    {"csv", SIM_P_SECTION, .rows = CSV, .def_doc = "required with `csv_counts`",
+     .doc = "`csv_counts` and `csv_timestamps`: the columns and their form"},
     {"project", SIM_P_STR, TI(project, const char *), .sdef = "en", .doc = "`projectcounts`: which project line"},
     {NULL}};
 #undef TI
@@ -138,16 +171,16 @@ static int model_index(const struct sim_config *cfg, const char *name)
 
 static int parse_select(struct wl_trace_cfg *tc, const cJSON *sel)
 {
-    static const char *const keys[] = {"top", "hashes", "sample", "seed", NULL};
     const char *P = "workload.trace.select";
     int rc;
     long k = 0, seed = 1;
-    const cJSON *h;
+    struct select_in in;
     if (!cJSON_IsObject(sel))
         return sim_json_expected(P, "{\"top\": K} | {\"hashes\": [...]} | {\"sample\": K, "
                                  "\"seed\": N}", sel);
-    if ((rc = sim_json_keys(sel, P, keys)) || (rc = sim_json_arr(sel, P, "hashes", false, &h)))
+    if ((rc = sim_params_read(SELECT, sel, P, &in)))
         return rc;
+    const cJSON *h = in.hashes;
     int given = !!cJSON_GetObjectItem(sel, "top") + !!h + !!cJSON_GetObjectItem(sel, "sample");
     if (given != 1)
         return sim_err_set(SIM_EINVAL, "%s: expected exactly one of top, hashes, sample; got %d",
@@ -217,22 +250,17 @@ static int parse_map(const struct sim_config *cfg, struct wl_trace_cfg *tc, cons
 
 static int parse_csv(struct wl_trace_cfg *tc, const cJSON *csv)
 {
-    static const char *const keys[] = {"time_column", "count_column", "interval_s", "header",
-                                       "time_format", NULL};
-    static const char *const TF[] = {"seconds", "datetime", NULL};
     const char *P = "workload.trace.csv";
     bool counts = tc->spec.format == TRACE_CSV_COUNTS;
-    long tcol = 0, ccol = 1;
-    int tf = 0, rc;
-    tc->spec.header = true;
-    tc->spec.interval_s = 0;
-    if (csv && ((rc = sim_json_keys(csv, P, keys)) ||
-                (rc = sim_json_int(csv, P, "time_column", false, 0, 10000, &tcol)) ||
-                (rc = sim_json_int(csv, P, "count_column", false, 0, 10000, &ccol)) ||
-                (rc = sim_json_num(csv, P, "interval_s", counts, SIM_J_POS, &tc->spec.interval_s)) ||
-                (rc = sim_json_bool(csv, P, "header", false, &tc->spec.header)) ||
-                (rc = sim_json_enum(csv, P, "time_format", false, TF, &tf))))
+    struct csv_in in;
+    int rc;
+    if ((rc = sim_params_read(CSV, csv, P, &in)) ||
+        (csv && counts && (rc = sim_json_num(csv, P, "interval_s", true, SIM_J_POS, &in.interval_s))))
         return rc;
+    long tcol = in.time_column, ccol = in.count_column;
+    int tf = in.time_format;
+    tc->spec.header = in.header;
+    tc->spec.interval_s = in.interval_s;
     if (counts && !csv)
         return sim_err_set(SIM_EINVAL, "%s: required for format \"csv_counts\" (at least "
                            "interval_s)", P);
@@ -256,10 +284,13 @@ static int parse_all(const struct sim_config *cfg, const cJSON *t, struct wl_tra
     int rc;
     if (!cJSON_IsObject(t))
         return sim_json_expected(P, "an object", t);
-    if ((rc = sim_params_read(sim_config_trace_keys, t, P, &in)))
+    const cJSON *sel, *csv;             /* the sections, read by their parsers below */
+    if ((rc = sim_params_read(sim_config_trace_keys, t, P, &in)) ||
+        (rc = sim_json_obj(t, P, "select", false, &sel)) ||
+        (rc = sim_json_obj(t, P, "csv", false, &csv)))
         return rc;
     const char *dir = in.dir, *project = in.project;
-    const cJSON *files = in.files, *sel = in.select, *csv = in.csv;
+    const cJSON *files = in.files;
     int fmt = in.format, gaps = in.gaps, proc = in.process, size = in.size;
     tc->start_s = in.start_s;
     tc->window_s = in.window_s;
