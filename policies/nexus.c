@@ -460,6 +460,21 @@ struct nx_params {
     double beacon_s, epoch_s, min_epoch_s, avg_interval_s;
 };
 
+/* static_schedule's entries: ranges that depend on the run (the backends, a model's largest
+ * batch), so read by parse_static */
+static const struct sim_param STATIC_MODEL[] = {
+    {"model", SIM_P_HAND, .type_doc = "a model's name", .def_doc = "required",
+     .doc = "a model of the config, once per backend"},
+    {"batch", SIM_P_HAND, .type_doc = "integer in [1, the model's max_batch]",
+     .def_doc = "required", .doc = "its batch there; with the others, the backend's duty cycle"},
+    {NULL}};
+static const struct sim_param STATIC_BACKEND[] = {
+    {"backend", SIM_P_HAND, .type_doc = "integer in [0, executors - 1]", .def_doc = "required",
+     .doc = "the backend (executor), listed once"},
+    {"models", SIM_P_SECTION, .rows = STATIC_MODEL, .flags = SIM_P_EACH, .def_doc = "required",
+     .doc = "the sessions it runs"},
+    {NULL}};
+
 static const char *const DROPS[] = {"sliding_window", "earliest_first", NULL};
 static const char *const LOADS[] = {"preloaded", "on_assign", NULL};
 static const char *const RATES[] = {"zero", "configured", NULL};
@@ -477,7 +492,7 @@ static const struct sim_param params[] = {
             "code bases; below)"},
     {"epoch_schedule", SIM_P_BOOL, NP(epoch_schedule, bool), .def = 1,
      .doc = "re-plan every epoch from measured rates; false: the initial schedule stands"},
-    {"static_schedule", SIM_P_HAND, .type_doc = "`[{backend, models: [{model, batch}]}]`",
+    {"static_schedule", SIM_P_SECTION, .rows = STATIC_BACKEND, .flags = SIM_P_EACH,
      .def_doc = "none",
      .doc = "a fixed schedule: the batches set each backend's duty cycle and routing "
             "weights; what a backend takes at once is `backend_batch`'s rule, so with "
@@ -510,8 +525,6 @@ static const struct sim_param params[] = {
 
 static int parse_static(struct sim *s, struct nexus *st, const cJSON *arr)
 {
-    static const char *const bkeys[] = {"backend", "models", NULL};
-    static const char *const mkeys[] = {"model", "batch", NULL};
     if (!cJSON_IsArray(arr))
         return sim_json_expected("policy.params.static_schedule", "an array of {backend, models}", arr);
     int i = 0;
@@ -524,7 +537,7 @@ static int parse_static(struct sim *s, struct nexus *st, const cJSON *arr)
         sim_jpath_idx(p, sizeof p, "policy.params.static_schedule", i++);
         if (!cJSON_IsObject(it))
             return sim_json_expected(p, "{backend, models}", it);
-        if ((rc = sim_json_keys(it, p, bkeys)) ||
+        if ((rc = sim_params_keys(STATIC_BACKEND, it, p)) ||
             (rc = sim_json_int(it, p, "backend", true, 0, st->nx - 1, &g)) ||
             (rc = sim_json_arr(it, p, "models", true, &ms)))
             return rc;
@@ -541,7 +554,8 @@ static int parse_static(struct sim *s, struct nexus *st, const cJSON *arr)
             snprintf(mp, sizeof mp, "%s.models[%d]", p, j++);
             if (!cJSON_IsObject(e))
                 return sim_json_expected(mp, "{model, batch}", e);
-            if ((rc = sim_json_keys(e, mp, mkeys)) || (rc = sim_json_str(e, mp, "model", true, &name)))
+            if ((rc = sim_params_keys(STATIC_MODEL, e, mp)) ||
+                (rc = sim_json_str(e, mp, "model", true, &name)))
                 return rc;
             int m = -1;
             for (int k = 0; k < st->nm; k++)
