@@ -23,6 +23,7 @@
 #include "cal_ref.h"
 #include "cal_validate.h"
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_out.h"
 #include "sim_wall.h"
 #include "sim_readback.h"
@@ -264,15 +265,8 @@ static int shipped_nets(char ***names, int *n)
         size_t l = strlen(e->d_name);
         if (l <= 5 || strcmp(e->d_name + l - 5, ".json") != 0)
             continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 32;
-            char **g = realloc(*names, (size_t)cap * sizeof *g);
-            if (!g) {
-                rc = SIM_ENOMEM;
-                break;
-            }
-            *names = g;
-        }
+        if ((rc = sim_grow(names, &cap, *n + 1, sizeof **names, 32)))
+            break;
         if (!((*names)[*n] = strndup(e->d_name, l - 5)))
             rc = SIM_ENOMEM;
         else

@@ -17,6 +17,7 @@
 
 #include "plot_int.h"
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_readback.h"
 
 static const char usage[] =
@@ -139,15 +140,8 @@ static int load_runs(struct plot *p)
         sqlite3_bind_text(q, 1, o->name_glob, -1, SQLITE_STATIC);
     int cap = 0;
     while (!rc && sqlite3_step(q) == SQLITE_ROW) {
-        if (p->n == cap) {
-            cap = cap ? 2 * cap : 64;
-            struct prun *r = realloc(p->r, (size_t)cap * sizeof *r);
-            if (!r) {
-                rc = SIM_ENOMEM;
-                break;
-            }
-            p->r = r;
-        }
+        if ((rc = sim_grow(&p->r, &cap, p->n + 1, sizeof *p->r, 64)))
+            break;
         struct prun *r = &p->r[p->n++];
         r->id = sqlite3_column_int64(q, 0);
         r->name = plot_strdup((const char *)sqlite3_column_text(q, 1));

@@ -173,15 +173,8 @@ static int azf_open(struct trace_reader *rd)
         while ((rc = azf_row(rd, &key, NULL, &sum)) == 1) {
             int k = map_get(rd, key);
             if (k < 0) {
-                if (n == cap) {
-                    cap = cap ? 2 * cap : 1024;
-                    struct fn *a = realloc(all, (size_t)cap * sizeof *a);
-                    if (!a) {
-                        rc = SIM_ENOMEM;
-                        break;
-                    }
-                    all = a;
-                }
+                if ((rc = sim_grow(&all, &cap, n + 1, sizeof *all, 1024)))
+                    break;
                 if ((size_t)n * 2 + 2 > rd->map_cap) {  /* grow the map: rebuild */
                     if ((rc = map_init(rd, (size_t)n * 2)))
                         break;

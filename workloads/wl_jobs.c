@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_json.h"
 #include "sim_param.h"
 
@@ -217,13 +218,8 @@ int wl_jobs_parse(const cJSON *root, struct sim_world *w)
             return sim_err_set(SIM_EINVAL, "%s.at_s: expected at most 1e8 s, got %.15g", p, at);
         if (nj + count > MAX_JOBS)
             return sim_err_set(SIM_EINVAL, "%s.count: at most %d jobs in all", p, MAX_JOBS);
-        if (nj + count > cap) {         /* geometric growth: many entries stay linear */
-            cap = (int)(nj + count) > 2 * cap ? (int)(nj + count) : 2 * cap;
-            struct sim_job_cfg *more = realloc(w->jobs, (size_t)cap * sizeof *more);
-            if (!more)
-                return SIM_ENOMEM;
-            w->jobs = more;
-        }
+        if ((rc = sim_grow(&w->jobs, &cap, nj + count, sizeof *w->jobs, 16)))
+            return rc;                  /* geometric growth: many entries stay linear */
         for (long c = 0; c < count; c++)
             w->jobs[nj++] = (struct sim_job_cfg){k, at, (int)init, (int)max};
         w->njobs = nj;
