@@ -37,28 +37,12 @@ static void close_sources(struct sim_source *src, int n)
             src[i].close(src[i].ctx);
 }
 
-int sim_create(const struct sim_world *cfg, double scale, const struct policy_ops *pol,
-               struct sim_source *src, int nsrc, struct sim **out)
+/* sim_create's phases, in order; each returns 0 or the error (SIM_ENOMEM where memory ran
+ * out), leaving what it allocated to sim_destroy. */
+
+/* The clock's and the network's constants, the host time and the controller's threads. */
+static int create_times(struct sim *s, const struct sim_world *cfg)
 {
-    int rc = SIM_ENOMEM;
-    struct sim *s = calloc(1, sizeof *s);
-    *out = NULL;
-    if (!s || !(s->src = calloc((size_t)(nsrc ? nsrc : 1), sizeof *s->src))) {
-        close_sources(src, nsrc);
-        free(s);
-        return SIM_ENOMEM;
-    }
-    for (int i = 0; i < nsrc; i++) {
-        s->src[i].src = src[i];
-        s->clients |= src[i].active != NULL;
-    }
-    s->nsrc = nsrc;
-    s->cfg = cfg;
-    s->scale = scale;
-    s->up.retime = sim_batch_retime;
-    s->up.exec_bind = sim_exec_bind;
-    s->pol = pol ? pol : cfg->policy;
-    s->cold_start = sim_policy_cold_start(s->pol, cfg->policy_params);
     s->duration = sim_s_to_ns(cfg->duration_s);
     s->warmup = sim_s_to_ns(cfg->warmup_s);
     s->stop_at = s->duration + sim_s_to_ns(cfg->drain_s);
@@ -69,7 +53,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         /* lognormal through the median and the p99 (z = 2.3263); its mean is what policies
          * plan with (plan_host) */
         if (!(s->host_rng = sim_rng_stream(cfg->seed, "cluster.host")))
-            goto fail;
+            return SIM_ENOMEM;
         s->host_mu = log(cfg->host_us_per_batch * 1e3);
         s->host_sigma = log(cfg->host_us_p99 / cfg->host_us_per_batch) / 2.3263478740408408;
         s->host_ns = sim_ns(exp(s->host_mu + s->host_sigma * s->host_sigma / 2));
@@ -79,15 +63,17 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->ctrl_cand_ns = sim_ns(cfg->ctrl.us_per_candidate * 1e3);
     s->ctrl_batch_ns = sim_ns(cfg->ctrl.us_per_batch * 1e3);
     if (s->ctrl_threads > 0 && !(s->ctrl_free = calloc((size_t)s->ctrl_threads, sizeof *s->ctrl_free)))
-        goto fail;
+        return SIM_ENOMEM;
     s->data_ns = sim_ns(cfg->data_us_per_request * 1e3);
     s->resp_ns = sim_ns(cfg->resp_us * 1e3);
-    sim_heap_init(&s->heap);
-    sim_pool_init(&s->req_pool, sizeof(struct sim_req_int), 4096);
-    sim_pool_init(&s->batch_pool, sizeof(struct sim_batch_int), 256);
-    sim_ts_init(&s->ts);
+    return 0;
+}
 
-    int nm = s->nmodels = cfg->nmodels;
+/* The models: their queues, pages, load times, statistics, and a latency table per executor
+ * kind in use (the GPUs', then the nodes' CPU kinds) with its service-time draws. */
+static int create_models(struct sim *s, const struct sim_world *cfg)
+{
+    int nm = s->nmodels = cfg->nmodels, rc;
     s->models = calloc((size_t)nm, sizeof *s->models);
     s->queues = calloc((size_t)nm, sizeof *s->queues);
     s->rr_frontend = calloc((size_t)nm, sizeof *s->rr_frontend);
@@ -98,7 +84,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->ms = calloc((size_t)nm, sizeof *s->ms);
     if (!s->models || !s->queues || sim_bits_reserve(&s->central_bits, nm) || !s->rr_frontend ||
         !s->prof_of_kind || !s->dyn_mb_per_req || !s->pages || !s->load_ns || !s->ms)
-        goto fail;
+        return SIM_ENOMEM;
 
     /* executor kinds in use: the GPUs' (cluster.gpu_kind), then the nodes' CPU kinds */
     kind_index(s, cfg->gpu_kind);
@@ -106,7 +92,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->node_milli = calloc((size_t)nn, sizeof *s->node_milli);
     s->node_cpu_kind = calloc((size_t)nn, sizeof *s->node_cpu_kind);
     if (!s->node_milli || !s->node_cpu_kind)
-        goto fail;
+        return SIM_ENOMEM;
     for (int n = 0; n < nn; n++)
         s->node_cpu_kind[n] = n < cfg->nnodes && cfg->nodes[n].cores > 0
                                   ? kind_index(s, cfg->nodes[n].cpu_kind) : -1;
@@ -114,7 +100,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     s->plat = calloc((size_t)nm * SIM_MAX_KINDS, sizeof *s->plat);
     s->svc = calloc((size_t)nm * SIM_MAX_KINDS, sizeof *s->svc);
     if (!s->lat || !s->plat || !s->svc)
-        goto fail;
+        return SIM_ENOMEM;
     for (int m = 0; m < nm; m++) {
         const struct sim_model_cfg *mc = &cfg->models[m];
         struct sim_model *md = &s->models[m];
@@ -136,114 +122,155 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
                 continue;
             int64_t *t = calloc((size_t)mc->max_batch + 2, sizeof *t);
             if (!t)
-                goto fail;
+                return SIM_ENOMEM;
             s->lat[m * SIM_MAX_KINDS + k] = s->plat[m * SIM_MAX_KINDS + k] = t;
             for (int b = 1; b <= mc->max_batch + 1; b++)
                 t[b] = sim_ms_to_ns(sim_profile_ms(&mc->prof[pk], b));
             if (prepare_service(s, m, k, pk) || plan_host(s, m, k))
-                goto fail;
+                return SIM_ENOMEM;
         }
         if ((rc = sim_model_stats_init(&s->ms[m], mc->max_batch)))
-            goto fail;
-        rc = SIM_ENOMEM;
+            return rc;
     }
+    return 0;
+}
+
+/* The application's paths and the run's other random streams. */
+static int create_streams(struct sim *s, const struct sim_world *cfg)
+{
     if ((s->app = cfg->app)) {
         int np = s->app->npaths;
         double prob[SIM_APP_MAX_PATHS];
         if (!(s->ps = calloc((size_t)np, sizeof *s->ps)))
-            goto fail;
+            return SIM_ENOMEM;
         for (int p = 0; p < np; p++) {
             prob[p] = s->app->paths[p].prob;
             sim_hist_reset(&s->ps[p].latency);
         }
         if (!(s->path_rng = sim_rng_stream(cfg->seed, "application.paths")) ||
             !(s->path_table = gsl_ran_discrete_preproc((size_t)np, prob)))
-            goto fail;
+            return SIM_ENOMEM;
     }
     s->jrng = sim_rng_stream(cfg->seed, "network.jitter");
     s->split_rng = sim_rng_stream(cfg->seed, "frontends.split");
     if (!s->jrng || !s->split_rng || !s->pol)
-        goto fail;
+        return SIM_ENOMEM;
     if (cfg->exec_cv > 0) {
         if (!(s->xrng = sim_rng_stream(cfg->seed, "executors.jitter")))
-            goto fail;
+            return SIM_ENOMEM;
         s->x_sigma = sqrt(log1p(cfg->exec_cv * cfg->exec_cv));
         s->x_mu = -s->x_sigma * s->x_sigma / 2;
     }
+    return 0;
+}
 
-    /* executors: capacity for the largest pool; the first cluster.gpus are up at time 0 */
+/* The executors (capacity for the largest pool; the first cluster.gpus up at time 0, on the
+ * nodes' GPUs in order), the ledger, jobs and notebooks. */
+static int create_execs(struct sim *s, const struct sim_world *cfg)
+{
     s->max_execs = cfg->max_gpus > cfg->gpus ? cfg->max_gpus : cfg->gpus;
     s->execs = calloc((size_t)s->max_execs, sizeof *s->execs);
     s->xi = calloc((size_t)s->max_execs, sizeof *s->xi);
     if (!s->execs || !s->xi || sim_exec_free_reserve(s, s->max_execs))
-        goto fail;
+        return SIM_ENOMEM;
     if (sim_exec_res_block(s, 0, s->max_execs))
-        goto fail;
+        return SIM_ENOMEM;
     if (sim_ledger_init(s))
-        goto fail;
+        return SIM_ENOMEM;
     s->nexecs = s->nactive = cfg->gpus;
     for (int e = 0; e < s->nexecs; e++) {   /* on the nodes' GPUs in order */
         sim_exec_init(s, e, SIM_EXEC_UP);
         int g = sim_ledger_first_free(s);
         if (g < 0)
             SIM_BUG("no GPU in the ledger for executor %d", e);
-        if (sim_gpu_claim(s, g, SIM_HOLD_EXEC, e, 1000)) {
-            rc = SIM_ENOMEM;            /* the only failure left: memory (sim_fail_nomem) */
-            goto fail;
-        }
+        if (sim_gpu_claim(s, g, SIM_HOLD_EXEC, e, 1000))
+            return SIM_ENOMEM;          /* the only failure left: memory (sim_fail_nomem) */
         s->execs[e].gpu = g;
         s->execs[e].node = s->gpus[g].pub.node;
     }
     if (sim_jobs_init(s) || sim_shares_init(s))  /* job arrivals are events from here */
-        goto fail;
+        return SIM_ENOMEM;
+    return 0;
+}
 
+/* The policy's stream, state and init, and the autoscaler's state; then what the policy must
+ * place and did not. */
+static int create_policy(struct sim *s, const struct sim_world *cfg)
+{
+    int rc;
     char pname[SIM_NAME_MAX + 16];
     snprintf(pname, sizeof pname, "policy.%s", s->pol->name);
     s->prng = sim_rng_stream(cfg->seed, pname);
     s->pstate = calloc(1, s->pol->state_size ? s->pol->state_size : 1);
     if (!s->prng || !s->pstate)
-        goto fail;
+        return SIM_ENOMEM;
     if (cfg->autoscaler &&
         !(s->astate = calloc(1, cfg->autoscaler->state_size ? cfg->autoscaler->state_size : 1)))
-        goto fail;
+        return SIM_ENOMEM;
     if (s->pol->init && (rc = s->pol->init(s, cfg->policy_params, s->pstate))) {
         s->pol->destroy ? s->pol->destroy(s->pstate) : (void)0;
         free(s->pstate);
         s->pstate = NULL;
-        goto fail;
+        return rc;
     }
-    if (s->njobs && !s->pol->on_job_arrive) {   /* jobs nobody places would silently queue */
-        rc = sim_err_set(SIM_EINVAL, "jobs: policy \"%s\" does not place training jobs "
-                         "(policies that do: dynamoml)", s->pol->name);
-        goto fail;
-    }
+    if (s->njobs && !s->pol->on_job_arrive)     /* jobs nobody places would silently queue */
+        return sim_err_set(SIM_EINVAL, "jobs: policy \"%s\" does not place training jobs "
+                           "(policies that do: dynamoml)", s->pol->name);
     for (int i = 0; i < s->nnb; i++)     /* notebooks nobody places would silently idle */
-        if (s->nb[i].pub.gpu < 0) {
-            rc = sim_err_set(SIM_EINVAL, "notebooks: policy \"%s\" did not place notebook %d "
-                             "(policies that place notebooks: dynamoml)", s->pol->name, i);
-            goto fail;
-        }
+        if (s->nb[i].pub.gpu < 0)
+            return sim_err_set(SIM_EINVAL, "notebooks: policy \"%s\" did not place notebook "
+                               "%d (policies that place notebooks: dynamoml)", s->pol->name, i);
+    return 0;
+}
 
+/* The first arrivals and the first sampling tick. */
+static int create_first_events(struct sim *s, const struct sim_world *cfg)
+{
     s->fold = !cfg->app && !s->pol->route && cfg->jitter == SIM_JIT_NONE && s->ctrl_ns > 0;
-    /* first arrivals and the first sampling tick */
     for (int i = 0; i < s->nsrc; i++) {
         sim_source_push(s, i);
-        if (s->src_err) {
-            rc = s->src_err;
-            goto fail;
-        }
+        if (s->src_err)
+            return s->src_err;
     }
     if (s->tick_ns > 0 && s->tick_ns <= s->duration)
         sim_push(s, s->tick_ns, EV_TICK, 0, 0);
-    if (s->src_err) {                   /* memory ran out on the way (sim_fail_nomem) */
-        rc = s->src_err;
-        goto fail;
+    return s->src_err;                  /* memory ran out on the way (sim_fail_nomem) */
+}
+
+int sim_create(const struct sim_world *cfg, double scale, const struct policy_ops *pol,
+               struct sim_source *src, int nsrc, struct sim **out)
+{
+    int rc;
+    struct sim *s = calloc(1, sizeof *s);
+    *out = NULL;
+    if (!s || !(s->src = calloc((size_t)(nsrc ? nsrc : 1), sizeof *s->src))) {
+        close_sources(src, nsrc);
+        free(s);
+        return SIM_ENOMEM;
+    }
+    for (int i = 0; i < nsrc; i++) {
+        s->src[i].src = src[i];
+        s->clients |= src[i].active != NULL;
+    }
+    s->nsrc = nsrc;
+    s->cfg = cfg;
+    s->scale = scale;
+    s->up.retime = sim_batch_retime;
+    s->up.exec_bind = sim_exec_bind;
+    s->pol = pol ? pol : cfg->policy;
+    s->cold_start = sim_policy_cold_start(s->pol, cfg->policy_params);
+    sim_heap_init(&s->heap);
+    sim_pool_init(&s->req_pool, sizeof(struct sim_req_int), 4096);
+    sim_pool_init(&s->batch_pool, sizeof(struct sim_batch_int), 256);
+    sim_ts_init(&s->ts);
+    if ((rc = create_times(s, cfg)) || (rc = create_models(s, cfg)) ||
+        (rc = create_streams(s, cfg)) || (rc = create_execs(s, cfg)) ||
+        (rc = create_policy(s, cfg)) || (rc = create_first_events(s, cfg))) {
+        sim_destroy(s);
+        return rc;
     }
     *out = s;
     return 0;
-fail:
-    sim_destroy(s);
-    return rc ? rc : SIM_ENOMEM;
 }
 
 void sim_destroy(struct sim *s)
