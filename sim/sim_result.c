@@ -100,34 +100,12 @@ static int collect_paths(struct sim *s, struct sim_result *r, double q)
     return 0;
 }
 
-int sim_result_collect(struct sim *s, struct sim_result **out)
+/* Per model: outcomes, latency and queueing, predictions, batches, the ideal batches; the
+ * worst model by bad fraction into r->worst_model, its fraction returned through *worst. */
+static int collect_models(const struct sim *s, struct sim_result *r, double q, double *worst)
 {
     const struct sim_world *c = s->cfg;
-    struct sim_result *r = calloc(1, sizeof *r);
-    *out = NULL;
-    if (!r)
-        return SIM_ENOMEM;
-    snprintf(r->name, sizeof r->name, "%s", c->name);
-    snprintf(r->policy, sizeof r->policy, "%s", s->pol->name);
-    r->seed = c->seed;
-    r->load_scale = s->scale;
-    r->duration_s = s->ended_early ? (double)s->duration / 1e9 : c->duration_s;
-    r->warmup_s = c->warmup_s;
-    r->warmup_extended = c->warmup_extended;
-    r->warmup_config_s = c->warmup_config_s;
-    r->percentile = c->percentile;
-    r->events = s->events;
-    r->same_instant = s->same_instant;
-    r->nmodels = s->nmodels;
-    r->nexecs = s->nexecs;
-    r->models = calloc((size_t)s->nmodels, sizeof *r->models);
-    r->execs = calloc((size_t)s->nexecs, sizeof *r->execs);
-    if (!r->models || !r->execs)
-        goto fail;
-    double measured = r->duration_s - c->warmup_s;
-    double q = c->percentile / 100.0;
-    double worst = -1;
-    r->pass = true;
+    *worst = -1;
     for (int m = 0; m < s->nmodels; m++) {
         const struct sim_model_stats *ms = &s->ms[m];
         const struct sim_model *md = &s->models[m];
@@ -164,28 +142,21 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         o->latency = malloc(sizeof *o->latency);
         o->queueing = malloc(sizeof *o->queueing);
         if (!o->batch_hist || !o->latency || !o->queueing)
-            goto fail;
+            return SIM_ENOMEM;
         memcpy(o->batch_hist, ms->batch_hist, ((size_t)md->max_batch + 1) * sizeof *o->batch_hist);
         memcpy(o->latency, &ms->latency, sizeof *o->latency);
         memcpy(o->queueing, &ms->queueing, sizeof *o->queueing);
-        if (o->bad_frac > worst) {
-            worst = o->bad_frac;
+        if (o->bad_frac > *worst) {
+            *worst = o->bad_frac;
             r->worst_model = m;
         }
     }
-    if (s->app && collect_paths(s, r, q))
-        goto fail;
-    r->worst_bad_frac = worst;
-    r->offered_rps = measured > 0 ? (double)r->offered / measured : 0;
-    r->ontime_rps = measured > 0 ? (double)r->on_time / measured : 0;
-    r->bad_rate = r->offered ? (double)(r->late + r->dropped) / (double)r->offered : 0;
-    r->pass_aggregate = within_slo(r->late + r->dropped, r->offered, q);
-    r->ctrl_threads = s->ctrl_threads;
-    r->ctrl_decisions = s->ctrl_decisions;
-    r->ctrl_wait_mean_ms = s->ctrl_decisions ? sim_ns_to_ms(s->ctrl_wait_ns) / (double)s->ctrl_decisions : 0;
-    r->ctrl_wait_max_ms = sim_ns_to_ms(s->ctrl_wait_max_ns);
-    r->ctrl_busy_frac = s->ctrl_threads > 0 && s->duration > 0
-                            ? (double)s->ctrl_busy_ns / ((double)s->ctrl_threads * (double)s->duration) : 0;
+    return 0;
+}
+
+/* Per executor: kind, node, cores and core-seconds, time up and busy, batches, loads. */
+static void collect_execs(const struct sim *s, struct sim_result *r)
+{
     for (int e = 0; e < s->nexecs; e++) {
         const struct sim_exec *x = &s->execs[e];
         struct sim_exec_result *o = &r->execs[e];
@@ -222,6 +193,10 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         o->preemptions = x->preemptions;
         o->models_loaded = x->models_loaded;
     }
+}
+
+static int collect_billing(const struct sim *s, struct sim_result *r)
+{
     /* billing: from the request to DOWN (or the end of the arrivals window); the most GPU
      * executors at once, counted at each one's addition: those added by then less those down
      * by then (sorted times, two pointers: linear in the cluster after the sort) */
@@ -229,7 +204,7 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     int64_t *downs = malloc(((size_t)s->nexecs + 1) * sizeof *downs);
     if (!adds || !downs) {
         free(adds), free(downs);
-        goto fail;
+        return SIM_ENOMEM;
     }
     size_t na = 0, nd = 0;
     for (int e = 0; e < s->nexecs; e++) {
@@ -256,9 +231,15 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
             r->gpus_max = at;
     }
     free(adds), free(downs);
+    return 0;
+}
+
+/* Per training job: its times, reconfigurations, workers over time; the makespan. */
+static int collect_jobs(struct sim *s, struct sim_result *r)
+{
     if ((r->njobs = sim_job_count(s)) > 0 &&
         !(r->jobs = calloc((size_t)r->njobs, sizeof *r->jobs)))
-        goto fail;
+        return SIM_ENOMEM;
     r->makespan_s = r->njobs ? 0 : NAN;
     bool all_done = true;
     for (int j = 0; j < r->njobs; j++) {
@@ -284,6 +265,11 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
     }
     if (!all_done)
         r->makespan_s = NAN;            /* a job still running at the end: no makespan */
+    return 0;
+}
+
+static void collect_notebooks(const struct sim *s, struct sim_result *r)
+{
     r->nnotebooks = s->nnb;
     double slow = 0;
     for (int i = 0; i < s->nnb; i++) {
@@ -291,6 +277,55 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         slow += s->nb[i].pub.slowdown_sum;
     }
     r->nb_slowdown = r->nb_bursts ? slow / (double)r->nb_bursts : NAN;
+}
+
+int sim_result_collect(struct sim *s, struct sim_result **out)
+{
+    const struct sim_world *c = s->cfg;
+    struct sim_result *r = calloc(1, sizeof *r);
+    *out = NULL;
+    if (!r)
+        return SIM_ENOMEM;
+    snprintf(r->name, sizeof r->name, "%s", c->name);
+    snprintf(r->policy, sizeof r->policy, "%s", s->pol->name);
+    r->seed = c->seed;
+    r->load_scale = s->scale;
+    r->duration_s = s->ended_early ? (double)s->duration / 1e9 : c->duration_s;
+    r->warmup_s = c->warmup_s;
+    r->warmup_extended = c->warmup_extended;
+    r->warmup_config_s = c->warmup_config_s;
+    r->percentile = c->percentile;
+    r->events = s->events;
+    r->same_instant = s->same_instant;
+    r->nmodels = s->nmodels;
+    r->nexecs = s->nexecs;
+    r->models = calloc((size_t)s->nmodels, sizeof *r->models);
+    r->execs = calloc((size_t)s->nexecs, sizeof *r->execs);
+    if (!r->models || !r->execs)
+        goto fail;
+    double measured = r->duration_s - c->warmup_s;
+    double q = c->percentile / 100.0;
+    double worst;
+    r->pass = true;
+    if (collect_models(s, r, q, &worst))
+        goto fail;
+    if (s->app && collect_paths(s, r, q))
+        goto fail;
+    r->worst_bad_frac = worst;
+    r->offered_rps = measured > 0 ? (double)r->offered / measured : 0;
+    r->ontime_rps = measured > 0 ? (double)r->on_time / measured : 0;
+    r->bad_rate = r->offered ? (double)(r->late + r->dropped) / (double)r->offered : 0;
+    r->pass_aggregate = within_slo(r->late + r->dropped, r->offered, q);
+    r->ctrl_threads = s->ctrl_threads;
+    r->ctrl_decisions = s->ctrl_decisions;
+    r->ctrl_wait_mean_ms = s->ctrl_decisions ? sim_ns_to_ms(s->ctrl_wait_ns) / (double)s->ctrl_decisions : 0;
+    r->ctrl_wait_max_ms = sim_ns_to_ms(s->ctrl_wait_max_ns);
+    r->ctrl_busy_frac = s->ctrl_threads > 0 && s->duration > 0
+                            ? (double)s->ctrl_busy_ns / ((double)s->ctrl_threads * (double)s->duration) : 0;
+    collect_execs(s, r);
+    if (collect_billing(s, r) || collect_jobs(s, r))
+        goto fail;
+    collect_notebooks(s, r);
     r->ts = s->ts;                      /* move */
     sim_ts_init(&s->ts);
     *out = r;
