@@ -47,6 +47,193 @@ const char *sim_sweep_mpi_library(char *buf, size_t n)
 }
 #endif
 
+/* The workers of a sweep on one machine and what the parent knows of them. */
+struct pool {
+    struct sweep *w;
+    const char *db;
+    struct sim_store *cs;               /* the parent's connection: its claims */
+    long *todo, ntodo;
+    long *waiting, nwait;               /* points another process holds */
+    pid_t *pids;
+    long *pidpt;                        /* the point each worker runs */
+    int jobs, running;
+    long next, done, failed, refused, total, by_other;
+    int64_t holder;                     /* who holds the points waited for */
+    double t0;
+    bool tty, quiet;
+    pid_t parent;
+    struct sigaction old_int, old_term;
+};
+
+/* Starts workers on the next points while there is room; each point is claimed first (a
+ * point another process holds waits, one it stored meanwhile counts as done). */
+static int pool_launch(struct pool *pl)
+{
+    struct sweep *w = pl->w;
+    while (pl->running < pl->jobs && pl->next < pl->ntodo && !interrupted) {
+        struct point cp;
+        enum sim_claim cl = SIM_CLAIM_OURS;
+        long pt = pl->todo[pl->next];
+        if (sweep_make_point(w, pt, &cp))
+            return SIM_ENOMEM;
+        if (sim_store_point_claim(pl->cs, w->id, cp.key, &cl, &pl->holder)) {
+            fprintf(stderr, "servesim sweep: point %ld: %s\n", pt, sim_err_msg());
+            sweep_point_free(&cp);
+            pl->refused++;              /* the database refuses: no more points */
+            pl->next = pl->ntodo;
+            pl->nwait = 0;
+            return 0;
+        }
+        if (cl != SIM_CLAIM_OURS) {
+            if (cl == SIM_CLAIM_TAKEN) {
+                pl->waiting[pl->nwait++] = pt;
+            } else {                    /* stored by the other meanwhile */
+                pl->done++, pl->by_other++;
+                char last[600];
+                snprintf(last, sizeof last, "%s, run by another process", cp.key);
+                if (!pl->quiet)
+                    sweep_progress(w, pl->tty, pl->done, pl->total, pl->failed, pl->t0, last,
+                                   true);
+            }
+            sweep_point_free(&cp);
+            pl->next++;
+            continue;
+        }
+        sweep_point_free(&cp);
+        pid_t pid = fork();
+        if (pid < 0)
+            return sim_err_set(SIM_EIO, "sweep: fork: %s", strerror(errno));
+        if (pid == 0) {
+            /* a worker dies with the sweep (kill -9 included), so that a resumed sweep
+             * never races an orphan for the database or writes a point twice */
+            sigaction(SIGINT, &pl->old_int, NULL);
+            sigaction(SIGTERM, &pl->old_term, NULL);
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != pl->parent)
+                _exit(1);
+            _exit(run_point(w, pl->db, pt));
+        }
+        for (int k = 0; k < pl->jobs; k++)
+            if (!pl->pids[k]) {
+                pl->pids[k] = pid;
+                pl->pidpt[k] = pt;
+                break;
+            }
+        pl->next++;
+        pl->running++;
+    }
+    return 0;
+}
+
+/* Worker `pid` ended with `status`: its point's claim is released, a worker killed by a
+ * signal has its point recorded as failed here, and the progress line says so. */
+static int pool_reaped(struct pool *pl, pid_t pid, int status)
+{
+    struct sweep *w = pl->w;
+    long pt = -1;
+    for (int k = 0; k < pl->jobs; k++)
+        if (pl->pids[k] == pid) {
+            pt = pl->pidpt[k];
+            pl->pids[k] = 0;
+        }
+    if (pt < 0)
+        return 0;
+    pl->running--;
+    pl->done++;
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok)
+        pl->failed++;                   /* counted whatever follows */
+    if (WIFEXITED(status) && WEXITSTATUS(status) == SWEEP_DB_REFUSED) {
+        pl->refused++;                  /* no more points: each would be refused as well */
+        pl->next = pl->ntodo;
+    }
+    struct point p;
+    if (sweep_make_point(w, pt, &p) != 0)
+        return sim_err_set(SIM_ENOMEM, "sweep %s: out of memory after point %ld", w->name, pt);
+    sim_store_point_release(pl->cs, w->id, p.key);   /* written, failed or refused */
+    if (WIFSIGNALED(status) && !interrupted) {       /* the worker died: record it here */
+        struct sim_store *s2 = NULL;
+        char msg[96];
+        snprintf(msg, sizeof msg, "worker killed by signal %d", WTERMSIG(status));
+        struct sim_store_point sp = {.sweep = w->id, .key = p.key, .settings_json = p.settings,
+                                     .point = (int)pt};
+        if (sim_store_open(pl->db, &s2) == 0)
+            sim_store_point_failed(s2, &sp, msg);
+        sim_store_close(s2);
+    }
+    if (!pl->quiet)
+        sweep_progress(w, pl->tty, pl->done, pl->total, pl->failed, pl->t0, p.key, ok);
+    sweep_point_free(&p);
+    return 0;
+}
+
+/* Ctrl-C: the workers in flight are stopped (their points were not written: a point is one
+ * transaction), their claims released; returns what the database holds, said. */
+static int pool_stop(struct pool *pl)
+{
+    int stopped = pl->running;
+    for (int k = 0; k < pl->jobs; k++)
+        if (pl->pids[k])
+            kill(pl->pids[k], SIGKILL);
+    while (pl->running > 0 && (wait(NULL) > 0 || errno == EINTR))
+        pl->running--;
+    for (int k = 0; k < pl->jobs; k++) {        /* their claims: free for a resumed sweep */
+        struct point p;
+        if (pl->pids[k] && sweep_make_point(pl->w, pl->pidpt[k], &p) == 0) {
+            sim_store_point_release(pl->cs, pl->w->id, p.key);
+            sweep_point_free(&p);
+        }
+    }
+    if (!pl->quiet)
+        fputc('\n', stderr);
+    /* what the database holds (a worker may have written its point just before) */
+    return sweep_interrupted(pl->w, pl->db, stopped);
+}
+
+/* Runs the points with `jobs` worker processes until all are done (waiting for those
+ * another process holds) or an interrupt. */
+static int pool_run(struct pool *pl)
+{
+    int rc = 0;
+    bool said_wait = false;
+    while ((pl->next < pl->ntodo || pl->running > 0 || pl->nwait > 0) && !interrupted) {
+        if (pl->next == pl->ntodo && pl->running == 0 && pl->nwait > 0) {   /* others': again */
+            if (!said_wait && !pl->quiet)
+                fprintf(stderr, "%ssweep %s: %ld point%s run by another process sweeping %s "
+                        "(pid %lld): waiting for it\n", pl->tty ? "\n" : "", pl->w->name,
+                        pl->nwait, pl->nwait == 1 ? " is" : "s are", pl->db,
+                        (long long)pl->holder);
+            said_wait = true;
+            struct timespec ts = {0, 200 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            memcpy(pl->todo, pl->waiting, (size_t)pl->nwait * sizeof *pl->todo);
+            pl->ntodo = pl->nwait;
+            pl->next = pl->nwait = 0;
+            continue;
+        }
+        int lrc = pool_launch(pl);
+        if (lrc) {                      /* no more points; the running ones are waited for */
+            rc = rc ? rc : lrc;
+            pl->next = pl->ntodo;
+            pl->nwait = 0;
+        }
+        if (pl->running == 0)
+            break;
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;               /* (an interrupt ends the loop) */
+            rc = sim_err_set(SIM_EIO, "sweep: wait: %s", strerror(errno));
+            break;
+        }
+        int r2 = pool_reaped(pl, pid, status);
+        if (!rc)
+            rc = r2;
+    }
+    return rc;
+}
+
 int sim_sweep_run(const char *file, const char *db, int jobs, const char *const *sets, int nsets,
                   bool quiet, bool force)
 {
@@ -63,201 +250,62 @@ int sim_sweep_run(const char *file, const char *db, int jobs, const char *const 
     }
     struct sweep w;
     memset(&w, 0, sizeof w);
-    long *todo = NULL, ntodo = 0;
-    struct sim_store *cs = NULL;        /* the parent's connection: its claims */
-    long *waiting = NULL, nwait = 0;    /* points another process holds */
-    pid_t *pids = NULL;
-    long *pidpt = NULL;
-    int rc = sweep_prepare(&w, file, db, sets, nsets, force, quiet, &todo, &ntodo);
+    struct pool pl = {.w = &w, .db = db, .jobs = jobs, .quiet = quiet};
+    int rc = sweep_prepare(&w, file, db, sets, nsets, force, quiet, &pl.todo, &pl.ntodo);
     if (rc)
         goto out;
-    pids = calloc((size_t)jobs, sizeof *pids);
-    pidpt = calloc((size_t)jobs, sizeof *pidpt);
-    if (!pids || !pidpt) {
+    pl.pids = calloc((size_t)jobs, sizeof *pl.pids);
+    pl.pidpt = calloc((size_t)jobs, sizeof *pl.pidpt);
+    if (!pl.pids || !pl.pidpt) {
         rc = SIM_ENOMEM;
         goto out;
     }
-    bool tty = isatty(STDERR_FILENO) && !quiet;
+    pl.tty = isatty(STDERR_FILENO) && !quiet;
     if (!quiet)
         fprintf(stderr, "sweep %s: %ld points, %ld already in %s, %ld to run with %d workers\n",
-                w.name, w.npoints, w.npoints - ntodo, db, ntodo, jobs);
+                w.name, w.npoints, w.npoints - pl.ntodo, db, pl.ntodo, jobs);
     /* the parent claims each point before a worker runs it (sweep_claims), so that another
      * process sweeping the same database runs none of them twice: points it holds wait for it */
-    waiting = malloc((size_t)(ntodo ? ntodo : 1) * sizeof *waiting);
-    long total = ntodo, by_other = 0;
-    int64_t holder = 0;
-    bool said_wait = false;
-    if (!waiting)
+    pl.waiting = malloc((size_t)(pl.ntodo ? pl.ntodo : 1) * sizeof *pl.waiting);
+    pl.total = pl.ntodo;
+    if (!pl.waiting)
         rc = SIM_ENOMEM;
     else
-        rc = sim_store_open(db, &cs);
+        rc = sim_store_open(db, &pl.cs);
     if (rc)
         goto out;
     fflush(NULL);
-    double t0 = sim_wall_seconds();
-    pid_t parent = getpid();
-    long next = 0, done = 0, failed = 0, refused = 0;
-    int running = 0;
-    /* Ctrl-C (or SIGTERM): no new points; the workers in flight are stopped (their points
-     * were not written: a point is one transaction) and the sweep says what it kept */
-    struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
+    pl.t0 = sim_wall_seconds();
+    pl.parent = getpid();
+    /* Ctrl-C (or SIGTERM): no new points; the workers in flight are stopped and the sweep
+     * says what it kept */
+    struct sigaction sa = {.sa_handler = on_interrupt};
     sigemptyset(&sa.sa_mask);
     interrupted = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    while ((next < ntodo || running > 0 || nwait > 0) && !interrupted) {
-        if (next == ntodo && running == 0 && nwait > 0) {   /* what others hold: again */
-            if (!said_wait && !quiet)
-                fprintf(stderr, "%ssweep %s: %ld point%s run by another process sweeping %s "
-                        "(pid %lld): waiting for it\n", tty ? "\n" : "", w.name, nwait,
-                        nwait == 1 ? " is" : "s are", db, (long long)holder);
-            said_wait = true;
-            struct timespec ts = {0, 200 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-            memcpy(todo, waiting, (size_t)nwait * sizeof *todo);
-            ntodo = nwait;
-            next = nwait = 0;
-            continue;
-        }
-        while (running < jobs && next < ntodo && !interrupted) {
-            struct point cp;
-            enum sim_claim cl = SIM_CLAIM_OURS;
-            if (sweep_make_point(&w, todo[next], &cp)) {
-                rc = SIM_ENOMEM;
-                break;
-            }
-            if (sim_store_point_claim(cs, w.id, cp.key, &cl, &holder)) {
-                fprintf(stderr, "servesim sweep: point %ld: %s\n", todo[next], sim_err_msg());
-                sweep_point_free(&cp);
-                refused++;                  /* the database refuses: no more points */
-                next = ntodo;
-                nwait = 0;
-                break;
-            }
-            if (cl != SIM_CLAIM_OURS) {
-                if (cl == SIM_CLAIM_TAKEN) {
-                    waiting[nwait++] = todo[next];
-                } else {                    /* stored by the other meanwhile */
-                    done++, by_other++;
-                    char last[600];
-                    snprintf(last, sizeof last, "%s, run by another process", cp.key);
-                    if (!quiet)
-                        sweep_progress(&w, tty, done, total, failed, t0, last, true);
-                }
-                sweep_point_free(&cp);
-                next++;
-                continue;
-            }
-            sweep_point_free(&cp);
-            pid_t pid = fork();
-            if (pid < 0) {
-                rc = sim_err_set(SIM_EIO, "sweep: fork: %s", strerror(errno));
-                break;
-            }
-            if (pid == 0) {
-                /* a worker dies with the sweep (kill -9 included), so that a resumed sweep
-                 * never races an orphan for the database or writes a point twice */
-                sigaction(SIGINT, &old_int, NULL);
-                sigaction(SIGTERM, &old_term, NULL);
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (getppid() != parent)
-                    _exit(1);
-                _exit(run_point(&w, db, todo[next]));
-            }
-            for (int k = 0; k < jobs; k++)
-                if (!pids[k]) {
-                    pids[k] = pid;
-                    pidpt[k] = todo[next];
-                    break;
-                }
-            next++;
-            running++;
-        }
-        if (running == 0)
-            break;
-        int status;
-        pid_t pid = wait(&status);
-        if (pid < 0) {
-            if (errno == EINTR)
-                continue;               /* (an interrupt ends the loop) */
-            rc = sim_err_set(SIM_EIO, "sweep: wait: %s", strerror(errno));
-            break;
-        }
-        long pt = -1;
-        for (int k = 0; k < jobs; k++)
-            if (pids[k] == pid) {
-                pt = pidpt[k];
-                pids[k] = 0;
-            }
-        if (pt < 0)
-            continue;
-        running--;
-        done++;
-        bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (!ok)
-            failed++;                   /* counted whatever follows */
-        if (WIFEXITED(status) && WEXITSTATUS(status) == SWEEP_DB_REFUSED) {
-            refused++;                  /* no more points: each would be refused as well */
-            next = ntodo;
-        }
-        struct point p;
-        if (sweep_make_point(&w, pt, &p) == 0) {
-            sim_store_point_release(cs, w.id, p.key);   /* written, failed or refused */
-            if (WIFSIGNALED(status) && !interrupted) {   /* the worker died: record it here */
-                struct sim_store *s2 = NULL;
-                char msg[96];
-                snprintf(msg, sizeof msg, "worker killed by signal %d", WTERMSIG(status));
-                struct sim_store_point sp = {.sweep = w.id, .key = p.key,
-                                             .settings_json = p.settings, .point = (int)pt};
-                if (sim_store_open(db, &s2) == 0)
-                    sim_store_point_failed(s2, &sp, msg);
-                sim_store_close(s2);
-            }
-            if (!quiet)
-                sweep_progress(&w, tty, done, total, failed, t0, p.key, ok);
-            sweep_point_free(&p);
-        } else if (!rc) {
-            rc = sim_err_set(SIM_ENOMEM, "sweep %s: out of memory after point %ld", w.name, pt);
-        }
-    }
-    if (interrupted) {
-        int stopped = running;
-        for (int k = 0; k < jobs; k++)
-            if (pids[k])
-                kill(pids[k], SIGKILL);
-        while (running > 0 && (wait(NULL) > 0 || errno == EINTR))
-            running--;
-        for (int k = 0; k < jobs; k++) {        /* their claims: free for a resumed sweep */
-            struct point p;
-            if (pids[k] && sweep_make_point(&w, pidpt[k], &p) == 0) {
-                sim_store_point_release(cs, w.id, p.key);
-                sweep_point_free(&p);
-            }
-        }
-        if (!quiet)
-            fputc('\n', stderr);
-        /* what the database holds (a worker may have written its point just before) */
-        rc = sweep_interrupted(&w, db, stopped);
-    }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    if (!quiet && !interrupted && by_other)
+    sigaction(SIGINT, &sa, &pl.old_int);
+    sigaction(SIGTERM, &sa, &pl.old_term);
+    rc = pool_run(&pl);
+    if (interrupted)
+        rc = pool_stop(&pl);
+    sigaction(SIGINT, &pl.old_int, NULL);
+    sigaction(SIGTERM, &pl.old_term, NULL);
+    if (!quiet && !interrupted && pl.by_other)
         fprintf(stderr, "sweep %s: %ld of its %ld points were run by another process sweeping "
-                "%s (each point is run once)\n", w.name, by_other, total, db);
+                "%s (each point is run once)\n", w.name, pl.by_other, pl.total, db);
     if (!quiet && !interrupted)
         sweep_summary(&w, db);
-    if (!rc && refused) {
+    if (!rc && pl.refused) {
         rc = sweep_refused(&w, db);
-    } else if (!rc && failed) {
+    } else if (!rc && pl.failed) {
         rc = sim_err_set(SIM_EIO, "sweep %s: %ld of %ld points failed (see sweep_points.error)",
-                         w.name, failed - refused, total);
+                         w.name, pl.failed - pl.refused, pl.total);
     }
 out:
-    sim_store_close(cs);
-    free(waiting);
-    free(todo);
-    free(pids);
-    free(pidpt);
+    sim_store_close(pl.cs);
+    free(pl.waiting);
+    free(pl.todo);
+    free(pl.pids);
+    free(pl.pidpt);
     sweep_free(&w);
     return rc;
 }
