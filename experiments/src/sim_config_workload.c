@@ -430,6 +430,73 @@ const struct sim_param sim_config_workload_keys[] = {
             "below at `min_rps` (stream `workload.random_segments`; instead of `segments`)"},
     {NULL}};
 
+/* Each model's mean rate (what policies read): the popularity shares of rate_rps (with an
+ * application, its paths'), the schedules' means, or the trace's counts (scanned here, with
+ * its totals, peak and gaps); p is workload.popularity, tr workload.trace. */
+static int model_rates(struct sim_config *c, const cJSON *root, const cJSON *p, const cJSON *tr,
+                       int nsched)
+{
+    int rc;
+    /* popularity shares */
+    for (int m = 0; m < c->world.nmodels; m++) {
+        bool has = c->world.models[m].share >= 0;
+        if (c->workload.popularity == WL_POP_EXPLICIT && !has)
+            return sim_err_set(SIM_EINVAL, "models: model \"%s\": missing share (expected a "
+                               "non-negative number with workload.popularity.kind \"explicit\")",
+                               c->world.models[m].name);
+        if (c->workload.popularity != WL_POP_EXPLICIT && has)
+            return sim_err_set(SIM_EINVAL, "models: model \"%s\": share is only used with "
+                               "workload.popularity.kind \"explicit\"", c->world.models[m].name);
+    }
+    if (c->app && p)
+        return sim_err_set(SIM_EINVAL, "workload.popularity: with an application, requests "
+                           "are the application's (its paths' weights split them)");
+    if (!tr && nsched) {                /* rate_rps splits over the models without schedules */
+        double *share = calloc((size_t)c->world.nmodels, sizeof *share), sum = 0, total = 0;
+        if (!share)
+            return SIM_ENOMEM;
+        wl_popularity_shares(&c->workload, &c->world, share);
+        for (int m = 0; m < c->world.nmodels; m++)
+            sum += c->workload.schedules[m].n ? 0 : share[m];
+        for (int m = 0; m < c->world.nmodels; m++) {
+            if (!c->workload.schedules[m].n)
+                c->world.model_rps[m] = sum > 0 ? share[m] / sum * c->world.rate_rps : 0;
+            total += c->world.model_rps[m];
+        }
+        free(share);
+        c->world.rate_rps = total;      /* the mean total, as without schedules */
+    } else if (!tr) {
+        wl_popularity_shares(&c->workload, &c->world, c->world.model_rps);
+        for (int m = 0; m < c->world.nmodels; m++)
+            c->world.model_rps[m] = c->app ? sim_app_model_rate(c->app, m, c->world.rate_rps)
+                                     : c->world.model_rps[m] * c->world.rate_rps;
+    } else {
+        struct wl_trace_info info;
+        bool dur_given = cJSON_GetObjectItem(root, "duration_s") != NULL;
+        c->world.load_key = "workload.trace.rate_scale";
+        if ((rc = sim_config_parse_trace(c, tr, &c->workload.trace)) ||
+            (rc = wl_trace_scan(&c->workload, &c->world, &info)))
+            return rc;
+        c->trace_total = info.total;
+        c->trace_peak_rps = info.peak_rps;
+        c->trace_gaps = info.ngaps;
+        c->trace_gap_s = info.gap_s;
+        c->world.rate_rps = info.mean_rps;
+        if (!dur_given)
+            c->world.duration_s = info.span_s;
+        for (int m = 0; m < c->world.nmodels; m++)   /* multi-stream traces: by the mapping */
+            c->world.model_rps[m] = c->app ? sim_app_model_rate(c->app, m, c->world.rate_rps)
+                              : info.span_s > 0 ? info.model_total[m] / info.span_s : 0;
+        wl_trace_info_free(&info);
+        if ((rc = trace_coverage(c, &info)))
+            return rc;
+        if (info.total <= 0)
+            return sim_err_set(SIM_EINVAL, "workload.trace: no requests in the window (check "
+                               "start_s, window_s and the files)");
+    }
+    return 0;
+}
+
 int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
 {
     const cJSON *w, *a, *p, *segs, *sched, *sizes;
@@ -521,62 +588,5 @@ int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
         }
         c->workload.nsegments = n;
     }
-    /* popularity shares */
-    for (int m = 0; m < c->world.nmodels; m++) {
-        bool has = c->world.models[m].share >= 0;
-        if (c->workload.popularity == WL_POP_EXPLICIT && !has)
-            return sim_err_set(SIM_EINVAL, "models: model \"%s\": missing share (expected a "
-                               "non-negative number with workload.popularity.kind \"explicit\")",
-                               c->world.models[m].name);
-        if (c->workload.popularity != WL_POP_EXPLICIT && has)
-            return sim_err_set(SIM_EINVAL, "models: model \"%s\": share is only used with "
-                               "workload.popularity.kind \"explicit\"", c->world.models[m].name);
-    }
-    if (c->app && p)
-        return sim_err_set(SIM_EINVAL, "workload.popularity: with an application, requests "
-                           "are the application's (its paths' weights split them)");
-    if (!tr && nsched) {                /* rate_rps splits over the models without schedules */
-        double *share = calloc((size_t)c->world.nmodels, sizeof *share), sum = 0, total = 0;
-        if (!share)
-            return SIM_ENOMEM;
-        wl_popularity_shares(&c->workload, &c->world, share);
-        for (int m = 0; m < c->world.nmodels; m++)
-            sum += c->workload.schedules[m].n ? 0 : share[m];
-        for (int m = 0; m < c->world.nmodels; m++) {
-            if (!c->workload.schedules[m].n)
-                c->world.model_rps[m] = sum > 0 ? share[m] / sum * c->world.rate_rps : 0;
-            total += c->world.model_rps[m];
-        }
-        free(share);
-        c->world.rate_rps = total;      /* the mean total, as without schedules */
-    } else if (!tr) {
-        wl_popularity_shares(&c->workload, &c->world, c->world.model_rps);
-        for (int m = 0; m < c->world.nmodels; m++)
-            c->world.model_rps[m] = c->app ? sim_app_model_rate(c->app, m, c->world.rate_rps)
-                                     : c->world.model_rps[m] * c->world.rate_rps;
-    } else {
-        struct wl_trace_info info;
-        bool dur_given = cJSON_GetObjectItem(root, "duration_s") != NULL;
-        c->world.load_key = "workload.trace.rate_scale";
-        if ((rc = sim_config_parse_trace(c, tr, &c->workload.trace)) ||
-            (rc = wl_trace_scan(&c->workload, &c->world, &info)))
-            return rc;
-        c->trace_total = info.total;
-        c->trace_peak_rps = info.peak_rps;
-        c->trace_gaps = info.ngaps;
-        c->trace_gap_s = info.gap_s;
-        c->world.rate_rps = info.mean_rps;
-        if (!dur_given)
-            c->world.duration_s = info.span_s;
-        for (int m = 0; m < c->world.nmodels; m++)   /* multi-stream traces: by the mapping */
-            c->world.model_rps[m] = c->app ? sim_app_model_rate(c->app, m, c->world.rate_rps)
-                              : info.span_s > 0 ? info.model_total[m] / info.span_s : 0;
-        wl_trace_info_free(&info);
-        if ((rc = trace_coverage(c, &info)))
-            return rc;
-        if (info.total <= 0)
-            return sim_err_set(SIM_EINVAL, "workload.trace: no requests in the window (check "
-                               "start_s, window_s and the files)");
-    }
-    return 0;
+    return model_rates(c, root, p, tr, nsched);
 }

@@ -191,6 +191,137 @@ static cJSON *outcomes_json(const char *name, uint64_t offered, uint64_t on_time
     return j;
 }
 
+/* sim_report_json: the training jobs and the makespan (NAN as null) */
+static void json_jobs(cJSON *o, const struct sim_result *r)
+{
+    if (r->njobs) {                     /* NAN (never started, not done) as null */
+        if (isnan(r->makespan_s))
+            cJSON_AddNullToObject(o, "makespan_s");
+        else
+            cJSON_AddNumberToObject(o, "makespan_s", r->makespan_s);
+        cJSON *js = cJSON_AddArrayToObject(o, "jobs");
+        for (int j = 0; j < r->njobs; j++) {
+            const struct sim_job_result *x = &r->jobs[j];
+            cJSON *jo = cJSON_CreateObject();
+            const char *keys[] = {"arrival_s", "start_s", "end_s", "wait_s", "train_s", "exec_s",
+                                  "cross_node_s"};
+            const double vals[] = {x->arrival_s, x->start_s, x->end_s, x->wait_s, x->train_s,
+                                   x->exec_s, x->cross_node_s};
+            cJSON_AddNumberToObject(jo, "job", j + 1);
+            cJSON_AddStringToObject(jo, "kind", x->kind);
+            for (int k = 0; k < 7; k++)
+                if (isnan(vals[k]))
+                    cJSON_AddNullToObject(jo, keys[k]);
+                else
+                    cJSON_AddNumberToObject(jo, keys[k], vals[k]);
+            cJSON_AddNumberToObject(jo, "reconfigs", x->reconfigs);
+            cJSON_AddNumberToObject(jo, "evictions", x->evictions);
+            cJSON_AddItemToArray(js, jo);
+        }
+    }
+}
+
+/* sim_report_json: the goodput search, its status and probes */
+static void json_goodput(cJSON *o, const struct sim_goodput *g)
+{
+    bool ok = g->status == SIM_SEARCH_CONVERGED;
+    char why[512] = "";
+    if (ok) {
+        cJSON_AddNumberToObject(o, "goodput_rps", g->goodput_rps);
+        cJSON_AddNumberToObject(o, "goodput_scale", g->goodput_scale);
+    } else {
+        cJSON_AddNullToObject(o, "goodput_rps");
+        cJSON_AddNullToObject(o, "goodput_scale");
+    }
+    cJSON_AddStringToObject(o, "search_status", sim_search_status_names[g->status]);
+    cJSON_AddStringToObject(o, "search_rule", sim_search_rule_names[g->rule]);
+    if (sim_goodput_problem(g, why, sizeof why))
+        cJSON_AddStringToObject(o, "search_problem", why);
+    cJSON_AddBoolToObject(o, "monotone", g->monotone);
+    cJSON *ps = cJSON_AddArrayToObject(o, "probes");
+    for (int i = 0; i < g->nprobes; i++) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddNumberToObject(p, "scale", g->probes[i].scale);
+        cJSON_AddNumberToObject(p, "offered_rps", g->probes[i].offered_rps);
+        cJSON_AddBoolToObject(p, "pass", g->probes[i].pass);
+        cJSON_AddNumberToObject(p, "worst_bad_frac", g->probes[i].worst_bad_frac);
+        cJSON_AddNumberToObject(p, "all_bad_frac", g->probes[i].all_bad_frac);
+        cJSON_AddStringToObject(p, "worst_model", g->probes[i].worst_model);
+        cJSON_AddItemToArray(ps, p);
+    }
+}
+
+/* sim_report_json: an application's paths */
+static void json_paths(cJSON *o, const struct sim_result *r)
+{
+    if (r->npaths) {
+        cJSON *pa = cJSON_AddArrayToObject(o, "paths");
+        for (int p = 0; p < r->npaths; p++) {
+            const struct sim_path_result *x = &r->paths[p];
+            cJSON *j = outcomes_json(x->name, x->offered, x->on_time, x->late, x->dropped,
+                                     (const double[4]){x->p50_ms, x->p90_ms, x->p99_ms,
+                                                       x->p999_ms});
+            cJSON_AddStringToObject(j, "stages", x->stages);
+            cJSON_AddNumberToObject(j, "sla_ms", x->sla_ms);
+            cJSON_AddNumberToObject(j, "prob", x->prob);
+            cJSON_AddNumberToObject(j, "mean_ms", x->mean_ms);
+            cJSON_AddNumberToObject(j, "bad_frac", x->bad_frac);
+            cJSON_AddItemToArray(pa, j);
+        }
+    }
+}
+
+/* sim_report_json: per model */
+static void json_models(cJSON *o, const struct sim_result *r)
+{
+    cJSON *ms = cJSON_AddArrayToObject(o, "models");
+    for (int m = 0; m < r->nmodels; m++) {
+        const struct sim_model_result *x = &r->models[m];
+        cJSON *j = outcomes_json(x->name, x->offered, x->on_time, x->late, x->dropped,
+                                 (const double[4]){x->p50_ms, x->p90_ms, x->p99_ms, x->p999_ms});
+        cJSON_AddNumberToObject(j, "slo_ms", x->slo_ms);
+        cJSON_AddNumberToObject(j, "mean_queue_ms", x->mean_queue_ms);
+        cJSON_AddNumberToObject(j, "mean_batch", x->mean_batch);
+        cJSON_AddNumberToObject(j, "ideal_batch_staggered", x->ideal_batch_staggered);
+        cJSON_AddNumberToObject(j, "ideal_batch_uncoord", x->ideal_batch_uncoord);
+        cJSON_AddNumberToObject(j, "preempted", (double)x->preempted);
+        if (x->pred_n) {
+            cJSON_AddNumberToObject(j, "pred_mean_abs_err_ms", x->pred_mean_abs_err_ms);
+            cJSON_AddNumberToObject(j, "pred_over_frac", x->pred_over_frac);
+        }
+        cJSON *bh = cJSON_AddArrayToObject(j, "batch_hist");
+        for (int b = 0; b <= x->max_batch; b++)
+            cJSON_AddItemToArray(bh, cJSON_CreateNumber((double)x->batch_hist[b]));
+        cJSON_AddItemToArray(ms, j);
+    }
+}
+
+/* sim_report_json: per executor */
+static void json_execs(cJSON *o, const struct sim_result *r)
+{
+    cJSON *es = cJSON_AddArrayToObject(o, "executors");
+    for (int e = 0; e < r->nexecs; e++) {
+        const struct sim_exec_result *x = &r->execs[e];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "node", x->node);
+        cJSON_AddStringToObject(j, "class", x->cpu ? "cpu" : "gpu");
+        if (x->cpu) {
+            cJSON_AddStringToObject(j, "model", r->models[x->model].name);
+            cJSON_AddNumberToObject(j, "cores", x->cores);
+            cJSON_AddNumberToObject(j, "core_s", x->core_s);
+        }
+        cJSON_AddNumberToObject(j, "busy_frac", x->busy_frac);
+        cJSON_AddNumberToObject(j, "up_s", x->up_s);
+        cJSON_AddNumberToObject(j, "batches", (double)x->batches);
+        cJSON_AddNumberToObject(j, "load_events", (double)x->load_events);
+        cJSON_AddNumberToObject(j, "evictions", (double)x->evictions);
+        cJSON_AddNumberToObject(j, "rejected", (double)x->rejected);
+        cJSON_AddNumberToObject(j, "preemptions", (double)x->preemptions);
+        cJSON_AddNumberToObject(j, "wasted_ms", x->wasted_ms);
+        cJSON_AddItemToArray(es, j);
+    }
+}
+
 char *sim_report_json(const struct sim_result *r, const struct sim_goodput *g)
 {
     cJSON *o = cJSON_CreateObject();
@@ -219,31 +350,7 @@ char *sim_report_json(const struct sim_result *r, const struct sim_goodput *g)
         else
             cJSON_AddNullToObject(o, "notebook_slowdown");
     }
-    if (r->njobs) {                     /* NAN (never started, not done) as null */
-        if (isnan(r->makespan_s))
-            cJSON_AddNullToObject(o, "makespan_s");
-        else
-            cJSON_AddNumberToObject(o, "makespan_s", r->makespan_s);
-        cJSON *js = cJSON_AddArrayToObject(o, "jobs");
-        for (int j = 0; j < r->njobs; j++) {
-            const struct sim_job_result *x = &r->jobs[j];
-            cJSON *jo = cJSON_CreateObject();
-            const char *keys[] = {"arrival_s", "start_s", "end_s", "wait_s", "train_s", "exec_s",
-                                  "cross_node_s"};
-            const double vals[] = {x->arrival_s, x->start_s, x->end_s, x->wait_s, x->train_s,
-                                   x->exec_s, x->cross_node_s};
-            cJSON_AddNumberToObject(jo, "job", j + 1);
-            cJSON_AddStringToObject(jo, "kind", x->kind);
-            for (int k = 0; k < 7; k++)
-                if (isnan(vals[k]))
-                    cJSON_AddNullToObject(jo, keys[k]);
-                else
-                    cJSON_AddNumberToObject(jo, keys[k], vals[k]);
-            cJSON_AddNumberToObject(jo, "reconfigs", x->reconfigs);
-            cJSON_AddNumberToObject(jo, "evictions", x->evictions);
-            cJSON_AddItemToArray(js, jo);
-        }
-    }
+    json_jobs(o, r);
     cJSON_AddBoolToObject(o, "slo_met", r->pass);
     if (r->ctrl_threads) {
         cJSON *c = cJSON_AddObjectToObject(o, "controller");
@@ -254,89 +361,11 @@ char *sim_report_json(const struct sim_result *r, const struct sim_goodput *g)
         cJSON_AddNumberToObject(c, "wait_max_ms", r->ctrl_wait_max_ms);
     }
     cJSON_AddNumberToObject(o, "events", (double)r->events);
-    if (g) {
-        bool ok = g->status == SIM_SEARCH_CONVERGED;
-        char why[512] = "";
-        if (ok) {
-            cJSON_AddNumberToObject(o, "goodput_rps", g->goodput_rps);
-            cJSON_AddNumberToObject(o, "goodput_scale", g->goodput_scale);
-        } else {
-            cJSON_AddNullToObject(o, "goodput_rps");
-            cJSON_AddNullToObject(o, "goodput_scale");
-        }
-        cJSON_AddStringToObject(o, "search_status", sim_search_status_names[g->status]);
-        cJSON_AddStringToObject(o, "search_rule", sim_search_rule_names[g->rule]);
-        if (sim_goodput_problem(g, why, sizeof why))
-            cJSON_AddStringToObject(o, "search_problem", why);
-        cJSON_AddBoolToObject(o, "monotone", g->monotone);
-        cJSON *ps = cJSON_AddArrayToObject(o, "probes");
-        for (int i = 0; i < g->nprobes; i++) {
-            cJSON *p = cJSON_CreateObject();
-            cJSON_AddNumberToObject(p, "scale", g->probes[i].scale);
-            cJSON_AddNumberToObject(p, "offered_rps", g->probes[i].offered_rps);
-            cJSON_AddBoolToObject(p, "pass", g->probes[i].pass);
-            cJSON_AddNumberToObject(p, "worst_bad_frac", g->probes[i].worst_bad_frac);
-            cJSON_AddNumberToObject(p, "all_bad_frac", g->probes[i].all_bad_frac);
-            cJSON_AddStringToObject(p, "worst_model", g->probes[i].worst_model);
-            cJSON_AddItemToArray(ps, p);
-        }
-    }
-    if (r->npaths) {
-        cJSON *pa = cJSON_AddArrayToObject(o, "paths");
-        for (int p = 0; p < r->npaths; p++) {
-            const struct sim_path_result *x = &r->paths[p];
-            cJSON *j = outcomes_json(x->name, x->offered, x->on_time, x->late, x->dropped,
-                                     (const double[4]){x->p50_ms, x->p90_ms, x->p99_ms,
-                                                       x->p999_ms});
-            cJSON_AddStringToObject(j, "stages", x->stages);
-            cJSON_AddNumberToObject(j, "sla_ms", x->sla_ms);
-            cJSON_AddNumberToObject(j, "prob", x->prob);
-            cJSON_AddNumberToObject(j, "mean_ms", x->mean_ms);
-            cJSON_AddNumberToObject(j, "bad_frac", x->bad_frac);
-            cJSON_AddItemToArray(pa, j);
-        }
-    }
-    cJSON *ms = cJSON_AddArrayToObject(o, "models");
-    for (int m = 0; m < r->nmodels; m++) {
-        const struct sim_model_result *x = &r->models[m];
-        cJSON *j = outcomes_json(x->name, x->offered, x->on_time, x->late, x->dropped,
-                                 (const double[4]){x->p50_ms, x->p90_ms, x->p99_ms, x->p999_ms});
-        cJSON_AddNumberToObject(j, "slo_ms", x->slo_ms);
-        cJSON_AddNumberToObject(j, "mean_queue_ms", x->mean_queue_ms);
-        cJSON_AddNumberToObject(j, "mean_batch", x->mean_batch);
-        cJSON_AddNumberToObject(j, "ideal_batch_staggered", x->ideal_batch_staggered);
-        cJSON_AddNumberToObject(j, "ideal_batch_uncoord", x->ideal_batch_uncoord);
-        cJSON_AddNumberToObject(j, "preempted", (double)x->preempted);
-        if (x->pred_n) {
-            cJSON_AddNumberToObject(j, "pred_mean_abs_err_ms", x->pred_mean_abs_err_ms);
-            cJSON_AddNumberToObject(j, "pred_over_frac", x->pred_over_frac);
-        }
-        cJSON *bh = cJSON_AddArrayToObject(j, "batch_hist");
-        for (int b = 0; b <= x->max_batch; b++)
-            cJSON_AddItemToArray(bh, cJSON_CreateNumber((double)x->batch_hist[b]));
-        cJSON_AddItemToArray(ms, j);
-    }
-    cJSON *es = cJSON_AddArrayToObject(o, "executors");
-    for (int e = 0; e < r->nexecs; e++) {
-        const struct sim_exec_result *x = &r->execs[e];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddNumberToObject(j, "node", x->node);
-        cJSON_AddStringToObject(j, "class", x->cpu ? "cpu" : "gpu");
-        if (x->cpu) {
-            cJSON_AddStringToObject(j, "model", r->models[x->model].name);
-            cJSON_AddNumberToObject(j, "cores", x->cores);
-            cJSON_AddNumberToObject(j, "core_s", x->core_s);
-        }
-        cJSON_AddNumberToObject(j, "busy_frac", x->busy_frac);
-        cJSON_AddNumberToObject(j, "up_s", x->up_s);
-        cJSON_AddNumberToObject(j, "batches", (double)x->batches);
-        cJSON_AddNumberToObject(j, "load_events", (double)x->load_events);
-        cJSON_AddNumberToObject(j, "evictions", (double)x->evictions);
-        cJSON_AddNumberToObject(j, "rejected", (double)x->rejected);
-        cJSON_AddNumberToObject(j, "preemptions", (double)x->preemptions);
-        cJSON_AddNumberToObject(j, "wasted_ms", x->wasted_ms);
-        cJSON_AddItemToArray(es, j);
-    }
+    if (g)
+        json_goodput(o, g);
+    json_paths(o, r);
+    json_models(o, r);
+    json_execs(o, r);
     cJSON_AddNumberToObject(o, "wall_s", r->wall_s);
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
