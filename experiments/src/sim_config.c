@@ -124,11 +124,9 @@ static const struct sim_param POLICY[] = {
             "`dynamoml`"},
     {"preset", SIM_P_STR, PI(preset, const char *),
      .doc = "a named set of params: how the system's authors (or the paper that compared against "
-            "it) configured it — `symphony`: `nexuslb` (default); `nexus`: `paper` (default), "
-            "`original`, `nexuslb`; `clockwork`: `paper` (default), `infer4`, `infer5`; "
-            "`shepherd`: `paper` (default), `nexuslb`; `dynamoml`: `k8s`, `k8s-sharing`, "
-            "`k8s-scaling`, `dynamoml`. `servesim policies` lists each with its params and "
-            "source; the run's stored `config_json` holds the merged params"},
+            "it) configured it. Each policy's presets, its default one and their sources: "
+            "`servesim policies` (docs/policies.md, \"Every policy\"); the run's stored "
+            "`config_json` holds the merged params"},
     {"params", SIM_P_OBJ, PI(params, const cJSON *),
      .doc = "policy parameters (docs/policies.md); keys given here override the preset's. A key "
             "the policy does not take is an error that lists the keys it takes and names the "
