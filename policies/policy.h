@@ -21,7 +21,8 @@ int policy_count(void);
 const struct policy_ops *policy_at(int i);
 /* "\"a\", \"b\"" into buf, for messages. */
 void policy_names(char *buf, size_t size);
-/* Checks policy.params against the policy's param_keys (unknown keys are errors). */
+/* Checks policy.params against the policy's table of params (unknown keys are errors, the
+ * message listing what it takes and which policies take the key). */
 int policy_check_params(const struct policy_ops *p, const cJSON *params);
 
 /* A named set of policy.params (presets.c): how a system's authors configured it. */

@@ -54,7 +54,17 @@ int cmd_keys(const struct opts *o)
         }
         return 0;
     }
-    if (sim_params_text(t, prefix, o->config, stdout) == 0 && (o->config || !o->policy_given))
+    int shown = 0;
+    if (o->own) {                       /* the policy's own rows, not the shared ones */
+        for (const struct sim_param *r = t; r && r->key; r++) {
+            struct sim_param one[2] = {*r, {NULL}};
+            if (r->type != SIM_P_INCLUDE)
+                shown += sim_params_text(one, prefix, o->config, stdout);
+        }
+    } else {
+        shown = sim_params_text(t, prefix, o->config, stdout);
+    }
+    if (shown == 0 && (o->config || !o->policy_given))
         return cli_fail(sim_err_set(SIM_EUSAGE, "keys: no key starts with \"%s\"%s%s", o->config,
                                 o->policy_given ? " among the params of " : "",
                                 o->policy_given ? o->policy : ""));

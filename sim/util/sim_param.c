@@ -38,7 +38,7 @@ static int enum_index(const struct sim_param *r)
 void sim_params_defaults(const struct sim_param *t, void *base)
 {
     for (const struct sim_param *r = t; r && r->key; r++) {
-        if (r->flags & SIM_P_NODEF)
+        if (r->flags & (SIM_P_NODEF | SIM_P_DOC))
             continue;
         switch (r->type) {
         case SIM_P_NUM: *AT(base, r, double) = r->def; break;
@@ -56,42 +56,36 @@ void sim_params_defaults(const struct sim_param *t, void *base)
     }
 }
 
-/* The keys of t's rows in order, included tables' in place, into keys[0..max-1]; returns
- * how many (at most max - 1: keys[n] is NULL). */
+/* The keys of t's rows in order, included tables' in place, appended to keys[*n..max-1]
+ * (past max they are left out: sim_params_check keeps every table below SIM_PARAMS_MAX). */
+static void collect(const struct sim_param *t, const char **keys, int *n, int max)
+{
+    for (const struct sim_param *r = t; r && r->key; r++)
+        if (r->type == SIM_P_INCLUDE)
+            collect(r->rows, keys, n, max);
+        else if (!(r->flags & SIM_P_DOC) && *n < max)
+            keys[(*n)++] = r->key;
+}
+
 static int collect_keys(const struct sim_param *t, const char **keys, int max)
 {
     int n = 0;
-    const struct sim_param *stack[8] = {t};
-    for (int d = 0; d >= 0;) {            /* the rows in order, included tables in place */
-        const struct sim_param *r = stack[d];
-        if (!r || !r->key) {
-            if (--d >= 0)
-                stack[d]++;
-            continue;
-        }
-        if (r->type == SIM_P_INCLUDE && d < 7) {
-            stack[++d] = r->rows;
-            continue;
-        }
-        if (r->type != SIM_P_INCLUDE && !(r->flags & SIM_P_DOC) && n < max - 1)
-            keys[n++] = r->key;
-        stack[d]++;
-    }
+    collect(t, keys, &n, max - 1);
     keys[n] = NULL;
     return n;
 }
 
 int sim_params_keys(const struct sim_param *t, const cJSON *obj, const char *path)
 {
-    const char *keys[128];
-    collect_keys(t, keys, 128);
+    const char *keys[SIM_PARAMS_MAX + 1];
+    collect_keys(t, keys, SIM_PARAMS_MAX + 1);
     return sim_json_keys(obj, path, keys);
 }
 
 void sim_params_key_list(const struct sim_param *t, char *buf, size_t size)
 {
-    const char *keys[128];
-    int n = collect_keys(t, keys, 128);
+    const char *keys[SIM_PARAMS_MAX + 1];
+    int n = collect_keys(t, keys, SIM_PARAMS_MAX + 1);
     buf[0] = '\0';
     for (int i = 0; i < n; i++) {
         size_t l = strlen(buf);
@@ -104,6 +98,8 @@ static int read_row(const struct sim_param *r, const cJSON *obj, const char *pat
     bool req = r->flags & SIM_P_REQUIRED;
     long l;
     int rc;
+    if (r->flags & SIM_P_DOC)
+        return 0;
     switch (r->type) {
     case SIM_P_NUM:
         return sim_json_num(obj, path, r->key, req, r->cons, AT(base, r, double));
@@ -222,22 +218,23 @@ typedef void (*row_fn)(const struct sim_param *r, const char *key, void *ctx);
 static void walk(const struct sim_param *t, const char *prefix, row_fn fn, void *ctx)
 {
     for (const struct sim_param *r = t; r && r->key; r++) {
-        char key[SIM_JPATH_MAX];
+        char key[SIM_JPATH_MAX], inner[SIM_JPATH_MAX + 64];
         sim_jpath(key, sizeof key, prefix, r->key);
-        if (r->type == SIM_P_SECTION && (r->flags & SIM_P_EACH))
-            strncat(key, "[]", sizeof key - strlen(key) - 1);
-        if (r->type == SIM_P_SECTION && (r->flags & SIM_P_MAP)) {   /* key.NAME: .sdef */
-            size_t l = strlen(key);
-            snprintf(key + l, sizeof key - l, ".%s", r->sdef ? r->sdef : "NAME");
-        }
         if (r->type == SIM_P_INCLUDE) {
             walk(r->rows, prefix, fn, ctx);
             continue;
         }
+        if (r->type == SIM_P_SECTION && (r->flags & SIM_P_EACH))   /* the array: key[] */
+            strncat(key, "[]", sizeof key - strlen(key) - 1);
         if (r->type != SIM_P_SECTION || r->doc)
             fn(r, key, ctx);
-        if (r->type == SIM_P_SECTION)
-            walk(r->rows, key, fn, ctx);
+        if (r->type != SIM_P_SECTION)
+            continue;
+        if (r->flags & SIM_P_MAP)       /* its members: key.NAME (.sdef) */
+            snprintf(inner, sizeof inner, "%s.%s", key, r->sdef ? r->sdef : "NAME");
+        else
+            snprintf(inner, sizeof inner, "%s", key);
+        walk(r->rows, inner, fn, ctx);
     }
 }
 
@@ -321,4 +318,52 @@ int sim_params_text(const struct sim_param *t, const char *prefix, const char *f
     struct text_ctx c = {f, filter, 0};
     walk(t, prefix, text_row, &c);
     return c.n;
+}
+
+static int check_rows(const struct sim_param *t, char *why, size_t size, int depth)
+{
+    if (depth > 8)
+        return snprintf(why, size, "tables included or nested more than 8 deep"), -1;
+    for (const struct sim_param *r = t; r && r->key; r++) {
+        const char *k = r->key;
+        if (r->type == SIM_P_INCLUDE || r->type == SIM_P_SECTION) {
+            if (!r->rows)
+                return snprintf(why, size, "%s: no rows", k), -1;
+            if (check_rows(r->rows, why, size, depth + 1))
+                return -1;
+            if (r->type == SIM_P_INCLUDE)
+                continue;
+        }
+        if (r->type != SIM_P_SECTION && (!r->doc || !r->doc[0]))
+            return snprintf(why, size, "%s: no doc", k), -1;
+        if (r->type == SIM_P_HAND && !r->type_doc)
+            return snprintf(why, size, "%s: read by hand, but no type_doc says its type", k), -1;
+        if (r->type == SIM_P_ENUM && (!r->choices || !r->choices[0]))
+            return snprintf(why, size, "%s: an enum without choices", k), -1;
+        if (r->type == SIM_P_ENUM && r->sdef) {
+            bool found = false;
+            for (int i = 0; r->choices[i]; i++)
+                found |= strcmp(r->choices[i], r->sdef) == 0;
+            if (!found)
+                return snprintf(why, size, "%s: default \"%s\" is not one of its choices", k,
+                                r->sdef), -1;
+        }
+        if ((r->flags & SIM_P_REQUIRED) && (r->flags & SIM_P_NODEF))
+            return snprintf(why, size, "%s: required and defaulted by the caller", k), -1;
+    }
+    return 0;
+}
+
+int sim_params_check(const struct sim_param *t, char *why, size_t size)
+{
+    const char *keys[SIM_PARAMS_MAX + 2];
+    int n = 0;
+    collect(t, keys, &n, SIM_PARAMS_MAX + 1);
+    if (n > SIM_PARAMS_MAX)
+        return snprintf(why, size, "more than %d keys", SIM_PARAMS_MAX), -1;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(keys[i], keys[j]) == 0)
+                return snprintf(why, size, "%s: twice", keys[i]), -1;
+    return check_rows(t, why, size, 0);
 }

@@ -77,14 +77,21 @@ struct sim_param {
     const struct sim_param *rows;   /* SIM_P_INCLUDE */
 };
 
-/* offsetof(T, f), and a compile error (distinct pointer types) unless T's f is a `type`. */
+/* offsetof(T, f), and a warning (distinct pointer types; an error where warnings are, as in
+ * the dev and CI presets) unless T's f is a `type`. */
 #define SIM_P_AT(T, f, type) .off = offsetof(T, f) + 0 * sizeof((type *)0 == &((T *)0)->f)
 /* For SIM_P_ENUM: T's f is an int or an enum of an int's size. */
 #define SIM_P_AT_ENUM(T, f) \
     .off = offsetof(T, f) + 0 * sizeof(char[sizeof(((T *)0)->f) == sizeof(int) ? 1 : -1])
 
-/* The rows of a table (not counting the NULL one). */
+/* The keys a table takes: its rows, included tables' counted in place, documentation-only
+ * rows not counted. */
 int sim_params_count(const struct sim_param *t);
+/* Whether a table is well formed (tests run it over every table): every row has a doc, an
+ * enum's default names one of its choices, a hand-read row says its type, a section has
+ * rows, no key twice, at most SIM_PARAMS_MAX keys. 0, or -1 with why[] saying which row. */
+#define SIM_PARAMS_MAX 120
+int sim_params_check(const struct sim_param *t, char *why, size_t size);
 /* The row of `key`, or NULL. */
 const struct sim_param *sim_params_find(const struct sim_param *t, const char *key);
 /* "a, b, c": the keys of a table (included ones in place) into buf, for messages. */

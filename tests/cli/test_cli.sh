@@ -845,6 +845,9 @@ keys_lists_every_key() {
   "$bin" keys --policy shepherd > "$tmp/keys" || fail "keys --policy: exit $?"
   grep -qx "policy.params.lambda" "$tmp/keys" && grep -q '^      > 1, 3.03$' "$tmp/keys" ||
     fail "keys --policy shepherd: $(cat "$tmp/keys")"
+  "$bin" keys --policy rrl --own > "$tmp/keys" || fail "keys --own: exit $?"
+  grep -qx 'policy.params.radius' "$tmp/keys" && ! grep -qx 'policy.params.slot_s' "$tmp/keys" ||
+    fail "keys --policy rrl --own (text): $(cat "$tmp/keys")"
   "$bin" keys --policy rrl --own --markdown > "$tmp/keys" || fail "keys --own: exit $?"
   grep -q '^| `radius` |' "$tmp/keys" && ! grep -q '^| `slot_s` |' "$tmp/keys" ||
     fail "keys --policy rrl --own: $(cat "$tmp/keys")"

@@ -604,9 +604,9 @@ static void registry_is_well_formed(void)
               p->name ? p->name : "?");
         CHECK(p->init || sim_params_count(p->params) == 0,
               "policy %s: params but no init to read them", p->name ? p->name : "?");
-        for (const struct sim_param *r = p->params; r && r->key; r++)   /* documented rows */
-            CHECK(r->type == SIM_P_INCLUDE || (r->doc && r->doc[0]),
-                  "policy %s: param %s has no doc", p->name, r->key);
+        char why[256];                  /* its params' table: docs, defaults, no key twice */
+        CHECK(sim_params_check(p->params, why, sizeof why) == 0, "policy %s: params: %s",
+              p->name, why);
         CHECK(policy_find(p->name) == p, "policy_find(%s) does not return it", p->name);
         for (int j = 0; j < i; j++)
             CHECK(strcmp(policy_at(j)->name, p->name) != 0, "duplicate name %s", p->name);

@@ -13,6 +13,7 @@
 
 #include "policy.h"
 #include "sim.h"
+#include "sim_config.h"
 #include "sim_err.h"
 #include "sim_goodput.h"
 #include "sim_heap.h"
@@ -20,12 +21,14 @@
 #include "sim_param.h"
 #include "sim_result.h"
 #include "sim_store.h"
+#include "sim_sweep.h"
 #include "test_run.h"
 #include "test_src.h"
 #include "sim_rng.h"
 #include "sim_rng.h"
 #include "test.h"
 #include "wl_arrival.h"
+#include "wl_zoo.h"
 
 static void heap_ties_fire_in_insertion_order(void)
 {
@@ -554,6 +557,30 @@ static void params_table_reads_checks_and_documents(void)
     }
     CHECK(at == len, "%zu bytes of rows, %zu written", at, len);
     free(buf);
+    /* every table the project declares is well formed, and a malformed one is caught */
+    char why[256];
+    const struct { const struct sim_param *t; const char *name; } all[] = {
+        {sim_config_keys(), "config"}, {sim_sweep_keys, "sweep"}, {wl_zoo_keys, "zoo"},
+        {wl_zoo_ref_keys, "zoo reference"}, {wl_model_keys, "model"}, {PT, "test"}};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        CHECK(sim_params_check(all[k].t, why, sizeof why) == 0, "%s: %s", all[k].name, why);
+    static const struct sim_param BAD_DEFAULT[] = {
+        {"e", SIM_P_ENUM, SIM_P_AT_ENUM(struct pt, e), .choices = PT_CHOICES, .sdef = "four",
+         .doc = "x"},
+        {NULL}};
+    static const struct sim_param NO_DOC[] = {
+        {"b", SIM_P_BOOL, SIM_P_AT(struct pt, b, bool)}, {NULL}};
+    static const struct sim_param TWICE[] = {
+        {"b", SIM_P_BOOL, SIM_P_AT(struct pt, b, bool), .doc = "x"},
+        {"inner", SIM_P_INCLUDE, .rows = TWICE + 2},
+        {"b", SIM_P_BOOL, SIM_P_AT(struct pt, b, bool), .doc = "y"},
+        {NULL}};
+    CHECK(sim_params_check(BAD_DEFAULT, why, sizeof why) < 0 && strstr(why, "\"four\""),
+          "a default outside the choices passed: %s", why);
+    CHECK(sim_params_check(NO_DOC, why, sizeof why) < 0 && strstr(why, "no doc"),
+          "a row without doc passed: %s", why);
+    CHECK(sim_params_check(TWICE, why, sizeof why) < 0 && strstr(why, "twice"),
+          "a key twice (via an include) passed: %s", why);
 }
 
 /* M/D/1: batch size 1, deterministic service D, Poisson arrivals, one GPU, FIFO.
