@@ -454,6 +454,49 @@ const struct sim_param wl_zoo_ref_keys[] = {
     {NULL}};
 #undef ZR
 
+/* The index of the zoo's model named `name` among its entries, or -1. */
+static int entry_named(const cJSON *const *entries, int nz, const char *name)
+{
+    for (int j = 0; j < nz; j++) {
+        const cJSON *nmj = cJSON_GetObjectItemCaseSensitive(entries[j], "name");
+        if (cJSON_IsString(nmj) && strcmp(nmj->valuestring, name) == 0)
+            return j;
+    }
+    return -1;
+}
+
+/* Whether model m passes select's beta/alpha filter (gt, lt; < 0: none) on the zoo's kind. */
+static bool passes(const struct sim_model_cfg *m, const char *kind, double gt, double lt)
+{
+    if (gt < 0 && lt < 0)
+        return true;
+    int k = kind ? sim_model_cfg_kind(m, kind) : -1;
+    double ratio = k >= 0 && m->prof[k].form == SIM_PROF_LINEAR && m->prof[k].alpha_ms > 0
+                       ? m->prof[k].beta_ms / m->prof[k].alpha_ms : -1;
+    return !(ratio < 0 || (gt >= 0 && !(ratio > gt)) || (lt >= 0 && !(ratio < lt)));
+}
+
+/* The reference's overrides on a selected model: latency_scale, stack_scale, slo_ms,
+ * max_batch. On an error the model is freed. */
+static int apply_ref(struct sim_model_cfg *m, const struct zref_in *in, const char *path)
+{
+    if (in->latency_scale)
+        scale_latencies(m, in->latency_scale);
+    m->stack_ms *= in->stack_scale;
+    if (m->stack_ms > WL_STACK_MS_MAX) {
+        int rc = sim_err_set(SIM_EINVAL, "%s.stack_scale: model %s's stack_ms x %g is %g ms, "
+                             "expected at most %g", path, m->name, in->stack_scale, m->stack_ms,
+                             WL_STACK_MS_MAX);
+        sim_model_cfg_free(m);
+        return rc;
+    }
+    if (in->slo_ms > 0)
+        m->slo_ms = in->slo_ms;
+    if (in->max_batch > 0)
+        m->max_batch = in->max_batch;
+    return 0;
+}
+
 int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
                   struct sim_model_cfg **models, int *n)
 {
@@ -464,11 +507,9 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
         return rc;
     const char *zref = in.zoo;
     const cJSON *lscale = in.latency_scale;
-    double slo = in.slo_ms, stack_scale = in.stack_scale;
-    long max_batch = in.max_batch;
-    if (stack_scale > 1e3)
+    if (in.stack_scale > 1e3)
         return sim_err_set(SIM_EINVAL, "%s.stack_scale: expected at most 1000, got %.15g", path,
-                           stack_scale);
+                           in.stack_scale);
 
     char file[1024], sp[SIM_JPATH_MAX];
     wl_zoo_resolve(zref, base_dir, file, sizeof file);
@@ -529,13 +570,7 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
                 rc = sim_json_expected(ip, "a model name", s);
                 goto out;
             }
-            zi = -1;
-            for (int j = 0; j < nz && zi < 0; j++) {
-                const cJSON *nmj = cJSON_GetObjectItemCaseSensitive(entries[j], "name");
-                if (cJSON_IsString(nmj) && strcmp(nmj->valuestring, s->valuestring) == 0)
-                    zi = j;
-            }
-            if (zi < 0) {
+            if ((zi = entry_named(entries, nz, s->valuestring)) < 0) {
                 rc = sim_err_set(SIM_EINVAL, "%s: model \"%s\" is not in zoo %s", ip,
                                  s->valuestring, file);
                 goto out;
@@ -548,30 +583,12 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
             sim_err_prefix(rc, file);
             goto out;
         }
-        if (gt >= 0 || lt >= 0) {
-            const struct sim_model_cfg *mc = &(*models)[*n];
-            int k = kind ? sim_model_cfg_kind(mc, kind) : -1;
-            double ratio = k >= 0 && mc->prof[k].form == SIM_PROF_LINEAR && mc->prof[k].alpha_ms > 0
-                               ? mc->prof[k].beta_ms / mc->prof[k].alpha_ms : -1;
-            if (ratio < 0 || (gt >= 0 && !(ratio > gt)) || (lt >= 0 && !(ratio < lt))) {
-                sim_model_cfg_free(&(*models)[*n]);
-                continue;
-            }
-        }
-        if (lscale)
-            scale_latencies(&(*models)[*n], lscale);
-        (*models)[*n].stack_ms *= stack_scale;
-        if ((*models)[*n].stack_ms > WL_STACK_MS_MAX) {
-            rc = sim_err_set(SIM_EINVAL, "%s.stack_scale: model %s's stack_ms x %g is %g ms, "
-                             "expected at most %g", path, (*models)[*n].name, stack_scale,
-                             (*models)[*n].stack_ms, WL_STACK_MS_MAX);
+        if (!passes(&(*models)[*n], kind, gt, lt)) {
             sim_model_cfg_free(&(*models)[*n]);
-            goto out;
+            continue;
         }
-        if (slo > 0)
-            (*models)[*n].slo_ms = slo;
-        if (max_batch > 0)
-            (*models)[*n].max_batch = (int)max_batch;
+        if ((rc = apply_ref(&(*models)[*n], &in, path)))
+            goto out;
         (*n)++;
     }
     if (*n == n0)
