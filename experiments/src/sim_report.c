@@ -49,6 +49,80 @@ bool sim_goodput_problem(const struct sim_goodput *g, char *buf, size_t n)
     return true;
 }
 
+/* sim_report_table: training jobs, means over the jobs that got there */
+static void table_jobs(FILE *f, const struct sim_result *r)
+{
+    int done = 0, started = 0;
+    double wait = 0, train = 0, exec = 0;
+    for (int j = 0; j < r->njobs; j++) {
+        const struct sim_job_result *x = &r->jobs[j];
+        if (!isnan(x->start_s))
+            started++, wait += x->wait_s;
+        if (x->done)
+            done++, train += x->train_s, exec += x->exec_s;
+    }
+    fprintf(f, "jobs: %d of %d done", done, r->njobs);
+    if (done == r->njobs)
+        fprintf(f, ", makespan %.1f s", r->makespan_s);
+    else
+        fprintf(f, " by the end (duration_s): no makespan");
+    if (started)
+        fprintf(f, "; mean wait %.1f s (%d started)", wait / started, started);
+    if (done)
+        fprintf(f, ", train %.1f s, execution %.1f s (%d done)", train / done, exec / done, done);
+    fputc('\n', f);
+}
+
+/* sim_report_table: the executors' loads, evictions, rejected actions and preemptions, and
+ * the error of the predicted batch durations */
+static void table_execs(FILE *f, const struct sim_result *r)
+{
+    uint64_t loads = 0, evictions = 0, rejected = 0, preemptions = 0, pred = 0;
+    double wasted = 0, abs_err = 0;
+    for (int e = 0; e < r->nexecs; e++) {
+        loads += r->execs[e].load_events;
+        evictions += r->execs[e].evictions;
+        rejected += r->execs[e].rejected;
+        preemptions += r->execs[e].preemptions;
+        wasted += r->execs[e].wasted_ms;
+    }
+    for (int m = 0; m < r->nmodels; m++) {
+        pred += r->models[m].pred_n;
+        abs_err += r->models[m].pred_mean_abs_err_ms * (double)r->models[m].pred_n;
+    }
+    if (loads || evictions || rejected || preemptions)
+        fprintf(f, "executors: %llu loads, %llu evictions, %llu rejected actions, %llu "
+                   "preemptions (%.1f ms of GPU time wasted)\n", (unsigned long long)loads,
+                (unsigned long long)evictions, (unsigned long long)rejected,
+                (unsigned long long)preemptions, wasted);
+    if (pred)
+        fprintf(f, "predicted vs actual batch duration: mean |error| %.3f ms over %llu batches\n",
+                abs_err / (double)pred, (unsigned long long)pred);
+}
+
+/* sim_report_table: the goodput search and its probes */
+static void table_goodput(FILE *f, const struct sim_goodput *g)
+{
+    fprintf(f, "goodput search: %d probes, rule %s (%s)%s\n", g->nprobes,
+            sim_search_rule_names[g->rule],
+            g->rule == SIM_RULE_WORST ? "every model's bad fraction within 1 - p"
+                                      : "all requests' bad fraction within 1 - p",
+            g->monotone ? "" : " (pass/fail was not monotone in load: see goodput_search)");
+    fprintf(f, "  %-5s %10s %12s %5s %9s %12s %s\n", "probe", "scale", "offered_rps", "pass",
+            "all_bad%", "worst_bad%", "worst model");
+    for (int i = 0; i < g->nprobes; i++) {
+        const struct sim_probe *p = &g->probes[i];
+        fprintf(f, "  %-5d %10.5g %12.1f %5s %9.3f %12.3f %s\n", i, p->scale, p->offered_rps,
+                p->pass ? "yes" : "no", 100 * p->all_bad_frac, 100 * p->worst_bad_frac,
+                p->worst_model);
+    }
+    char why[512];
+    if (g->status == SIM_SEARCH_CONVERGED)
+        fprintf(f, "goodput: %.1f req/s (load x%.5g)\n", g->goodput_rps, g->goodput_scale);
+    else if (sim_goodput_problem(g, why, sizeof why))
+        fprintf(f, "goodput: none (%s)\n", why);
+}
+
 void sim_report_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g)
 {
     fprintf(f, "experiment %s  policy %s  seed %llu  load x%.4g  %g s (warm-up %g s",
@@ -106,73 +180,16 @@ void sim_report_table(FILE *f, const struct sim_result *r, const struct sim_good
     if (r->nnotebooks)
         fprintf(f, "notebooks: %d, %llu bursts done, mean slowdown %.2f\n", r->nnotebooks,
                 (unsigned long long)r->nb_bursts, r->nb_bursts ? r->nb_slowdown : 0.0);
-    if (r->njobs) {                     /* training jobs: means over the jobs that got there */
-        int done = 0, started = 0;
-        double wait = 0, train = 0, exec = 0;
-        for (int j = 0; j < r->njobs; j++) {
-            const struct sim_job_result *x = &r->jobs[j];
-            if (!isnan(x->start_s))
-                started++, wait += x->wait_s;
-            if (x->done)
-                done++, train += x->train_s, exec += x->exec_s;
-        }
-        fprintf(f, "jobs: %d of %d done", done, r->njobs);
-        if (done == r->njobs)
-            fprintf(f, ", makespan %.1f s", r->makespan_s);
-        else
-            fprintf(f, " by the end (duration_s): no makespan");
-        if (started)
-            fprintf(f, "; mean wait %.1f s (%d started)", wait / started, started);
-        if (done)
-            fprintf(f, ", train %.1f s, execution %.1f s (%d done)", train / done, exec / done, done);
-        fputc('\n', f);
-    }
-    uint64_t loads = 0, evictions = 0, rejected = 0, preemptions = 0, pred = 0;
-    double wasted = 0, abs_err = 0;
-    for (int e = 0; e < r->nexecs; e++) {
-        loads += r->execs[e].load_events;
-        evictions += r->execs[e].evictions;
-        rejected += r->execs[e].rejected;
-        preemptions += r->execs[e].preemptions;
-        wasted += r->execs[e].wasted_ms;
-    }
-    for (int m = 0; m < r->nmodels; m++) {
-        pred += r->models[m].pred_n;
-        abs_err += r->models[m].pred_mean_abs_err_ms * (double)r->models[m].pred_n;
-    }
-    if (loads || evictions || rejected || preemptions)
-        fprintf(f, "executors: %llu loads, %llu evictions, %llu rejected actions, %llu "
-                   "preemptions (%.1f ms of GPU time wasted)\n", (unsigned long long)loads,
-                (unsigned long long)evictions, (unsigned long long)rejected,
-                (unsigned long long)preemptions, wasted);
-    if (pred)
-        fprintf(f, "predicted vs actual batch duration: mean |error| %.3f ms over %llu batches\n",
-                abs_err / (double)pred, (unsigned long long)pred);
+    if (r->njobs)
+        table_jobs(f, r);
+    table_execs(f, r);
     if (r->ctrl_threads)
         fprintf(f, "controller: %d thread%s, %.1f%% busy, %llu decisions waited %.3f ms on "
                 "average for a thread (longest %.3f ms)\n", r->ctrl_threads,
                 r->ctrl_threads > 1 ? "s" : "", 100 * r->ctrl_busy_frac,
                 (unsigned long long)r->ctrl_decisions, r->ctrl_wait_mean_ms, r->ctrl_wait_max_ms);
-    if (g) {
-        fprintf(f, "goodput search: %d probes, rule %s (%s)%s\n", g->nprobes,
-                sim_search_rule_names[g->rule],
-                g->rule == SIM_RULE_WORST ? "every model's bad fraction within 1 - p"
-                                          : "all requests' bad fraction within 1 - p",
-                g->monotone ? "" : " (pass/fail was not monotone in load: see goodput_search)");
-        fprintf(f, "  %-5s %10s %12s %5s %9s %12s %s\n", "probe", "scale", "offered_rps", "pass",
-                "all_bad%", "worst_bad%", "worst model");
-        for (int i = 0; i < g->nprobes; i++) {
-            const struct sim_probe *p = &g->probes[i];
-            fprintf(f, "  %-5d %10.5g %12.1f %5s %9.3f %12.3f %s\n", i, p->scale, p->offered_rps,
-                    p->pass ? "yes" : "no", 100 * p->all_bad_frac, 100 * p->worst_bad_frac,
-                    p->worst_model);
-        }
-        char why[512];
-        if (g->status == SIM_SEARCH_CONVERGED)
-            fprintf(f, "goodput: %.1f req/s (load x%.5g)\n", g->goodput_rps, g->goodput_scale);
-        else if (sim_goodput_problem(g, why, sizeof why))
-            fprintf(f, "goodput: none (%s)\n", why);
-    }
+    if (g)
+        table_goodput(f, g);
 }
 
 /* The outcome fields a model and a path share: counts and latency quantiles p50..p999. */
