@@ -111,31 +111,11 @@ const struct sim_param sim_sweep_keys[] = {
     {NULL}};
 #undef SI
 
-int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int nsets)
+/* The sweep's axes: its cases first (named sets of overrides), then the grid's; their points'
+ * count, at most a million, and each axis's values by index. */
+static int sweep_axes(struct sweep *w, const char *file, const cJSON *cases, const cJSON *grid)
 {
-    struct sweep_in in;
     int rc;
-    if ((rc = sim_json_load_file(file, &w->json)))
-        return rc;
-    const cJSON *j = w->json;
-    if (!cJSON_IsObject(j))
-        return sim_err_set(SIM_EINVAL, "%s: expected a JSON object at the top level", file);
-    if ((rc = sim_params_read(sim_sweep_keys, j, "", &in)) ||
-        (rc = sim_json_obj(j, "", "grid", !in.cases, &in.grid)))
-        return sim_err_prefix(rc, file);
-    const char *name = in.name, *base = in.base;
-    const cJSON *grid = in.grid, *set = in.set, *cases = in.cases;
-    int mode = in.mode;
-    snprintf(w->name, sizeof w->name, "%s", name);
-    w->goodput = mode == 1;
-    char *tmp = strdup(file);
-    if (!tmp)
-        return SIM_ENOMEM;
-    if (base[0] == '/')
-        snprintf(w->base, sizeof w->base, "%s", base);
-    else
-        snprintf(w->base, sizeof w->base, "%s/%s", dirname(tmp), base);
-    free(tmp);
     w->npoints = 1;
     if (cases) {                        /* the first axis: named sets of overrides */
         int n = cJSON_GetArraySize(cases), k = 0;
@@ -186,18 +166,14 @@ int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int 
         for (const cJSON *v = w->values[a]->child; v; v = v->next)
             w->item[a][i++] = v;
     }
-    int nset = set ? cJSON_GetArraySize(set) : 0;
-    w->fixed = calloc((size_t)(nset + nsets + 1), sizeof *w->fixed);
-    if (!w->fixed)
-        return SIM_ENOMEM;
-    const cJSON *it;
-    if (set)
-        cJSON_ArrayForEach(it, set)
-            if (!(w->fixed[w->nfixed++] = assignment(it->string, it)))
-                return SIM_ENOMEM;
-    for (int i = 0; i < nsets; i++)
-        if (!(w->fixed[w->nfixed++] = strdup(sets[i])))
-            return SIM_ENOMEM;
+    return 0;
+}
+
+/* The sweep's identity, NAME@HASH: a hash of its file, its base config and the command
+ * line's overrides. */
+static int sweep_identity(struct sweep *w, const char *file, const char *const *sets, int nsets)
+{
+    int rc;
     /* the sweep's identity: its file, its base config and the extra overrides */
     char *text = cJSON_PrintUnformatted(w->json);
     cJSON *bj = NULL;
@@ -218,6 +194,48 @@ int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int 
     free(btext);
     snprintf(w->id, sizeof w->id, "%s@%016llx", w->name, (unsigned long long)h);
     return 0;
+}
+
+int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int nsets)
+{
+    struct sweep_in in;
+    int rc;
+    if ((rc = sim_json_load_file(file, &w->json)))
+        return rc;
+    const cJSON *j = w->json;
+    if (!cJSON_IsObject(j))
+        return sim_err_set(SIM_EINVAL, "%s: expected a JSON object at the top level", file);
+    if ((rc = sim_params_read(sim_sweep_keys, j, "", &in)) ||
+        (rc = sim_json_obj(j, "", "grid", !in.cases, &in.grid)))
+        return sim_err_prefix(rc, file);
+    const char *name = in.name, *base = in.base;
+    const cJSON *grid = in.grid, *set = in.set, *cases = in.cases;
+    int mode = in.mode;
+    snprintf(w->name, sizeof w->name, "%s", name);
+    w->goodput = mode == 1;
+    char *tmp = strdup(file);
+    if (!tmp)
+        return SIM_ENOMEM;
+    if (base[0] == '/')
+        snprintf(w->base, sizeof w->base, "%s", base);
+    else
+        snprintf(w->base, sizeof w->base, "%s/%s", dirname(tmp), base);
+    free(tmp);
+    if ((rc = sweep_axes(w, file, cases, grid)))
+        return rc;
+    int nset = set ? cJSON_GetArraySize(set) : 0;
+    w->fixed = calloc((size_t)(nset + nsets + 1), sizeof *w->fixed);
+    if (!w->fixed)
+        return SIM_ENOMEM;
+    const cJSON *it;
+    if (set)
+        cJSON_ArrayForEach(it, set)
+            if (!(w->fixed[w->nfixed++] = assignment(it->string, it)))
+                return SIM_ENOMEM;
+    for (int i = 0; i < nsets; i++)
+        if (!(w->fixed[w->nfixed++] = strdup(sets[i])))
+            return SIM_ENOMEM;
+    return sweep_identity(w, file, sets, nsets);
 }
 
 int sweep_make_point(const struct sweep *w, long idx, struct point *p)
