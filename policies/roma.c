@@ -499,6 +499,79 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
 
 /* ---------------------------------------------------------------- setup */
 
+/* The per-model and per-node arrays (st->nm, st->nn set). */
+static int roma_alloc(struct roma *st)
+{
+    size_t nm = (size_t)st->nm, nn = (size_t)st->nn;
+    st->set = calloc(nm, sizeof *st->set);
+    st->pg = calloc(nm, sizeof *st->pg);
+    st->K = calloc(nm, sizeof *st->K);
+    st->a = calloc(nm, sizeof *st->a);
+    st->done = calloc(nm, sizeof *st->done);
+    st->cpu = malloc(nn * nm * sizeof *st->cpu);
+    st->u = calloc(nn * nm, sizeof *st->u);
+    st->e_prev = calloc(nn * nm, sizeof *st->e_prev);
+    st->ac = calloc(nn, sizeof *st->ac);
+    st->qlen = calloc(nm, sizeof *st->qlen);
+    st->has_r = calloc(nm, sizeof *st->has_r);
+    st->idle = calloc(nn, sizeof *st->idle);
+    st->E = calloc(nm, sizeof *st->E);
+    st->R = calloc(nm, sizeof *st->R);
+    st->head = calloc(nm, sizeof *st->head);
+    st->dem = calloc(nm, sizeof *st->dem);
+    st->grant = calloc(nm, sizeof *st->grant);
+    if (!st->set || !st->pg || !st->K || !st->a || !st->done || !st->cpu || !st->u ||
+        !st->e_prev || !st->ac || !st->qlen || !st->has_r || !st->idle || !st->E || !st->R ||
+        !st->head || !st->dem || !st->grant)
+        return SIM_ENOMEM;
+    return 0;
+}
+
+/* One CPU executor per node with cores and model, each starting with its share of the node's
+ * cores (static: static_cores_per_node split evenly; else u0, at most an even split), and with
+ * gains "pole" each model's gains from the plant at the set point. Returns the nodes with
+ * cores through *cpu_nodes. */
+static int add_cpu_executors(struct sim *s, struct roma *st, const char *path, double period_s,
+                             int *cpu_nodes_out)
+{
+    const struct sim_world *w = sim_world(s);
+    int cpu_nodes = 0;
+    for (int node = 0; node < st->nn; node++) {
+        const struct sim_node_cfg *nd = &w->nodes[node];
+        st->ac[node] = nd->cores > 0 ? nd->cores - st->gc : 0;
+        if (nd->cores > 0 && st->ac[node] <= 0)
+            return sim_err_set(SIM_EINVAL, "%s.gc_cores: %g leaves node \"%s\" (%d cores) none "
+                               "for CPU executors", path, st->gc, nd->name, nd->cores);
+        double each = st->cpu_mode == CPU_STATIC
+                          ? fmin(st->static_cores, st->ac[node]) / st->nm
+                          : fmin(st->u0, st->ac[node] / st->nm);
+        for (int m = 0; m < st->nm; m++) {
+            int i = node * st->nm + m;
+            st->cpu[i] = -1;
+            if (nd->cores <= 0)
+                continue;
+            st->u[i] = each;
+            int milli = (int)floor(each * 1000 + 1e-9);
+            if ((st->cpu[i] = sim_exec_add_cpu(s, node, m, milli < 1 ? 1 : milli)) < 0)
+                return sim_out_of_memory(s) ? SIM_ENOMEM  /* said (sim_fail_nomem) */
+                                            : SIM_EINVAL; /* the message names model, node */
+            if (st->pole && m >= 0) {   /* the plant at the set point and the configured rate */
+                const struct sim_model *md = sim_model(s, m);
+                double mu = 1e9 / (double)sim_latency_ns(s, m, sim_exec(s, st->cpu[i])->kind, 1);
+                double tau0 = st->set[m], rO = md->rate_rps * sim_load_scale(s);
+                double k = rO > 0 ? mu * tau0 / rO : 0, b = 1 - period_s / tau0;
+                if (roma_pole_gains(k, b, st->q, &st->K[m], &st->a[m]))
+                    return sim_err_set(SIM_EINVAL, "%s.gains \"pole\": no gains for model "
+                                       "\"%s\" (k %g, b %g, q %g)", path, md->cfg->name, k, b,
+                                       st->q);
+            }
+        }
+        cpu_nodes += nd->cores > 0;
+    }
+    *cpu_nodes_out = cpu_nodes;
+    return 0;
+}
+
 static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, int cpu,
                      double static_cores)
 {
@@ -533,28 +606,8 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
         st->keep_ns = RULES_NS;
     st->nm = sim_model_count(s);
     st->nn = w->nnodes;
-    size_t nm = (size_t)st->nm, nn = (size_t)st->nn;
-    st->set = calloc(nm, sizeof *st->set);
-    st->pg = calloc(nm, sizeof *st->pg);
-    st->K = calloc(nm, sizeof *st->K);
-    st->a = calloc(nm, sizeof *st->a);
-    st->done = calloc(nm, sizeof *st->done);
-    st->cpu = malloc(nn * nm * sizeof *st->cpu);
-    st->u = calloc(nn * nm, sizeof *st->u);
-    st->e_prev = calloc(nn * nm, sizeof *st->e_prev);
-    st->ac = calloc(nn, sizeof *st->ac);
-    st->qlen = calloc(nm, sizeof *st->qlen);
-    st->has_r = calloc(nm, sizeof *st->has_r);
-    st->idle = calloc(nn, sizeof *st->idle);
-    st->E = calloc(nm, sizeof *st->E);
-    st->R = calloc(nm, sizeof *st->R);
-    st->head = calloc(nm, sizeof *st->head);
-    st->dem = calloc(nm, sizeof *st->dem);
-    st->grant = calloc(nm, sizeof *st->grant);
-    if (!st->set || !st->pg || !st->K || !st->a || !st->done || !st->cpu || !st->u ||
-        !st->e_prev || !st->ac || !st->qlen || !st->has_r || !st->idle || !st->E || !st->R ||
-        !st->head || !st->dem || !st->grant)
-        return SIM_ENOMEM;
+    if ((rc = roma_alloc(st)))
+        return rc;
     st->rr_last = st->nm - 1;
     int gpu_kind = sim_exec_count(s) > 0 ? sim_exec(s, 0)->kind : -1;
     for (int m = 0; m < st->nm; m++) {
@@ -563,39 +616,9 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
         st->K[m] = K;
         st->a[m] = a;
     }
-    int cpu_nodes = 0;
-    for (int node = 0; node < st->nn; node++) {
-        const struct sim_node_cfg *nd = &w->nodes[node];
-        st->ac[node] = nd->cores > 0 ? nd->cores - st->gc : 0;
-        if (nd->cores > 0 && st->ac[node] <= 0)
-            return sim_err_set(SIM_EINVAL, "%s.gc_cores: %g leaves node \"%s\" (%d cores) none "
-                               "for CPU executors", path, st->gc, nd->name, nd->cores);
-        double each = st->cpu_mode == CPU_STATIC
-                          ? fmin(st->static_cores, st->ac[node]) / st->nm
-                          : fmin(st->u0, st->ac[node] / st->nm);
-        for (int m = 0; m < st->nm; m++) {
-            int i = node * st->nm + m;
-            st->cpu[i] = -1;
-            if (nd->cores <= 0)
-                continue;
-            st->u[i] = each;
-            int milli = (int)floor(each * 1000 + 1e-9);
-            if ((st->cpu[i] = sim_exec_add_cpu(s, node, m, milli < 1 ? 1 : milli)) < 0)
-                return sim_out_of_memory(s) ? SIM_ENOMEM  /* said (sim_fail_nomem) */
-                                            : SIM_EINVAL; /* the message names model, node */
-            if (st->pole && m >= 0) {   /* the plant at the set point and the configured rate */
-                const struct sim_model *md = sim_model(s, m);
-                double mu = 1e9 / (double)sim_latency_ns(s, m, sim_exec(s, st->cpu[i])->kind, 1);
-                double tau0 = st->set[m], rO = md->rate_rps * sim_load_scale(s);
-                double k = rO > 0 ? mu * tau0 / rO : 0, b = 1 - period_s / tau0;
-                if (roma_pole_gains(k, b, st->q, &st->K[m], &st->a[m]))
-                    return sim_err_set(SIM_EINVAL, "%s.gains \"pole\": no gains for model "
-                                       "\"%s\" (k %g, b %g, q %g)", path, md->cfg->name, k, b,
-                                       st->q);
-            }
-        }
-        cpu_nodes += nd->cores > 0;
-    }
+    int cpu_nodes;
+    if ((rc = add_cpu_executors(s, st, path, period_s, &cpu_nodes)))
+        return rc;
     if (!cpu_nodes)
         return sim_err_set(SIM_EINVAL, "no node has CPU cores for its CPU executors "
                            "(cluster.nodes[].cores)");
