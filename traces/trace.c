@@ -159,7 +159,9 @@ static int cmp_volume(const void *a, const void *b)
 }
 
 /* Pass 1: every function of every day file with its volume; then the selection. */
-static int azf_open(struct trace_reader *rd)
+/* Pass 1 over every file: each function seen (its hash, first appearance, total volume)
+ * into *all (n of them), found by key through the map. */
+static int azf_scan(struct trace_reader *rd, struct fn **allp, int *np)
 {
     struct fn *all = NULL;
     int n = 0, cap = 0, rc = 0;
@@ -196,14 +198,15 @@ static int azf_open(struct trace_reader *rd)
             all[k].volume += sum;
         }
     }
-    if (rc < 0)
-        goto out;
-    rc = 0;
-    if (n == 0) {
-        rc = sim_err_set(SIM_EINVAL, "%s: no function rows", rd->spec.files[0]);
-        goto out;
-    }
-    /* the selection, in stream order */
+    *allp = all;
+    *np = n;
+    return rc < 0 ? rc : 0;
+}
+
+/* The selection (spec.select) of the n functions in all, moved to its front in stream
+ * order; their count into *kp. */
+static int azf_select(struct trace_reader *rd, struct fn *all, int n, int *kp)
+{
     int k = n;
     switch (rd->spec.select) {
     case TRACE_SEL_ALL:
@@ -219,8 +222,7 @@ static int azf_open(struct trace_reader *rd)
         if (!g || !pick) {
             gsl_rng_free(g);
             free(pick);
-            rc = SIM_ENOMEM;
-            goto out;
+            return SIM_ENOMEM;
         }
         gsl_ran_choose(g, pick, (size_t)k, all, (size_t)n, sizeof *all);  /* keeps order */
         memcpy(all, pick, (size_t)k * sizeof *all);
@@ -234,11 +236,9 @@ static int azf_open(struct trace_reader *rd)
             int j = 0;
             while (j < n && strcmp(all[j].hash, rd->spec.hashes[h]) != 0)
                 j++;
-            if (j == n) {
-                rc = sim_err_set(SIM_EINVAL, "function %s: not found in any of the %d day "
-                                 "files", rd->spec.hashes[h], rd->spec.nfiles);
-                goto out;
-            }
+            if (j == n)
+                return sim_err_set(SIM_EINVAL, "function %s: not found in any of the %d day "
+                                   "files", rd->spec.hashes[h], rd->spec.nfiles);
             struct fn t = all[k];
             all[k] = all[j];
             all[j] = t;
@@ -246,6 +246,23 @@ static int azf_open(struct trace_reader *rd)
         }
         break;
     }
+    *kp = k;
+    return 0;
+}
+
+static int azf_open(struct trace_reader *rd)
+{
+    struct fn *all = NULL;
+    int n = 0, rc;
+    if ((rc = azf_scan(rd, &all, &n)))
+        goto out;
+    if (n == 0) {
+        rc = sim_err_set(SIM_EINVAL, "%s: no function rows", rd->spec.files[0]);
+        goto out;
+    }
+    int k;
+    if ((rc = azf_select(rd, all, n, &k)))
+        goto out;
     rd->nstreams = k;
     rd->fns = realloc(all, (size_t)k * sizeof *all);
     all = NULL;

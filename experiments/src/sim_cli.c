@@ -316,6 +316,27 @@ static int check_positional(const char *cmd, const char *a)
     return 0;
 }
 
+/* bench --gpus N or N1,N2,...: the GPU counts of scaling runs (at most 16). */
+static int parse_gpus(struct opts *o, const char *list)
+{
+    char buf[256], *save = NULL;
+    long long n;
+    int rc;
+    snprintf(buf, sizeof buf, "%s", list);
+    o->ngpus = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (o->ngpus == 16)
+            return sim_err_set(SIM_EUSAGE, "--gpus: at most 16 counts");
+        if ((rc = sim_arg_int("--gpus", t, 1, 100000, &n)))
+            return rc;
+        o->gpus_list[o->ngpus++] = (int)n;
+    }
+    if (!o->ngpus)
+        return sim_err_set(SIM_EUSAGE, "--gpus: expected N or a list N1,N2,...");
+    o->gpus = o->gpus_list[0];
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -387,19 +408,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if ((rc = sim_arg_num(a, argv[++i], 0, false, INFINITY, &o->sample)))
                 return rc;
         } else if (strcmp(a, "--gpus") == 0 && has_next) {
-            char buf[256], *save = NULL;
-            snprintf(buf, sizeof buf, "%s", argv[++i]);
-            o->ngpus = 0;
-            for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (o->ngpus == 16)
-                    return sim_err_set(SIM_EUSAGE, "--gpus: at most 16 counts");
-                if ((rc = sim_arg_int(a, t, 1, 100000, &n)))
-                    return rc;
-                o->gpus_list[o->ngpus++] = (int)n;
-            }
-            if (!o->ngpus)
-                return sim_err_set(SIM_EUSAGE, "--gpus: expected N or a list N1,N2,...");
-            o->gpus = o->gpus_list[0];
+            if ((rc = parse_gpus(o, argv[++i])))
+                return rc;
         } else if (strcmp(a, "--rounds") == 0 && has_next) {
             if ((rc = sim_arg_int(a, argv[++i], 1, 100, &n)))
                 return rc;

@@ -276,6 +276,36 @@ static int parse_csv(struct wl_trace_cfg *tc, const cJSON *csv)
     return 0;
 }
 
+/* workload.trace.files, each resolved against the trace folder (trace_dir), into tc. */
+static int resolve_files(const struct sim_config *cfg, struct wl_trace_cfg *tc,
+                         const cJSON *files, const char *dir)
+{
+    int rc;
+    int n = 0;
+    char **names = NULL;
+    rc = parse_strings(files, "workload.trace.files", &names, &n);
+    tc->files = calloc((size_t)(n ? n : 1), sizeof *tc->files);
+    if (!rc && !tc->files)
+        rc = SIM_ENOMEM;
+    char base[4096];
+    trace_dir(cfg, dir, base, sizeof base);
+    for (int i = 0; !rc && i < n; i++) {
+        size_t len = strlen(base) + strlen(names[i]) + 2;
+        if (!(tc->files[i] = malloc(len))) {
+            rc = SIM_ENOMEM;
+            break;
+        }
+        snprintf(tc->files[i], len, names[i][0] == '/' ? "%.0s%s" : "%s/%s", base, names[i]);
+        tc->spec.nfiles = i + 1;
+    }
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    tc->spec.files = (const char *const *)tc->files;
+    tc->spec.hashes = (const char *const *)tc->hashes;
+    return rc;
+}
+
 static int parse_all(const struct sim_config *cfg, const cJSON *t, struct wl_trace_cfg *tc)
 {
     const char *P = "workload.trace";
@@ -352,30 +382,7 @@ static int parse_all(const struct sim_config *cfg, const cJSON *t, struct wl_tra
         return rc;
     if ((fmt == TRACE_CSV_COUNTS || fmt == TRACE_CSV_TIMESTAMPS) && (rc = parse_csv(tc, csv)))
         return rc;
-    /* files, resolved against the trace folder */
-    int n = 0;
-    char **names = NULL;
-    rc = parse_strings(files, "workload.trace.files", &names, &n);
-    tc->files = calloc((size_t)(n ? n : 1), sizeof *tc->files);
-    if (!rc && !tc->files)
-        rc = SIM_ENOMEM;
-    char base[4096];
-    trace_dir(cfg, dir, base, sizeof base);
-    for (int i = 0; !rc && i < n; i++) {
-        size_t len = strlen(base) + strlen(names[i]) + 2;
-        if (!(tc->files[i] = malloc(len))) {
-            rc = SIM_ENOMEM;
-            break;
-        }
-        snprintf(tc->files[i], len, names[i][0] == '/' ? "%.0s%s" : "%s/%s", base, names[i]);
-        tc->spec.nfiles = i + 1;
-    }
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    tc->spec.files = (const char *const *)tc->files;
-    tc->spec.hashes = (const char *const *)tc->hashes;
-    return rc;
+    return resolve_files(cfg, tc, files, dir);
 }
 
 int sim_config_parse_trace(const struct sim_config *cfg, const cJSON *t,
