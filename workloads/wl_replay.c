@@ -239,26 +239,72 @@ static int resolve_hole(struct wl_replay *rp, double lo, double hi, bool missing
 
 /* The next interval, windowed, with gaps resolved; t is shifted by the skipped time and the
  * window start. */
+/* The next piece of a filler (hold, interpolate): rates from fill_a to next_rate. */
+static void fill_piece(struct wl_replay *rp, struct iv *out)
+{
+    int i = rp->fill_i++;
+    double t = rp->fill_t0 + i * rp->fill_dt;
+    double dt = fmin(rp->fill_dt, rp->fill_end - t);
+    double f = (i + 0.5) / rp->fill_n;
+    out->t = t - rp->offset - rp->lo;
+    out->dt = dt;
+    out->tot = 0;
+    out->cv = 0;
+    out->size = 0;
+    for (int s = 0; s < rp->ns; s++) {
+        double r = rp->fill_a[s] + (rp->next_rate[s] - rp->fill_a[s]) * f;
+        out->c[s] = r * dt;
+        out->tot += out->c[s];
+    }
+}
+
+/* The end of the trace (raw 0) or of the window: a silence or a hole open up to it is
+ * resolved as workload.trace.gaps says. */
+static int window_end(struct wl_replay *rp, int raw, double tol)
+{
+    const struct wl_trace_cfg *tc = rp->tc;
+    double stop = raw == 0 ? fmin(rp->hi, rp->prev_end) : rp->hi;
+    int rc;
+    rp->done = true;
+    rp->end_t = stop;
+    if (tc->timestamps && tc->cv_scale == 0) {
+        if (rp->have_prev && tc->zero_run_s > 0 && stop - rp->prev_t >= tc->zero_run_s &&
+            (rc = resolve_hole(rp, rp->prev_t, stop, false, true)))
+            return rc;
+        return 0;
+    }
+    bool miss = raw != 0 && rp->have_prev && rp->prev_end + tol < stop;
+    double from = rp->hole_open ? rp->hole_lo : rp->prev_end;
+    if ((rp->hole_open || miss) &&
+        (rc = resolve_hole(rp, from, stop, rp->hole_missing || miss, true)))
+        return rc;
+    rp->hole_open = false;
+    return 0;
+}
+
+/* An interval clipped to the window, its counts prorated. */
+static void clip(const struct wl_replay *rp, struct iv *r)
+{
+    if (r->dt <= 0)
+        return;
+    double a = fmax(r->t, rp->lo), b = fmin(r->t + r->dt, rp->hi);
+    double f = (b - a) / r->dt;
+    if (f < 1) {
+        for (int s = 0; s < rp->ns; s++)
+            r->c[s] *= f;
+        r->tot *= f;
+        r->t = a;
+        r->dt = b - a;
+    }
+}
+
 static int clean_next(struct wl_replay *rp, struct iv *out)
 {
     const struct wl_trace_cfg *tc = rp->tc;
     int rc;
     for (;;) {
         if (rp->fill_i < rp->fill_n) {        /* a filler piece (hold, interpolate) */
-            int i = rp->fill_i++;
-            double t = rp->fill_t0 + i * rp->fill_dt;
-            double dt = fmin(rp->fill_dt, rp->fill_end - t);
-            double f = (i + 0.5) / rp->fill_n;
-            out->t = t - rp->offset - rp->lo;
-            out->dt = dt;
-            out->tot = 0;
-            out->cv = 0;
-            out->size = 0;
-            for (int s = 0; s < rp->ns; s++) {
-                double r = rp->fill_a[s] + (rp->next_rate[s] - rp->fill_a[s]) * f;
-                out->c[s] = r * dt;
-                out->tot += out->c[s];
-            }
+            fill_piece(rp, out);
             return 1;
         }
         if (rp->have_held) {
@@ -282,35 +328,11 @@ static int clean_next(struct wl_replay *rp, struct iv *out)
         double tol = 1e-6 * (r->dt > 1 ? r->dt : 1);
         bool missing = !past && rp->have_prev && r->dt > 0 && r->t > rp->prev_end + tol;
         if (past) {                           /* end of the trace or of the window */
-            double stop = rc == 0 ? fmin(rp->hi, rp->prev_end) : rp->hi;
-            rp->done = true;
-            rp->end_t = stop;
-            if (tc->timestamps && tc->cv_scale == 0) {
-                if (rp->have_prev && tc->zero_run_s > 0 && stop - rp->prev_t >= tc->zero_run_s &&
-                    (rc = resolve_hole(rp, rp->prev_t, stop, false, true)))
-                    return rc;
-                continue;
-            }
-            bool miss = rc != 0 && rp->have_prev && rp->prev_end + tol < stop;
-            double from = rp->hole_open ? rp->hole_lo : rp->prev_end;
-            if ((rp->hole_open || miss) &&
-                (rc = resolve_hole(rp, from, stop, rp->hole_missing || miss, true)))
+            if ((rc = window_end(rp, rc, tol)))
                 return rc;
-            rp->hole_open = false;
             continue;
         }
-        /* clip to the window (prorate counts of partial intervals) */
-        if (r->dt > 0) {
-            double a = fmax(r->t, rp->lo), b = fmin(r->t + r->dt, rp->hi);
-            double f = (b - a) / r->dt;
-            if (f < 1) {
-                for (int s = 0; s < rp->ns; s++)
-                    r->c[s] *= f;
-                r->tot *= f;
-                r->t = a;
-                r->dt = b - a;
-            }
-        }
+        clip(rp, r);
         if (!rp->seen && r->t > rp->lo + tol && r->dt > 0) {
             missing = true;                   /* the window starts before the data */
             rp->prev_end = rp->lo;
