@@ -527,6 +527,65 @@ int sim_json_set_keeping(cJSON *root, const char *assignment, const char *const 
     return set_value(root, assignment, earlier, nearlier);
 }
 
+/* a[*].b=v: b set in every element of the existing array a (star: where "[*]" is). */
+static int set_each(cJSON *root, const char *assignment, const char *star,
+                    const char *const *earlier, int nearlier)
+{
+    const cJSON *arr = lookup(root, assignment, star);
+    if (!cJSON_IsArray(arr))
+        return sim_err_set(SIM_EUSAGE, "--set %s: [*] needs an existing array before it",
+                           assignment);
+    size_t len = strlen(assignment) + 24;
+    char *one = malloc(len);
+    if (!one)
+        return SIM_ENOMEM;
+    int rc = 0;
+    for (int i = 0; !rc && i < cJSON_GetArraySize(arr); i++) {
+        snprintf(one, len, "%.*s[%d]%s", (int)(star - assignment), assignment, i, star + 3);
+        rc = set_value(root, one, earlier, nearlier);
+    }
+    free(one);
+    return rc;
+}
+
+/* The path's last step, a key of object cur (next: its member, or NULL): val replaces or is
+ * added; val is owned here from now on. */
+static int put_member(cJSON *cur, cJSON *next, const char *key, cJSON *val, const char *path,
+                      const char *const *earlier, int nearlier)
+{
+    int drc = next ? drops(path, next, val, earlier, nearlier) : 0;
+    if (drc) {
+        cJSON_Delete(val);
+        return drc;
+    }
+    /* the key copied here: cJSON 1.7.15's ReplaceItemInObject does not check its own copy,
+     * and a failed one left a member without a name */
+    char *name = next ? cJSON_malloc(strlen(key) + 1) : NULL;
+    if (name) {
+        strcpy(name, key);
+        val->string = name;
+    }
+    if (next ? !name || !cJSON_ReplaceItemViaPointer(cur, next, val)
+             : !cJSON_AddItemToObject(cur, key, val))
+        return set_nomem(path, val, NULL);
+    return 0;
+}
+
+/* The path's last step, element i of array cur of n (i == n appends): val replaces or is
+ * appended; val is owned here from now on. */
+static int put_element(cJSON *cur, int i, int n, cJSON *val, const char *path,
+                       const char *const *earlier, int nearlier)
+{
+    int drc = i < n ? drops(path, cJSON_GetArrayItem(cur, i), val, earlier, nearlier) : 0;
+    if (drc) {
+        cJSON_Delete(val);
+        return drc;
+    }
+    if (!(i == n ? cJSON_AddItemToArray(cur, val) : cJSON_ReplaceItemInArray(cur, i, val)))
+        return set_nomem(path, val, NULL);
+    return 0;
+}
+
 static int set_value(cJSON *root, const char *assignment, const char *const *earlier,
                      int nearlier)
 {
@@ -534,24 +593,8 @@ static int set_value(cJSON *root, const char *assignment, const char *const *ear
     if (!eq || eq == assignment)
         return sim_err_set(SIM_EUSAGE, "--set %s: expected PATH=VALUE", assignment);
     const char *star = strstr(assignment, "[*]");
-    if (star && star < eq) {
-        /* a[*].b=v sets b in every element of the existing array a */
-        const cJSON *arr = lookup(root, assignment, star);
-        if (!cJSON_IsArray(arr))
-            return sim_err_set(SIM_EUSAGE, "--set %s: [*] needs an existing array before it",
-                               assignment);
-        size_t len = strlen(assignment) + 24;
-        char *one = malloc(len);
-        if (!one)
-            return SIM_ENOMEM;
-        int rc = 0;
-        for (int i = 0; !rc && i < cJSON_GetArraySize(arr); i++) {
-            snprintf(one, len, "%.*s[%d]%s", (int)(star - assignment), assignment, i, star + 3);
-            rc = set_value(root, one, earlier, nearlier);
-        }
-        free(one);
-        return rc;
-    }
+    if (star && star < eq)
+        return set_each(root, assignment, star, earlier, nearlier);
     size_t plen = (size_t)(eq - assignment);
     char path[SIM_JPATH_MAX];
     if (plen >= sizeof path)
@@ -588,24 +631,8 @@ static int set_value(cJSON *root, const char *assignment, const char *const *ear
             char np[SIM_JPATH_MAX];
             sim_jpath(np, sizeof np, done, key);
             snprintf(done, sizeof done, "%s", np);
-            if (last) {
-                int drc = next ? drops(path, next, val, earlier, nearlier) : 0;
-                if (drc) {
-                    cJSON_Delete(val);
-                    return drc;
-                }
-                /* the key copied here: cJSON 1.7.15's ReplaceItemInObject does not check its
-                 * own copy, and a failed one left a member without a name */
-                char *name = next ? cJSON_malloc(strlen(key) + 1) : NULL;
-                if (name) {
-                    strcpy(name, key);
-                    val->string = name;
-                }
-                if (next ? !name || !cJSON_ReplaceItemViaPointer(cur, next, val)
-                         : !cJSON_AddItemToObject(cur, key, val))
-                    return set_nomem(path, val, NULL);
-                return 0;
-            }
+            if (last)
+                return put_member(cur, next, key, val, path, earlier, nearlier);
             if (!next) {
                 next = (*p == '[') ? cJSON_CreateArray() : cJSON_CreateObject();
                 if (!next || !cJSON_AddItemToObject(cur, key, next))
@@ -643,18 +670,8 @@ static int set_value(cJSON *root, const char *assignment, const char *const *ear
             sim_jpath_idx(np, sizeof np, done, (int)i);
             snprintf(done, sizeof done, "%s", np);
             bool last = (*p == '\0');
-            if (last) {
-                int drc = i < n ? drops(path, cJSON_GetArrayItem(cur, (int)i), val, earlier,
-                                        nearlier) : 0;
-                if (drc) {
-                    cJSON_Delete(val);
-                    return drc;
-                }
-                if (!(i == n ? cJSON_AddItemToArray(cur, val)
-                             : cJSON_ReplaceItemInArray(cur, (int)i, val)))
-                    return set_nomem(path, val, NULL);
-                return 0;
-            }
+            if (last)
+                return put_element(cur, (int)i, n, val, path, earlier, nearlier);
             if (i == n) {
                 cJSON *o = cJSON_CreateObject();
                 if (!o || !cJSON_AddItemToArray(cur, o))
