@@ -212,6 +212,49 @@ static int hellos(const struct sweep *w, int size)
     return rc;
 }
 
+/* A finished point from another rank, if one has come: its result written (take_result),
+ * the rank free again. 1 when one came, 0 when none, or an error. */
+static int from_rank(struct sweep *w, struct sim_store *st, long *busy, long *pt, bool *ok,
+                     bool *refused)
+{
+    MPI_Status s;
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &s);
+    if (!flag)
+        return 0;
+    int len = 0;
+    MPI_Get_count(&s, MPI_BYTE, &len);
+    unsigned char *m = malloc(len > 0 ? (size_t)len : 1);
+    if (!m)
+        return SIM_ENOMEM;
+    MPI_Recv(m, len, MPI_BYTE, s.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    take_result(w, st, m, (size_t)len, s.MPI_SOURCE, pt, ok, refused);
+    free(m);
+    if (*pt < 0)
+        *pt = busy[s.MPI_SOURCE];
+    busy[s.MPI_SOURCE] = -1;
+    return 1;
+}
+
+/* Rank 0's own point, if its thread has finished: its result written. Whether it had. */
+static bool from_local(struct sweep *w, struct sim_store *st, struct local *loc, long *pt,
+                       bool *ok, bool *refused)
+{
+    if (loc->point < 0 || !__atomic_load_n(&loc->done, __ATOMIC_ACQUIRE))
+        return false;
+    pthread_join(loc->th, NULL);
+    if (loc->rc)
+        fprintf(stderr, "servesim sweep: point %ld: %s\n", loc->point, sim_err_msg());
+    else
+        take_result(w, st, loc->msg, loc->n, 0, pt, ok, refused);
+    if (*pt < 0)
+        *pt = loc->point;
+    free(loc->msg);
+    loc->msg = NULL;
+    loc->point = -1;
+    return true;
+}
+
 static int coordinator(struct sweep *w, const char *db, const long *todo, long ntodo, int size,
                        bool quiet)
 {
@@ -258,37 +301,13 @@ static int coordinator(struct sweep *w, const char *db, const long *todo, long n
         }
         long pt = -1;
         bool ok = false;
-        MPI_Status s;
-        int flag = 0;
-        MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &s);
-        if (flag) {
-            int len = 0;
-            MPI_Get_count(&s, MPI_BYTE, &len);
-            unsigned char *m = malloc(len > 0 ? (size_t)len : 1);
-            if (!m) {
-                rc = SIM_ENOMEM;
-                break;
-            }
-            MPI_Recv(m, len, MPI_BYTE, s.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            take_result(w, st, m, (size_t)len, s.MPI_SOURCE, &pt, &ok, &refused);
-            free(m);
-            if (pt < 0)
-                pt = busy[s.MPI_SOURCE];
-            busy[s.MPI_SOURCE] = -1;
-            idle = false;
-        } else if (loc.point >= 0 && __atomic_load_n(&loc.done, __ATOMIC_ACQUIRE)) {
-            pthread_join(loc.th, NULL);
-            if (loc.rc)
-                fprintf(stderr, "servesim sweep: point %ld: %s\n", loc.point, sim_err_msg());
-            else
-                take_result(w, st, loc.msg, loc.n, 0, &pt, &ok, &refused);
-            if (pt < 0)
-                pt = loc.point;
-            free(loc.msg);
-            loc.msg = NULL;
-            loc.point = -1;
-            idle = false;
+        int got = from_rank(w, st, busy, &pt, &ok, &refused);
+        if (got < 0) {
+            rc = got;
+            break;
         }
+        if (got || from_local(w, st, &loc, &pt, &ok, &refused))
+            idle = false;
         if (idle) {
             nap();
             continue;
