@@ -249,6 +249,72 @@ static int font_pt(int w)
 
 /* Runs gnuplot with `vars` (assignments) on the script, once per format; on failure nothing
  * of the figure is left. */
+/* Runs gnuplot on the preamble and the script's text, writing tmp; its stderr shown only
+ * when it fails; on success tmp becomes out. */
+static int run_gnuplot(const char *pre, const char *text, const char *script, const char *out,
+                       const char *tmp)
+{
+    int fd[2];
+    if (pipe(fd)) {
+        return sim_err_set(SIM_EIO, "pipe: %s", strerror(errno));
+    }
+    /* gnuplot's stderr is kept aside: shown when it fails, dropped when it succeeds (its
+     * warnings there, "empty x range", "difficulty making room for xtic labels", are
+     * about its own layout and said nothing to a user) */
+    FILE *errf = tmpfile();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        if (errf)
+            fclose(errf);
+        return sim_err_set(SIM_EIO, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        dup2(fd[0], 0);
+        if (errf)
+            dup2(fileno(errf), 2);
+        close(fd[0]);
+        close(fd[1]);
+        execlp("gnuplot", "gnuplot", "-", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[0]);
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+    FILE *w = fdopen(fd[1], "w");
+    if (w) {
+        fputs(pre, w);
+        fputs(text, w);
+        fputs("\nunset output\n", w);
+        fclose(w);
+    } else {
+        close(fd[1]);
+    }
+    signal(SIGPIPE, old);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (errf && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+        rewind(errf);
+        char buf[4096];
+        size_t got;
+        while ((got = fread(buf, 1, sizeof buf, errf)) > 0)
+            fwrite(buf, 1, got, stderr);
+    }
+    if (errf)
+        fclose(errf);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) == 127)
+        return sim_err_set(SIM_EIO, "gnuplot could not be run: install gnuplot "
+                           "(scripts/install-deps.sh installs gnuplot-nox)");
+    if (WEXITSTATUS(st) != 0)
+        return sim_err_set(SIM_EIO, "gnuplot failed on %s.gp for %s (its message is "
+                           "above)", script, out);
+    struct stat sb;
+    if (stat(tmp, &sb) || sb.st_size == 0)
+        return sim_err_set(SIM_EIO, "gnuplot wrote no %s", out);
+    return sim_out_commit(tmp, out);
+}
+
 int plot_render(struct plot *p, const char *script, const char *base, const char *vars)
 {
     char *owned;
@@ -278,72 +344,7 @@ int plot_render(struct plot *p, const char *script, const char *base, const char
                  p->o->w, p->o->h, font_pt(p->o->w));
         size_t len = strlen(pre);
         snprintf(pre + len, sizeof pre - len, "set output %s\n%s%s\n", qout, LINETYPES, vars);
-        int fd[2];
-        if (pipe(fd)) {
-            rc = sim_err_set(SIM_EIO, "pipe: %s", strerror(errno));
-            remove(tmp);
-            break;
-        }
-        /* gnuplot's stderr is kept aside: shown when it fails, dropped when it succeeds (its
-         * warnings there, "empty x range", "difficulty making room for xtic labels", are
-         * about its own layout and said nothing to a user) */
-        FILE *errf = tmpfile();
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-            close(fd[0]);
-            close(fd[1]);
-            if (errf)
-                fclose(errf);
-            rc = sim_err_set(SIM_EIO, "fork: %s", strerror(errno));
-            remove(tmp);
-            break;
-        }
-        if (pid == 0) {
-            dup2(fd[0], 0);
-            if (errf)
-                dup2(fileno(errf), 2);
-            close(fd[0]);
-            close(fd[1]);
-            execlp("gnuplot", "gnuplot", "-", (char *)NULL);
-            _exit(127);
-        }
-        close(fd[0]);
-        void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-        FILE *w = fdopen(fd[1], "w");
-        if (w) {
-            fputs(pre, w);
-            fputs(text, w);
-            fputs("\nunset output\n", w);
-            fclose(w);
-        } else {
-            close(fd[1]);
-        }
-        signal(SIGPIPE, old);
-        int st = 0;
-        waitpid(pid, &st, 0);
-        if (errf && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-            rewind(errf);
-            char buf[4096];
-            size_t got;
-            while ((got = fread(buf, 1, sizeof buf, errf)) > 0)
-                fwrite(buf, 1, got, stderr);
-        }
-        if (errf)
-            fclose(errf);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) == 127)
-            rc = sim_err_set(SIM_EIO, "gnuplot could not be run: install gnuplot "
-                             "(scripts/install-deps.sh installs gnuplot-nox)");
-        else if (WEXITSTATUS(st) != 0)
-            rc = sim_err_set(SIM_EIO, "gnuplot failed on %s.gp for %s (its message is above)",
-                             script, out);
-        else {
-            struct stat sb;
-            if (stat(tmp, &sb) || sb.st_size == 0)
-                rc = sim_err_set(SIM_EIO, "gnuplot wrote no %s", out);
-            else
-                rc = sim_out_commit(tmp, out);
-        }
+        rc = run_gnuplot(pre, text, script, out, tmp);
         remove(tmp);                    /* left only where gnuplot failed */
     }
     free(owned);
