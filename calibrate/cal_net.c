@@ -181,10 +181,75 @@ static int bad_shape(const char *p, const char *want, const struct cal_shape *go
 }
 
 /* Infers l's output shape, parameters and MACs from its inputs. */
+/* A convolution's output shape, parameters and multiply-adds. */
+static int infer_conv(const char *p, struct cal_layer *l, const struct cal_shape *x,
+                      struct cal_shape *y)
+{
+    if (x->nd != 3)
+        return bad_shape(p, "a [C,H,W] input for conv", x);
+    if (x->d[0] % l->groups || l->out % l->groups)
+        return sim_err_set(SIM_EINVAL, "%s.g: expected a divisor of the input channels (%lld) "
+                           "and of out (%d), got %d", p, (long long)x->d[0], l->out, l->groups);
+    y->d[0] = l->out;
+    y->d[1] = out_dim(x->d[1], l->kh, l->sh, l->ph, l->dh);
+    y->d[2] = out_dim(x->d[2], l->kw, l->sw, l->pw, l->dw);
+    int64_t per = (x->d[0] / l->groups) * l->kh * l->kw;
+    l->params = l->out * per + (l->bias ? l->out : 0);
+    l->macs = (double)cal_shape_count(y) * (double)per;
+    if (cal_shape_count(y) <= 0)
+        return bad_shape(p, "an output of positive size (kernel larger than its padded input?)", y);
+    return 0;
+}
+
+/* A concatenation over channels: every input of in[0]'s height and width. */
+static int infer_concat(const struct cal_net *net, const char *p, const struct cal_layer *l,
+                        const struct cal_shape *x, struct cal_shape *y)
+{
+    if (x->nd != 3)
+        return bad_shape(p, "[C,H,W] inputs for concat", x);
+    for (int i = 1; i < l->nin; i++) {
+        const struct cal_shape *b = cal_net_tensor_shape(net, l->in[i]);
+        if (b->nd != 3 || b->d[1] != x->d[1] || b->d[2] != x->d[2]) {
+            char want[128], ip[SIM_JPATH_MAX];
+            snprintf(ip, sizeof ip, "%s.in[%d]", p, i);
+            snprintf(want, sizeof want, "[C,%lld,%lld] (the height and width of in[0])",
+                     (long long)x->d[1], (long long)x->d[2]);
+            return bad_shape(ip, want, b);
+        }
+        y->d[0] += b->d[0];
+    }
+    return 0;
+}
+
+/* Attention's batched matmul per head: Q K^T (in[0] [S,D], transpose_b) or P V (in[0]
+ * [H,S,S]), in[1] [S,D] with D a multiple of the heads. */
+static int infer_bmm(const struct cal_net *net, const char *p, struct cal_layer *l,
+                     const struct cal_shape *x, struct cal_shape *y)
+{
+    const struct cal_shape *b = cal_net_tensor_shape(net, l->in[1]);
+    if (b->nd != 2 || b->d[1] % l->heads)
+        return bad_shape(p, "in[1] of shape [S,D] with D a multiple of heads", b);
+    int64_t s = b->d[0], d = b->d[1];
+    if (x->nd == 2 && l->transpose_b && x->d[0] == s && x->d[1] == d) {
+        y->nd = 3, y->d[0] = l->heads, y->d[1] = s, y->d[2] = s; /* Q K^T per head */
+    } else if (x->nd == 3 && !l->transpose_b && x->d[0] == l->heads && x->d[1] == s &&
+               x->d[2] == s) {
+        y->nd = 2, y->d[0] = s, y->d[1] = d; /* P V per head */
+    } else {
+        char want[160];
+        snprintf(want, sizeof want, "in[0] [%lld,%lld] with transpose_b, or [%d,%lld,%lld] "
+                 "without", (long long)s, (long long)d, l->heads, (long long)s, (long long)s);
+        return bad_shape(p, want, x);
+    }
+    l->macs = (double)s * (double)s * (double)d;
+    return 0;
+}
+
 static int infer(const struct cal_net *net, const char *p, struct cal_layer *l)
 {
     const struct cal_shape *x = cal_net_tensor_shape(net, l->in[0]);
     struct cal_shape *y = &l->shape;
+    int rc;
     int want_in = l->op == CAL_ADD || l->op == CAL_BMM ? 2 : l->op == CAL_CONCAT ? -2 : 1;
     if ((want_in > 0 && l->nin != want_in) || (want_in < 0 && l->nin < -want_in))
         return sim_err_set(SIM_EINVAL, "%s.in: expected %s%d input(s) for %s, got %d", p,
@@ -194,20 +259,8 @@ static int infer(const struct cal_net *net, const char *p, struct cal_layer *l)
                            p, cal_op_name(l->op));
     *y = *x;
     switch (l->op) {
-    case CAL_CONV: {
-        if (x->nd != 3)
-            return bad_shape(p, "a [C,H,W] input for conv", x);
-        if (x->d[0] % l->groups || l->out % l->groups)
-            return sim_err_set(SIM_EINVAL, "%s.g: expected a divisor of the input channels (%lld) "
-                               "and of out (%d), got %d", p, (long long)x->d[0], l->out, l->groups);
-        y->d[0] = l->out;
-        y->d[1] = out_dim(x->d[1], l->kh, l->sh, l->ph, l->dh);
-        y->d[2] = out_dim(x->d[2], l->kw, l->sw, l->pw, l->dw);
-        int64_t per = (x->d[0] / l->groups) * l->kh * l->kw;
-        l->params = l->out * per + (l->bias ? l->out : 0);
-        l->macs = (double)cal_shape_count(y) * (double)per;
-        break;
-    }
+    case CAL_CONV:
+        return infer_conv(p, l, x, y);
     case CAL_MAXPOOL: case CAL_AVGPOOL:
         if (x->nd != 3)
             return bad_shape(p, "a [C,H,W] input for pooling", x);
@@ -241,19 +294,8 @@ static int infer(const struct cal_net *net, const char *p, struct cal_layer *l)
         break;
     }
     case CAL_CONCAT:
-        if (x->nd != 3)
-            return bad_shape(p, "[C,H,W] inputs for concat", x);
-        for (int i = 1; i < l->nin; i++) {
-            const struct cal_shape *b = cal_net_tensor_shape(net, l->in[i]);
-            if (b->nd != 3 || b->d[1] != x->d[1] || b->d[2] != x->d[2]) {
-                char want[128], ip[SIM_JPATH_MAX];
-                snprintf(ip, sizeof ip, "%s.in[%d]", p, i);
-                snprintf(want, sizeof want, "[C,%lld,%lld] (the height and width of in[0])",
-                         (long long)x->d[1], (long long)x->d[2]);
-                return bad_shape(ip, want, b);
-            }
-            y->d[0] += b->d[0];
-        }
+        if ((rc = infer_concat(net, p, l, x, y)))
+            return rc;
         break;
     case CAL_FC: {
         int64_t k = cal_shape_count(x);
@@ -269,25 +311,10 @@ static int infer(const struct cal_net *net, const char *p, struct cal_layer *l)
         l->params = x->d[1] * l->out + (l->bias ? l->out : 0);
         l->macs = (double)x->d[0] * (double)x->d[1] * l->out;
         break;
-    case CAL_BMM: {
-        const struct cal_shape *b = cal_net_tensor_shape(net, l->in[1]);
-        if (b->nd != 2 || b->d[1] % l->heads)
-            return bad_shape(p, "in[1] of shape [S,D] with D a multiple of heads", b);
-        int64_t s = b->d[0], d = b->d[1];
-        if (x->nd == 2 && l->transpose_b && x->d[0] == s && x->d[1] == d) {
-            y->nd = 3, y->d[0] = l->heads, y->d[1] = s, y->d[2] = s; /* Q K^T per head */
-        } else if (x->nd == 3 && !l->transpose_b && x->d[0] == l->heads && x->d[1] == s &&
-                   x->d[2] == s) {
-            y->nd = 2, y->d[0] = s, y->d[1] = d; /* P V per head */
-        } else {
-            char want[160];
-            snprintf(want, sizeof want, "in[0] [%lld,%lld] with transpose_b, or [%d,%lld,%lld] "
-                     "without", (long long)s, (long long)d, l->heads, (long long)s, (long long)s);
-            return bad_shape(p, want, x);
-        }
-        l->macs = (double)s * (double)s * (double)d;
+    case CAL_BMM:
+        if ((rc = infer_bmm(net, p, l, x, y)))
+            return rc;
         break;
-    }
     case CAL_SOFTMAX:
         if (x->nd == 3 && (x->d[1] != 1 || x->d[2] != 1) && net->layers[l->in[0]].op != CAL_BMM)
             return bad_shape(p, "attention scores [H,S,S], a [S,D] or a vector for softmax", x);
