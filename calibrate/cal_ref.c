@@ -104,6 +104,50 @@ static void softmax_rows(const float *x, float *y, int64_t rows, int64_t d)
     }
 }
 
+/* fc (the whole input a row) and linear (each of S rows): y = x W^T + b, in double. */
+static void dense(const struct cal_layer *l, const struct cal_shape *xs, int batch,
+                  const float *x, float *y)
+{
+    int64_t nx = cal_shape_count(xs);
+    int64_t k = l->op == CAL_FC ? nx : xs->d[1], rows = batch * (l->op == CAL_FC ? 1 : xs->d[0]);
+    for (int64_t r = 0; r < rows; r++)
+        for (int o = 0; o < l->out; o++) {
+            double acc = l->b ? l->b[o] : 0;
+            for (int64_t q = 0; q < k; q++)
+                acc += (double)x[r * k + q] * l->w[o * k + q];
+            y[r * l->out + o] = (float)acc;
+        }
+}
+
+/* Attention's batched matmul per head: scores Q K^T (transpose_b) or the context P V; bs is
+ * in[1]'s shape [S,D]. */
+static void bmm(const struct cal_layer *l, const struct cal_shape *bs, int batch,
+                const float *x, const float *b, float *y)
+{
+    int64_t S = bs->d[0], D = bs->d[1], H = l->heads, dh = D / H;
+    for (int n = 0; n < batch; n++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < S; i++) {
+                if (l->transpose_b) { /* scores[n][h][i][j] = q_i . k_j */
+                    for (int64_t j = 0; j < S; j++) {
+                        double acc = 0;
+                        for (int64_t q = 0; q < dh; q++)
+                            acc += (double)x[(n * S + i) * D + h * dh + q] *
+                                   b[(n * S + j) * D + h * dh + q];
+                        y[((n * H + h) * S + i) * S + j] = (float)(acc * l->scale);
+                    }
+                } else { /* ctx[n][i][h*dh+q] = sum_j p[n][h][i][j] v[n][j][h*dh+q] */
+                    for (int64_t q = 0; q < dh; q++) {
+                        double acc = 0;
+                        for (int64_t j = 0; j < S; j++)
+                            acc += (double)x[((n * H + h) * S + i) * S + j] *
+                                   b[(n * S + j) * D + h * dh + q];
+                        y[(n * S + i) * D + h * dh + q] = (float)(acc * l->scale);
+                    }
+                }
+            }
+}
+
 void cal_ref_layer(const struct cal_net *net, int li, int batch, const void *const *in,
                    float *y)
 {
@@ -157,44 +201,12 @@ void cal_ref_layer(const struct cal_net *net, int li, int batch, const void *con
         }
         break;
     }
-    case CAL_FC: case CAL_LINEAR: {
-        int64_t k = l->op == CAL_FC ? nx : xs->d[1], rows = batch * (l->op == CAL_FC ? 1 : xs->d[0]);
-        for (int64_t r = 0; r < rows; r++)
-            for (int o = 0; o < l->out; o++) {
-                double acc = l->b ? l->b[o] : 0;
-                for (int64_t q = 0; q < k; q++)
-                    acc += (double)x[r * k + q] * l->w[o * k + q];
-                y[r * l->out + o] = (float)acc;
-            }
+    case CAL_FC: case CAL_LINEAR:
+        dense(l, xs, batch, x, y);
         break;
-    }
-    case CAL_BMM: {
-        const struct cal_shape *bs = cal_net_tensor_shape(net, l->in[1]);
-        const float *b = in[1];
-        int64_t S = bs->d[0], D = bs->d[1], H = l->heads, dh = D / H;
-        for (int n = 0; n < batch; n++)
-            for (int64_t h = 0; h < H; h++)
-                for (int64_t i = 0; i < S; i++) {
-                    if (l->transpose_b) { /* scores[n][h][i][j] = q_i . k_j */
-                        for (int64_t j = 0; j < S; j++) {
-                            double acc = 0;
-                            for (int64_t q = 0; q < dh; q++)
-                                acc += (double)x[(n * S + i) * D + h * dh + q] *
-                                       b[(n * S + j) * D + h * dh + q];
-                            y[((n * H + h) * S + i) * S + j] = (float)(acc * l->scale);
-                        }
-                    } else { /* ctx[n][i][h*dh+q] = sum_j p[n][h][i][j] v[n][j][h*dh+q] */
-                        for (int64_t q = 0; q < dh; q++) {
-                            double acc = 0;
-                            for (int64_t j = 0; j < S; j++)
-                                acc += (double)x[((n * H + h) * S + i) * S + j] *
-                                       b[(n * S + j) * D + h * dh + q];
-                            y[(n * S + i) * D + h * dh + q] = (float)(acc * l->scale);
-                        }
-                    }
-                }
+    case CAL_BMM:
+        bmm(l, cal_net_tensor_shape(net, l->in[1]), batch, x, in[1], y);
         break;
-    }
     case CAL_EMBED: {
         const int32_t *ids = in[0];
         int64_t S = xs->d[0], D = l->dim;
