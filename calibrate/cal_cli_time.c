@@ -49,6 +49,64 @@ static void print_fit(const char *name, const struct cal_fit *f)
            f->r2, 100 * f->max_rel_err, f->worst_batch);
 }
 
+/* One network on one backend instance (one CPU thread count): its series s measured at every
+ * batch size (or serving-like at --serving's load), printed, and fitted. */
+static int measure_series(const struct opts *o, const struct cal_backend_ops *be, void *st,
+                          const struct cal_opts *bo, struct cal_net *net, const char *name,
+                          const struct cal_provenance *pv, bool cpu, int k,
+                          struct cal_series *s)
+{
+    int rc = 0;
+    const char *base = o->kind ? o->kind : pv->dev.kind;
+    if (cpu)
+        snprintf(s->kind, sizeof s->kind, "%s@%dcore", base, o->threads[k]);
+    else if (o->precision != CAL_FP32 && !o->kind)
+        snprintf(s->kind, sizeof s->kind, "%s-%s", base, cal_precision_name(o->precision));
+    else
+        snprintf(s->kind, sizeof s->kind, "%s", base);
+    s->threads = bo->threads;
+    s->fit_p99 = o->fit_p99;
+    if (o->serving > 0) {
+        printf("%s on %s (%s), %s, serving-like at load %g:\n  %6s %9s %9s %9s %6s "
+               "%16s %16s  (KS 5%%)\n", name, pv->dev.device, s->kind,
+               cal_precision_name(o->precision), o->serving, "batch", "mean ms",
+               "p99 ms", "min ms", "cv", "lognormal sh/KS", "gamma sh/KS");
+        fflush(stdout);
+        if ((rc = cal_measure_serving(be, bo, net, o->batches, o->nbatches,
+                                      o->warmup, o->reps, o->serving, o->seed, s->pts)))
+            return rc;
+        s->n = o->nbatches;
+        for (int j = 0; j < s->n; j++) {
+            const struct cal_point *p = &s->pts[j];
+            printf("  %6d %9.3f %9.3f %9.3f %6.3f %7.3f / %6.3f %7.3f / %6.3f  (%.3f)\n",
+                   p->batch, p->mean_ms, p->p99_ms, p->min_ms, p->cv,
+                   p->svc[CAL_SVC_LOGNORMAL].shift, p->svc[CAL_SVC_LOGNORMAL].ks,
+                   p->svc[CAL_SVC_GAMMA].shift, p->svc[CAL_SVC_GAMMA].ks, p->ks_crit);
+        }
+    }
+    printf("%s on %s (%s), %s:\n  %6s %10s %10s %8s %10s %10s %9s\n", name,
+           pv->dev.device, s->kind, cal_precision_name(o->precision), "batch", "median ms",
+           "p99 ms", "sd ms", "weights MB", "activ. MB", "load ms");
+    for (int j = 0; j < o->nbatches && !rc; j++) {
+        struct cal_point *p = &s->pts[j];
+        if (o->serving <= 0 &&
+            (rc = cal_measure(be, st, net, o->batches[j], o->warmup, o->reps, p)))
+            break;
+        s->n = j + 1;
+        printf("  %6d %10.3f %10.3f %8.3f %10.1f %10.1f %9.1f\n", p->batch, p->median_ms,
+               p->p99_ms, p->sd_ms, (double)p->mem.weights_bytes / 1048576.0,
+               (double)(p->mem.arena_bytes + p->mem.workspace_bytes) / 1048576.0, p->mem.load_ms);
+        fflush(stdout);
+    }
+    if (rc || (rc = cal_series_fit(s, o->tol)))
+        return rc;
+    print_fit("linear", &s->lin);
+    print_fit("linear robust", &s->robust);
+    print_fit("quadratic", &s->quad);
+    printf("    recommendation: %s\n", s->why);
+    return 0;
+}
+
 int cmd_measure(const struct opts *o)
 {
     const struct cal_backend_ops *be;
@@ -100,56 +158,9 @@ int cmd_measure(const struct opts *o)
                 be->destroy(st);
             break;
         }
-        for (int i = 0; i < o->nnets && !rc; i++) {
-            struct cal_series *s = &mp[i].series[k];
-            const char *base = o->kind ? o->kind : pv.dev.kind;
-            if (cpu)
-                snprintf(s->kind, sizeof s->kind, "%s@%dcore", base, o->threads[k]);
-            else if (o->precision != CAL_FP32 && !o->kind)
-                snprintf(s->kind, sizeof s->kind, "%s-%s", base, cal_precision_name(o->precision));
-            else
-                snprintf(s->kind, sizeof s->kind, "%s", base);
-            s->threads = bo.threads;
-            s->fit_p99 = o->fit_p99;
-            if (o->serving > 0) {
-                printf("%s on %s (%s), %s, serving-like at load %g:\n  %6s %9s %9s %9s %6s "
-                       "%16s %16s  (KS 5%%)\n", mp[i].name, pv.dev.device, s->kind,
-                       cal_precision_name(o->precision), o->serving, "batch", "mean ms",
-                       "p99 ms", "min ms", "cv", "lognormal sh/KS", "gamma sh/KS");
-                fflush(stdout);
-                if ((rc = cal_measure_serving(be, &bo, nets[i], o->batches, o->nbatches,
-                                              o->warmup, o->reps, o->serving, o->seed, s->pts)))
-                    break;
-                s->n = o->nbatches;
-                for (int j = 0; j < s->n; j++) {
-                    const struct cal_point *p = &s->pts[j];
-                    printf("  %6d %9.3f %9.3f %9.3f %6.3f %7.3f / %6.3f %7.3f / %6.3f  (%.3f)\n",
-                           p->batch, p->mean_ms, p->p99_ms, p->min_ms, p->cv,
-                           p->svc[CAL_SVC_LOGNORMAL].shift, p->svc[CAL_SVC_LOGNORMAL].ks,
-                           p->svc[CAL_SVC_GAMMA].shift, p->svc[CAL_SVC_GAMMA].ks, p->ks_crit);
-                }
-            }
-            printf("%s on %s (%s), %s:\n  %6s %10s %10s %8s %10s %10s %9s\n", mp[i].name,
-                   pv.dev.device, s->kind, cal_precision_name(o->precision), "batch", "median ms",
-                   "p99 ms", "sd ms", "weights MB", "activ. MB", "load ms");
-            for (int j = 0; j < o->nbatches && !rc; j++) {
-                struct cal_point *p = &s->pts[j];
-                if (o->serving <= 0 &&
-                    (rc = cal_measure(be, st, nets[i], o->batches[j], o->warmup, o->reps, p)))
-                    break;
-                s->n = j + 1;
-                printf("  %6d %10.3f %10.3f %8.3f %10.1f %10.1f %9.1f\n", p->batch, p->median_ms,
-                       p->p99_ms, p->sd_ms, (double)p->mem.weights_bytes / 1048576.0,
-                       (double)(p->mem.arena_bytes + p->mem.workspace_bytes) / 1048576.0, p->mem.load_ms);
-                fflush(stdout);
-            }
-            if (rc || (rc = cal_series_fit(s, o->tol)))
-                break;
-            print_fit("linear", &s->lin);
-            print_fit("linear robust", &s->robust);
-            print_fit("quadratic", &s->quad);
-            printf("    recommendation: %s\n", s->why);
-        }
+        for (int i = 0; i < o->nnets && !rc; i++)
+            rc = measure_series(o, be, st, &bo, nets[i], mp[i].name, &pv, cpu, k,
+                                &mp[i].series[k]);
         be->destroy(st);
     }
     if (!rc && o->out && (rc = cal_profile_write_zoo(o->out, o->zoo_name, &pv, mp, o->nnets)) == 0)
