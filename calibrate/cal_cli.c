@@ -505,6 +505,78 @@ static double rel(double sim, double real)
     return real != 0 ? (sim - real) / real : 0;
 }
 
+/* validate's report: the real server against the simulator at every load (and the --tsv
+ * rows), the footnote, and each batch size's real service time against the profile. */
+static int validate_report(const struct opts *o, const struct cal_net *net, const char *backend,
+                           const struct cal_validate_row *rows)
+{
+    int rc = 0;
+    printf("%s on %s, FIFO batching up to %d, %d Poisson requests per load\n", net->name, backend,
+           o->max_batch, o->requests);
+    printf("%5s %8s | %6s %6s | %9s %9s %7s %7s | %9s %9s %7s | %9s %9s %7s %7s | %8s %8s "
+           "%7s %5s %11s\n", "load", "rate/s", "util", "sim", "mean ms", "sim", "err", "obs", "p50 ms",
+           "sim", "err", "p99 ms", "sim", "err", "obs", "tput/s", "sim", "err", "ac",
+           "noise m/p99");
+    FILE *tsv = NULL;
+    if (o->tsv) {
+        bool fresh = access(o->tsv, F_OK) != 0;
+        /* appended to, so never through a link planted at the name (O_NOFOLLOW) */
+        int fd = open(o->tsv, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 || !(tsv = fdopen(fd, "a"))) {
+            rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", o->tsv,
+                             errno == ELOOP ? "it is a symbolic link (servesim-calibrate appends "
+                                              "only to a regular file)" : strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return rc;
+        }
+        if (fresh)
+            fprintf(tsv, "network\tthreads\tload\trate_rps\tutil\tsim_util\tmean_ms\tsim_mean_ms"
+                    "\tobs_mean_ms\tp50_ms\tsim_p50_ms\tobs_p50_ms\tp99_ms\tsim_p99_ms"
+                    "\tobs_p99_ms\ttput_rps\tsim_tput_rps\tautocorr\tnoise_mean\tnoise_p99\n");
+    }
+    for (int i = 0; i < o->nloads; i++) {
+        const struct cal_validate_row *r = &rows[i];
+        printf("%5.2f %8.1f | %6.3f %6.3f | %9.3f %9.3f %+6.1f%% %+6.1f%% | %9.3f %9.3f %+6.1f%% "
+               "| %9.3f %9.3f %+6.1f%% %+6.1f%% | %8.1f %8.1f %+6.1f%% %5.2f %4.1f/%4.1f%%\n",
+               r->load, r->rate_rps, r->real.util, r->sim.util, r->real.mean_ms, r->sim.mean_ms,
+               100 * rel(r->sim.mean_ms, r->real.mean_ms),
+               100 * rel(r->obs.mean_ms, r->real.mean_ms), r->real.p50_ms, r->sim.p50_ms,
+               100 * rel(r->sim.p50_ms, r->real.p50_ms), r->real.p99_ms, r->sim.p99_ms,
+               100 * rel(r->sim.p99_ms, r->real.p99_ms), 100 * rel(r->obs.p99_ms, r->real.p99_ms),
+               r->real.tput_rps, r->sim.tput_rps, 100 * rel(r->sim.tput_rps, r->real.tput_rps),
+               r->autocorr, 100 * r->noise_mean, 100 * r->noise_p99);
+        if (tsv)
+            fprintf(tsv, "%s\t%d\t%.2f\t%.3f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f"
+                    "\t%.4f\t%.4f\t%.4f\t%.3f\t%.3f\t%.3f\t%.4f\t%.4f\n", net->name, o->threads[0], r->load,
+                    r->rate_rps, r->real.util, r->sim.util, r->real.mean_ms, r->sim.mean_ms,
+                    r->obs.mean_ms, r->real.p50_ms, r->sim.p50_ms, r->obs.p50_ms, r->real.p99_ms,
+                    r->sim.p99_ms, r->obs.p99_ms, r->real.tput_rps, r->sim.tput_rps, r->autocorr,
+                    r->noise_mean, r->noise_p99);
+    }
+    if (tsv && (ferror(tsv) | fclose(tsv)) != 0)
+        return sim_err_set(SIM_EIO, "%s: cannot write: %s", o->tsv, strerror(errno));
+    printf("err: the calibrated profile against the real server; obs: the simulator with the "
+           "service times this load's real passes showed (what is left is the simulator's own "
+           "error, the rest the profile's); ac: lag-1 autocorrelation of the real passes' times "
+           "(over l(b)): runs of slow passes, which independent draws do not make; noise: the "
+           "simulator's own spread (relative sd of its mean and p99 over %d other arrival "
+           "sequences of this length), below which no single comparison can go\n",
+           CAL_VALIDATE_NOISE_RUNS);
+    printf("service time per batch size (real mean over all loads / profile l(b)):\n");
+    for (int b = 1; b <= o->max_batch; b++) {
+        double sum = 0;
+        long cnt = 0;
+        for (int i = 0; i < o->nloads; i++)
+            sum += rows[i].real_exec_ms[b] * (double)rows[i].real_n[b], cnt += rows[i].real_n[b];
+        if (cnt)
+            printf("  b=%-3d %5ld passes  real %9.3f ms  profile %9.3f ms  %+6.1f%%\n", b, cnt,
+                   sum / (double)cnt, rows[0].profile_ms[b],
+                   100 * rel(rows[0].profile_ms[b], sum / (double)cnt));
+    }
+    return rc;
+}
+
 static int cmd_validate(const struct opts *o)
 {
     const struct cal_backend_ops *be;
@@ -545,71 +617,7 @@ static int cmd_validate(const struct opts *o)
     memcpy(vo.loads, o->loads, sizeof vo.loads);
     if ((rc = cal_validate(&vo, rows)))
         goto out;
-    printf("%s on %s, FIFO batching up to %d, %d Poisson requests per load\n", net->name, be->name,
-           o->max_batch, o->requests);
-    printf("%5s %8s | %6s %6s | %9s %9s %7s %7s | %9s %9s %7s | %9s %9s %7s %7s | %8s %8s "
-           "%7s %5s %11s\n", "load", "rate/s", "util", "sim", "mean ms", "sim", "err", "obs", "p50 ms",
-           "sim", "err", "p99 ms", "sim", "err", "obs", "tput/s", "sim", "err", "ac",
-           "noise m/p99");
-    FILE *tsv = NULL;
-    if (o->tsv) {
-        bool fresh = access(o->tsv, F_OK) != 0;
-        /* appended to, so never through a link planted at the name (O_NOFOLLOW) */
-        int fd = open(o->tsv, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd < 0 || !(tsv = fdopen(fd, "a"))) {
-            rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", o->tsv,
-                             errno == ELOOP ? "it is a symbolic link (servesim-calibrate appends "
-                                              "only to a regular file)" : strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            goto out;
-        }
-        if (fresh)
-            fprintf(tsv, "network\tthreads\tload\trate_rps\tutil\tsim_util\tmean_ms\tsim_mean_ms"
-                    "\tobs_mean_ms\tp50_ms\tsim_p50_ms\tobs_p50_ms\tp99_ms\tsim_p99_ms"
-                    "\tobs_p99_ms\ttput_rps\tsim_tput_rps\tautocorr\tnoise_mean\tnoise_p99\n");
-    }
-    for (int i = 0; i < o->nloads; i++) {
-        const struct cal_validate_row *r = &rows[i];
-        printf("%5.2f %8.1f | %6.3f %6.3f | %9.3f %9.3f %+6.1f%% %+6.1f%% | %9.3f %9.3f %+6.1f%% "
-               "| %9.3f %9.3f %+6.1f%% %+6.1f%% | %8.1f %8.1f %+6.1f%% %5.2f %4.1f/%4.1f%%\n",
-               r->load, r->rate_rps, r->real.util, r->sim.util, r->real.mean_ms, r->sim.mean_ms,
-               100 * rel(r->sim.mean_ms, r->real.mean_ms),
-               100 * rel(r->obs.mean_ms, r->real.mean_ms), r->real.p50_ms, r->sim.p50_ms,
-               100 * rel(r->sim.p50_ms, r->real.p50_ms), r->real.p99_ms, r->sim.p99_ms,
-               100 * rel(r->sim.p99_ms, r->real.p99_ms), 100 * rel(r->obs.p99_ms, r->real.p99_ms),
-               r->real.tput_rps, r->sim.tput_rps, 100 * rel(r->sim.tput_rps, r->real.tput_rps),
-               r->autocorr, 100 * r->noise_mean, 100 * r->noise_p99);
-        if (tsv)
-            fprintf(tsv, "%s\t%d\t%.2f\t%.3f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f"
-                    "\t%.4f\t%.4f\t%.4f\t%.3f\t%.3f\t%.3f\t%.4f\t%.4f\n", net->name, o->threads[0], r->load,
-                    r->rate_rps, r->real.util, r->sim.util, r->real.mean_ms, r->sim.mean_ms,
-                    r->obs.mean_ms, r->real.p50_ms, r->sim.p50_ms, r->obs.p50_ms, r->real.p99_ms,
-                    r->sim.p99_ms, r->obs.p99_ms, r->real.tput_rps, r->sim.tput_rps, r->autocorr,
-                    r->noise_mean, r->noise_p99);
-    }
-    if (tsv && (ferror(tsv) | fclose(tsv)) != 0) {
-        rc = sim_err_set(SIM_EIO, "%s: cannot write: %s", o->tsv, strerror(errno));
-        goto out;
-    }
-    printf("err: the calibrated profile against the real server; obs: the simulator with the "
-           "service times this load's real passes showed (what is left is the simulator's own "
-           "error, the rest the profile's); ac: lag-1 autocorrelation of the real passes' times "
-           "(over l(b)): runs of slow passes, which independent draws do not make; noise: the "
-           "simulator's own spread (relative sd of its mean and p99 over %d other arrival "
-           "sequences of this length), below which no single comparison can go\n",
-           CAL_VALIDATE_NOISE_RUNS);
-    printf("service time per batch size (real mean over all loads / profile l(b)):\n");
-    for (int b = 1; b <= o->max_batch; b++) {
-        double sum = 0;
-        long cnt = 0;
-        for (int i = 0; i < o->nloads; i++)
-            sum += rows[i].real_exec_ms[b] * (double)rows[i].real_n[b], cnt += rows[i].real_n[b];
-        if (cnt)
-            printf("  b=%-3d %5ld passes  real %9.3f ms  profile %9.3f ms  %+6.1f%%\n", b, cnt,
-                   sum / (double)cnt, rows[0].profile_ms[b],
-                   100 * rel(rows[0].profile_ms[b], sum / (double)cnt));
-    }
+    rc = validate_report(o, net, be->name, rows);
 out:
     {
         char f[sizeof scratch + 16];
