@@ -197,6 +197,65 @@ static cJSON *record_head(cJSON *doc, const char *format, const char *tool,
 
 /* concurrency NET: lat(k, p, t) and cores busy for every k x p x t, the interference table
  * relative to (1, 1, 1), and (oneDNN) the parametric model fitted to the points. */
+/* The points into doc's "points" and the interference table's rows (factors over the
+ * one-thread base; a GPU's rows need only n), printed as factors. */
+static void concur_points(cJSON *doc, cJSON *rows, const struct cal_concur_point *pts, int np,
+                          bool gpu, double base)
+{
+    cJSON *jp = cJSON_AddArrayToObject(doc, "points");
+    for (int i = 0; i < np; i++) {
+        const struct cal_concur_point *p = &pts[i];
+        cJSON *x = cJSON_CreateObject(), *r = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "k", p->k);
+        cJSON_AddNumberToObject(x, "p", p->p);
+        cJSON_AddNumberToObject(x, "t", p->t);
+        cJSON_AddNumberToObject(x, "n", p->n);
+        cJSON_AddNumberToObject(x, "median_ms", p->median_ms);
+        cJSON_AddNumberToObject(x, "p99_ms", p->p99_ms);
+        cJSON_AddNumberToObject(x, "cores", p->cores);
+        cJSON_AddItemToArray(jp, x);
+        cJSON_AddNumberToObject(r, "n", p->k);
+        if (!gpu) {                 /* a GPU's rows need only n */
+            cJSON_AddNumberToObject(r, "p", p->p);
+            cJSON_AddNumberToObject(r, "t", p->t);
+        }
+        cJSON_AddNumberToObject(r, "factor", p->median_ms / base);
+        cJSON_AddItemToArray(rows, r);
+        printf(" (%d,%d,%d) %.3f", p->k, p->p, p->t, p->median_ms / base);
+    }
+}
+
+/* RRL's parametric CPU model fitted to the points (a fallback for more cores than here),
+ * with the graph's own pi and width, into doc's "parametric_fit" and printed. */
+static void concur_fit(cJSON *doc, const struct cal_concur_point *pts, int np,
+                       const struct cal_net *net, bool gpu)
+{
+    struct cal_concur_fit fit = {0};
+    double cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
+    cal_net_parallelism(net, &fit.pi, &fit.width);
+    if (gpu) {
+        printf("  no parametric fit: it models CPU threads\n");
+    } else if (cal_concur_fit(pts, np, cores, &fit) == 0) {
+        printf("  parametric fit on %g cores (pi %.3f, width %d): one thread %.3f ms, f %.4f, "
+               "overhead %.3f (held), mu %.4f, kappa %.4f; relative error rms %.1f%%, max "
+               "%.1f%%\n", cores, fit.pi, fit.width, fit.l1_ms, fit.f, fit.overhead, fit.mu,
+               fit.kappa, 100 * fit.rms_rel, 100 * fit.max_rel);
+        cJSON *jf = cJSON_AddObjectToObject(doc, "parametric_fit");
+        cJSON_AddNumberToObject(jf, "cores", cores);
+        cJSON_AddNumberToObject(jf, "pi", fit.pi);
+        cJSON_AddNumberToObject(jf, "width", fit.width);
+        cJSON_AddNumberToObject(jf, "one_thread_ms", fit.l1_ms);
+        cJSON_AddNumberToObject(jf, "f", fit.f);
+        cJSON_AddNumberToObject(jf, "overhead", fit.overhead);
+        cJSON_AddNumberToObject(jf, "mu", fit.mu);
+        cJSON_AddNumberToObject(jf, "kappa", fit.kappa);
+        cJSON_AddNumberToObject(jf, "rms_rel_err", fit.rms_rel);
+        cJSON_AddNumberToObject(jf, "max_rel_err", fit.max_rel);
+    } else {
+        printf("  no parametric fit: %s\n", sim_err_msg());
+    }
+}
+
 int cmd_concurrency(const struct opts *o)
 {
     const struct cal_backend_ops *be;
@@ -266,55 +325,10 @@ int cmd_concurrency(const struct opts *o)
         cJSON_AddNumberToObject(doc, "batch", batch);
         cJSON_AddNumberToObject(doc, "seconds", o->seconds);
         cJSON_AddNumberToObject(doc, "one_thread_ms", base);
-        cJSON *jp = cJSON_AddArrayToObject(doc, "points");
-        for (int i = 0; i < np; i++) {
-            const struct cal_concur_point *p = &pts[i];
-            cJSON *x = cJSON_CreateObject(), *r = cJSON_CreateObject();
-            cJSON_AddNumberToObject(x, "k", p->k);
-            cJSON_AddNumberToObject(x, "p", p->p);
-            cJSON_AddNumberToObject(x, "t", p->t);
-            cJSON_AddNumberToObject(x, "n", p->n);
-            cJSON_AddNumberToObject(x, "median_ms", p->median_ms);
-            cJSON_AddNumberToObject(x, "p99_ms", p->p99_ms);
-            cJSON_AddNumberToObject(x, "cores", p->cores);
-            cJSON_AddItemToArray(jp, x);
-            cJSON_AddNumberToObject(r, "n", p->k);
-            if (!gpu) {                 /* a GPU's rows need only n */
-                cJSON_AddNumberToObject(r, "p", p->p);
-                cJSON_AddNumberToObject(r, "t", p->t);
-            }
-            cJSON_AddNumberToObject(r, "factor", p->median_ms / base);
-            cJSON_AddItemToArray(rows, r);
-            printf(" (%d,%d,%d) %.3f", p->k, p->p, p->t, p->median_ms / base);
-        }
+        concur_points(doc, rows, pts, np, gpu, base);
         printf("\n");
         cJSON_AddItemToObject(doc, "interference_table", cJSON_Duplicate(rows, true));
-        /* RRL's parametric CPU model fitted to the points (a fallback for more cores than
-         * here), with the graph's own pi and width */
-        struct cal_concur_fit fit = {0};
-        double cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
-        cal_net_parallelism(net, &fit.pi, &fit.width);
-        if (gpu) {
-            printf("  no parametric fit: it models CPU threads\n");
-        } else if (cal_concur_fit(pts, np, cores, &fit) == 0) {
-            printf("  parametric fit on %g cores (pi %.3f, width %d): one thread %.3f ms, f %.4f, "
-                   "overhead %.3f (held), mu %.4f, kappa %.4f; relative error rms %.1f%%, max "
-                   "%.1f%%\n", cores, fit.pi, fit.width, fit.l1_ms, fit.f, fit.overhead, fit.mu,
-                   fit.kappa, 100 * fit.rms_rel, 100 * fit.max_rel);
-            cJSON *jf = cJSON_AddObjectToObject(doc, "parametric_fit");
-            cJSON_AddNumberToObject(jf, "cores", cores);
-            cJSON_AddNumberToObject(jf, "pi", fit.pi);
-            cJSON_AddNumberToObject(jf, "width", fit.width);
-            cJSON_AddNumberToObject(jf, "one_thread_ms", fit.l1_ms);
-            cJSON_AddNumberToObject(jf, "f", fit.f);
-            cJSON_AddNumberToObject(jf, "overhead", fit.overhead);
-            cJSON_AddNumberToObject(jf, "mu", fit.mu);
-            cJSON_AddNumberToObject(jf, "kappa", fit.kappa);
-            cJSON_AddNumberToObject(jf, "rms_rel_err", fit.rms_rel);
-            cJSON_AddNumberToObject(jf, "max_rel_err", fit.max_rel);
-        } else {
-            printf("  no parametric fit: %s\n", sim_err_msg());
-        }
+        concur_fit(doc, pts, np, net, gpu);
         if (o->out && !(rc = cli_write_json(o->out, doc)))
             printf("wrote %s\n", o->out);
         if (!rc && o->table_out && !(rc = cli_write_json(o->table_out, rows)))
