@@ -714,10 +714,16 @@ static void destroy(void *state)
     free(st->idx);
 }
 
+/* GPUs start cold unless model_load is "preloaded" (the table's default is on_assign; bad
+ * params, which init reports, count as the default). */
 static bool cold_start(const cJSON *p)
 {
-    const cJSON *v = p ? cJSON_GetObjectItemCaseSensitive(p, "model_load") : NULL;
-    return !cJSON_IsString(v) || strcmp(v->valuestring, "on_assign") == 0;  /* the default */
+    struct nx_params pp;
+    if (sim_params_read(params, p, "policy.params", &pp)) {
+        sim_err_clear();
+        sim_params_defaults(params, &pp);
+    }
+    return pp.model_load == 1;
 }
 
 const struct policy_ops policy_nexus = {

@@ -616,7 +616,7 @@ static int init_with(struct sim *s, const cJSON *p, struct roma *st, int gpu, in
         st->K[m] = K;
         st->a[m] = a;
     }
-    int cpu_nodes;
+    int cpu_nodes = 0;
     if ((rc = add_cpu_executors(s, st, path, period_s, &cpu_nodes)))
         return rc;
     if (!cpu_nodes)

@@ -260,7 +260,7 @@ static int azf_open(struct trace_reader *rd)
         rc = sim_err_set(SIM_EINVAL, "%s: no function rows", rd->spec.files[0]);
         goto out;
     }
-    int k;
+    int k = 0;
     if ((rc = azf_select(rd, all, n, &k)))
         goto out;
     rd->nstreams = k;

@@ -54,10 +54,10 @@ enum {
     SIM_P_REQUIRED = 1,     /* absent is an error (no default) */
     SIM_P_NODEF = 2,        /* the caller sets the default before reading (.def_doc says it) */
     SIM_P_EACH = 4,         /* SIM_P_SECTION: an array of such objects ("key[].row" in docs) */
-    SIM_P_DOC = 16,         /* documentation only: another form of the key before it (a
-                             * zoo reference among models[]), not a key of its own */
     SIM_P_MAP = 8,          /* SIM_P_SECTION: an object of such objects by name ("key.NAME.row"
                              * in docs, NAME the row's .sdef: "MODEL", "KIND") */
+    SIM_P_DOC = 16,         /* documentation only: another form of the key before it (a
+                             * zoo reference among models[]), not a key of its own */
 };
 
 struct sim_param {
