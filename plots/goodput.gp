@@ -1,28 +1,44 @@
-# goodput.gp — goodput by policy: bars grouped by experiment setting, error bars = sd over seeds.
+# goodput.gp — goodput by policy: bars grouped by experiment setting (a bar per policy in its
+# own colour), error bars = sd over seeds, in panels where the settings are many.
 # servesim plot sets the terminal and output, then defines: datafile, plottitle, ylab, npol,
-# onebar (1 when every setting has runs of one policy only: one bar per setting, coloured by
-# its policy, instead of a group of npol slots), xrot (1: tick labels too long to lie flat:
-# they stand upright, and servesim plot makes the figure taller by their length).
-# datafile: one row per setting; column 1 the setting, then mean and sd per policy (a header
-# row names the policies); "?" where a policy has no run at that setting.
+# hpx (the image's height in pixels), nline (lines of the longest group label), ymax (one y
+# scale for every panel), npanel, prow, pcol (the panels' grid), ptitle[k] (panel k's setting in words), polcolour[i]
+# (policy i's colour, the same in every figure), onebar (1 when every setting has runs of one
+# policy only: one bar per setting, centred), ratio (1: each bar's ratio to the first policy's
+# written above it), xrot (1: tick labels too long to lie flat stand upright, and servesim
+# plot makes the figure taller by their length).
+# datafile: a block per panel (two blank lines between), its first row a header (the
+# policies' names), then one row per setting: the setting in words, then mean and sd per
+# policy; "?" where a policy has no run at that setting.
 set datafile missing "?"
 set datafile separator tab
-set title plottitle
-set ylabel ylab
-set xlabel "experiment setting"
-set yrange [0:*]
+set datafile columnheaders
+set yrange [0:ymax]
 set grid ytics
-set key outside right top vertical
-set style fill solid 0.8 border -1
+set style fill solid 0.85 border -1
+set xtics nomirror scale 0
+set key at screen 0.5, screen 1 - 34.0 / hpx center top horizontal samplen 2
+# a group's label, one item per line ("1 frontend, worst rule" on two lines)
+wrap(s) = strstrt(s, ", ") > 0 ? substr(s, 1, strstrt(s, ", ") - 1) . "\n" . \
+          wrap(substr(s, strstrt(s, ", ") + 2, strlen(s))) : s
 if (xrot) set xtics rotate by 90 right
-if (onebar) {
-    set boxwidth 0.7
-    set offsets 0.6, 0.6, 0, 0
-    plot for [i=1:npol] datafile using 0:(column(2*i)):(column(2*i+1)):xtic(1) \
-         with boxerrorbars lc i dt 1 title columnhead(2*i)
-} else {
-    set style data histograms
-    set style histogram errorbars gap 2 lw 1
-    set boxwidth 0.9
-    plot for [i=1:npol] datafile using (column(2*i)):(column(2*i+1)):xtic(1) lt i dt 1 title columnhead(2*i)
+bw = onebar ? 0.7 : 0.8 / npol
+xoff(i) = onebar ? 0 : (i - 1 - (npol - 1) / 2.0) * bw
+# the key under the title, once, above the panels; the y axis titled on the left column
+top = 1 - (npanel > 1 ? 130.0 : 84.0) / hpx
+bottom = (xrot ? 0 : 58.0 + 22.0 * (nline - 1)) / hpx
+set multiplot layout prow, pcol title plottitle margins (npanel > 1 ? 0.14 : 0.12), 0.97, bottom, top spacing 0.1, 0.1
+do for [k = 1:npanel] {
+    if (npanel > 1) { set title ptitle[k] }
+    if (k > 1) { unset key }
+    if ((k - 1) % pcol == 0) { set ylabel ylab } else { unset ylabel }
+    stats datafile index (k - 1) using 0 nooutput
+    set xrange [-0.6:STATS_max + 0.6]
+    plot for [i=1:npol] datafile index (k - 1) using (column(0) + xoff(i)):(column(2*i)):(column(2*i+1)):(bw) \
+             with boxerrorbars lc rgb polcolour[i] lw 1 dt 1 title columnhead(2*i), \
+         datafile index (k - 1) using 0:(NaN):xtic(wrap(stringcolumn(1))) with points notitle, \
+         for [i=2:(ratio ? npol : 1)] datafile index (k - 1) \
+             using (column(0) + xoff(i)):(column(2*i)):((valid(2) && valid(2*i) && column(2) > 0) ? sprintf("%.2f×", column(2*i) / column(2)) : "") \
+             with labels rotate by 90 left offset 0,0.4 font ",11" notitle
 }
+unset multiplot

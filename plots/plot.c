@@ -48,8 +48,11 @@ static const char usage[] =
     "Goodput is the goodput search's result for `servesim goodput` runs, else the on-time\n"
     "throughput (the y label says which). Runs differing only in seed are averaged (error\n"
     "bars: standard deviation); runs of one setting and policy from different\n"
-    "configurations are not: each keeps its own bar or line, labelled [config KEY] (the\n"
-    "config's hash without its seed, and without the x value on an x axis).\n"
+    "configurations are not: each keeps its own bar or line, labelled with what differs in\n"
+    "words, \"(work-conserving)\", or \"(configuration KEY)\" (the config's hash without its\n"
+    "seed, and without the x value on an x axis) where nothing short does. Labels, legends\n"
+    "and axis titles say settings in words (\"8 frontends\", \"offered load (req/s)\"): the\n"
+    "sweep file's \"labels\" where it gives them, else servesim's table of known keys.\n"
     "\n"
     "options:\n"
     "  --db FILE       results database (default servesim.db; env SERVESIM_DB)\n"
@@ -62,6 +65,7 @@ static const char usage[] =
     "  --x PATH        goodput-vs: the config path on the x axis, e.g. workload.rate_rps\n"
     "  --y METRIC      goodput-vs (and -gpus, -slo): draw goodput (default), bad_rate,\n"
     "                  gpu_s (executor-seconds) or gpus_max against x\n"
+    "  --ratio         goodput: write each bar's ratio to the first policy's above it\n"
     "  --path NAME     path-cdf: only this execution path\n"
     "  --series NAME   series: the time series (default executors; e.g. bad_rate,\n"
     "                  offered_rps, fa2.instances, path_bad_rate)\n"
@@ -92,6 +96,7 @@ static void runs_free(struct plot *p)
         free(p->r[i].kind);
         free(p->r[i].policy);
         free(p->r[i].settings);
+        free(p->r[i].labels);
         free(p->r[i].config);
     }
     free(p->r);
@@ -126,10 +131,11 @@ static int load_runs(struct plot *p)
     }
     snprintf(sql, sizeof sql,
              "SELECT r.id, r.name, r.kind, r.policy, r.seed, r.config_json, r.goodput_rps, "
-             "r.ontime_rps, %s, r.bad_rate, r.gpu_s, r.gpus_max, %s FROM runs r %s "
+             "r.ontime_rps, %s, r.bad_rate, r.gpu_s, r.gpus_max, %s, %s FROM runs r %s "
              "WHERE r.status = 'ok' %s%s%s %s %s ORDER BY r.id",
              p->version >= 2 ? "sp.settings_json" : "NULL",
              p->version >= 2 ? "sp.sweep" : "NULL",
+             p->version >= 12 ? "sp.labels_json" : "NULL",
              p->version >= 2 ? "LEFT JOIN sweep_points sp ON sp.run_id = r.id" : "",
              o->nruns ? "AND r.id IN (" : "", ids, o->nruns ? ")" : "",
              o->name_glob ? "AND r.name GLOB ?1" : "",
@@ -157,6 +163,8 @@ static int load_runs(struct plot *p)
                                ? NAN : sqlite3_column_double(q, 9 + k);
         r->settings = sqlite3_column_type(q, 8) == SQLITE_NULL
                           ? NULL : plot_strdup((const char *)sqlite3_column_text(q, 8));
+        r->labels = sqlite3_column_type(q, 13) == SQLITE_NULL
+                        ? NULL : plot_strdup((const char *)sqlite3_column_text(q, 13));
         const char *sw = (const char *)sqlite3_column_text(q, 12);   /* NAME@HASH */
         r->group = plot_strdup(sw ? sw : r->name ? r->name : "");
         if (r->group && strchr(r->group, '@'))
@@ -247,6 +255,8 @@ static int parse(int argc, char **argv, struct opts *o)
             if ((rc = sim_arg_num(a, argv[++i], 0, true, INFINITY, &o->window_s)))
                 return rc;
         }
+        else if (strcmp(a, "--ratio") == 0)
+            o->ratio = true;
         else if (strcmp(a, "--out") == 0 && nx)
             o->out = argv[++i];
         else if (strcmp(a, "--prefix") == 0 && nx)
@@ -435,7 +445,12 @@ static int plot_kind(struct plot *p, int k)
         case K_GOODPUT_SLO:
             rc = plot_goodput_vs(p, "goodput-slo", "models[0].slo_ms", "SLO (ms)");
             break;
-        case K_GOODPUT_VS: rc = plot_goodput_vs(p, "goodput-vs", o->xpath, o->xpath); break;
+        case K_GOODPUT_VS: {
+            char xl[160];
+            plot_word_axis(o->xpath, xl, sizeof xl);
+            rc = plot_goodput_vs(p, "goodput-vs", o->xpath, xl);
+            break;
+        }
         case K_LAT_CDF: rc = plot_cdf(p, false); break;
         case K_QUEUE_CDF: rc = plot_cdf(p, true); break;
         case K_PATH_CDF: rc = plot_path_cdf(p); break;

@@ -141,10 +141,10 @@ static double dist_total(const struct dist *d, int s)
     return t;
 }
 
-/* The policy a series belongs to: its title's first word (plot_series_title). */
+/* The policy a series belongs to: its title up to the first comma (plot_series_title). */
 static size_t policy_len(const char *title)
 {
-    return strcspn(title, " ");
+    return strcspn(title, ",");
 }
 
 /* d folded to at most `limit` series (into *out; d unchanged), never a policy away: the
@@ -200,7 +200,7 @@ static int dist_fold(const struct dist *d, int limit, struct dist *out)
             if (ng == 1)
                 snprintf(others, sizeof others, "others (%d series folded)", folded);
             else
-                snprintf(others, sizeof others, "%.*s %s (%d folded)", (int)policy_len(d->ser.v[s]),
+                snprintf(others, sizeof others, "%.*s, %s (%d folded)", (int)policy_len(d->ser.v[s]),
                          d->ser.v[s], gkept[g] ? "others" : "all", folded);
             for (size_t k = 0; k < d->edge[s].n && !rc; k++)
                 rc = dist_add(out, others, d->edge[s].v[k], d->count[s].v[k], d->lo[s]);
@@ -378,42 +378,96 @@ int plot_batch(struct plot *p)
                 maxb = (int)d.edge[s].v[k];
     if (!rc && maxb == 0)
         rc = sim_err_set(SIM_EINVAL, "%s: no batches in the selected runs", p->o->db);
+    /* a panel per setting (the series' title after its policy), a bar per policy in the
+     * policy's colour: "Symphony, ResNet50" is Symphony's bar in the ResNet50 panel */
+    struct names panels = {0}, pols = {0};
+    int *sp = calloc((size_t)d.ser.n + 1, sizeof *sp), *spol = calloc((size_t)d.ser.n + 1, sizeof *spol);
+    char **praw = calloc((size_t)d.ser.n + 1, sizeof *praw);  /* each policy's own name */
+    if (!sp || !spol || !praw)
+        rc = SIM_ENOMEM;
+    for (int s = 0; s < d.ser.n && !rc; s++) {
+        const char *t = d.ser.v[s];
+        size_t pl = policy_len(t);
+        char pol[256];
+        snprintf(pol, sizeof pol, "%.*s", (int)pl, t);
+        sp[s] = plot_names_index(&panels, t[pl] ? t + pl + 2 : "");
+        spol[s] = plot_names_index(&pols, pol);
+        if (sp[s] < 0 || spol[s] < 0)
+            rc = SIM_ENOMEM;
+    }
+    for (int s = 0; s < d.ser.n && !rc; s++)   /* the raw policy name for its colour */
+        for (int i = 0; i < p->n; i++)
+            if (strncmp(d.ser.v[s], plot_display_name(p->r[i].policy), policy_len(d.ser.v[s])) == 0 &&
+                strlen(plot_display_name(p->r[i].policy)) == policy_len(d.ser.v[s])) {
+                praw[spol[s]] = p->r[i].policy;
+                break;
+            }
     char base[4096];
     FILE *f = rc ? NULL : plot_dat_open(p, "batch-hist", base, sizeof base);
     if (!rc && !f)
         rc = SIM_EIO;
+    double *tot = rc ? NULL : calloc((size_t)d.ser.n + 1, sizeof *tot);
+    if (!rc && !tot) {
+        fclose(f);
+        rc = SIM_ENOMEM;
+    }
     if (!rc) {
-        fputs("batch", f);
         for (int s = 0; s < d.ser.n; s++)
-            fputc('\t', f), plot_put_label(f, d.ser.v[s]);
-        fputc('\n', f);
-        double *tot = calloc((size_t)d.ser.n, sizeof *tot);
-        for (int s = 0; tot && s < d.ser.n; s++)
             for (size_t k = 0; k < d.count[s].n; k++)
                 tot[s] += d.count[s].v[k];
-        for (int b = 1; tot && b <= maxb; b++) {
-            fprintf(f, "%d", b);
-            for (int s = 0; s < d.ser.n; s++) {
-                double c = 0;
-                for (size_t k = 0; k < d.edge[s].n; k++)
-                    if ((int)d.edge[s].v[k] == b)
-                        c = d.count[s].v[k];
-                fprintf(f, "\t%.6g", tot[s] > 0 ? c / tot[s] : 0);
-            }
+        for (int k = 0; k < panels.n; k++) {    /* a block per panel */
+            fputs(k ? "\n\nbatch" : "batch", f);
+            for (int j = 0; j < pols.n; j++)
+                fputc('\t', f), plot_put_label(f, pols.v[j]);
             fputc('\n', f);
+            for (int b = 1; b <= maxb; b++) {
+                fprintf(f, "%d", b);
+                for (int j = 0; j < pols.n; j++) {
+                    double c = 0, t = 0;
+                    for (int s = 0; s < d.ser.n; s++) {
+                        if (sp[s] != k || spol[s] != j)
+                            continue;
+                        t = tot[s];
+                        for (size_t e = 0; e < d.edge[s].n; e++)
+                            if ((int)d.edge[s].v[e] == b)
+                                c = d.count[s].v[e];
+                    }
+                    fprintf(f, "\t%.6g", t > 0 ? c / t : 0);
+                }
+                fputc('\n', f);
+            }
         }
-        rc = tot ? plot_dat_close(p, f, base) : (fclose(f), SIM_ENOMEM);
-        free(tot);
+        rc = plot_dat_close(p, f, base);
     }
+    free(tot);
     if (!rc) {
-        char vars[2048], title[512];
+        char vars[8192], title[512];
         snprintf(title, sizeof title, "%s: batch sizes%s%s", p->label,
-                 p->o->model ? " of " : " (all models)", p->o->model ? p->o->model : "");
+                 p->o->model ? " of " : " (all models)",
+                 p->o->model ? plot_display_name(p->o->model) : "");
         plot_gp_start(vars, sizeof vars, base, title);
-        plot_gp_append(vars, sizeof vars, "; nser = %d; xstep = %d", d.ser.n,
-                 maxb > 32 ? 8 : maxb > 16 ? 4 : 1);
-        rc = plot_render(p, "batch_hist", base, vars);
+        int cols = panels.n <= 1 ? 1 : panels.n <= 4 ? 2 : 3, rows = (panels.n + cols - 1) / cols;
+        struct opts tall = *p->o;
+        struct plot pt = *p;
+        tall.h = p->o->h + (rows - 1) * p->o->h / 2;
+        pt.o = &tall;
+        plot_gp_append(vars, sizeof vars, "; nser = %d; xstep = %d; npanel = %d; prow = %d; "
+                       "pcol = %d; hpx = %d; array polcolour[%d]; array ptitle[%d]", pols.n,
+                       maxb > 32 ? 8 : maxb > 16 ? 4 : 1, panels.n, rows, cols, tall.h, pols.n,
+                       panels.n);
+        for (int j = 0; j < pols.n; j++)
+            plot_gp_append(vars, sizeof vars, "; polcolour[%d] = '%s'", j + 1,
+                           plot_policy_colour(praw[j] ? praw[j] : pols.v[j]));
+        for (int k = 0; k < panels.n; k++) {
+            char q[600] = "";
+            plot_gp_quote(q, sizeof q, panels.v[k]);
+            plot_gp_append(vars, sizeof vars, "; ptitle[%d] = %s", k + 1, q);
+        }
+        rc = plot_render(&pt, "batch_hist", base, vars);
     }
+    free(sp), free(spol), free(praw);
+    plot_names_free(&panels);
+    plot_names_free(&pols);
     plot_dist_free(&d);
     return rc;
 }

@@ -41,6 +41,14 @@ int plot_names_index(struct names *ns, const char *s)
     return ns->n++;
 }
 
+int plot_names_find(const struct names *ns, const char *s)
+{
+    for (int i = 0; ns && i < ns->n; i++)
+        if (strcmp(ns->v[i], s) == 0)
+            return i;
+    return -1;
+}
+
 void plot_names_free(struct names *ns)
 {
     for (int i = 0; i < ns->n; i++)
@@ -79,58 +87,79 @@ int plot_db_fail(struct plot *p, const char *what)
 }
 
 /* The label of a run without policy.name (the policy is said separately) and drop. */
-char *plot_setting_of(const struct prun *r, const char *drop)
+/* The settings of r in words, ", "-separated: every one but `drop`, or only `only`. */
+static char *setting_words(const struct prun *r, const char *drop, const char *only)
 {
     /* labels say what differs between the runs drawn: settings of one value in all of them
-     * (a sweep's only case, an axis held fixed) are left out */
-    int nsame = r->same ? r->same->n : 0;
-    const char **d = malloc((size_t)(2 + nsame) * sizeof *d);
-    if (!d)
-        return NULL;
-    d[0] = "policy.name";
-    d[1] = drop ? drop : "policy.name";
-    for (int i = 0; i < nsame; i++)
-        d[2 + i] = r->same->v[i];
-    /* a swept object with a name (a model entry: models[0]={"name":"resnet50",...}) is
-     * labelled by its name; runs whose objects differ otherwise have different config keys
-     * and are told apart by them (plot_mixed_units), never averaged */
+     * (a sweep's only case, an axis held fixed) are left out; each setting in words: the
+     * sweep file's label for it where it gave one, else plot_word_setting's */
     cJSON *j = r->settings ? cJSON_Parse(r->settings) : NULL;
-    bool named = false;
-    for (cJSON *it = j ? j->child : NULL, *next; it; it = next) {
-        next = it->next;
-        const cJSON *nm = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "name") : NULL;
-        cJSON *str = cJSON_IsString(nm) ? cJSON_CreateString(nm->valuestring) : NULL;
-        if (str && cJSON_ReplaceItemInObjectCaseSensitive(j, it->string, str))
-            named = true;
+    cJSON *lab = r->labels ? cJSON_Parse(r->labels) : NULL;
+    size_t cap = 64, n = 0;
+    char *out = malloc(cap);
+    if (!out)
+        goto done;
+    out[0] = '\0';
+    for (const cJSON *it = j ? j->child : NULL; it; it = it->next) {
+        const char *k = it->string;
+        if (strcmp(k, "seed") == 0 || strcmp(k, "policy.name") == 0 || (drop && strcmp(k, drop) == 0) ||
+            (only && strcmp(k, only) != 0) || (r->same && plot_names_find(r->same, k) >= 0))
+            continue;
+        char w[400];
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(lab, k);
+        if (cJSON_IsString(l))
+            snprintf(w, sizeof w, "%s", l->valuestring);
         else
-            cJSON_Delete(str);
+            plot_word_setting(k, it, w, sizeof w);
+        size_t need = n + strlen(w) + 3;
+        if (need > cap) {
+            char *o = realloc(out, cap = 2 * need);
+            if (!o) {
+                free(out);
+                out = NULL;
+                goto done;
+            }
+            out = o;
+        }
+        n += (size_t)sprintf(out + n, "%s%s", n ? ", " : "", w);
     }
-    char *text = named ? cJSON_PrintUnformatted(j) : NULL;
+done:
     cJSON_Delete(j);
-    char *label = sim_results_label(text ? text : r->settings, d, 2 + nsame);
-    free(text);
-    free(d);
-    return label;
+    cJSON_Delete(lab);
+    return out;
 }
 
-/* "policy setting" as a line title. */
+char *plot_setting_of(const struct prun *r, const char *drop)
+{
+    return setting_words(r, drop, NULL);
+}
+
+char *plot_setting_only(const struct prun *r, const char *key)
+{
+    return setting_words(r, NULL, key);
+}
+
+/* "Policy, setting" as a line title ("Symphony, 8 frontends"): the policy's display name
+ * first, up to the first comma (plot_dist.c folds by it). */
 char *plot_series_title(const struct prun *r, const char *drop, const char *model)
 {
     char *set = plot_setting_of(r, drop);
     if (!set)
         return NULL;
-    if (model) {                        /* "models[0]=resnet50" names the model already */
+    if (model) {                        /* a setting that names the model names it already */
+        model = plot_display_name(model);
         size_t ml = strlen(model);
-        for (const char *q = strchr(set, '='); q; q = strchr(q + 1, '='))
-            if (strncmp(q + 1, model, ml) == 0 && (q[1 + ml] == '\0' || q[1 + ml] == ' ')) {
+        for (const char *q = strstr(set, model); q; q = strstr(q + 1, model))
+            if ((q == set || q[-1] == ' ') && (q[ml] == '\0' || q[ml] == ',')) {
                 model = NULL;
                 break;
             }
     }
-    size_t len = strlen(r->policy) + strlen(set) + (model ? strlen(model) : 0) + 4;
+    const char *pol = plot_display_name(r->policy);
+    size_t len = strlen(pol) + strlen(set) + (model ? strlen(model) : 0) + 6;
     char *t = malloc(len);
     if (t)
-        snprintf(t, len, "%s%s%s%s%s", r->policy, set[0] ? " " : "", set, model ? " " : "",
+        snprintf(t, len, "%s%s%s%s%s", pol, set[0] ? ", " : "", set, model ? ", " : "",
                  model ? model : "");
     free(set);
     return t;
@@ -441,8 +470,8 @@ int plot_mixed_units(int n, char *const *unit, char (*key)[17], bool *mixed)
 
 /* ---- what tells configurations apart ---- */
 
-/* Appends to `out` (", "-separated, once each) the leaves where a differs from b, as
- * "leaf=value" of a ("leaf unset" where a lacks it). path: where a and b sit. */
+/* Appends to `out` (", "-separated, once each) the leaves where a differs from b, as a's
+ * setting in words ("work-conserving", "max batch 8"; "no LEAF" where a lacks it). */
 static void config_diff(const cJSON *a, const cJSON *b, const char *leaf, char *out, size_t size)
 {
     if (cJSON_IsObject(a) && cJSON_IsObject(b)) {
@@ -465,13 +494,11 @@ static void config_diff(const cJSON *a, const cJSON *b, const char *leaf, char *
         return;
     char item[160];
     if (!a) {
-        snprintf(item, sizeof item, "%s unset", leaf ? leaf : "config");
-    } else {
-        char *v = cJSON_IsString(a) ? NULL : cJSON_PrintUnformatted(a);
-        snprintf(item, sizeof item, "%s=%.60s", leaf ? leaf : "config",
-                 cJSON_IsString(a) ? a->valuestring : v ? v : "?");
-        free(v);
-    }
+        char w[128];
+        plot_word_axis(leaf ? leaf : "config", w, sizeof w);
+        snprintf(item, sizeof item, "no %s", w);
+    } else
+        plot_word_setting(leaf ? leaf : "config", a, item, sizeof item);
     /* once each: a whole item between separators */
     size_t il = strlen(item);
     for (const char *h = strstr(out, item); h; h = strstr(h + 1, item))
@@ -510,7 +537,7 @@ void plot_config_label(int n, char *const *unit, char (*key)[17], const char *co
     }
     cJSON_Delete(a);
     if (many || !diff[0] || strlen(diff) > 80)   /* nothing found, or too much: the key */
-        snprintf(out, size, "[config %.6s]", key[i]);
+        snprintf(out, size, "(configuration %.6s)", key[i]);
     else
-        snprintf(out, size, "[%s]", diff);
+        snprintf(out, size, "(%s)", diff);
 }

@@ -21,16 +21,65 @@ static const char *const y_labels[Y_N] = {"", "late or dropped (fraction of requ
 
 /* ---- goodput: bars ---- */
 
+/* Panels of a bar figure: with many settings made of several sweep keys, the bars of one
+ * key's values (the one with the most, the later on ties) stand in groups, a panel per value
+ * of the others ("1 frontend, worst rule": all models, β/α > 2, β/α < 2), as the papers lay
+ * out such figures; at most MAX_PANELS. Returns the inner key (owned by j), or NULL: one
+ * panel. */
+#define MAX_PANELS 6
+#define PANEL_FROM 6                    /* groups in one panel at which panels begin */
+
+static char *facet_key(const struct plot *p, int ngroups)
+{
+    if (ngroups < PANEL_FROM || p->n < 2)
+        return NULL;
+    struct names keys = {0}, vals[32] = {{0}};   /* a sweep has at most 16 axes */
+    int rc = 0;
+    for (int i = 0; i < p->n && !rc; i++) {
+        cJSON *j = p->r[i].settings ? cJSON_Parse(p->r[i].settings) : NULL;
+        for (const cJSON *it = j ? j->child : NULL; it && !rc; it = it->next) {
+            if (strcmp(it->string, "seed") == 0 || strcmp(it->string, "policy.name") == 0 ||
+                plot_names_find(p->same, it->string) >= 0)
+                continue;
+            int k = plot_names_index(&keys, it->string);
+            char *v = k >= 0 && k < 32 ? cJSON_PrintUnformatted(it) : NULL;
+            if (!v || plot_names_index(&vals[k], v) < 0)
+                rc = SIM_ENOMEM;
+            free(v);
+        }
+        cJSON_Delete(j);
+    }
+    char *inner = NULL;
+    int best = 1, panels = 1;
+    for (int k = 0; !rc && k < keys.n; k++) {
+        panels *= vals[k].n;
+        if (vals[k].n >= best) {
+            best = vals[k].n;
+            inner = keys.v[k];
+        }
+    }
+    if (!rc && keys.n >= 2 && inner && panels / best > 1 && panels / best <= MAX_PANELS)
+        inner = strdup(inner);
+    else
+        inner = NULL;
+    for (int k = 0; k < keys.n && k < 32; k++)
+        plot_names_free(&vals[k]);
+    plot_names_free(&keys);
+    return inner;
+}
+
 int plot_goodput(struct plot *p)
 {
-    struct names groups = {0}, pols = {0};
+    struct names groups = {0}, pols = {0}, panels = {0};
     struct vec *cell = NULL;
     int *gi = calloc((size_t)p->n, sizeof *gi), *pi = calloc((size_t)p->n, sizeof *pi);
-    int rc = gi && pi ? 0 : SIM_ENOMEM;
+    int *gpanel = calloc((size_t)p->n, sizeof *gpanel);
+    int rc = gi && pi && gpanel ? 0 : SIM_ENOMEM;
+    char *inner = NULL;
     /* each run's setting (group) and policy, then the cells of the grid. A cell averages
      * runs that differ only in seed: where one setting and policy hold runs of different
      * configurations (the config key: the config without its seed), each keeps its own
-     * group, labelled with its key, instead of being averaged with the others. */
+     * group, labelled with what differs, instead of being averaged with the others. */
     char (*key)[17] = calloc((size_t)p->n, sizeof *key);
     char **lab = calloc((size_t)p->n, sizeof *lab), **unit = calloc((size_t)p->n, sizeof *unit);
     bool *mixed = calloc((size_t)p->n, sizeof *mixed);
@@ -55,6 +104,14 @@ int plot_goodput(struct plot *p)
     }
     if (!rc)
         rc = plot_mixed_units(p->n, unit, key, mixed);
+    if (!rc) {                          /* panels where the settings are many */
+        struct names distinct = {0};
+        for (int i = 0; i < p->n && !rc; i++)
+            if (plot_names_index(&distinct, lab[i]) < 0)
+                rc = SIM_ENOMEM;
+        inner = rc ? NULL : facet_key(p, distinct.n);
+        plot_names_free(&distinct);
+    }
     /* a run's bar is its on-time rate, a search's its goodput: never one bar of both */
     bool runs = false, searches = false;
     for (int i = 0; i < p->n; i++) {
@@ -67,17 +124,32 @@ int plot_goodput(struct plot *p)
     if (!cfgs)
         rc = SIM_ENOMEM;
     for (int i = 0; i < p->n && !rc; i++) {
-        char g[1024], what[200];
-        const char *k = !(runs && searches) ? "" : p->r[i].goodput ? " [goodput]" : " [run: on time]";
+        char g[1200], what[200];
+        const char *k = !(runs && searches) ? "" : p->r[i].goodput ? " (goodput search)"
+                                                                   : " (run, on time)";
+        char *in = inner ? plot_setting_only(&p->r[i], inner) : NULL;
+        char *out = inner ? plot_setting_of(&p->r[i], inner) : NULL;
+        if (inner && (!in || !out)) {
+            free(in), free(out);
+            rc = SIM_ENOMEM;
+            break;
+        }
+        const char *gl = inner ? in : lab[i];
         if (mixed[i]) {
             plot_config_label(p->n, unit, key, cfgs, i, what, sizeof what);
-            snprintf(g, sizeof g, "%s %s%s", lab[i], what, k);
+            snprintf(g, sizeof g, "%s %s%s", gl, what, k);
         } else
-            snprintf(g, sizeof g, "%s%s", lab[i], k);
-        gi[i] = plot_names_index(&groups, g);
+            snprintf(g, sizeof g, "%s%s", gl, k);
+        int pn = plot_names_index(&panels, out ? out : "");
+        char pg[1300];                  /* a group is its panel's */
+        snprintf(pg, sizeof pg, "%d\x1f%s", pn, g);
+        free(in), free(out);
+        gi[i] = plot_names_index(&groups, pg);
         pi[i] = plot_names_index(&pols, p->r[i].policy);
-        if (gi[i] < 0 || pi[i] < 0)
+        if (pn < 0 || gi[i] < 0 || pi[i] < 0)
             rc = SIM_ENOMEM;
+        else
+            gpanel[gi[i]] = pn;
     }
     for (int i = 0; lab && unit && i < p->n; i++)
         free(lab[i]), free(unit[i]);
@@ -94,47 +166,92 @@ int plot_goodput(struct plot *p)
         rc = SIM_EIO;
         goto out;
     }
-    fputs("setting", f);
-    for (int j = 0; j < pols.n; j++)
-        fputc('\t', f), plot_put_label(f, pols.v[j]), fputc('\t', f), plot_put_label(f, pols.v[j]),
+    size_t wide = 0;                    /* the longest line of a group's label */
+    int nline = 1;                      /* the most lines of a group's label */
+    for (int k = 0; k < panels.n; k++) {    /* a block per panel: a header, a row per group */
+        fputs(k ? "\n\nsetting" : "setting", f);
+        for (int j = 0; j < pols.n; j++) {
+            const char *d = plot_display_name(pols.v[j]);
+            fputc('\t', f), plot_put_label(f, d), fputc('\t', f), plot_put_label(f, d);
             fputs(" sd", f);
-    fputc('\n', f);
-    for (int g = 0; g < groups.n; g++) {
-        plot_put_label(f, groups.v[g]);
-        for (int j = 0; j < pols.n; j++)
-            plot_put_stat(f, &cell[g * pols.n + j]);
+        }
         fputc('\n', f);
+        for (int g = 0; g < groups.n; g++) {
+            if (gpanel[g] != k)
+                continue;
+            const char *gl = strchr(groups.v[g], '\x1f') + 1;
+            plot_put_label(f, gl);
+            for (int j = 0; j < pols.n; j++)
+                plot_put_stat(f, &cell[g * pols.n + j]);
+            fputc('\n', f);
+            int lines = 0;
+            for (const char *c = gl; *c; lines++) {   /* drawn one item per line (goodput.gp) */
+                size_t l = strcspn(c, ",");
+                wide = l > wide ? l : wide;
+                c += l;
+                c += *c ? 2 : 0;
+            }
+            nline = lines > nline ? lines : nline;
+        }
     }
     if ((rc = plot_dat_close(p, f, base)))
         goto out;
-    char vars[2048], title[512];
+    char vars[8192], title[512];
     snprintf(title, sizeof title, "%s: goodput by policy", p->label);
     plot_gp_start(vars, sizeof vars, base, title);
     plot_gp_set(vars, sizeof vars, "ylab", plot_goodput_ylabel(p));
     /* settings that each name one policy (a sweep over policies and their params): one bar
      * per setting in its policy's colour, not a group with a slot per policy */
-    int one = 1;
+    int one = 1, most = 0;
     for (int g = 0; g < groups.n && one; g++) {
         int k = 0;
         for (int j = 0; j < pols.n; j++)
             k += cell[g * pols.n + j].n > 0;
         one = k == 1;
     }
-    size_t wide = 0;                    /* tick labels turned only when they would collide */
-    for (int g = 0; g < groups.n; g++)
-        wide = strlen(groups.v[g]) > wide ? strlen(groups.v[g]) : wide;
-    bool turn = wide * 9 * (size_t)groups.n > (size_t)p->o->w * 6 / 10;
-    plot_gp_append(vars, sizeof vars, "; npol = %d; onebar = %d; xrot = %d", pols.n, one,
-             turn ? 1 : 0);
+    for (int k = 0; k < panels.n; k++) {
+        int n = 0;
+        for (int g = 0; g < groups.n; g++)
+            n += gpanel[g] == k;
+        most = n > most ? n : most;
+    }
+    int cols = panels.n <= 1 ? 1 : panels.n <= 4 ? 2 : panels.n <= 6 ? 3 : 4;
+    int rows = (panels.n + cols - 1) / cols;
+    /* tick labels turned only when their lines would collide in a panel */
+    bool turn = wide * 9 * (size_t)most * (size_t)cols > (size_t)p->o->w * 8 / 10;
+    double ymax = 0;                    /* one y scale for all panels: mean + sd, with room */
+    for (int c = 0; c < groups.n * pols.n; c++)
+        if (cell[c].n) {
+            double m = gsl_stats_mean(cell[c].v, 1, cell[c].n);
+            double sd = cell[c].n > 1 ? gsl_stats_sd(cell[c].v, 1, cell[c].n) : 0;
+            ymax = m + sd > ymax ? m + sd : ymax;
+        }
+    plot_gp_append(vars, sizeof vars, "; ymax = %.6g", ymax > 0 ? ymax * 1.12 : 1);
+    plot_gp_append(vars, sizeof vars, "; npol = %d; onebar = %d; xrot = %d; npanel = %d; "
+                   "prow = %d; pcol = %d; ratio = %d", pols.n, one, turn ? 1 : 0,
+                   panels.n, rows, cols, p->o->ratio && !one && pols.n > 1 ? 1 : 0);
+    plot_gp_append(vars, sizeof vars, "; array polcolour[%d]; array ptitle[%d]",
+                   pols.n, panels.n);
+    for (int j = 0; j < pols.n; j++)
+        plot_gp_append(vars, sizeof vars, "; polcolour[%d] = '%s'", j + 1,
+                       plot_policy_colour(pols.v[j]));
+    for (int k = 0; k < panels.n; k++) {
+        char q[600] = "";
+        plot_gp_quote(q, sizeof q, panels.v[k]);
+        plot_gp_append(vars, sizeof vars, "; ptitle[%d] = %s", k + 1, q);
+    }
     /* turned labels stand upright below the plot: the figure grows by their length (about 8
-     * pixels a character at 900 pixels wide), so that the bars keep their height */
+     * pixels a character at 900 pixels wide), so that the bars keep their height; panels
+     * make it taller by half a figure per row past the first */
     struct opts tall = *p->o;
     struct plot pt = *p;
+    tall.h = p->o->h + (rows - 1) * p->o->h / 2;
     if (turn) {
-        int grow = (int)wide * 8 * p->o->w / 900;
-        tall.h = p->o->h + (grow < 3 * p->o->h ? grow : 3 * p->o->h);
+        int grow = (int)wide * 8 * p->o->w / 900 * rows;
+        tall.h += grow < 3 * p->o->h ? grow : 3 * p->o->h;
     }
     pt.o = &tall;
+    plot_gp_append(vars, sizeof vars, "; hpx = %d; nline = %d", tall.h, nline);
     rc = plot_render(&pt, "goodput", base, vars);
 out:
     if (cell)
@@ -143,8 +260,11 @@ out:
     free(cell);
     free(gi);
     free(pi);
+    free(gpanel);
+    free(inner);
     plot_names_free(&groups);
     plot_names_free(&pols);
+    plot_names_free(&panels);
     return rc;
 }
 
@@ -206,6 +326,7 @@ int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const c
     struct names ser = {0};
     struct xpoint *pts = NULL;
     int *npts = NULL, rc = 0;
+    const char **spol = calloc((size_t)p->n + 1, sizeof *spol);    /* each series' policy */
     bool skip = false;
     char skey[256];
     sweep_key_of(xpath, skey, sizeof skey);
@@ -279,10 +400,11 @@ int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const c
         } else
             snprintf(t, sizeof t, "%s", stitle[i]);
         int s = plot_names_index(&ser, t);
-        if (s < 0) {
-            rc = s;
+        if (s < 0 || !spol) {
+            rc = SIM_ENOMEM;
             break;
         }
+        spol[s] = r->policy;
         struct xpoint *row = &pts[(size_t)s * (size_t)p->n];
         int k = 0;
         while (k < npts[s] && row[k].x != xs[i])
@@ -341,12 +463,17 @@ out_keys:
     }
     if ((rc = plot_dat_close(p, f, base)))
         goto out;
-    char vars[2048], title[512];
+    char vars[16384], title[512];
     snprintf(title, sizeof title, "%s: %s vs %s", p->label, plot_y_names[p->o->y], xlab);
     plot_gp_start(vars, sizeof vars, base, title);
     plot_gp_set(vars, sizeof vars, "ylab", p->o->y ? y_labels[p->o->y] : plot_goodput_ylabel(p));
     plot_gp_set(vars, sizeof vars, "xlab", xlab);
-    plot_gp_append(vars, sizeof vars, "; nser = %d", ser.n);
+    plot_gp_append(vars, sizeof vars, "; nser = %d; array sercolour[%d]; array serdash[%d]",
+                   ser.n, ser.n, ser.n);
+    for (int s = 0; s < ser.n; s++)     /* the policy's colour; each series its dash type, so
+                                         * that two series of the same data stay visible */
+        plot_gp_append(vars, sizeof vars, "; sercolour[%d] = '%s'; serdash[%d] = %d", s + 1,
+                       plot_policy_colour(spol[s]), s + 1, 1 + s % 5);
     rc = plot_render(p, "goodput_vs", base, vars);
 out:
     if (pts)
@@ -354,6 +481,7 @@ out:
             free(pts[i].y.v), free(pts[i].used.v);
     free(pts);
     free(npts);
+    free(spol);
     plot_names_free(&ser);
     return rc;
 }

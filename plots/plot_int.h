@@ -10,6 +10,7 @@
 #ifndef PLOT_INT_H
 #define PLOT_INT_H
 
+#include <cjson/cJSON.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,6 +30,7 @@ struct opts {
     const char *path, *series, *key;    /* path-cdf, series */
     double window_s;                    /* series */
     int y;                              /* goodput-vs: index into plot_y_names */
+    bool ratio;                         /* goodput: each bar's ratio to the first policy's */
     int64_t runs[MAX_RUN_IDS];
     int nruns, w, h;
     bool kinds[24], all;
@@ -37,6 +39,8 @@ struct opts {
 struct prun {
     int64_t id;
     char *name, *kind, *policy, *settings, *config;
+    char *labels;                       /* the sweep file's words for its settings (JSON
+                                         * {KEY: text}, sweep_points.labels_json), or NULL */
     char *group;                        /* what `plot all` draws together: the run's sweep
                                          * (its cases compared), else its experiment name */
     uint64_t seed;
@@ -104,15 +108,31 @@ int plot_mixed_units(int n, char *const *unit, char (*key)[17], bool *mixed);
  * configuration as compared. */
 void plot_config_label(int n, char *const *unit, char (*key)[17], const char *const *config,
                        int i, char *out, size_t size);
+int plot_names_find(const struct names *ns, const char *s);   /* -1: absent */
 void plot_names_free(struct names *ns);
 int plot_names_index(struct names *ns, const char *s);
 void plot_put_label(FILE *f, const char *s);
 void plot_put_stat(FILE *f, const struct vec *x);
 int plot_render(struct plot *p, const char *script, const char *base, const char *vars);
 char *plot_series_title(const struct prun *r, const char *drop, const char *model);
+/* Run r's setting in words, ", "-separated ("8 frontends, all models"): its sweep settings
+ * but the seed, the policy, `drop` and those of one value in every run drawn (r->same). */
 char *plot_setting_of(const struct prun *r, const char *drop);
+/* The one setting `key` of r in words ("" where r has none, or it is the same in all). */
+char *plot_setting_only(const struct prun *r, const char *key);
 char *plot_strdup(const char *s);
 int plot_vec_push(struct vec *x, double d);
+
+/* plot_words.c: words instead of config paths, display names, one colour per policy */
+/* An axis title for a config key: "workload.rate_rps" -> "offered load (req/s)". */
+void plot_word_axis(const char *key, char *out, size_t size);
+/* A setting in words: ("frontends", 8) -> "8 frontends", ("search.rule", "aggregate") ->
+ * "aggregate rule"; never "[", "=" or a dotted path. */
+void plot_word_setting(const char *key, const cJSON *value, char *out, size_t size);
+/* "symphony" -> "Symphony", "a100" -> "A100", "resnet50" -> "ResNet50"; else the name. */
+const char *plot_display_name(const char *name);
+/* The policy's colour in every figure ("#4e79a7"). */
+const char *plot_policy_colour(const char *policy);
 
 /* the figures (each returns 0, or an error with sim_err_msg set) and what they share */
 int plot_gpu_alloc(struct plot *p);

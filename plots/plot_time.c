@@ -36,8 +36,11 @@ int plot_timeline(struct plot *p)
         return SIM_EIO;
     }
     fputs("t_s", f);
-    for (int c = 0; c < NC; c++)
-        fprintf(f, "\t%s", cols[c]);
+    for (int c = 0; c < NC; c++) {      /* the series' names, "autoscale.add" as autoscale_add */
+        fputc('\t', f);
+        for (const char *ch = cols[c]; *ch; ch++)
+            fputc(*ch == '.' ? '_' : *ch, f);
+    }
     fputc('\n', f);
     double t = NAN, row[NC];
     int rows = 0, rc = 0;

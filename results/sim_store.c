@@ -109,7 +109,7 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS sweep_points(\n"
     "  sweep TEXT NOT NULL, point INTEGER NOT NULL, point_key TEXT NOT NULL,\n"
     "  settings_json TEXT NOT NULL, run_id INTEGER REFERENCES runs(id), status TEXT NOT NULL,\n"
-    "  error TEXT, PRIMARY KEY(sweep, point_key));\n"
+    "  error TEXT, labels_json TEXT, PRIMARY KEY(sweep, point_key));\n"
     "CREATE TABLE IF NOT EXISTS sweep_claims(\n"
     "  sweep TEXT NOT NULL, point_key TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,\n"
     "  claimed_at REAL NOT NULL, PRIMARY KEY(sweep, point_key));\n"
@@ -214,6 +214,10 @@ static const char migrate_v9_sql[] =
 static const char migrate_v9_plans_sql[] = "ALTER TABLE plans ADD COLUMN rule TEXT;\n"
                                            "ALTER TABLE plan_probes ADD COLUMN all_bad_frac REAL;\n";
 
+/* Version 11 -> 12: a sweep point's settings in words, from its sweep file's labels (for the
+ * figures; NULL where the file gave none). */
+static const char migrate_v11_sql[] = "ALTER TABLE sweep_points ADD COLUMN labels_json TEXT;\n";
+
 /* The steps from an older schema, in order: a database at version v runs each step with
  * since <= v < to (since: the first version with the tables the step alters). The versions
  * with no step (4 -> 5, 5 -> 6, 10 -> 11) only added tables, which schema_sql creates. */
@@ -223,7 +227,7 @@ static const struct migration {
 } migrations[] = {
     {1, 2, migrate_v1_sql}, {1, 3, migrate_v2_sql},  {1, 4, migrate_v3_sql},
     {1, 7, migrate_v6_sql}, {1, 8, migrate_v7_sql},  {1, 9, migrate_v8_sql},
-    {1, 10, migrate_v9_sql}, {3, 10, migrate_v9_plans_sql},
+    {1, 10, migrate_v9_sql}, {3, 10, migrate_v9_plans_sql}, {2, 12, migrate_v11_sql},
 };
 
 

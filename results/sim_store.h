@@ -17,7 +17,7 @@
 #include "sim_searches.h"
 #include "sim_world.h"
 
-#define SIM_STORE_SCHEMA 11
+#define SIM_STORE_SCHEMA 12
 
 /* How long any connection to a results database waits for another's lock before giving up
  * (ms): a writer for a reader's statement to finish, a reader for a writer's commit. Long, so
@@ -46,6 +46,7 @@ void sim_store_close(struct sim_store *st);
 /* A sweep point a run belongs to (written in the run's own transaction). */
 struct sim_store_point {
     const char *sweep, *key, *settings_json;
+    const char *labels_json;            /* the sweep file's words for the settings, or NULL */
     int point;
     bool *stored_before;               /* OUT (may be NULL): another process had stored this
                                         * point already, so this run was not written (two

@@ -290,6 +290,7 @@ static int write_point_row(struct sim_store_writer *w, const struct sim_store_po
         sw_int(w, "run_id", run_id);
     sw_text(w, "status", failed ? "failed" : "ok");
     sw_text(w, "error", failed ? error : NULL);
+    sw_text(w, "labels_json", pt->labels_json);
     return sw_row(w);
 }
 

@@ -54,8 +54,8 @@ if [ $plots = 1 ]; then
   mkdir -p "$out"
   p() { "$bin" plot "$@" --db "$db" --out "$out" > /dev/null; }
   p goodput --name fig1_nexus_frontends --prefix fig1-nexus-frontends
-  p goodput --name fig6_mixed_zoo_1080ti --prefix fig6-1080ti
-  p goodput --name fig6_mixed_zoo_a100 --prefix fig6-a100
+  p goodput --name fig6_mixed_zoo_1080ti --prefix fig6-1080ti --ratio
+  p goodput --name fig6_mixed_zoo_a100 --prefix fig6-a100 --ratio
   p goodput-slo --name fig7_resnet20_slo --prefix fig7
   p goodput --name table4_single_model --prefix table4
   p batch-hist --name table4_single_model --prefix fig8

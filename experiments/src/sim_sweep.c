@@ -156,6 +156,7 @@ static int pool_reaped(struct pool *pl, pid_t pid, int status)
         char msg[96];
         snprintf(msg, sizeof msg, "worker killed by signal %d", WTERMSIG(status));
         struct sim_store_point sp = {.sweep = w->id, .key = p.key, .settings_json = p.settings,
+                                     .labels_json = p.labels,
                                      .point = (int)pt};
         if (sim_store_open(pl->db, &s2) == 0)
             sim_store_point_failed(s2, &sp, msg);

@@ -27,6 +27,7 @@ void sweep_point_free(struct point *p)
     free(p->sets);
     free(p->key);
     free(p->settings);
+    free(p->labels);
     memset(p, 0, sizeof *p);
 }
 
@@ -81,7 +82,7 @@ static const char *const MODES[] = {"run", "goodput", NULL};
 struct sweep_in {
     const char *name, *base;
     int mode;
-    const cJSON *grid, *set, *cases;
+    const cJSON *grid, *set, *cases, *labels;
 };
 #define SI(f, type) SIM_P_AT(struct sweep_in, f, type)
 const struct sim_param sim_sweep_keys[] = {
@@ -100,9 +101,15 @@ const struct sim_param sim_sweep_keys[] = {
             "the whole section it names, and one that would drop a key set earlier in `set` or "
             "by the command line's `--set` is refused, naming the key (it would be lost silently)"},
     {"cases", SIM_P_ARR, SI(cases, const cJSON *), .type_doc = "array of objects",
-     .def_doc = "none", .doc = "a list of named override sets; every member is applied like `--set`, `name` "
-            "included: the case's name is its runs' experiment name (`runs.name`, what `plot "
-            "--name` selects) and labels the point (`case=NAME`)"},
+     .def_doc = "none", .doc = "a list of named override sets; every member but `label` is applied like `--set`, "
+            "`name` included: the case's name is its runs' experiment name (`runs.name`, what "
+            "`plot --name` selects) and labels the point (`case=NAME`); `label` (a string) is "
+            "how figures name the case (else its name)"},
+    {"labels", SIM_P_OBJ, SI(labels, const cJSON *), .type_doc = "object `{PATH: [strings]}`",
+     .def_doc = "none", .doc = "how figures name a grid axis's values, one string per value in the "
+            "axis's order (`\"frontends\": [\"1 frontend\", \"8 frontends\"]`); kept with each point "
+            "(`sweep_points.labels_json`). An axis without labels is named by `servesim plot`'s "
+            "table of known keys (docs/plots.md)"},
     {"grid", SIM_P_OBJ, SI(grid, const cJSON *), .type_doc = "object `{PATH: [values]}`",
      .def_doc = "required without `cases`", .doc = "axes: `PATH: [values]`; a value may be any JSON (an object replaces the whole "
             "subtree, as `models[0]` in `single_model.sweep.json`); at most 16 axes and a "
@@ -113,7 +120,8 @@ const struct sim_param sim_sweep_keys[] = {
 
 /* The sweep's axes: its cases first (named sets of overrides), then the grid's; their points'
  * count, at most a million, and each axis's values by index. */
-static int sweep_axes(struct sweep *w, const char *file, const cJSON *cases, const cJSON *grid)
+static int sweep_axes(struct sweep *w, const char *file, const cJSON *cases, const cJSON *grid,
+                      const cJSON *labels)
 {
     int rc;
     w->npoints = 1;
@@ -128,7 +136,8 @@ static int sweep_axes(struct sweep *w, const char *file, const cJSON *cases, con
             sim_jpath_idx(p, sizeof p, "cases", k++);
             if (!cJSON_IsObject(c))
                 return sim_err_prefix(sim_json_expected(p, "an object of overrides with a \"name\"", c), file);
-            if ((rc = sim_json_str(c, p, "name", true, &cn)))
+            if ((rc = sim_json_str(c, p, "name", true, &cn)) ||
+                (rc = sim_json_str(c, p, "label", false, &cn)))
                 return sim_err_prefix(rc, file);
         }
         if ((rc = distinct_values(cases, "cases", true)))
@@ -158,6 +167,27 @@ static int sweep_axes(struct sweep *w, const char *file, const cJSON *cases, con
         w->naxes++;
         if (w->npoints > 1000000)
             return sim_err_set(SIM_EINVAL, "%s: grid: more than a million points", file);
+    }
+    const cJSON *lb;
+    cJSON_ArrayForEach(lb, labels) {    /* each a grid axis's, a string per value */
+        char p[SIM_JPATH_MAX];
+        snprintf(p, sizeof p, "labels.%s", lb->string);
+        int a = cases ? 1 : 0;
+        while (a < w->naxes && strcmp(w->path[a], lb->string) != 0)
+            a++;
+        if (a == w->naxes)
+            return sim_err_set(SIM_EINVAL, "%s: %s: expected the path of a grid axis, found "
+                               "none named \"%s\"", file, p, lb->string);
+        bool strings = cJSON_IsArray(lb) && cJSON_GetArraySize(lb) == w->size[a];
+        for (const cJSON *x = strings ? lb->child : NULL; x; x = x->next)
+            strings = strings && cJSON_IsString(x) && x->valuestring[0];
+        if (!strings) {
+            char want[96];
+            snprintf(want, sizeof want, "an array of %d non-empty strings (one per value of "
+                     "the axis)", w->size[a]);
+            return sim_err_prefix(sim_json_expected(p, want, lb), file);
+        }
+        w->labels[a] = lb;
     }
     for (int a = 0; a < w->naxes; a++) {
         if (!(w->item[a] = malloc((size_t)w->size[a] * sizeof *w->item[a])))
@@ -221,7 +251,7 @@ int sweep_parse(struct sweep *w, const char *file, const char *const *sets, int 
     else
         snprintf(w->base, sizeof w->base, "%s/%s", dirname(tmp), base);
     free(tmp);
-    if ((rc = sweep_axes(w, file, cases, grid)))
+    if ((rc = sweep_axes(w, file, cases, grid, in.labels)))
         return rc;
     int nset = set ? cJSON_GetArraySize(set) : 0;
     w->fixed = calloc((size_t)(nset + nsets + 1), sizeof *w->fixed);
@@ -246,10 +276,10 @@ int sweep_make_point(const struct sweep *w, long idx, struct point *p)
         for (const cJSON *c = w->values[0]->child; c; c = c->next)
             nmax += cJSON_GetArraySize(c);
     p->sets = calloc((size_t)nmax, sizeof *p->sets);
-    cJSON *settings = cJSON_CreateObject();
+    cJSON *settings = cJSON_CreateObject(), *words = cJSON_CreateObject();
     char *label[MAX_AXES] = {0};
     size_t klen = 1;
-    if (!p->sets || !settings)
+    if (!p->sets || !settings || !words)
         goto oom;
     for (int i = 0; i < w->nfixed; i++)
         if (!(p->sets[p->nsets++] = strdup(w->fixed[i])))
@@ -264,8 +294,12 @@ int sweep_make_point(const struct sweep *w, long idx, struct point *p)
         const cJSON *v = w->item[a][pick[a]];
         if (!w->path[a]) {              /* a case: each member is an override */
             for (const cJSON *m = v->child; m; m = m->next)
-                if (!(p->sets[p->nsets++] = assignment(m->string, m)))
+                if (strcmp(m->string, "label") != 0 &&
+                    !(p->sets[p->nsets++] = assignment(m->string, m)))
                     goto oom;
+            const cJSON *cl = cJSON_GetObjectItemCaseSensitive(v, "label");
+            if (cl && !cJSON_AddStringToObject(words, "case", cl->valuestring))
+                goto oom;
             const char *cn = cJSON_GetObjectItemCaseSensitive(v, "name")->valuestring;
             if (!cJSON_AddStringToObject(settings, "case", cn))
                 goto oom;
@@ -281,12 +315,17 @@ int sweep_make_point(const struct sweep *w, long idx, struct point *p)
                 cJSON_Delete(d);
                 goto oom;
             }
+            if (w->labels[a] &&
+                !cJSON_AddStringToObject(words, w->path[a],
+                                         cJSON_GetArrayItem(w->labels[a], pick[a])->valuestring))
+                goto oom;
         }
         klen += strlen(label[a]) + 1;
     }
     p->key = calloc(klen, 1);
     p->settings = cJSON_PrintUnformatted(settings);
-    if (!p->key || !p->settings)
+    p->labels = words->child ? cJSON_PrintUnformatted(words) : NULL;
+    if (!p->key || !p->settings || (words->child && !p->labels))
         goto oom;
     for (int a = 0; a < w->naxes; a++) {
         if (a)
@@ -295,11 +334,13 @@ int sweep_make_point(const struct sweep *w, long idx, struct point *p)
         free(label[a]);
     }
     cJSON_Delete(settings);
+    cJSON_Delete(words);
     return 0;
 oom:
     for (int a = 0; a < w->naxes; a++)
         free(label[a]);
     cJSON_Delete(settings);
+    cJSON_Delete(words);
     sweep_point_free(p);
     return SIM_ENOMEM;
 }
@@ -316,6 +357,7 @@ int sweep_point_into(const struct sweep *w, struct sim_store *st, long idx)
         return 1;
     bool before = false;
     struct sim_store_point sp = {.sweep = w->id, .key = p.key, .settings_json = p.settings,
+                                 .labels_json = p.labels,
                                  .point = (int)idx, .stored_before = &before};
     /* another process running the same sweep on this database may have stored it meanwhile:
      * not run again (and were it stored while this one ran, it is not written twice) */

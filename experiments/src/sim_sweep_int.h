@@ -25,6 +25,7 @@ struct sweep {
     const cJSON **item[MAX_AXES];       /* values[a]'s elements, for picking in O(1) */
     int size[MAX_AXES];
     long npoints;
+    const cJSON *labels[MAX_AXES];      /* the axis's values in words (`labels.PATH`), or NULL */
     char **fixed;                       /* "path=value" from `set` and the command line */
     int nfixed;
 };
@@ -33,6 +34,7 @@ struct point {
     char **sets;                        /* fixed, then the grid's */
     int nsets;
     char *key, *settings;
+    char *labels;                       /* {PATH or "case": words} from the file, or NULL */
 };
 
 /* Reads the sweep file and computes its identity (w->id). */

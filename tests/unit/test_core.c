@@ -691,7 +691,7 @@ static void sweep_claims_by_hand(void)
              "INSERT INTO sweep_claims VALUES('s', 'gone', 2147483000, '%s', %lld);"
              "INSERT INTO sweep_claims VALUES('s', 'remote', 1, 'elsewhere', %lld);"
              "INSERT INTO sweep_claims VALUES('s', 'old-remote', 1, 'elsewhere', %lld);"
-             "INSERT INTO sweep_points VALUES('s', 0, 'stored', '{}', NULL, 'ok', NULL);",
+             "INSERT INTO sweep_points VALUES('s', 0, 'stored', '{}', NULL, 'ok', NULL, NULL);",
              (int)getppid(), me, (long long)now, (int)getppid(), me, me, (long long)now,
              (long long)now, (long long)now - 2 * 86400);
     sqlite3 *db;
