@@ -270,7 +270,7 @@ void plot_discard(const struct plot *p, const char *base)
 
 /* The font size for an image w pixels wide: 14 pt at the default 900 (text about 7 pt when
  * the figure is printed one paper column, 3.3 in, wide), in proportion, at least 8. */
-static int font_pt(int w)
+int plot_font_pt(int w)
 {
     int pt = (w * 14 + 450) / 900;
     return pt < 8 ? 8 : pt;
@@ -370,7 +370,7 @@ int plot_render(struct plot *p, const char *script, const char *base, const char
                  f == 0 ? "set terminal pngcairo size %d,%d noenhanced font 'sans,%d'\n"
                         : "set terminal svg size %d,%d noenhanced dynamic font 'sans,%d' "
                           "background '#ffffff'\n",
-                 p->o->w, p->o->h, font_pt(p->o->w));
+                 p->o->w, p->o->h, plot_font_pt(p->o->w));
         size_t len = strlen(pre);
         snprintf(pre + len, sizeof pre - len, "set output %s\n%s%s\n", qout, LINETYPES, vars);
         rc = run_gnuplot(pre, text, script, out, tmp);

@@ -468,8 +468,16 @@ out_keys:
     plot_gp_start(vars, sizeof vars, base, title);
     plot_gp_set(vars, sizeof vars, "ylab", p->o->y ? y_labels[p->o->y] : plot_goodput_ylabel(p));
     plot_gp_set(vars, sizeof vars, "xlab", xlab);
-    plot_gp_append(vars, sizeof vars, "; nser = %d; array sercolour[%d]; array serdash[%d]",
-                   ser.n, ser.n, ser.n);
+    /* the key in the tick labels' size, smaller only where its longest title would not fit
+     * the figure's width (gnuplot drops such a key): about 0.7 pt a character, and the
+     * sample line beside it */
+    size_t longest = 1;
+    for (int s = 0; s < ser.n; s++)
+        longest = strlen(ser.v[s]) > longest ? strlen(ser.v[s]) : longest;
+    int kpt = plot_font_pt(p->o->w), fit = (int)((p->o->w - 160) / (0.7 * (double)longest));
+    plot_gp_append(vars, sizeof vars, "; keyfont = %d; nser = %d; array sercolour[%d]; "
+                   "array serdash[%d]", fit < kpt ? (fit < 7 ? 7 : fit) : kpt, ser.n, ser.n,
+                   ser.n);
     for (int s = 0; s < ser.n; s++)     /* the policy's colour; each series its dash type, so
                                          * that two series of the same data stay visible */
         plot_gp_append(vars, sizeof vars, "; sercolour[%d] = '%s'; serdash[%d] = %d", s + 1,

@@ -101,6 +101,8 @@ void plot_gp_append(char *vars, size_t size, const char *fmt, ...);
 void plot_gp_quote(char *buf, size_t size, const char *s);
 void plot_gp_set(char *vars, size_t size, const char *name, const char *value);
 void plot_gp_start(char *vars, size_t size, const char *base, const char *title);
+/* The font size (pt) of a figure w pixels wide: 14 at 900, in proportion, at least 8. */
+int plot_font_pt(int w);
 int plot_mixed_units(int n, char *const *unit, char (*key)[17], bool *mixed);
 /* The label of run i's configuration where its unit holds several (plot_mixed_units): what
  * differs from the others of its unit, "[work_conserving=true]" (leaf=value, the seed left

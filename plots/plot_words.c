@@ -49,11 +49,11 @@ static const char *const display[][2] = {
     {"inceptionresnetv2", "InceptionResNetV2"}, {"inceptionv3", "InceptionV3"},
     {"vgg16", "VGG16"}, {"vgg19", "VGG19"}, {"mobilenet", "MobileNet"},
     {"densenet121", "DenseNet121"}, {"xception", "Xception"}, {"bert", "BERT"},
-    {"poisson", "Poisson"}, {"gamma", "gamma"}, {"zipf", "Zipf"}, {"uniform", "uniform"},
+    {"poisson", "Poisson"}, {"zipf", "Zipf"},
 };
 
 /* One colour per policy in every figure (Tableau 20, the strong ten first): the systems of
- * the Symphony paper, then the other families, in the registry's order. */
+ * the Symphony paper first, then the other families. */
 static const char *const policy_colour[][2] = {
     {"symphony", "#4e79a7"}, {"nexus", "#f28e2b"}, {"clockwork", "#e15759"},
     {"shepherd", "#76b7b2"}, {"fifo", "#59a14f"}, {"dynamoml", "#edc948"},
@@ -208,8 +208,14 @@ static void object_words(const cJSON *v, char *out, size_t size)
             object_words(it, val, sizeof val);
         else
             value_words(it, val, sizeof val);
+        size_t l = strlen(leaf);        /* a number's unit after it: "ctrl 20 us" */
+        const char *unit = l > 3 && cJSON_IsNumber(it) && leaf[l - 3] == ' ' &&
+                           (strcmp(leaf + l - 2, "us") == 0 || strcmp(leaf + l - 2, "ms") == 0)
+                               ? leaf + l - 2 : NULL;
         if (cJSON_IsBool(it))
             snprintf(one, sizeof one, "%s%s", cJSON_IsTrue(it) ? "" : "no ", leaf);
+        else if (unit)
+            snprintf(one, sizeof one, "%.*s %s %s", (int)(l - 3), leaf, val, unit);
         else
             snprintf(one, sizeof one, "%s %s", leaf, val);
         append(out, size, ", ", one);
