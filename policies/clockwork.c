@@ -151,19 +151,25 @@ int cw_first_after(const struct sim *s, const struct clockwork *st, int m, int l
                        int64_t off, int64_t key)
 {
     if (!st->ms[m].sorted) {
-        while (lo < q && sim_queue_at(s, m, lo)->t_arrival + off <= key)
+        while (lo < q && sim_queue_arrival_at(s, m, lo) + off <= key)
             lo++;
         return lo;
     }
     int hi = q;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (sim_queue_at(s, m, mid)->t_arrival + off > key)
+        if (sim_queue_arrival_at(s, m, mid) + off > key)
             hi = mid;
         else
             lo = mid + 1;
     }
     return lo;
+}
+
+/* The deadline the scheduler works to of the i-th request in m's queue. */
+static inline int64_t qdl(const struct sim *s, const struct clockwork *st, int m, int i)
+{
+    return sim_queue_arrival_at(s, m, i) + st->ms[m].exec_slo;
 }
 
 static void drop_head(struct sim *s, struct clockwork *st, int m)
@@ -181,7 +187,7 @@ static void arm_timeout(struct sim *s, struct clockwork *st, int m)
         md->timeout = 0;
         return;
     }
-    int64_t at = sched_dl(st, sim_queue_at(s, m, 0));
+    int64_t at = qdl(s, st, m, 0);
     if (md->timeout && md->timeout_at == at)
         return;
     md->timeout = sim_timer_rearm(s, md->timeout, at, TAG_TIMEOUT, (void *)(intptr_t)m);
@@ -221,7 +227,7 @@ static bool try_dequeue4(struct sim *s, struct clockwork *st, int g, int m, int6
     int64_t completion = free_at + est_of(st, m, b);
     if (dl <= completion)
         return false;
-    while (sim_queue_len(s, m) && sched_dl(st, sim_queue_at(s, m, 0)) < free_at) {
+    while (sim_queue_len(s, m) && qdl(s, st, m, 0) < free_at) {
         if (md->removed == pos)
             return false;               /* the anchor itself cannot start in time */
         drop_head(s, st, m);            /* "could not start in time" */
@@ -239,7 +245,7 @@ static bool try_dequeue4(struct sim *s, struct clockwork *st, int g, int m, int6
         b = c;
         completion = free_at + est_of(st, m, c);
     }
-    while (md->removed < pos && sched_dl(st, sim_queue_at(s, m, 0)) < completion)
+    while (md->removed < pos && qdl(s, st, m, 0) < completion)
         drop_head(s, st, m);            /* "skipped" */
     if (sim_queue_len(s, m) < b)
         return false;
@@ -315,7 +321,7 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
     int q = sim_queue_len(s, m);
     if (q == 0 || *on_at(st, m, g) != 2)
         return;
-    int64_t head_dl = sched_dl(st, sim_queue_at(s, m, 0));  /* most cursors are there */
+    int64_t head_dl = qdl(s, st, m, 0);  /* most cursors are there */
     struct strat best = {0};
     bool any = false;
     for (int i = 0; i < md->nsizes; i++) {
@@ -327,14 +333,14 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
         int64_t est = est_of(st, m, b);
         if (idx >= q)
             continue;
-        int64_t dl = idx == 0 ? head_dl : sched_dl(st, sim_queue_at(s, m, idx));
+        int64_t dl = idx == 0 ? head_dl : qdl(s, st, m, idx);
         if (dl - est <= skip) {         /* skip to the first with dl - est > skip */
             int to = cw_first_after(s, st, m, idx + 1, q, md->exec_slo, skip + est);
             *c += to - idx;
             idx = to;
             if (idx >= q)
                 continue;
-            dl = sched_dl(st, sim_queue_at(s, m, idx));
+            dl = qdl(s, st, m, idx);
         }
         struct strat e = {dl - est, *c, b, m, i, ver};
         if (!any || strat_before(&e, &best)) {
@@ -375,7 +381,7 @@ static void trim5(struct sim *s, struct clockwork *st, int m, int64_t free_at)
         if (*c < md->removed)
             *c = md->removed;
         while (*c - md->removed < q &&
-               sched_dl(st, sim_queue_at(s, m, (int)(*c - md->removed))) < free_at + est_of(st, m, b))
+               qdl(s, st, m, (int)(*c - md->removed)) < free_at + est_of(st, m, b))
             (*c)++;
         lowest = min64(lowest, *c);
     }
@@ -418,7 +424,7 @@ static bool top5(struct sim *s, struct clockwork *st, int g, const int *cap, int
             int64_t c = max64(md->c5[b], md->removed);
             if (c - md->removed >= q)
                 continue;
-            int64_t p = sched_dl(st, sim_queue_at(s, m, (int)(c - md->removed))) - est_of(st, m, b);
+            int64_t p = qdl(s, st, m, (int)(c - md->removed)) - est_of(st, m, b);
             if (!found || p < bp) {     /* ties: smaller b, then lower model id */
                 found = true;
                 bp = p;
@@ -432,7 +438,7 @@ static bool top5(struct sim *s, struct clockwork *st, int g, const int *cap, int
 
 /* ---------------------------------------------------------------- schedule_infer */
 
-void cw_schedule_infer(struct sim *s, struct clockwork *st, int g)
+void cw_schedule_infer(struct sim *s, struct clockwork *st, int g, int only)
 {
     struct gpu *gp = &st->gs[g];
     int64_t now = sim_now(s);
@@ -462,7 +468,7 @@ void cw_schedule_infer(struct sim *s, struct clockwork *st, int g)
         sim_ctrl_examine(s, 1);         /* each strategy the loop takes up */
         if (!st->infer5) {
             struct strat e;
-            for (int k = 0; !built && k < st->nm; k++)
+            for (int k = only < 0 ? 0 : only; !built && k < (only < 0 ? st->nm : only + 1); k++)
                 if (sim_queue_len(s, k) > 0 && *on_at(st, k, g) == 2)  /* else it has none */
                     strat_model(s, st, g, k, exec_at);
             built = true;
@@ -487,7 +493,10 @@ void cw_schedule_infer(struct sim *s, struct clockwork *st, int g)
     }
 }
 
-/* Offers model m's work to every GPU that holds it and has room in its window. A GPU whose
+/* Offers model m's work to every GPU that holds it and has room in its window, as m's
+ * strategies only: an open GPU found every other model's strategies spent at its last call
+ * (its heap ran empty: each was sent or discarded for good, and its available time has not
+ * gone back since), and only arrivals add strategies, each offered here. A GPU whose
  * window was full at its last schedule_infer stays full until the timer that call armed:
  * its tracker changes only through send and results, both of which call schedule_infer,
  * and between them its available time never decreases; so the offer visits the open set
@@ -501,7 +510,7 @@ static void schedule_all(struct sim *s, struct clockwork *st, int m)
     for (int g = sim_bits_next(&st->open, 0); g >= 0 && !(stop_empty && sim_queue_len(s, m) == 0);
          g = sim_bits_next(&st->open, g + 1))
         if (*on_at(st, m, g) == 2 && sim_exec(s, g)->state == SIM_EXEC_UP)
-            cw_schedule_infer(s, st, g);
+            cw_schedule_infer(s, st, g, m);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -518,7 +527,7 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
      * arrival order: still in order if r went to the tail, after an earlier arrival */
     int q = sim_queue_len(s, m);
     md->sorted = q == 1 || (md->sorted && sim_queue_at(s, m, q - 1) == r &&
-                            sim_queue_at(s, m, q - 2)->t_arrival <= r->t_arrival);
+                            sim_queue_arrival_at(s, m, q - 2) <= r->t_arrival);
     cw_touch(st, m);
     arm_timeout(s, st, m);
     schedule_all(s, st, m);
@@ -537,7 +546,7 @@ static void on_batch_done(struct sim *s, void *state, const struct sim_batch *b)
         st->ms[m].ev[b->size] = st->ms[m].est[b->size].value;
         *used_at(st, m, g) = ++st->seq;
     }
-    cw_schedule_infer(s, st, g);
+    cw_schedule_infer(s, st, g, -1);
     cw_schedule_load(s, st, g);
 }
 
@@ -556,7 +565,7 @@ static void on_load_done(struct sim *s, void *state, int g, int m, bool ok)
         est_add(&st->ms[m].weights, sim_load_ns(s, m));
         for (int i = 0; i < st->ms[m].nsizes; i++)
             *cursor(st, g, m, i) = st->ms[m].removed;   /* strategies of queued requests */
-        cw_schedule_infer(s, st, g);
+        cw_schedule_infer(s, st, g, -1);
     } else {
         cw_hold_del(st, m, g);
         cw_could(s, st, g);
@@ -570,12 +579,12 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
     int i = (int)(intptr_t)arg;
     if (tag == TAG_TIMEOUT) {
         st->ms[i].timeout = 0;
-        while (sim_queue_len(s, i) && sched_dl(st, sim_queue_at(s, i, 0)) <= sim_now(s))
+        while (sim_queue_len(s, i) && qdl(s, st, i, 0) <= sim_now(s))
             drop_head(s, st, i);        /* "timeout": cancelled */
         arm_timeout(s, st, i);
     } else if (tag == TAG_INFER) {
         st->gs[i].infer_timer = 0;
-        cw_schedule_infer(s, st, i);
+        cw_schedule_infer(s, st, i, -1);
     } else {
         st->gs[i].pcie_timer = 0;
         st->gs[i].pcie_shut = false;

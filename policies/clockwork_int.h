@@ -158,7 +158,8 @@ int cw_tr_add(struct tracker *t, int64_t now, int64_t size, int64_t begin);
  * applied). */
 int64_t cw_tr_available(struct tracker *t, int64_t now);
 /* schedule_infer(g): while g's window has room, the most urgent strategy of the models it
- * holds is tried and, if it yields a batch, sent (INFER4 or INFER5). */
-void cw_schedule_infer(struct sim *s, struct clockwork *st, int g);
+ * holds is tried and, if it yields a batch, sent (INFER4 or INFER5). only >= 0: no model but
+ * that one can have a strategy on g that g has not spent (INFER4 then enters only its). */
+void cw_schedule_infer(struct sim *s, struct clockwork *st, int g, int only);
 
 #endif

@@ -84,26 +84,26 @@ int sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
 {
     if (q->len == q->cap) {
         int cap = q->cap ? 2 * q->cap : 4;  /* most executors' queues hold a few */
-        struct sim_request **b = malloc((size_t)cap * sizeof *b);
+        struct sim_qent *b = malloc((size_t)cap * sizeof *b);
         if (!b)
             return SIM_ENOMEM;
         for (int i = 0; i < q->len; i++)
-            b[i] = q->buf[(q->head + i) % q->cap];
+            b[i] = q->buf[(q->head + i) & (q->cap - 1)];
         free(q->buf);
         q->buf = b;
         q->head = 0;
         q->cap = cap;
     }
     /* insert from the back: arrivals are almost always in deadline order already */
-    int i = q->len;
+    int i = q->len, mask = q->cap - 1;
     while (i > 0) {
-        struct sim_request *prev = q->buf[(q->head + i - 1) % q->cap];
-        if (prev->deadline <= r->deadline)
+        struct sim_qent prev = q->buf[(q->head + i - 1) & mask];
+        if (prev.deadline <= r->deadline)
             break;
-        q->buf[(q->head + i) % q->cap] = prev;
+        q->buf[(q->head + i) & mask] = prev;
         i--;
     }
-    q->buf[(q->head + i) % q->cap] = r;
+    q->buf[(q->head + i) & mask] = (struct sim_qent){r, r->t_arrival, r->deadline};
     q->len++;
     return 0;
 }

@@ -22,8 +22,15 @@ struct sim_path_stats {          /* one application path */
     struct sim_hist latency;                     /* end to end (arrival -> response), ns */
 };
 
-struct sim_mqueue {              /* ring buffer of request pointers, ordered by deadline */
-    struct sim_request **buf;
+struct sim_qent {                 /* a queued request with the times policies scan queues by,
+                                    * kept beside it so a scan does not visit each request */
+    struct sim_request *r;
+    int64_t t_arrival, deadline;
+};
+
+struct sim_mqueue {              /* ring buffer of queued requests, ordered by deadline; cap
+                                    * is 0 or a power of two (indexes wrap by a mask) */
+    struct sim_qent *buf;
     int head, len, cap;
 };
 
@@ -311,14 +318,14 @@ _Static_assert(SIM_EV_JOB == EV_BATCH_START + 1 && SIM_EV_NB == SIM_EV_JOB + 1,
 
 /* sim_base.c: pools, the request queues, pushing events (no check against the run's end:
  * sim_push_event has it), service-time draws */
-static inline struct sim_request *sim_mq_at(const struct sim_mqueue *q, int i)
+static inline const struct sim_qent *sim_mq_at(const struct sim_mqueue *q, int i)
 {
-    return q->buf[(q->head + i) % q->cap];
+    return &q->buf[(q->head + i) & (q->cap - 1)];
 }
 static inline struct sim_request *sim_mq_pop(struct sim_mqueue *q)
 {
-    struct sim_request *r = q->buf[q->head];
-    q->head = (q->head + 1) % q->cap;
+    struct sim_request *r = q->buf[q->head].r;
+    q->head = (q->head + 1) & (q->cap - 1);
     q->len--;
     return r;
 }

@@ -311,7 +311,7 @@ int sim_xqueue_next(const struct sim *s, int e, int m)
     return sim_bits_next(e == SIM_CENTRAL ? &s->central_bits : &s->xi[e].qbits, m);
 }
 
-struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i)
+static const struct sim_qent *xqueue_ent(const struct sim *s, int e, int m, int i)
 {
     const struct sim_mqueue *q = sim_queue_peek(s, e, m);
     if (i < 0 || i >= q->len)
@@ -319,7 +319,22 @@ struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i)
     return sim_mq_at(q, i);
 }
 
+struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i)
+{
+    return xqueue_ent(s, e, m, i)->r;
+}
+
 struct sim_request *sim_queue_at(const struct sim *s, int m, int i)
 {
-    return sim_xqueue_at(s, SIM_CENTRAL, m, i);
+    return xqueue_ent(s, SIM_CENTRAL, m, i)->r;
+}
+
+int64_t sim_queue_arrival_at(const struct sim *s, int m, int i)
+{
+    return xqueue_ent(s, SIM_CENTRAL, m, i)->t_arrival;
+}
+
+int64_t sim_queue_deadline_at(const struct sim *s, int m, int i)
+{
+    return xqueue_ent(s, SIM_CENTRAL, m, i)->deadline;
 }
