@@ -6,9 +6,10 @@
 # (policy i's colour, the same in every figure), onebar (1 when every setting has runs of one
 # policy only: one bar per setting, centred), ratio (1: each bar's ratio to the first policy's
 # written above it), xrot (1: tick labels too long to lie flat stand upright, and servesim
-# plot makes the figure taller by their length).
-# datafile: a block per panel (two blank lines between), its first row a header (the
-# policies' names), then one row per setting: the setting in words, then mean and sd per
+# plot makes the figure taller by their length, labpx pixels), polname[i], panel(k) and
+# panelkey (plot_panels.c).
+# datafile: a block per panel (two blank lines between), its first row a header (the panel's
+# setting, then the policies' names), then one row per setting: the setting in words, then mean and sd per
 # policy; "?" where a policy has no run at that setting.
 set datafile missing "?"
 set datafile separator tab
@@ -17,28 +18,34 @@ set yrange [0:ymax]
 set grid ytics
 set style fill solid 0.85 border -1
 set xtics nomirror scale 0
-set key at screen 0.5, screen 1 - 34.0 / hpx center top horizontal samplen 2
 # a group's label, one item per line ("1 frontend, worst rule" on two lines)
 wrap(s) = strstrt(s, ", ") > 0 ? substr(s, 1, strstrt(s, ", ") - 1) . "\n" . \
           wrap(substr(s, strstrt(s, ", ") + 2, strlen(s))) : s
 if (xrot) set xtics rotate by 90 right
 bw = onebar ? 0.7 : 0.8 / npol
 xoff(i) = onebar ? 0 : (i - 1 - (npol - 1) / 2.0) * bw
-# the key under the title, once, above the panels; the y axis titled on the left column
-top = 1 - (npanel > 1 ? 130.0 : 84.0) / hpx
-bottom = (xrot ? 0 : 58.0 + 22.0 * (nline - 1)) / hpx
-set multiplot layout prow, pcol title plottitle margins (npanel > 1 ? 0.14 : 0.12), 0.97, bottom, top spacing 0.1, 0.1
+# the panels in their grid, the y axis titled on the left column; the legend once, in a
+# strip across the top under the title (panel(k), panelkey: plot_panels.c)
+# under each panel: its group labels (nline lines, or turned: labpx long), with the panel
+# titles' line between rows
+labroom = xrot ? labpx + 16.0 : 36.0 + 22.0 * nline
+pleft = npanel > 1 ? 0.14 : 0.12; pright = 0.97; pgapx = 0.1
+ptop = 1 - (npanel > 1 ? 130.0 : 84.0) / hpx
+pbottom = labroom / hpx; pgapy = (labroom + 40.0) / hpx
+set multiplot title plottitle
 do for [k = 1:npanel] {
+    eval panel(k)
     if (npanel > 1) { set title ptitle[k] }
-    if (k > 1) { unset key }
     if ((k - 1) % pcol == 0) { set ylabel ylab } else { unset ylabel }
     stats datafile index (k - 1) using 0 nooutput
     set xrange [-0.6:STATS_max + 0.6]
     plot for [i=1:npol] datafile index (k - 1) using (column(0) + xoff(i)):(column(2*i)):(column(2*i+1)):(bw) \
-             with boxerrorbars lc rgb polcolour[i] lw 1 dt 1 title columnhead(2*i), \
+             with boxerrorbars lc rgb polcolour[i] lw 1 dt 1 notitle, \
          datafile index (k - 1) using 0:(NaN):xtic(wrap(stringcolumn(1))) with points notitle, \
          for [i=2:(ratio ? npol : 1)] datafile index (k - 1) \
              using (column(0) + xoff(i)):(column(2*i)):((valid(2) && valid(2*i) && column(2) > 0) ? sprintf("%.2f×", column(2*i) / column(2)) : "") \
              with labels rotate by 90 left offset 0,0.4 font ",11" notitle
 }
+eval panelkey(0)
+plot for [i=1:npol] -1 with boxes lc rgb polcolour[i] lw 1 dt 1 title polname[i]
 unset multiplot

@@ -132,14 +132,17 @@ static int load_runs(struct plot *p)
     snprintf(sql, sizeof sql,
              "SELECT r.id, r.name, r.kind, r.policy, r.seed, r.config_json, r.goodput_rps, "
              "r.ontime_rps, %s, r.bad_rate, r.gpu_s, r.gpus_max, %s, %s FROM runs r %s "
-             "WHERE r.status = 'ok' %s%s%s %s %s ORDER BY r.id",
+             "WHERE r.status = 'ok' %s%s%s %s %s ORDER BY %s r.id",
              p->version >= 2 ? "sp.settings_json" : "NULL",
              p->version >= 2 ? "sp.sweep" : "NULL",
              p->version >= 12 ? "sp.labels_json" : "NULL",
              p->version >= 2 ? "LEFT JOIN sweep_points sp ON sp.run_id = r.id" : "",
              o->nruns ? "AND r.id IN (" : "", ids, o->nruns ? ")" : "",
              o->name_glob ? "AND r.name GLOB ?1" : "",
-             o->nruns ? "" : "AND r.kind IN ('run', 'goodput')");
+             o->nruns ? "" : "AND r.kind IN ('run', 'goodput')",
+             /* a sweep's runs in its grid's order, whatever order its workers finished in:
+              * groups, panels and series follow the sweep file */
+             p->version >= 2 ? "COALESCE(sp.sweep, ''), sp.point," : "");
     if (sqlite3_prepare_v2(p->db, sql, -1, &q, NULL) != SQLITE_OK)
         return plot_db_fail(p, "reading runs");
     if (o->name_glob)

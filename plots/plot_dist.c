@@ -132,6 +132,8 @@ static double common_value(struct plot *p, const char *sql, const char *only)
  * requests stay and the rest are folded into one "others" line (their histograms summed),
  * whose title says how many it holds. */
 #define FOLD_ABOVE 10
+#define CDF_ONE_PANEL 4                 /* more lines than this: a panel per setting */
+#define MAX_CDF_PANELS 9
 
 static double dist_total(const struct dist *d, int s)
 {
@@ -139,12 +141,6 @@ static double dist_total(const struct dist *d, int s)
     for (size_t k = 0; k < d->count[s].n; k++)
         t += d->count[s].v[k];
     return t;
-}
-
-/* The policy a series belongs to: its title up to the first comma (plot_series_title). */
-static size_t policy_len(const char *title)
-{
-    return strcspn(title, ",");
 }
 
 /* d folded to at most `limit` series (into *out; d unchanged), never a policy away: the
@@ -164,8 +160,8 @@ static int dist_fold(const struct dist *d, int limit, struct dist *out)
     int ng = 0;
     for (int i = 0; i < n; i++) {       /* the policies, in order of first appearance */
         int g = 0;
-        size_t len = policy_len(d->ser.v[i]);
-        while (g < i && !(group[g] >= 0 && policy_len(d->ser.v[g]) == len &&
+        size_t len = plot_policy_len(d->ser.v[i]);
+        while (g < i && !(group[g] >= 0 && plot_policy_len(d->ser.v[g]) == len &&
                           strncmp(d->ser.v[g], d->ser.v[i], len) == 0))
             g++;
         group[i] = g < i ? group[g] : ng++;
@@ -200,7 +196,7 @@ static int dist_fold(const struct dist *d, int limit, struct dist *out)
             if (ng == 1)
                 snprintf(others, sizeof others, "others (%d series folded)", folded);
             else
-                snprintf(others, sizeof others, "%.*s, %s (%d folded)", (int)policy_len(d->ser.v[s]),
+                snprintf(others, sizeof others, "%.*s, %s (%d folded)", (int)plot_policy_len(d->ser.v[s]),
                          d->ser.v[s], gkept[g] ? "others" : "all", folded);
             for (size_t k = 0; k < d->edge[s].n && !rc; k++)
                 rc = dist_add(out, others, d->edge[s].v[k], d->count[s].v[k], d->lo[s]);
@@ -225,34 +221,60 @@ int plot_cdf_render(struct plot *p, struct dist *d, const char *file, const char
         plot_dist_free(&folded);
         return rc;
     }
+    /* more lines than a few, of a few settings: a panel per setting (a model, a case), a
+     * line per policy (plot_panels) */
+    struct panels pn;
+    int *order = malloc(((size_t)d->ser.n + 1) * sizeof *order);
+    int rc = plot_panels_make(p, d->ser.v, d->ser.n, &pn);
+    if (!rc && !order)
+        rc = SIM_ENOMEM;
+    bool panels = d->ser.n > CDF_ONE_PANEL && pn.set.n >= 2 && pn.set.n <= MAX_CDF_PANELS;
+    char vars[12288];
+    if (!rc) {
+        vars[0] = '\0';
+        plot_panels_series(p, &pn, panels, d->ser.n, order, vars, sizeof vars);
+    }
     char base[4096];
-    FILE *f = plot_dat_open(p, file, base, sizeof base);
-    if (!f)
-        return SIM_EIO;
-    for (int s = 0; s < d->ser.n; s++) {
+    FILE *f = rc ? NULL : plot_dat_open(p, file, base, sizeof base);
+    if (!rc && !f)
+        rc = SIM_EIO;
+    double xlo = INFINITY, xhi = -INFINITY;     /* panels: one x scale for all */
+    for (int b = 0; !rc && b < d->ser.n; b++) {
+        int s = order[b];
         dist_sort(d, s);
         double total = 0, run = 0;
         for (size_t k = 0; k < d->count[s].n; k++)
             total += d->count[s].v[k];
-        fputs(s ? "\n\n" : "", f), plot_put_label(f, d->ser.v[s]), fputc('\n', f);
+        fputs(b ? "\n\n" : "", f), plot_put_label(f, d->ser.v[s]), fputc('\n', f);
         /* the CDF starts from 0 at the lowest bucket's lower edge (log axis: > 0) */
-        fprintf(f, "%.6g\t0\n", d->lo[s] > 0 || !logx ? d->lo[s] : 1e-3);
+        double x = d->lo[s] > 0 || !logx ? d->lo[s] : 1e-3;
+        fprintf(f, "%.6g\t0\n", x);
+        xlo = x < xlo ? x : xlo;
         for (size_t k = 0; k < d->edge[s].n; k++) {
             run += d->count[s].v[k];
-            fprintf(f, "%.6g\t%.6g\n", d->edge[s].v[k] > 0 || !logx ? d->edge[s].v[k] : 1e-3,
-                    total > 0 ? run / total : 0);
+            x = d->edge[s].v[k] > 0 || !logx ? d->edge[s].v[k] : 1e-3;
+            fprintf(f, "%.6g\t%.6g\n", x, total > 0 ? run / total : 0);
+            xhi = x > xhi ? x : xhi;
         }
     }
-    int rc = plot_dat_close(p, f, base);
-    if (rc)
-        return rc;
-    char vars[2048];
-    plot_gp_start(vars, sizeof vars, base, title);
-    plot_gp_set(vars, sizeof vars, "xlab", xlab);
-    plot_gp_set(vars, sizeof vars, "ylab", ylab);
-    plot_gp_append(vars, sizeof vars, "; nser = %d; slo = %g; logx = %d", d->ser.n, slo,
-             logx);
-    return plot_render(p, "cdf", base, vars);
+    if (!rc)
+        rc = plot_dat_close(p, f, base);
+    if (!rc) {
+        char head[16384];
+        plot_gp_start(head, sizeof head, base, title);
+        plot_gp_set(head, sizeof head, "xlab", xlab);
+        plot_gp_set(head, sizeof head, "ylab", ylab);
+        plot_gp_append(head, sizeof head, "; slo = %g; logx = %d; xlo = %.6g; xhi = %.6g%s",
+                       slo, logx, xlo, xhi > xlo ? xhi : xlo + 1, vars);
+        struct opts tall = *p->o;
+        struct plot pt = *p;
+        tall.h = panels ? plot_panels_height(p, &pn) : p->o->h;
+        pt.o = &tall;
+        rc = plot_render(&pt, "cdf", base, head);
+    }
+    free(order);
+    plot_panels_free(&pn);
+    return rc;
 }
 
 int plot_cdf(struct plot *p, bool queue)
@@ -380,28 +402,9 @@ int plot_batch(struct plot *p)
         rc = sim_err_set(SIM_EINVAL, "%s: no batches in the selected runs", p->o->db);
     /* a panel per setting (the series' title after its policy), a bar per policy in the
      * policy's colour: "Symphony, ResNet50" is Symphony's bar in the ResNet50 panel */
-    struct names panels = {0}, pols = {0};
-    int *sp = calloc((size_t)d.ser.n + 1, sizeof *sp), *spol = calloc((size_t)d.ser.n + 1, sizeof *spol);
-    char **praw = calloc((size_t)d.ser.n + 1, sizeof *praw);  /* each policy's own name */
-    if (!sp || !spol || !praw)
-        rc = SIM_ENOMEM;
-    for (int s = 0; s < d.ser.n && !rc; s++) {
-        const char *t = d.ser.v[s];
-        size_t pl = policy_len(t);
-        char pol[256];
-        snprintf(pol, sizeof pol, "%.*s", (int)pl, t);
-        sp[s] = plot_names_index(&panels, t[pl] ? t + pl + 2 : "");
-        spol[s] = plot_names_index(&pols, pol);
-        if (sp[s] < 0 || spol[s] < 0)
-            rc = SIM_ENOMEM;
-    }
-    for (int s = 0; s < d.ser.n && !rc; s++)   /* the raw policy name for its colour */
-        for (int i = 0; i < p->n; i++)
-            if (strncmp(d.ser.v[s], plot_display_name(p->r[i].policy), policy_len(d.ser.v[s])) == 0 &&
-                strlen(plot_display_name(p->r[i].policy)) == policy_len(d.ser.v[s])) {
-                praw[spol[s]] = p->r[i].policy;
-                break;
-            }
+    struct panels pn;
+    int prc = plot_panels_make(p, d.ser.v, d.ser.n, &pn);
+    rc = rc ? rc : prc;
     char base[4096];
     FILE *f = rc ? NULL : plot_dat_open(p, "batch-hist", base, sizeof base);
     if (!rc && !f)
@@ -415,17 +418,17 @@ int plot_batch(struct plot *p)
         for (int s = 0; s < d.ser.n; s++)
             for (size_t k = 0; k < d.count[s].n; k++)
                 tot[s] += d.count[s].v[k];
-        for (int k = 0; k < panels.n; k++) {    /* a block per panel */
+        for (int k = 0; k < pn.set.n; k++) {    /* a block per panel */
             fputs(k ? "\n\nbatch" : "batch", f);
-            for (int j = 0; j < pols.n; j++)
-                fputc('\t', f), plot_put_label(f, pols.v[j]);
+            for (int j = 0; j < pn.pol.n; j++)
+                fputc('\t', f), plot_put_label(f, pn.pol.v[j]);
             fputc('\n', f);
             for (int b = 1; b <= maxb; b++) {
                 fprintf(f, "%d", b);
-                for (int j = 0; j < pols.n; j++) {
+                for (int j = 0; j < pn.pol.n; j++) {
                     double c = 0, t = 0;
                     for (int s = 0; s < d.ser.n; s++) {
-                        if (sp[s] != k || spol[s] != j)
+                        if (pn.sp[s] != k || pn.spol[s] != j)
                             continue;
                         t = tot[s];
                         for (size_t e = 0; e < d.edge[s].n; e++)
@@ -446,28 +449,15 @@ int plot_batch(struct plot *p)
                  p->o->model ? " of " : " (all models)",
                  p->o->model ? plot_display_name(p->o->model) : "");
         plot_gp_start(vars, sizeof vars, base, title);
-        int cols = panels.n <= 1 ? 1 : panels.n <= 4 ? 2 : 3, rows = (panels.n + cols - 1) / cols;
         struct opts tall = *p->o;
         struct plot pt = *p;
-        tall.h = p->o->h + (rows - 1) * p->o->h / 2;
+        tall.h = plot_panels_height(p, &pn);
         pt.o = &tall;
-        plot_gp_append(vars, sizeof vars, "; nser = %d; xstep = %d; npanel = %d; prow = %d; "
-                       "pcol = %d; hpx = %d; array polcolour[%d]; array ptitle[%d]", pols.n,
-                       maxb > 32 ? 8 : maxb > 16 ? 4 : 1, panels.n, rows, cols, tall.h, pols.n,
-                       panels.n);
-        for (int j = 0; j < pols.n; j++)
-            plot_gp_append(vars, sizeof vars, "; polcolour[%d] = '%s'", j + 1,
-                           plot_policy_colour(praw[j] ? praw[j] : pols.v[j]));
-        for (int k = 0; k < panels.n; k++) {
-            char q[600] = "";
-            plot_gp_quote(q, sizeof q, panels.v[k]);
-            plot_gp_append(vars, sizeof vars, "; ptitle[%d] = %s", k + 1, q);
-        }
+        plot_gp_append(vars, sizeof vars, "; xstep = %d", maxb > 32 ? 8 : maxb > 16 ? 4 : 1);
+        plot_panels_vars(p, &pn, vars, sizeof vars);
         rc = plot_render(&pt, "batch_hist", base, vars);
     }
-    free(sp), free(spol), free(praw);
-    plot_names_free(&panels);
-    plot_names_free(&pols);
+    plot_panels_free(&pn);
     plot_dist_free(&d);
     return rc;
 }

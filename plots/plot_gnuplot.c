@@ -86,8 +86,22 @@ int plot_db_fail(struct plot *p, const char *what)
     return sim_err_set(SIM_EINVAL, "%s: %s: %s", p->o->db, what, sqlite3_errmsg(p->db));
 }
 
-/* The label of a run without policy.name (the policy is said separately) and drop. */
-/* The settings of r in words, ", "-separated: every one but `drop`, or only `only`. */
+/* Whether key k is one of `list` (keys separated by newlines). */
+static bool key_in(const char *list, const char *k)
+{
+    size_t kl = strlen(k);
+    for (const char *c = list; c && *c;) {
+        size_t l = strcspn(c, "\n");
+        if (l == kl && strncmp(c, k, l) == 0)
+            return true;
+        c += l;
+        c += *c ? 1 : 0;
+    }
+    return false;
+}
+
+/* The settings of r in words, ", "-separated: every one but those of `drop`, or only those
+ * of `only` (each a list of keys separated by newlines; NULL: none, any). */
 static char *setting_words(const struct prun *r, const char *drop, const char *only)
 {
     /* labels say what differs between the runs drawn: settings of one value in all of them
@@ -102,8 +116,8 @@ static char *setting_words(const struct prun *r, const char *drop, const char *o
     out[0] = '\0';
     for (const cJSON *it = j ? j->child : NULL; it; it = it->next) {
         const char *k = it->string;
-        if (strcmp(k, "seed") == 0 || strcmp(k, "policy.name") == 0 || (drop && strcmp(k, drop) == 0) ||
-            (only && strcmp(k, only) != 0) || (r->same && plot_names_find(r->same, k) >= 0))
+        if (strcmp(k, "seed") == 0 || strcmp(k, "policy.name") == 0 || key_in(drop, k) ||
+            (only && !key_in(only, k)) || (r->same && plot_names_find(r->same, k) >= 0))
             continue;
         char w[400];
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(lab, k);

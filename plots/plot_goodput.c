@@ -24,8 +24,9 @@ static const char *const y_labels[Y_N] = {"", "late or dropped (fraction of requ
 /* Panels of a bar figure: with many settings made of several sweep keys, the bars of one
  * key's values (the one with the most, the later on ties) stand in groups, a panel per value
  * of the others ("1 frontend, worst rule": all models, β/α > 2, β/α < 2), as the papers lay
- * out such figures; at most MAX_PANELS. Returns the inner key (owned by j), or NULL: one
- * panel. */
+ * out such figures; at most MAX_PANELS: where the others have more combinations, the next
+ * key (by the same rule) joins the groups' ("SLO 25 ms, arrivals: Poisson"). Returns the
+ * groups' keys (separated by newlines), or NULL: one panel. */
 #define MAX_PANELS 6
 #define PANEL_FROM 6                    /* groups in one panel at which panels begin */
 
@@ -50,18 +51,29 @@ static char *facet_key(const struct plot *p, int ngroups)
         cJSON_Delete(j);
     }
     char *inner = NULL;
-    int best = 1, panels = 1;
-    for (int k = 0; !rc && k < keys.n; k++) {
+    int panels = 1, nin = 0;
+    bool in[32] = {false};
+    for (int k = 0; !rc && k < keys.n && k < 32; k++)
         panels *= vals[k].n;
-        if (vals[k].n >= best) {
-            best = vals[k].n;
-            inner = keys.v[k];
-        }
+    while (!rc && nin < keys.n - 1 && (nin == 0 || panels > MAX_PANELS)) {
+        int best = -1;
+        for (int k = 0; k < keys.n && k < 32; k++)
+            if (!in[k] && (best < 0 || vals[k].n >= vals[best].n))
+                best = k;
+        in[best] = true;
+        nin++;
+        panels /= vals[best].n;
     }
-    if (!rc && keys.n >= 2 && inner && panels / best > 1 && panels / best <= MAX_PANELS)
-        inner = strdup(inner);
-    else
-        inner = NULL;
+    size_t len = 1;
+    for (int k = 0; k < keys.n && k < 32; k++)
+        len += in[k] ? strlen(keys.v[k]) + 1 : 0;
+    if (!rc && nin > 0 && panels > 1 && panels <= MAX_PANELS && (inner = malloc(len))) {
+        inner[0] = '\0';
+        for (int k = 0; k < keys.n && k < 32; k++)
+            if (in[k])
+                snprintf(inner + strlen(inner), len - strlen(inner), "%s%s",
+                         inner[0] ? "\n" : "", keys.v[k]);
+    }
     for (int k = 0; k < keys.n && k < 32; k++)
         plot_names_free(&vals[k]);
     plot_names_free(&keys);
@@ -169,7 +181,8 @@ int plot_goodput(struct plot *p)
     size_t wide = 0;                    /* the longest line of a group's label */
     int nline = 1;                      /* the most lines of a group's label */
     for (int k = 0; k < panels.n; k++) {    /* a block per panel: a header, a row per group */
-        fputs(k ? "\n\nsetting" : "setting", f);
+        fputs(k ? "\n\n" : "", f);      /* the header: the panel's setting, the policies */
+        plot_put_label(f, panels.n > 1 && panels.v[k][0] ? panels.v[k] : "setting");
         for (int j = 0; j < pols.n; j++) {
             const char *d = plot_display_name(pols.v[j]);
             fputc('\t', f), plot_put_label(f, d), fputc('\t', f), plot_put_label(f, d);
@@ -232,14 +245,19 @@ int plot_goodput(struct plot *p)
                    panels.n, rows, cols, p->o->ratio && !one && pols.n > 1 ? 1 : 0);
     plot_gp_append(vars, sizeof vars, "; array polcolour[%d]; array ptitle[%d]",
                    pols.n, panels.n);
-    for (int j = 0; j < pols.n; j++)
-        plot_gp_append(vars, sizeof vars, "; polcolour[%d] = '%s'", j + 1,
-                       plot_policy_colour(pols.v[j]));
+    plot_gp_append(vars, sizeof vars, "; array polname[%d]", pols.n);
+    for (int j = 0; j < pols.n; j++) {
+        char q[600] = "";
+        plot_gp_quote(q, sizeof q, plot_display_name(pols.v[j]));
+        plot_gp_append(vars, sizeof vars, "; polcolour[%d] = '%s'; polname[%d] = %s", j + 1,
+                       plot_policy_colour(pols.v[j]), j + 1, q);
+    }
     for (int k = 0; k < panels.n; k++) {
         char q[600] = "";
         plot_gp_quote(q, sizeof q, panels.v[k]);
         plot_gp_append(vars, sizeof vars, "; ptitle[%d] = %s", k + 1, q);
     }
+    plot_panels_layout(vars, sizeof vars);
     /* turned labels stand upright below the plot: the figure grows by their length (about 8
      * pixels a character at 900 pixels wide), so that the bars keep their height; panels
      * make it taller by half a figure per row past the first */
@@ -251,7 +269,8 @@ int plot_goodput(struct plot *p)
         tall.h += grow < 3 * p->o->h ? grow : 3 * p->o->h;
     }
     pt.o = &tall;
-    plot_gp_append(vars, sizeof vars, "; hpx = %d; nline = %d", tall.h, nline);
+    plot_gp_append(vars, sizeof vars, "; hpx = %d; nline = %d; labpx = %d", tall.h, nline,
+                   (int)wide * 8 * p->o->w / 900);
     rc = plot_render(&pt, "goodput", base, vars);
 out:
     if (cell)
@@ -269,6 +288,9 @@ out:
 }
 
 /* ---- goodput against a config value ---- */
+
+#define LINES_ONE_PANEL 6               /* more lines than this: a panel per setting */
+#define MAX_LINE_PANELS 9
 
 struct xpoint {
     double x;
@@ -326,7 +348,6 @@ int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const c
     struct names ser = {0};
     struct xpoint *pts = NULL;
     int *npts = NULL, rc = 0;
-    const char **spol = calloc((size_t)p->n + 1, sizeof *spol);    /* each series' policy */
     bool skip = false;
     char skey[256];
     sweep_key_of(xpath, skey, sizeof skey);
@@ -400,11 +421,10 @@ int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const c
         } else
             snprintf(t, sizeof t, "%s", stitle[i]);
         int s = plot_names_index(&ser, t);
-        if (s < 0 || !spol) {
+        if (s < 0) {
             rc = SIM_ENOMEM;
             break;
         }
-        spol[s] = r->policy;
         struct xpoint *row = &pts[(size_t)s * (size_t)p->n];
         int k = 0;
         while (k < npts[s] && row[k].x != xs[i])
@@ -433,6 +453,19 @@ out_keys:
             goto out;
         }
     }
+    /* more lines than a legend under one plot can name legibly, of a few settings: a panel
+     * per setting, a line per policy (plot_panels), the legend once */
+    struct panels pn = {0};
+    if ((rc = plot_panels_make(p, ser.v, ser.n, &pn)))
+        goto out_panels;
+    bool panels = ser.n > LINES_ONE_PANEL && pn.set.n >= 2 && pn.set.n <= MAX_LINE_PANELS;
+    int *order = malloc((size_t)ser.n * sizeof *order);    /* the blocks: by panel, policy */
+    if (!order) {
+        rc = SIM_ENOMEM;
+        goto out_panels;
+    }
+    char svars[12288] = "";             /* the blocks' order, colours and panels */
+    plot_panels_series(p, &pn, panels, ser.n, order, svars, sizeof svars);
     char base[4096];
     char yfile[256];
     if (p->o->y)                          /* goodput-vs -> gpu_s-vs, goodput-gpus -> gpu_s-gpus */
@@ -442,18 +475,25 @@ out_keys:
     FILE *f = plot_dat_open(p, yfile, base, sizeof base);
     if (!f) {
         rc = SIM_EIO;
-        goto out;
+        goto out_order;
     }
     bool gpus = strcmp(xpath, "cluster.gpus") == 0;
-    for (int s = 0; s < ser.n; s++) {
+    double ymax = 0, xlo = INFINITY, xhi = -INFINITY;  /* panels: one scale for all */
+    for (int b = 0; b < ser.n; b++) {
+        int s = order[b];
         struct xpoint *row = &pts[(size_t)s * (size_t)p->n];
         qsort(row, (size_t)npts[s], sizeof *row, cmp_xpoint);
-        fputs(s ? "\n\n" : "", f), plot_put_label(f, ser.v[s]), fputc('\n', f);
+        fputs(b ? "\n\n" : "", f), plot_put_label(f, ser.v[s]), fputc('\n', f);
         for (int k = 0; k < npts[s]; k++) {
             fprintf(f, "%.6g", row[k].x);
             plot_put_stat(f, &row[k].y);
             plot_put_stat(f, &row[k].used);     /* columns 4, 5: GPUs used, mean and sd */
             fputc('\n', f);
+            double m = gsl_stats_mean(row[k].y.v, 1, row[k].y.n);
+            double sd = row[k].y.n > 1 ? gsl_stats_sd(row[k].y.v, 1, row[k].y.n) : 0;
+            ymax = m + sd > ymax ? m + sd : ymax;
+            xlo = row[k].x < xlo ? row[k].x : xlo;
+            xhi = row[k].x > xhi ? row[k].x : xhi;
             double used = row[k].used.n ? gsl_stats_max(row[k].used.v, 1, row[k].used.n) : NAN;
             if (gpus && used < row[k].x)
                 fprintf(stderr, "plot: %s %s: %s used at most %g of its %g GPUs: the others "
@@ -462,7 +502,7 @@ out_keys:
         }
     }
     if ((rc = plot_dat_close(p, f, base)))
-        goto out;
+        goto out_order;
     char vars[16384], title[512];
     snprintf(title, sizeof title, "%s: %s vs %s", p->label, plot_y_names[p->o->y], xlab);
     plot_gp_start(vars, sizeof vars, base, title);
@@ -475,21 +515,24 @@ out_keys:
     for (int s = 0; s < ser.n; s++)
         longest = strlen(ser.v[s]) > longest ? strlen(ser.v[s]) : longest;
     int kpt = plot_font_pt(p->o->w), fit = (int)((p->o->w - 160) / (0.7 * (double)longest));
-    plot_gp_append(vars, sizeof vars, "; keyfont = %d; nser = %d; array sercolour[%d]; "
-                   "array serdash[%d]", fit < kpt ? (fit < 7 ? 7 : fit) : kpt, ser.n, ser.n,
-                   ser.n);
-    for (int s = 0; s < ser.n; s++)     /* the policy's colour; each series its dash type, so
-                                         * that two series of the same data stay visible */
-        plot_gp_append(vars, sizeof vars, "; sercolour[%d] = '%s'; serdash[%d] = %d", s + 1,
-                       plot_policy_colour(spol[s]), s + 1, 1 + s % 5);
-    rc = plot_render(p, "goodput_vs", base, vars);
+    plot_gp_append(vars, sizeof vars, "; keyfont = %d; ymax = %.6g; xlo = %.6g; xhi = %.6g%s",
+                   panels || fit >= kpt ? kpt : fit < 7 ? 7 : fit, ymax > 0 ? ymax * 1.08 : 1,
+                   xlo, xhi, svars);
+    struct opts tall = *p->o;
+    struct plot pt = *p;
+    tall.h = panels ? plot_panels_height(p, &pn) : p->o->h;
+    pt.o = &tall;
+    rc = plot_render(&pt, "goodput_vs", base, vars);
+out_order:
+    free(order);
+out_panels:
+    plot_panels_free(&pn);
 out:
     if (pts)
         for (size_t i = 0; i < (size_t)p->n * (size_t)p->n; i++)
             free(pts[i].y.v), free(pts[i].used.v);
     free(pts);
     free(npts);
-    free(spol);
     plot_names_free(&ser);
     return rc;
 }

@@ -118,12 +118,44 @@ void plot_put_stat(FILE *f, const struct vec *x);
 int plot_render(struct plot *p, const char *script, const char *base, const char *vars);
 char *plot_series_title(const struct prun *r, const char *drop, const char *model);
 /* Run r's setting in words, ", "-separated ("8 frontends, all models"): its sweep settings
- * but the seed, the policy, `drop` and those of one value in every run drawn (r->same). */
+ * but the seed, the policy, those of `drop` (keys separated by newlines) and those of one
+ * value in every run drawn (r->same). */
 char *plot_setting_of(const struct prun *r, const char *drop);
-/* The one setting `key` of r in words ("" where r has none, or it is the same in all). */
-char *plot_setting_only(const struct prun *r, const char *key);
+/* The settings `keys` of r (separated by newlines) in words ("" where r has none, or they
+ * are the same in all). */
+char *plot_setting_only(const struct prun *r, const char *keys);
 char *plot_strdup(const char *s);
 int plot_vec_push(struct vec *x, double d);
+
+/* plot_panels.c: small multiples. Series titled "Policy, setting" (plot_series_title): a
+ * panel per setting (titled by it; "" where a series has none), a line or bar per policy in
+ * its colour, the panels in a grid of rows x cols. */
+struct panels {
+    struct names set, pol;              /* the panels' settings; the policies' display names */
+    int *sp, *spol;                     /* per series: its panel, its policy */
+    const char **praw;                  /* per policy: its own name (for its colour) or NULL */
+    int rows, cols;
+};
+/* The length of a series title's policy: up to its first comma. */
+size_t plot_policy_len(const char *title);
+int plot_panels_make(const struct plot *p, char *const *titles, int nser, struct panels *pn);
+/* The figure's height in pixels: half a figure more per row past the first. */
+int plot_panels_height(const struct plot *p, const struct panels *pn);
+/* Appends panel(k) and panelkey, gnuplot commands to eval that place panel k and the legend
+ * (a strip across the top); they read npanel, prow, pcol, hpx and the script's pleft,
+ * pright, ptop, pbottom, pgapx, pgapy. */
+void plot_panels_layout(char *vars, size_t size);
+/* Appends npanel, prow, pcol, hpx (the height), npol, ptitle[k], polname[j], polcolour[j]
+ * and plot_panels_layout's. */
+void plot_panels_vars(const struct plot *p, const struct panels *pn, char *vars, size_t size);
+/* A line figure's blocks (the series as its .dat writes them): order[b] is the series of
+ * block b, by panel then policy where `panels`, else as they come. Appends nser,
+ * sercolour[b] (its policy's colour; the palette's where all are one policy's and there are
+ * no panels), serdash[b] (a policy's own in panels, else each its own) and, with panels,
+ * plot_panels_vars' and pstart[k], pcount[k] (panel k's blocks), else npanel = 1. */
+void plot_panels_series(const struct plot *p, const struct panels *pn, bool panels, int nser,
+                        int *order, char *vars, size_t size);
+void plot_panels_free(struct panels *pn);
 
 /* plot_words.c: words instead of config paths, display names, one colour per policy */
 /* An axis title for a config key: "workload.rate_rps" -> "offered load (req/s)". */
@@ -135,6 +167,9 @@ void plot_word_setting(const char *key, const cJSON *value, char *out, size_t si
 const char *plot_display_name(const char *name);
 /* The policy's colour in every figure ("#4e79a7"). */
 const char *plot_policy_colour(const char *policy);
+/* The i-th colour of the palette the policies' come from (Tableau 10, cycled), for figures
+ * whose lines are not told apart by policy. */
+const char *plot_palette_colour(int i);
 
 /* the figures (each returns 0, or an error with sim_err_msg set) and what they share */
 int plot_gpu_alloc(struct plot *p);

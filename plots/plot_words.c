@@ -65,6 +65,11 @@ static const char *const policy_colour[][2] = {
 static const char *const spare_colour[] = {"#fabfd2", "#d4a6c8", "#9d7660", "#d7b5a6",
                                            "#79706e", "#f1ce63", "#ff9d9a"};
 
+const char *plot_palette_colour(int i)
+{
+    return policy_colour[i % 10][1];    /* the strong ten */
+}
+
 const char *plot_display_name(const char *name)
 {
     for (size_t i = 0; i < sizeof display / sizeof *display; i++)

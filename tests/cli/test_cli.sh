@@ -1116,8 +1116,9 @@ JSON
   for k in goodput goodput-gpus goodput-slo latency-cdf queue-cdf batch-hist timeline-run$last; do
     local h=400
     [ "$k" = "timeline-run$last" ] && h=600
-    # batch-hist: a panel per setting (4: two rows), the figure half as tall again per row
-    [ "$k" = batch-hist ] && h=600
+    # batch-hist and the CDFs (8 lines): a panel per setting (4: two rows), the figure half
+    # as tall again per row
+    case $k in batch-hist|latency-cdf|queue-cdf) h=600 ;; esac
     png_ok "$out/pt-$k.png" 640 $h
     grep -q '<svg' "$out/pt-$k.svg" && grep -q '</svg>' "$out/pt-$k.svg" || fail "$k: no complete SVG"
     grep -q 'width="640"' "$out/pt-$k.svg" || fail "$k: SVG not 640 wide"
