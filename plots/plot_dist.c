@@ -221,14 +221,15 @@ int plot_cdf_render(struct plot *p, struct dist *d, const char *file, const char
         plot_dist_free(&folded);
         return rc;
     }
-    /* more lines than a few, of a few settings: a panel per setting (a model, a case), a
-     * line per policy (plot_panels) */
+    /* more lines than a few, of several policies and a few settings: a panel per setting (a
+     * model, a case), a line per policy (plot_panels); one policy's lines stay together */
     struct panels pn;
     int *order = malloc(((size_t)d->ser.n + 1) * sizeof *order);
     int rc = plot_panels_make(p, d->ser.v, d->ser.n, &pn);
     if (!rc && !order)
         rc = SIM_ENOMEM;
-    bool panels = d->ser.n > CDF_ONE_PANEL && pn.set.n >= 2 && pn.set.n <= MAX_CDF_PANELS;
+    bool panels = d->ser.n > CDF_ONE_PANEL && pn.pol.n >= 2 && pn.set.n >= 2 &&
+                  pn.set.n <= MAX_CDF_PANELS;
     char vars[12288];
     if (!rc) {
         vars[0] = '\0';

@@ -386,7 +386,9 @@ int plot_render(struct plot *p, const char *script, const char *base, const char
                           "background '#ffffff'\n",
                  p->o->w, p->o->h, plot_font_pt(p->o->w));
         size_t len = strlen(pre);
-        snprintf(pre + len, sizeof pre - len, "set output %s\n%s%s\n", qout, LINETYPES, vars);
+        /* text is UTF-8: gnuplot's strlen and substrings count its characters */
+        snprintf(pre + len, sizeof pre - len, "set output %s\nset encoding utf8\n%s%s\n", qout,
+                 LINETYPES, vars);
         rc = run_gnuplot(pre, text, script, out, tmp);
         remove(tmp);                    /* left only where gnuplot failed */
     }

@@ -21,6 +21,42 @@ static const char *const y_labels[Y_N] = {"", "late or dropped (fraction of requ
 
 /* ---- goodput: bars ---- */
 
+#define MAX_LABEL_LINES 4               /* a group label's lines, lying flat */
+
+/* How goodput.gp draws a group label flat (wrap): its items (", "-separated) one per line,
+ * each broken at the last space that leaves at most n characters on a line (a word longer
+ * than n stays whole); characters, not bytes ("β/α > 2" is 7), as gnuplot counts them in
+ * UTF-8. Returns the lines it takes; *widest grows to the longest. */
+static int label_fold(const char *s, size_t n, size_t *widest)
+{
+    int lines = 0;
+    for (;;) {
+        const char *e = strstr(s, ", ");
+        size_t bytes = e ? (size_t)(e - s) : strlen(s), len = 0;
+        char ch[512];                   /* the item's characters' first bytes */
+        for (size_t i = 0; i < bytes && len < sizeof ch; i++)
+            if (((unsigned char)s[i] & 0xC0) != 0x80)
+                ch[len++] = s[i];
+        size_t at = 0, rem = len;
+        while (rem > n) {
+            size_t k = n;
+            while (k > 0 && ch[at + k] != ' ')
+                k--;
+            if (k == 0)
+                break;
+            lines++;
+            *widest = k > *widest ? k : *widest;
+            at += k + 1;
+            rem -= k + 1;
+        }
+        lines++;
+        *widest = rem > *widest ? rem : *widest;
+        if (!e)
+            return lines;
+        s = e + 2;
+    }
+}
+
 /* Panels of a bar figure: with many settings made of several sweep keys, the bars of one
  * key's values (the one with the most, the later on ties) stand in groups, a panel per value
  * of the others ("1 frontend, worst rule": all models, β/α > 2, β/α < 2), as the papers lay
@@ -178,8 +214,7 @@ int plot_goodput(struct plot *p)
         rc = SIM_EIO;
         goto out;
     }
-    size_t wide = 0;                    /* the longest line of a group's label */
-    int nline = 1;                      /* the most lines of a group's label */
+    size_t whole = 0;                   /* the longest group label */
     for (int k = 0; k < panels.n; k++) {    /* a block per panel: a header, a row per group */
         fputs(k ? "\n\n" : "", f);      /* the header: the panel's setting, the policies */
         plot_put_label(f, panels.n > 1 && panels.v[k][0] ? panels.v[k] : "setting");
@@ -197,14 +232,7 @@ int plot_goodput(struct plot *p)
             for (int j = 0; j < pols.n; j++)
                 plot_put_stat(f, &cell[g * pols.n + j]);
             fputc('\n', f);
-            int lines = 0;
-            for (const char *c = gl; *c; lines++) {   /* drawn one item per line (goodput.gp) */
-                size_t l = strcspn(c, ",");
-                wide = l > wide ? l : wide;
-                c += l;
-                c += *c ? 2 : 0;
-            }
-            nline = lines > nline ? lines : nline;
+            whole = strlen(gl) > whole ? strlen(gl) : whole;
         }
     }
     if ((rc = plot_dat_close(p, f, base)))
@@ -228,10 +256,39 @@ int plot_goodput(struct plot *p)
             n += gpanel[g] == k;
         most = n > most ? n : most;
     }
-    int cols = panels.n <= 1 ? 1 : panels.n <= 4 ? 2 : panels.n <= 6 ? 3 : 4;
+    /* a group's room: its panel's width (goodput.gp's grid) over the most groups a panel
+     * has, with a tenth to spare, at about 0.75 pt a character (sans, a little more than its
+     * mean). Labels lie flat, folded (label_fold) to at most MAX_LABEL_LINES lines, at the
+     * largest font from the figure's down to 10 pt at which they fit; where none does, the
+     * panels stand in one column, and only where even that is too narrow do the labels
+     * turn, whole, at the figure's font */
+    int cols = panels.n <= 1 ? 1 : panels.n <= 4 ? 2 : panels.n <= 6 ? 3 : 4, tpt = 0;
+    int nline = 1, wrapn = 0;
+    bool turn = false;
+    for (;;) {
+        double room = 0.9 * (0.97 - (panels.n > 1 ? 0.14 : 0.12) - (cols - 1) * 0.1) *
+                      p->o->w / cols / (most > 0 ? most : 1);
+        for (tpt = plot_font_pt(p->o->w); tpt >= 10; tpt--) {
+            wrapn = (int)(room / (0.75 * tpt));
+            size_t widest = 0;
+            nline = 1;
+            for (int g = 0; g < groups.n && wrapn > 0; g++) {
+                int l = label_fold(strchr(groups.v[g], '\x1f') + 1, (size_t)wrapn, &widest);
+                nline = l > nline ? l : nline;
+            }
+            if (wrapn > 0 && widest <= (size_t)wrapn && nline <= MAX_LABEL_LINES)
+                break;
+        }
+        turn = tpt < 10;
+        if (!turn || cols == 1)
+            break;
+        cols = 1;
+    }
     int rows = (panels.n + cols - 1) / cols;
-    /* tick labels turned only when their lines would collide in a panel */
-    bool turn = wide * 9 * (size_t)most * (size_t)cols > (size_t)p->o->w * 8 / 10;
+    if (turn) {
+        tpt = plot_font_pt(p->o->w);
+        nline = 1;
+    }
     double ymax = 0;                    /* one y scale for all panels: mean + sd, with room */
     for (int c = 0; c < groups.n * pols.n; c++)
         if (cell[c].n) {
@@ -258,19 +315,19 @@ int plot_goodput(struct plot *p)
         plot_gp_append(vars, sizeof vars, "; ptitle[%d] = %s", k + 1, q);
     }
     plot_panels_layout(vars, sizeof vars);
-    /* turned labels stand upright below the plot: the figure grows by their length (about 8
+    /* turned labels stand upright below the plot: the figure grows by their length (about 10
      * pixels a character at 900 pixels wide), so that the bars keep their height; panels
      * make it taller by half a figure per row past the first */
     struct opts tall = *p->o;
     struct plot pt = *p;
     tall.h = p->o->h + (rows - 1) * p->o->h / 2;
     if (turn) {
-        int grow = (int)wide * 8 * p->o->w / 900 * rows;
+        int grow = (int)whole * 10 * p->o->w / 900 * rows;
         tall.h += grow < 3 * p->o->h ? grow : 3 * p->o->h;
     }
     pt.o = &tall;
-    plot_gp_append(vars, sizeof vars, "; hpx = %d; nline = %d; labpx = %d", tall.h, nline,
-                   (int)wide * 8 * p->o->w / 900);
+    plot_gp_append(vars, sizeof vars, "; hpx = %d; nline = %d; labpx = %d; xticfont = %d; "
+                   "wrapn = %d", tall.h, nline, (int)whole * 10 * p->o->w / 900, tpt, wrapn);
     rc = plot_render(&pt, "goodput", base, vars);
 out:
     if (cell)
@@ -453,12 +510,13 @@ out_keys:
             goto out;
         }
     }
-    /* more lines than a legend under one plot can name legibly, of a few settings: a panel
-     * per setting, a line per policy (plot_panels), the legend once */
+    /* more lines than a legend under one plot can name legibly, of several policies and a
+     * few settings: a panel per setting, a line per policy (plot_panels), the legend once */
     struct panels pn = {0};
     if ((rc = plot_panels_make(p, ser.v, ser.n, &pn)))
         goto out_panels;
-    bool panels = ser.n > LINES_ONE_PANEL && pn.set.n >= 2 && pn.set.n <= MAX_LINE_PANELS;
+    bool panels = ser.n > LINES_ONE_PANEL && pn.pol.n >= 2 && pn.set.n >= 2 &&
+                  pn.set.n <= MAX_LINE_PANELS;
     int *order = malloc((size_t)ser.n * sizeof *order);    /* the blocks: by panel, policy */
     if (!order) {
         rc = SIM_ENOMEM;

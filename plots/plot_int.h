@@ -160,6 +160,8 @@ void plot_panels_free(struct panels *pn);
 /* plot_words.c: words instead of config paths, display names, one colour per policy */
 /* An axis title for a config key: "workload.rate_rps" -> "offered load (req/s)". */
 void plot_word_axis(const char *key, char *out, size_t size);
+/* A time series' name in words: "roma.response_s" -> "response time (s)". */
+void plot_word_series(const char *name, char *out, size_t size);
 /* A setting in words: ("frontends", 8) -> "8 frontends", ("search.rule", "aggregate") ->
  * "aggregate rule"; never "[", "=" or a dotted path. */
 void plot_word_setting(const char *key, const cJSON *value, char *out, size_t size);

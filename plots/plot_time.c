@@ -22,7 +22,10 @@ int plot_timeline(struct plot *p)
                                        "bad_rate", "idle_frac", "autoscale.add",
                                        "autoscale.remove"};
     enum { NC = 8 };
-    const struct prun *r = &p->r[p->n - 1];     /* the latest selected run */
+    const struct prun *r = &p->r[0];            /* the latest selected run: the highest id
+                                                 * (runs come in their sweeps' grid order) */
+    for (int i = 1; i < p->n; i++)
+        r = p->r[i].id > r->id ? &p->r[i] : r;
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(p->db, "SELECT t_s, series, value FROM timeseries WHERE run_id = ?1 "
                                   "AND key = '' ORDER BY t_s", -1, &q, NULL) != SQLITE_OK)
@@ -91,7 +94,8 @@ int plot_timeline(struct plot *p)
     }
     char vars[2048], title[512];
     snprintf(title, sizeof title, "%s: run %lld, %s, seed %llu%s", r->name, (long long)r->id,
-             r->policy, (unsigned long long)r->seed, any_as ? "" : " (no autoscaler)");
+             plot_display_name(r->policy), (unsigned long long)r->seed,
+             any_as ? "" : " (no autoscaler)");
     plot_gp_start(vars, sizeof vars, base, title);
     strcat(vars, any_as ? "; as_any = 1" : "; as_any = 0");
     struct opts tall = *p->o;
@@ -164,12 +168,14 @@ int plot_series(struct plot *p)
         plot_discard(p, base);
         return rc;
     }
-    char vars[2048], title[512], ylab[256];
-    snprintf(title, sizeof title, "%s: %s%s%s", p->label, name, key[0] ? " of " : "", key);
+    char vars[2048], title[512], ylab[256], words[160];
+    plot_word_series(name, words, sizeof words);
+    const char *kw = plot_display_name(key);
+    snprintf(title, sizeof title, "%s: %s%s%s", p->label, words, key[0] ? " of " : "", kw);
     if (w > 0)
-        snprintf(ylab, sizeof ylab, "%s%s%s (mean over %g s)", name, key[0] ? " " : "", key, w);
+        snprintf(ylab, sizeof ylab, "%s (mean over %g s)", words, w);
     else
-        snprintf(ylab, sizeof ylab, "%s%s%s", name, key[0] ? " " : "", key);
+        snprintf(ylab, sizeof ylab, "%s", words);
     plot_gp_start(vars, sizeof vars, base, title);
     plot_gp_set(vars, sizeof vars, "ylab", ylab);
     plot_gp_append(vars, sizeof vars, "; nser = %d", lines);

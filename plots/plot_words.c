@@ -164,6 +164,46 @@ void plot_word_axis(const char *key, char *out, size_t size)
     snprintf(out, size, "%s", leaf);
 }
 
+/* The time series the engine and the policies record (docs/results.md, `timeseries`), in
+ * words for an axis or a title. */
+static const char *const series_words[][2] = {
+    {"offered_rps", "offered load (req/s)"}, {"ontime_rps", "on-time throughput (req/s)"},
+    {"model_offered_rps", "offered load (req/s)"},
+    {"model_ontime_rps", "on-time throughput (req/s)"},
+    {"path_offered_rps", "offered load (req/s)"},
+    {"bad_rate", "late or dropped (fraction)"}, {"path_bad_rate", "late or dropped (fraction)"},
+    {"idle_frac", "GPU time idle (fraction)"}, {"executors", "executors"},
+    {"gpus_billed", "GPUs billed"}, {"cores_busy", "cores busy"},
+    {"autoscale.add", "executors the autoscaler adds"},
+    {"autoscale.remove", "executors the autoscaler removes"},
+    {"symphony.add_gpus", "GPUs Symphony asks for"},
+    {"symphony.release_gpus", "GPUs Symphony would release"},
+    {"symphony.repartitions", "re-partitionings"}, {"symphony.gpus_moved", "GPUs moved"},
+    {"symphony.models_moved", "models moved"}, {"symphony.sub_cluster", "sub-cluster"},
+    {"nexus_rps_estimate", "Nexus's rate estimate (req/s)"},
+    {"roma.cores", "cores"}, {"roma.response_s", "response time (s)"},
+    {"roma.eta", "η (load per core)"}, {"roma.cpu_rps", "served on CPUs (req/s)"},
+    {"roma.gpu_rps", "served on GPUs (req/s)"}, {"node.cores", "cores in use"},
+    {"node.eta", "η (load per core)"}, {"hpa.desired", "pods the HPA asks for"},
+    {"gpus.inference", "GPUs serving inference"}, {"gpus.training", "GPUs training"},
+    {"gpus.modeling", "GPUs of notebooks"}, {"gpus.idle", "GPUs idle"},
+    {"gpus.pending", "executors waiting for a GPU"}, {"job.workers", "workers"},
+    {"clients", "clients"}, {"rrl.cost", "cost"}, {"rrl.epsilon", "ε (exploration)"},
+    {"rrl.est_loss", "estimator loss"}, {"rrl.load_rps", "load (req/s)"},
+    {"rrl.pg_loss", "policy-gradient loss"}, {"rrl.state", "state"},
+    {"rrl.td_loss", "TD loss"}, {"rrl.util", "utilisation"},
+};
+
+void plot_word_series(const char *name, char *out, size_t size)
+{
+    for (size_t i = 0; i < sizeof series_words / sizeof *series_words; i++)
+        if (strcmp(series_words[i][0], name) == 0) {
+            snprintf(out, size, "%s", series_words[i][1]);
+            return;
+        }
+    plot_word_axis(name, out, size);    /* its last name, a unit suffix as the unit */
+}
+
 static void append(char *out, size_t size, const char *sep, const char *s)
 {
     size_t n = strlen(out);
@@ -214,13 +254,16 @@ static void object_words(const cJSON *v, char *out, size_t size)
         else
             value_words(it, val, sizeof val);
         size_t l = strlen(leaf);        /* a number's unit after it: "ctrl 20 us" */
-        const char *unit = l > 3 && cJSON_IsNumber(it) && leaf[l - 3] == ' ' &&
-                           (strcmp(leaf + l - 2, "us") == 0 || strcmp(leaf + l - 2, "ms") == 0)
-                               ? leaf + l - 2 : NULL;
+        size_t ul = l > 3 && leaf[l - 3] == ' ' && (strcmp(leaf + l - 2, "us") == 0 ||
+                                                    strcmp(leaf + l - 2, "ms") == 0) ? 2
+                    : l > 2 && strcmp(leaf + l - 2, " s") == 0 ? 1 : 0;
+        const char *unit = cJSON_IsNumber(it) && ul ? leaf + l - ul : NULL;
         if (cJSON_IsBool(it))
             snprintf(one, sizeof one, "%s%s", cJSON_IsTrue(it) ? "" : "no ", leaf);
         else if (unit)
-            snprintf(one, sizeof one, "%.*s %s %s", (int)(l - 3), leaf, val, unit);
+            snprintf(one, sizeof one, "%.*s %s %s", (int)(l - ul - 1), leaf, val, unit);
+        else if (strcmp(it->string, "params") == 0 && cJSON_IsObject(it))
+            snprintf(one, sizeof one, "%s", val);   /* a policy's parameters: themselves */
         else
             snprintf(one, sizeof one, "%s %s", leaf, val);
         append(out, size, ", ", one);

@@ -34,11 +34,20 @@ char *fuzz_text(const uint8_t *data, size_t size)
     return s;
 }
 
+static char fuzz_path[256];
+
+static void fuzz_file_remove(void)
+{
+    remove(fuzz_path);
+}
+
 const char *fuzz_file(const uint8_t *data, size_t size, const char *suffix)
 {
-    static char path[256];
+    char *path = fuzz_path;
     const char *tmp = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/servesim-fuzz-%ld%s", tmp && tmp[0] ? tmp : "/tmp",
+    if (!path[0])                       /* one file per process, gone when it exits */
+        atexit(fuzz_file_remove);
+    snprintf(path, sizeof fuzz_path, "%s/servesim-fuzz-%ld%s", tmp && tmp[0] ? tmp : "/tmp",
              (long)getpid(), suffix);
     FILE *f = fopen(path, "wb");
     if (!f)
