@@ -11,8 +11,9 @@
 set datafile separator tab
 set xlabel xlab
 set ylabel ylab
-# a log axis gets a labelled tick at 1, 2 and 5 of every decade (gnuplot's own: one per decade,
-# often a single label over the range of a latency CDF); at 1 and 3 in panels side by side
+# a log axis gets a labelled tick at 1, 2, 3 and 5 of every decade (gnuplot's own: one per
+# decade, often a single label over the range of a latency CDF); at 1 and 3 in panels side by
+# side
 if (logx) {
     set logscale x
     set xtics ()
@@ -20,7 +21,7 @@ if (logx) {
         if (npanel > 1 && pcol > 1) {
             set xtics add (sprintf("%g", 10.0**e) 10.0**e, sprintf("%g", 3*10.0**e) 3*10.0**e)
         } else {
-            set xtics add (sprintf("%g", 10.0**e) 10.0**e, sprintf("%g", 2*10.0**e) 2*10.0**e, sprintf("%g", 5*10.0**e) 5*10.0**e)
+            set xtics add (sprintf("%g", 10.0**e) 10.0**e, sprintf("%g", 2*10.0**e) 2*10.0**e, sprintf("%g", 3*10.0**e) 3*10.0**e, sprintf("%g", 5*10.0**e) 5*10.0**e)
         }
     }
     set mxtics 10
@@ -32,7 +33,7 @@ if (slo > 0) set arrow 1 from slo, graph 0 to slo, graph 1 nohead dt 2 lc "black
 if (npanel == 1) {
     # the legend in columns below the plot, so that many lines leave the plot its room
     set title plottitle
-    set key below horizontal maxrows 4
+    set key below horizontal maxrows 4 height 1
     plot for [i=0:nser-1] datafile index i using 1:2 with steps lw 2 lc rgb sercolour[i + 1] \
              dt serdash[i + 1] title columnhead(1)
 } else {

@@ -44,7 +44,7 @@ static int config_groups(struct plot *p, struct names *titles, int **group_out)
         char g[1300], what[200] = "";
         if (mixed[i])
             plot_config_label(p->n, t, key, cfgs, i, what, sizeof what);
-        snprintf(g, sizeof g, "%.1000s%s%s", t[i], what[0] ? " " : "", what);
+        snprintf(g, sizeof g, "%.1000s%s%s", plot_line_label(p, t[i]), what[0] ? " " : "", what);
         int k = plot_names_index(titles, g);
         if (k < 0)
             rc = k;
@@ -162,6 +162,7 @@ int plot_gpu_alloc(struct plot *p)
     if (!rc && !skipped) {
         char title[512];
         snprintf(title, sizeof title, "%s: GPUs by use over time", p->label);
+        plot_title_policy(p, title, sizeof title);
         plot_gp_start(vars, sizeof vars, base, title);
         /* time ticks: a round step giving 3 to 6 of them */
         double step = pow(10, floor(log10(fmax(xmax, 1) / 3)));
@@ -239,8 +240,9 @@ int plot_job_workers(struct plot *p)
         }
         if (!rc) {
             char vars[2048], title[512];
-            snprintf(title, sizeof title, "%s: training jobs' running time by workers (seeds "
-                     "summed)", p->label);
+            snprintf(title, sizeof title, "%s: jobs' running time by workers (seeds summed)",
+                     p->label);
+            plot_title_policy(p, title, sizeof title);
             plot_gp_start(vars, sizeof vars, base, title);
             plot_gp_append(vars, sizeof vars, "; nser = %d", nser);
             rc = plot_render(p, "job_workers", base, vars);
@@ -265,10 +267,10 @@ int plot_job_cdf(struct plot *p)
         rc = no_data(p, "job-cdf", "no run has training jobs that finished (job_stats)");
     else if (!rc) {
         char title[512];
-        snprintf(title, sizeof title, "%s: training jobs' execution time CDF (arrival to end; "
-                 "seeds merged)", p->label);
-        rc = plot_cdf_render(p, &d, "job-cdf", title, "execution time (s)", "fraction of jobs",
-                        false, 0);
+        snprintf(title, sizeof title, "%s: training jobs' execution time CDF (seeds merged)",
+                 p->label);
+        rc = plot_cdf_render(p, &d, "job-cdf", title, "execution time, arrival to end (s)",
+                             "fraction of jobs", false, 0);
     }
     plot_dist_free(&d);
     return rc;
@@ -388,8 +390,9 @@ int plot_sla_clients(struct plot *p)
             rc = plot_dat_close(p, f, base);
         if (!rc) {
             char vars[2048], title[512];
-            snprintf(title, sizeof title, "%s: SLA violations by active clients (over the "
-                     "client schedule; seeds merged)", p->label);
+            snprintf(title, sizeof title, "%s: SLA violations by active clients (seeds "
+                     "merged)", p->label);
+            plot_title_policy(p, title, sizeof title);
             plot_gp_start(vars, sizeof vars, base, title);
             plot_gp_append(vars, sizeof vars, "; nser = %d", nser);
             rc = plot_render(p, "sla_clients", base, vars);

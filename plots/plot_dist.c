@@ -246,7 +246,8 @@ int plot_cdf_render(struct plot *p, struct dist *d, const char *file, const char
         double total = 0, run = 0;
         for (size_t k = 0; k < d->count[s].n; k++)
             total += d->count[s].v[k];
-        fputs(b ? "\n\n" : "", f), plot_put_label(f, d->ser.v[s]), fputc('\n', f);
+        fputs(b ? "\n\n" : "", f), plot_put_label(f, plot_line_label(p, d->ser.v[s]));
+        fputc('\n', f);
         /* the CDF starts from 0 at the lowest bucket's lower edge (log axis: > 0) */
         double x = d->lo[s] > 0 || !logx ? d->lo[s] : 1e-3;
         fprintf(f, "%.6g\t0\n", x);
@@ -261,8 +262,10 @@ int plot_cdf_render(struct plot *p, struct dist *d, const char *file, const char
     if (!rc)
         rc = plot_dat_close(p, f, base);
     if (!rc) {
-        char head[16384];
-        plot_gp_start(head, sizeof head, base, title);
+        char head[16384], full[600];
+        snprintf(full, sizeof full, "%s", title);
+        plot_title_policy(p, full, sizeof full);
+        plot_gp_start(head, sizeof head, base, full);
         plot_gp_set(head, sizeof head, "xlab", xlab);
         plot_gp_set(head, sizeof head, "ylab", ylab);
         plot_gp_append(head, sizeof head, "; slo = %g; logx = %d; xlo = %.6g; xhi = %.6g%s",

@@ -179,6 +179,34 @@ char *plot_series_title(const struct prun *r, const char *drop, const char *mode
     return t;
 }
 
+const char *plot_one_policy(const struct plot *p)
+{
+    for (int i = 1; i < p->n; i++)
+        if (strcmp(p->r[i].policy, p->r[0].policy) != 0)
+            return NULL;
+    return p->n > 0 ? plot_display_name(p->r[0].policy) : NULL;
+}
+
+const char *plot_line_label(const struct plot *p, const char *title)
+{
+    size_t pl = plot_policy_len(title);
+    return plot_one_policy(p) && title[pl] ? title + pl + 2 : title;
+}
+
+void plot_title_policy(const struct plot *p, char *title, size_t size)
+{
+    const char *pol = plot_one_policy(p);
+    size_t n = strlen(title), l = strlen(p->label);
+    char rest[600];
+    if (!pol)
+        return;
+    if (strncmp(title, p->label, l) == 0 && title[l] == ':') {  /* "NAME (Policy): what" */
+        snprintf(rest, sizeof rest, "%s", title + l);
+        snprintf(title + l, size - l, " (%s)%s", pol, rest);
+    } else
+        snprintf(title + n, size - n, " (%s)", pol);
+}
+
 /* ---- gnuplot ---- */
 
 static const char *script_text(const struct plot *p, const char *name, char **owned)

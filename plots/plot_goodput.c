@@ -541,7 +541,8 @@ out_keys:
         int s = order[b];
         struct xpoint *row = &pts[(size_t)s * (size_t)p->n];
         qsort(row, (size_t)npts[s], sizeof *row, cmp_xpoint);
-        fputs(b ? "\n\n" : "", f), plot_put_label(f, ser.v[s]), fputc('\n', f);
+        fputs(b ? "\n\n" : "", f), plot_put_label(f, plot_line_label(p, ser.v[s]));
+        fputc('\n', f);
         for (int k = 0; k < npts[s]; k++) {
             fprintf(f, "%.6g", row[k].x);
             plot_put_stat(f, &row[k].y);
@@ -563,6 +564,7 @@ out_keys:
         goto out_order;
     char vars[16384], title[512];
     snprintf(title, sizeof title, "%s: %s vs %s", p->label, plot_y_names[p->o->y], xlab);
+    plot_title_policy(p, title, sizeof title);
     plot_gp_start(vars, sizeof vars, base, title);
     plot_gp_set(vars, sizeof vars, "ylab", p->o->y ? y_labels[p->o->y] : plot_goodput_ylabel(p));
     plot_gp_set(vars, sizeof vars, "xlab", xlab);
@@ -570,8 +572,10 @@ out_keys:
      * the figure's width (gnuplot drops such a key): about 0.7 pt a character, and the
      * sample line beside it */
     size_t longest = 1;
-    for (int s = 0; s < ser.n; s++)
-        longest = strlen(ser.v[s]) > longest ? strlen(ser.v[s]) : longest;
+    for (int s = 0; s < ser.n; s++) {
+        size_t l = strlen(plot_line_label(p, ser.v[s]));
+        longest = l > longest ? l : longest;
+    }
     int kpt = plot_font_pt(p->o->w), fit = (int)((p->o->w - 160) / (0.7 * (double)longest));
     plot_gp_append(vars, sizeof vars, "; keyfont = %d; ymax = %.6g; xlo = %.6g; xhi = %.6g%s",
                    panels || fit >= kpt ? kpt : fit < 7 ? 7 : fit, ymax > 0 ? ymax * 1.08 : 1,

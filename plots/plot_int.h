@@ -117,6 +117,13 @@ void plot_put_label(FILE *f, const char *s);
 void plot_put_stat(FILE *f, const struct vec *x);
 int plot_render(struct plot *p, const char *script, const char *base, const char *vars);
 char *plot_series_title(const struct prun *r, const char *drop, const char *model);
+/* Figures of one policy's runs say it once, in the title, not in every line: the policy's
+ * display name where every run drawn has it (else NULL); a series title (plot_series_title)
+ * as a line or panel shows it (its setting alone, where it has one, in such a figure); and
+ * a figure's title in such a figure, "NAME (Policy): what" (else with " (Policy)" after it). */
+const char *plot_one_policy(const struct plot *p);
+const char *plot_line_label(const struct plot *p, const char *title);
+void plot_title_policy(const struct plot *p, char *title, size_t size);
 /* Run r's setting in words, ", "-separated ("8 frontends, all models"): its sweep settings
  * but the seed, the policy, those of `drop` (keys separated by newlines) and those of one
  * value in every run drawn (r->same). */

@@ -229,8 +229,8 @@ int plot_plan(struct plot *p)
         else
             snprintf(stat_title, sizeof stat_title, "static plan: none found");
         snprintf(as_title, sizeof as_title, "autoscaler %s: %.2f GPU-hours, SLO %s",
-                 sqlite3_column_type(q, 5) != SQLITE_NULL ? (const char *)sqlite3_column_text(q, 5)
-                                                          : "-",
+                 sqlite3_column_type(q, 5) != SQLITE_NULL
+                     ? plot_display_name((const char *)sqlite3_column_text(q, 5)) : "-",
                  sqlite3_column_double(q, 7) / 3600, sqlite3_column_int(q, 8) ? "met" : "missed");
         /* the plan's name once, and its configuration's hash to tell plans of one name apart
          * (its id is "NAME@HASH") */

@@ -49,7 +49,7 @@ static const char *const display[][2] = {
     {"inceptionresnetv2", "InceptionResNetV2"}, {"inceptionv3", "InceptionV3"},
     {"vgg16", "VGG16"}, {"vgg19", "VGG19"}, {"mobilenet", "MobileNet"},
     {"densenet121", "DenseNet121"}, {"xception", "Xception"}, {"bert", "BERT"},
-    {"poisson", "Poisson"}, {"zipf", "Zipf"},
+    {"poisson", "Poisson"}, {"zipf", "Zipf"}, {"target_util", "target utilisation (HPA)"},
 };
 
 /* One colour per policy in every figure (Tableau 20, the strong ten first): the systems of

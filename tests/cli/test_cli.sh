@@ -1165,7 +1165,8 @@ JSON
     "$out/pt-batch-hist.dat" || fail "batch-size fractions do not sum to 1"
   # selection and bad input: exit 2 with a message, nothing written
   "$bin" plot latency-cdf --db "$db" --out "$tmp/one" --run 1 --model a --prefix one 2> /dev/null || fail "--run --model"
-  [ "$(grep -c '^FIFO\|^Symphony' "$tmp/one/one-latency-cdf.dat")" = "1" ] || fail "--run 1 --model a: not one line"
+  # one line: one title row (one policy's run: the figure's title names it, the line its setting)
+  [ "$(grep -vc '^[-0-9.e+?	]*$' "$tmp/one/one-latency-cdf.dat")" = "1" ] || fail "--run 1 --model a: not one line"
   expect_plot_error() {
     local frag=$1; shift
     "$bin" plot "$@" --out "$tmp/bad" 2> "$tmp/err"; local rc=$?
@@ -1882,6 +1883,18 @@ JSON
     fail "goodput-vs x axis not in words"
   [ "$(sqlite3 "$tmp/w.db" "SELECT count(*) FROM sweep_points WHERE labels_json LIKE '%rule W%'")" -gt 0 ] ||
     fail "labels_json not stored"
+  # small multiples: 16 lines of 2 policies and 8 settings are 8 panels (3 columns, 3 rows:
+  # the figure 560 + 2 x 280 pixels tall), their blocks by panel then policy (a policy's pair
+  # side by side), never one plot with a 16-line legend
+  png_ok "$tmp/wfig/wvs-goodput-vs.png" 900 1120
+  awk 'NF == 1 || /^[A-Z]/ {if ($0 !~ /^[-0-9.e+?	]*$/) print}' "$tmp/wfig/wvs-goodput-vs.dat" |
+    awk -F', ' '{set = substr($0, length($1) + 3)} NR % 2 == 0 && set != prev {bad = 1} {prev = set}
+                END {exit bad || NR != 16}' ||
+    fail "goodput-vs panels: blocks not paired by setting: $(grep -v '^[-0-9.e+?	]*$' "$tmp/wfig/wvs-goodput-vs.dat" | head -4)"
+  # a figure of one policy's runs names it in its title, not in every line
+  grep -qF 'quickstart (Symphony): latency CDF' "$tmp/wfig/quickstart-latency-cdf.svg" &&
+    ! grep -q '^Symphony, ' "$tmp/wfig/quickstart-latency-cdf.dat" ||
+    fail "one policy's latency CDF: $(grep -o 'quickstart[^<]*CDF[^<]*' "$tmp/wfig/quickstart-latency-cdf.svg" | head -1)"
   printf '%s' '{"name":"wl","base":"'"$src"'/experiments/quickstart.json","grid":{"frontends":[1,2]},"labels":{"frontends":["one"]}}' > "$tmp/wl.json"
   "$bin" sweep "$tmp/wl.json" --db "$tmp/wl.db" --quiet > /dev/null 2> "$tmp/e"
   [ $? -eq 2 ] && grep -qF 'labels.frontends: expected an array of 2 non-empty strings' "$tmp/e" ||
