@@ -185,7 +185,13 @@ int plot_goodput(struct plot *p)
         const char *gl = inner ? in : lab[i];
         if (mixed[i]) {
             plot_config_label(p->n, unit, key, cfgs, i, what, sizeof what);
-            snprintf(g, sizeof g, "%s %s%s", gl, what, k);
+            /* runs of the one experiment the title names: what differs alone, unbracketed
+             * ("work-conserving"), not the name again in every label */
+            size_t wl = strlen(what);
+            if (strcmp(gl, p->label) == 0 && wl > 2 && what[0] == '(' && what[wl - 1] == ')')
+                snprintf(g, sizeof g, "%.*s%s", (int)(wl - 2), what + 1, k);
+            else
+                snprintf(g, sizeof g, "%s %s%s", gl, what, k);
         } else
             snprintf(g, sizeof g, "%s%s", gl, k);
         int pn = plot_names_index(&panels, out ? out : "");
@@ -238,7 +244,9 @@ int plot_goodput(struct plot *p)
     if ((rc = plot_dat_close(p, f, base)))
         goto out;
     char vars[8192], title[512];
-    snprintf(title, sizeof title, "%s: goodput by policy", p->label);
+    snprintf(title, sizeof title, "%s: goodput by %s", p->label,
+             plot_one_policy(p) ? "setting" : "policy");
+    plot_title_policy(p, title, sizeof title);
     plot_gp_start(vars, sizeof vars, base, title);
     plot_gp_set(vars, sizeof vars, "ylab", plot_goodput_ylabel(p));
     /* settings that each name one policy (a sweep over policies and their params): one bar
