@@ -27,6 +27,7 @@ if (logx) {
     set mxtics 10
 }
 set autoscale xfix
+if (!logx) set offsets graph 0.02, graph 0.02, 0, 0    # a rise at an end stays in sight
 set yrange [0:1.02]
 set grid
 if (slo > 0) set arrow 1 from slo, graph 0 to slo, graph 1 nohead dt 2 lc "black"; set label 1 sprintf("SLO %g ms", slo) at slo, graph 0.04 rotate by 90 left offset -0.6, 0 front
@@ -40,7 +41,8 @@ if (npanel == 1) {
     # small multiples: one x scale for all (the data's), the y axis titled on the left column,
     # the x axis on the bottom row, the legend (a policy each) once under the title
     set xrange [xlo:xhi]
-    pleft = 0.12; pright = 0.97; ptop = 1 - (100.0 + 20 * ptlines) / hpx; pbottom = 70.0 / hpx
+    pleft = 0.12; pright = 0.97; pbottom = 70.0 / hpx
+    ptop = 1 - (100.0 + 20 * ptlines + 22 * (keyrows - 1)) / hpx
     pgapx = 0.09; pgapy = (70.0 + 20 * ptlines) / hpx
     set multiplot title plottitle
     do for [k = 1:npanel] {

@@ -40,7 +40,7 @@ xoff(i) = onebar ? 0 : (i - 1 - (npol - 1) / 2.0) * bw
 # titles' line between rows
 labroom = xrot ? labpx + 16.0 : 36.0 + 22.0 * nline
 pleft = npanel > 1 ? 0.14 : 0.12; pright = 0.97; pgapx = 0.1
-ptop = 1 - (npanel > 1 ? 130.0 : 84.0) / hpx
+ptop = 1 - ((npanel > 1 ? 130.0 : 84.0) + 22 * (keyrows - 1)) / hpx
 pbottom = labroom / hpx; pgapy = (labroom + 40.0) / hpx
 set multiplot title plottitle
 do for [k = 1:npanel] {

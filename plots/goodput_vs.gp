@@ -33,7 +33,8 @@ if (npanel == 1) {
     set yrange [0:ymax]
     set xrange [xlo:xhi]
     set offsets graph 0.03, graph 0.03, 0, 0
-    pleft = 0.14; pright = 0.97; ptop = 1 - (100.0 + 20 * ptlines) / hpx; pbottom = 70.0 / hpx
+    pleft = 0.14; pright = 0.97; pbottom = 70.0 / hpx
+    ptop = 1 - (100.0 + 20 * ptlines + 22 * (keyrows - 1)) / hpx
     pgapx = 0.11; pgapy = (70.0 + 20 * ptlines) / hpx
     set multiplot title plottitle
     do for [k = 1:npanel] {

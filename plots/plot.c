@@ -441,6 +441,7 @@ static int plot_kind(struct plot *p, int k)
     int rc = constant_settings(p);
     if (rc)
         return rc;
+    plot_gp_begin();
     {
         switch ((enum kind)k) {
         case K_GOODPUT: rc = plot_goodput(p); break;

@@ -239,13 +239,21 @@ int plot_job_workers(struct plot *p)
             rc = plot_dat_close(p, f, base);
         }
         if (!rc) {
-            char vars[2048], title[512];
+            char vars[8192], title[512];
             snprintf(title, sizeof title, "%s: jobs' running time by workers (seeds summed)",
                      p->label);
             plot_title_policy(p, title, sizeof title);
             plot_gp_start(vars, sizeof vars, base, title);
             plot_gp_append(vars, sizeof vars, "; nser = %d", nser);
-            rc = plot_render(p, "job_workers", base, vars);
+            char **ts = calloc((size_t)groups.n + 1, sizeof *ts);   /* the columns' titles */
+            int k = 0;
+            for (int g = 0; ts && g < groups.n; g++)
+                if (sec[(size_t)g * ROW + MW] > 0)
+                    ts[k++] = groups.v[g];
+            rc = ts ? plot_series_colours(p, ts, k, vars, sizeof vars) : SIM_ENOMEM;
+            free(ts);
+            if (!rc)
+                rc = plot_render(p, "job_workers", base, vars);
         }
     }
     plot_names_free(&groups);
@@ -389,13 +397,21 @@ int plot_sla_clients(struct plot *p)
         if (f)
             rc = plot_dat_close(p, f, base);
         if (!rc) {
-            char vars[2048], title[512];
+            char vars[8192], title[512];
             snprintf(title, sizeof title, "%s: SLA violations by active clients (seeds "
                      "merged)", p->label);
             plot_title_policy(p, title, sizeof title);
             plot_gp_start(vars, sizeof vars, base, title);
             plot_gp_append(vars, sizeof vars, "; nser = %d", nser);
-            rc = plot_render(p, "sla_clients", base, vars);
+            char **ts = calloc((size_t)groups.n + 1, sizeof *ts);   /* the lines' titles */
+            int k = 0;
+            for (int g = 0; ts && g < groups.n; g++)
+                if (nlev[g])
+                    ts[k++] = groups.v[g];
+            rc = ts ? plot_series_colours(p, ts, k, vars, sizeof vars) : SIM_ENOMEM;
+            free(ts);
+            if (!rc)
+                rc = plot_render(p, "sla_clients", base, vars);
         }
     }
     plot_names_free(&groups);

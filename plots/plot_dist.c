@@ -413,7 +413,7 @@ int plot_batch(struct plot *p)
     FILE *f = rc ? NULL : plot_dat_open(p, "batch-hist", base, sizeof base);
     if (!rc && !f)
         rc = SIM_EIO;
-    double *tot = rc ? NULL : calloc((size_t)d.ser.n + 1, sizeof *tot);
+    double *tot = rc ? NULL : calloc((size_t)d.ser.n + 1, sizeof *tot), ymax = 0;
     if (!rc && !tot) {
         fclose(f);
         rc = SIM_ENOMEM;
@@ -440,6 +440,7 @@ int plot_batch(struct plot *p)
                                 c = d.count[s].v[e];
                     }
                     fprintf(f, "\t%.6g", t > 0 ? c / t : 0);
+                    ymax = t > 0 && c / t > ymax ? c / t : ymax;
                 }
                 fputc('\n', f);
             }
@@ -448,16 +449,19 @@ int plot_batch(struct plot *p)
     }
     free(tot);
     if (!rc) {
-        char vars[8192], title[512];
+        char vars[16384], title[512];
+        /* "(all models)": a setting's models merged, where no panel names a model */
         snprintf(title, sizeof title, "%s: batch sizes%s%s", p->label,
-                 p->o->model ? " of " : " (all models)",
+                 p->o->model ? " of " : pn.set.n > 1 ? "" : " (all models)",
                  p->o->model ? plot_display_name(p->o->model) : "");
+        plot_title_policy(p, title, sizeof title);
         plot_gp_start(vars, sizeof vars, base, title);
         struct opts tall = *p->o;
         struct plot pt = *p;
         tall.h = plot_panels_height(p, &pn);
         pt.o = &tall;
-        plot_gp_append(vars, sizeof vars, "; xstep = %d", maxb > 32 ? 8 : maxb > 16 ? 4 : 1);
+        plot_gp_append(vars, sizeof vars, "; xstep = %d; ymax = %.6g", maxb > 32 ? 8 : maxb > 16 ? 4 : 1,
+                       ymax > 0 ? ymax * 1.05 : 1);
         plot_panels_vars(p, &pn, vars, sizeof vars);
         rc = plot_render(&pt, "batch_hist", base, vars);
     }

@@ -239,17 +239,29 @@ static const char *script_text(const struct plot *p, const char *name, char **ow
 }
 
 /* Appends `s` to buf as a gnuplot single-quoted string ('' stands for a quote). */
+/* Set when a figure's gnuplot variables did not fit their buffer: plot_render refuses to
+ * draw from them (a cut assignment could still parse, and draw something wrong). */
+static bool gp_cut;
+
+void plot_gp_begin(void)
+{
+    gp_cut = false;
+}
+
 void plot_gp_quote(char *buf, size_t size, const char *s)
 {
     size_t n = strlen(buf);
-    if (n + 3 > size)
+    if (n + 3 > size) {
+        gp_cut = true;
         return;
+    }
     buf[n++] = '\'';
     for (; *s && n + 4 <= size; s++) {   /* room for a doubled quote, the closing one, NUL */
         if (*s == '\'')
             buf[n++] = '\'';
         buf[n++] = *s == '\n' ? ' ' : *s;
     }
+    gp_cut |= *s != '\0';
     buf[n++] = '\'';
     buf[n] = '\0';
 }
@@ -258,7 +270,8 @@ void plot_gp_quote(char *buf, size_t size, const char *s)
 void plot_gp_set(char *vars, size_t size, const char *name, const char *value)
 {
     size_t len = strlen(vars);
-    snprintf(vars + len, size - len, "%s%s = ", len ? "; " : "", name);
+    int w = snprintf(vars + len, size - len, "%s%s = ", len ? "; " : "", name);
+    gp_cut |= w < 0 || (size_t)w >= size - len;
     plot_gp_quote(vars, size, value);
 }
 
@@ -270,8 +283,9 @@ void plot_gp_append(char *vars, size_t size, const char *fmt, ...)
     size_t len = strlen(vars);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(vars + len, size - len, fmt, ap);
+    int w = vsnprintf(vars + len, size - len, fmt, ap);
     va_end(ap);
+    gp_cut |= w < 0 || (size_t)w >= size - len;
 }
 
 /* Starts the variables every script takes: datafile (BASE.dat) and plottitle. */
@@ -394,8 +408,17 @@ int plot_render(struct plot *p, const char *script, const char *base, const char
         return p->o->scripts ? SIM_EINVAL : SIM_EINTERNAL;   /* message set */
     static const char *const fmts[] = {"png", "svg"};
     int rc = 0;
-    for (int f = 0; f < 2 && !rc; f++) {
-        char out[4200] = "", tmp[4300], pre[8192];
+    if (gp_cut) {
+        gp_cut = false;
+        free(owned);
+        plot_discard(p, base);
+        return sim_err_set(SIM_EINTERNAL, "%s: the figure's gnuplot variables did not fit their "
+                           "buffer (too many series or too long names): nothing drawn", base);
+    }
+    size_t prelen = strlen(vars) + 17000;   /* the terminal, the output's path, the types */
+    char *pre = malloc(prelen);
+    for (int f = 0; f < 2 && !rc && pre; f++) {
+        char out[4200] = "", tmp[4300];
         snprintf(out, sizeof out, "%s.%s", base, fmts[f]);
         /* gnuplot writes a new file beside the figure, renamed over it when it succeeds: a
          * link planted at the figure's name is replaced, never written through */
@@ -408,18 +431,21 @@ int plot_render(struct plot *p, const char *script, const char *base, const char
         close(tfd);
         char qout[8600] = "";
         plot_gp_quote(qout, sizeof qout, tmp);
-        snprintf(pre, sizeof pre,
+        snprintf(pre, prelen,
                  f == 0 ? "set terminal pngcairo size %d,%d noenhanced font 'sans,%d'\n"
                         : "set terminal svg size %d,%d noenhanced dynamic font 'sans,%d' "
                           "background '#ffffff'\n",
                  p->o->w, p->o->h, plot_font_pt(p->o->w));
         size_t len = strlen(pre);
         /* text is UTF-8: gnuplot's strlen and substrings count its characters */
-        snprintf(pre + len, sizeof pre - len, "set output %s\nset encoding utf8\n%s%s\n", qout,
+        snprintf(pre + len, prelen - len, "set output %s\nset encoding utf8\n%s%s\n", qout,
                  LINETYPES, vars);
         rc = run_gnuplot(pre, text, script, out, tmp);
         remove(tmp);                    /* left only where gnuplot failed */
     }
+    if (!pre)
+        rc = sim_err_set(SIM_ENOMEM, "%s: the figure's gnuplot preamble", base);
+    free(pre);
     free(owned);
     if (rc)
         plot_discard(p, base);

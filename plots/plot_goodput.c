@@ -265,8 +265,8 @@ int plot_goodput(struct plot *p)
         most = n > most ? n : most;
     }
     /* a group's room: its panel's width (goodput.gp's grid) over the most groups a panel
-     * has, with a tenth to spare, at about 0.75 pt a character (sans, a little more than its
-     * mean). Labels lie flat, folded (label_fold) to at most MAX_LABEL_LINES lines, at the
+     * has, with a tenth to spare, at about 0.85 pt a character (sans at its widest, so that
+     * neighbouring labels keep a gap). Labels lie flat, folded (label_fold) to at most MAX_LABEL_LINES lines, at the
      * largest font from the figure's down to 10 pt at which they fit; where none does, the
      * panels stand in one column, and only where even that is too narrow do the labels
      * turn, whole, at the figure's font */
@@ -277,7 +277,7 @@ int plot_goodput(struct plot *p)
         double room = 0.9 * (0.97 - (panels.n > 1 ? 0.14 : 0.12) - (cols - 1) * 0.1) *
                       p->o->w / cols / (most > 0 ? most : 1);
         for (tpt = plot_font_pt(p->o->w); tpt >= 10; tpt--) {
-            wrapn = (int)(room / (0.75 * tpt));
+            wrapn = (int)(room / (0.85 * tpt));
             size_t widest = 0;
             nline = 1;
             for (int g = 0; g < groups.n && wrapn > 0; g++) {
@@ -310,7 +310,12 @@ int plot_goodput(struct plot *p)
                    panels.n, rows, cols, p->o->ratio && !one && pols.n > 1 ? 1 : 0);
     plot_gp_append(vars, sizeof vars, "; array polcolour[%d]; array ptitle[%d]",
                    pols.n, panels.n);
-    plot_gp_append(vars, sizeof vars, "; array polname[%d]", pols.n);
+    char **pnames = calloc((size_t)pols.n + 1, sizeof *pnames);
+    for (int j = 0; pnames && j < pols.n; j++)
+        pnames[j] = (char *)(uintptr_t)plot_display_name(pols.v[j]);
+    plot_gp_append(vars, sizeof vars, "; keyrows = %d; array polname[%d]",
+                   pnames ? plot_key_rows(p->o->w, pnames, pols.n) : 1, pols.n);
+    free(pnames);
     for (int j = 0; j < pols.n; j++) {
         char q[600] = "";
         plot_gp_quote(q, sizeof q, plot_display_name(pols.v[j]));
@@ -323,19 +328,20 @@ int plot_goodput(struct plot *p)
         plot_gp_append(vars, sizeof vars, "; ptitle[%d] = %s", k + 1, q);
     }
     plot_panels_layout(vars, sizeof vars);
-    /* turned labels stand upright below the plot: the figure grows by their length (about 10
+    /* turned labels stand upright below the plot: the figure grows by their length (about 11
      * pixels a character at 900 pixels wide), so that the bars keep their height; panels
      * make it taller by half a figure per row past the first */
     struct opts tall = *p->o;
     struct plot pt = *p;
     tall.h = p->o->h + (rows - 1) * p->o->h / 2;
-    if (turn) {
-        int grow = (int)whole * 10 * p->o->w / 900 * rows;
-        tall.h += grow < 3 * p->o->h ? grow : 3 * p->o->h;
+    int labpx = (int)whole * 11 * p->o->w / 900 + 10;
+    if (turn) {                         /* at most three figures' height in all */
+        labpx = labpx * rows < 3 * p->o->h ? labpx : 3 * p->o->h / rows;
+        tall.h += labpx * rows;
     }
     pt.o = &tall;
     plot_gp_append(vars, sizeof vars, "; hpx = %d; nline = %d; labpx = %d; xticfont = %d; "
-                   "wrapn = %d", tall.h, nline, (int)whole * 10 * p->o->w / 900, tpt, wrapn);
+                   "wrapn = %d", tall.h, nline, labpx, tpt, wrapn);
     rc = plot_render(&pt, "goodput", base, vars);
 out:
     if (cell)
@@ -424,7 +430,7 @@ int plot_goodput_vs(struct plot *p, const char *file, const char *xpath, const c
     }
     /* Each run's series (policy and setting), x, and config key without x and seed: runs of
      * one series whose configurations differ otherwise are not averaged together — each such
-     * configuration becomes its own series, labelled [config KEY]. */
+     * configuration becomes its own series, labelled by what differs (plot_config_label). */
     char (*key)[17] = calloc((size_t)p->n, sizeof *key);
     char **stitle = calloc((size_t)p->n, sizeof *stitle);
     double *xs = calloc((size_t)p->n, sizeof *xs);
@@ -571,7 +577,11 @@ out_keys:
     if ((rc = plot_dat_close(p, f, base)))
         goto out_order;
     char vars[16384], title[512];
-    snprintf(title, sizeof title, "%s: %s vs %s", p->label, plot_y_names[p->o->y], xlab);
+    const char *what = p->o->y ? y_labels[p->o->y] : plot_goodput_ylabel(p);
+    size_t wl = strcspn(what, "(");     /* the y axis's words without its unit */
+    while (wl > 0 && what[wl - 1] == ' ')
+        wl--;
+    snprintf(title, sizeof title, "%s: %.*s vs %s", p->label, (int)wl, what, xlab);
     plot_title_policy(p, title, sizeof title);
     plot_gp_start(vars, sizeof vars, base, title);
     plot_gp_set(vars, sizeof vars, "ylab", p->o->y ? y_labels[p->o->y] : plot_goodput_ylabel(p));

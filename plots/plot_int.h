@@ -98,6 +98,8 @@ void plot_discard(const struct plot *p, const char *base);
 void plot_file_safe(char *name);
 const char *plot_goodput_ylabel(const struct plot *p);
 void plot_gp_append(char *vars, size_t size, const char *fmt, ...);
+/* A figure's variables begin (plot_render refuses those of a figure that did not fit). */
+void plot_gp_begin(void);
 void plot_gp_quote(char *buf, size_t size, const char *s);
 void plot_gp_set(char *vars, size_t size, const char *name, const char *value);
 void plot_gp_start(char *vars, size_t size, const char *base, const char *title);
@@ -105,8 +107,8 @@ void plot_gp_start(char *vars, size_t size, const char *base, const char *title)
 int plot_font_pt(int w);
 int plot_mixed_units(int n, char *const *unit, char (*key)[17], bool *mixed);
 /* The label of run i's configuration where its unit holds several (plot_mixed_units): what
- * differs from the others of its unit, "[work_conserving=true]" (leaf=value, the seed left
- * out), or "[config KEY]" where nothing readable tells them apart. config[i]: each run's
+ * differs from the others of its unit in words, "(work-conserving)" (the seed left out), or
+ * "(configuration KEY)" where nothing short tells them apart. config[i]: each run's
  * configuration as compared. */
 void plot_config_label(int n, char *const *unit, char (*key)[17], const char *const *config,
                        int i, char *out, size_t size);
@@ -148,20 +150,27 @@ size_t plot_policy_len(const char *title);
 int plot_panels_make(const struct plot *p, char *const *titles, int nser, struct panels *pn);
 /* The figure's height in pixels: half a figure more per row past the first. */
 int plot_panels_height(const struct plot *p, const struct panels *pn);
-/* Appends panel(k) and panelkey, gnuplot commands to eval that place panel k and the legend
- * (a strip across the top); they read npanel, prow, pcol, hpx and the script's pleft,
- * pright, ptop, pbottom, pgapx, pgapy. */
+/* Appends panel(k) and panelkey(0), gnuplot commands to eval that place panel k and the
+ * legend (a strip across the top, keyrows tall); they read npanel, prow, pcol, hpx, keyrows
+ * and the script's pleft, pright, ptop, pbottom, pgapx, pgapy. */
 void plot_panels_layout(char *vars, size_t size);
-/* Appends npanel, prow, pcol, hpx (the height), npol, ptitle[k], polname[j], polcolour[j]
+/* The rows a horizontal legend of n entries takes across a figure w pixels wide. */
+int plot_key_rows(int w, char *const *names, int n);
+/* Appends npanel, prow, pcol, hpx (the height), npol, ptitle[k], polname[j], polcolour[j],
+ * ptlines (a panel title's most lines), keyrows (plot_key_rows)
  * and plot_panels_layout's. */
 void plot_panels_vars(const struct plot *p, const struct panels *pn, char *vars, size_t size);
 /* A line figure's blocks (the series as its .dat writes them): order[b] is the series of
  * block b, by panel then policy where `panels`, else as they come. Appends nser,
- * sercolour[b] (its policy's colour; the palette's where all are one policy's and there are
+ * sercolour[b] (its policy's colour; shades of it where all are one policy's and there are
  * no panels), serdash[b] (a policy's own in panels, else each its own) and, with panels,
  * plot_panels_vars' and pstart[k], pcount[k] (panel k's blocks), else npanel = 1. */
 void plot_panels_series(const struct plot *p, const struct panels *pn, bool panels, int nser,
                         int *order, char *vars, size_t size);
+/* The colours and dash types of a figure's n series in one plot, titled titles[b] (the
+ * policy first: plot_series_title): plot_panels_series' without panels. */
+int plot_series_colours(const struct plot *p, char *const *titles, int n, char *vars,
+                        size_t size);
 void plot_panels_free(struct panels *pn);
 
 /* plot_words.c: words instead of config paths, display names, one colour per policy */
@@ -176,9 +185,9 @@ void plot_word_setting(const char *key, const cJSON *value, char *out, size_t si
 const char *plot_display_name(const char *name);
 /* The policy's colour in every figure ("#4e79a7"). */
 const char *plot_policy_colour(const char *policy);
-/* The i-th colour of the palette the policies' come from (Tableau 10, cycled), for figures
- * whose lines are not told apart by policy. */
-const char *plot_palette_colour(int i);
+/* Line i of n of one policy's figure: a shade of the policy's colour, from darker to lighter
+ * ("#rrggbb"), so that its lines stay its colour and apart. */
+void plot_policy_shade(const char *policy, int i, int n, char out[8]);
 
 /* the figures (each returns 0, or an error with sim_err_msg set) and what they share */
 int plot_gpu_alloc(struct plot *p);

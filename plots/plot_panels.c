@@ -21,13 +21,33 @@ int plot_panels_make(const struct plot *p, char *const *titles, int nser, struct
     pn->praw = calloc((size_t)nser + 1, sizeof *pn->praw);
     if (!pn->sp || !pn->spol || !pn->praw)
         return SIM_ENOMEM;
+    const char *one = plot_one_policy(p);
     for (int s = 0; s < nser; s++) {
-        const char *t = titles[s];
-        size_t pl = plot_policy_len(t);
-        char pol[256];
-        snprintf(pol, sizeof pol, "%.*s", (int)pl, t);
-        pn->sp[s] = plot_names_index(&pn->set, t[pl] ? t + pl + 2 : "");
-        pn->spol[s] = plot_names_index(&pn->pol, pol);
+        /* the series' policy: the longest display name of a drawn run's policy its title
+         * starts with ("Symphony (work-conserving)" too), else, where one policy drew them
+         * all, that one ("others (3 series folded)"); its setting, the rest */
+        const char *t = titles[s], *pol = NULL;
+        size_t pl = 0;
+        for (int i = 0; i < p->n; i++) {
+            const char *d = plot_display_name(p->r[i].policy);
+            size_t l = strlen(d);
+            if (l > pl && strncmp(t, d, l) == 0 && (t[l] == '\0' || t[l] == ',' || t[l] == ' ')) {
+                pol = d;
+                pl = l;
+            }
+        }
+        const char *set = t + pl;
+        set += set[0] == ',' ? 1 : 0;
+        set += set[0] == ' ' ? 1 : 0;
+        if (!pol) {
+            size_t cl = plot_policy_len(t);
+            char own[256];
+            snprintf(own, sizeof own, "%.*s", (int)cl, t);
+            pn->spol[s] = plot_names_index(&pn->pol, one ? one : own);
+            set = one ? t : t[cl] ? t + cl + 2 : "";
+        } else
+            pn->spol[s] = plot_names_index(&pn->pol, pol);
+        pn->sp[s] = plot_names_index(&pn->set, set);
         if (pn->sp[s] < 0 || pn->spol[s] < 0)
             return SIM_ENOMEM;
     }
@@ -66,8 +86,21 @@ void plot_panels_layout(char *vars, size_t size)
                    "border; unset tics; unset xlabel; unset ylabel; unset title; unset grid; "
                    "unset arrow; unset label; unset logscale; set offsets 0, 0, 0, 0; set "
                    "xrange [0:1]; set yrange [0:1]; set key at screen 0.5, screen %%.4f "
-                   "center top horizontal samplen 3', 1 - 40.0 / hpx, 1 - 70.0 / hpx, "
-                   "1 - 36.0 / hpx)");
+                   "center top horizontal samplen 3', 1 - 40.0 / hpx, 1 - (70.0 + 22 * "
+                   "(keyrows - 1)) / hpx, 1 - 36.0 / hpx)");
+}
+
+int plot_key_rows(int w, char *const *names, int n)
+{
+    /* gnuplot's horizontal key: columns as wide as its widest entry (about 0.62 pt a
+     * character at the figure's font, and the sample and gaps), as many as the width holds */
+    size_t wide = 1;
+    for (int i = 0; i < n; i++)
+        wide = strlen(names[i]) > wide ? strlen(names[i]) : wide;
+    double col = (double)wide * 0.62 * plot_font_pt(w) + 80;
+    int per = (int)(0.96 * w / col);
+    per = per < 1 ? 1 : per;
+    return n > 0 ? (n + per - 1) / per : 1;
 }
 
 void plot_panels_vars(const struct plot *p, const struct panels *pn, char *vars, size_t size)
@@ -106,7 +139,8 @@ void plot_panels_vars(const struct plot *p, const struct panels *pn, char *vars,
         plot_gp_quote(q, sizeof q, t);
         plot_gp_append(vars, size, "; ptitle[%d] = %s", k + 1, q);
     }
-    plot_gp_append(vars, size, "; ptlines = %d", lines);
+    plot_gp_append(vars, size, "; ptlines = %d; keyrows = %d", lines,
+                   plot_key_rows(p->o->w, pn->pol.v, pn->pol.n));
     plot_panels_layout(vars, size);
 }
 
@@ -123,8 +157,12 @@ void plot_panels_series(const struct plot *p, const struct panels *pn, bool pane
                    nser, nser);
     for (int b = 0; b < nser; b++) {
         int s = order[b], j = pn->spol[s];
-        const char *c = !panels && pn->pol.n == 1 ? plot_palette_colour(b)
-                        : plot_policy_colour(pn->praw[j] ? pn->praw[j] : pn->pol.v[j]);
+        const char *pol = pn->praw[j] ? pn->praw[j] : pn->pol.v[j];
+        char c[8];
+        if (!panels && pn->pol.n == 1)
+            plot_policy_shade(pol, b, nser, c);
+        else
+            snprintf(c, sizeof c, "%s", plot_policy_colour(pol));
         plot_gp_append(vars, size, "; sercolour[%d] = '%s'; serdash[%d] = %d", b + 1, c, b + 1,
                        1 + (panels ? j : b) % 5);
     }
@@ -141,6 +179,21 @@ void plot_panels_series(const struct plot *p, const struct panels *pn, bool pane
         plot_gp_append(vars, size, "; pstart[%d] = %d; pcount[%d] = %d", k + 1, b, k + 1, c);
         b += c;
     }
+}
+
+int plot_series_colours(const struct plot *p, char *const *titles, int n, char *vars,
+                        size_t size)
+{
+    struct panels pn;
+    int *order = malloc(((size_t)n + 1) * sizeof *order);
+    int rc = plot_panels_make(p, titles, n, &pn);
+    if (!rc && !order)
+        rc = SIM_ENOMEM;
+    if (!rc)
+        plot_panels_series(p, &pn, false, n, order, vars, size);
+    free(order);
+    plot_panels_free(&pn);
+    return rc;
 }
 
 void plot_panels_free(struct panels *pn)

@@ -93,10 +93,19 @@ int plot_timeline(struct plot *p)
         return rc;
     }
     char vars[2048], title[512];
-    snprintf(title, sizeof title, "%s: run %lld, %s, seed %llu%s", r->name, (long long)r->id,
-             plot_display_name(r->policy), (unsigned long long)r->seed,
-             any_as ? "" : " (no autoscaler)");
+    struct prun own = *r;                   /* its sweep settings, all of them: what tells */
+    own.same = NULL;                        /* it from its sweep's other runs */
+    char *set = plot_setting_of(&own, NULL);
+    const char *pol = plot_display_name(r->policy);   /* once: a swept policy object says it */
+    bool said = set && strncmp(set, pol, strlen(pol)) == 0;
+    char what[600];                         /* the title's second line */
+    snprintf(what, sizeof what, "%s%s%s", said ? "" : pol, set && set[0] && !said ? ", " : "",
+             set ? set : "");
+    snprintf(title, sizeof title, "%s: run %lld, seed %llu%s", r->name, (long long)r->id,
+             (unsigned long long)r->seed, any_as ? "" : " (no autoscaler)");
+    free(set);
     plot_gp_start(vars, sizeof vars, base, title);
+    plot_gp_set(vars, sizeof vars, "runwhat", what);
     strcat(vars, any_as ? "; as_any = 1" : "; as_any = 0");
     struct opts tall = *p->o;
     struct plot pt = *p;
@@ -128,6 +137,9 @@ int plot_series(struct plot *p)
     }
     int rc = 0, lines = 0;
     double w = p->o->window_s;
+    char **drawn = calloc((size_t)p->n + 1, sizeof *drawn);   /* the lines' titles */
+    if (!drawn)
+        rc = SIM_ENOMEM;
     for (int i = 0; i < p->n && !rc; i++) {
         sqlite3_reset(q);
         sqlite3_bind_int64(q, 1, p->r[i].id);
@@ -147,8 +159,12 @@ int plot_series(struct plot *p)
                 fprintf(f, "%.6g\t%.6g\n", w > 0 ? (bin + 0.5) * w : bin, sum / n);
                 sum = 0, n = 0;
             }
-            if (!n && isnan(bin))  /* the run's first row: its block and title */
-                fputs(lines++ ? "\n\n" : "", f), plot_put_label(f, t), fputc('\n', f);
+            if (!n && isnan(bin)) {    /* the run's first row: its block and title */
+                fputs(lines ? "\n\n" : "", f), plot_put_label(f, plot_line_label(p, t));
+                fputc('\n', f);
+                drawn[lines++] = t;
+                t = NULL;
+            }
             bin = b, sum += v, n++;
         }
         if (n)
@@ -165,13 +181,17 @@ int plot_series(struct plot *p)
         rc = sim_err_set(SIM_EINVAL, "%s: no time series \"%s\"%s%s%s in the selected runs",
                          p->o->db, name, key[0] ? " with key \"" : "", key, key[0] ? "\"" : "");
     if (rc) {
+        for (int i = 0; drawn && i < lines; i++)
+            free(drawn[i]);
+        free(drawn);
         plot_discard(p, base);
         return rc;
     }
-    char vars[2048], title[512], ylab[256], words[160];
+    char vars[8192], title[512], ylab[256], words[160];
     plot_word_series(name, words, sizeof words);
     const char *kw = plot_display_name(key);
     snprintf(title, sizeof title, "%s: %s%s%s", p->label, words, key[0] ? " of " : "", kw);
+    plot_title_policy(p, title, sizeof title);
     if (w > 0)
         snprintf(ylab, sizeof ylab, "%s (mean over %g s)", words, w);
     else
@@ -179,7 +199,11 @@ int plot_series(struct plot *p)
     plot_gp_start(vars, sizeof vars, base, title);
     plot_gp_set(vars, sizeof vars, "ylab", ylab);
     plot_gp_append(vars, sizeof vars, "; nser = %d", lines);
-    return plot_render(p, "series", base, vars);
+    rc = plot_series_colours(p, drawn, lines, vars, sizeof vars);
+    for (int i = 0; i < lines; i++)
+        free(drawn[i]);
+    free(drawn);
+    return rc ? rc : plot_render(p, "series", base, vars);
 }
 
 /* ---- capacity plans ---- */
@@ -199,8 +223,9 @@ int plot_plan(struct plot *p)
     sqlite3_stmt *q = NULL, *ts = NULL;
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT plan, name, static_gpus, static_run_id, static_gpu_s, "
-             "autoscaler, autoscale_run_id, autoscale_gpu_s, autoscale_slo_met FROM plans %s "
-             "ORDER BY created_at, plan", o->name_glob ? "WHERE name GLOB ?1" : "");
+             "autoscaler, autoscale_run_id, autoscale_gpu_s, autoscale_slo_met, (SELECT "
+             "policy FROM runs WHERE id = COALESCE(static_run_id, autoscale_run_id)) FROM "
+             "plans %s ORDER BY created_at, plan", o->name_glob ? "WHERE name GLOB ?1" : "");
     if (sqlite3_prepare_v2(p->db, sql, -1, &q, NULL) != SQLITE_OK)
         return plot_db_fail(p, "reading plans");
     if (o->name_glob)
@@ -235,7 +260,11 @@ int plot_plan(struct plot *p)
         /* the plan's name once, and its configuration's hash to tell plans of one name apart
          * (its id is "NAME@HASH") */
         const char *hash = strchr(id, '@');
-        snprintf(title, sizeof title, "%s: capacity plan (config %.6s)", name, hash ? hash + 1 : id);
+        const char *pol = sqlite3_column_type(q, 9) == SQLITE_TEXT
+                              ? (const char *)sqlite3_column_text(q, 9) : "";
+        snprintf(title, sizeof title, "%s%s%s%s: capacity plan (config %.6s)", name,
+                 pol[0] ? " (" : "", plot_display_name(pol), pol[0] ? ")" : "",
+                 hash ? hash + 1 : id);
         /* OUT/NAME-plan-N.*: named by the plan's experiment, numbered in creation order */
         char base[4096], safe[256], path[4200];
         snprintf(safe, sizeof safe, "%s", name);
@@ -293,7 +322,8 @@ int plot_plan(struct plot *p)
         plot_gp_start(vars, sizeof vars, base, title);
         plot_gp_set(vars, sizeof vars, "stat_title", stat_title);
         plot_gp_set(vars, sizeof vars, "as_title", as_title);
-        plot_gp_append(vars, sizeof vars, "; has_as = %d", has_as && has_static ? 1 : 0);
+        plot_gp_append(vars, sizeof vars, "; has_as = %d; polcolour = '%s'",
+                       has_as && has_static ? 1 : 0, plot_policy_colour(pol));
         rc = plot_render(p, "plan", base, vars);
     }
     sqlite3_finalize(q);

@@ -65,9 +65,17 @@ static const char *const policy_colour[][2] = {
 static const char *const spare_colour[] = {"#fabfd2", "#d4a6c8", "#9d7660", "#d7b5a6",
                                            "#79706e", "#f1ce63", "#ff9d9a"};
 
-const char *plot_palette_colour(int i)
+void plot_policy_shade(const char *policy, int i, int n, char out[8])
 {
-    return policy_colour[i % 10][1];    /* the strong ten */
+    unsigned rgb = 0;
+    sscanf(plot_policy_colour(policy) + 1, "%6x", &rgb);
+    /* from darker (-0.55, towards black) to lighter (+0.3, towards white: a light colour's
+     * lightest shade stays visible on white), evenly */
+    double t = n > 1 ? -0.55 + 0.85 * i / (n - 1) : 0;
+    unsigned c[3] = {rgb >> 16 & 255, rgb >> 8 & 255, rgb & 255};
+    for (int k = 0; k < 3; k++)
+        c[k] = (unsigned)(t < 0 ? c[k] * (1 + t) : c[k] + (255 - c[k]) * t + 0.5);
+    snprintf(out, 8, "#%02x%02x%02x", c[0] & 255, c[1] & 255, c[2] & 255);
 }
 
 const char *plot_display_name(const char *name)

@@ -1,15 +1,18 @@
 # timeline.gp — one run over time, panels sharing the time axis: offered vs on-time rate;
 # GPUs in use and billed; bad rate and idle fraction; autoscaler actions (GPUs added up,
-# removed down; only for runs with an autoscaler). servesim plot sets the terminal and output, then defines: datafile,
-# plottitle, as_any (1: the run has autoscaler series). datafile columns: t_s offered_rps ontime_rps executors gpus_billed bad_rate
-# idle_frac autoscale_add autoscale_remove ("?" where the run has no such series).
+# removed down; only for runs with an autoscaler). servesim plot sets the terminal and
+# output, then defines: datafile, plottitle, runwhat (the run's policy and settings, the
+# title's second line), as_any (1: the run has autoscaler series).
+# datafile columns: t_s offered_rps ontime_rps executors gpus_billed bad_rate idle_frac
+# autoscale_add autoscale_remove ("?" where the run has no such series).
 set datafile missing "?"
 set datafile separator tab
-set multiplot layout (as_any ? 4 : 3),1 title plottitle
+set multiplot layout (as_any ? 4 : 3),1 title plottitle . "\n" . runwhat
 set grid
-set key outside right top vertical
+# each panel's key on one line above it, so that the panels keep the figure's width
+set key outside top center horizontal samplen 3
 set lmargin 12
-set rmargin 22
+set rmargin 4
 set xlabel ""
 set ylabel "rate (req/s)"
 set yrange [0:*]

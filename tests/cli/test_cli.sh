@@ -1708,7 +1708,7 @@ JSON
     grep -q "GPU-hours over the 2 s simulated (.* GPU-hours in the trace's time)" "$tmp/o" ||
     fail "plan, time_scale 2: $(cat "$tmp/o")"
   "$bin" plot plan --db "$tmp/tp.db" --out "$tmp/tpf" > /dev/null 2>&1 || fail "plot plan: exit $?"
-  grep -qF "tr: capacity plan (config " "$tmp/tpf/tr-plan-1.svg" && ! grep -qF "capacity plan tr" "$tmp/tpf/tr-plan-1.svg" ||
+  grep -qF "tr (FIFO): capacity plan (config " "$tmp/tpf/tr-plan-1.svg" && ! grep -qF "capacity plan tr" "$tmp/tpf/tr-plan-1.svg" ||
     fail "the plan figure's title: $(grep -o "[^>]*capacity plan[^<]*" "$tmp/tpf/tr-plan-1.svg")"
   # counts past the bound (2^63 - 1, 2^64): refused with the file, line and bound
   for n in 9223372036854775807 18446744073709551616; do
