@@ -29,6 +29,7 @@ fold(s) = strlen(s) <= wrapn ? s : (lastsp(s, wrapn + 1) > 1 ? \
 wrap(s) = strstrt(s, ", ") > 0 ? fold(substr(s, 1, strstrt(s, ", ") - 1)) . "\n" . \
           wrap(substr(s, strstrt(s, ", ") + 2, strlen(s))) : fold(s)
 xticfontspec = sprintf(",%d", xticfont)
+ratiofontspec = sprintf(",%d", xticfont > 12 ? xticfont - 3 : 9)  # the ratios, a little smaller
 set xtics font xticfontspec
 if (xrot) set xtics rotate by 90 right
 ticlabel(s) = xrot ? s : wrap(s)        # turned labels stand on one line
@@ -54,7 +55,7 @@ do for [k = 1:npanel] {
          datafile index (k - 1) using 0:(NaN):xtic(ticlabel(stringcolumn(1))) with points notitle, \
          for [i=2:(ratio ? npol : 1)] datafile index (k - 1) \
              using (column(0) + xoff(i)):(column(2*i)):((valid(2) && valid(2*i) && column(2) > 0) ? sprintf("%.2f×", column(2*i) / column(2)) : "") \
-             with labels rotate by 90 left offset 0,0.4 font ",11" notitle
+             with labels rotate by 90 left offset 0,0.4 font ratiofontspec notitle
 }
 eval panelkey(0)
 plot for [i=1:npol] -1 with boxes lc rgb polcolour[i] lw 1 dt 1 title polname[i]
