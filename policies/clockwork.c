@@ -222,8 +222,7 @@ static bool try_dequeue4(struct sim *s, struct clockwork *st, int g, int m, int6
                          int64_t free_at)
 {
     struct model *md = &st->ms[m];
-    const struct sim_request *anchor = sim_queue_at(s, m, (int)(pos - md->removed));
-    int64_t dl = sched_dl(st, anchor);
+    int64_t dl = qdl(s, st, m, (int)(pos - md->removed));   /* the anchor's */
     int64_t completion = free_at + est_of(st, m, b);
     if (dl <= completion)
         return false;
