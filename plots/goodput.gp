@@ -2,17 +2,18 @@
 # own colour), error bars = sd over seeds, in panels where the settings are many.
 # servesim plot sets the terminal and output, then defines: datafile, plottitle, ylab, npol,
 # hpx (the image's height in pixels), nline (lines of the longest group label), ymax (one y
-# scale for every panel), npanel, prow, pcol (the panels' grid), ptitle[k] (panel k's setting in words), polcolour[i]
-# (policy i's colour, the same in every figure), onebar (1 when every setting has runs of one
-# policy only: one bar per setting, centred), ratio (1: each bar's ratio to the first policy's
-# written above it), xrot (1: tick labels too long to lie flat stand upright, and servesim
-# plot makes the figure taller by their length, labpx pixels; they then stand on one line),
-# xticfont (their font size: smaller than the figure's where that makes them fit flat), wrapn
-# (the characters of a label's line lying flat),
-# polname[i], panel(k) and panelkey (plot_panels.c).
+# scale for every panel), npanel, prow, pcol (the panels' grid), ptitle[k] (panel k's
+# setting in words), ptlines (a panel title's most lines), polcolour[i] and polname[i]
+# (policy i's colour, the same in every figure, and name), keyrows (the legend's rows),
+# onebar (1 when every setting has runs of one policy only: one bar per setting, centred),
+# ratio (1: each bar's ratio to the first policy's written above it), xrot (1: tick labels
+# too long to lie flat stand upright, on one line, and servesim plot makes the figure taller
+# by their length, labpx pixels), xticfont (their font size: smaller than the figure's where
+# that makes them fit flat), wrapn (the characters of a label's line lying flat), panel(k)
+# and panelkey (plot_panels.c).
 # datafile: a block per panel (two blank lines between), its first row a header (the panel's
-# setting, then the policies' names), then one row per setting: the setting in words, then mean and sd per
-# policy; "?" where a policy has no run at that setting.
+# setting, then the policies' names), then one row per setting: the setting in words, then
+# mean and sd per policy; "?" where a policy has no run at that setting.
 set datafile missing "?"
 set datafile separator tab
 set datafile columnheaders
@@ -41,8 +42,8 @@ xoff(i) = onebar ? 0 : (i - 1 - (npol - 1) / 2.0) * bw
 # titles' line between rows
 labroom = xrot ? labpx + 16.0 : 36.0 + 22.0 * nline
 pleft = npanel > 1 ? 0.14 : 0.12; pright = 0.97; pgapx = 0.1
-ptop = 1 - ((npanel > 1 ? 130.0 : 84.0) + 22 * (keyrows - 1)) / hpx
-pbottom = labroom / hpx; pgapy = (labroom + 40.0) / hpx
+ptop = 1 - ((npanel > 1 ? 110.0 + 20 * ptlines : 84.0) + 22 * (keyrows - 1)) / hpx
+pbottom = labroom / hpx; pgapy = (labroom + 20.0 + 20 * ptlines) / hpx
 set multiplot title plottitle
 do for [k = 1:npanel] {
     eval panel(k)

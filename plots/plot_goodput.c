@@ -322,11 +322,14 @@ int plot_goodput(struct plot *p)
         plot_gp_append(vars, sizeof vars, "; polcolour[%d] = '%s'; polname[%d] = %s", j + 1,
                        plot_policy_colour(pols.v[j]), j + 1, q);
     }
+    int ptlines = 1;
     for (int k = 0; k < panels.n; k++) {
-        char q[600] = "";
-        plot_gp_quote(q, sizeof q, panels.v[k]);
+        char q[1100] = "";
+        int l = plot_panel_title(p, cols, panels.v[k], q, sizeof q);
+        ptlines = l > ptlines ? l : ptlines;
         plot_gp_append(vars, sizeof vars, "; ptitle[%d] = %s", k + 1, q);
     }
+    plot_gp_append(vars, sizeof vars, "; ptlines = %d", ptlines);
     plot_panels_layout(vars, sizeof vars);
     /* turned labels stand upright below the plot: the figure grows by their length (about 11
      * pixels a character at 900 pixels wide), so that the bars keep their height; panels

@@ -154,6 +154,10 @@ int plot_panels_height(const struct plot *p, const struct panels *pn);
  * legend (a strip across the top, keyrows tall); they read npanel, prow, pcol, hpx, keyrows
  * and the script's pleft, pright, ptop, pbottom, pgapx, pgapy. */
 void plot_panels_layout(char *vars, size_t size);
+/* A panel's title as a gnuplot string expression into q (one of cols panels across the
+ * figure): broken in two at the ", " nearest its middle where wider than its panel. Returns
+ * its lines. */
+int plot_panel_title(const struct plot *p, int cols, const char *title, char *q, size_t size);
 /* The rows a horizontal legend of n entries takes across a figure w pixels wide. */
 int plot_key_rows(int w, char *const *names, int n);
 /* Appends npanel, prow, pcol, hpx (the height), npol, ptitle[k], polname[j], polcolour[j],

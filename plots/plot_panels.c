@@ -103,6 +103,33 @@ int plot_key_rows(int w, char *const *names, int n)
     return n > 0 ? (n + per - 1) / per : 1;
 }
 
+int plot_panel_title(const struct plot *p, int cols, const char *title, char *q, size_t size)
+{
+    /* wider than its panel (about 0.66 pt a character): broken at the ", " nearest its
+     * middle, as 'first' . "\n" . 'second' */
+    double room = 0.8 * p->o->w / cols, ch = 0.66 * plot_font_pt(p->o->w);
+    char t[512];
+    snprintf(t, sizeof t, "%s", title);
+    size_t len = strlen(t);
+    int lines = 1;
+    q[0] = '\0';
+    if ((double)len * ch > room) {
+        char *best = NULL;
+        for (char *c = strstr(t, ", "); c; c = strstr(c + 1, ", "))
+            if (!best || labs((long)(c - t) - (long)len / 2) < labs((long)(best - t) - (long)len / 2))
+                best = c;
+        if (best) {
+            *best = '\0';
+            plot_gp_quote(q, size, t);
+            snprintf(q + strlen(q), size - strlen(q), " . \"\\n\" . ");
+            memmove(t, best + 2, strlen(best + 2) + 1);
+            lines = 2;
+        }
+    }
+    plot_gp_quote(q, size, t);
+    return lines;
+}
+
 void plot_panels_vars(const struct plot *p, const struct panels *pn, char *vars, size_t size)
 {
     plot_gp_append(vars, size, "; npanel = %d; prow = %d; pcol = %d; hpx = %d; npol = %d; "
@@ -115,28 +142,11 @@ void plot_panels_vars(const struct plot *p, const struct panels *pn, char *vars,
         plot_gp_append(vars, size, "; polname[%d] = %s; polcolour[%d] = '%s'", j + 1, q, j + 1,
                        plot_policy_colour(pn->praw[j] ? pn->praw[j] : pn->pol.v[j]));
     }
-    /* a title wider than its panel (about 0.66 pt a character) breaks at the ", " nearest
-     * its middle; ptlines: the most lines of any, for the scripts' row gap */
-    double room = 0.8 * p->o->w / pn->cols, ch = 0.66 * plot_font_pt(p->o->w);
     int lines = 1;
     for (int k = 0; k < pn->set.n; k++) {
-        char t[512], q[1100] = "";
-        snprintf(t, sizeof t, "%s", pn->set.v[k]);
-        size_t len = strlen(t);
-        if ((double)len * ch > room) {
-            char *best = NULL;
-            for (char *c = strstr(t, ", "); c; c = strstr(c + 1, ", "))
-                if (!best || labs((long)(c - t) - (long)len / 2) < labs((long)(best - t) - (long)len / 2))
-                    best = c;
-            if (best) {                 /* 'first' . "\n" . 'second' */
-                *best = '\0';
-                plot_gp_quote(q, sizeof q, t);
-                snprintf(q + strlen(q), sizeof q - strlen(q), " . \"\\n\" . ");
-                memmove(t, best + 2, strlen(best + 2) + 1);
-                lines = 2;
-            }
-        }
-        plot_gp_quote(q, sizeof q, t);
+        char q[1100] = "";
+        int l = plot_panel_title(p, pn->cols, pn->set.v[k], q, sizeof q);
+        lines = l > lines ? l : lines;
         plot_gp_append(vars, size, "; ptitle[%d] = %s", k + 1, q);
     }
     plot_gp_append(vars, size, "; ptlines = %d; keyrows = %d", lines,
