@@ -189,8 +189,10 @@ const char *plot_one_policy(const struct plot *p)
 
 const char *plot_line_label(const struct plot *p, const char *title)
 {
-    size_t pl = plot_policy_len(title);
-    return plot_one_policy(p) && title[pl] ? title + pl + 2 : title;
+    const char *pol = plot_one_policy(p);  /* "Policy, setting" -> "setting" */
+    size_t l = pol ? strlen(pol) : 0;
+    return pol && strncmp(title, pol, l) == 0 && title[l] == ',' && title[l + 1] == ' '
+               ? title + l + 2 : title;
 }
 
 void plot_title_policy(const struct plot *p, char *title, size_t size)

@@ -22,8 +22,9 @@ struct sim_path_stats {          /* one application path */
     struct sim_hist latency;                     /* end to end (arrival -> response), ns */
 };
 
-struct sim_qent {                 /* a queued request with the times policies scan queues by,
-                                    * kept beside it so a scan does not visit each request */
+struct sim_qent {                 /* a queued request with its arrival (what policies scan a
+                                    * queue by) and deadline (its order), kept beside it so
+                                    * that neither a scan nor an insertion visits requests */
     struct sim_request *r;
     int64_t t_arrival, deadline;
 };

@@ -75,10 +75,9 @@ int sim_check_period(const struct sim *s, const char *path, double period_s, dou
 /* The scheduler's queue of model m: requests ordered by deadline (ties by arrival). */
 int sim_queue_len(const struct sim *s, int m);
 struct sim_request *sim_queue_at(const struct sim *s, int m, int i);
-/* sim_queue_at(s, m, i)->t_arrival and ->deadline, read from the queue itself: a scan of a
- * long queue by these does not visit each request. */
+/* sim_queue_at(s, m, i)->t_arrival, read from the queue itself: a scan of a long queue by
+ * it does not visit each request. */
 int64_t sim_queue_arrival_at(const struct sim *s, int m, int i);
-int64_t sim_queue_deadline_at(const struct sim *s, int m, int i);
 /* The queue of model m at executor e (requests routed there by policy_ops.route). */
 int sim_xqueue_len(const struct sim *s, int e, int m);
 /* The least model >= m with requests queued at executor e (SIM_CENTRAL: the scheduler's

@@ -334,7 +334,3 @@ int64_t sim_queue_arrival_at(const struct sim *s, int m, int i)
     return xqueue_ent(s, SIM_CENTRAL, m, i)->t_arrival;
 }
 
-int64_t sim_queue_deadline_at(const struct sim *s, int m, int i)
-{
-    return xqueue_ent(s, SIM_CENTRAL, m, i)->deadline;
-}
