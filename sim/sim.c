@@ -131,6 +131,14 @@ static int create_models(struct sim *s, const struct sim_world *cfg)
         }
         if ((rc = sim_model_stats_init(&s->ms[m], mc->max_batch)))
             return rc;
+        if (mc->llm_on) {
+            if (!(s->ms[m].llm = malloc(sizeof *s->ms[m].llm)))
+                return SIM_ENOMEM;
+            memset(s->ms[m].llm, 0, sizeof *s->ms[m].llm);
+            sim_hist_reset(&s->ms[m].llm->ttft);
+            sim_hist_reset(&s->ms[m].llm->tpot);
+            sim_hist_reset(&s->ms[m].llm->itl);
+        }
     }
     return 0;
 }
@@ -262,6 +270,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
     sim_heap_init(&s->heap);
     sim_pool_init(&s->req_pool, sizeof(struct sim_req_int), 4096);
     sim_pool_init(&s->batch_pool, sizeof(struct sim_batch_int), 256);
+    sim_pool_init(&s->llm_pool, SIM_LLM_RQ_SIZE, 1024);
     sim_ts_init(&s->ts);
     if ((rc = create_times(s, cfg)) || (rc = create_models(s, cfg)) ||
         (rc = create_streams(s, cfg)) || (rc = create_execs(s, cfg)) ||
@@ -304,6 +313,7 @@ void sim_destroy(struct sim *s)
     free(s->src);
     free(s->astate);
     sim_ledger_free(s);
+    sim_llm_free(s);
     sim_jobs_free(s);
     sim_shares_free(s);
     for (int e = 0; e < s->max_execs && s->xi; e++) {
@@ -423,6 +433,7 @@ static int plan_host(struct sim *s, int m, int k)
 static void begin_stop(struct sim *s)
 {
     s->stopping = true;
+    sim_llm_stop(s);
     for (int m = 0; m < s->nmodels; m++) {
         while (s->queues[m].len)
             sim_queue_drop_head(s, m);
@@ -490,6 +501,7 @@ int sim_run(struct sim *s)
         case EV_BATCH_START: sim_batch_on_start(s, (int)ev.idx, ev.gen); break;
         case SIM_EV_JOB: sim_jobs_event(s, (int)ev.idx, ev.gen); break;
         case SIM_EV_NB: sim_shares_event(s, (int)ev.idx, ev.gen); break;
+        case SIM_EV_LLM: sim_llm_event(s, (int)ev.idx, ev.gen); break;
         default: SIM_BUG("unknown event type %u", ev.type);
         }
     }

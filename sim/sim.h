@@ -36,6 +36,7 @@
 #include "sim_act.h"
 #include "sim_jobs.h"
 #include "sim_ledger.h"
+#include "sim_llm.h"
 #include "sim_notebooks.h"
 #include "sim_query.h"
 #include "sim_run.h"

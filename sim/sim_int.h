@@ -135,6 +135,7 @@ struct sim_arrival {
     int64_t t;
     int model;
     double size;
+    int32_t prompt, output;      /* tokens (sim_source.tokens) */
     bool counted;                /* a tick has counted it as offered already (folded) */
 };
 
@@ -208,6 +209,10 @@ struct sim {
     struct sim_exec_int *xi;
 
     struct sim_pool req_pool, batch_pool;
+    struct sim_llm_rep **llm;               /* [nllm]: executor e's LLM replica, or NULL
+                                             * (sim_llm.c; NULL until a policy makes one) */
+    int nllm;
+    struct sim_pool llm_pool;               /* the replicas' requests (struct llm_rq) */
     struct sim_timer_slot *timers;          /* slots; armed ones are in theap or tnow */
     uint32_t *theap;                        /* min-heap of armed slots by (at, seq) */
     uint32_t ntimers, cap_timers, free_timer, ntheap;
@@ -309,6 +314,13 @@ void sim_timer_free(struct sim *s);
 /* Between the engine's own files: each calls only those listed before it (sim.c, the top,
  * calls them all; the two calls upward go through struct sim's `up`). */
 enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP, EV_BATCH_START };
+/* sim_llm.c: an LLM replica's iteration is over (idx: executor, gen: serial); at the run's
+ * stop every request the replicas hold is dropped; free. */
+enum { SIM_EV_LLM = 9 };
+void sim_llm_event(struct sim *s, int e, uint64_t serial);
+#define SIM_LLM_RQ_SIZE 64               /* sizeof(struct llm_rq), checked in sim_llm.c */
+void sim_llm_stop(struct sim *s);
+void sim_llm_free(struct sim *s);
 _Static_assert(SIM_EV_JOB == EV_BATCH_START + 1 && SIM_EV_NB == SIM_EV_JOB + 1,
                "the jobs' and notebooks' event types follow the engine's own");
 

@@ -20,6 +20,8 @@ void sim_model_stats_free(struct sim_model_stats *ms)
 {
     free(ms->batch_hist);
     ms->batch_hist = NULL;
+    free(ms->llm);
+    ms->llm = NULL;
 }
 
 void sim_ts_init(struct sim_ts *ts)

@@ -28,6 +28,16 @@ struct sim_model_stats {
     double pred_err_sum_ns, pred_abs_sum_ns;      /* sum of actual - predicted, |.| */
     int64_t pred_max_over_ns;
     uint64_t preempted;                           /* requests returned by preemption */
+    struct sim_llm_stats *llm;                    /* an LLM model's, else NULL */
+};
+
+/* An LLM model's token-level statistics (sim_llm.c), requests after warm-up. */
+struct sim_llm_stats {
+    struct sim_hist ttft;                         /* arrival -> first token, ns */
+    struct sim_hist tpot;                         /* (last - first token) / (output - 1) */
+    struct sim_hist itl;                          /* every gap between two tokens */
+    uint64_t tokens_out, prompt_tokens;           /* emitted; prompts of finished requests */
+    uint64_t preemptions, iterations;             /* all, also before warm-up */
 };
 
 struct sim_ts_point {

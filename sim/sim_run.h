@@ -3,6 +3,7 @@
 #ifndef SIM_RUN_H
 #define SIM_RUN_H
 
+#include "sim_llm_cost.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
@@ -31,6 +32,9 @@ struct sim_source {
     /* May be NULL. A closed-loop source's client: 1 when it is active at t (its step counts
      * it), else 0. The engine samples the sum as the `clients` time series. */
     int (*active)(void *ctx, int64_t t);
+    /* May be NULL. The prompt and output tokens of the arrival `next` just gave (an LLM
+     * model's request); asked once per arrival, right after next. */
+    void (*tokens)(void *ctx, int32_t *prompt /* OUT */, int32_t *output /* OUT */);
 };
 
 /* An engine for world `w`, with every arrival rate multiplied by `load_scale` (the sources
@@ -56,6 +60,9 @@ struct sim_observer {
     void (*request_stage)(void *ctx, const struct sim *, const struct sim_request *);
     void (*request_end)(void *ctx, const struct sim *, const struct sim_request *);
     void (*event)(void *ctx, const struct sim *, int64_t time);
+    /* an LLM replica (executor e) starts an iteration of n sequences (sim_llm.h) */
+    void (*llm_iteration)(void *ctx, const struct sim *, int e, const struct sim_llm_seq *seqs,
+                          int n);
 };
 void sim_set_observer(struct sim *s, const struct sim_observer *obs);
 

@@ -32,6 +32,8 @@ struct sim_request {
     int64_t deadline;            /* t_arrival + SLO (an application: + the path's SLA) */
     int64_t t_start, t_finish;   /* of its batch on the executor */
     double size;                 /* from a trace (tokens), or a size factor (sizes), else 0 */
+    int32_t prompt_tokens;       /* an LLM model's request: its prompt and the tokens it */
+    int32_t output_tokens;       /* generates (from its source; 0 for a DNN model's) */
     uint8_t outcome;             /* enum sim_outcome */
     bool counted;                /* arrived after warm-up: enters the statistics */
     struct sim_request *next;    /* intrusive link: pool free list, batch membership */

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim_llm_cost.h"
+
 #define SIM_NAME_MAX 64
 #define SIM_MAX_KINDS 8
 
@@ -77,6 +79,10 @@ struct sim_model_cfg {
     int nprof;
     char prof_kind[SIM_MAX_KINDS][SIM_NAME_MAX];
     struct sim_profile prof[SIM_MAX_KINDS];
+    /* An LLM model (llm_on): served by iterations on replicas (sim_llm.h), its requests
+     * carrying prompt and output tokens; its profiles above are then unused. */
+    bool llm_on;
+    struct sim_llm_cfg llm;
 };
 
 /* Index of `kind` in model m's profiles, or -1. */

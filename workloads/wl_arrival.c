@@ -151,7 +151,7 @@ int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *nam
         q->st.seg = w->schedules[model].seg;    /* its own steps instead of the workload's */
         q->st.nseg = w->schedules[model].n;
     }
-    *out = (struct sim_source){stream_src_next, stream_src_close, q, -1, NULL, NULL};
+    *out = (struct sim_source){stream_src_next, stream_src_close, q, -1, NULL, NULL, NULL};
     return 0;
 }
 

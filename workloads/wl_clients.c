@@ -133,7 +133,7 @@ int wl_clients_open(const struct wl_clients_cfg *c, uint64_t seed, double scale,
         cl->sh = sh;
         cl->k = k;
         sh->refs++;
-        src[k] = (struct sim_source){client_next, client_close, cl, -1, client_end, client_active};
+        src[k] = (struct sim_source){client_next, client_close, cl, -1, client_end, client_active, NULL};
     }
     *out = src;
     *n = most;

@@ -47,7 +47,7 @@ int wl_sources_open(const struct wl_workload *w, const struct sim_world *world, 
             free(src);
             return rc;
         }
-        src[0] = (struct sim_source){replay_next, replay_close, rp, nf == 1 ? 0 : -1, NULL, NULL};
+        src[0] = (struct sim_source){replay_next, replay_close, rp, nf == 1 ? 0 : -1, NULL, NULL, NULL};
         if (replay)
             *replay = rp;
         *out = src;

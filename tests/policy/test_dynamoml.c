@@ -26,7 +26,7 @@ static struct sim *run_with(const char *text, struct sim_config **cfg, bool arri
     REQUIRE_OK(sim_config_from_text(text, "dyn", ".", cfg));
     static struct fixed_src f;
     f = (struct fixed_src){NULL, 0, 0, NULL, NULL};
-    struct sim_source none = {fixed_next, fixed_close, &f, 0, NULL, NULL}, *src = &none;
+    struct sim_source none = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL}, *src = &none;
     int n = 1;
     if (arrivals)
         REQUIRE_OK(wl_sources_open(&(*cfg)->workload, &(*cfg)->world, 1.0, &src, &n, NULL));

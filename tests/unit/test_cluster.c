@@ -161,7 +161,7 @@ static struct sim_result *run_script(const enum act *script, int n, struct sim *
     REQUIRE_OK(sim_config_from_text(text, "ledger", ".", &cfg));
     static struct fixed_src f;
     f = (struct fixed_src){NULL, 0, 0, NULL, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &scripted, &src, 1, &s));
     CHECK(sim_gpu_count(s) == 4 && sim_gpu(s, 0)->node == 0 && sim_gpu(s, 2)->node == 1 &&
           sim_gpu(s, 0)->milli == 1000 && sim_exec(s, 0)->gpu == 0,
@@ -419,7 +419,7 @@ static void job_completes_as_computed_by_hand(void)
     REQUIRE_OK(sim_config_from_text(text, "jobs", ".", &cfg));
     static struct fixed_src f;
     f = (struct fixed_src){NULL, 0, 0, NULL, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &job_script, &src, 1, &s));
     CHECK(sim_job_count(s) == 1 && sim_job(s, 0)->state == SIM_JOB_FUTURE, "before the run");
     REQUIRE_OK(sim_run(s));
@@ -663,7 +663,7 @@ static void token_order_by_hand(void)
         REQUIRE_OK(sim_config_from_text(text, "nb", ".", &cfg));
         static struct fixed_src f;
         f = (struct fixed_src){NULL, 0, 0, NULL, NULL};
-        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
+        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL};
         REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
         const struct sim_notebook *a = sim_notebook(s, 0), *b = sim_notebook(s, 1);
         CHECK(sharing ? a->gpu == 1 && b->gpu == 1 && a->milli == 500 : a->gpu != b->gpu &&

@@ -1003,7 +1003,7 @@ static void service_time_distributions(void)
     REQUIRE_OK(sim_config_from_text(text, "p99", ".", &cfg));
     static struct fixed_src fx;
     fx = (struct fixed_src){NULL, 0, 0, NULL, NULL};
-    struct sim_source none = {fixed_next, fixed_close, &fx, 0, NULL, NULL};
+    struct sim_source none = {fixed_next, fixed_close, &fx, 0, NULL, NULL, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &none, 1, &s));
     CHECK(sim_latency_ns(s, 0, 0, 1) == llround(10e6 * q99),
           "planned with the p99: %lld ns, want %lld", (long long)sim_latency_ns(s, 0, 0, 1),
@@ -1118,7 +1118,7 @@ static void sizes_batch_mean_or_max(void)
         REQUIRE_OK(sim_config_from_text(text, "sizes", ".", &cfg));
         static struct fixed_src f;
         f = (struct fixed_src){t, 3, 0, size, NULL};
-        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
+        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL};
         REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
         struct end_seen v = {{0}, 0};
         struct sim_observer obs = {.ctx = &v, .request_end = end_seen_fn};
@@ -1225,7 +1225,7 @@ static void policy_named_streams(void)
         REQUIRE_OK(sim_config_from_text(text, "streams", ".", &cfg));
         static struct fixed_src f;
         f = (struct fixed_src){NULL, 0, 0, NULL, NULL};
-        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
+        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL};
         streams_seen.other_first = run == 1;
         REQUIRE_OK(sim_create(&cfg->world, 1.0, &streams_test_policy, &src, 1, &s));
         CHECK(streams_seen.same, "the same name gave another stream");
@@ -1267,7 +1267,7 @@ static struct sim *cpu_run(const int64_t *t, int n, int64_t at, int milli, struc
     REQUIRE_OK(sim_config_from_text(text, "cpu", ".", &cfg));
     static struct fixed_src f;
     f = (struct fixed_src){t, n, 0, NULL, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL};
     cpu_cfg = (struct cpu_pol){.at = at, .milli = milli};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &cpu_test_policy, &src, 1, &s));
     struct sim_observer obs = {.ctx = v, .request_end = seen_end};
@@ -1357,7 +1357,7 @@ static void cpu_measured_scaling(void)
         static const int64_t at0[] = {0};
         static struct fixed_src f;
         f = (struct fixed_src){at0, 1, 0, NULL, NULL};
-        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
+        struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL};
         cpu_cfg = (struct cpu_pol){.at = 0, .milli = 0};
         REQUIRE_OK(sim_create(&cfg->world, 1.0, &cpu_test_policy, &src, 1, &s));
         /* the policy made its executor with 1 core; set the case's before anything runs */

@@ -32,7 +32,7 @@ static struct sim *gpu_run_pol(const char *cluster, const char *policy, int max_
     REQUIRE_OK(sim_config_from_text(text, "lanes", ".", &cfg));
     static struct fixed_src f;
     f = (struct fixed_src){t, n, 0, NULL, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL};
     REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
     *v = (struct end_seen){{0}, 0};
     struct sim_observer obs = {.ctx = v, .request_end = end_seen_fn};
@@ -201,7 +201,7 @@ static int cpu_run(const char *intf, int lanes, const struct thr_pol *pol, const
     REQUIRE_OK(sim_config_from_text(text, "threads", ".", &cfg));
     static struct fixed_src f;
     f = (struct fixed_src){t, n, 0, NULL, NULL};
-    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL};
     thr_cfg = *pol;
     REQUIRE_OK(sim_create(&cfg->world, 1.0, &thr_policy, &src, 1, sp));
     *v = (struct end_seen){{0}, 0};

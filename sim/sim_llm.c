@@ -1,0 +1,477 @@
+/* sim_llm — LLM replicas: waiting and running requests, the KV block pool, vLLM v1's batch
+ * formation, iterations as events, tokens and their times (the semantics are in sim_llm.h).
+ * Calls down to sim_base.c and sim_request.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_err.h"
+#include "sim_grow.h"
+#include "sim_int.h"
+
+/* A request on a replica. `computed` is vLLM's num_computed_tokens: tokens whose KV is in the
+ * cache (reset by a preemption); the request's tokens are its prompt and its output so far. */
+struct llm_rq {
+    struct sim_request *r;
+    int32_t prompt, output, generated, computed;
+    int32_t sched;               /* tokens scheduled in the iteration in flight (0: not in it) */
+    int32_t preempts;
+    bool started;                /* scheduled once: its queueing is over */
+    long blocks;                 /* KV blocks held */
+    int64_t t_first, t_last;     /* first and last token, as the client sees them */
+};
+_Static_assert(sizeof(struct llm_rq) <= SIM_LLM_RQ_SIZE, "SIM_LLM_RQ_SIZE holds an llm_rq");
+
+struct sim_llm_rep {
+    struct sim_llm_state pub;
+    const struct sim_llm_cfg *cfg;
+    struct sim_llm_sched sc;
+    struct llm_rq **wait;        /* ring: the waiting queue (preempted ones return to its head) */
+    int wcap, whead;
+    struct llm_rq **run;         /* running, in admission order */
+    int rcap;
+    struct llm_rq **it;          /* the iteration in flight, and its sequences' shapes */
+    struct sim_llm_seq *seqs;
+    int itn, itcap;
+    uint64_t serial;
+    int64_t made_at, kv_since;
+    double kv_area;              /* blocks used x ns, since made_at */
+};
+
+static struct sim_llm_rep *rep_of(const struct sim *s, int e)
+{
+    if (!s->llm || e < 0 || e >= s->nllm)
+        return NULL;
+    return s->llm[e];
+}
+
+const struct sim_llm_cfg *sim_model_llm(const struct sim *s, int m)
+{
+    const struct sim_model_cfg *mc = s->models[m].cfg;
+    return mc->llm_on ? &mc->llm : NULL;
+}
+
+const struct sim_llm_stats *sim_model_llm_stats(const struct sim *s, int m)
+{
+    return s->ms[m].llm;
+}
+
+const struct sim_llm_state *sim_llm_state(const struct sim *s, int e)
+{
+    struct sim_llm_rep *p = rep_of(s, e);
+    return p ? &p->pub : NULL;
+}
+
+static void kv_mark(struct sim *s, struct sim_llm_rep *p)
+{
+    p->kv_area += (double)p->pub.blocks_used * (double)(s->now - p->kv_since);
+    p->kv_since = s->now;
+}
+
+double sim_llm_kv_util(const struct sim *s, int e)
+{
+    struct sim_llm_rep *p = rep_of(s, e);
+    if (!p || p->pub.blocks_total <= 0 || s->now <= p->made_at)
+        return 0;
+    double area = p->kv_area + (double)p->pub.blocks_used * (double)(s->now - p->kv_since);
+    return area / ((double)p->pub.blocks_total * (double)(s->now - p->made_at));
+}
+
+int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
+{
+    const struct sim_llm_cfg *c = sim_model_llm(s, m);
+    if (!c)
+        return sim_err_set(SIM_EINVAL, "model %s is not an LLM model: it has no replicas",
+                           s->models[m].cfg->name);
+    if (e < 0 || e >= s->nexecs || s->execs[e].cpu)
+        return sim_err_set(SIM_EINVAL, "executor %d is not a GPU executor", e);
+    if (sc->max_tokens < 1 || sc->max_seqs < 1)
+        return sim_err_set(SIM_EINVAL, "an LLM replica needs max_num_batched_tokens and "
+                           "max_num_seqs of at least 1 (got %d and %d)", sc->max_tokens,
+                           sc->max_seqs);
+    if (e >= s->nllm) {                         /* executors added since grow the table */
+        struct sim_llm_rep **t = realloc(s->llm, (size_t)s->max_execs * sizeof *t);
+        if (!t)
+            return SIM_ENOMEM;
+        memset(t + s->nllm, 0, (size_t)(s->max_execs - s->nllm) * sizeof *t);
+        s->llm = t;
+        s->nllm = s->max_execs;
+    }
+    if (s->llm[e])
+        return sim_err_set(SIM_EINVAL, "executor %d is already a replica", e);
+    struct sim_llm_mem mem;
+    long blocks = sim_llm_memory(c, &mem);
+    if (blocks < 1)
+        return sim_err_set(SIM_EINVAL, "model %s: no KV block fits a GPU: %.2f GiB usable "
+                           "(%.1f GiB x %.2f) - %.2f GiB of weights per GPU (tensor parallel "
+                           "%d) - %.2f GiB reserved = %.2f GiB, a block needs %.0f bytes",
+                           s->models[m].cfg->name, mem.usable_gib, c->gpu.mem_gib, c->mem_util,
+                           mem.weights_gib, c->tp, c->reserve_gib, mem.kv_gib, mem.block_bytes);
+    struct sim_llm_rep *p = calloc(1, sizeof *p);
+    if (!p)
+        return SIM_ENOMEM;
+    p->pub.model = m;
+    p->pub.blocks_total = blocks;
+    p->cfg = c;
+    p->sc = *sc;
+    p->made_at = p->kv_since = s->now;
+    s->llm[e] = p;
+    return 0;
+}
+
+static void rep_free(struct sim_llm_rep *p)
+{
+    if (!p)
+        return;
+    free(p->wait);
+    free(p->run);
+    free(p->it);
+    free(p->seqs);
+    free(p);
+}
+
+void sim_llm_free(struct sim *s)
+{
+    for (int e = 0; e < s->nllm; e++)
+        rep_free(s->llm[e]);
+    free(s->llm);
+    s->llm = NULL;
+    s->nllm = 0;
+    sim_pool_free(&s->llm_pool);
+}
+
+/* ---------------------------------------------------------------- the waiting ring */
+
+static struct llm_rq *wait_at(const struct sim_llm_rep *p, int i)
+{
+    return p->wait[(p->whead + i) % p->wcap];
+}
+
+static int wait_room(struct sim_llm_rep *p)
+{
+    if (p->pub.waiting < p->wcap)
+        return 0;
+    int cap = p->wcap ? 2 * p->wcap : 16;
+    struct llm_rq **w = malloc((size_t)cap * sizeof *w);
+    if (!w)
+        return SIM_ENOMEM;
+    for (int i = 0; i < p->pub.waiting; i++)
+        w[i] = wait_at(p, i);
+    free(p->wait);
+    p->wait = w;
+    p->wcap = cap;
+    p->whead = 0;
+    return 0;
+}
+
+static int wait_push_back(struct sim_llm_rep *p, struct llm_rq *q)
+{
+    if (wait_room(p))
+        return SIM_ENOMEM;
+    p->wait[(p->whead + p->pub.waiting++) % p->wcap] = q;
+    return 0;
+}
+
+static int wait_push_front(struct sim_llm_rep *p, struct llm_rq *q)
+{
+    if (wait_room(p))
+        return SIM_ENOMEM;
+    p->whead = (p->whead + p->wcap - 1) % p->wcap;
+    p->wait[p->whead] = q;
+    p->pub.waiting++;
+    return 0;
+}
+
+static struct llm_rq *wait_pop_front(struct sim_llm_rep *p)
+{
+    struct llm_rq *q = p->wait[p->whead];
+    p->whead = (p->whead + 1) % p->wcap;
+    p->pub.waiting--;
+    return q;
+}
+
+/* ---------------------------------------------------------------- blocks */
+
+static long blocks_for(const struct sim_llm_rep *p, long tokens)
+{
+    long bs = p->cfg->block_size;
+    return (tokens + bs - 1) / bs;
+}
+
+/* The blocks for q's next `n` tokens, if the pool has them. */
+static bool alloc_slots(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q, int32_t n)
+{
+    long need = blocks_for(p, (long)q->computed + n) - q->blocks;
+    if (need <= 0)
+        return true;
+    if (need > p->pub.blocks_total - p->pub.blocks_used)
+        return false;
+    kv_mark(s, p);
+    p->pub.blocks_used += need;
+    q->blocks += need;
+    return true;
+}
+
+static void free_blocks(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
+{
+    kv_mark(s, p);
+    p->pub.blocks_used -= q->blocks;
+    q->blocks = 0;
+}
+
+/* ---------------------------------------------------------------- the iteration */
+
+static int it_room(struct sim_llm_rep *p)
+{
+    int need = p->pub.running;
+    if (need <= p->itcap)
+        return 0;
+    if (sim_grow(&p->it, &p->itcap, need, sizeof *p->it, 16))
+        return SIM_ENOMEM;
+    int cap = p->itcap;
+    struct sim_llm_seq *q = realloc(p->seqs, (size_t)cap * sizeof *q);
+    if (!q)
+        return SIM_ENOMEM;
+    p->seqs = q;
+    return 0;
+}
+
+static void schedule_seq(struct sim_llm_rep *p, struct llm_rq *q, int32_t n)
+{
+    q->sched = n;
+    p->it[p->itn] = q;
+    p->seqs[p->itn++] = (struct sim_llm_seq){n, q->computed};
+}
+
+/* vLLM v1's Scheduler.schedule for one iteration (sim_llm.h). Returns 0 or SIM_ENOMEM. */
+static int form(struct sim *s, struct sim_llm_rep *p)
+{
+    const struct sim_llm_sched *sc = &p->sc;
+    struct sim_llm_stats *ls = s->ms[p->pub.model].llm;
+    int budget = sc->max_tokens;
+    bool preempted = false;
+    p->itn = 0;
+    for (int i = 0; i < p->pub.running && budget > 0;) {
+        struct llm_rq *q = p->run[i];
+        int32_t want = q->prompt + q->generated - q->computed;
+        if (sc->long_prefill > 0 && want > sc->long_prefill)
+            want = sc->long_prefill;
+        if (want > budget)
+            want = budget;
+        if (want <= 0) {
+            i++;
+            continue;
+        }
+        bool fits = true;
+        while (!alloc_slots(s, p, q, want)) {      /* preempt from the tail */
+            struct llm_rq *v = p->run[--p->pub.running];
+            free_blocks(s, p, v);
+            v->computed = 0;
+            v->preempts++;
+            p->pub.preemptions++;
+            ls->preemptions++;
+            preempted = true;
+            if (wait_push_front(p, v))
+                return SIM_ENOMEM;
+            if (v == q) {
+                fits = false;
+                break;
+            }
+        }
+        if (!fits)
+            break;
+        if (it_room(p))
+            return SIM_ENOMEM;
+        schedule_seq(p, q, want);
+        budget -= want;
+        i++;
+    }
+    if (preempted)
+        return 0;
+    int nskip = 0;               /* passed over (no chunking, too long for what is left) */
+    while (p->pub.waiting > nskip && budget > 0 && p->pub.running < sc->max_seqs) {
+        struct llm_rq *q = wait_at(p, nskip);
+        int32_t want = q->prompt + q->generated - q->computed;
+        if (sc->long_prefill > 0 && want > sc->long_prefill)
+            want = sc->long_prefill;
+        if (!sc->chunked && want > budget) {
+            nskip++;                                /* it keeps its place at the head */
+            continue;
+        }
+        if (want > budget)
+            want = budget;
+        if (!alloc_slots(s, p, q, want))
+            break;
+        /* out of the ring at position nskip, the skipped ones before it keep their order */
+        for (int k = nskip; k > 0; k--)
+            p->wait[(p->whead + k) % p->wcap] = wait_at(p, k - 1);
+        wait_pop_front(p);
+        if (p->pub.running == p->rcap &&
+            sim_grow(&p->run, &p->rcap, p->pub.running + 1, sizeof *p->run, 16))
+            return SIM_ENOMEM;
+        p->run[p->pub.running++] = q;
+        if (it_room(p))
+            return SIM_ENOMEM;
+        if (!q->started) {
+            q->started = true;
+            q->r->t_start = s->now;                 /* its queueing ends */
+        }
+        schedule_seq(p, q, want);
+        budget -= want;
+    }
+    return 0;
+}
+
+static void start(struct sim *s, int e)
+{
+    struct sim_llm_rep *p = s->llm[e];
+    if (p->pub.busy || s->stopping)
+        return;
+    if (form(s, p)) {
+        sim_fail_nomem(s, "for an LLM replica's queues");
+        return;
+    }
+    if (p->itn == 0)
+        return;
+    for (int i = 0; i < p->itn; i++)
+        p->it[i]->computed += p->it[i]->sched;  /* as vLLM counts them: at scheduling */
+    int64_t d = sim_ns(sim_llm_gpu_ns(p->cfg, p->seqs, p->itn) +
+                       sim_llm_host_ns(p->cfg, p->itn));
+    if (d < 1)
+        d = 1;
+    if (s->obs.llm_iteration)
+        s->obs.llm_iteration(s->obs.ctx, s, e, p->seqs, p->itn);
+    p->pub.busy = true;
+    p->pub.iterations++;
+    s->ms[p->pub.model].llm->iterations++;
+    s->execs[e].busy_ns += d;
+    s->execs[e].batches++;
+    sim_push(s, s->now + d, SIM_EV_LLM, (uint32_t)e, ++p->serial);
+}
+
+/* q finished or was dropped: out of the running list (order kept), its blocks freed. */
+static void unrun(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
+{
+    for (int i = 0; i < p->pub.running; i++)
+        if (p->run[i] == q) {
+            memmove(&p->run[i], &p->run[i + 1],
+                    (size_t)(p->pub.running - i - 1) * sizeof *p->run);
+            p->pub.running--;
+            break;
+        }
+    free_blocks(s, p, q);
+}
+
+static void finish(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
+{
+    const struct sim_llm_cfg *c = p->cfg;
+    struct sim_request *r = q->r;
+    struct sim_llm_stats *ls = s->ms[p->pub.model].llm;
+    int64_t ttft = q->t_first - r->t_arrival;
+    int64_t tpot = q->output > 1 ? (q->t_last - q->t_first) / (q->output - 1) : 0;
+    bool ok = (c->ttft_slo_ms <= 0 || ttft <= sim_ms_to_ns(c->ttft_slo_ms)) &&
+              (c->tpot_slo_ms <= 0 || tpot <= sim_ms_to_ns(c->tpot_slo_ms));
+    if (r->counted) {
+        sim_hist_add(&ls->ttft, ttft);
+        if (q->output > 1)
+            sim_hist_add(&ls->tpot, tpot);
+        ls->prompt_tokens += (uint64_t)q->prompt;
+    }
+    unrun(s, p, q);
+    p->pub.tokens_left -= q->prompt;
+    sim_pool_put(&s->llm_pool, q);
+    r->t_finish = q->t_last;
+    sim_req_end(s, r, ok ? SIM_REQ_ON_TIME : SIM_REQ_LATE, q->t_last);
+}
+
+void sim_llm_event(struct sim *s, int e, uint64_t serial)
+{
+    struct sim_llm_rep *p = rep_of(s, e);
+    if (!p || serial != p->serial || !p->pub.busy)
+        return;                                     /* the run stopped since */
+    p->pub.busy = false;
+    struct sim_llm_stats *ls = s->ms[p->pub.model].llm;
+    int64_t t_client = s->now + sim_resp_delay_ns(s, p->pub.model);
+    for (int i = 0; i < p->itn; i++) {
+        struct llm_rq *q = p->it[i];
+        q->sched = 0;
+        if (q->computed < q->prompt + q->generated)
+            continue;                               /* a prefill chunk that is not the last */
+        q->generated++;                             /* one token sampled */
+        if (q->r->counted) {
+            ls->tokens_out++;
+            if (q->generated > 1)
+                sim_hist_add(&ls->itl, t_client - q->t_last);
+        }
+        p->pub.tokens_out++;
+        p->pub.tokens_left--;
+        if (q->generated == 1)
+            q->t_first = t_client;
+        q->t_last = t_client;
+        if (q->generated >= q->output)
+            finish(s, p, q);
+    }
+    p->itn = 0;
+    start(s, e);
+}
+
+void sim_llm_submit(struct sim *s, int e, int m)
+{
+    struct sim_llm_rep *p = rep_of(s, e);
+    if (!p || p->pub.model != m)
+        SIM_BUG("sim_llm_submit: executor %d is no replica of model %d", e, m);
+    struct sim_request *r = sim_q_pop(s, SIM_CENTRAL, m);
+    int32_t prompt = r->prompt_tokens > 0 ? r->prompt_tokens : 1;
+    int32_t output = r->output_tokens > 0 ? r->output_tokens : 1;
+    if (!p->sc.chunked && (long)prompt + output > p->sc.max_tokens) {
+        /* vLLM refuses a budget below max_model_len without chunking: such a request (or its
+         * recompute after a preemption) could never be scheduled */
+        p->pub.refused++;
+        sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
+        return;
+    }
+    if (s->execs[e].state != SIM_EXEC_UP) {
+        sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
+        return;
+    }
+    struct llm_rq *q = sim_pool_get(&s->llm_pool);
+    if (!q || wait_push_back(p, q)) {
+        if (q)
+            sim_pool_put(&s->llm_pool, q);
+        sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
+        sim_fail_nomem(s, "for an LLM request");
+        return;
+    }
+    memset(q, 0, sizeof *q);
+    q->r = r;
+    q->prompt = prompt;
+    q->output = output;
+    p->pub.tokens_left += (long)prompt + output;
+    start(s, e);
+}
+
+void sim_llm_stop(struct sim *s)
+{
+    for (int e = 0; e < s->nllm; e++) {
+        struct sim_llm_rep *p = s->llm[e];
+        if (!p)
+            continue;
+        p->serial++;                                /* the iteration in flight is void */
+        p->pub.busy = false;
+        p->itn = 0;
+        while (p->pub.running > 0) {
+            struct llm_rq *q = p->run[p->pub.running - 1];
+            unrun(s, p, q);
+            p->pub.tokens_left -= (long)q->prompt + q->output - q->generated;
+            struct sim_request *r = q->r;
+            sim_pool_put(&s->llm_pool, q);
+            sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
+        }
+        while (p->pub.waiting > 0) {
+            struct llm_rq *q = wait_pop_front(p);
+            p->pub.tokens_left -= (long)q->prompt + q->output - q->generated;
+            struct sim_request *r = q->r;
+            sim_pool_put(&s->llm_pool, q);
+            sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
+        }
+    }
+}

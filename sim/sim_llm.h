@@ -1,0 +1,69 @@
+/* sim_llm — LLM replicas, the engine's iteration-level serving (policy-facing part of sim.h).
+ *
+ * A replica is an executor that serves one LLM model (the world's model with `llm` set) by
+ * iterations, as vLLM v1's engine core does. Its requests carry prompt and output tokens.
+ * Each iteration the replica's scheduler forms one batch (vllm/v1/core/sched/scheduler.py,
+ * Scheduler.schedule, vLLM 0.10):
+ *   * running requests first, in admission order, each with its next prefill chunk or one
+ *     decode token, while the token budget lasts;
+ *   * where a KV block cannot be had, the most recently admitted running request is preempted
+ *     (recompute: its blocks freed, back to the head of the waiting queue), until the request
+ *     fits or is itself the one preempted;
+ *   * then, if nothing was preempted, waiting requests in order while the budget lasts and
+ *     fewer than max_seqs run: a prompt is split to the budget with chunked prefill, and
+ *     without it one that does not fit is passed over for this iteration; the first that
+ *     cannot get its blocks stops the admission.
+ * The iteration lasts the model's iteration time for exactly those sequences (prefill chunks
+ * with their prefixes, decodes with each context) plus the host's time. At its end every
+ * sequence whose prompt is complete emits one token; a request with all its output tokens
+ * finishes, its blocks freed. A request is on time if its TTFT and TPOT meet the model's SLOs.
+ * A policy makes replicas at init and hands them requests from the central queue; the rest
+ * is the engine's. */
+#ifndef SIM_LLM_H
+#define SIM_LLM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim_llm_cost.h"
+
+struct sim;
+
+/* vLLM's scheduler limits (SchedulerConfig). */
+struct sim_llm_sched {
+    int max_tokens;                    /* max_num_batched_tokens: tokens per iteration */
+    int max_seqs;                      /* max_num_seqs: requests running at once */
+    bool chunked;                      /* enable_chunked_prefill */
+    int long_prefill;                  /* long_prefill_token_threshold (0: none) */
+};
+
+/* What a replica shows a router. */
+struct sim_llm_state {
+    int model;
+    int waiting, running;              /* requests */
+    long blocks_total, blocks_used;    /* the KV pool */
+    long tokens_left;                  /* its requests' prompt and output tokens, less the
+                                        * tokens they emitted (llm-d's outstanding work) */
+    bool busy;                         /* an iteration is in flight */
+    uint64_t iterations, preemptions, tokens_out;
+    uint64_t refused;                  /* dropped at submit: prompt + output over the token
+                                        * budget without chunked prefill (never schedulable) */
+};
+
+/* The model's LLM deployment (NULL: a DNN model). */
+const struct sim_llm_cfg *sim_model_llm(const struct sim *s, int m);
+/* Executor e (a GPU executor, up) becomes a replica of LLM model m under scheduler sc, its
+ * KV pool sized by sim_llm_memory. 0, or SIM_EINVAL (with the message) when the model is not
+ * an LLM, e is already a replica, or the pool holds no block; SIM_ENOMEM. */
+int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc);
+/* The head of model m's central queue to replica e's waiting queue; an idle replica starts an
+ * iteration at once. */
+void sim_llm_submit(struct sim *s, int e, int m);
+/* Replica e's state, or NULL where e is none. */
+const struct sim_llm_state *sim_llm_state(const struct sim *s, int e);
+/* Model m's token-level statistics (sim_metrics.h), or NULL for a DNN model. */
+const struct sim_llm_stats *sim_model_llm_stats(const struct sim *s, int m);
+/* Replica e's KV utilisation averaged over time since it was made, up to now. */
+double sim_llm_kv_util(const struct sim *s, int e);
+
+#endif

@@ -1,0 +1,80 @@
+/* sim_llm_cost — what an LLM replica is made of and what one of its iterations costs: the
+ * decoder's architecture, the GPU's datasheet numbers, the iteration-time profile (a roofline
+ * estimate from the two, or a linear profile fitted or given), the host's time per iteration,
+ * and the KV-cache arithmetic (bytes per token, the block pool a GPU holds). Plain data and
+ * pure functions of it: the engine's LLM replicas (sim_llm.c) time their iterations with
+ * sim_llm_iter_ns, the layers above fill the structures from configs and print the
+ * arithmetic (docs/llm.md). */
+#ifndef SIM_LLM_COST_H
+#define SIM_LLM_COST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A decoder-only transformer (a model's published config.json, numbers only). */
+struct sim_llm_arch {
+    int layers, hidden, heads, kv_heads, head_dim, intermediate, vocab;
+    bool tied_embeddings;              /* the LM head shares the embedding's weights */
+    double dtype_bytes;                /* weights and activations (2: fp16/bf16) */
+    double kv_dtype_bytes;             /* the KV cache's (2, or 1 for an fp8 cache) */
+};
+
+/* One GPU's datasheet: dense tensor peak for dtype_bytes, memory bandwidth and size, and the
+ * link between the GPUs of a tensor-parallel group (per direction). */
+struct sim_llm_gpu {
+    double peak_tflops, mem_bw_gbs, mem_gib, link_gbs;
+};
+
+enum sim_llm_prof { SIM_LLM_ROOFLINE, SIM_LLM_LINEAR };
+
+/* A linear iteration-time profile: base + per token of the iteration + per sequence + per
+ * attention pair, a pair being one new token against one token of its context (a chunk of q
+ * new tokens after c tokens makes q (c + (q + 1) / 2) pairs: causal attention). */
+struct sim_llm_linear {
+    double base_us, token_us, seq_us, pair_ns;
+};
+
+struct sim_llm_cfg {
+    struct sim_llm_arch arch;
+    int tp;                            /* tensor-parallel degree: GPUs per replica */
+    struct sim_llm_gpu gpu;
+    enum sim_llm_prof prof;
+    struct sim_llm_linear lin;         /* prof == SIM_LLM_LINEAR */
+    double host_us, host_us_per_seq;   /* CPU time per iteration: fixed, per sequence */
+    int block_size;                    /* KV block, tokens (16) */
+    double mem_util;                   /* gpu_memory_utilization (0.9) */
+    double reserve_gib;                /* activations and workspace kept out of the pool */
+    long kv_blocks;                    /* > 0: the pool's size as given (a real engine's
+                                        * count), else from the arithmetic */
+    double ttft_slo_ms, tpot_slo_ms;   /* a request is on time if it meets both (0: none) */
+};
+
+/* One sequence of an iteration: `new_tokens` computed after `context` tokens already in its
+ * KV cache (a prefill chunk: the chunk after its prefix; a decode: 1 after the context). */
+struct sim_llm_seq {
+    int32_t new_tokens, context;
+};
+
+/* The parameter count of the architecture (embedding, layers, norms, LM head unless tied). */
+double sim_llm_params(const struct sim_llm_arch *a);
+
+/* The KV-cache arithmetic of one replica's GPU (each rank holds 1/tp of the heads). */
+struct sim_llm_mem {
+    double weights_gib;                /* per GPU: params x dtype / tp */
+    double usable_gib;                 /* mem_gib x mem_util */
+    double kv_gib;                     /* usable - weights - reserve */
+    double bytes_per_token;            /* per GPU: 2 x layers x kv_heads / tp x head_dim x kv dtype */
+    double block_bytes;                /* bytes_per_token x block_size */
+    long blocks;                       /* floor(kv / block), or cfg->kv_blocks where given */
+};
+/* Fills *m; returns the blocks (<= 0: the weights and reserve leave no room for one). */
+long sim_llm_memory(const struct sim_llm_cfg *c, struct sim_llm_mem *m /* OUT */);
+
+/* The GPU time of one iteration over n sequences, in ns (the host's time not included):
+ * roofline, per operator max(FLOPs / peak, bytes / bandwidth), summed; or the linear
+ * profile. n == 0 costs nothing. */
+double sim_llm_gpu_ns(const struct sim_llm_cfg *c, const struct sim_llm_seq *seqs, int n);
+/* The host's time of an iteration of n sequences, ns. */
+double sim_llm_host_ns(const struct sim_llm_cfg *c, int n);
+
+#endif

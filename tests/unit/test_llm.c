@@ -1,0 +1,325 @@
+/* test_llm — LLM replicas (sim_llm.h) against cases worked by hand: a lone request's TTFT
+ * and end-to-end time to the nanosecond, two requests whose KV cannot both fit (exactly one
+ * preemption, at the iteration predicted, both finishing with all their tokens), chunked
+ * prefill in ceil(P / budget) chunks, the budget and max_num_seqs held in every iteration of
+ * a random token trace with every token emitted once, the roofline's arithmetic, and the KV
+ * pool's. Models are given a linear iteration profile (base + per token) so that every time
+ * is a sum a reader can check. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "policy.h"
+#include "sim.h"
+#include "sim_config.h"
+#include "sim_err.h"
+#include "sim_metrics.h"
+#include "test.h"
+#include "test_src.h"
+
+/* Not in the registry until configs can name LLM models (docs/llm.md, "Status"). */
+extern const struct policy_ops policy_vllm;
+
+/* Arrivals at fixed times with their prompt and output tokens. */
+struct tok_src {
+    struct fixed_src f;
+    const int32_t *prompt, *output;
+};
+static void tok_tokens(void *ctx, int32_t *prompt, int32_t *output)
+{
+    struct tok_src *ts = ctx;
+    *prompt = ts->prompt[ts->f.i - 1];
+    *output = ts->output[ts->f.i - 1];
+}
+static int tok_next(void *ctx, int64_t *t, int *model, double *size)
+{
+    return fixed_next(&((struct tok_src *)ctx)->f, t, model, size);
+}
+
+/* Per iteration: the most tokens and sequences seen, and any iteration over the limits. */
+struct iter_seen {
+    int n, max_tokens, max_seqs, over;
+    int first_preempt;           /* the iteration formed with the first preemption (1-based) */
+    int budget, seqs_limit;
+    long tokens;
+};
+static void iter_fn(void *ctx, const struct sim *s, int e, const struct sim_llm_seq *q, int n)
+{
+    struct iter_seen *v = ctx;
+    const struct sim_llm_state *st = sim_llm_state(s, e);
+    int t = 0;
+    for (int i = 0; i < n; i++)
+        t += q[i].new_tokens;
+    v->n++;
+    v->tokens += t;
+    if (st->preemptions > 0 && v->first_preempt == 0)
+        v->first_preempt = v->n;
+    if (t > v->max_tokens)
+        v->max_tokens = t;
+    if (n > v->max_seqs)
+        v->max_seqs = n;
+    if (t > v->budget || st->running > v->seqs_limit || st->blocks_used > st->blocks_total)
+        v->over++;
+}
+
+/* One GPU (or `gpus`) serving an LLM model with the linear profile base 1000 us + 10 us per
+ * token, host 100 us per iteration, blocks of 16 tokens, `blocks` of them (0: the
+ * arithmetic), no network delays; policy vllm with `params`. Arrivals t[i] with prompt[i],
+ * output[i]. */
+static struct sim *llm_run(int gpus, long blocks, const char *params, const int64_t *t,
+                           const int32_t *prompt, const int32_t *output, int n,
+                           struct iter_seen *iv, struct sim_config **cfgp)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"duration_s\":100,\"cluster\":{\"gpus\":%d},\"models\":[{\"name\":\"llm\","
+             "\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":100000,\"max_batch\":1}],"
+             "\"workload\":{\"rate_rps\":1},"
+             "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
+             "\"policy\":{\"name\":\"fifo\"},\"metrics\":{\"sample_period_s\":0}}", gpus);
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "llm", ".", &cfg));
+    /* the model becomes an LLM and the policy vllm here, after the config is read: config
+     * files cannot describe an LLM model yet */
+    static cJSON *pj;
+    cJSON_Delete(pj);
+    pj = cJSON_Parse(params);
+    REQUIRE_OK(pj != NULL ? 0 : -1);
+    cfg->world.policy = &policy_vllm;
+    cfg->world.policy_params = pj;
+    struct sim_model_cfg *mc = &cfg->world.models[0];
+    mc->llm_on = true;
+    mc->llm = (struct sim_llm_cfg){
+        .arch = {.layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2, .head_dim = 64,
+                 .intermediate = 512, .vocab = 1000, .dtype_bytes = 2, .kv_dtype_bytes = 2},
+        .tp = 1, .gpu = {.peak_tflops = 100, .mem_bw_gbs = 1000, .mem_gib = 1, .link_gbs = 100},
+        .prof = SIM_LLM_LINEAR, .lin = {.base_us = 1000, .token_us = 10},
+        .host_us = 100, .block_size = 16, .mem_util = 0.9, .kv_blocks = blocks};
+    static struct tok_src ts;
+    ts = (struct tok_src){{t, n, 0, NULL, NULL}, prompt, output};
+    struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
+    struct sim *s;
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
+    static struct sim_observer obs;
+    obs = (struct sim_observer){.ctx = iv, .llm_iteration = iter_fn};
+    sim_set_observer(s, &obs);
+    REQUIRE_OK(sim_run(s));
+    *cfgp = cfg;
+    return s;
+}
+
+#define US 1000LL
+
+/* P = 100, O = 5 on an idle replica: the prefill iteration is 1000 + 10 x 100 + 100 host =
+ * 2100 us, and it emits the first token (TTFT); each of the 4 decodes is 1000 + 10 + 100 =
+ * 1110 us. E2E = 2100 + 4 x 1110 = 6540 us; TPOT 1110 us. */
+static void lone_request(void)
+{
+    static const int64_t t[] = {0};
+    static const int32_t p[] = {100}, o[] = {5};
+    struct iter_seen iv = {.budget = 8192, .seqs_limit = 1024};
+    struct sim_config *cfg;
+    struct sim *s = llm_run(1, 1000, "{}", t, p, o, 1, &iv, &cfg);
+    const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
+    CHECK(ls->ttft.n == 1 && ls->ttft.min == 2100 * US, "TTFT %lld ns, want 2100 us",
+          (long long)ls->ttft.min);
+    CHECK(ls->tpot.n == 1 && ls->tpot.min == 1110 * US, "TPOT %lld ns, want 1110 us",
+          (long long)ls->tpot.min);
+    CHECK(ls->tokens_out == 5 && iv.n == 5, "%llu tokens in %d iterations, want 5 in 5",
+          (unsigned long long)ls->tokens_out, iv.n);
+    CHECK(ls->itl.n == 4 && ls->itl.min == 1110 * US && ls->itl.max == 1110 * US,
+          "inter-token gaps: %llu, %lld..%lld ns", (unsigned long long)ls->itl.n,
+          (long long)ls->itl.min, (long long)ls->itl.max);
+    struct sim_result *r;
+    REQUIRE_OK(sim_result_collect(s, &r));
+    CHECK(r->models[0].on_time == 1 && r->models[0].p50_ms == 6.54,
+          "on time %llu, E2E p50 %.6f ms, want 6.54", (unsigned long long)r->models[0].on_time,
+          r->models[0].p50_ms);
+    sim_result_destroy(r);
+    CHECK(sim_llm_state(s, 0)->blocks_used == 0, "blocks left held: %ld",
+          sim_llm_state(s, 0)->blocks_used);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
+/* A pool of 4 blocks of 16 tokens; A and B both P = 16, O = 40, arriving at t = 0, A first.
+ * A idle replica starts at once: iteration 1 is A's prefill alone (T = 16), after which A has
+ * its first token. Iteration 2: A decodes (17 tokens: a second block) and B is admitted with
+ * its prefill (T = 17; 3 blocks used); B's first token. Iteration 3: B takes its second block
+ * (all 4 used). At iteration k A has 15 + k tokens in the cache and B 14 + k, so A needs a
+ * third block first, at k = 18: none is free, B (the tail) is preempted (its 2 blocks freed,
+ * 16 tokens out) and A alone runs iterations 18..40, finishing with its 40th token. B's
+ * recompute (16 + 16 = 32 tokens, 2 blocks) cannot fit beside A's 3-4 blocks; it runs at
+ * iteration 41 (emitting its 17th token) and decodes alone at 42..64.
+ * Times (base 1000 + 10 per token + host 100 us): it. 1: 1260; 2: 1270; 3..17 (T = 2): 1120
+ * each; 18..40 (T = 1): 1110 each; A ends at 1260 + 1270 + 15 x 1120 + 23 x 1110 = 44860 us.
+ * 41 (T = 32): 1420; 42..64: 1110 each; B ends at 44860 + 1420 + 23 x 1110 = 71810 us.
+ * TTFT: A 1260, B 1260 + 1270 = 2530 us; TPOT (last - first) / 39; B's longest gap from the
+ * end of it. 17 (19330 us) to the end of it. 41 (46280 us). */
+static void one_preemption(void)
+{
+    static const int64_t t[] = {0, 0};
+    static const int32_t p[] = {16, 16}, o[] = {40, 40};
+    struct iter_seen iv = {.budget = 8192, .seqs_limit = 1024};
+    struct sim_config *cfg;
+    struct sim *s = llm_run(1, 4, "{}", t, p, o, 2, &iv, &cfg);
+    const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
+    const struct sim_llm_state *st = sim_llm_state(s, 0);
+    CHECK(ls->preemptions == 1 && st->preemptions == 1 && iv.first_preempt == 18,
+          "%llu preemptions, the first in iteration %d; want 1, in 18",
+          (unsigned long long)ls->preemptions, iv.first_preempt);
+    CHECK(iv.n == 64, "%d iterations, want 64", iv.n);
+    CHECK(ls->tokens_out == 80, "%llu tokens, want 80 (40 each)",
+          (unsigned long long)ls->tokens_out);
+    CHECK(ls->ttft.n == 2 && ls->ttft.min == 1260 * US && ls->ttft.max == 2530 * US,
+          "TTFT %lld..%lld ns, want 1260 and 2530 us", (long long)ls->ttft.min,
+          (long long)ls->ttft.max);
+    int64_t tpot_a = (44860 - 1260) * US / 39, tpot_b = (71810 - 2530) * US / 39;
+    CHECK(ls->tpot.n == 2 && ls->tpot.min == tpot_a && ls->tpot.max == tpot_b,
+          "TPOT %lld..%lld ns, want %lld and %lld", (long long)ls->tpot.min,
+          (long long)ls->tpot.max, (long long)tpot_a, (long long)tpot_b);
+    CHECK(ls->itl.max == (46280 - 19330) * US, "longest gap %lld ns, want %lld",
+          (long long)ls->itl.max, (long long)(46280 - 19330) * US);
+    CHECK(iv.tokens == 16 + 17 + 15 * 2 + 23 + 32 + 23, "tokens computed %ld, want %d",
+          iv.tokens, 16 + 17 + 15 * 2 + 23 + 32 + 23);
+    CHECK(st->blocks_used == 0 && iv.over == 0, "blocks held %ld, iterations over a limit %d",
+          st->blocks_used, iv.over);
+    struct sim_result *r;
+    REQUIRE_OK(sim_result_collect(s, &r));
+    CHECK(r->models[0].on_time == 2 && r->models[0].latency->max == 71810 * US,
+          "on time %llu of 2, last E2E %lld ns, want 71810 us",
+          (unsigned long long)r->models[0].on_time, (long long)r->models[0].latency->max);
+    sim_result_destroy(r);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
+/* P = 1000, O = 2 with a budget of 256 and chunked prefill: ceil(1000 / 256) = 4 chunks
+ * (256, 256, 256, 232), the first token at the end of the 4th: 3 x (1000 + 2560 + 100) +
+ * (1000 + 2320 + 100) = 14400 us; then one decode, 1110 us. Without chunking the request could
+ * never run (1002 tokens over a budget of 256): it is refused, as vLLM refuses the config. */
+static void chunked_prefill(void)
+{
+    static const int64_t t[] = {0};
+    static const int32_t p[] = {1000}, o[] = {2};
+    struct iter_seen iv = {.budget = 256, .seqs_limit = 1024};
+    struct sim_config *cfg;
+    struct sim *s = llm_run(1, 1000, "{\"max_num_batched_tokens\":256}", t, p, o, 1, &iv, &cfg);
+    const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
+    CHECK(iv.n == 5 && iv.max_tokens == 256 && iv.tokens == 1001,
+          "%d iterations, most tokens %d, all %ld; want 5, 256, 1001", iv.n, iv.max_tokens,
+          iv.tokens);
+    CHECK(ls->ttft.min == 14400 * US && ls->tpot.min == 1110 * US, "TTFT %lld, TPOT %lld ns",
+          (long long)ls->ttft.min, (long long)ls->tpot.min);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+
+    struct iter_seen iv2 = {.budget = 256, .seqs_limit = 1024};
+    s = llm_run(1, 1000, "{\"max_num_batched_tokens\":256,\"enable_chunked_prefill\":false}",
+                t, p, o, 1, &iv2, &cfg);
+    CHECK(iv2.n == 0 && sim_llm_state(s, 0)->refused == 1, "%d iterations, %llu refused", iv2.n,
+          (unsigned long long)sim_llm_state(s, 0)->refused);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
+/* 400 requests of random prompts (1..600) and outputs (1..300), Poisson-like arrivals, on two
+ * replicas with a small pool (preemptions happen) and tight limits: no iteration over the
+ * budget or max_num_seqs or the pool, every token emitted exactly once (tokens out = the sum
+ * of outputs), every request finished, none dropped. Under each router. */
+static void random_trace_limits(void)
+{
+    enum { N = 400 };
+    static int64_t t[N];
+    static int32_t p[N], o[N];
+    uint64_t x = 12345;
+    long want = 0;
+    int64_t at = 0;
+    for (int i = 0; i < N; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        at += (int64_t)((x >> 33) % 20000) * US;
+        t[i] = at;
+        p[i] = (int32_t)(1 + (x >> 20) % 600);
+        o[i] = (int32_t)(1 + (x >> 45) % 300);
+        want += o[i];
+    }
+    static const char *const routers[] = {"round_robin", "least_tokens", "kv_util"};
+    for (int k = 0; k < 3; k++) {
+        char params[256];
+        snprintf(params, sizeof params, "{\"max_num_batched_tokens\":512,\"max_num_seqs\":8,"
+                 "\"router\":\"%s\"}", routers[k]);
+        struct iter_seen iv = {.budget = 512, .seqs_limit = 8};
+        struct sim_config *cfg;
+        struct sim *s = llm_run(2, 120, params, t, p, o, N, &iv, &cfg);
+        const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
+        struct sim_result *r;
+        REQUIRE_OK(sim_result_collect(s, &r));
+        uint64_t done = r->models[0].on_time + r->models[0].late;
+        CHECK(iv.over == 0 && iv.max_tokens <= 512 && iv.max_seqs <= 8,
+              "%s: %d iterations over a limit (most tokens %d, seqs %d)", routers[k], iv.over,
+              iv.max_tokens, iv.max_seqs);
+        CHECK((long)ls->tokens_out == want && done == N && r->models[0].dropped == 0,
+              "%s: %llu tokens (want %ld), %llu finished, %llu dropped", routers[k],
+              (unsigned long long)ls->tokens_out, want, (unsigned long long)done,
+              (unsigned long long)r->models[0].dropped);
+        CHECK(ls->preemptions > 0, "%s: no preemption: the case does not test them",
+              routers[k]);
+        sim_result_destroy(r);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+}
+
+/* Llama-3-8B's published config: 8.03 B parameters; on an 80 GiB GPU at utilisation 0.9 with
+ * 2 GiB reserved, its bf16 KV cache (128 KiB a token: 2 x 32 layers x 8 heads x 128 x 2 bytes)
+ * holds floor((72 - 14.96 - 2) GiB / 2 MiB) blocks of 16 tokens. A decode of one sequence of
+ * context 1000 on the roofline is memory-bound: the weights but the embedding table (15.0 GB)
+ * read once, at 3350 GB/s about 4.5 ms. */
+static void llama_arithmetic(void)
+{
+    struct sim_llm_cfg c = {
+        .arch = {.layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8, .head_dim = 128,
+                 .intermediate = 14336, .vocab = 128256, .dtype_bytes = 2, .kv_dtype_bytes = 2},
+        .tp = 1, .gpu = {.peak_tflops = 989.4, .mem_bw_gbs = 3350, .mem_gib = 80, .link_gbs = 450},
+        .prof = SIM_LLM_ROOFLINE, .block_size = 16, .mem_util = 0.9, .reserve_gib = 2};
+    double params = sim_llm_params(&c.arch);
+    CHECK(fabs(params - 8.030261248e9) < 1, "Llama-3-8B params %.0f, want 8030261248", params);
+    struct sim_llm_mem m;
+    long blocks = sim_llm_memory(&c, &m);
+    double weights = 8030261248.0 * 2 / (1024.0 * 1024 * 1024);
+    long want = (long)floor((80 * 0.9 - weights - 2) * 1024.0 * 1024 * 1024 / (131072.0 * 16));
+    CHECK(m.bytes_per_token == 131072 && blocks == want, "%.0f bytes a token, %ld blocks; want "
+          "131072, %ld", m.bytes_per_token, blocks, want);
+    struct sim_llm_seq d = {1, 1000};
+    double ns = sim_llm_gpu_ns(&c, &d, 1);
+    /* every weight read once, but the embedding table (a decode looks up one row) */
+    double floor_ns = (8030261248.0 - 128256.0 * 4096) * 2 / 3350;
+    CHECK(ns > floor_ns && ns < floor_ns * 1.05, "decode %.0f ns, want just above %.0f", ns,
+          floor_ns);
+    /* a 4096-token prefill is compute-bound: about 2 x params x T FLOPs */
+    struct sim_llm_seq pf = {4096, 0};
+    double pns = sim_llm_gpu_ns(&c, &pf, 1);
+    double flops_ns = 2 * 8030261248.0 * 4096 / (989.4e3);
+    CHECK(pns > flops_ns * 0.95 && pns < flops_ns * 1.3, "prefill %.0f ns, want near %.0f", pns,
+          flops_ns);
+    /* contexts that average the same cost the same only when memory-bound per pair: a skewed
+     * mix of decodes reads the same KV as an even one (attention bytes are linear in context) */
+    struct sim_llm_seq even[2] = {{1, 2000}, {1, 2000}}, skew[2] = {{1, 100}, {1, 3900}};
+    CHECK(fabs(sim_llm_gpu_ns(&c, even, 2) - sim_llm_gpu_ns(&c, skew, 2)) < 1,
+          "decode KV reads: even %.0f ns, skewed %.0f", sim_llm_gpu_ns(&c, even, 2),
+          sim_llm_gpu_ns(&c, skew, 2));
+    /* a prefill's attention is quadratic: one chunk of 2048 after nothing costs less than two
+     * sequences' worth (after a 2048-token prefix it attends to twice the keys) */
+    c.prof = SIM_LLM_LINEAR;
+    c.lin = (struct sim_llm_linear){.pair_ns = 1};
+    struct sim_llm_seq a = {2048, 0}, b = {2048, 2048};
+    CHECK(sim_llm_gpu_ns(&c, &a, 1) == 2048.0 * 2049 / 2 &&
+          sim_llm_gpu_ns(&c, &b, 1) == 2048.0 * (2048 + 2049.0 / 2),
+          "pairs %.0f and %.0f", sim_llm_gpu_ns(&c, &a, 1), sim_llm_gpu_ns(&c, &b, 1));
+}
+
+TEST_MAIN({"lone_request", lone_request}, {"one_preemption", one_preemption},
+          {"chunked_prefill", chunked_prefill},
+          {"random_trace_limits", random_trace_limits}, {"llama_arithmetic", llama_arithmetic})
