@@ -8,13 +8,12 @@
  * sequences; other GPUs: 2048 and 256), chunked prefill on (vLLM v1 always enables it).
  * `enable_chunked_prefill: false` is vLLM's v1 scheduler without it; with it and a small
  * budget it is Sarathi-Serve's stall-free batching. Routers, as llm-d's scorers weigh
- * replicas: `round_robin`; `least_tokens` (the fewest prompt and output tokens still to
- * serve); `kv_util` (the lowest KV-cache use, then the fewest waiting). Ties go to the lowest
- * replica. The GPUs are shared among the LLM models in proportion to their configured rates
- * (at least one each).
- *
- * Not yet in the registry (policies/registry.c): configs cannot describe an LLM model yet, so
- * the engine tests (tests/unit/test_llm.c) build its worlds; docs/llm.md, "Status". */
+ * replicas: `round_robin`; `least_tokens` (the fewest tokens held: each request's prompt and
+ * output less what it emitted); `kv_util` (the lowest KV-cache use, then the fewest waiting).
+ * Ties go to the lowest replica. The GPUs are shared among the LLM models in proportion to
+ * their configured rates (at least one each; the GPUs the rounding leaves go one each to the
+ * models in order).
+ */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,9 +35,12 @@ struct vllm {
 
 static const struct sim_param params[] = {
     {"max_num_batched_tokens", SIM_P_INT, SIM_P_AT(struct vllm, max_tokens, int), .lo = 1,
-     .hi = 10000000, .def = 8192, .doc = "tokens one iteration computes (vLLM's token budget)"},
+     .hi = 10000000, .flags = SIM_P_NODEF,
+     .def_doc = "8192 on a GPU of 70 GiB or more but the A100, else 2048 (vLLM's)",
+     .doc = "tokens one iteration computes (vLLM's token budget)"},
     {"max_num_seqs", SIM_P_INT, SIM_P_AT(struct vllm, max_seqs, int), .lo = 1, .hi = 1000000,
-     .def = 1024, .doc = "requests a replica runs at once"},
+     .flags = SIM_P_NODEF, .def_doc = "1024 on those GPUs, else 256",
+     .doc = "requests a replica runs at once"},
     {"enable_chunked_prefill", SIM_P_BOOL, SIM_P_AT(struct vllm, chunked, bool), .def = 1,
      .doc = "split a prompt over iterations to fit the budget (else a prompt longer than "
             "what is left waits)"},
@@ -57,7 +59,8 @@ static void destroy(void *state)
     free(st->rr);
 }
 
-/* The GPU executors shared among the LLM models by their rates, largest remainders first. */
+/* The GPU executors shared among the LLM models by their rates (rounded down, at least one
+ * each), the rest one each to the models in order. */
 static int assign(struct sim *s, struct vllm *st, int nexec)
 {
     int nm = sim_model_count(s);
@@ -94,8 +97,9 @@ static int init(struct sim *s, const cJSON *p, void *state)
     int nm = sim_model_count(s), nexec = 0;
     for (int m = 0; m < nm; m++)
         if (!sim_model_llm(s, m))
-            return sim_err_set(SIM_EINVAL, "policy vllm serves LLM models only: model %s has "
-                               "no `llm` section", sim_model(s, m)->cfg->name);
+            return sim_err_set(SIM_EINVAL, "policy vllm serves LLM models only: model %s is a "
+                               "DNN model (an LLM model's entry has an `llm` section: "
+                               "docs/llm.md)", sim_model(s, m)->cfg->name);
     for (int e = 0; e < sim_exec_count(s); e++)
         nexec += !sim_exec(s, e)->cpu;
     st->reps = malloc((size_t)(nexec > 0 ? nexec : 1) * sizeof *st->reps);
@@ -105,13 +109,18 @@ static int init(struct sim *s, const cJSON *p, void *state)
         return SIM_ENOMEM;
     if ((rc = assign(s, st, nexec)))
         return rc;
-    struct sim_llm_sched sc = {st->max_tokens, st->max_seqs, st->chunked, st->long_prefill};
     for (int e = 0, k = 0, m = 0; e < sim_exec_count(s); e++) {
         if (sim_exec(s, e)->cpu)
             continue;
         while (k == st->first[m + 1])
             m++;
         st->reps[k++] = e;
+        /* vLLM's defaults by the GPU (EngineArgs.get_batch_defaults, API server) */
+        const struct sim_llm_gpu *g = &sim_model_llm(s, m)->gpu;
+        bool big = g->mem_gib >= 70 && !(g->name && strcmp(g->name, "a100") == 0);
+        struct sim_llm_sched sc = {st->max_tokens > 0 ? st->max_tokens : big ? 8192 : 2048,
+                                   st->max_seqs > 0 ? st->max_seqs : big ? 1024 : 256,
+                                   st->chunked, st->long_prefill};
         if ((rc = sim_llm_replica(s, e, m, &sc)))
             return rc;
     }
@@ -155,4 +164,5 @@ const struct policy_ops policy_vllm = {
     .init = init,
     .destroy = destroy,
     .on_request = on_request,
+    .llm_only = true,
 };

@@ -32,6 +32,8 @@ struct sim_llm_rep {
     struct llm_rq **it;          /* the iteration in flight, and its sequences' shapes */
     struct sim_llm_seq *seqs;
     int itn, itcap;
+    struct llm_rq **done;        /* [itcap]: those an iteration finished, ended after it */
+    int64_t it_start;            /* the iteration in flight's start */
     uint64_t serial;
     int64_t made_at, kv_since;
     double kv_area;              /* blocks used x ns, since made_at */
@@ -78,12 +80,17 @@ double sim_llm_kv_util(const struct sim *s, int e)
 
 int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
 {
+    if (m < 0 || m >= s->nmodels)
+        return sim_err_set(SIM_EINVAL, "model %d out of range (%d models)", m, s->nmodels);
     const struct sim_llm_cfg *c = sim_model_llm(s, m);
     if (!c)
         return sim_err_set(SIM_EINVAL, "model %s is not an LLM model: it has no replicas",
                            s->models[m].cfg->name);
-    if (e < 0 || e >= s->nexecs || s->execs[e].cpu)
-        return sim_err_set(SIM_EINVAL, "executor %d is not a GPU executor", e);
+    if (e < 0 || e >= s->nexecs || s->execs[e].cpu || s->execs[e].state != SIM_EXEC_UP)
+        return sim_err_set(SIM_EINVAL, "executor %d is not a GPU executor that is up", e);
+    if (c->block_size < 1 || c->tp < 1)
+        return sim_err_set(SIM_EINVAL, "model %s: block_size and tp must be at least 1 (got %d "
+                           "and %d)", s->models[m].cfg->name, c->block_size, c->tp);
     if (sc->max_tokens < 1 || sc->max_seqs < 1)
         return sim_err_set(SIM_EINVAL, "an LLM replica needs max_num_batched_tokens and "
                            "max_num_seqs of at least 1 (got %d and %d)", sc->max_tokens,
@@ -126,6 +133,7 @@ static void rep_free(struct sim_llm_rep *p)
     free(p->run);
     free(p->it);
     free(p->seqs);
+    free(p->done);
     free(p);
 }
 
@@ -220,18 +228,29 @@ static void free_blocks(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
 
 /* ---------------------------------------------------------------- the iteration */
 
+/* Room in the iteration's arrays for every running request (it, seqs and done share
+ * itcap, which grows only once all three have). */
 static int it_room(struct sim_llm_rep *p)
 {
     int need = p->pub.running;
     if (need <= p->itcap)
         return 0;
-    if (sim_grow(&p->it, &p->itcap, need, sizeof *p->it, 16))
-        return SIM_ENOMEM;
-    int cap = p->itcap;
+    int cap = p->itcap ? p->itcap : 8;
+    while (cap < need)
+        cap *= 2;
     struct sim_llm_seq *q = realloc(p->seqs, (size_t)cap * sizeof *q);
     if (!q)
         return SIM_ENOMEM;
     p->seqs = q;
+    struct llm_rq **d = realloc(p->done, (size_t)cap * sizeof *d);
+    if (!d)
+        return SIM_ENOMEM;
+    p->done = d;
+    struct llm_rq **t = realloc(p->it, (size_t)cap * sizeof *t);
+    if (!t)
+        return SIM_ENOMEM;
+    p->it = t;
+    p->itcap = cap;
     return 0;
 }
 
@@ -263,6 +282,8 @@ static int form(struct sim *s, struct sim_llm_rep *p)
         }
         bool fits = true;
         while (!alloc_slots(s, p, q, want)) {      /* preempt from the tail */
+            if (wait_room(p))                       /* before the request moves */
+                return SIM_ENOMEM;
             struct llm_rq *v = p->run[--p->pub.running];
             free_blocks(s, p, v);
             v->computed = 0;
@@ -270,8 +291,7 @@ static int form(struct sim *s, struct sim_llm_rep *p)
             p->pub.preemptions++;
             ls->preemptions++;
             preempted = true;
-            if (wait_push_front(p, v))
-                return SIM_ENOMEM;
+            wait_push_front(p, v);                  /* cannot fail: room made above */
             if (v == q) {
                 fits = false;
                 break;
@@ -299,15 +319,15 @@ static int form(struct sim *s, struct sim_llm_rep *p)
         }
         if (want > budget)
             want = budget;
+        if (p->pub.running == p->rcap &&
+            sim_grow(&p->run, &p->rcap, p->pub.running + 1, sizeof *p->run, 16))
+            return SIM_ENOMEM;
         if (!alloc_slots(s, p, q, want))
             break;
         /* out of the ring at position nskip, the skipped ones before it keep their order */
         for (int k = nskip; k > 0; k--)
             p->wait[(p->whead + k) % p->wcap] = wait_at(p, k - 1);
         wait_pop_front(p);
-        if (p->pub.running == p->rcap &&
-            sim_grow(&p->run, &p->rcap, p->pub.running + 1, sizeof *p->run, 16))
-            return SIM_ENOMEM;
         p->run[p->pub.running++] = q;
         if (it_room(p))
             return SIM_ENOMEM;
@@ -330,10 +350,29 @@ static void start(struct sim *s, int e)
         sim_fail_nomem(s, "for an LLM replica's queues");
         return;
     }
-    if (p->itn == 0)
+    if (p->itn == 0) {
+        /* with requests refused that could never fit (sim_llm_submit), an idle replica always
+         * has something to run or nothing to do */
+        if (p->pub.waiting > 0 && p->pub.running == 0)
+            SIM_BUG("LLM replica %d formed an empty iteration with %d requests waiting", e,
+                    p->pub.waiting);
         return;
+    }
     for (int i = 0; i < p->itn; i++)
         p->it[i]->computed += p->it[i]->sched;  /* as vLLM counts them: at scheduling */
+    /* the pool's invariant, every iteration: a running request holds exactly the blocks of
+     * its computed tokens, a waiting one none, and the pool counts their sum */
+    long held = 0;
+    for (int i = 0; i < p->pub.running; i++) {
+        const struct llm_rq *q = p->run[i];
+        if (q->blocks != blocks_for(p, q->computed))
+            SIM_BUG("LLM replica %d: a request holds %ld blocks for %d tokens", e, q->blocks,
+                    q->computed);
+        held += q->blocks;
+    }
+    if (held != p->pub.blocks_used || held > p->pub.blocks_total)
+        SIM_BUG("LLM replica %d: %ld blocks used, the running requests hold %ld (pool %ld)", e,
+                p->pub.blocks_used, held, p->pub.blocks_total);
     int64_t d = sim_ns(sim_llm_gpu_ns(p->cfg, p->seqs, p->itn) +
                        sim_llm_host_ns(p->cfg, p->itn));
     if (d < 1)
@@ -341,10 +380,9 @@ static void start(struct sim *s, int e)
     if (s->obs.llm_iteration)
         s->obs.llm_iteration(s->obs.ctx, s, e, p->seqs, p->itn);
     p->pub.busy = true;
+    p->it_start = s->now;
     p->pub.iterations++;
     s->ms[p->pub.model].llm->iterations++;
-    s->execs[e].busy_ns += d;
-    s->execs[e].batches++;
     sim_push(s, s->now + d, SIM_EV_LLM, (uint32_t)e, ++p->serial);
 }
 
@@ -376,11 +414,10 @@ static void finish(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
             sim_hist_add(&ls->tpot, tpot);
         ls->prompt_tokens += (uint64_t)q->prompt;
     }
-    unrun(s, p, q);
-    p->pub.tokens_left -= q->prompt;
+    int64_t t_last = q->t_last;
     sim_pool_put(&s->llm_pool, q);
-    r->t_finish = q->t_last;
-    sim_req_end(s, r, ok ? SIM_REQ_ON_TIME : SIM_REQ_LATE, q->t_last);
+    r->t_finish = t_last;
+    sim_req_end(s, r, ok ? SIM_REQ_ON_TIME : SIM_REQ_LATE, t_last);
 }
 
 void sim_llm_event(struct sim *s, int e, uint64_t serial)
@@ -388,8 +425,10 @@ void sim_llm_event(struct sim *s, int e, uint64_t serial)
     struct sim_llm_rep *p = rep_of(s, e);
     if (!p || serial != p->serial || !p->pub.busy)
         return;                                     /* the run stopped since */
-    p->pub.busy = false;
+    s->execs[e].busy_ns += s->now - p->it_start;    /* charged as it ends (samples see it) */
+    s->execs[e].batches++;
     struct sim_llm_stats *ls = s->ms[p->pub.model].llm;
+    int ndone = 0;
     int64_t t_client = s->now + sim_resp_delay_ns(s, p->pub.model);
     for (int i = 0; i < p->itn; i++) {
         struct llm_rq *q = p->it[i];
@@ -407,10 +446,17 @@ void sim_llm_event(struct sim *s, int e, uint64_t serial)
         if (q->generated == 1)
             q->t_first = t_client;
         q->t_last = t_client;
-        if (q->generated >= q->output)
-            finish(s, p, q);
+        if (q->generated >= q->output) {
+            unrun(s, p, q);                         /* out of the running list, blocks freed */
+            p->pub.tokens_left -= q->prompt;
+            p->done[ndone++] = q;
+        }
     }
     p->itn = 0;
+    p->pub.busy = false;
+    /* ended only now: a policy that hears of an end may submit here, forming an iteration */
+    for (int i = 0; i < ndone; i++)
+        finish(s, p, p->done[i]);
     start(s, e);
 }
 
@@ -422,9 +468,12 @@ void sim_llm_submit(struct sim *s, int e, int m)
     struct sim_request *r = sim_q_pop(s, SIM_CENTRAL, m);
     int32_t prompt = r->prompt_tokens > 0 ? r->prompt_tokens : 1;
     int32_t output = r->output_tokens > 0 ? r->output_tokens : 1;
-    if (!p->sc.chunked && (long)prompt + output > p->sc.max_tokens) {
-        /* vLLM refuses a budget below max_model_len without chunking: such a request (or its
-         * recompute after a preemption) could never be scheduled */
+    /* The most a request ever computes at once is P + O - 1 tokens (a recompute after its
+     * last preemption), and it holds the KV of as many at its end. Where that exceeds the
+     * token budget without chunking, or the KV pool, it could never finish: vLLM refuses such
+     * a configuration (max_model_len over the budget or the cache), here the request. */
+    long most = (long)prompt + output - 1;
+    if ((!p->sc.chunked && most > p->sc.max_tokens) || blocks_for(p, most) > p->pub.blocks_total) {
         p->pub.refused++;
         sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
         return;
@@ -456,6 +505,8 @@ void sim_llm_stop(struct sim *s)
         if (!p)
             continue;
         p->serial++;                                /* the iteration in flight is void */
+        if (p->pub.busy)
+            s->execs[e].busy_ns += s->now - p->it_start;
         p->pub.busy = false;
         p->itn = 0;
         while (p->pub.running > 0) {

@@ -15,8 +15,10 @@
  *     cannot get its blocks stops the admission.
  * The iteration lasts the model's iteration time for exactly those sequences (prefill chunks
  * with their prefixes, decodes with each context) plus the host's time. At its end every
- * sequence whose prompt is complete emits one token; a request with all its output tokens
- * finishes, its blocks freed. A request is on time if its TTFT and TPOT meet the model's SLOs.
+ * sequence whose tokens (prompt and output so far) are all computed emits one token; a
+ * request with all its output tokens finishes, its blocks freed. A request that could never
+ * finish (P + O - 1 tokens over the budget without chunking, or over the KV pool) is
+ * refused when submitted, as vLLM refuses such a max_model_len. A request is on time if its TTFT and TPOT meet the model's SLOs.
  * A policy makes replicas at init and hands them requests from the central queue; the rest
  * is the engine's. */
 #ifndef SIM_LLM_H
@@ -46,8 +48,7 @@ struct sim_llm_state {
                                         * tokens they emitted (llm-d's outstanding work) */
     bool busy;                         /* an iteration is in flight */
     uint64_t iterations, preemptions, tokens_out;
-    uint64_t refused;                  /* dropped at submit: prompt + output over the token
-                                        * budget without chunked prefill (never schedulable) */
+    uint64_t refused;                  /* dropped at submit: could never finish (sim_llm_submit) */
 };
 
 /* The model's LLM deployment (NULL: a DNN model). */

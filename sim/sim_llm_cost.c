@@ -17,13 +17,19 @@ double sim_llm_params(const struct sim_llm_arch *a)
     return embed + a->layers * layer + h + (a->tied_embeddings ? 0 : embed);
 }
 
+double sim_llm_kv_heads(const struct sim_llm_cfg *c)
+{
+    int h = c->arch.kv_heads / c->tp;   /* vLLM: max(1, total_num_kv_heads // tp) */
+    return h < 1 ? 1 : h;
+}
+
 long sim_llm_memory(const struct sim_llm_cfg *c, struct sim_llm_mem *m)
 {
     const struct sim_llm_arch *a = &c->arch;
     m->weights_gib = sim_llm_params(a) * a->dtype_bytes / c->tp / GIB;
     m->usable_gib = c->gpu.mem_gib * c->mem_util;
     m->kv_gib = m->usable_gib - m->weights_gib - c->reserve_gib;
-    m->bytes_per_token = 2.0 * a->layers * ((double)a->kv_heads / c->tp) * a->head_dim *
+    m->bytes_per_token = 2.0 * a->layers * sim_llm_kv_heads(c) * a->head_dim *
                          a->kv_dtype_bytes;
     m->block_bytes = m->bytes_per_token * c->block_size;
     if (c->kv_blocks > 0)
@@ -53,7 +59,7 @@ static double roofline_ns(const struct sim_llm_cfg *c, const struct sim_llm_seq 
     const struct sim_llm_arch *a = &c->arch;
     const struct sim_llm_gpu *g = &c->gpu;
     double tp = c->tp, b = a->dtype_bytes, kvb = a->kv_dtype_bytes;
-    double h = a->hidden, d = a->head_dim, nq = a->heads / tp, nkv = a->kv_heads / tp;
+    double h = a->hidden, d = a->head_dim, nq = a->heads / tp, nkv = sim_llm_kv_heads(c);
     double I = a->intermediate / tp;
     double T = 0, aflops = 0, abytes = 0;
     for (int i = 0; i < n; i++) {
@@ -76,7 +82,7 @@ static double roofline_ns(const struct sim_llm_cfg *c, const struct sim_llm_seq 
                    + T * 2 * nkv * d * kvb / g->mem_bw_gbs;
     if (c->tp > 1) /* two ring all-reduces of [T, h] per layer over the link */
         layer += 2 * (2 * (tp - 1) / tp * T * h * b / g->link_gbs);
-    /* embedding lookup, final norm, and the LM head on each sequence's last position */
+    /* embedding lookup and the LM head on each sequence's last position */
     double head = T * h * b / g->mem_bw_gbs + gemm_ns(g, n, h, a->vocab / tp, b);
     return a->layers * layer + head;
 }

@@ -3,8 +3,8 @@
  * estimate from the two, or a linear profile fitted or given), the host's time per iteration,
  * and the KV-cache arithmetic (bytes per token, the block pool a GPU holds). Plain data and
  * pure functions of it: the engine's LLM replicas (sim_llm.c) time their iterations with
- * sim_llm_iter_ns, the layers above fill the structures from configs and print the
- * arithmetic (docs/llm.md). */
+ * sim_llm_gpu_ns and sim_llm_host_ns, the layers above fill the structures from configs and
+ * print the arithmetic (docs/llm.md). */
 #ifndef SIM_LLM_COST_H
 #define SIM_LLM_COST_H
 
@@ -23,6 +23,7 @@ struct sim_llm_arch {
  * link between the GPUs of a tensor-parallel group (per direction). */
 struct sim_llm_gpu {
     double peak_tflops, mem_bw_gbs, mem_gib, link_gbs;
+    const char *name;                  /* "h100", ... (a static string), or NULL */
 };
 
 enum sim_llm_prof { SIM_LLM_ROOFLINE, SIM_LLM_LINEAR };
@@ -55,6 +56,8 @@ struct sim_llm_seq {
     int32_t new_tokens, context;
 };
 
+/* KV heads per tensor-parallel rank: max(1, kv_heads / tp), as vLLM shards them. */
+double sim_llm_kv_heads(const struct sim_llm_cfg *c);
 /* The parameter count of the architecture (embedding, layers, norms, LM head unless tied). */
 double sim_llm_params(const struct sim_llm_arch *a);
 
@@ -63,7 +66,8 @@ struct sim_llm_mem {
     double weights_gib;                /* per GPU: params x dtype / tp */
     double usable_gib;                 /* mem_gib x mem_util */
     double kv_gib;                     /* usable - weights - reserve */
-    double bytes_per_token;            /* per GPU: 2 x layers x kv_heads / tp x head_dim x kv dtype */
+    double bytes_per_token;            /* per GPU: 2 x layers x max(1, kv_heads / tp) x head_dim
+                                        * x kv dtype (a rank keeps at least one KV head) */
     double block_bytes;                /* bytes_per_token x block_size */
     long blocks;                       /* floor(kv / block), or cfg->kv_blocks where given */
 };

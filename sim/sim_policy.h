@@ -78,6 +78,8 @@ struct policy_ops {
     void (*on_job_done)(struct sim *, void *state, int j);
     /* Whether the policy serves only applications (DAG pipelines, config `application`). */
     bool applications_only;
+    /* Whether the policy serves only LLM models (model entries with `llm`, sim_llm.h). */
+    bool llm_only;
     /* May be NULL (0). Seconds from the start that the policy's control loop needs, with these
      * params, to reach its steady state (Nexus: two epochs). The experiment layer warns when
      * warmup_s is shorter: the measured window would include the start-up transient. */

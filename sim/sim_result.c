@@ -64,6 +64,41 @@ static void latency_summary(const struct sim_hist *h, double *p50, double *p90, 
     *mean = sim_hist_mean(h) / 1e6;
 }
 
+/* An LLM model's token-level results, or NULL (*out untouched) for a DNN model. */
+static int collect_llm(const struct sim *s, int m, double window_s, struct sim_llm_result **out)
+{
+    const struct sim_llm_stats *ls = s->ms[m].llm;
+    if (!ls)
+        return 0;
+    struct sim_llm_result *o = calloc(1, sizeof *o);
+    if (!o)
+        return SIM_ENOMEM;
+    double ignore;
+    latency_summary(&ls->ttft, &o->ttft_p50_ms, &o->ttft_p90_ms, &o->ttft_p99_ms, &ignore,
+                    &o->ttft_mean_ms);
+    latency_summary(&ls->tpot, &o->tpot_p50_ms, &o->tpot_p90_ms, &o->tpot_p99_ms, &ignore,
+                    &o->tpot_mean_ms);
+    o->itl_p99_ms = sim_ns_to_ms(sim_hist_quantile(&ls->itl, 0.99));
+    o->tokens_out = ls->tokens_out;
+    o->preemptions = ls->preemptions;
+    o->iterations = ls->iterations;
+    o->tokens_per_s = window_s > 0 ? (double)ls->tokens_out / window_s : 0;
+    double util = 0;
+    for (int e = 0; e < s->nexecs; e++) {
+        const struct sim_llm_state *st = sim_llm_state(s, e);
+        if (st && st->model == m) {
+            o->replicas++;
+            util += sim_llm_kv_util(s, e);
+        }
+    }
+    o->kv_util_mean = o->replicas ? util / o->replicas : 0;
+    const struct sim_llm_cfg *c = &s->models[m].cfg->llm;
+    o->estimate = c->prof == SIM_LLM_ROOFLINE;
+    sim_llm_memory(c, &o->mem);
+    *out = o;
+    return 0;
+}
+
 /* The application's paths; their requests replace the models' stages in the totals. */
 static int collect_paths(struct sim *s, struct sim_result *r, double q)
 {
@@ -146,6 +181,9 @@ static int collect_models(const struct sim *s, struct sim_result *r, double q, d
         memcpy(o->batch_hist, ms->batch_hist, ((size_t)md->max_batch + 1) * sizeof *o->batch_hist);
         memcpy(o->latency, &ms->latency, sizeof *o->latency);
         memcpy(o->queueing, &ms->queueing, sizeof *o->queueing);
+        int rc = collect_llm(s, m, (double)(s->duration - s->warmup) / 1e9, &o->llm);
+        if (rc)
+            return rc;
         if (o->bad_frac > *worst) {
             *worst = o->bad_frac;
             r->worst_model = m;
@@ -343,6 +381,7 @@ void sim_result_destroy(struct sim_result *r)
         free(r->models[m].batch_hist);
         free(r->models[m].latency);
         free(r->models[m].queueing);
+        free(r->models[m].llm);
     }
     free(r->models);
     free(r->execs);

@@ -14,6 +14,20 @@
 #include "sim_hist.h"
 #include "sim_metrics.h"
 
+/* An LLM model's token-level results (docs/llm.md): requests after warm-up. */
+struct sim_llm_result {
+    double ttft_p50_ms, ttft_p90_ms, ttft_p99_ms, ttft_mean_ms;
+    double tpot_p50_ms, tpot_p90_ms, tpot_p99_ms, tpot_mean_ms;
+    double itl_p99_ms;
+    double tokens_per_s;                /* output tokens after warm-up over the measured window */
+    double kv_util_mean;                /* the replicas' KV use, averaged over time and replicas */
+    uint64_t tokens_out, preemptions, iterations;
+    int replicas;
+    bool estimate;                      /* timed by the roofline estimate, not a measured or
+                                         * given profile */
+    struct sim_llm_mem mem;             /* one replica's KV arithmetic */
+};
+
 struct sim_model_result {
     char name[SIM_NAME_MAX];
     double slo_ms, rate_rps;
@@ -29,6 +43,7 @@ struct sim_model_result {
     uint64_t *batch_hist;               /* [max_batch + 1], owned */
     struct sim_hist *latency;           /* owned copy */
     struct sim_hist *queueing;          /* arrival -> batch start, owned copy */
+    struct sim_llm_result *llm;         /* an LLM model's, owned; NULL for a DNN model */
 };
 
 /* One execution path of an application: end-to-end outcomes against the path's SLA. */

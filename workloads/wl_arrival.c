@@ -112,7 +112,28 @@ struct stream_src {
     struct wl_stream st;
     int model;                          /* -1: the application's requests */
     struct wl_sizer sizer;
+    gsl_rng *trng;                      /* tokens.<model> (NULL: no token lengths) */
+    struct wl_tokens tok;
 };
+
+/* A token length: lognormal of the given mean and cv, rounded, within [1, max]. */
+static int32_t tok_draw(gsl_rng *r, const struct wl_tok_len *d)
+{
+    double v = d->mean;
+    if (d->cv > 0) {
+        double sigma = sqrt(log1p(d->cv * d->cv));
+        v = gsl_ran_lognormal(r, log(d->mean) - sigma * sigma / 2, sigma);
+    }
+    v = floor(v + 0.5);
+    return (int32_t)(v < 1 ? 1 : v > d->max ? d->max : v);
+}
+
+static void stream_src_tokens(void *ctx, int32_t *prompt, int32_t *output)
+{
+    struct stream_src *q = ctx;
+    *prompt = tok_draw(q->trng, &q->tok.prompt);
+    *output = tok_draw(q->trng, &q->tok.output);
+}
 
 static int stream_src_next(void *ctx, int64_t *t, int *model, double *size)
 {
@@ -128,6 +149,7 @@ static void stream_src_close(void *ctx)
     struct stream_src *q = ctx;
     wl_stream_free(&q->st);
     wl_sizer_free(&q->sizer);
+    gsl_rng_free(q->trng);
     free(q);
 }
 
@@ -152,6 +174,16 @@ int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *nam
         q->st.nseg = w->schedules[model].n;
     }
     *out = (struct sim_source){stream_src_next, stream_src_close, q, -1, NULL, NULL, NULL};
+    if (model >= 0 && w->tokens && w->tokens[model].prompt.mean > 0) {
+        char tname[SIM_NAME_MAX + 64];
+        snprintf(tname, sizeof tname, "tokens.%s", name + (strncmp(name, "arrivals.", 9) ? 0 : 9));
+        q->tok = w->tokens[model];
+        if (!(q->trng = sim_rng_stream(seed, tname))) {
+            stream_src_close(q);
+            return SIM_ENOMEM;
+        }
+        out->tokens = stream_src_tokens;
+    }
     return 0;
 }
 

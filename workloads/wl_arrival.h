@@ -42,6 +42,17 @@ struct wl_size {
     double mean, cv;
 };
 
+/* An LLM model's token lengths (workload.tokens): prompt and output each lognormal with this
+ * mean and coefficient of variation (cv 0: exactly the mean), rounded to whole tokens and
+ * kept within [1, max], drawn from the stream "tokens.<model>". mean 0: none given. */
+struct wl_tok_len {
+    double mean, cv;
+    int max;
+};
+struct wl_tokens {
+    struct wl_tok_len prompt, output;
+};
+
 
 /* The workload of an experiment, typed (the experiment layer fills it from `workload`): the
  * synthetic arrival process and popularity, or a real trace. The mean rates it gives each
@@ -56,6 +67,7 @@ struct wl_workload {
     struct wl_trace_cfg *trace;        /* a real trace instead of rate_rps, or NULL; owned */
     struct wl_schedule *schedules;     /* [nmodels] or NULL; owned */
     struct wl_size *sizes;             /* [nmodels] or NULL; owned */
+    struct wl_tokens *tokens;          /* [nmodels] or NULL; owned */
     struct wl_clients_cfg *clients;    /* closed-loop clients instead of rates, or NULL; owned
                                         * (wl_clients.h) */
 };

@@ -10,6 +10,7 @@
 #include "sim_err.h"
 #include "sim_json.h"
 #include "sim_param.h"
+#include "wl_llm.h"
 
 /* o[key]: a number, or an array of them (one per batch size from 1), each in [0, max) (max
  * exclusive when `open`, else inclusive); into a new array *out of *n values (0: absent). */
@@ -187,9 +188,11 @@ static int add_profile(struct sim_model_cfg *m, const char *kind, const char *pa
 const struct sim_param wl_model_keys[] = {
     {"name", SIM_P_HAND, .type_doc = "string", .def_doc = "required",
      .doc = "unique, non-empty, at most 63 characters, without control characters"},
-    {"slo_ms", SIM_P_NUM, MD(slo_ms), .cons = SIM_J_POS, .flags = SIM_P_REQUIRED,
+    {"slo_ms", SIM_P_NUM, MD(slo_ms), .cons = SIM_J_POS, .flags = SIM_P_NODEF,
+     .def_doc = "required; an LLM model: one hour",
      .doc = "the model's SLO: a request is on time when its response arrives by arrival + SLO; "
-            "below the batch-1 latency it is an error"},
+            "below the batch-1 latency it is an error. An LLM model's requests are judged by "
+            "`llm.ttft_slo_ms` and `llm.tpot_slo_ms`; its `slo_ms` only orders its queue"},
     {"max_batch", SIM_P_INT, SIM_P_AT(struct sim_model_cfg, max_batch, int), .lo = 1, .hi = 4096,
      .def_doc = "the largest b with l(b) <= SLO (at most 1,024)", .doc = "the largest batch"},
     {"share", SIM_P_NUM, MD(share), .cons = SIM_J_NONNEG, .flags = SIM_P_NODEF,
@@ -214,6 +217,9 @@ const struct sim_param wl_model_keys[] = {
     {"stack_ms", SIM_P_NUM, MD(stack_ms), .cons = SIM_J_NONNEG, .def = 0,
      .type_doc = ">= 0 and at most an hour",
      .doc = "the serving stack's latency per request in front of the model (below)"},
+    {"llm", SIM_P_SECTION, .rows = wl_llm_keys, .def_doc = "none",
+     .doc = "an LLM model, served by iterations (docs/llm.md): its architecture, GPU, iteration "
+            "profile, KV cache and SLOs; then no latency profile"},
     {"notes", SIM_P_HAND, .type_doc = "any", .def_doc = "", .doc = "free text, not read"},
     {NULL}};
 #undef MD
@@ -239,6 +245,32 @@ int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
     snprintf(m->name, sizeof m->name, "%s", name);
 
     char p[SIM_JPATH_MAX];
+    const cJSON *llm = cJSON_GetObjectItemCaseSensitive(o, "llm");
+    if (llm) {
+        static const char *const profile_keys[] = {"alpha_ms", "beta_ms", "profile", "profiles",
+                                                   "max_batch", NULL};
+        for (int i = 0; profile_keys[i]; i++)
+            if (cJSON_GetObjectItemCaseSensitive(o, profile_keys[i]))
+                return sim_err_set(SIM_EINVAL, "%s.%s: an LLM model (with `llm`) takes no "
+                                   "latency profile or max_batch: its iterations are timed by "
+                                   "llm.profile", path, profile_keys[i]);
+        sim_jpath(p, sizeof p, path, "llm");
+        if ((rc = wl_llm_parse(llm, p, default_kind, &m->llm)))
+            return rc;
+        m->llm_on = true;
+        if (m->slo_ms <= 0)
+            m->slo_ms = 3600e3;
+        /* the engine's per-kind tables want a profile: one that no LLM replica reads */
+        int k = add_profile(m, default_kind, path);
+        if (k < 0)
+            return k;
+        m->prof[k].form = SIM_PROF_LINEAR;
+        m->prof[k].beta_ms = 1e-3;
+        m->max_batch = 1;
+        return 0;
+    }
+    if (m->slo_ms <= 0)
+        return sim_err_set(SIM_EINVAL, "%s.slo_ms: required (a number > 0)", path);
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "alpha_ms");
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "beta_ms");
     const cJSON *prof = cJSON_GetObjectItemCaseSensitive(o, "profile");

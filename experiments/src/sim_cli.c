@@ -462,13 +462,17 @@ static void warn_unserved(const struct sim_result *r, bool quiet)
     size_t len = 0;
     for (int m = 0; m < r->nmodels; m++) {
         const struct sim_model_result *x = &r->models[m];
-        if (!(x->offered > 0 && x->batches == 0))
+        bool served = x->llm ? x->on_time + x->late > 0 : x->batches > 0;
+        if (!(x->offered > 0 && !served))
             continue;
         if (!quiet)
             fprintf(stderr, "warning: model %s: none of its %llu requests was served: the "
-                    "policy ran no batch of it (its SLO less the network delays below its "
-                    "batch-1 latency? a plan that left it no GPU? docs/policies.md)\n",
-                    x->name, (unsigned long long)x->offered);
+                    "policy ran no %s of it (%s docs/policies.md)\n", x->name,
+                    (unsigned long long)x->offered, x->llm ? "iteration" : "batch",
+                    x->llm ? "none finished before the run stopped, or each was refused as "
+                             "too long for the token budget or the KV pool: docs/llm.md;" :
+                             "its SLO less the network delays below its batch-1 latency? a "
+                             "plan that left it no GPU?");
         else if (n < 3 && len < sizeof names)
             len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", n ? ", " : "",
                                     x->name);

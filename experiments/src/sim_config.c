@@ -60,6 +60,7 @@ void sim_config_destroy(struct sim_config *cfg)
         free(cfg->workload.schedules[m].seg);
     free(cfg->workload.schedules);
     free(cfg->workload.sizes);
+    free(cfg->workload.tokens);
     wl_clients_cfg_free(cfg->workload.clients);
     wl_trace_cfg_free(cfg->workload.trace);
     sim_app_free(cfg->app);

@@ -165,6 +165,79 @@ static int parse_sizes(struct sim_config *c, const cJSON *o, bool trace)
     return 0;
 }
 
+/* workload.tokens {"model name": {"prompt": {mean, cv, max}, "output": {mean, cv, max}}}: an
+ * LLM model's token lengths for synthetic arrivals (wl_arrival.h, struct wl_tokens). Every LLM
+ * model needs them; a DNN model takes none. */
+static const struct sim_param TOK_LEN[] = {
+    {"mean", SIM_P_NUM, SIM_P_AT(struct wl_tok_len, mean, double), .cons = SIM_J_POS,
+     .flags = SIM_P_REQUIRED, .type_doc = ">= 1", .doc = "mean tokens"},
+    {"cv", SIM_P_NUM, SIM_P_AT(struct wl_tok_len, cv, double), .cons = SIM_J_NONNEG, .def = 0,
+     .doc = "coefficient of variation of the lognormal (0: exactly `mean`)"},
+    {"max", SIM_P_INT, SIM_P_AT(struct wl_tok_len, max, int), .lo = 1, .hi = 10000000,
+     .def = 32768, .doc = "the longest (a draw above it is cut to it)"},
+    {NULL}};
+static const struct sim_param TOKENS[] = {
+    {"prompt", SIM_P_SECTION, .rows = TOK_LEN, .flags = SIM_P_REQUIRED,
+     .doc = "prompt tokens of each request"},
+    {"output", SIM_P_SECTION, .rows = TOK_LEN, .flags = SIM_P_REQUIRED,
+     .doc = "output tokens it generates"},
+    {NULL}};
+
+static int parse_tok_len(const cJSON *o, const char *path, const char *key,
+                         struct wl_tok_len *d)
+{
+    char p[SIM_JPATH_MAX + SIM_NAME_MAX + 16];
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsObject(v))
+        return sim_json_expected(p, "{mean, cv, max}", v);
+    int rc = sim_params_read(TOK_LEN, v, p, d);
+    if (!rc && (d->mean < 1 || d->mean > d->max))
+        rc = sim_err_set(SIM_EINVAL, "%s.mean: expected within [1, max = %d], got %.15g", p,
+                         d->max, d->mean);
+    return rc;
+}
+
+static int parse_tokens(struct sim_config *c, const cJSON *o, bool trace, bool clients)
+{
+    const char *other = trace ? "a trace" : clients ? "closed-loop clients" :
+                        c->app ? "an application" : NULL;
+    for (int m = 0; m < c->world.nmodels && other; m++)
+        if (c->world.models[m].llm_on)
+            return sim_err_set(SIM_EINVAL, "models: LLM model \"%s\" with %s: LLM requests "
+                               "come from synthetic arrivals with workload.tokens for now "
+                               "(token traces are not read yet)", c->world.models[m].name,
+                               other);
+    if (o) {
+        if (!(c->workload.tokens = calloc((size_t)c->world.nmodels, sizeof *c->workload.tokens)))
+            return SIM_ENOMEM;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, o) {
+            char p[SIM_JPATH_MAX + SIM_NAME_MAX];
+            int m, rc;
+            if ((rc = model_key(c, "workload.tokens", it, p, sizeof p, &m)))
+                return rc;
+            if (!c->world.models[m].llm_on)
+                return sim_err_set(SIM_EINVAL, "%s: model \"%s\" is not an LLM model (no "
+                                   "`llm` section): its requests have no tokens", p,
+                                   c->world.models[m].name);
+            if (!cJSON_IsObject(it))
+                return sim_json_expected(p, "{prompt, output}", it);
+            if ((rc = sim_params_keys(TOKENS, it, p)) ||
+                (rc = parse_tok_len(it, p, "prompt", &c->workload.tokens[m].prompt)) ||
+                (rc = parse_tok_len(it, p, "output", &c->workload.tokens[m].output)))
+                return rc;
+        }
+    }
+    for (int m = 0; m < c->world.nmodels; m++)
+        if (c->world.models[m].llm_on &&
+            (!c->workload.tokens || !(c->workload.tokens[m].prompt.mean > 0)))
+            return sim_err_set(SIM_EINVAL, "workload.tokens.%s: required: the LLM model's "
+                               "prompt and output lengths ({\"prompt\": {\"mean\": ...}, "
+                               "\"output\": {...}})", c->world.models[m].name);
+    return 0;
+}
+
 /* workload.rate_schedules {"model name": {"step_s": s, "rps": [r0, r1, ...]}}: that model's
  * rate is r0 for s seconds, then r1, ..., the last held to the end; its mean over the run
  * becomes its configured rate (what policies read), and the steps segments scaled by it.
@@ -416,6 +489,11 @@ const struct sim_param sim_config_workload_keys[] = {
             "longest request, as sequence models batch). Policies still plan with the profile. "
             "Synthetic arrivals, and traces of counts or times without sizes; not with "
             "`workload.trace.size` (the trace's own sizes, tokens) or an application"},
+    {"tokens", SIM_P_SECTION, .rows = TOKENS, .flags = SIM_P_MAP, .sdef = "MODEL",
+     .def_doc = "required for an LLM model",
+     .doc = "an LLM model's prompt and output lengths, each lognormal (mean, cv) within [1, "
+            "max], drawn from the stream `tokens.<model>` (docs/llm.md); synthetic arrivals "
+            "only"},
     {"clients", SIM_P_SECTION, .rows = CLIENTS, .def_doc = "none",
      .doc = "closed-loop clients (DynamoML's) instead of a rate: each sends one request to "
             "`model`, waits for its response, thinks (exponential, mean `think_s`) and sends "
@@ -499,7 +577,7 @@ static int model_rates(struct sim_config *c, const cJSON *root, const cJSON *p, 
 
 int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
 {
-    const cJSON *w, *a, *p, *segs, *sched, *sizes;
+    const cJSON *w, *a, *p, *segs, *sched, *sizes, *tokens;
     int rc, nsched = 0;
     const cJSON *tr = NULL;
     if (!(c->world.model_rps = calloc((size_t)c->world.nmodels, sizeof *c->world.model_rps)))
@@ -513,7 +591,10 @@ int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
         (rc = sim_json_obj(w, "workload", "rate_schedules", false, &sched)) ||
         (rc = parse_rate_schedules(c, sched, &nsched)) ||
         (rc = sim_json_obj(w, "workload", "sizes", false, &sizes)) ||
-        (rc = parse_sizes(c, sizes, tr && cJSON_GetObjectItemCaseSensitive(tr, "size"))))
+        (rc = parse_sizes(c, sizes, tr && cJSON_GetObjectItemCaseSensitive(tr, "size"))) ||
+        (rc = sim_json_obj(w, "workload", "tokens", false, &tokens)) ||
+        (rc = parse_tokens(c, tokens, tr != NULL,
+                           cJSON_GetObjectItemCaseSensitive(w, "clients") != NULL)))
         return rc;
     bool all_sched = nsched == c->world.nmodels;
     if (sched && (tr || cJSON_GetObjectItem(w, "segments") || cJSON_GetObjectItem(w, "random_segments")))

@@ -123,6 +123,39 @@ static void table_goodput(FILE *f, const struct sim_goodput *g)
         fprintf(f, "goodput: none (%s)\n", why);
 }
 
+/* sim_report_table: the LLM models' tokens, TTFT and TPOT, and each one's KV arithmetic */
+static void report_llm(FILE *f, const struct sim_result *r)
+{
+    bool any = false;
+    for (int m = 0; m < r->nmodels; m++) {
+        const struct sim_llm_result *l = r->models[m].llm;
+        if (!l)
+            continue;
+        const struct sim_model_result *o = &r->models[m];
+        if (!any)
+            fprintf(f, "%-20s %8s %8s %6s %7s %8s %8s %8s %8s %8s %9s %7s %6s %4s %6s\n",
+                    "LLM model", "offered", "on_time", "late", "dropped", "ttft_p50",
+                    "ttft_p99", "tpot_p50", "tpot_p99", "e2e_p99", "tokens/s", "preempt",
+                    "kv_use", "reps", "bad%");
+        any = true;
+        fprintf(f, "%-20.20s %8llu %8llu %6llu %7llu %8.1f %8.1f %8.2f %8.2f %8.1f %9.0f %7llu "
+                "%5.1f%% %4d %6.2f\n", o->name, (unsigned long long)o->offered,
+                (unsigned long long)o->on_time, (unsigned long long)o->late,
+                (unsigned long long)o->dropped, l->ttft_p50_ms, l->ttft_p99_ms, l->tpot_p50_ms,
+                l->tpot_p99_ms, o->p99_ms, l->tokens_per_s, (unsigned long long)l->preemptions,
+                100 * l->kv_util_mean, l->replicas, 100 * o->bad_frac);
+        fprintf(f, "  %s: KV %.2f GiB usable - %.2f GiB weights - reserve = %.2f GiB, %ld "
+                "blocks of %.0f KiB; iterations timed by %s\n", r->models[m].name,
+                l->mem.usable_gib, l->mem.weights_gib, l->mem.kv_gib, l->mem.blocks,
+                l->mem.block_bytes / 1024, l->estimate ? "the roofline ESTIMATE (datasheet "
+                "peaks, no measured kernel)" : "the given profile");
+    }
+    if (any)
+        fprintf(f, "  (ms; on time: both the TTFT and the TPOT SLO met (DistServe's goodput); "
+                "e2e: arrival to the last token;\n   kv_use: the KV pool's use over time; reps: "
+                "replicas; dropped: refused as too long, or held at the run's end)\n");
+}
+
 void sim_report_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g)
 {
     fprintf(f, "experiment %s  policy %s  seed %llu  load x%.4g  %g s (warm-up %g s",
@@ -132,21 +165,29 @@ void sim_report_table(FILE *f, const struct sim_result *r, const struct sim_good
         fprintf(f, ", extended from the config's %g s to the policy's convergence time",
                 r->warmup_config_s);
     fprintf(f, ")\n");
-    fprintf(f, "%-20s %7s %9s %9s %7s %7s %8s %8s %8s %7s %7s %6s\n", "model", "slo_ms",
-            "offered", "on_time", "late", "dropped", "p50_ms", "p99_ms", "queue_ms",
-            "batch", "ideal", "bad%");
+    int ndnn = 0;
+    for (int m = 0; m < r->nmodels; m++)
+        ndnn += r->models[m].llm == NULL;
+    if (ndnn)
+        fprintf(f, "%-20s %7s %9s %9s %7s %7s %8s %8s %8s %7s %7s %6s\n", "model", "slo_ms",
+                "offered", "on_time", "late", "dropped", "p50_ms", "p99_ms", "queue_ms",
+                "batch", "ideal", "bad%");
     for (int m = 0; m < r->nmodels; m++) {
         const struct sim_model_result *o = &r->models[m];
+        if (o->llm)
+            continue;                   /* in the LLM table below */
         fprintf(f, "%-20.20s %7.1f %9llu %9llu %7llu %7llu %8.2f %8.2f %8.2f %7.2f %7.0f %6.2f\n",
                 o->name, o->slo_ms, (unsigned long long)o->offered,
                 (unsigned long long)o->on_time, (unsigned long long)o->late,
                 (unsigned long long)o->dropped, o->p50_ms, o->p99_ms, o->mean_queue_ms,
                 o->mean_batch, o->ideal_batch_staggered, 100 * o->bad_frac);
     }
-    fprintf(f, "  (queue_ms: mean wait from arrival to the batch's start; batch: mean batch size "
-            "run;\n   ideal: the largest batch within the SLO when the model's GPUs stagger "
-            "their batches,\n   SLO / (1 + 1/GPUs), at most max_batch; bad%%: late or dropped, "
-            "%% of offered)\n");
+    if (ndnn)
+        fprintf(f, "  (queue_ms: mean wait from arrival to the batch's start; batch: mean batch "
+                "size run;\n   ideal: the largest batch within the SLO when the model's GPUs "
+                "stagger their batches,\n   SLO / (1 + 1/GPUs), at most max_batch; bad%%: late "
+                "or dropped, %% of offered)\n");
+    report_llm(f, r);
     if (r->npaths) {
         fprintf(f, "%-20s %-26s %8s %9s %9s %7s %7s %9s %9s %6s\n", "path", "stages", "sla_ms",
                 "offered", "on_time", "late", "dropped", "p50_ms", "p99_ms", "bad%");
@@ -288,6 +329,27 @@ static void json_paths(cJSON *o, const struct sim_result *r)
     }
 }
 
+/* sim_report_json: an LLM model's token-level results, beside its outcomes (docs/llm.md) */
+static void json_llm(cJSON *j, const struct sim_model_result *x)
+{
+    const struct sim_llm_result *l = x->llm;
+    static const char *const keys[] = {"ttft_p50_ms", "ttft_p90_ms", "ttft_p99_ms",
+                                       "ttft_mean_ms", "tpot_p50_ms", "tpot_p90_ms",
+                                       "tpot_p99_ms", "tpot_mean_ms", "itl_p99_ms",
+                                       "e2e_p99_ms", "tokens_per_s", "kv_util_mean"};
+    const double v[] = {l->ttft_p50_ms, l->ttft_p90_ms, l->ttft_p99_ms, l->ttft_mean_ms,
+                        l->tpot_p50_ms, l->tpot_p90_ms, l->tpot_p99_ms, l->tpot_mean_ms,
+                        l->itl_p99_ms, x->p99_ms, l->tokens_per_s, l->kv_util_mean};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        cJSON_AddNumberToObject(j, keys[i], v[i]);
+    cJSON_AddNumberToObject(j, "tokens_out", (double)l->tokens_out);
+    cJSON_AddNumberToObject(j, "preemptions", (double)l->preemptions);
+    cJSON_AddNumberToObject(j, "iterations", (double)l->iterations);
+    cJSON_AddNumberToObject(j, "replicas", l->replicas);
+    cJSON_AddNumberToObject(j, "kv_blocks", (double)l->mem.blocks);
+    cJSON_AddStringToObject(j, "iteration_time", l->estimate ? "roofline estimate" : "profile");
+}
+
 /* sim_report_json: per model */
 static void json_models(cJSON *o, const struct sim_result *r)
 {
@@ -302,6 +364,8 @@ static void json_models(cJSON *o, const struct sim_result *r)
         cJSON_AddNumberToObject(j, "ideal_batch_staggered", x->ideal_batch_staggered);
         cJSON_AddNumberToObject(j, "ideal_batch_uncoord", x->ideal_batch_uncoord);
         cJSON_AddNumberToObject(j, "preempted", (double)x->preempted);
+        if (x->llm)
+            json_llm(j, x);
         if (x->pred_n) {
             cJSON_AddNumberToObject(j, "pred_mean_abs_err_ms", x->pred_mean_abs_err_ms);
             cJSON_AddNumberToObject(j, "pred_over_frac", x->pred_over_frac);

@@ -1521,13 +1521,14 @@ unserved_warning() {
 
 help_and_policies() {
   # every registered policy on the embedded quickstart (issue 47, item 5): it runs, or it says
-  # exactly what its config lacks (an application, CPU nodes, a table of measured costs)
+  # exactly what its config lacks (an application, CPU nodes, a table of measured costs, LLM
+  # models)
   local p rc
   for p in $("$bin" policies | awk '/^[a-z][a-z0-9-]* /{print $1}' | sort -u); do
     "$bin" run --set policy.name="$p" --set duration_s=2 --set warmup_s=0 --no-db --quiet \
       > /dev/null 2> "$tmp/p.err"; rc=$?
     [ $rc -eq 0 ] && continue
-    [ $rc -eq 2 ] && grep -qE "needs an \"application\" section|no node has CPU cores|needs a table of measured costs" "$tmp/p.err" ||
+    [ $rc -eq 2 ] && grep -qE "needs an \"application\" section|no node has CPU cores|needs a table of measured costs|serves LLM models only" "$tmp/p.err" ||
       fail "run --set policy.name=$p on the quickstart: exit $rc ($(cat "$tmp/p.err"))"
   done
   # a run records what it ran (issue 47, item 2): without policy.preset the policy's default
@@ -2001,6 +2002,48 @@ shepherd_scan() {
   done
   [ $n = 6 ] || fail "$n of 6 cases the same"
   grep -q '"preemptions": [1-9]' "$tmp/indexed.json" || fail "the last case preempts nothing"
+}
+
+llm_run() {
+  # an LLM model from a config: the example runs and reports TTFT, TPOT, tokens and KV use per
+  # model in --json and the text report; bad LLM sections and missing token lengths exit 2
+  # naming the JSON path
+  local cfg="$src/experiments/llm/llama8b_h100.json"
+  "$bin" run "$cfg" --no-db --json --set duration_s=10 --set warmup_s=2 > "$tmp/l.json" 2> "$tmp/e" ||
+    fail "the LLM example failed: $(cat "$tmp/e")"
+  python3 - "$tmp/l.json" <<'PY' || fail "the LLM example's --json: see above"
+import json, sys
+m = json.load(open(sys.argv[1]))["models"][0]
+for k in ("ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms", "e2e_p99_ms",
+          "preemptions", "kv_util_mean", "tokens_per_s"):
+    assert k in m, k
+assert 0 < m["ttft_p50_ms"] <= m["ttft_p99_ms"] < m["e2e_p99_ms"], m
+assert 0 < m["tpot_p50_ms"] <= m["tpot_p99_ms"], m
+assert m["replicas"] == 4 and m["tokens_per_s"] > 1000 and 0 < m["kv_util_mean"] < 1, m
+assert m["iteration_time"] == "roofline estimate", m
+PY
+  "$bin" run "$cfg" --no-db --set duration_s=10 --set warmup_s=2 > "$tmp/l.txt" 2>&1 ||
+    fail "the LLM example's report failed"
+  grep -q "ttft_p50" "$tmp/l.txt" && grep -q "roofline ESTIMATE" "$tmp/l.txt" ||
+    fail "the report has no LLM table or does not say the iteration time is an estimate"
+  local rc
+  "$bin" run "$cfg" --no-db --set models[0].llm.model=llama-9 > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q "models\[0\].llm.model: expected one of" "$tmp/e" ||
+    fail "an unknown architecture: exit $rc, $(cat "$tmp/e")"
+  sed 's/"tokens"/"tokens_x"/' "$cfg" > "$tmp/nt.json"
+  "$bin" run "$tmp/nt.json" --no-db > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q "workload.tokens_x: unknown key" "$tmp/e" ||
+    fail "an unknown workload key: exit $rc, $(cat "$tmp/e")"
+  python3 -c "
+import json; c = json.load(open('$cfg')); del c['workload']['tokens']
+json.dump(c, open('$tmp/nt.json', 'w'))"
+  "$bin" run "$tmp/nt.json" --no-db > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q "workload.tokens.llama-3-8b: required" "$tmp/e" ||
+    fail "no token lengths: exit $rc, $(cat "$tmp/e")"
+  "$bin" run "$cfg" --no-db --set models[0].llm.gpu=l40s --set models[0].llm.model=llama-3-70b \
+    > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q "does not leave room for one KV block" "$tmp/e" ||
+    fail "70B on one L40S: exit $rc, $(cat "$tmp/e")"
 }
 
 "$case_name"

@@ -382,6 +382,43 @@ static const char *needed_params(const struct policy_ops *ops)
     return "";
 }
 
+/* LLM policies' worlds: two LLM models on 4 H100s, one timed by a linear profile and one by
+ * the roofline, KV pools small enough for preemptions; the token lengths and the arrivals of
+ * three workloads (light; overloaded, bursty, with jitter and two frontends; uniform with a
+ * burst and a silence). The engine checks its block accounting at every iteration. */
+#define LLM_MODELS                                                                         \
+    "\"models\":[{\"name\":\"chat\",\"llm\":{\"model\":\"tiny\",\"profile\":{\"base_us\":"         \
+    "2000,\"token_us\":20,\"pair_ns\":1},\"kv_blocks\":300,\"ttft_slo_ms\":200,"            \
+    "\"tpot_slo_ms\":10}},{\"name\":\"code\",\"llm\":{\"model\":\"llama-3-8b\","              \
+    "\"kv_blocks\":600,\"ttft_slo_ms\":500,\"tpot_slo_ms\":50}}]"
+#define LLM_TOKENS                                                                         \
+    "\"tokens\":{\"chat\":{\"prompt\":{\"mean\":300,\"cv\":1,\"max\":2000},\"output\":"      \
+    "{\"mean\":100,\"cv\":1,\"max\":1000}},\"code\":{\"prompt\":{\"mean\":1500,\"cv\":0.5,"  \
+    "\"max\":4000},\"output\":{\"mean\":200,\"cv\":0.5,\"max\":1000}}}"
+static const char *const conformance_llm_workloads[] = {
+    "\"workload\":{\"rate_rps\":40,\"arrival\":{\"kind\":\"poisson\"}," LLM_TOKENS "}",
+    "\"workload\":{\"rate_rps\":400,\"arrival\":{\"kind\":\"gamma\",\"shape\":0.2},"
+    LLM_TOKENS "},\"frontends\":2,\"network\":{\"ctrl_us\":50,\"data_us_per_request\":20,"
+    "\"resp_us\":50,\"jitter\":{\"kind\":\"exponential\",\"mean_us\":30}}",
+    "\"workload\":{\"rate_rps\":100,\"arrival\":{\"kind\":\"uniform\"},\"segments\":["
+    "{\"duration_s\":1,\"scale\":0.5},{\"duration_s\":1,\"scale\":4},{\"duration_s\":0.5,"
+    "\"scale\":0},{\"scale\":1}]," LLM_TOKENS "}",
+};
+
+static void conformance_llm(const struct policy_ops *ops, const char *pol)
+{
+    size_t n = sizeof conformance_llm_workloads / sizeof *conformance_llm_workloads;
+    for (size_t w = 0; w < n; w++) {
+        char text[4096];
+        snprintf(text, sizeof text,
+                 "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"keep_warmup\":true,"
+                 "\"warmup_s\":0.5,\"cluster\":{\"gpus\":4,\"gpu_kind\":\"h100\"}," LLM_MODELS
+                 ",%s,\"policy\":{\"name\":%s},\"metrics\":{\"sample_period_s\":0.5}}",
+                 w + 1, conformance_llm_workloads[w], pol);
+        conform_one(ops, w, false, text);
+    }
+}
+
 static void conformance_every_policy(void)
 {
     size_t nw = sizeof conformance_workloads / sizeof *conformance_workloads;
@@ -394,6 +431,10 @@ static void conformance_every_policy(void)
         char pol[160];
         snprintf(pol, sizeof pol, "\"%s\"%s%s%s", ops->name, ps ? ",\"preset\":\"" : "",
                  ps ? ps->name : "", ps ? "\"" : "");
+        if (ops->llm_only) {
+            conformance_llm(ops, pol);
+            continue;
+        }
         for (size_t w = ops->applications_only ? nw : 0;
              w < (ps || ops->needs_no_gpus ? nw : nw + na); w++) {
             char text[4096];
@@ -495,8 +536,9 @@ static void every_model_gets_a_backend(void)
     for (int p = 0; p < policy_count() + policy_preset_count(); p++) {
         const struct policy_preset *ps = p < policy_count() ? NULL : policy_preset_at(p - policy_count());
         const struct policy_ops *ops = ps ? policy_find(ps->policy) : policy_at(p);
-        if ((ps && ps->is_default) || ops->needs_no_gpus || takes_param(ops, "oracle_table"))
-            continue;
+        if ((ps && ps->is_default) || ops->needs_no_gpus || ops->llm_only ||
+            takes_param(ops, "oracle_table"))
+            continue;                   /* (an LLM policy: conformance_every_policy) */
         bool nexus = strcmp(ops->name, "nexus") == 0;
         bool hpa = ps && strstr(ps->params, "\"autoscaling\": true");
         for (int v = 0; v < (nexus ? 2 : 1); v++) {

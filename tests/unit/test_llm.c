@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "policy.h"
 #include "sim.h"
 #include "sim_config.h"
@@ -18,9 +16,7 @@
 #include "sim_metrics.h"
 #include "test.h"
 #include "test_src.h"
-
-/* Not in the registry until configs can name LLM models (docs/llm.md, "Status"). */
-extern const struct policy_ops policy_vllm;
+#include "wl_llm.h"
 
 /* Arrivals at fixed times with their prompt and output tokens. */
 struct tok_src {
@@ -64,39 +60,26 @@ static void iter_fn(void *ctx, const struct sim *s, int e, const struct sim_llm_
         v->over++;
 }
 
-/* One GPU (or `gpus`) serving an LLM model with the linear profile base 1000 us + 10 us per
- * token, host 100 us per iteration, blocks of 16 tokens, `blocks` of them (0: the
- * arithmetic), no network delays; policy vllm with `params`. Arrivals t[i] with prompt[i],
- * output[i]. */
+/* `gpus` H100s serving the `tiny` LLM model with the linear profile base 1000 us + 10 us per
+ * token, host 100 us per iteration, blocks of 16 tokens, `blocks` of them, no network delays;
+ * policy vllm with `params`; read from a config as a user writes it. Arrivals t[i] with
+ * prompt[i], output[i] replace the config's synthetic ones. */
 static struct sim *llm_run(int gpus, long blocks, const char *params, const int64_t *t,
                            const int32_t *prompt, const int32_t *output, int n,
                            struct iter_seen *iv, struct sim_config **cfgp)
 {
     char text[2048];
     snprintf(text, sizeof text,
-             "{\"duration_s\":100,\"cluster\":{\"gpus\":%d},\"models\":[{\"name\":\"llm\","
-             "\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":100000,\"max_batch\":1}],"
-             "\"workload\":{\"rate_rps\":1},"
+             "{\"duration_s\":100,\"cluster\":{\"gpus\":%d,\"gpu_kind\":\"h100\"},"
+             "\"models\":[{\"name\":\"llm\",\"llm\":{\"model\":\"tiny\",\"profile\":"
+             "{\"base_us\":1000,\"token_us\":10},\"host_us\":100,\"kv_blocks\":%ld}}],"
+             "\"workload\":{\"rate_rps\":1,\"tokens\":{\"llm\":{\"prompt\":{\"mean\":10},"
+             "\"output\":{\"mean\":10}}}},"
              "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
-             "\"policy\":{\"name\":\"fifo\"},\"metrics\":{\"sample_period_s\":0}}", gpus);
+             "\"policy\":{\"name\":\"vllm\",\"params\":%s},\"metrics\":{\"sample_period_s\":0}}",
+             gpus, blocks, params);
     struct sim_config *cfg;
     REQUIRE_OK(sim_config_from_text(text, "llm", ".", &cfg));
-    /* the model becomes an LLM and the policy vllm here, after the config is read: config
-     * files cannot describe an LLM model yet */
-    static cJSON *pj;
-    cJSON_Delete(pj);
-    pj = cJSON_Parse(params);
-    REQUIRE_OK(pj != NULL ? 0 : -1);
-    cfg->world.policy = &policy_vllm;
-    cfg->world.policy_params = pj;
-    struct sim_model_cfg *mc = &cfg->world.models[0];
-    mc->llm_on = true;
-    mc->llm = (struct sim_llm_cfg){
-        .arch = {.layers = 2, .hidden = 256, .heads = 4, .kv_heads = 2, .head_dim = 64,
-                 .intermediate = 512, .vocab = 1000, .dtype_bytes = 2, .kv_dtype_bytes = 2},
-        .tp = 1, .gpu = {.peak_tflops = 100, .mem_bw_gbs = 1000, .mem_gib = 1, .link_gbs = 100},
-        .prof = SIM_LLM_LINEAR, .lin = {.base_us = 1000, .token_us = 10},
-        .host_us = 100, .block_size = 16, .mem_util = 0.9, .kv_blocks = blocks};
     static struct tok_src ts;
     ts = (struct tok_src){{t, n, 0, NULL, NULL}, prompt, output};
     struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
@@ -145,7 +128,7 @@ static void lone_request(void)
 }
 
 /* A pool of 4 blocks of 16 tokens; A and B both P = 16, O = 40, arriving at t = 0, A first.
- * A idle replica starts at once: iteration 1 is A's prefill alone (T = 16), after which A has
+ * An idle replica starts at once: iteration 1 is A's prefill alone (T = 16), after which A has
  * its first token. Iteration 2: A decodes (17 tokens: a second block) and B is admitted with
  * its prefill (T = 17; 3 blocks used); B's first token. Iteration 3: B takes its second block
  * (all 4 used). At iteration k A has 15 + k tokens in the cache and B 14 + k, so A needs a
@@ -225,7 +208,7 @@ static void chunked_prefill(void)
     sim_config_destroy(cfg);
 }
 
-/* 400 requests of random prompts (1..600) and outputs (1..300), Poisson-like arrivals, on two
+/* 400 requests of random prompts (1..600) and outputs (1..300), gaps uniform in 0-20 ms, on two
  * replicas with a small pool (preemptions happen) and tight limits: no iteration over the
  * budget or max_num_seqs or the pool, every token emitted exactly once (tokens out = the sum
  * of outputs), every request finished, none dropped. Under each router. */
@@ -320,6 +303,44 @@ static void llama_arithmetic(void)
           "pairs %.0f and %.0f", sim_llm_gpu_ns(&c, &a, 1), sim_llm_gpu_ns(&c, &b, 1));
 }
 
+/* The shipped architectures' parameter counts against their model cards (within 0.5%), and
+ * every GPU datasheet complete. */
+static void wl_llm_tables(void)
+{
+    int n = 0;
+    for (const struct wl_llm_arch_entry *a = wl_llm_archs; a->name; a++) {
+        if (a->published_params <= 0)
+            continue;
+        double p = sim_llm_params(&a->arch);
+        CHECK(fabs(p / a->published_params - 1) < 0.005, "%s: %.4g parameters, published %.4g",
+              a->name, p, a->published_params);
+        n++;
+    }
+    CHECK(n == 4, "%d architectures with a published count, want 4", n);
+    for (const struct wl_llm_gpu_entry *g = wl_llm_gpus; g->name; g++)
+        CHECK(g->gpu.peak_tflops > 0 && g->gpu.mem_bw_gbs > 0 && g->gpu.mem_gib > 0 &&
+              g->gpu.link_gbs > 0 && g->gpu.name && strcmp(g->gpu.name, g->name) == 0,
+              "GPU %s incomplete", g->name);
+}
+
+/* A pool of 4 blocks (64 tokens): P = 60, O = 5 ends holding 64 tokens and runs; P = 60,
+ * O = 10 would need 69 (5 blocks) and is refused at once, as vLLM refuses a max_model_len
+ * the cache cannot hold, instead of stalling the replica. */
+static void kv_too_small_refused(void)
+{
+    static const int64_t t[] = {0, 1000};
+    static const int32_t p[] = {60, 60}, o[] = {5, 10};
+    struct iter_seen iv = {.budget = 8192, .seqs_limit = 1024};
+    struct sim_config *cfg;
+    struct sim *s = llm_run(1, 4, "{}", t, p, o, 2, &iv, &cfg);
+    const struct sim_llm_state *st = sim_llm_state(s, 0);
+    CHECK(st->refused == 1 && st->tokens_out == 5, "refused %llu, tokens %llu; want 1, 5",
+          (unsigned long long)st->refused, (unsigned long long)st->tokens_out);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
 TEST_MAIN({"lone_request", lone_request}, {"one_preemption", one_preemption},
           {"chunked_prefill", chunked_prefill},
-          {"random_trace_limits", random_trace_limits}, {"llama_arithmetic", llama_arithmetic})
+          {"random_trace_limits", random_trace_limits}, {"llama_arithmetic", llama_arithmetic},
+          {"wl_llm_tables", wl_llm_tables}, {"kv_too_small_refused", kv_too_small_refused})
