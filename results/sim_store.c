@@ -61,6 +61,15 @@ static const char schema_sql[] =
     "  pred_mean_err_ms REAL, pred_mean_abs_err_ms REAL, pred_max_over_ms REAL,\n"
     "  pred_over_frac REAL,\n"
     "  PRIMARY KEY(run_id, model));\n"
+    "CREATE TABLE IF NOT EXISTS llm_stats(\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL,\n"
+    "  ttft_p50_ms REAL, ttft_p90_ms REAL, ttft_p99_ms REAL, ttft_mean_ms REAL,\n"
+    "  tpot_p50_ms REAL, tpot_p90_ms REAL, tpot_p99_ms REAL, tpot_mean_ms REAL,\n"
+    "  itl_p99_ms REAL, e2e_p99_ms REAL, tokens_out INTEGER NOT NULL, tokens_per_s REAL,\n"
+    "  preemptions INTEGER NOT NULL, iterations INTEGER NOT NULL, replicas INTEGER NOT NULL,\n"
+    "  kv_util_mean REAL, kv_blocks INTEGER NOT NULL, kv_gib REAL, weights_gib REAL,\n"
+    "  iteration_time TEXT NOT NULL,\n"
+    "  PRIMARY KEY(run_id, model));\n"
     "CREATE TABLE IF NOT EXISTS executor_stats(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), executor INTEGER NOT NULL,\n"
     "  kind TEXT NOT NULL, busy_frac REAL NOT NULL, batches INTEGER NOT NULL,\n"
@@ -220,7 +229,8 @@ static const char migrate_v11_sql[] = "ALTER TABLE sweep_points ADD COLUMN label
 
 /* The steps from an older schema, in order: a database at version v runs each step with
  * since <= v < to (since: the first version with the tables the step alters). The versions
- * with no step (4 -> 5, 5 -> 6, 10 -> 11) only added tables, which schema_sql creates. */
+ * with no step (4 -> 5, 5 -> 6, 10 -> 11, 12 -> 13) only added tables, which schema_sql
+ * creates. */
 static const struct migration {
     int since, to;
     const char *sql;

@@ -58,7 +58,7 @@ static int point_stored(struct sim_store *st, const struct sim_store_point *pt, 
 
 /* The writers of one run's tables, in the order sim_store_write fills them. */
 enum { T_RUN, T_JOB, T_JOBW, T_MODEL, T_EXEC, T_TS, T_BATCH, T_LAT, T_QUEUE, T_PATH, T_PATHH,
-       T_SEARCH, T_POINT, T_NWRITERS };
+       T_SEARCH, T_POINT, T_LLM, T_NWRITERS };
 
 static int write_run_row(struct sim_store_writer *w, const struct sim_store_run *run,
                          const struct sim_result *r, const char *started)
@@ -130,6 +130,35 @@ static int write_job_rows(struct sim_store_writer *wj, struct sim_store_writer *
     return rc;
 }
 
+/* An LLM model's token-level results (docs/results.md, `llm_stats`). */
+static int write_llm_row(struct sim_store_writer *w, int64_t id, const struct sim_model_result *x)
+{
+    const struct sim_llm_result *l = x->llm;
+    sw_int(w, "run_id", id);
+    sw_text(w, "model", x->name);
+    sw_real(w, "ttft_p50_ms", l->ttft_p50_ms);
+    sw_real(w, "ttft_p90_ms", l->ttft_p90_ms);
+    sw_real(w, "ttft_p99_ms", l->ttft_p99_ms);
+    sw_real(w, "ttft_mean_ms", l->ttft_mean_ms);
+    sw_real(w, "tpot_p50_ms", l->tpot_p50_ms);
+    sw_real(w, "tpot_p90_ms", l->tpot_p90_ms);
+    sw_real(w, "tpot_p99_ms", l->tpot_p99_ms);
+    sw_real(w, "tpot_mean_ms", l->tpot_mean_ms);
+    sw_real(w, "itl_p99_ms", l->itl_p99_ms);
+    sw_real(w, "e2e_p99_ms", x->p99_ms);
+    sw_int(w, "tokens_out", (int64_t)l->tokens_out);
+    sw_real(w, "tokens_per_s", l->tokens_per_s);
+    sw_int(w, "preemptions", (int64_t)l->preemptions);
+    sw_int(w, "iterations", (int64_t)l->iterations);
+    sw_int(w, "replicas", l->replicas);
+    sw_real(w, "kv_util_mean", l->kv_util_mean);
+    sw_int(w, "kv_blocks", l->mem.blocks);
+    sw_real(w, "kv_gib", l->mem.kv_gib);
+    sw_real(w, "weights_gib", l->mem.weights_gib);
+    sw_text(w, "iteration_time", l->estimate ? "roofline estimate" : "profile");
+    return sw_row(w);
+}
+
 static int write_model_rows(struct sim_store_writer *w, int64_t id, const struct sim_result *r)
 {
     int rc = 0;
@@ -163,6 +192,8 @@ static int write_model_rows(struct sim_store_writer *w, int64_t id, const struct
         sw_real(&w[T_MODEL], "pred_max_over_ms", pred ? x->pred_max_over_ms : NAN);
         sw_real(&w[T_MODEL], "pred_over_frac", pred ? x->pred_over_frac : NAN);
         rc = sw_row(&w[T_MODEL]);
+        if (!rc && x->llm)
+            rc = write_llm_row(&w[T_LLM], id, x);
         for (int b = 1; b <= x->max_batch && !rc; b++) {
             if (!x->batch_hist[b])
                 continue;
@@ -302,7 +333,7 @@ int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
         [T_MODEL] = "model_stats", [T_EXEC] = "executor_stats", [T_TS] = "timeseries",
         [T_BATCH] = "batch_hist", [T_LAT] = "latency_hist", [T_QUEUE] = "queue_hist",
         [T_PATH] = "path_stats", [T_PATHH] = "path_hist", [T_SEARCH] = "goodput_search",
-        [T_POINT] = "sweep_points"};
+        [T_POINT] = "sweep_points", [T_LLM] = "llm_stats"};
     const struct sim_store_point *pt = run->point;
     struct sim_store_writer w[T_NWRITERS] = {0};
     char started[32];

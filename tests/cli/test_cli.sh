@@ -2022,8 +2022,15 @@ assert 0 < m["tpot_p50_ms"] <= m["tpot_p99_ms"], m
 assert m["replicas"] == 4 and m["tokens_per_s"] > 1000 and 0 < m["kv_util_mean"] < 1, m
 assert m["iteration_time"] == "roofline estimate", m
 PY
-  "$bin" run "$cfg" --no-db --set duration_s=10 --set warmup_s=2 > "$tmp/l.txt" 2>&1 ||
+  "$bin" run "$cfg" --db "$tmp/l.db" --set duration_s=10 --set warmup_s=2 > "$tmp/l.txt" 2>&1 ||
     fail "the LLM example's report failed"
+  python3 - "$tmp/l.db" "$tmp/l.json" <<'PY' || fail "llm_stats does not hold what --json says"
+import json, sqlite3, sys
+row = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT ttft_p99_ms, tpot_p50_ms, tokens_out, replicas, iteration_time FROM llm_stats").fetchall()
+m = json.load(open(sys.argv[2]))["models"][0]
+assert row == [(m["ttft_p99_ms"], m["tpot_p50_ms"], m["tokens_out"], 4, "roofline estimate")], (row, m)
+PY
   grep -q "ttft_p50" "$tmp/l.txt" && grep -q "roofline ESTIMATE" "$tmp/l.txt" ||
     fail "the report has no LLM table or does not say the iteration time is an estimate"
   local rc
