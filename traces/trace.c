@@ -468,6 +468,12 @@ static int llm_next(struct trace_reader *rd, struct trace_rec *rec)
     rec->count = 1;
     rec->size = rd->spec.size == TRACE_SIZE_CONTEXT ? ctx
               : rd->spec.size == TRACE_SIZE_GENERATED ? gen : 0;
+    if (ctx > 1e9 || gen > 1e9)
+        return sim_err_set(SIM_EINVAL, "%s:%ld: expected ContextTokens and GeneratedTokens of "
+                           "at most 1e9 tokens, found %.15g and %.15g", tr_fname(rd), rd->line,
+                           ctx, gen);
+    rec->prompt = (int32_t)ctx;
+    rec->output = (int32_t)gen;
     return 1;
 }
 
@@ -590,6 +596,7 @@ int trace_open(const struct trace_spec *spec, struct trace_reader **out)
 int trace_next(struct trace_reader *rd, struct trace_rec *rec)
 {
     const struct format *fm = &FORMATS[rd->spec.format];
+    rec->prompt = rec->output = 0;      /* only formats with tokens set them */
     int rc = fm->next(rd, rec);
     if (rc == 1 && fm->generic && !rd->spec.datetime)
         rd->origin_unix = NAN;          /* plain seconds: no absolute time */

@@ -63,6 +63,8 @@ struct trace_rec {
     int stream;                        /* 0 but for Azure Functions (selected function index) */
     double count;                      /* requests in the interval (1 for a request) */
     double size;                       /* per-request size (tokens), 0 if none */
+    int32_t prompt, output;            /* a request's tokens (Azure LLM: ContextTokens,
+                                        * GeneratedTokens), 0 if none */
     const char *file;                  /* where the record came from (messages) */
     long line;
 };

@@ -16,6 +16,7 @@
 
 struct iv {                      /* an interval (dt > 0) or a request (dt == 0), trace time */
     double t, dt, tot, cv, size;
+    int32_t prompt, output;      /* a request's tokens (0: none; intervals have none) */
     double *c;                   /* [nstreams] */
 };
 
@@ -56,6 +57,7 @@ struct wl_replay {
     double rem, total_c, pos, k, phase, t0_ns, len_ns, idx;
     double req_t, req_step, req_size;
     int req_copies;
+    int32_t req_prompt, req_output, last_prompt, last_output;
     gsl_rng *rng;
     gsl_ran_discrete_t *pop;
     struct wl_sizer *sizers;     /* [nm]: workload.sizes for a trace without sizes, or NULL */
@@ -115,6 +117,8 @@ static int raw_next(struct wl_replay *rp, struct iv *iv)
     memset(iv->c, 0, (size_t)rp->ns * sizeof *iv->c);
     iv->cv = 0;
     iv->size = r.size;
+    iv->prompt = r.prompt;
+    iv->output = r.output;
     if (tc->timestamps && tc->cv_scale == 0) {
         iv->t = r.t;
         iv->dt = 0;
@@ -139,6 +143,7 @@ static int raw_next(struct wl_replay *rp, struct iv *iv)
         iv->dt = W;
         iv->tot = 1;
         iv->size = 0;
+        iv->prompt = iv->output = 0;
         while ((rc = read_rec(rp, &r)) == 1) {
             if (floor(r.t / W) != w) {
                 rp->peek = r;
@@ -251,6 +256,7 @@ static void fill_piece(struct wl_replay *rp, struct iv *out)
     out->tot = 0;
     out->cv = 0;
     out->size = 0;
+    out->prompt = out->output = 0;
     for (int s = 0; s < rp->ns; s++) {
         double r = rp->fill_a[s] + (rp->next_rate[s] - rp->fill_a[s]) * f;
         out->c[s] = r * dt;
@@ -549,6 +555,8 @@ static int load_next(struct wl_replay *rp)
             rp->req_t = c->t / ts * 1e9;
             rp->req_copies = (int)n;
             rp->req_size = c->size;
+            rp->req_prompt = c->prompt;
+            rp->req_output = c->output;
             rp->req_step = 0;
             if (n > 1) {
                 rc = clean_next(rp, &rp->ahead);
@@ -601,7 +609,10 @@ int wl_replay_next(struct wl_replay *rp, int64_t *t_ns, int *model, double *size
         int j = rp->req_copies - (int)rp->rem;
         t = rp->req_t + j * rp->req_step;
         *size = rp->req_size;
+        rp->last_prompt = rp->req_prompt;
+        rp->last_output = rp->req_output;
     } else {
+        rp->last_prompt = rp->last_output = 0;
         double left = 1 - rp->pos;
         if (rp->k == 0)                        /* uniform: evenly spaced, random phase */
             rp->pos = (rp->idx + rp->phase) / rp->total_c;
@@ -622,6 +633,12 @@ int wl_replay_next(struct wl_replay *rp, int64_t *t_ns, int *model, double *size
     rp->rem -= 1;
     *t_ns = (int64_t)t;
     return 1;
+}
+
+void wl_replay_tokens(const struct wl_replay *rp, int32_t *prompt, int32_t *output)
+{
+    *prompt = rp->last_prompt;
+    *output = rp->last_output;
 }
 
 /* ---------------------------------------------------------------- scan */

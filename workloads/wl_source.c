@@ -12,6 +12,11 @@ static int replay_next(void *ctx, int64_t *t, int *model, double *size)
     return wl_replay_next(ctx, t, model, size);
 }
 
+static void replay_tokens(void *ctx, int32_t *prompt, int32_t *output)
+{
+    wl_replay_tokens(ctx, prompt, output);
+}
+
 static void replay_close(void *ctx)
 {
     wl_replay_close(ctx);
@@ -47,7 +52,8 @@ int wl_sources_open(const struct wl_workload *w, const struct sim_world *world, 
             free(src);
             return rc;
         }
-        src[0] = (struct sim_source){replay_next, replay_close, rp, nf == 1 ? 0 : -1, NULL, NULL, NULL};
+        src[0] = (struct sim_source){replay_next, replay_close, rp, nf == 1 ? 0 : -1, NULL, NULL,
+                                     replay_tokens};
         if (replay)
             *replay = rp;
         *out = src;

@@ -198,16 +198,11 @@ static int parse_tok_len(const cJSON *o, const char *path, const char *key,
     return rc;
 }
 
-static int parse_tokens(struct sim_config *c, const cJSON *o, bool trace, bool clients)
+static int parse_tokens(struct sim_config *c, const cJSON *o, bool trace)
 {
-    const char *other = trace ? "a trace" : clients ? "closed-loop clients" :
-                        c->app ? "an application" : NULL;
-    for (int m = 0; m < c->world.nmodels && other; m++)
-        if (c->world.models[m].llm_on)
-            return sim_err_set(SIM_EINVAL, "models: LLM model \"%s\" with %s: LLM requests "
-                               "come from synthetic arrivals with workload.tokens for now "
-                               "(token traces are not read yet)", c->world.models[m].name,
-                               other);
+    if (o && trace)
+        return sim_err_set(SIM_EINVAL, "workload.tokens: with a trace, requests carry the "
+                           "trace's tokens; give one or the other");
     if (o) {
         if (!(c->workload.tokens = calloc((size_t)c->world.nmodels, sizeof *c->workload.tokens)))
             return SIM_ENOMEM;
@@ -229,12 +224,33 @@ static int parse_tokens(struct sim_config *c, const cJSON *o, bool trace, bool c
                 return rc;
         }
     }
-    for (int m = 0; m < c->world.nmodels; m++)
-        if (c->world.models[m].llm_on &&
-            (!c->workload.tokens || !(c->workload.tokens[m].prompt.mean > 0)))
+    return 0;
+}
+
+/* Where an LLM model's requests get their tokens: from workload.tokens (synthetic arrivals) or
+ * from a trace that has them, request by request (azure_llm, without cv_scale). Anything else
+ * would give every request one token in and one out: refused. */
+static int check_llm_tokens(const struct sim_config *c, bool clients)
+{
+    const struct wl_trace_cfg *tc = c->workload.trace;
+    for (int m = 0; m < c->world.nmodels; m++) {
+        const char *name = c->world.models[m].name;
+        if (!c->world.models[m].llm_on)
+            continue;
+        if (clients || c->app)
+            return sim_err_set(SIM_EINVAL, "models: LLM model \"%s\" with %s: its requests "
+                               "come from workload.tokens or a token trace", name,
+                               clients ? "closed-loop clients" : "an application");
+        if (tc && (tc->spec.format != TRACE_AZURE_LLM || tc->cv_scale > 0))
+            return sim_err_set(SIM_EINVAL, "models: LLM model \"%s\": its requests need their "
+                               "tokens, request by request: a trace of format \"azure_llm\" "
+                               "(ContextTokens, GeneratedTokens) without cv_scale, or synthetic "
+                               "arrivals with workload.tokens", name);
+        if (!tc && (!c->workload.tokens || !(c->workload.tokens[m].prompt.mean > 0)))
             return sim_err_set(SIM_EINVAL, "workload.tokens.%s: required: the LLM model's "
                                "prompt and output lengths ({\"prompt\": {\"mean\": ...}, "
-                               "\"output\": {...}})", c->world.models[m].name);
+                               "\"output\": {...}})", name);
+    }
     return 0;
 }
 
@@ -586,15 +602,14 @@ int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
         (rc = sim_params_keys(sim_config_workload_keys, w, "workload")))
         return rc;
     if (cJSON_GetObjectItemCaseSensitive(w, "clients"))
-        return parse_clients(c, w);
+        return (rc = check_llm_tokens(c, true)) ? rc : parse_clients(c, w);
     if ((rc = sim_json_obj(w, "workload", "trace", false, &tr)) ||
         (rc = sim_json_obj(w, "workload", "rate_schedules", false, &sched)) ||
         (rc = parse_rate_schedules(c, sched, &nsched)) ||
         (rc = sim_json_obj(w, "workload", "sizes", false, &sizes)) ||
         (rc = parse_sizes(c, sizes, tr && cJSON_GetObjectItemCaseSensitive(tr, "size"))) ||
         (rc = sim_json_obj(w, "workload", "tokens", false, &tokens)) ||
-        (rc = parse_tokens(c, tokens, tr != NULL,
-                           cJSON_GetObjectItemCaseSensitive(w, "clients") != NULL)))
+        (rc = parse_tokens(c, tokens, tr != NULL)))
         return rc;
     bool all_sched = nsched == c->world.nmodels;
     if (sched && (tr || cJSON_GetObjectItem(w, "segments") || cJSON_GetObjectItem(w, "random_segments")))
@@ -669,5 +684,7 @@ int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
         }
         c->workload.nsegments = n;
     }
-    return model_rates(c, root, p, tr, nsched);
+    if ((rc = model_rates(c, root, p, tr, nsched)))
+        return rc;
+    return check_llm_tokens(c, false);
 }

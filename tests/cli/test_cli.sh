@@ -2049,6 +2049,25 @@ json.dump(c, open('$tmp/nt.json', 'w'))"
   "$bin" run "$tmp/nt.json" --no-db > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc = 2 ] && grep -q "workload.tokens.llama-3-8b: required" "$tmp/e" ||
     fail "no token lengths: exit $rc, $(cat "$tmp/e")"
+  # a token trace: each request keeps its ContextTokens and GeneratedTokens (a fixture written
+  # here: 4 requests, 36 output tokens, every one out by the end)
+  mkdir -p "$tmp/tr/azure_llm_inference_2023"
+  printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,100,5\n2023-11-16 18:15:47.0000000,200,10\n2023-11-16 18:15:48.5000000,50,1\n2023-11-16 18:15:49.0000000,3000,20\n' \
+    > "$tmp/tr/azure_llm_inference_2023/t.csv"
+  python3 -c "
+import json; c = json.load(open('$src/experiments/llm/azure_code_h100.json'))
+c['workload']['trace'].update(files=['t.csv'], rate_scale=1); c['warmup_s'] = 0
+c['duration_s'] = 10
+json.dump(c, open('$tmp/tr.json', 'w'))"
+  "$bin" run "$tmp/tr.json" --trace-dir "$tmp/tr" --no-db --json 2> "$tmp/e" |
+    python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert (m['offered'], m['on_time'] + m['late'], m['tokens_out']) == (4, 4, 36), m" ||
+    fail "a token trace: $(cat "$tmp/e")"
+  python3 -c "
+import json; c = json.load(open('$tmp/tr.json')); c['workload']['trace']['cv_scale'] = 1
+json.dump(c, open('$tmp/tr2.json', 'w'))"
+  "$bin" run "$tmp/tr2.json" --trace-dir "$tmp/tr" --no-db > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q "request by request" "$tmp/e" ||
+    fail "a token trace refitted per window: exit $rc, $(cat "$tmp/e")"
   "$bin" run "$cfg" --no-db --set models[0].llm.gpu=l40s --set models[0].llm.model=llama-3-70b \
     > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc = 2 ] && grep -q "does not leave room for one KV block" "$tmp/e" ||
