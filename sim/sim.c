@@ -502,6 +502,7 @@ int sim_run(struct sim *s)
         case SIM_EV_JOB: sim_jobs_event(s, (int)ev.idx, ev.gen); break;
         case SIM_EV_NB: sim_shares_event(s, (int)ev.idx, ev.gen); break;
         case SIM_EV_LLM: sim_llm_event(s, (int)ev.idx, ev.gen); break;
+        case SIM_EV_LLM_KV: sim_llm_kv_in(s, (int)ev.idx, ev.gen); break;
         default: SIM_BUG("unknown event type %u", ev.type);
         }
     }

@@ -316,8 +316,9 @@ void sim_timer_free(struct sim *s);
 enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP, EV_BATCH_START };
 /* sim_llm.c: an LLM replica's iteration is over (idx: executor, gen: serial); at the run's
  * stop every request the replicas hold is dropped; free. */
-enum { SIM_EV_LLM = 9 };
+enum { SIM_EV_LLM = 9, SIM_EV_LLM_KV = 10 };   /* an iteration over; a KV transfer in */
 void sim_llm_event(struct sim *s, int e, uint64_t serial);
+void sim_llm_kv_in(struct sim *s, int e, uint64_t rq);
 #define SIM_LLM_RQ_SIZE 64               /* sizeof(struct llm_rq), checked in sim_llm.c */
 void sim_llm_stop(struct sim *s);
 void sim_llm_free(struct sim *s);

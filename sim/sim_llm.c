@@ -91,6 +91,9 @@ int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
     if (c->block_size < 1 || c->tp < 1)
         return sim_err_set(SIM_EINVAL, "model %s: block_size and tp must be at least 1 (got %d "
                            "and %d)", s->models[m].cfg->name, c->block_size, c->tp);
+    if (sc->role == SIM_LLM_PREFILL && (!s->pol->llm_decode_target || !(sc->kv_link_gbs > 0)))
+        return sim_err_set(SIM_EINVAL, "a prefill replica needs a policy that names decode "
+                           "replicas and a KV link of positive bandwidth");
     if (sc->max_tokens < 1 || sc->max_seqs < 1)
         return sim_err_set(SIM_EINVAL, "an LLM replica needs max_num_batched_tokens and "
                            "max_num_seqs of at least 1 (got %d and %d)", sc->max_tokens,
@@ -117,6 +120,9 @@ int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
     if (!p)
         return SIM_ENOMEM;
     p->pub.model = m;
+    p->pub.role = sc->role;
+    p->pub.max_tokens = sc->max_tokens;
+    p->pub.max_seqs = sc->max_seqs;
     p->pub.blocks_total = blocks;
     p->cfg = c;
     p->sc = *sc;
@@ -399,6 +405,8 @@ static void unrun(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
     free_blocks(s, p, q);
 }
 
+static void hand_off(struct sim *s, int e, struct sim_llm_rep *p, struct llm_rq *q);
+
 static void finish(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
 {
     const struct sim_llm_cfg *c = p->cfg;
@@ -430,6 +438,7 @@ void sim_llm_event(struct sim *s, int e, uint64_t serial)
     struct sim_llm_stats *ls = s->ms[p->pub.model].llm;
     int ndone = 0;
     int64_t t_client = s->now + sim_resp_delay_ns(s, p->pub.model);
+    int nhand = 0;                                  /* leaving for a decode replica */
     for (int i = 0; i < p->itn; i++) {
         struct llm_rq *q = p->it[i];
         q->sched = 0;
@@ -450,14 +459,62 @@ void sim_llm_event(struct sim *s, int e, uint64_t serial)
             unrun(s, p, q);                         /* out of the running list, blocks freed */
             p->pub.tokens_left -= q->prompt;
             p->done[ndone++] = q;
+        } else if (p->pub.role == SIM_LLM_PREFILL) {
+            unrun(s, p, q);                         /* its KV leaves with it */
+            p->pub.tokens_left -= (long)q->prompt + q->output - q->generated;
+            p->it[nhand++] = q;                     /* (it[] is read at i > nhand - 1 only) */
         }
     }
     p->itn = 0;
     p->pub.busy = false;
-    /* ended only now: a policy that hears of an end may submit here, forming an iteration */
+    /* ended and sent only now: a policy that hears of an end may submit here, forming an
+     * iteration (which reuses it[]: the handoffs are copied out first) */
+    for (int i = 0; i < nhand; i++)
+        p->done[ndone + i] = p->it[i];
+    for (int i = 0; i < nhand; i++)
+        hand_off(s, e, p, p->done[ndone + i]);
     for (int i = 0; i < ndone; i++)
         finish(s, p, p->done[i]);
     start(s, e);
+}
+
+/* A prefill replica's request, its first token out, goes to the decode replica the policy
+ * names: its KV cache arrives after the link's latency and the prompt's KV bytes over its
+ * bandwidth (sim_llm_kv_in). */
+static void hand_off(struct sim *s, int e, struct sim_llm_rep *p, struct llm_rq *q)
+{
+    int d = s->pol->llm_decode_target(s, s->pstate, e, q->r);
+    const struct sim_llm_state *ds = sim_llm_state(s, d);
+    if (!ds || ds->role != SIM_LLM_DECODE || ds->model != p->pub.model)
+        SIM_BUG("policy %s sent a request of model %d to executor %d, no decode replica of it",
+                s->pol->name, p->pub.model, d);
+    double bytes = (double)q->prompt * sim_llm_kv_bytes_per_token(p->cfg);
+    int64_t delay = sim_ns(p->sc.kv_link_us * 1e3 + bytes / p->sc.kv_link_gbs);
+    p->pub.handed_off++;
+    sim_push(s, s->now + delay, SIM_EV_LLM_KV, (uint32_t)d, (uint64_t)(uintptr_t)q);
+}
+
+void sim_llm_kv_in(struct sim *s, int d, uint64_t rq)
+{
+    struct llm_rq *q = (struct llm_rq *)(uintptr_t)rq;
+    struct sim_llm_rep *p = rep_of(s, d);
+    struct sim_request *r = q->r;
+    long most = (long)q->prompt + q->output - 1;
+    bool never = p && ((!p->sc.chunked && most > p->sc.max_tokens) ||
+                       blocks_for(p, most) > p->pub.blocks_total);
+    if (!p || s->stopping || s->execs[d].state != SIM_EXEC_UP || never ||
+        wait_push_back(p, q)) {
+        if (p && never)
+            p->pub.refused++;
+        sim_pool_put(&s->llm_pool, q);
+        sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
+        return;
+    }
+    q->computed = q->prompt;                        /* its prompt's KV, in the waiting queue */
+    q->blocks = 0;                                  /* blocks for it when admitted */
+    p->pub.tokens_left += (long)q->prompt + q->output - q->generated;
+    p->pub.received++;
+    start(s, d);
 }
 
 void sim_llm_submit(struct sim *s, int e, int m)
@@ -465,6 +522,9 @@ void sim_llm_submit(struct sim *s, int e, int m)
     struct sim_llm_rep *p = rep_of(s, e);
     if (!p || p->pub.model != m)
         SIM_BUG("sim_llm_submit: executor %d is no replica of model %d", e, m);
+    if (p->pub.role == SIM_LLM_DECODE)
+        SIM_BUG("sim_llm_submit: executor %d is a decode replica (requests reach it from "
+                "prefill replicas)", e);
     struct sim_request *r = sim_q_pop(s, SIM_CENTRAL, m);
     int32_t prompt = r->prompt_tokens > 0 ? r->prompt_tokens : 1;
     int32_t output = r->output_tokens > 0 ? r->output_tokens : 1;

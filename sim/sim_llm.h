@@ -31,12 +31,23 @@
 
 struct sim;
 
-/* vLLM's scheduler limits (SchedulerConfig). */
+/* What a replica runs: both phases, or one side of prefill/decode disaggregation (DistServe,
+ * Splitwise). A PREFILL replica's request leaves it once its prompt is computed and its first
+ * token out: its KV cache goes over the link (latency + bytes / bandwidth, the bytes of every
+ * prompt token's K and V in all layers) to the DECODE replica the policy names
+ * (policy_ops.llm_decode_target), which admits it when it has blocks for its whole context,
+ * then decodes its other tokens. A decode replica that preempts it recomputes its context
+ * itself. */
+enum sim_llm_role { SIM_LLM_BOTH, SIM_LLM_PREFILL, SIM_LLM_DECODE };
+
+/* vLLM's scheduler limits (SchedulerConfig), and a prefill replica's link. */
 struct sim_llm_sched {
     int max_tokens;                    /* max_num_batched_tokens: tokens per iteration */
     int max_seqs;                      /* max_num_seqs: requests running at once */
     bool chunked;                      /* enable_chunked_prefill */
     int long_prefill;                  /* long_prefill_token_threshold (0: none) */
+    enum sim_llm_role role;
+    double kv_link_gbs, kv_link_us;    /* PREFILL: the KV transfer's bandwidth and latency */
 };
 
 /* What a replica shows a router. */
@@ -49,6 +60,10 @@ struct sim_llm_state {
     bool busy;                         /* an iteration is in flight */
     uint64_t iterations, preemptions, tokens_out;
     uint64_t refused;                  /* dropped at submit: could never finish (sim_llm_submit) */
+    enum sim_llm_role role;
+    int max_tokens, max_seqs;          /* its scheduler's limits */
+    uint64_t handed_off, received;     /* requests sent to decode replicas; received from
+                                        * prefill replicas */
 };
 
 /* The model's LLM deployment (NULL: a DNN model). */

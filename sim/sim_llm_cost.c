@@ -23,6 +23,12 @@ double sim_llm_kv_heads(const struct sim_llm_cfg *c)
     return h < 1 ? 1 : h;
 }
 
+double sim_llm_kv_bytes_per_token(const struct sim_llm_cfg *c)
+{
+    const struct sim_llm_arch *a = &c->arch;
+    return 2.0 * a->layers * a->kv_heads * a->head_dim * a->kv_dtype_bytes;
+}
+
 long sim_llm_memory(const struct sim_llm_cfg *c, struct sim_llm_mem *m)
 {
     const struct sim_llm_arch *a = &c->arch;

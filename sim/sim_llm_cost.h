@@ -56,6 +56,9 @@ struct sim_llm_seq {
     int32_t new_tokens, context;
 };
 
+/* The bytes of one token's K and V in all layers and heads of a replica (all its ranks): what
+ * a disaggregated prefill sends per prompt token. */
+double sim_llm_kv_bytes_per_token(const struct sim_llm_cfg *c);
 /* KV heads per tensor-parallel rank: max(1, kv_heads / tp), as vLLM shards them. */
 double sim_llm_kv_heads(const struct sim_llm_cfg *c);
 /* The parameter count of the architecture (embedding, layers, norms, LM head unless tied). */

@@ -80,6 +80,9 @@ struct policy_ops {
     bool applications_only;
     /* Whether the policy serves only LLM models (model entries with `llm`, sim_llm.h). */
     bool llm_only;
+    /* May be NULL (then no replica may be a PREFILL one). Request r's prompt is computed on
+     * prefill replica e: the decode replica of the same model its KV cache goes to. */
+    int (*llm_decode_target)(struct sim *, void *state, int e, const struct sim_request *r);
     /* May be NULL (0). Seconds from the start that the policy's control loop needs, with these
      * params, to reach its steady state (Nexus: two epochs). The experiment layer warns when
      * warmup_s is shorter: the measured window would include the start-up transient. */

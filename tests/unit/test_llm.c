@@ -56,15 +56,18 @@ static void iter_fn(void *ctx, const struct sim *s, int e, const struct sim_llm_
         v->max_tokens = t;
     if (n > v->max_seqs)
         v->max_seqs = n;
-    if (t > v->budget || st->running > v->seqs_limit || st->blocks_used > st->blocks_total)
-        v->over++;
+    if (t > st->max_tokens || st->running > st->max_seqs || st->blocks_used > st->blocks_total ||
+        (st->role != SIM_LLM_DECODE && st->max_tokens != v->budget) ||
+        (st->role != SIM_LLM_PREFILL && st->max_seqs != v->seqs_limit))
+        v->over++;                  /* over its limits, or limits not those configured */
 }
 
 /* `gpus` H100s serving the `tiny` LLM model with the linear profile base 1000 us + 10 us per
  * token, host 100 us per iteration, blocks of 16 tokens, `blocks` of them, no network delays;
- * policy vllm with `params`; read from a config as a user writes it. Arrivals t[i] with
+ * `policy` (a config's policy object; VLLM(params): vllm with these params); read from a
+ * config as a user writes it. Arrivals t[i] with
  * prompt[i], output[i] replace the config's synthetic ones. */
-static struct sim *llm_run(int gpus, long blocks, const char *params, const int64_t *t,
+static struct sim *llm_run(int gpus, long blocks, const char *policy, const int64_t *t,
                            const int32_t *prompt, const int32_t *output, int n,
                            struct iter_seen *iv, struct sim_config **cfgp)
 {
@@ -76,8 +79,8 @@ static struct sim *llm_run(int gpus, long blocks, const char *params, const int6
              "\"workload\":{\"rate_rps\":1,\"tokens\":{\"llm\":{\"prompt\":{\"mean\":10},"
              "\"output\":{\"mean\":10}}}},"
              "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
-             "\"policy\":{\"name\":\"vllm\",\"params\":%s},\"metrics\":{\"sample_period_s\":0}}",
-             gpus, blocks, params);
+             "\"policy\":%s,\"metrics\":{\"sample_period_s\":0}}",
+             gpus, blocks, policy);
     struct sim_config *cfg;
     REQUIRE_OK(sim_config_from_text(text, "llm", ".", &cfg));
     static struct tok_src ts;
@@ -94,6 +97,7 @@ static struct sim *llm_run(int gpus, long blocks, const char *params, const int6
 }
 
 #define US 1000LL
+#define VLLM(params) "{\"name\":\"vllm\",\"params\":" params "}"
 
 /* P = 100, O = 5 on an idle replica: the prefill iteration is 1000 + 10 x 100 + 100 host =
  * 2100 us, and it emits the first token (TTFT); each of the 4 decodes is 1000 + 10 + 100 =
@@ -104,7 +108,7 @@ static void lone_request(void)
     static const int32_t p[] = {100}, o[] = {5};
     struct iter_seen iv = {.budget = 8192, .seqs_limit = 1024};
     struct sim_config *cfg;
-    struct sim *s = llm_run(1, 1000, "{}", t, p, o, 1, &iv, &cfg);
+    struct sim *s = llm_run(1, 1000, VLLM("{}"), t, p, o, 1, &iv, &cfg);
     const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
     CHECK(ls->ttft.n == 1 && ls->ttft.min == 2100 * US, "TTFT %lld ns, want 2100 us",
           (long long)ls->ttft.min);
@@ -147,7 +151,7 @@ static void one_preemption(void)
     static const int32_t p[] = {16, 16}, o[] = {40, 40};
     struct iter_seen iv = {.budget = 8192, .seqs_limit = 1024};
     struct sim_config *cfg;
-    struct sim *s = llm_run(1, 4, "{}", t, p, o, 2, &iv, &cfg);
+    struct sim *s = llm_run(1, 4, VLLM("{}"), t, p, o, 2, &iv, &cfg);
     const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
     const struct sim_llm_state *st = sim_llm_state(s, 0);
     CHECK(ls->preemptions == 1 && st->preemptions == 1 && iv.first_preempt == 18,
@@ -189,7 +193,8 @@ static void chunked_prefill(void)
     static const int32_t p[] = {1000}, o[] = {2};
     struct iter_seen iv = {.budget = 256, .seqs_limit = 1024};
     struct sim_config *cfg;
-    struct sim *s = llm_run(1, 1000, "{\"max_num_batched_tokens\":256}", t, p, o, 1, &iv, &cfg);
+    struct sim *s = llm_run(1, 1000, VLLM("{\"max_num_batched_tokens\":256}"), t, p, o, 1, &iv,
+                           &cfg);
     const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
     CHECK(iv.n == 5 && iv.max_tokens == 256 && iv.tokens == 1001,
           "%d iterations, most tokens %d, all %ld; want 5, 256, 1001", iv.n, iv.max_tokens,
@@ -200,7 +205,7 @@ static void chunked_prefill(void)
     sim_config_destroy(cfg);
 
     struct iter_seen iv2 = {.budget = 256, .seqs_limit = 1024};
-    s = llm_run(1, 1000, "{\"max_num_batched_tokens\":256,\"enable_chunked_prefill\":false}",
+    s = llm_run(1, 1000, VLLM("{\"max_num_batched_tokens\":256,\"enable_chunked_prefill\":false}"),
                 t, p, o, 1, &iv2, &cfg);
     CHECK(iv2.n == 0 && sim_llm_state(s, 0)->refused == 1, "%d iterations, %llu refused", iv2.n,
           (unsigned long long)sim_llm_state(s, 0)->refused);
@@ -211,7 +216,7 @@ static void chunked_prefill(void)
 /* 400 requests of random prompts (1..600) and outputs (1..300), gaps uniform in 0-20 ms, on two
  * replicas with a small pool (preemptions happen) and tight limits: no iteration over the
  * budget or max_num_seqs or the pool, every token emitted exactly once (tokens out = the sum
- * of outputs), every request finished, none dropped. Under each router. */
+ * of outputs), every request finished, none dropped. Under each router, and disaggregated. */
 static void random_trace_limits(void)
 {
     enum { N = 400 };
@@ -228,11 +233,16 @@ static void random_trace_limits(void)
         o[i] = (int32_t)(1 + (x >> 45) % 300);
         want += o[i];
     }
-    static const char *const routers[] = {"round_robin", "least_tokens", "kv_util"};
-    for (int k = 0; k < 3; k++) {
+    static const char *const routers[] = {"round_robin", "least_tokens", "kv_util",
+                                          "disaggregated"};
+    for (int k = 0; k < 4; k++) {
         char params[256];
-        snprintf(params, sizeof params, "{\"max_num_batched_tokens\":512,\"max_num_seqs\":8,"
-                 "\"router\":\"%s\"}", routers[k]);
+        if (k < 3)
+            snprintf(params, sizeof params, VLLM("{\"max_num_batched_tokens\":512,"
+                     "\"max_num_seqs\":8,\"router\":\"%s\"}"), routers[k]);
+        else    /* one prefill and one decode replica: preemptions on the decode side */
+            snprintf(params, sizeof params, "{\"name\":\"distserve\",\"params\":{"
+                     "\"prefill_max_num_batched_tokens\":512,\"decode_max_num_seqs\":8}}");
         struct iter_seen iv = {.budget = 512, .seqs_limit = 8};
         struct sim_config *cfg;
         struct sim *s = llm_run(2, 120, params, t, p, o, N, &iv, &cfg);
@@ -240,7 +250,7 @@ static void random_trace_limits(void)
         struct sim_result *r;
         REQUIRE_OK(sim_result_collect(s, &r));
         uint64_t done = r->models[0].on_time + r->models[0].late;
-        CHECK(iv.over == 0 && iv.max_tokens <= 512 && iv.max_seqs <= 8,
+        CHECK(iv.over == 0 && (k == 3 || (iv.max_tokens <= 512 && iv.max_seqs <= 8)),
               "%s: %d iterations over a limit (most tokens %d, seqs %d)", routers[k], iv.over,
               iv.max_tokens, iv.max_seqs);
         CHECK((long)ls->tokens_out == want && done == N && r->models[0].dropped == 0,
@@ -332,7 +342,7 @@ static void kv_too_small_refused(void)
     static const int32_t p[] = {60, 60}, o[] = {5, 10};
     struct iter_seen iv = {.budget = 8192, .seqs_limit = 1024};
     struct sim_config *cfg;
-    struct sim *s = llm_run(1, 4, "{}", t, p, o, 2, &iv, &cfg);
+    struct sim *s = llm_run(1, 4, VLLM("{}"), t, p, o, 2, &iv, &cfg);
     const struct sim_llm_state *st = sim_llm_state(s, 0);
     CHECK(st->refused == 1 && st->tokens_out == 5, "refused %llu, tokens %llu; want 1, 5",
           (unsigned long long)st->refused, (unsigned long long)st->tokens_out);
@@ -340,7 +350,41 @@ static void kv_too_small_refused(void)
     sim_config_destroy(cfg);
 }
 
+/* Disaggregated (distserve): 1 prefill and 1 decode GPU, P = 100, O = 5. The prefill replica's
+ * iteration (1000 + 10 x 100 + 100 host = 2100 us) emits the first token: TTFT 2100 us. The
+ * prompt's KV (100 tokens x 1024 bytes: 2 x 2 layers x 2 KV heads x 64 x 2 bytes) crosses a
+ * 50 GB/s link in 2048 ns after 10 us of latency: in at 2112.048 us. The idle decode replica
+ * admits it (blocks for its 101 tokens) and runs 4 decodes of 1110 us: E2E 6552.048 us, TPOT
+ * (6552048 - 2100000) / 4 = 1113012 ns, the longest gap 1122.048 us (the transfer's). */
+static void disaggregated_lone_request(void)
+{
+    static const int64_t t[] = {0};
+    static const int32_t p[] = {100}, o[] = {5};
+    struct iter_seen iv = {.budget = 8192, .seqs_limit = 1024};
+    struct sim_config *cfg;
+    struct sim *s = llm_run(2, 1000, "{\"name\":\"distserve\"}", t, p, o, 1, &iv, &cfg);
+    const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
+    CHECK(ls->ttft.min == 2100 * US && ls->tpot.min == 1113012 && ls->itl.max == 1122048,
+          "TTFT %lld, TPOT %lld, longest gap %lld ns; want 2100000, 1113012, 1122048",
+          (long long)ls->ttft.min, (long long)ls->tpot.min, (long long)ls->itl.max);
+    struct sim_result *r;
+    REQUIRE_OK(sim_result_collect(s, &r));
+    CHECK(r->models[0].latency->max == 6552048 && ls->tokens_out == 5 && iv.n == 5,
+          "E2E %lld ns, %llu tokens, %d iterations; want 6552048, 5, 5",
+          (long long)r->models[0].latency->max, (unsigned long long)ls->tokens_out, iv.n);
+    sim_result_destroy(r);
+    const struct sim_llm_state *pre = sim_llm_state(s, 0), *dec = sim_llm_state(s, 1);
+    CHECK(pre->role == SIM_LLM_PREFILL && pre->handed_off == 1 && dec->role == SIM_LLM_DECODE &&
+          dec->received == 1 && pre->blocks_used == 0 && dec->blocks_used == 0,
+          "roles %d/%d, handed off %llu, received %llu, blocks held %ld/%ld", pre->role,
+          dec->role, (unsigned long long)pre->handed_off, (unsigned long long)dec->received,
+          pre->blocks_used, dec->blocks_used);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
 TEST_MAIN({"lone_request", lone_request}, {"one_preemption", one_preemption},
           {"chunked_prefill", chunked_prefill},
           {"random_trace_limits", random_trace_limits}, {"llama_arithmetic", llama_arithmetic},
-          {"wl_llm_tables", wl_llm_tables}, {"kv_too_small_refused", kv_too_small_refused})
+          {"wl_llm_tables", wl_llm_tables}, {"kv_too_small_refused", kv_too_small_refused},
+          {"disaggregated_lone_request", disaggregated_lone_request})

@@ -1,0 +1,38 @@
+/* llm_pool — what the LLM policies (vllm, distserve) share: the GPUs shared among the LLM
+ * models by their rates, vLLM's scheduler defaults by GPU, and the routers that pick one of a
+ * model's replicas for a request (as llm-d's scorers weigh endpoints). */
+#ifndef LLM_POOL_H
+#define LLM_POOL_H
+
+#include <stdbool.h>
+
+#include "sim.h"
+
+enum llm_router { LLM_ROUTE_RR, LLM_ROUTE_TOKENS, LLM_ROUTE_KV };
+extern const char *const llm_routers[];   /* "round_robin", "least_tokens", "kv_util", NULL */
+#define LLM_ROUTERS_DOC                                                                     \
+    "how a request picks its replica: `round_robin`; `least_tokens` (the fewest tokens held: "\
+    "each request's prompt and output less what it emitted); `kv_util` (the lowest KV-cache "  \
+    "use, then the fewest waiting); ties to the lowest replica"
+
+/* Model m's GPU executors: gpus[first[m] .. first[m + 1]), in executor order. */
+struct llm_pools {
+    int *gpus, *first;
+    int nmodels;
+};
+/* Every model an LLM model (else SIM_EINVAL naming `policy`), each with at least `least` GPUs:
+ * the GPU executors shared in proportion to the models' rates (rounded down, at least `least`
+ * each), the rest one each to the models in order. */
+int llm_pools_assign(struct sim *s, const char *policy, int least, struct llm_pools *lp);
+void llm_pools_free(struct llm_pools *lp);
+
+/* vLLM's defaults for a model's GPU (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults,
+ * an OpenAI API server): 8192 batched tokens and 1024 sequences on a GPU of 70 GiB or more
+ * that is not an A100, else 2048 and 256; a limit > 0 given stands. */
+struct sim_llm_sched llm_sched_defaults(const struct sim *s, int m, int max_tokens,
+                                        int max_seqs);
+
+/* One of the n replicas reps[] by `router` (rr: the round-robin position, advanced). */
+int llm_route(const struct sim *s, const int *reps, int n, int *rr, int router);
+
+#endif
