@@ -13,12 +13,13 @@ set xlabel xlab
 set ylabel ylab
 # a log axis gets a labelled tick at 1, 2, 3 and 5 of every decade (gnuplot's own: one per
 # decade, often a single label over the range of a latency CDF); at 1 and 3 in panels side by
-# side
+# side, and over a range wider than three and a half decades (TTFT past saturation)
 if (logx) {
     set logscale x
     set xtics ()
+    wide = (xlo > 0 && xhi / xlo > 3000)      # over three and a half decades: 1-2-3-5 crowds
     do for [e=-3:7] {
-        if (npanel > 1 && pcol > 1) {
+        if ((npanel > 1 && pcol > 1) || wide) {
             set xtics add (sprintf("%g", 10.0**e) 10.0**e, sprintf("%g", 3*10.0**e) 3*10.0**e)
         } else {
             set xtics add (sprintf("%g", 10.0**e) 10.0**e, sprintf("%g", 2*10.0**e) 2*10.0**e, sprintf("%g", 3*10.0**e) 3*10.0**e, sprintf("%g", 5*10.0**e) 5*10.0**e)

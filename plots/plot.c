@@ -30,6 +30,8 @@ static const char usage[] =
     "  goodput-vs     goodput against the config value at --x PATH\n"
     "  latency-cdf    latency CDF per model and policy (seeds merged)\n"
     "  queue-cdf      queueing delay (arrival to batch start) CDF per model and policy\n"
+    "  ttft-cdf       an LLM model's time to first token: CDF per model and policy\n"
+    "  tpot-cdf       an LLM model's time per output token: CDF per model and policy\n"
     "  path-cdf       end-to-end latency CDF per execution path of an application: a\n"
     "                  figure per path (its SLA as a line), a line per run\n"
     "  batch-hist     batch-size distribution per policy\n"
@@ -43,8 +45,9 @@ static const char usage[] =
     "  job-workers    training jobs' running time at 1, 2, ... workers per configuration\n"
     "  job-cdf        training jobs' execution time (arrival to end) CDF per configuration\n"
     "  sla-clients    SLA violations against active closed-loop clients per configuration\n"
-    "  all            every kind above but goodput-vs and series (path-cdf where the runs\n"
-    "                  have paths; the last four where they have jobs, notebooks, clients)\n"
+    "  all            every kind above but goodput-vs and series (ttft-cdf and tpot-cdf\n"
+    "                  where the runs have LLM models, path-cdf where they have paths; the\n"
+    "                  last four where they have jobs, notebooks, clients)\n"
     "Goodput is the goodput search's result for `servesim goodput` runs, else the on-time\n"
     "throughput (the y label says which). Runs differing only in seed are averaged (error\n"
     "bars: standard deviation); runs of one setting and policy from different\n"
@@ -83,7 +86,7 @@ static const char usage[] =
 
 static const char *const kind_names[K_N] = {"goodput", "goodput-gpus", "goodput-slo",
                                             "goodput-vs", "latency-cdf", "queue-cdf",
-                                            "path-cdf", "batch-hist", "timeline", "series",
+                                            "ttft-cdf", "tpot-cdf", "path-cdf", "batch-hist", "timeline", "series",
                                             "plan", "gpu-alloc", "job-workers", "job-cdf",
                                             "sla-clients"};
 
@@ -458,8 +461,9 @@ static int plot_kind(struct plot *p, int k)
             rc = plot_goodput_vs(p, "goodput-vs", o->xpath, xl);
             break;
         }
-        case K_LAT_CDF: rc = plot_cdf(p, false); break;
-        case K_QUEUE_CDF: rc = plot_cdf(p, true); break;
+        case K_LAT_CDF: case K_QUEUE_CDF: case K_TTFT_CDF: case K_TPOT_CDF:
+            rc = plot_cdf(p, (enum kind)k);
+            break;
         case K_PATH_CDF: rc = plot_path_cdf(p); break;
         case K_BATCH: rc = plot_batch(p); break;
         case K_SERIES: rc = plot_series(p); break;

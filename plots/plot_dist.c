@@ -281,13 +281,30 @@ int plot_cdf_render(struct plot *p, struct dist *d, const char *file, const char
     return rc;
 }
 
-int plot_cdf(struct plot *p, bool queue)
+int plot_cdf(struct plot *p, enum kind which)
 {
-    const char *table = queue ? "queue_hist" : "latency_hist";
-    if (queue && p->version < 5)
-        return sim_err_set(SIM_EINVAL, "%s: schema version %d has no queueing histograms "
-                           "(queue_hist: version 5); runs written by this servesim have them",
-                           p->o->db, p->version);
+    static const struct {
+        const char *table, *file, *what, *axis;
+        int since;                      /* the schema version that has the table */
+    } kinds[] = {
+        {"latency_hist", "latency-cdf", "latency", "latency (ms, log scale)", 1},
+        {"queue_hist", "queue-cdf", "queueing delay (arrival to batch start)",
+         "queueing delay (ms, log scale)", 5},
+        {"ttft_hist", "ttft-cdf", "time to first token", "time to first token (ms, log scale)",
+         13},
+        {"tpot_hist", "tpot-cdf", "time per output token",
+         "time per output token (ms, log scale)", 13},
+    };
+    int ki = which == K_QUEUE_CDF ? 1 : which == K_TTFT_CDF ? 2 : which == K_TPOT_CDF ? 3 : 0;
+    bool queue = ki == 1, llm = ki >= 2;
+    const char *table = kinds[ki].table;
+    if (p->version < kinds[ki].since) {
+        if (p->o->all)
+            return 0;                   /* `all` draws what the runs have */
+        return sim_err_set(SIM_EINVAL, "%s: schema version %d has no %s (version %d); runs "
+                           "written by this servesim have them", p->o->db, p->version, table,
+                           kinds[ki].since);
+    }
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT model, hi_ms, count, lo_ms FROM %s WHERE run_id = ?1 %s",
              table, p->o->model ? "AND model = ?2" : "");
@@ -307,20 +324,23 @@ int plot_cdf(struct plot *p, bool queue)
             plot_dist_free(&m);
         }
     }
+    if (!rc && d.ser.n == 0 && llm && p->o->all) {
+        plot_dist_free(&d);
+        return 0;                       /* no LLM model among the runs: nothing to draw */
+    }
     if (!rc && d.ser.n == 0)
-        rc = sim_err_set(SIM_EINVAL, "%s: no %s rows for the selected runs%s%s", p->o->db, table,
-                         p->o->model ? " and model " : "", p->o->model ? p->o->model : "");
+        rc = sim_err_set(SIM_EINVAL, "%s: no %s rows for the selected runs%s%s%s", p->o->db,
+                         table, p->o->model ? " and model " : "", p->o->model ? p->o->model : "",
+                         llm ? " (only LLM models have them)" : "");
     if (!rc) {
         char title[512], slo_sql[256];
-        snprintf(title, sizeof title, "%s: %s CDF%s", p->label,
-                 queue ? "queueing delay (arrival to batch start)" : "latency",
+        snprintf(title, sizeof title, "%s: %s CDF%s", p->label, kinds[ki].what,
                  merged ? " (models merged)" : "");
         snprintf(slo_sql, sizeof slo_sql, "SELECT min(slo_ms), max(slo_ms) FROM model_stats "
                  "WHERE run_id = ?1 %s", p->o->model ? "AND model = ?2" : "");
-        rc = plot_cdf_render(p, &d, queue ? "queue-cdf" : "latency-cdf", title,
-                        queue ? "queueing delay (ms, log scale)" : "latency (ms, log scale)",
-                        "fraction of requests", true,
-                        queue ? 0.0 : common_value(p, slo_sql, p->o->model));
+        rc = plot_cdf_render(p, &d, kinds[ki].file, title, kinds[ki].axis,
+                             "fraction of requests", true,
+                             queue || llm ? 0.0 : common_value(p, slo_sql, p->o->model));
     }
     plot_dist_free(&d);
     return rc;

@@ -63,7 +63,7 @@ struct plot {
 };
 
 enum kind { K_GOODPUT, K_GOODPUT_GPUS, K_GOODPUT_SLO, K_GOODPUT_VS, K_LAT_CDF, K_QUEUE_CDF,
-            K_PATH_CDF, K_BATCH, K_TIMELINE, K_SERIES, K_PLAN, K_GPU_ALLOC, K_JOB_WORKERS,
+            K_TTFT_CDF, K_TPOT_CDF, K_PATH_CDF, K_BATCH, K_TIMELINE, K_SERIES, K_PLAN, K_GPU_ALLOC, K_JOB_WORKERS,
             K_JOB_CDF, K_SLA_CLIENTS, K_N };
 
 /* goodput-vs --y: what is drawn against x (0: goodput; then prun.metric[y - 1]). */
@@ -199,7 +199,9 @@ int plot_job_cdf(struct plot *p);
 int plot_job_workers(struct plot *p);
 int plot_sla_clients(struct plot *p);
 int plot_batch(struct plot *p);
-int plot_cdf(struct plot *p, bool queue);
+/* A distribution per model and policy from its histogram table: K_LAT_CDF, K_QUEUE_CDF, or an
+ * LLM model's K_TTFT_CDF, K_TPOT_CDF. */
+int plot_cdf(struct plot *p, enum kind which);
 int plot_cdf_render(struct plot *p, struct dist *d, const char *file, const char *title,
                     const char *xlab, const char *ylab, bool logx, double slo);
 void plot_dist_free(struct dist *d);

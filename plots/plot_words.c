@@ -200,6 +200,8 @@ static const char *const series_words[][2] = {
     {"rrl.est_loss", "estimator loss"}, {"rrl.load_rps", "load (req/s)"},
     {"rrl.pg_loss", "policy-gradient loss"}, {"rrl.state", "state"},
     {"rrl.td_loss", "TD loss"}, {"rrl.util", "utilisation"},
+    {"llm.kv_util", "KV cache in use (fraction)"}, {"llm.waiting", "requests waiting"},
+    {"llm.batch_tokens", "tokens per iteration"}, {"llm.preemptions", "preemptions"},
 };
 
 void plot_word_series(const char *name, char *out, size_t size)

@@ -27,7 +27,8 @@ int llm_pools_assign(struct sim *s, const char *policy, int least, struct llm_po
         ng += !sim_exec(s, e)->cpu;
     if (nm < 1 || ng < least * nm)
         return sim_err_set(SIM_EINVAL, "policy %s: %d GPUs for %d LLM models: every model needs "
-                           "%d of its own", policy, ng, nm, least);
+                           "%d of its own (servesim plan: --min %d)", policy, ng, nm, least,
+                           least * nm);
     lp->nmodels = nm;
     lp->gpus = malloc((size_t)ng * sizeof *lp->gpus);
     lp->first = malloc((size_t)(nm + 1) * sizeof *lp->first);

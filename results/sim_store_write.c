@@ -58,7 +58,7 @@ static int point_stored(struct sim_store *st, const struct sim_store_point *pt, 
 
 /* The writers of one run's tables, in the order sim_store_write fills them. */
 enum { T_RUN, T_JOB, T_JOBW, T_MODEL, T_EXEC, T_TS, T_BATCH, T_LAT, T_QUEUE, T_PATH, T_PATHH,
-       T_SEARCH, T_POINT, T_LLM, T_NWRITERS };
+       T_SEARCH, T_POINT, T_LLM, T_TTFT, T_TPOT, T_NWRITERS };
 
 static int write_run_row(struct sim_store_writer *w, const struct sim_store_run *run,
                          const struct sim_result *r, const char *started)
@@ -192,8 +192,9 @@ static int write_model_rows(struct sim_store_writer *w, int64_t id, const struct
         sw_real(&w[T_MODEL], "pred_max_over_ms", pred ? x->pred_max_over_ms : NAN);
         sw_real(&w[T_MODEL], "pred_over_frac", pred ? x->pred_over_frac : NAN);
         rc = sw_row(&w[T_MODEL]);
-        if (!rc && x->llm)
-            rc = write_llm_row(&w[T_LLM], id, x);
+        if (!rc && x->llm && !(rc = write_llm_row(&w[T_LLM], id, x)) &&
+            !(rc = write_hist(&w[T_TTFT], id, "model", x->name, x->llm->ttft)))
+            rc = write_hist(&w[T_TPOT], id, "model", x->name, x->llm->tpot);
         for (int b = 1; b <= x->max_batch && !rc; b++) {
             if (!x->batch_hist[b])
                 continue;
@@ -333,7 +334,8 @@ int sim_store_write(struct sim_store *st, const struct sim_store_run *run,
         [T_MODEL] = "model_stats", [T_EXEC] = "executor_stats", [T_TS] = "timeseries",
         [T_BATCH] = "batch_hist", [T_LAT] = "latency_hist", [T_QUEUE] = "queue_hist",
         [T_PATH] = "path_stats", [T_PATHH] = "path_hist", [T_SEARCH] = "goodput_search",
-        [T_POINT] = "sweep_points", [T_LLM] = "llm_stats"};
+        [T_POINT] = "sweep_points", [T_LLM] = "llm_stats", [T_TTFT] = "ttft_hist",
+        [T_TPOT] = "tpot_hist"};
     const struct sim_store_point *pt = run->point;
     struct sim_store_writer w[T_NWRITERS] = {0};
     char started[32];

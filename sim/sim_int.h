@@ -319,6 +319,9 @@ enum { EV_ARRIVAL, EV_DELIVER, EV_BATCH_DONE, EV_TICK, EV_LOAD_DONE, EV_EXEC_UP,
 enum { SIM_EV_LLM = 9, SIM_EV_LLM_KV = 10 };   /* an iteration over; a KV transfer in */
 void sim_llm_event(struct sim *s, int e, uint64_t serial);
 void sim_llm_kv_in(struct sim *s, int e, uint64_t rq);
+/* At each sampling tick, per LLM model: KV use (the replicas' mean, now), requests waiting
+ * (now), tokens per iteration and preemptions (over the window): the `llm.*` series. */
+void sim_llm_sample(struct sim *s);
 #define SIM_LLM_RQ_SIZE 64               /* sizeof(struct llm_rq), checked in sim_llm.c */
 void sim_llm_stop(struct sim *s);
 void sim_llm_free(struct sim *s);

@@ -388,7 +388,10 @@ static void start(struct sim *s, int e)
     p->pub.busy = true;
     p->it_start = s->now;
     p->pub.iterations++;
-    s->ms[p->pub.model].llm->iterations++;
+    struct sim_llm_stats *ls = s->ms[p->pub.model].llm;
+    ls->iterations++;
+    for (int i = 0; i < p->itn; i++)
+        ls->tokens_computed += (uint64_t)p->seqs[i].new_tokens;
     sim_push(s, s->now + d, SIM_EV_LLM, (uint32_t)e, ++p->serial);
 }
 
@@ -556,6 +559,34 @@ void sim_llm_submit(struct sim *s, int e, int m)
     q->output = output;
     p->pub.tokens_left += (long)prompt + output;
     start(s, e);
+}
+
+void sim_llm_sample(struct sim *s)
+{
+    for (int m = 0; m < s->nmodels; m++) {
+        struct sim_llm_stats *ls = s->ms[m].llm;
+        if (!ls)
+            continue;
+        double util = 0;
+        int reps = 0, waiting = 0;
+        for (int e = 0; e < s->nllm; e++) {
+            const struct sim_llm_rep *p = s->llm[e];
+            if (!p || p->pub.model != m)
+                continue;
+            reps++;
+            util += (double)p->pub.blocks_used / (double)p->pub.blocks_total;
+            waiting += p->pub.waiting;
+        }
+        uint64_t iters = ls->iterations - ls->snap_iters;
+        sim_ts_add(s, "llm.kv_util", m, reps ? util / reps : 0);
+        sim_ts_add(s, "llm.waiting", m, waiting);
+        sim_ts_add(s, "llm.batch_tokens", m,
+                   iters ? (double)(ls->tokens_computed - ls->snap_tokens) / (double)iters : 0);
+        sim_ts_add(s, "llm.preemptions", m, (double)(ls->preemptions - ls->snap_preempt));
+        ls->snap_tokens = ls->tokens_computed;
+        ls->snap_iters = ls->iterations;
+        ls->snap_preempt = ls->preemptions;
+    }
 }
 
 void sim_llm_stop(struct sim *s)

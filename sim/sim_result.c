@@ -95,7 +95,13 @@ static int collect_llm(const struct sim *s, int m, double window_s, struct sim_l
     const struct sim_llm_cfg *c = &s->models[m].cfg->llm;
     o->estimate = c->prof == SIM_LLM_ROOFLINE;
     sim_llm_memory(c, &o->mem);
-    *out = o;
+    *out = o;                           /* (owned from here: freed with the result) */
+    o->ttft = malloc(sizeof *o->ttft);
+    o->tpot = malloc(sizeof *o->tpot);
+    if (!o->ttft || !o->tpot)
+        return SIM_ENOMEM;
+    memcpy(o->ttft, &ls->ttft, sizeof *o->ttft);
+    memcpy(o->tpot, &ls->tpot, sizeof *o->tpot);
     return 0;
 }
 
@@ -381,6 +387,10 @@ void sim_result_destroy(struct sim_result *r)
         free(r->models[m].batch_hist);
         free(r->models[m].latency);
         free(r->models[m].queueing);
+        if (r->models[m].llm) {
+            free(r->models[m].llm->ttft);
+            free(r->models[m].llm->tpot);
+        }
         free(r->models[m].llm);
     }
     free(r->models);

@@ -26,6 +26,7 @@ struct sim_llm_result {
     bool estimate;                      /* timed by the roofline estimate, not a measured or
                                          * given profile */
     struct sim_llm_mem mem;             /* one replica's KV arithmetic */
+    struct sim_hist *ttft, *tpot;       /* owned copies */
 };
 
 struct sim_model_result {

@@ -67,6 +67,7 @@ void sim_on_tick(struct sim *s)
         sim_ts_add(s, "model_offered_rps", m, (double)d.c_offered / secs);
         sim_ts_add(s, "model_ontime_rps", m, (double)d.c_ontime / secs);
     }
+    sim_llm_sample(s);
     for (int p = 0; s->app && p < s->app->npaths; p++) {
         struct sim_outcomes d = window_delta(&paths, &s->ps[p].n, &s->ps[p].snap);
         uint64_t ended = d.c_ontime + d.c_bad;

@@ -2032,7 +2032,19 @@ row = sqlite3.connect(sys.argv[1]).execute(
     "SELECT ttft_p99_ms, tpot_p50_ms, tokens_out, replicas, iteration_time FROM llm_stats").fetchall()
 m = json.load(open(sys.argv[2]))["models"][0]
 assert row == [(m["ttft_p99_ms"], m["tpot_p50_ms"], m["tokens_out"], 4, "roofline estimate")], (row, m)
+db = sqlite3.connect(sys.argv[1])
+for series in ("llm.kv_util", "llm.waiting", "llm.batch_tokens", "llm.preemptions"):
+    n, lo, hi = db.execute("SELECT count(*), min(value), max(value) FROM timeseries "
+                           "WHERE series = ? AND key = 'llama-3-8b'", (series,)).fetchone()
+    assert n >= 9 and lo >= 0, (series, n, lo)
+    if series == "llm.kv_util":
+        assert 0 < hi < 1, (series, hi)
+    if series == "llm.batch_tokens":
+        assert hi > 1, (series, hi)
 PY
+  "$bin" plot ttft-cdf tpot-cdf --db "$tmp/l.db" --out "$tmp/lf" > /dev/null 2> "$tmp/e" &&
+    [ -s "$tmp/lf/llama8b_h100-ttft-cdf.png" ] && [ -s "$tmp/lf/llama8b_h100-tpot-cdf.png" ] ||
+    fail "the LLM CDFs: $(cat "$tmp/e")"
   grep -q "ttft_p50" "$tmp/l.txt" && grep -q "roofline ESTIMATE" "$tmp/l.txt" ||
     fail "the report has no LLM table or does not say the iteration time is an estimate"
   local rc
