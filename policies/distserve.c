@@ -67,17 +67,17 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if (!st->nprefill || !st->rr)
         return SIM_ENOMEM;
     for (int m = 0; m < nm; m++) {
-        int n = st->pools.first[m + 1] - st->pools.first[m];
+        int n = st->pools.nrep[m];
         int np = (int)lround(st->prefill_share * n);
         st->nprefill[m] = np < 1 ? 1 : np > n - 1 ? n - 1 : np;
-        for (int k = 0; k < n; k++) {
-            bool pre = k < st->nprefill[m];
+        for (int r = 0; r < n; r++) {
+            bool pre = r < st->nprefill[m];
             struct sim_llm_sched sc = llm_sched_defaults(s, m, pre ? st->prefill_tokens : 0,
                                                          pre ? 0 : st->decode_seqs);
             sc.role = pre ? SIM_LLM_PREFILL : SIM_LLM_DECODE;
             sc.kv_link_gbs = st->link_gbs;
             sc.kv_link_us = st->link_us;
-            if ((rc = sim_llm_replica(s, st->pools.gpus[st->pools.first[m] + k], m, &sc)))
+            if ((rc = llm_pools_replica(s, &st->pools, m, r, &sc)))
                 return rc;
         }
     }
@@ -88,7 +88,7 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
 {
     (void)r;
     struct distserve *st = state;
-    const int *pre = st->pools.gpus + st->pools.first[m];
+    const int *pre = st->pools.reps + st->pools.first_rep[m];
     while (sim_queue_len(s, m) > 0)
         sim_llm_submit(s, llm_route(s, pre, st->nprefill[m], &st->rr[m], st->router), m);
 }
@@ -101,12 +101,13 @@ static int decode_target(struct sim *s, void *state, int e, const struct sim_req
     int m = r->model, best = -1;
     long best_free = 0;
     int best_wait = 0;
-    for (int k = st->pools.first[m] + st->nprefill[m]; k < st->pools.first[m + 1]; k++) {
-        const struct sim_llm_state *d = sim_llm_state(s, st->pools.gpus[k]);
+    for (int k = st->pools.first_rep[m] + st->nprefill[m]; k < st->pools.first_rep[m + 1];
+         k++) {
+        const struct sim_llm_state *d = sim_llm_state(s, st->pools.reps[k]);
         long free_blocks = d->blocks_total - d->blocks_used;
         if (best < 0 || free_blocks > best_free ||
             (free_blocks == best_free && d->waiting < best_wait)) {
-            best = st->pools.gpus[k];
+            best = st->pools.reps[k];
             best_free = free_blocks;
             best_wait = d->waiting;
         }

@@ -12,50 +12,77 @@ void llm_pools_free(struct llm_pools *lp)
 {
     free(lp->gpus);
     free(lp->first);
-    lp->gpus = lp->first = NULL;
+    free(lp->reps);
+    free(lp->first_rep);
+    free(lp->nrep);
+    lp->gpus = lp->first = lp->reps = lp->first_rep = lp->nrep = NULL;
 }
 
 int llm_pools_assign(struct sim *s, const char *policy, int least, struct llm_pools *lp)
 {
-    int nm = sim_model_count(s), ng = 0;
-    for (int m = 0; m < nm; m++)
+    int nm = sim_model_count(s), ng = 0, need = 0;
+    for (int m = 0; m < nm; m++) {
         if (!sim_model_llm(s, m))
             return sim_err_set(SIM_EINVAL, "policy %s serves LLM models only: model %s is a "
                                "DNN model (an LLM model's entry has an `llm` section: "
                                "docs/llm.md)", policy, sim_model(s, m)->cfg->name);
+        need += least * sim_model_llm(s, m)->tp;
+    }
     for (int e = 0; e < sim_exec_count(s); e++)
         ng += !sim_exec(s, e)->cpu;
-    if (nm < 1 || ng < least * nm)
+    if (nm < 1 || ng < need)
         return sim_err_set(SIM_EINVAL, "policy %s: %d GPUs for %d LLM models: every model needs "
-                           "%d of its own (servesim plan: --min %d)", policy, ng, nm, least,
-                           least * nm);
+                           "%d replicas of its tensor-parallel degree, %d GPUs in all (servesim "
+                           "plan: --min %d)", policy, ng, nm, least, need, need);
     lp->nmodels = nm;
     lp->gpus = malloc((size_t)ng * sizeof *lp->gpus);
     lp->first = malloc((size_t)(nm + 1) * sizeof *lp->first);
-    int *n = calloc((size_t)nm, sizeof *n);
-    if (!lp->gpus || !lp->first || !n) {
-        free(n);
+    lp->first_rep = malloc((size_t)(nm + 1) * sizeof *lp->first_rep);
+    lp->nrep = calloc((size_t)nm, sizeof *lp->nrep);
+    lp->reps = malloc((size_t)ng * sizeof *lp->reps);
+    if (!lp->gpus || !lp->first || !lp->first_rep || !lp->nrep || !lp->reps)
         return SIM_ENOMEM;
-    }
     double total = 0;
     for (int m = 0; m < nm; m++)
         total += sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
-    int given = 0;
-    for (int m = 0; m < nm; m++) {
+    int used = 0;
+    for (int m = 0; m < nm; m++) {     /* whole replicas by rate, at least `least` */
+        int tp = sim_model_llm(s, m)->tp;
         double w = sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
-        n[m] = least + (int)((double)(ng - least * nm) * w / total);
-        given += n[m];
+        lp->nrep[m] = least + (int)((double)(ng - need) * w / total) / tp;
+        used += lp->nrep[m] * tp;
     }
-    for (int m = 0; given < ng; m = (m + 1) % nm, given++)
-        n[m]++;
-    lp->first[0] = 0;
-    for (int m = 0; m < nm; m++)
-        lp->first[m + 1] = lp->first[m] + n[m];
-    free(n);
+    for (bool more = true; more;) {    /* the rest a replica each, models in order */
+        more = false;
+        for (int m = 0; m < nm; m++) {
+            int tp = sim_model_llm(s, m)->tp;
+            if (used + tp <= ng) {
+                lp->nrep[m]++;
+                used += tp;
+                more = true;
+            }
+        }
+    }
+    lp->unused = ng - used;
+    lp->first[0] = lp->first_rep[0] = 0;
+    for (int m = 0; m < nm; m++) {
+        lp->first[m + 1] = lp->first[m] + lp->nrep[m] * sim_model_llm(s, m)->tp;
+        lp->first_rep[m + 1] = lp->first_rep[m] + lp->nrep[m];
+    }
     for (int e = 0, k = 0; e < sim_exec_count(s); e++)
         if (!sim_exec(s, e)->cpu)
             lp->gpus[k++] = e;
+    for (int m = 0; m < nm; m++)
+        for (int r = 0; r < lp->nrep[m]; r++)
+            lp->reps[lp->first_rep[m] + r] = lp->gpus[lp->first[m] + r * sim_model_llm(s, m)->tp];
     return 0;
+}
+
+int llm_pools_replica(struct sim *s, const struct llm_pools *lp, int m, int r,
+                      const struct sim_llm_sched *sc)
+{
+    int tp = sim_model_llm(s, m)->tp;
+    return sim_llm_replica_tp(s, lp->gpus + lp->first[m] + r * tp, tp, m, sc);
 }
 
 struct sim_llm_sched llm_sched_defaults(const struct sim *s, int m, int max_tokens,

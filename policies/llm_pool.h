@@ -15,15 +15,20 @@ extern const char *const llm_routers[];   /* "round_robin", "least_tokens", "kv_
     "each request's prompt and output less what it emitted); `kv_util` (the lowest KV-cache "  \
     "use, then the fewest waiting); ties to the lowest replica"
 
-/* Model m's GPU executors: gpus[first[m] .. first[m + 1]), in executor order. */
+/* Model m's replicas: nrep[m] of them, replica r on the GPU executors gpus[first[m] + r tp ..
+ * first[m] + (r + 1) tp) (tp: the model's tensor-parallel degree), in executor order;
+ * reps[first_rep[m] + r] is replica r's own executor (its first), what policies submit to. */
 struct llm_pools {
-    int *gpus, *first;
-    int nmodels;
+    int *gpus, *first, *reps, *first_rep, *nrep;
+    int nmodels, unused;         /* unused: GPUs left over that no whole replica takes */
 };
-/* Every model an LLM model (else SIM_EINVAL naming `policy`), each with at least `least` GPUs:
- * the GPU executors shared in proportion to the models' rates (rounded down, at least `least`
- * each), the rest one each to the models in order. */
+/* Every model an LLM model (else SIM_EINVAL naming `policy`), each with at least `least`
+ * replicas: the GPU executors shared in proportion to the models' rates, in whole replicas
+ * (rounded down, at least `least` each), the replicas left one each to the models in order. */
 int llm_pools_assign(struct sim *s, const char *policy, int least, struct llm_pools *lp);
+/* Makes replica r of model m under sc (sim_llm_replica_tp). */
+int llm_pools_replica(struct sim *s, const struct llm_pools *lp, int m, int r,
+                      const struct sim_llm_sched *sc);
 void llm_pools_free(struct llm_pools *lp);
 
 /* vLLM's defaults for a model's GPU (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults,

@@ -103,6 +103,30 @@ static const struct policy_preset presets[] = {
      "autoscale.kind \"hpa\") with preemption of training workers",
      "Chiang and Chou, DynamoML, CLOSER 2021, Table 2",
      "{\"sharing\": true, \"scheduling\": true, \"autoscaling\": true}"},
+    {"vllm", "v1", true,
+     "vLLM v1's scheduler as vLLM 0.10 runs it behind its OpenAI API server: chunked prefill "
+     "on, no long-prefill cap, the batch limits of its defaults for the GPU",
+     "vllm-project/vllm v0.10: vllm/v1/core/sched/scheduler.py (Scheduler.schedule), "
+     "vllm/engine/arg_utils.py (EngineArgs.get_batch_defaults)",
+     "{\"enable_chunked_prefill\": true, \"long_prefill_token_threshold\": 0, "
+     "\"router\": \"round_robin\"}"},
+    {"vllm", "v1-no-chunking", false,
+     "vLLM v1's scheduler with chunked prefill disabled: a prompt runs whole or waits",
+     "vllm-project/vllm v0.10: vllm/v1/core/sched/scheduler.py (the waiting loop's "
+     "`not chunked_prefill_enabled` branch)",
+     "{\"enable_chunked_prefill\": false}"},
+    {"vllm", "sarathi-serve", false,
+     "Sarathi-Serve's stall-free batching: chunked prefill under a token budget of 512, the "
+     "budget its authors use for strict latency SLOs (2048 for relaxed ones)",
+     "Agrawal et al., Sarathi-Serve, OSDI 2024, section 5 (token budgets)",
+     "{\"enable_chunked_prefill\": true, \"max_num_batched_tokens\": 512}"},
+    {"distserve", "even", true,
+     "half the GPUs prefill, KV over one 400 Gb/s NIC (50 GB/s, 10 us); DistServe searches "
+     "the split and places the phases per SLO, which this preset does not",
+     "Zhong et al., DistServe, OSDI 2024 (the architecture); the split and the link are "
+     "servesim's defaults (docs/llm.md)",
+     "{\"prefill_share\": 0.5, \"kv_link_gbs\": 50, \"kv_link_us\": 10, "
+     "\"router\": \"least_tokens\"}"},
 };
 
 int policy_preset_count(void)

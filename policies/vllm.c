@@ -60,8 +60,8 @@ static int init(struct sim *s, const cJSON *p, void *state)
         struct sim_llm_sched sc = llm_sched_defaults(s, m, st->max_tokens, st->max_seqs);
         sc.chunked = st->chunked;
         sc.long_prefill = st->long_prefill;
-        for (int k = st->pools.first[m]; k < st->pools.first[m + 1]; k++)
-            if ((rc = sim_llm_replica(s, st->pools.gpus[k], m, &sc)))
+        for (int r = 0; r < st->pools.nrep[m]; r++)
+            if ((rc = llm_pools_replica(s, &st->pools, m, r, &sc)))
                 return rc;
     }
     return 0;
@@ -71,10 +71,9 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
 {
     (void)r;
     struct vllm *st = state;
-    const int *reps = st->pools.gpus + st->pools.first[m];
-    int n = st->pools.first[m + 1] - st->pools.first[m];
+    const int *reps = st->pools.reps + st->pools.first_rep[m];
     while (sim_queue_len(s, m) > 0)
-        sim_llm_submit(s, llm_route(s, reps, n, &st->rr[m], st->router), m);
+        sim_llm_submit(s, llm_route(s, reps, st->pools.nrep[m], &st->rr[m], st->router), m);
 }
 
 const struct policy_ops policy_vllm = {

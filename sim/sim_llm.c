@@ -35,13 +35,16 @@ struct sim_llm_rep {
     struct llm_rq **done;        /* [itcap]: those an iteration finished, ended after it */
     int64_t it_start;            /* the iteration in flight's start */
     uint64_t serial;
+    int *ranks, nranks;          /* its GPU executors, the replica's own first */
     int64_t made_at, kv_since;
     double kv_area;              /* blocks used x ns, since made_at */
 };
 
+static struct sim_llm_rep rank_taken;
+
 static struct sim_llm_rep *rep_of(const struct sim *s, int e)
 {
-    if (!s->llm || e < 0 || e >= s->nllm)
+    if (!s->llm || e < 0 || e >= s->nllm || s->llm[e] == &rank_taken)
         return NULL;
     return s->llm[e];
 }
@@ -80,6 +83,15 @@ double sim_llm_kv_util(const struct sim *s, int e)
 
 int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
 {
+    return sim_llm_replica_tp(s, &e, 1, m, sc);
+}
+
+/* The ranks of a replica other than its own executor point at the sentinel rank_taken (no
+ * replica of their own, but taken: no second replica may use them). */
+int sim_llm_replica_tp(struct sim *s, const int *execs, int k, int m,
+                       const struct sim_llm_sched *sc)
+{
+    int e = k > 0 ? execs[0] : -1;
     if (m < 0 || m >= s->nmodels)
         return sim_err_set(SIM_EINVAL, "model %d out of range (%d models)", m, s->nmodels);
     const struct sim_llm_cfg *c = sim_model_llm(s, m);
@@ -91,6 +103,14 @@ int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
     if (c->block_size < 1 || c->tp < 1)
         return sim_err_set(SIM_EINVAL, "model %s: block_size and tp must be at least 1 (got %d "
                            "and %d)", s->models[m].cfg->name, c->block_size, c->tp);
+    if (k != c->tp)
+        return sim_err_set(SIM_EINVAL, "model %s: a replica of tensor-parallel degree %d needs "
+                           "%d GPUs, given %d", s->models[m].cfg->name, c->tp, c->tp, k);
+    for (int i = 1; i < k; i++)
+        if (execs[i] < 0 || execs[i] >= s->nexecs || s->execs[execs[i]].cpu ||
+            s->execs[execs[i]].state != SIM_EXEC_UP)
+            return sim_err_set(SIM_EINVAL, "executor %d is not a GPU executor that is up",
+                               execs[i]);
     if (sc->role == SIM_LLM_PREFILL && (!s->pol->llm_decode_target || !(sc->kv_link_gbs > 0)))
         return sim_err_set(SIM_EINVAL, "a prefill replica needs a policy that names decode "
                            "replicas and a KV link of positive bandwidth");
@@ -106,8 +126,9 @@ int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
         s->llm = t;
         s->nllm = s->max_execs;
     }
-    if (s->llm[e])
-        return sim_err_set(SIM_EINVAL, "executor %d is already a replica", e);
+    for (int i = 0; i < k; i++)
+        if (s->llm[execs[i]])
+            return sim_err_set(SIM_EINVAL, "executor %d is already in a replica", execs[i]);
     struct sim_llm_mem mem;
     long blocks = sim_llm_memory(c, &mem);
     if (blocks < 1)
@@ -117,8 +138,14 @@ int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
                            s->models[m].cfg->name, mem.usable_gib, c->gpu.mem_gib, c->mem_util,
                            mem.weights_gib, c->tp, c->reserve_gib, mem.kv_gib, mem.block_bytes);
     struct sim_llm_rep *p = calloc(1, sizeof *p);
-    if (!p)
+    if (!p || !(p->ranks = malloc((size_t)k * sizeof *p->ranks))) {
+        free(p);
         return SIM_ENOMEM;
+    }
+    memcpy(p->ranks, execs, (size_t)k * sizeof *p->ranks);
+    p->nranks = k;
+    for (int i = 1; i < k; i++)
+        s->llm[execs[i]] = &rank_taken;
     p->pub.model = m;
     p->pub.role = sc->role;
     p->pub.max_tokens = sc->max_tokens;
@@ -133,8 +160,9 @@ int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
 
 static void rep_free(struct sim_llm_rep *p)
 {
-    if (!p)
+    if (!p || p == &rank_taken)
         return;
+    free(p->ranks);
     free(p->wait);
     free(p->run);
     free(p->it);
@@ -436,8 +464,10 @@ void sim_llm_event(struct sim *s, int e, uint64_t serial)
     struct sim_llm_rep *p = rep_of(s, e);
     if (!p || serial != p->serial || !p->pub.busy)
         return;                                     /* the run stopped since */
-    s->execs[e].busy_ns += s->now - p->it_start;    /* charged as it ends (samples see it) */
-    s->execs[e].batches++;
+    for (int i = 0; i < p->nranks; i++) {           /* charged as it ends (samples see it) */
+        s->execs[p->ranks[i]].busy_ns += s->now - p->it_start;
+        s->execs[p->ranks[i]].batches++;
+    }
     struct sim_llm_stats *ls = s->ms[p->pub.model].llm;
     int ndone = 0;
     int64_t t_client = s->now + sim_resp_delay_ns(s, p->pub.model);
@@ -570,7 +600,7 @@ void sim_llm_sample(struct sim *s)
         double util = 0;
         int reps = 0, waiting = 0;
         for (int e = 0; e < s->nllm; e++) {
-            const struct sim_llm_rep *p = s->llm[e];
+            const struct sim_llm_rep *p = rep_of(s, e);
             if (!p || p->pub.model != m)
                 continue;
             reps++;
@@ -592,12 +622,12 @@ void sim_llm_sample(struct sim *s)
 void sim_llm_stop(struct sim *s)
 {
     for (int e = 0; e < s->nllm; e++) {
-        struct sim_llm_rep *p = s->llm[e];
+        struct sim_llm_rep *p = rep_of(s, e);
         if (!p)
             continue;
         p->serial++;                                /* the iteration in flight is void */
-        if (p->pub.busy)
-            s->execs[e].busy_ns += s->now - p->it_start;
+        for (int i = 0; p->pub.busy && i < p->nranks; i++)
+            s->execs[p->ranks[i]].busy_ns += s->now - p->it_start;
         p->pub.busy = false;
         p->itn = 0;
         while (p->pub.running > 0) {

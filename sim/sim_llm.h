@@ -68,9 +68,15 @@ struct sim_llm_state {
 
 /* The model's LLM deployment (NULL: a DNN model). */
 const struct sim_llm_cfg *sim_model_llm(const struct sim *s, int m);
-/* Executor e (a GPU executor, up) becomes a replica of LLM model m under scheduler sc, its
- * KV pool sized by sim_llm_memory. 0, or SIM_EINVAL (with the message) when the model is not
- * an LLM, e is already a replica, or the pool holds no block; SIM_ENOMEM. */
+/* GPU executors execs[0..k) (up, k = the model's tensor-parallel degree tp) become one
+ * replica of LLM model m under scheduler sc, its KV pool sized by sim_llm_memory (per GPU:
+ * each rank holds its share of every token's heads). The replica is execs[0], the one a
+ * policy submits to and reads; the others are its ranks: they serve nothing else and are
+ * busy whenever it is. 0, or SIM_EINVAL (with the message) when the model is not an LLM, k is
+ * not its tp, an executor is already in a replica, or the pool holds no block; SIM_ENOMEM. */
+int sim_llm_replica_tp(struct sim *s, const int *execs, int k, int m,
+                       const struct sim_llm_sched *sc);
+/* A replica of one GPU: sim_llm_replica_tp(s, &e, 1, m, sc). */
 int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc);
 /* The head of model m's central queue to replica e's waiting queue; an idle replica starts an
  * iteration at once. */

@@ -80,9 +80,10 @@ const struct sim_param wl_llm_keys[] = {
      .doc = "the decoder's architecture (docs/llm.md, \"Models and GPUs\")"},
     {"gpu", SIM_P_STR, LI(gpu, const char *), .type_doc = "`h100`, `h200`, `a100`, `l40s`",
      .def_doc = "`cluster.gpu_kind`", .doc = "the GPU's datasheet"},
-    {"tp", SIM_P_INT, LI(c.tp, int), .lo = 1, .hi = 1, .def = 1,
-     .doc = "tensor-parallel degree (1 for now: replicas of several GPUs are not yet on the "
-            "ledger)"},
+    {"tp", SIM_P_INT, LI(c.tp, int), .lo = 1, .hi = 8, .def = 1,
+     .doc = "tensor-parallel degree: the GPUs of one replica (dividing the heads; the KV heads "
+            "divide it or it divides them, as vLLM requires), each holding 1/tp of the weights "
+            "and heads, with two all-reduces a layer over the GPU's link"},
     {"profile", SIM_P_HAND, .type_doc = "`\"roofline\"` or `{base_us, token_us, seq_us, "
      "pair_ns}`", .def_doc = "`\"roofline\"`",
      .doc = "the iteration's GPU time: the roofline estimate from the architecture and the "
@@ -134,6 +135,13 @@ int wl_llm_parse(const cJSON *o, const char *path, const char *gpu_kind,
         return sim_err_set(SIM_EINVAL, "%s: expected one of h100, h200, a100, l40s%s, got "
                            "\"%s\"", p, in.gpu ? "" : " (it defaults to cluster.gpu_kind)",
                            gname);
+    }
+    int tp = in.c.tp, kvh = a->arch.kv_heads;
+    if (a->arch.heads % tp || (kvh % tp && tp % kvh)) {
+        sim_jpath(p, sizeof p, path, "tp");
+        return sim_err_set(SIM_EINVAL, "%s: expected a degree that divides %s's %d heads and "
+                           "divides or is a multiple of its %d KV heads, got %d", p, a->name,
+                           a->arch.heads, kvh, tp);
     }
     double kv_bytes = in.c.arch.kv_dtype_bytes;
     in.c.arch = a->arch;

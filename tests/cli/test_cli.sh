@@ -1539,7 +1539,9 @@ help_and_policies() {
   local dp
   for dp in $("$bin" policies | awk '/^[a-z]/{p=$1} /\(default\)/{print p}' | sort -u); do
     rm -f "$tmp/r1.db" "$tmp/r2.db"
-    "$bin" run --set policy.name="$dp" --set duration_s=3 --set warmup_s=1 --db "$tmp/r1.db" --quiet ||
+    local base=()                 # an LLM policy runs the LLM example instead of the quickstart
+    "$bin" policies | grep -A1 "^$dp " | grep -q "LLM" && base=("$src/experiments/llm/llama8b_h100.json")
+    "$bin" run "${base[@]}" --set policy.name="$dp" --set duration_s=3 --set warmup_s=1 --db "$tmp/r1.db" --quiet ||
       { fail "$dp on the quickstart: exit $?"; continue; }
     sqlite3 "$tmp/r1.db" "SELECT config_json FROM runs" > "$tmp/stored.json"
     python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['policy']; sys.exit(0 if p.get('preset') and p.get('params') else 1)" "$tmp/stored.json" ||
@@ -2080,6 +2082,13 @@ json.dump(c, open('$tmp/tr2.json', 'w'))"
   "$bin" run "$tmp/tr2.json" --trace-dir "$tmp/tr" --no-db > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc = 2 ] && grep -q "request by request" "$tmp/e" ||
     fail "a token trace refitted per window: exit $rc, $(cat "$tmp/e")"
+  "$bin" run "$cfg" --no-db --set models[0].llm.tp=3 > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q "models\[0\].llm.tp: expected a degree that divides llama-3-8b's 32 heads" "$tmp/e" ||
+    fail "tp 3: exit $rc, $(cat "$tmp/e")"
+  "$bin" run "$cfg" --no-db --json --set models[0].llm.model=llama-3-70b --set models[0].llm.tp=4 \
+    --set cluster.gpus=8 --set workload.rate_rps=5 --set duration_s=10 --set warmup_s=2 2> "$tmp/e" |
+    python3 -c "import json,sys; d = json.load(sys.stdin); m = d['models'][0]; assert m['replicas'] == 2 and m['tokens_out'] > 0 and d['gpus_max'] == 8, m" ||
+    fail "Llama-3-70B at tensor parallel 4 on 8 GPUs: $(cat "$tmp/e")"
   "$bin" run "$cfg" --no-db --set models[0].llm.gpu=l40s --set models[0].llm.model=llama-3-70b \
     > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc = 2 ] && grep -q "does not leave room for one KV block" "$tmp/e" ||

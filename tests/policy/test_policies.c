@@ -671,6 +671,12 @@ static struct sim_result *run_text(const char *text)
     "\"workload\":{\"rate_rps\":2500,\"arrival\":{\"kind\":\"gamma\",\"shape\":0.3}}," \
     "\"metrics\":{\"sample_period_s\":0},\"policy\":" policy "}"
 
+#define PRESET_RUN_LLM(policy) \
+    "{\"name\":\"p\",\"seed\":3,\"duration_s\":3,\"keep_warmup\":true,\"warmup_s\":0.5," \
+    "\"cluster\":{\"gpus\":4,\"gpu_kind\":\"h100\"}," LLM_MODELS "," \
+    "\"workload\":{\"rate_rps\":600,\"arrival\":{\"kind\":\"gamma\",\"shape\":0.3}," \
+    LLM_TOKENS "},\"metrics\":{\"sample_period_s\":0},\"policy\":" policy "}"
+
 static void presets_are_well_formed(void)
 {
     CHECK(policy_preset_count() >= 6, "only %d presets", policy_preset_count());
@@ -716,9 +722,14 @@ static void presets_are_well_formed(void)
         char with[512], without[512];
         snprintf(with, sizeof with, "{\"name\":\"%s\",\"preset\":\"%s\"}", ps->policy, ps->name);
         snprintf(without, sizeof without, "{\"name\":\"%s\"}", ps->policy);
-        char a[2048], b[2048];
-        snprintf(a, sizeof a, PRESET_RUN("%s"), with);
-        snprintf(b, sizeof b, PRESET_RUN("%s"), without);
+        char a[4096], b[4096];
+        if (ops->llm_only) {            /* an LLM policy: the LLM conformance world */
+            snprintf(a, sizeof a, PRESET_RUN_LLM("%s"), with);
+            snprintf(b, sizeof b, PRESET_RUN_LLM("%s"), without);
+        } else {
+            snprintf(a, sizeof a, PRESET_RUN("%s"), with);
+            snprintf(b, sizeof b, PRESET_RUN("%s"), without);
+        }
         struct sim_result *ra = run_text(a), *rb = run_text(b);
         CHECK(ra->offered == rb->offered && ra->on_time == rb->on_time && ra->late == rb->late &&
               ra->dropped == rb->dropped && ra->events == rb->events && ra->offered > 1000,

@@ -383,8 +383,53 @@ static void disaggregated_lone_request(void)
     sim_config_destroy(cfg);
 }
 
+/* Tensor parallel 2 on 4 GPUs: 2 replicas (executors 0 and 2), their ranks 1 and 3 no replicas
+ * of their own. The lone request of lone_request goes to replica 0 and takes the same 6540 us
+ * (the linear profile does not depend on tp); both its GPUs are busy all that time and the
+ * other two not at all. */
+static void tensor_parallel_ranks(void)
+{
+    static const int64_t t[] = {0};
+    static const int32_t p[] = {100}, o[] = {5};
+    struct iter_seen iv = {.budget = 8192, .seqs_limit = 1024};
+    char text[4096];
+    struct sim_config *cfg;
+    snprintf(text, sizeof text,
+             "{\"duration_s\":100,\"cluster\":{\"gpus\":4,\"gpu_kind\":\"h100\"},"
+             "\"models\":[{\"name\":\"llm\",\"llm\":{\"model\":\"tiny\",\"tp\":2,\"profile\":"
+             "{\"base_us\":1000,\"token_us\":10},\"host_us\":100}}],"
+             "\"workload\":{\"rate_rps\":1,\"tokens\":{\"llm\":{\"prompt\":{\"mean\":10},"
+             "\"output\":{\"mean\":10}}}},"
+             "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
+             "\"policy\":{\"name\":\"vllm\"},\"metrics\":{\"sample_period_s\":0}}");
+    REQUIRE_OK(sim_config_from_text(text, "tp", ".", &cfg));
+    static struct tok_src ts;
+    ts = (struct tok_src){{t, 1, 0, NULL, NULL}, p, o};
+    struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
+    struct sim *s;
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
+    struct sim_observer obs = {.ctx = &iv, .llm_iteration = iter_fn};
+    sim_set_observer(s, &obs);
+    REQUIRE_OK(sim_run(s));
+    CHECK(sim_llm_state(s, 0) && !sim_llm_state(s, 1) && sim_llm_state(s, 2) &&
+          !sim_llm_state(s, 3), "replicas at executors 0 and 2 only");
+    int64_t b[4];
+    for (int e = 0; e < 4; e++)
+        b[e] = sim_exec_busy_ns(s, e);
+    CHECK(b[0] == 6540 * US && b[1] == 6540 * US && b[2] == 0 && b[3] == 0,
+          "busy %lld %lld %lld %lld ns; want 6540 us on GPUs 0 and 1", (long long)b[0],
+          (long long)b[1], (long long)b[2], (long long)b[3]);
+    struct sim_llm_mem m;
+    sim_llm_memory(sim_model_llm(s, 0), &m);
+    CHECK(m.bytes_per_token == 2.0 * 2 * 1 * 64 * 2, "%.0f KV bytes a token per GPU, want 512",
+          m.bytes_per_token);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
 TEST_MAIN({"lone_request", lone_request}, {"one_preemption", one_preemption},
           {"chunked_prefill", chunked_prefill},
           {"random_trace_limits", random_trace_limits}, {"llama_arithmetic", llama_arithmetic},
           {"wl_llm_tables", wl_llm_tables}, {"kv_too_small_refused", kv_too_small_refused},
-          {"disaggregated_lone_request", disaggregated_lone_request})
+          {"disaggregated_lone_request", disaggregated_lone_request},
+          {"tensor_parallel_ranks", tensor_parallel_ranks})
