@@ -1,6 +1,6 @@
 /* distserve — prefill/decode disaggregation (DistServe, OSDI'24; Splitwise, ISCA'24): each LLM
- * model's GPUs split into a prefill pool and a decode pool, each GPU a replica of the engine's
- * iteration scheduler (sim_llm.h) in one role. A request goes to a prefill replica by the
+ * model's replicas (`tp` GPUs each) split into a prefill pool and a decode pool, each running
+ * the engine's iteration scheduler (sim_llm.h) in one role. A request goes to a prefill replica by the
  * router; once its prompt is computed and its first token out (TTFT, as DistServe counts it:
  * the prefill instance emits the first token), its KV cache crosses the link (latency +
  * prompt tokens x KV bytes per token / bandwidth) to the decode replica with the most free KV
@@ -11,7 +11,8 @@
  *
  * Each pool runs vLLM's scheduler with its own limits: the prefill pool's token budget, the
  * decode pool's sequences. The link defaults to 50 GB/s and 10 us, one 400 Gb/s NIC between
- * nodes (DistServe's low-affinity placement; NVLink within a node is ~450 GB/s). */
+ * nodes (DistServe's low-affinity placement; NVLink within a node is ~450 GB/s); a prefill
+ * replica's link sends one cache at a time. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -93,7 +94,8 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
         sim_llm_submit(s, llm_route(s, pre, st->nprefill[m], &st->rr[m], st->router), m);
 }
 
-/* The decode replica with the most free KV blocks, then the fewest waiting, then the lowest. */
+/* The decode replica with the most free KV blocks, counting those the caches on their way to
+ * it will take, then the fewest waiting (on their way included), then the lowest. */
 static int decode_target(struct sim *s, void *state, int e, const struct sim_request *r)
 {
     (void)e;
@@ -104,12 +106,13 @@ static int decode_target(struct sim *s, void *state, int e, const struct sim_req
     for (int k = st->pools.first_rep[m] + st->nprefill[m]; k < st->pools.first_rep[m + 1];
          k++) {
         const struct sim_llm_state *d = sim_llm_state(s, st->pools.reps[k]);
-        long free_blocks = d->blocks_total - d->blocks_used;
+        long free_blocks = d->blocks_total - d->blocks_used - d->incoming_blocks;
+        int wait = d->waiting + d->incoming;
         if (best < 0 || free_blocks > best_free ||
-            (free_blocks == best_free && d->waiting < best_wait)) {
+            (free_blocks == best_free && wait < best_wait)) {
             best = st->pools.reps[k];
             best_free = free_blocks;
-            best_wait = d->waiting;
+            best_wait = wait;
         }
     }
     return best;

@@ -1,4 +1,4 @@
-/* vllm — LLM serving as vLLM v1 does it: every GPU a replica of an LLM model, each running
+/* vllm — LLM serving as vLLM v1 does it: replicas of an LLM model (`tp` GPUs each) running
  * vLLM's iteration scheduler (the engine's, sim_llm.h: continuous batching under a token
  * budget and max_num_seqs, chunked prefill, paged KV blocks, preemption by recompute), and a
  * router in front that sends each request to one replica as it arrives (llm_pool.h).

@@ -215,6 +215,11 @@ static int create_policy(struct sim *s, const struct sim_world *cfg)
     if (cfg->autoscaler &&
         !(s->astate = calloc(1, cfg->autoscaler->state_size ? cfg->autoscaler->state_size : 1)))
         return SIM_ENOMEM;
+    for (int m = 0; m < s->nmodels && !s->pol->llm_only; m++)
+        if (cfg->models[m].llm_on)
+            return sim_err_set(SIM_EINVAL, "policy %s serves DNN models: model %s is an LLM "
+                               "model (its `llm` section); policy.name: an LLM policy (vllm, "
+                               "distserve; docs/llm.md)", s->pol->name, cfg->models[m].name);
     if (s->pol->init && (rc = s->pol->init(s, cfg->policy_params, s->pstate))) {
         s->pol->destroy ? s->pol->destroy(s->pstate) : (void)0;
         free(s->pstate);

@@ -322,6 +322,9 @@ void sim_llm_kv_in(struct sim *s, int e, uint64_t rq);
 /* At each sampling tick, per LLM model: KV use (the replicas' mean, now), requests waiting
  * (now), tokens per iteration and preemptions (over the window): the `llm.*` series. */
 void sim_llm_sample(struct sim *s);
+/* The part of an LLM iteration in flight on executor e (a replica's rank) done by now, ns
+ * (its busy time is charged when it ends). */
+int64_t sim_llm_busy_now(const struct sim *s, int e);
 #define SIM_LLM_RQ_SIZE 64               /* sizeof(struct llm_rq), checked in sim_llm.c */
 void sim_llm_stop(struct sim *s);
 void sim_llm_free(struct sim *s);

@@ -36,17 +36,24 @@ struct sim_llm_rep {
     int64_t it_start;            /* the iteration in flight's start */
     uint64_t serial;
     int *ranks, nranks;          /* its GPU executors, the replica's own first */
-    int64_t made_at, kv_since;
-    double kv_area;              /* blocks used x ns, since made_at */
+    int64_t link_free_at;        /* a prefill replica's link: busy with transfers until then */
+    int64_t kv_since;
+    double kv_area;              /* blocks used x ns, within the measured window */
 };
 
-static struct sim_llm_rep rank_taken;
-
-static struct sim_llm_rep *rep_of(const struct sim *s, int e)
+/* The replica executor e holds a rank of (its own or another's), or NULL. */
+static struct sim_llm_rep *rank_of(const struct sim *s, int e)
 {
-    if (!s->llm || e < 0 || e >= s->nllm || s->llm[e] == &rank_taken)
+    if (!s->llm || e < 0 || e >= s->nllm)
         return NULL;
     return s->llm[e];
+}
+
+/* The replica that is executor e (its first rank), or NULL. */
+static struct sim_llm_rep *rep_of(const struct sim *s, int e)
+{
+    struct sim_llm_rep *p = rank_of(s, e);
+    return p && p->ranks[0] == e ? p : NULL;
 }
 
 const struct sim_llm_cfg *sim_model_llm(const struct sim *s, int m)
@@ -66,19 +73,27 @@ const struct sim_llm_state *sim_llm_state(const struct sim *s, int e)
     return p ? &p->pub : NULL;
 }
 
+/* The part of [a, b) inside the measured window [warm-up, duration), ns. */
+static double in_window(const struct sim *s, int64_t a, int64_t b)
+{
+    int64_t lo = a > s->warmup ? a : s->warmup, hi = b < s->duration ? b : s->duration;
+    return hi > lo ? (double)(hi - lo) : 0;
+}
+
 static void kv_mark(struct sim *s, struct sim_llm_rep *p)
 {
-    p->kv_area += (double)p->pub.blocks_used * (double)(s->now - p->kv_since);
+    p->kv_area += (double)p->pub.blocks_used * in_window(s, p->kv_since, s->now);
     p->kv_since = s->now;
 }
 
 double sim_llm_kv_util(const struct sim *s, int e)
 {
     struct sim_llm_rep *p = rep_of(s, e);
-    if (!p || p->pub.blocks_total <= 0 || s->now <= p->made_at)
+    double span = p ? in_window(s, 0, s->now) : 0;
+    if (!p || p->pub.blocks_total <= 0 || span <= 0)
         return 0;
-    double area = p->kv_area + (double)p->pub.blocks_used * (double)(s->now - p->kv_since);
-    return area / ((double)p->pub.blocks_total * (double)(s->now - p->made_at));
+    double area = p->kv_area + (double)p->pub.blocks_used * in_window(s, p->kv_since, s->now);
+    return area / ((double)p->pub.blocks_total * span);
 }
 
 int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
@@ -86,8 +101,8 @@ int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
     return sim_llm_replica_tp(s, &e, 1, m, sc);
 }
 
-/* The ranks of a replica other than its own executor point at the sentinel rank_taken (no
- * replica of their own, but taken: no second replica may use them). */
+/* Every rank's entry in s->llm points at its replica (rep_of: the replica's own; rank_of:
+ * any rank's): taken, so that no second replica uses it. */
 int sim_llm_replica_tp(struct sim *s, const int *execs, int k, int m,
                        const struct sim_llm_sched *sc)
 {
@@ -118,7 +133,15 @@ int sim_llm_replica_tp(struct sim *s, const int *execs, int k, int m,
         return sim_err_set(SIM_EINVAL, "an LLM replica needs max_num_batched_tokens and "
                            "max_num_seqs of at least 1 (got %d and %d)", sc->max_tokens,
                            sc->max_seqs);
-    if (e >= s->nllm) {                         /* executors added since grow the table */
+    int top = 0;
+    for (int i = 0; i < k; i++) {
+        top = execs[i] > top ? execs[i] : top;
+        for (int j = 0; j < i; j++)
+            if (execs[j] == execs[i])
+                return sim_err_set(SIM_EINVAL, "executor %d given twice for one replica",
+                                   execs[i]);
+    }
+    if (top >= s->nllm) {                       /* executors added since grow the table */
         struct sim_llm_rep **t = realloc(s->llm, (size_t)s->max_execs * sizeof *t);
         if (!t)
             return SIM_ENOMEM;
@@ -145,7 +168,7 @@ int sim_llm_replica_tp(struct sim *s, const int *execs, int k, int m,
     memcpy(p->ranks, execs, (size_t)k * sizeof *p->ranks);
     p->nranks = k;
     for (int i = 1; i < k; i++)
-        s->llm[execs[i]] = &rank_taken;
+        s->llm[execs[i]] = p;
     p->pub.model = m;
     p->pub.role = sc->role;
     p->pub.max_tokens = sc->max_tokens;
@@ -153,14 +176,14 @@ int sim_llm_replica_tp(struct sim *s, const int *execs, int k, int m,
     p->pub.blocks_total = blocks;
     p->cfg = c;
     p->sc = *sc;
-    p->made_at = p->kv_since = s->now;
+    p->kv_since = s->now;
     s->llm[e] = p;
     return 0;
 }
 
 static void rep_free(struct sim_llm_rep *p)
 {
-    if (!p || p == &rank_taken)
+    if (!p)
         return;
     free(p->ranks);
     free(p->wait);
@@ -173,6 +196,9 @@ static void rep_free(struct sim_llm_rep *p)
 
 void sim_llm_free(struct sim *s)
 {
+    for (int e = 0; e < s->nllm; e++)      /* the other ranks first: they point at it */
+        if (s->llm[e] && !rep_of(s, e))
+            s->llm[e] = NULL;
     for (int e = 0; e < s->nllm; e++)
         rep_free(s->llm[e]);
     free(s->llm);
@@ -521,10 +547,16 @@ static void hand_off(struct sim *s, int e, struct sim_llm_rep *p, struct llm_rq 
     if (!ds || ds->role != SIM_LLM_DECODE || ds->model != p->pub.model)
         SIM_BUG("policy %s sent a request of model %d to executor %d, no decode replica of it",
                 s->pol->name, p->pub.model, d);
+    /* the replica's link sends one cache at a time, each after the one before it */
     double bytes = (double)q->prompt * sim_llm_kv_bytes_per_token(p->cfg);
-    int64_t delay = sim_ns(p->sc.kv_link_us * 1e3 + bytes / p->sc.kv_link_gbs);
+    int64_t start = s->now > p->link_free_at ? s->now : p->link_free_at;
+    p->link_free_at = start + sim_ns(bytes / p->sc.kv_link_gbs);
     p->pub.handed_off++;
-    sim_push(s, s->now + delay, SIM_EV_LLM_KV, (uint32_t)d, (uint64_t)(uintptr_t)q);
+    struct sim_llm_rep *dp = rep_of(s, d);
+    dp->pub.incoming++;                             /* a router sees it on its way */
+    dp->pub.incoming_blocks += blocks_for(dp, (long)q->prompt + 1);
+    sim_push(s, p->link_free_at + sim_ns(p->sc.kv_link_us * 1e3), SIM_EV_LLM_KV, (uint32_t)d,
+             (uint64_t)(uintptr_t)q);
 }
 
 void sim_llm_kv_in(struct sim *s, int d, uint64_t rq)
@@ -532,15 +564,22 @@ void sim_llm_kv_in(struct sim *s, int d, uint64_t rq)
     struct llm_rq *q = (struct llm_rq *)(uintptr_t)rq;
     struct sim_llm_rep *p = rep_of(s, d);
     struct sim_request *r = q->r;
+    if (p) {
+        p->pub.incoming--;
+        p->pub.incoming_blocks -= blocks_for(p, (long)q->prompt + 1);
+    }
     long most = (long)q->prompt + q->output - 1;
     bool never = p && ((!p->sc.chunked && most > p->sc.max_tokens) ||
                        blocks_for(p, most) > p->pub.blocks_total);
+    bool nomem = false;
     if (!p || s->stopping || s->execs[d].state != SIM_EXEC_UP || never ||
-        wait_push_back(p, q)) {
+        (nomem = wait_push_back(p, q) != 0)) {
         if (p && never)
             p->pub.refused++;
         sim_pool_put(&s->llm_pool, q);
         sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
+        if (nomem)
+            sim_fail_nomem(s, "for an LLM request");
         return;
     }
     q->computed = q->prompt;                        /* its prompt's KV, in the waiting queue */
@@ -559,14 +598,15 @@ void sim_llm_submit(struct sim *s, int e, int m)
         SIM_BUG("sim_llm_submit: executor %d is a decode replica (requests reach it from "
                 "prefill replicas)", e);
     struct sim_request *r = sim_q_pop(s, SIM_CENTRAL, m);
-    int32_t prompt = r->prompt_tokens > 0 ? r->prompt_tokens : 1;
-    int32_t output = r->output_tokens > 0 ? r->output_tokens : 1;
+    int32_t prompt = r->prompt_tokens, output = r->output_tokens;
     /* The most a request ever computes at once is P + O - 1 tokens (a recompute after its
      * last preemption), and it holds the KV of as many at its end. Where that exceeds the
      * token budget without chunking, or the KV pool, it could never finish: vLLM refuses such
-     * a configuration (max_model_len over the budget or the cache), here the request. */
+     * a configuration (max_model_len over the budget or the cache), here the request. So is
+     * one without a prompt or an output (a trace row of 0 tokens). */
     long most = (long)prompt + output - 1;
-    if ((!p->sc.chunked && most > p->sc.max_tokens) || blocks_for(p, most) > p->pub.blocks_total) {
+    if (prompt < 1 || output < 1 || (!p->sc.chunked && most > p->sc.max_tokens) ||
+        blocks_for(p, most) > p->pub.blocks_total) {
         p->pub.refused++;
         sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
         return;
@@ -589,6 +629,12 @@ void sim_llm_submit(struct sim *s, int e, int m)
     q->output = output;
     p->pub.tokens_left += (long)prompt + output;
     start(s, e);
+}
+
+int64_t sim_llm_busy_now(const struct sim *s, int e)
+{
+    const struct sim_llm_rep *p = rank_of(s, e);
+    return p && p->pub.busy ? s->now - p->it_start : 0;
 }
 
 void sim_llm_sample(struct sim *s)

@@ -59,9 +59,12 @@ struct sim_llm_state {
                                         * tokens they emitted (llm-d's outstanding work) */
     bool busy;                         /* an iteration is in flight */
     uint64_t iterations, preemptions, tokens_out;
-    uint64_t refused;                  /* dropped at submit: could never finish (sim_llm_submit) */
+    uint64_t refused;                  /* dropped at submit: could never finish, or without
+                                        * prompt or output tokens (sim_llm_submit) */
     enum sim_llm_role role;
     int max_tokens, max_seqs;          /* its scheduler's limits */
+    int incoming;                      /* DECODE: requests whose KV is on its way here */
+    long incoming_blocks;              /* the blocks they will need on arrival */
     uint64_t handed_off, received;     /* requests sent to decode replicas; received from
                                         * prefill replicas */
 };

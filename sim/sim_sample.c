@@ -16,7 +16,7 @@ static int64_t busy_upto(const struct sim *s, int e)
     if (xi->multi)
         return x->busy_ns + (xi->nact ? s->now - xi->busy_since : 0);
     const struct sim_batch *b = xi->running;
-    int64_t busy = x->busy_ns;
+    int64_t busy = x->busy_ns + sim_llm_busy_now(s, e);   /* an LLM iteration in flight */
     if (b && b->t_start < s->now)
         busy += (s->now < b->t_finish ? s->now : b->t_finish) - b->t_start;
     return busy;

@@ -168,7 +168,7 @@ int wl_llm_parse(const cJSON *o, const char *path, const char *gpu_kind,
     }
     *out = in.c;
     struct sim_llm_mem m;
-    if (sim_llm_memory(out, &m) < 1)
+    if (sim_llm_memory(out, &m) < 1 || m.kv_gib <= 0)
         return sim_err_set(SIM_EINVAL, "%s: %s does not leave room for one KV block on %s: "
                            "%.2f GiB usable (%.2f GiB x %.2f) - %.2f GiB of weights - %.2f GiB "
                            "reserved = %.2f GiB", path, a->name, g->name, m.usable_gib,

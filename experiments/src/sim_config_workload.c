@@ -238,14 +238,18 @@ static int check_llm_tokens(const struct sim_config *c, bool clients)
         if (!c->world.models[m].llm_on)
             continue;
         if (clients || c->app)
-            return sim_err_set(SIM_EINVAL, "models: LLM model \"%s\" with %s: its requests "
-                               "come from workload.tokens or a token trace", name,
-                               clients ? "closed-loop clients" : "an application");
-        if (tc && (tc->spec.format != TRACE_AZURE_LLM || tc->cv_scale > 0))
-            return sim_err_set(SIM_EINVAL, "models: LLM model \"%s\": its requests need their "
-                               "tokens, request by request: a trace of format \"azure_llm\" "
-                               "(ContextTokens, GeneratedTokens) without cv_scale, or synthetic "
-                               "arrivals with workload.tokens", name);
+            return sim_err_set(SIM_EINVAL, "%s: not with LLM model \"%s\": its requests come "
+                               "from synthetic arrivals with workload.tokens or a token trace",
+                               clients ? "workload.clients" : "application", name);
+        if (tc && tc->spec.format != TRACE_AZURE_LLM)
+            return sim_err_set(SIM_EINVAL, "workload.trace.format: expected \"azure_llm\" with "
+                               "LLM model \"%s\" (its requests take the trace's ContextTokens "
+                               "and GeneratedTokens), got \"%s\"", name,
+                               trace_format_name(tc->spec.format));
+        if (tc && tc->cv_scale > 0)
+            return sim_err_set(SIM_EINVAL, "workload.trace.cv_scale: not with LLM model \"%s\": "
+                               "its requests are replayed one by one with their tokens, not "
+                               "refitted per window", name);
         if (!tc && (!c->workload.tokens || !(c->workload.tokens[m].prompt.mean > 0)))
             return sim_err_set(SIM_EINVAL, "workload.tokens.%s: required: the LLM model's "
                                "prompt and output lengths ({\"prompt\": {\"mean\": ...}, "
@@ -601,8 +605,12 @@ int sim_config_parse_workload(struct sim_config *c, const cJSON *root)
     if ((rc = sim_json_obj(root, "", "workload", true, &w)) ||
         (rc = sim_params_keys(sim_config_workload_keys, w, "workload")))
         return rc;
-    if (cJSON_GetObjectItemCaseSensitive(w, "clients"))
+    if (cJSON_GetObjectItemCaseSensitive(w, "clients")) {
+        if (cJSON_GetObjectItemCaseSensitive(w, "tokens"))
+            return sim_err_set(SIM_EINVAL, "workload.tokens: not with workload.clients (token "
+                               "lengths are for LLM models' synthetic arrivals)");
         return (rc = check_llm_tokens(c, true)) ? rc : parse_clients(c, w);
+    }
     if ((rc = sim_json_obj(w, "workload", "trace", false, &tr)) ||
         (rc = sim_json_obj(w, "workload", "rate_schedules", false, &sched)) ||
         (rc = parse_rate_schedules(c, sched, &nsched)) ||

@@ -2064,9 +2064,11 @@ json.dump(c, open('$tmp/nt.json', 'w'))"
   [ $rc = 2 ] && grep -q "workload.tokens.llama-3-8b: required" "$tmp/e" ||
     fail "no token lengths: exit $rc, $(cat "$tmp/e")"
   # a token trace: each request keeps its ContextTokens and GeneratedTokens (a fixture written
-  # here: 4 requests, 36 output tokens, every one out by the end)
+  # here: 4 requests, 36 output tokens, every one out by the end, and a fifth of 0 output
+  # tokens refused)
   mkdir -p "$tmp/tr/azure_llm_inference_2023"
-  printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,100,5\n2023-11-16 18:15:47.0000000,200,10\n2023-11-16 18:15:48.5000000,50,1\n2023-11-16 18:15:49.0000000,3000,20\n' \
+  # (a row of 0 tokens is refused: dropped, never served as one token)
+  printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,100,5\n2023-11-16 18:15:47.0000000,200,10\n2023-11-16 18:15:48.5000000,50,1\n2023-11-16 18:15:49.0000000,3000,20\n2023-11-16 18:15:49.5000000,40,0\n' \
     > "$tmp/tr/azure_llm_inference_2023/t.csv"
   python3 -c "
 import json; c = json.load(open('$src/experiments/llm/azure_code_h100.json'))
@@ -2074,14 +2076,23 @@ c['workload']['trace'].update(files=['t.csv'], rate_scale=1); c['warmup_s'] = 0
 c['duration_s'] = 10
 json.dump(c, open('$tmp/tr.json', 'w'))"
   "$bin" run "$tmp/tr.json" --trace-dir "$tmp/tr" --no-db --json 2> "$tmp/e" |
-    python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert (m['offered'], m['on_time'] + m['late'], m['tokens_out']) == (4, 4, 36), m" ||
+    python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert (m['offered'], m['on_time'] + m['late'], m['dropped'], m['tokens_out']) == (5, 4, 1, 36), m" ||
     fail "a token trace: $(cat "$tmp/e")"
   python3 -c "
 import json; c = json.load(open('$tmp/tr.json')); c['workload']['trace']['cv_scale'] = 1
 json.dump(c, open('$tmp/tr2.json', 'w'))"
   "$bin" run "$tmp/tr2.json" --trace-dir "$tmp/tr" --no-db > /dev/null 2> "$tmp/e"; rc=$?
-  [ $rc = 2 ] && grep -q "request by request" "$tmp/e" ||
+  [ $rc = 2 ] && grep -q "workload.trace.cv_scale: not with LLM model" "$tmp/e" ||
     fail "a token trace refitted per window: exit $rc, $(cat "$tmp/e")"
+  # an LLM model under a DNN policy is refused, not served as batches of nothing
+  "$bin" run "$cfg" --no-db --set policy.name=symphony --set 'policy.params={}' > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q "policy symphony serves DNN models: model llama-3-8b is an LLM model" "$tmp/e" ||
+    fail "an LLM model under symphony: exit $rc, $(cat "$tmp/e")"
+  # kv_blocks does not let weights that do not fit through
+  "$bin" run "$cfg" --no-db --set models[0].llm.gpu=l40s --set models[0].llm.model=llama-3-70b \
+    --set models[0].llm.kv_blocks=100 > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q "does not leave room for one KV block" "$tmp/e" ||
+    fail "70B on one L40S with kv_blocks: exit $rc, $(cat "$tmp/e")"
   "$bin" run "$cfg" --no-db --set models[0].llm.tp=3 > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc = 2 ] && grep -q "models\[0\].llm.tp: expected a degree that divides llama-3-8b's 32 heads" "$tmp/e" ||
     fail "tp 3: exit $rc, $(cat "$tmp/e")"

@@ -383,7 +383,7 @@ static const char *needed_params(const struct policy_ops *ops)
 }
 
 /* LLM policies' worlds: two LLM models on 4 H100s, one timed by a linear profile and one by
- * the roofline, KV pools small enough for preemptions; the token lengths and the arrivals of
+ * the roofline, small KV pools; the token lengths and the arrivals of
  * three workloads (light; overloaded, bursty, with jitter and two frontends; uniform with a
  * burst and a silence). The engine checks its block accounting at every iteration. */
 #define LLM_MODELS                                                                         \
