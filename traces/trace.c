@@ -20,7 +20,7 @@
 
 const char *const trace_format_names[] = {"azure_functions", "azure_llm", "wikipedia",
                                           "projectcounts", "csv_timestamps", "csv_counts",
-                                          NULL};
+                                          "burstgpt", NULL};
 
 const char *trace_format_name(enum trace_format f) { return trace_format_names[f]; }
 
@@ -404,6 +404,7 @@ struct format {
 static int llm_next(struct trace_reader *rd, struct trace_rec *rec);
 static int wiki_next(struct trace_reader *rd, struct trace_rec *rec);
 static int csv_next(struct trace_reader *rd, struct trace_rec *rec);
+static int burst_next(struct trace_reader *rd, struct trace_rec *rec);
 static int pc_next(struct trace_reader *rd, struct trace_rec *rec);
 
 static const struct format FORMATS[] = {
@@ -413,6 +414,7 @@ static const struct format FORMATS[] = {
     [TRACE_PROJECTCOUNTS] = {NULL, pc_next, NULL, false},
     [TRACE_CSV_TIMESTAMPS] = {NULL, csv_next, NULL, true},
     [TRACE_CSV_COUNTS] = {NULL, csv_next, NULL, true},
+    [TRACE_BURSTGPT] = {NULL, burst_next, NULL, false},   /* two headers: burst_header */
 };
 
 static int next_data_line(struct trace_reader *rd)
@@ -474,6 +476,59 @@ static int llm_next(struct trace_reader *rd, struct trace_rec *rec)
                            ctx, gen);
     rec->prompt = (int32_t)ctx;
     rec->output = (int32_t)gen;
+    return 1;
+}
+
+/* BurstGPT's two releases: without and with sessions. Each file's first line is one of them;
+ * the columns read are found by name. */
+static const char *const BURST_HEADERS[] = {
+    "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type",
+    "Timestamp,Session ID,Elapsed time,Model,Request tokens,Response tokens,Total tokens,Log Type",
+};
+
+static int burst_header(struct trace_reader *rd)
+{
+    for (size_t h = 0; h < sizeof BURST_HEADERS / sizeof *BURST_HEADERS; h++)
+        if (strcmp(rd->buf, BURST_HEADERS[h]) == 0) {
+            rd->bg_t = 0;
+            rd->bg_req = h ? 4 : 2;
+            rd->bg_resp = h ? 5 : 3;
+            rd->bg_nf = h ? 8 : 6;
+            return 0;
+        }
+    return sim_err_set(SIM_EINVAL, "%s:%ld: expected BurstGPT's header \"%s\" (or with "
+                       "\"Session ID,Elapsed time,\" after Timestamp), found another first line",
+                       tr_fname(rd), rd->line, BURST_HEADERS[0]);
+}
+
+/* A request: its time in seconds from the trace's start, its Request tokens as the prompt and
+ * its Response tokens as the output (0 for a failed request: an LLM model refuses it). */
+static int burst_next(struct trace_reader *rd, struct trace_rec *rec)
+{
+    int rc;
+    for (;;) {
+        if ((rc = next_data_line(rd)) <= 0)
+            return rc;
+        if (rd->line != 1)
+            break;
+        if ((rc = burst_header(rd)))    /* a file's first line: the header */
+            return rc;
+    }
+    struct ttime t;
+    double req, resp;
+    if ((rc = tr_split(rd, ',')) || (rc = tr_expect_fields(rd, rd->bg_nf, "BurstGPT's columns")) ||
+        (rc = tr_field_time(rd, rd->bg_t, "Timestamp", false, &t)) ||
+        (rc = tr_field_num(rd, rd->bg_req, "Request tokens", true, &req)) ||
+        (rc = tr_field_num(rd, rd->bg_resp, "Response tokens", true, &resp)) ||
+        (rc = place(rd, t, 0, rec)))
+        return rc;
+    if (req > 1e9 || resp > 1e9)
+        return sim_err_set(SIM_EINVAL, "%s:%ld: expected Request tokens and Response tokens of "
+                           "at most 1e9, found %.15g and %.15g", tr_fname(rd), rd->line, req,
+                           resp);
+    rec->count = 1;
+    rec->prompt = (int32_t)req;
+    rec->output = (int32_t)resp;
     return 1;
 }
 

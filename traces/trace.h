@@ -33,6 +33,8 @@ enum trace_format {
     TRACE_PROJECTCOUNTS,     /* raw Wikimedia projectcounts-YYYYMMDD-HHMMSS files, one per hour */
     TRACE_CSV_TIMESTAMPS,    /* generic: one request per row */
     TRACE_CSV_COUNTS,        /* generic: (interval start, count) rows */
+    TRACE_BURSTGPT,          /* BurstGPT_*.csv: Timestamp (s), [Session ID, Elapsed time,]
+                              * Model, Request tokens, Response tokens, Total tokens, Log Type */
 };
 
 enum trace_select { TRACE_SEL_ALL, TRACE_SEL_TOP, TRACE_SEL_HASHES, TRACE_SEL_SAMPLE };

@@ -44,6 +44,8 @@ struct trace_reader {
     double *day;                 /* [stream][minute] of the loaded day */
     int day_file, minute, next_stream;
     bool day_ready;
+    /* BurstGPT: the columns of Timestamp, Request tokens, Response tokens, and their count */
+    int bg_t, bg_req, bg_resp, bg_nf;
 };
 
 struct ttime {

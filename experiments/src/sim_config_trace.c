@@ -336,7 +336,8 @@ static int parse_all(const struct sim_config *cfg, const cJSON *t, struct wl_tra
     tc->process = (enum wl_process)proc;
     tc->gaps = (enum wl_gap)gaps;
     tc->spec.size = (enum trace_size)size;
-    tc->timestamps = fmt == TRACE_AZURE_LLM || fmt == TRACE_CSV_TIMESTAMPS;
+    tc->timestamps = fmt == TRACE_AZURE_LLM || fmt == TRACE_CSV_TIMESTAMPS ||
+                     fmt == TRACE_BURSTGPT;
     bool multi = fmt == TRACE_AZURE_FUNCTIONS;
     /* what belongs to which format */
     if (size && fmt != TRACE_AZURE_LLM)
@@ -352,7 +353,7 @@ static int parse_all(const struct sim_config *cfg, const cJSON *t, struct wl_tra
         return sim_err_set(SIM_EINVAL, "%s.cv: required with process \"gamma\" and only "
                            "there", P);
     if (tc->cv_scale > 0 && !tc->timestamps)
-        return sim_err_set(SIM_EINVAL, "%s.cv_scale: only for per-request traces (azure_llm, "
+        return sim_err_set(SIM_EINVAL, "%s.cv_scale: only for per-request traces (azure_llm, burstgpt, "
                            "csv_timestamps); count traces set process \"gamma\" and cv", P);
     if (tc->timestamps && tc->cv_scale == 0 &&
         (cJSON_GetObjectItem(t, "process") || cJSON_GetObjectItem(t, "cv")))

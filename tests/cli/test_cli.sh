@@ -2078,6 +2078,22 @@ json.dump(c, open('$tmp/tr.json', 'w'))"
   "$bin" run "$tmp/tr.json" --trace-dir "$tmp/tr" --no-db --json 2> "$tmp/e" |
     python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert (m['offered'], m['on_time'] + m['late'], m['dropped'], m['tokens_out']) == (5, 4, 1, 36), m" ||
     fail "a token trace: $(cat "$tmp/e")"
+  # BurstGPT, both releases' headers: Request and Response tokens as prompt and output
+  mkdir -p "$tmp/tr/bg"
+  printf 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,Conversation log\n45,ChatGPT,1087,223,1310,Conversation log\n118,GPT-4,417,0,417,Conversation log\n' > "$tmp/tr/bg/b1.csv"
+  printf 'Timestamp,Session ID,Elapsed time,Model,Request tokens,Response tokens,Total tokens,Log Type\n130,7,2.5,ChatGPT,100,9,109,Conversation log\n' > "$tmp/tr/bg/b2.csv"
+  python3 -c "
+import json; c = json.load(open('$tmp/tr.json'))
+c['workload']['trace'] = {'format': 'burstgpt', 'dir': 'bg', 'files': ['b1.csv', 'b2.csv']}
+c['duration_s'] = 200
+json.dump(c, open('$tmp/bg.json', 'w'))"
+  "$bin" run "$tmp/bg.json" --trace-dir "$tmp/tr" --no-db --json 2> "$tmp/e" |
+    python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert (m['offered'], m['on_time'] + m['late'], m['dropped'], m['tokens_out']) == (4, 3, 1, 250), m" ||
+    fail "a BurstGPT trace: $(cat "$tmp/e")"
+  printf 'Timestamp,Model,Request tokens\n1,ChatGPT,5\n' > "$tmp/tr/bg/b1.csv"
+  "$bin" run "$tmp/bg.json" --trace-dir "$tmp/tr" --no-db > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q "b1.csv:1: expected BurstGPT's header" "$tmp/e" ||
+    fail "a BurstGPT file with another header: exit $rc, $(cat "$tmp/e")"
   python3 -c "
 import json; c = json.load(open('$tmp/tr.json')); c['workload']['trace']['cv_scale'] = 1
 json.dump(c, open('$tmp/tr2.json', 'w'))"
