@@ -63,7 +63,6 @@ int llm_pools_assign(struct sim *s, const char *policy, int least, struct llm_po
             }
         }
     }
-    lp->unused = ng - used;
     lp->first[0] = lp->first_rep[0] = 0;
     for (int m = 0; m < nm; m++) {
         lp->first[m + 1] = lp->first[m] + lp->nrep[m] * sim_model_llm(s, m)->tp;

@@ -20,7 +20,7 @@ extern const char *const llm_routers[];   /* "round_robin", "least_tokens", "kv_
  * reps[first_rep[m] + r] is replica r's own executor (its first), what policies submit to. */
 struct llm_pools {
     int *gpus, *first, *reps, *first_rep, *nrep;
-    int nmodels, unused;         /* unused: GPUs left over that no whole replica takes */
+    int nmodels;                 /* GPUs no whole replica takes are left idle */
 };
 /* Every model an LLM model (else SIM_EINVAL naming `policy`), each with at least `least`
  * replicas: the GPU executors shared in proportion to the models' rates, in whole replicas

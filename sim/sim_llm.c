@@ -14,7 +14,6 @@ struct llm_rq {
     struct sim_request *r;
     int32_t prompt, output, generated, computed;
     int32_t sched;               /* tokens scheduled in the iteration in flight (0: not in it) */
-    int32_t preempts;
     bool started;                /* scheduled once: its queueing is over */
     long blocks;                 /* KV blocks held */
     int64_t t_first, t_last;     /* first and last token, as the client sees them */
@@ -347,7 +346,6 @@ static int form(struct sim *s, struct sim_llm_rep *p)
             struct llm_rq *v = p->run[--p->pub.running];
             free_blocks(s, p, v);
             v->computed = 0;
-            v->preempts++;
             p->pub.preemptions++;
             ls->preemptions++;
             preempted = true;
@@ -477,7 +475,6 @@ static void finish(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
         sim_hist_add(&ls->ttft, ttft);
         if (q->output > 1)
             sim_hist_add(&ls->tpot, tpot);
-        ls->prompt_tokens += (uint64_t)q->prompt;
     }
     int64_t t_last = q->t_last;
     sim_pool_put(&s->llm_pool, q);

@@ -36,7 +36,7 @@ struct sim_llm_stats {
     struct sim_hist ttft;                         /* arrival -> first token, ns */
     struct sim_hist tpot;                         /* (last - first token) / (output - 1) */
     struct sim_hist itl;                          /* every gap between two tokens */
-    uint64_t tokens_out, prompt_tokens;           /* emitted; prompts of finished requests */
+    uint64_t tokens_out;                          /* emitted */
     uint64_t preemptions, iterations;             /* all, also before warm-up */
     uint64_t tokens_computed;                     /* all iterations' tokens (prefill + decode) */
     uint64_t snap_tokens, snap_iters, snap_preempt;   /* at the last sampling tick */

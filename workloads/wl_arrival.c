@@ -82,6 +82,13 @@ int64_t wl_stream_next(struct wl_stream *st)
     }
 }
 
+/* The lognormal (ln X ~ N(mu, sigma^2)) of mean `mean` and coefficient of variation cv. */
+static void lognormal_of(double mean, double cv, double *mu, double *sigma)
+{
+    *sigma = sqrt(log1p(cv * cv));
+    *mu = log(mean) - *sigma * *sigma / 2;    /* E[X] = mean */
+}
+
 int wl_sizer_init(struct wl_sizer *z, const struct wl_workload *w, uint64_t seed, int model,
                   const char *model_name)
 {
@@ -92,8 +99,7 @@ int wl_sizer_init(struct wl_sizer *z, const struct wl_workload *w, uint64_t seed
     char sname[SIM_NAME_MAX + 64];
     snprintf(sname, sizeof sname, "sizes.%s", model_name);
     z->mean = ws->mean;
-    z->sigma = sqrt(log1p(ws->cv * ws->cv));
-    z->mu = log(ws->mean) - z->sigma * z->sigma / 2;    /* E[size] = mean */
+    lognormal_of(ws->mean, ws->cv, &z->mu, &z->sigma);
     return (z->rng = sim_rng_stream(seed, sname)) ? 0 : SIM_ENOMEM;
 }
 
@@ -113,17 +119,22 @@ struct stream_src {
     int model;                          /* -1: the application's requests */
     struct wl_sizer sizer;
     gsl_rng *trng;                      /* tokens.<model> (NULL: no token lengths) */
-    struct wl_tokens tok;
+    struct tok_drawer { double mean, mu, sigma; int max; } prompt, output;
 };
 
-/* A token length: lognormal of the given mean and cv, rounded, within [1, max]. */
-static int32_t tok_draw(gsl_rng *r, const struct wl_tok_len *d)
+static struct tok_drawer tok_drawer_of(const struct wl_tok_len *d)
 {
-    double v = d->mean;
-    if (d->cv > 0) {
-        double sigma = sqrt(log1p(d->cv * d->cv));
-        v = gsl_ran_lognormal(r, log(d->mean) - sigma * sigma / 2, sigma);
-    }
+    struct tok_drawer t = {d->mean, 0, 0, d->max};
+    if (d->cv > 0)
+        lognormal_of(d->mean, d->cv, &t.mu, &t.sigma);
+    return t;
+}
+
+/* A token length: lognormal of the given mean and cv (exactly the mean at cv 0), rounded,
+ * within [1, max]. */
+static int32_t tok_draw(gsl_rng *r, const struct tok_drawer *d)
+{
+    double v = d->sigma > 0 ? gsl_ran_lognormal(r, d->mu, d->sigma) : d->mean;
     v = floor(v + 0.5);
     return (int32_t)(v < 1 ? 1 : v > d->max ? d->max : v);
 }
@@ -131,8 +142,8 @@ static int32_t tok_draw(gsl_rng *r, const struct wl_tok_len *d)
 static void stream_src_tokens(void *ctx, int32_t *prompt, int32_t *output)
 {
     struct stream_src *q = ctx;
-    *prompt = tok_draw(q->trng, &q->tok.prompt);
-    *output = tok_draw(q->trng, &q->tok.output);
+    *prompt = tok_draw(q->trng, &q->prompt);
+    *output = tok_draw(q->trng, &q->output);
 }
 
 static int stream_src_next(void *ctx, int64_t *t, int *model, double *size)
@@ -177,7 +188,8 @@ int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *nam
     if (model >= 0 && w->tokens && w->tokens[model].prompt.mean > 0) {
         char tname[SIM_NAME_MAX + 64];
         snprintf(tname, sizeof tname, "tokens.%s", name + (strncmp(name, "arrivals.", 9) ? 0 : 9));
-        q->tok = w->tokens[model];
+        q->prompt = tok_drawer_of(&w->tokens[model].prompt);
+        q->output = tok_drawer_of(&w->tokens[model].output);
         if (!(q->trng = sim_rng_stream(seed, tname))) {
             stream_src_close(q);
             return SIM_ENOMEM;
