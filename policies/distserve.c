@@ -24,6 +24,7 @@
 struct distserve {
     double prefill_share, link_gbs, link_us;
     int prefill_tokens, decode_seqs, router;
+    bool prefix;
     struct llm_pools pools;
     int *nprefill;               /* [model]: its first nprefill GPUs prefill, the rest decode */
     int *rr;
@@ -46,6 +47,8 @@ static const struct sim_param params[] = {
      .cons = SIM_J_NONNEG, .def = 10, .doc = "the KV transfer's latency"},
     {"router", SIM_P_ENUM, SIM_P_AT_ENUM(struct distserve, router), .choices = llm_routers,
      .sdef = "least_tokens", .doc = "prefill replicas: " LLM_ROUTERS_DOC},
+    {"enable_prefix_caching", SIM_P_BOOL, SIM_P_AT(struct distserve, prefix, bool), .def = 0,
+     .doc = "prefix caching on the prefill replicas (as `vllm`'s; DistServe's engine has none)"},
     {NULL}};
 
 static void destroy(void *state)
@@ -78,6 +81,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
             sc.role = pre ? SIM_LLM_PREFILL : SIM_LLM_DECODE;
             sc.kv_link_gbs = st->link_gbs;
             sc.kv_link_us = st->link_us;
+            sc.prefix_caching = pre && st->prefix;
             if ((rc = llm_pools_replica(s, &st->pools, m, r, &sc)))
                 return rc;
         }
@@ -91,7 +95,8 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
     struct distserve *st = state;
     const int *pre = st->pools.reps + st->pools.first_rep[m];
     while (sim_queue_len(s, m) > 0)
-        sim_llm_submit(s, llm_route(s, pre, st->nprefill[m], &st->rr[m], st->router), m);
+        sim_llm_submit(s, llm_route(s, pre, st->nprefill[m], &st->rr[m], st->router,
+                                    sim_queue_at(s, m, 0)), m);
 }
 
 /* The decode replica with the most free KV blocks, counting those the caches on their way to

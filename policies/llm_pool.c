@@ -6,7 +6,7 @@
 
 #include "sim_err.h"
 
-const char *const llm_routers[] = {"round_robin", "least_tokens", "kv_util", NULL};
+const char *const llm_routers[] = {"round_robin", "least_tokens", "kv_util", "prefix", NULL};
 
 void llm_pools_free(struct llm_pools *lp)
 {
@@ -107,13 +107,48 @@ static bool better(const struct sim_llm_state *a, const struct sim_llm_state *b,
     return ua < ub || (ua == ub && a->waiting < b->waiting);
 }
 
-int llm_route(const struct sim *s, const int *reps, int n, int *rr, int router)
+/* llm-d's default scheduling profile (llm-d-inference-scheduler, EndpointPickerConfig
+ * "default": queue-scorer 2, kv-cache-utilization-scorer 2, prefix-cache-scorer 3, a max-score
+ * picker): the weighted sum of three scores in [0, 1]. llm-d's prefix scorer estimates what
+ * each pod caches from the requests it routed; this one reads the replica's cache itself (as
+ * llm-d's precise scorer does from vLLM's KV events). */
+static int route_prefix(const struct sim *s, const int *reps, int n, const struct sim_request *r)
+{
+    int lo = 0, hi = 0;
+    for (int k = 0; k < n; k++) {
+        int w = sim_llm_state(s, reps[k])->waiting;
+        lo = k == 0 || w < lo ? w : lo;
+        hi = k == 0 || w > hi ? w : hi;
+    }
+    const struct sim_llm_cfg *c = sim_model_llm(s, r->model);
+    long blocks = ((long)r->prompt_tokens + c->block_size - 1) / c->block_size;
+    int best = reps[0];
+    double top = -1;
+    for (int k = 0; k < n; k++) {
+        const struct sim_llm_state *st = sim_llm_state(s, reps[k]);
+        double pre = blocks > 0 ? (double)(sim_llm_prefix_match(s, reps[k], r) /
+                                           c->block_size) / (double)blocks : 0;
+        double kv = 1 - (double)st->blocks_used / (double)st->blocks_total;
+        double q = hi > lo ? (double)(hi - st->waiting) / (double)(hi - lo) : 1;
+        double score = 3 * pre + 2 * kv + 2 * q;
+        if (score > top) {
+            top = score;
+            best = reps[k];
+        }
+    }
+    return best;
+}
+
+int llm_route(const struct sim *s, const int *reps, int n, int *rr, int router,
+              const struct sim_request *r)
 {
     if (router == LLM_ROUTE_RR) {
         int e = reps[*rr % n];
         *rr = (*rr + 1) % n;
         return e;
     }
+    if (router == LLM_ROUTE_PREFIX)
+        return route_prefix(s, reps, n, r);
     int e = reps[0];
     for (int k = 1; k < n; k++)
         if (better(sim_llm_state(s, reps[k]), sim_llm_state(s, e), router))

@@ -8,12 +8,15 @@
 
 #include "sim.h"
 
-enum llm_router { LLM_ROUTE_RR, LLM_ROUTE_TOKENS, LLM_ROUTE_KV };
-extern const char *const llm_routers[];   /* "round_robin", "least_tokens", "kv_util", NULL */
+enum llm_router { LLM_ROUTE_RR, LLM_ROUTE_TOKENS, LLM_ROUTE_KV, LLM_ROUTE_PREFIX };
+extern const char *const llm_routers[];   /* "round_robin", "least_tokens", "kv_util",
+                                           * "prefix", NULL */
 #define LLM_ROUTERS_DOC                                                                     \
     "how a request picks its replica: `round_robin`; `least_tokens` (the fewest tokens held: "\
     "each request's prompt and output less what it emitted); `kv_util` (the lowest KV-cache "  \
-    "use, then the fewest waiting); ties to the lowest replica"
+    "use, then the fewest waiting); `prefix` (llm-d's default scorers: 3 x the share of the "   \
+    "prompt's blocks cached there + 2 x (1 - KV use) + 2 x the queue score, (most waiting - "  \
+    "its waiting) / (most - fewest), 1 where all wait alike); ties to the lowest replica"
 
 /* Model m's replicas: nrep[m] of them, replica r on the GPU executors gpus[first[m] + r tp ..
  * first[m] + (r + 1) tp) (tp: the model's tensor-parallel degree), in executor order;
@@ -37,7 +40,9 @@ void llm_pools_free(struct llm_pools *lp);
 struct sim_llm_sched llm_sched_defaults(const struct sim *s, int m, int max_tokens,
                                         int max_seqs);
 
-/* One of the n replicas reps[] by `router` (rr: the round-robin position, advanced). */
-int llm_route(const struct sim *s, const int *reps, int n, int *rr, int router);
+/* One of the n replicas reps[] for request r by `router` (rr: the round-robin position,
+ * advanced). */
+int llm_route(const struct sim *s, const int *reps, int n, int *rr, int router,
+              const struct sim_request *r);
 
 #endif

@@ -105,11 +105,12 @@ static const struct policy_preset presets[] = {
      "{\"sharing\": true, \"scheduling\": true, \"autoscaling\": true}"},
     {"vllm", "v1", true,
      "vLLM v1's scheduler as vLLM 0.10 runs it behind its OpenAI API server: chunked prefill "
-     "on, no long-prefill cap, the batch limits of its defaults for the GPU",
+     "on, prefix caching on, no long-prefill cap, the batch limits of its defaults for the GPU",
      "vllm-project/vllm v0.10: vllm/v1/core/sched/scheduler.py (Scheduler.schedule), "
-     "vllm/engine/arg_utils.py (EngineArgs.get_batch_defaults)",
-     "{\"enable_chunked_prefill\": true, \"long_prefill_token_threshold\": 0, "
-     "\"router\": \"round_robin\"}"},
+     "vllm/v1/core/kv_cache_manager.py, vllm/engine/arg_utils.py (EngineArgs: "
+     "enable_prefix_caching, get_batch_defaults)",
+     "{\"enable_chunked_prefill\": true, \"enable_prefix_caching\": true, "
+     "\"long_prefill_token_threshold\": 0, \"router\": \"round_robin\"}"},
     {"vllm", "v1-no-chunking", false,
      "vLLM v1's scheduler with chunked prefill disabled: a prompt runs whole or waits",
      "vllm-project/vllm v0.10: vllm/v1/core/sched/scheduler.py (the waiting loop's "

@@ -5,7 +5,7 @@
  *
  * Defaults: vLLM 0.10's for an OpenAI API server (llm_sched_defaults: 8192 batched tokens and
  * 1024 sequences on a GPU of 70 GiB or more that is not an A100, else 2048 and 256), chunked
- * prefill on (vLLM v1 always enables it). `enable_chunked_prefill: false` is vLLM's v1
+ * prefill on (vLLM v1 always enables it), prefix caching on (vLLM v1's default). `enable_chunked_prefill: false` is vLLM's v1
  * scheduler without it; with it and a small budget it is Sarathi-Serve's stall-free batching.
  * The GPUs are shared among the LLM models in proportion to their configured rates. */
 #include <stdlib.h>
@@ -19,6 +19,7 @@ struct vllm {
     int max_tokens, max_seqs, long_prefill;
     bool chunked;
     int router;
+    bool prefix;
     struct llm_pools pools;
     int *rr;                     /* [model] round-robin position */
 };
@@ -37,6 +38,10 @@ static const struct sim_param params[] = {
     {"long_prefill_token_threshold", SIM_P_INT, SIM_P_AT(struct vllm, long_prefill, int),
      .lo = 0, .hi = 10000000, .def = 0,
      .doc = "the most prompt tokens one request computes in an iteration (0: no limit)"},
+    {"enable_prefix_caching", SIM_P_BOOL, SIM_P_AT(struct vllm, prefix, bool), .def = 1,
+     .doc = "KV blocks stay cached after their request, found again by a request whose prompt "
+            "starts with the same tokens (a trace's block ids, `mooncake`) or by a preempted "
+            "request recomputing its own (vLLM v1's default: on)"},
     {"router", SIM_P_ENUM, SIM_P_AT_ENUM(struct vllm, router), .choices = llm_routers,
      .doc = LLM_ROUTERS_DOC},
     {NULL}};
@@ -60,6 +65,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
         struct sim_llm_sched sc = llm_sched_defaults(s, m, st->max_tokens, st->max_seqs);
         sc.chunked = st->chunked;
         sc.long_prefill = st->long_prefill;
+        sc.prefix_caching = st->prefix;
         for (int r = 0; r < st->pools.nrep[m]; r++)
             if ((rc = llm_pools_replica(s, &st->pools, m, r, &sc)))
                 return rc;
@@ -73,7 +79,8 @@ static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
     struct vllm *st = state;
     const int *reps = st->pools.reps + st->pools.first_rep[m];
     while (sim_queue_len(s, m) > 0)
-        sim_llm_submit(s, llm_route(s, reps, st->pools.nrep[m], &st->rr[m], st->router), m);
+        sim_llm_submit(s, llm_route(s, reps, st->pools.nrep[m], &st->rr[m], st->router,
+                                    sim_queue_at(s, m, 0)), m);
 }
 
 const struct policy_ops policy_vllm = {

@@ -135,7 +135,7 @@ struct sim_arrival {
     int64_t t;
     int model;
     double size;
-    int32_t prompt, output;      /* tokens (sim_source.tokens) */
+    struct sim_tokens tok;       /* an LLM request's (sim_source.tokens) */
     bool counted;                /* a tick has counted it as offered already (folded) */
 };
 
@@ -325,7 +325,7 @@ void sim_llm_sample(struct sim *s);
 /* The part of an LLM iteration in flight on executor e (a replica's rank) done by now, ns
  * (its busy time is charged when it ends). */
 int64_t sim_llm_busy_now(const struct sim *s, int e);
-#define SIM_LLM_RQ_SIZE 64               /* sizeof(struct llm_rq), checked in sim_llm.c */
+#define SIM_LLM_RQ_SIZE 80               /* sizeof(struct llm_rq), checked in sim_llm.c */
 void sim_llm_stop(struct sim *s);
 void sim_llm_free(struct sim *s);
 _Static_assert(SIM_EV_JOB == EV_BATCH_START + 1 && SIM_EV_NB == SIM_EV_JOB + 1,

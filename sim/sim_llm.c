@@ -7,6 +7,7 @@
 #include "sim_err.h"
 #include "sim_grow.h"
 #include "sim_int.h"
+#include "sim_llm_kv.h"
 
 /* A request on a replica. `computed` is vLLM's num_computed_tokens: tokens whose KV is in the
  * cache (reset by a preemption); the request's tokens are its prompt and its output so far. */
@@ -15,7 +16,7 @@ struct llm_rq {
     int32_t prompt, output, generated, computed;
     int32_t sched;               /* tokens scheduled in the iteration in flight (0: not in it) */
     bool started;                /* scheduled once: its queueing is over */
-    long blocks;                 /* KV blocks held */
+    struct llm_kv_blocks kb;     /* KV blocks held */
     int64_t t_first, t_last;     /* first and last token, as the client sees them */
 };
 _Static_assert(sizeof(struct llm_rq) <= SIM_LLM_RQ_SIZE, "SIM_LLM_RQ_SIZE holds an llm_rq");
@@ -24,6 +25,7 @@ struct sim_llm_rep {
     struct sim_llm_state pub;
     const struct sim_llm_cfg *cfg;
     struct sim_llm_sched sc;
+    struct llm_kv kv;            /* its block pool (pub.blocks_* mirror it) */
     struct llm_rq **wait;        /* ring: the waiting queue (preempted ones return to its head) */
     int wcap, whead;
     struct llm_rq **run;         /* running, in admission order */
@@ -175,6 +177,8 @@ int sim_llm_replica_tp(struct sim *s, const int *execs, int k, int m,
     p->pub.blocks_total = blocks;
     p->cfg = c;
     p->sc = *sc;
+    /* a decode replica's requests bring their prompt's KV: nothing to look up */
+    llm_kv_init(&p->kv, blocks, c->block_size, sc->prefix_caching && sc->role != SIM_LLM_DECODE);
     p->kv_since = s->now;
     s->llm[e] = p;
     return 0;
@@ -184,6 +188,7 @@ static void rep_free(struct sim_llm_rep *p)
 {
     if (!p)
         return;
+    llm_kv_free(&p->kv);
     free(p->ranks);
     free(p->wait);
     free(p->run);
@@ -260,29 +265,60 @@ static struct llm_rq *wait_pop_front(struct sim_llm_rep *p)
 
 static long blocks_for(const struct sim_llm_rep *p, long tokens)
 {
-    long bs = p->cfg->block_size;
-    return (tokens + bs - 1) / bs;
+    return llm_kv_blocks_for(&p->kv, tokens);
 }
 
-/* The blocks for q's next `n` tokens, if the pool has them. */
-static bool alloc_slots(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q, int32_t n)
+/* A request back to the pool, with its block ids. */
+static void rq_put(struct sim *s, struct llm_rq *q)
 {
-    long need = blocks_for(p, (long)q->computed + n) - q->blocks;
-    if (need <= 0)
-        return true;
-    if (need > p->pub.blocks_total - p->pub.blocks_used)
-        return false;
+    llm_kv_blocks_free(&q->kb);
+    sim_pool_put(&s->llm_pool, q);
+}
+
+/* The blocks for q's next `n` tokens, the first `hits` of q's blocks from the prefix cache
+ * (q holding none): 1, 0 where the pool lacks them, SIM_ENOMEM. */
+static int alloc_slots(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q, long hits,
+                       int32_t n)
+{
+    long tokens = (long)q->computed + hits * p->kv.bs + n;
+    if (!hits && blocks_for(p, tokens) <= q->kb.n)
+        return 1;
     kv_mark(s, p);
-    p->pub.blocks_used += need;
-    q->blocks += need;
-    return true;
+    int rc = llm_kv_alloc(&p->kv, &q->kb, q->r, q->prompt, hits, tokens);
+    p->pub.blocks_used = p->kv.used;
+    if (rc == 1 && hits > 0)
+        q->computed += (int32_t)(hits * p->kv.bs);
+    return rc;
 }
 
 static void free_blocks(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
 {
     kv_mark(s, p);
-    p->pub.blocks_used -= q->blocks;
-    q->blocks = 0;
+    llm_kv_release(&p->kv, &q->kb);
+    p->pub.blocks_used = p->kv.used;
+}
+
+long sim_llm_prefix_match(const struct sim *s, int e, const struct sim_request *r)
+{
+    const struct sim_llm_rep *p = rep_of(s, e);
+    if (!p)
+        return 0;
+    long tokens = (long)r->prompt_tokens + r->output_tokens;
+    return llm_kv_match(&p->kv, r, r->prompt_tokens, tokens) * p->kv.bs;
+}
+
+int sim_llm_check(const struct sim *s, int e)
+{
+    const struct sim_llm_rep *p = rep_of(s, e);
+    if (!p)
+        return sim_err_set(SIM_EINVAL, "executor %d is no LLM replica", e);
+    long held = 0;
+    for (int i = 0; i < p->pub.running; i++)
+        held += p->run[i]->kb.n;
+    if (held != p->kv.refs)
+        return sim_err_set(SIM_EINVAL, "LLM replica %d: its running requests hold %ld blocks, "
+                           "the pool counts %ld references", e, held, p->kv.refs);
+    return llm_kv_check(&p->kv);
 }
 
 /* ---------------------------------------------------------------- the iteration */
@@ -340,7 +376,10 @@ static int form(struct sim *s, struct sim_llm_rep *p)
             continue;
         }
         bool fits = true;
-        while (!alloc_slots(s, p, q, want)) {      /* preempt from the tail */
+        int rc;
+        while ((rc = alloc_slots(s, p, q, 0, want)) != 1) {     /* preempt from the tail */
+            if (rc < 0)
+                return rc;
             if (wait_room(p))                       /* before the request moves */
                 return SIM_ENOMEM;
             struct llm_rq *v = p->run[--p->pub.running];
@@ -368,7 +407,11 @@ static int form(struct sim *s, struct sim_llm_rep *p)
     int nskip = 0;               /* passed over (no chunking, too long for what is left) */
     while (p->pub.waiting > nskip && budget > 0 && p->pub.running < sc->max_seqs) {
         struct llm_rq *q = wait_at(p, nskip);
-        int32_t want = q->prompt + q->generated - q->computed;
+        /* with prefix caching, a request holding no KV starts from its cached blocks */
+        long tokens = (long)q->prompt + q->generated;
+        long hits = q->computed == 0 && q->kb.n == 0 ? llm_kv_match(&p->kv, q->r, q->prompt,
+                                                                      tokens) : 0;
+        int32_t want = (int32_t)(tokens - q->computed - hits * p->kv.bs);
         if (sc->long_prefill > 0 && want > sc->long_prefill)
             want = sc->long_prefill;
         if (!sc->chunked && want > budget) {
@@ -380,8 +423,15 @@ static int form(struct sim *s, struct sim_llm_rep *p)
         if (p->pub.running == p->rcap &&
             sim_grow(&p->run, &p->rcap, p->pub.running + 1, sizeof *p->run, 16))
             return SIM_ENOMEM;
-        if (!alloc_slots(s, p, q, want))
+        int rc = alloc_slots(s, p, q, hits, want);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
             break;
+        if (p->kv.prefix && q->r->counted) {
+            ls->prefix_query += (uint64_t)tokens;
+            ls->prefix_hit += (uint64_t)(hits * p->kv.bs);
+        }
         /* out of the ring at position nskip, the skipped ones before it keep their order */
         for (int k = nskip; k > 0; k--)
             p->wait[(p->whead + k) % p->wcap] = wait_at(p, k - 1);
@@ -423,14 +473,16 @@ static void start(struct sim *s, int e)
     long held = 0;
     for (int i = 0; i < p->pub.running; i++) {
         const struct llm_rq *q = p->run[i];
-        if (q->blocks != blocks_for(p, q->computed))
-            SIM_BUG("LLM replica %d: a request holds %ld blocks for %d tokens", e, q->blocks,
+        if (q->kb.n != blocks_for(p, q->computed))
+            SIM_BUG("LLM replica %d: a request holds %ld blocks for %d tokens", e, q->kb.n,
                     q->computed);
-        held += q->blocks;
+        held += q->kb.n;
     }
-    if (held != p->pub.blocks_used || held > p->pub.blocks_total)
-        SIM_BUG("LLM replica %d: %ld blocks used, the running requests hold %ld (pool %ld)", e,
-                p->pub.blocks_used, held, p->pub.blocks_total);
+    /* with prefix caching requests share blocks: they refer to `held`, fewer are in use */
+    if (held != p->kv.refs || p->kv.used > p->kv.total || p->kv.used > held ||
+        (!p->kv.prefix && held != p->kv.used) || p->pub.blocks_used != p->kv.used)
+        SIM_BUG("LLM replica %d: %ld blocks used, the running requests hold %ld (pool %ld, "
+                "%ld references)", e, p->kv.used, held, p->kv.total, p->kv.refs);
     int64_t d = sim_ns(sim_llm_gpu_ns(p->cfg, p->seqs, p->itn) +
                        sim_llm_host_ns(p->cfg, p->itn));
     if (d < 1)
@@ -477,7 +529,7 @@ static void finish(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
             sim_hist_add(&ls->tpot, tpot);
     }
     int64_t t_last = q->t_last;
-    sim_pool_put(&s->llm_pool, q);
+    rq_put(s, q);
     r->t_finish = t_last;
     sim_req_end(s, r, ok ? SIM_REQ_ON_TIME : SIM_REQ_LATE, t_last);
 }
@@ -573,14 +625,14 @@ void sim_llm_kv_in(struct sim *s, int d, uint64_t rq)
         (nomem = wait_push_back(p, q) != 0)) {
         if (p && never)
             p->pub.refused++;
-        sim_pool_put(&s->llm_pool, q);
+        rq_put(s, q);
         sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
         if (nomem)
             sim_fail_nomem(s, "for an LLM request");
         return;
     }
     q->computed = q->prompt;                        /* its prompt's KV, in the waiting queue */
-    q->blocks = 0;                                  /* blocks for it when admitted */
+    q->kb.n = 0;                                    /* blocks for it when admitted */
     p->pub.tokens_left += (long)q->prompt + q->output - q->generated;
     p->pub.received++;
     start(s, d);
@@ -613,14 +665,15 @@ void sim_llm_submit(struct sim *s, int e, int m)
         return;
     }
     struct llm_rq *q = sim_pool_get(&s->llm_pool);
+    if (q)
+        memset(q, 0, sizeof *q);
     if (!q || wait_push_back(p, q)) {
         if (q)
-            sim_pool_put(&s->llm_pool, q);
+            rq_put(s, q);
         sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
         sim_fail_nomem(s, "for an LLM request");
         return;
     }
-    memset(q, 0, sizeof *q);
     q->r = r;
     q->prompt = prompt;
     q->output = output;
@@ -678,14 +731,14 @@ void sim_llm_stop(struct sim *s)
             unrun(s, p, q);
             p->pub.tokens_left -= (long)q->prompt + q->output - q->generated;
             struct sim_request *r = q->r;
-            sim_pool_put(&s->llm_pool, q);
+            rq_put(s, q);
             sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
         }
         while (p->pub.waiting > 0) {
             struct llm_rq *q = wait_pop_front(p);
             p->pub.tokens_left -= (long)q->prompt + q->output - q->generated;
             struct sim_request *r = q->r;
-            sim_pool_put(&s->llm_pool, q);
+            rq_put(s, q);
             sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
         }
     }

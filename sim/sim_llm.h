@@ -12,7 +12,9 @@
  *   * then, if nothing was preempted, waiting requests in order while the budget lasts and
  *     fewer than max_seqs run: a prompt is split to the budget with chunked prefill, and
  *     without it one that does not fit is passed over for this iteration; the first that
- *     cannot get its blocks stops the admission.
+ *     cannot get its blocks stops the admission. With prefix caching (an option, as vLLM's
+ *     enable_prefix_caching) a request admitted holding no KV first takes its leading blocks
+ *     found cached and computes only the rest (sim_llm_kv.h has the pool's rules).
  * The iteration lasts the model's iteration time for exactly those sequences (prefill chunks
  * with their prefixes, decodes with each context) plus the host's time. At its end every
  * sequence whose tokens (prompt and output so far) are all computed emits one token; a
@@ -48,6 +50,8 @@ struct sim_llm_sched {
     int long_prefill;                  /* long_prefill_token_threshold (0: none) */
     enum sim_llm_role role;
     double kv_link_gbs, kv_link_us;    /* PREFILL: the KV transfer's bandwidth and latency */
+    bool prefix_caching;               /* enable_prefix_caching (sim_llm_kv.h); not on a DECODE
+                                        * replica, whose requests bring their KV */
 };
 
 /* What a replica shows a router. */
@@ -90,5 +94,11 @@ const struct sim_llm_state *sim_llm_state(const struct sim *s, int e);
 const struct sim_llm_stats *sim_model_llm_stats(const struct sim *s, int m);
 /* Replica e's KV utilisation averaged over time since it was made, up to now. */
 double sim_llm_kv_util(const struct sim *s, int e);
+/* The tokens of request r's prompt whose KV replica e holds in its prefix cache now (0
+ * without prefix caching): what an admission there would not compute (llm-d's prefix scorer). */
+long sim_llm_prefix_match(const struct sim *s, int e, const struct sim_request *r);
+/* Replica e's KV pool checked in full, every block (O(blocks): tests and fuzzers): 0, or
+ * SIM_EINVAL with the inconsistency in sim_err_msg. */
+int sim_llm_check(const struct sim *s, int e);
 
 #endif

@@ -39,6 +39,9 @@ struct sim_llm_stats {
     uint64_t tokens_out;                          /* emitted */
     uint64_t preemptions, iterations;             /* all, also before warm-up */
     uint64_t tokens_computed;                     /* all iterations' tokens (prefill + decode) */
+    uint64_t prefix_query, prefix_hit;            /* prefix caching: the tokens of requests
+                                                   * admitted with none computed, and those
+                                                   * of them found in the cache */
     uint64_t snap_tokens, snap_iters, snap_preempt;   /* at the last sampling tick */
 };
 

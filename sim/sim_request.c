@@ -134,9 +134,9 @@ static bool source_next(struct sim *s, int i, struct sim_arrival *a)
     if (rc == 2)
         return false;                   /* blocked until one of its requests ends */
     a->counted = false;
-    a->prompt = a->output = 0;
+    a->tok = (struct sim_tokens){0, 0, NULL};
     if (rc == 1 && q->src.tokens)
-        q->src.tokens(q->src.ctx, &a->prompt, &a->output);
+        q->src.tokens(q->src.ctx, &a->tok);
     q->ended = rc != 1 || a->t >= s->duration;
     return !q->ended;
 }
@@ -269,8 +269,9 @@ void sim_req_arrival(struct sim *s, int src)
     r->t_arrival = t;
     r->deadline = t + slo;
     r->size = s->src[src].cur.size;
-    r->prompt_tokens = s->src[src].cur.prompt;
-    r->output_tokens = s->src[src].cur.output;
+    r->prompt_tokens = s->src[src].cur.tok.prompt;
+    r->output_tokens = s->src[src].cur.tok.output;
+    r->prefix = s->src[src].cur.tok.prefix;
     r->counted = t >= s->warmup;
     s->arrived++;
 

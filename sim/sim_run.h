@@ -33,8 +33,9 @@ struct sim_source {
      * it), else 0. The engine samples the sum as the `clients` time series. */
     int (*active)(void *ctx, int64_t t);
     /* May be NULL. The prompt and output tokens of the arrival `next` just gave (an LLM
-     * model's request); asked once per arrival, right after next. */
-    void (*tokens)(void *ctx, int32_t *prompt /* OUT */, int32_t *output /* OUT */);
+     * model's request), and its prompt's block ids if the source knows them; asked once per
+     * arrival, right after next. */
+    void (*tokens)(void *ctx, struct sim_tokens *out /* OUT */);
 };
 
 /* An engine for world `w`, with every arrival rate multiplied by `load_scale` (the sources

@@ -13,6 +13,22 @@
 
 enum sim_outcome { SIM_REQ_PENDING = 0, SIM_REQ_ON_TIME, SIM_REQ_LATE, SIM_REQ_DROPPED };
 
+/* An LLM request's prompt as a trace names its blocks (Mooncake's hash_ids): ids[i] stands for
+ * the prompt's tokens [0, (i + 1) x unit), so two requests whose ids agree up to i share those
+ * tokens. Its source owns it for the whole run. Prefix caching (sim_llm.h) keys KV blocks on
+ * it. */
+struct sim_prefix {
+    uint32_t unit;               /* tokens per id (Mooncake: 512) */
+    uint32_t n;
+    const uint32_t *ids;
+};
+
+/* What a source says of an LLM request (sim_source.tokens). */
+struct sim_tokens {
+    int32_t prompt, output;
+    const struct sim_prefix *prefix;   /* NULL: its prompt shares nothing known */
+};
+
 /* Where a request waits: the central scheduler's queue of its model, or the queue of its
  * model at one executor (policies that route at the frontends, e.g. Nexus). */
 #define SIM_CENTRAL (-1)
@@ -34,6 +50,7 @@ struct sim_request {
     double size;                 /* from a trace (tokens), or a size factor (sizes), else 0 */
     int32_t prompt_tokens;       /* an LLM model's request: its prompt and the tokens it */
     int32_t output_tokens;       /* generates (from its source; 0 for a DNN model's) */
+    const struct sim_prefix *prefix;   /* its prompt's block ids, or NULL (sim_tokens) */
     uint8_t outcome;             /* enum sim_outcome */
     bool counted;                /* arrived after warm-up: enters the statistics */
     struct sim_request *next;    /* intrusive link: pool free list, batch membership */

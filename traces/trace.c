@@ -20,7 +20,7 @@
 
 const char *const trace_format_names[] = {"azure_functions", "azure_llm", "wikipedia",
                                           "projectcounts", "csv_timestamps", "csv_counts",
-                                          "burstgpt", NULL};
+                                          "burstgpt", "mooncake", NULL};
 
 const char *trace_format_name(enum trace_format f) { return trace_format_names[f]; }
 
@@ -348,7 +348,7 @@ static int azf_next(struct trace_reader *rd, struct trace_rec *rec)
 /* ---------------------------------------------------------------- row formats */
 
 /* Checks time order and converts an absolute time to origin-relative. */
-static int place(struct trace_reader *rd, struct ttime at, double dt, struct trace_rec *rec)
+int tr_place(struct trace_reader *rd, struct ttime at, double dt, struct trace_rec *rec)
 {
     if (!rd->have_origin) {
         rd->have_origin = true;
@@ -389,7 +389,6 @@ static int check_header(struct trace_reader *rd, const char *want)
     return 0;
 }
 
-/* Next non-empty data line of any file (headers consumed per file); 1, 0 at the end. */
 /* The formats, one row each in enum trace_format's order: what reads a file's rows and what
  * comes before them. */
 struct format {
@@ -415,9 +414,11 @@ static const struct format FORMATS[] = {
     [TRACE_CSV_TIMESTAMPS] = {NULL, csv_next, NULL, true},
     [TRACE_CSV_COUNTS] = {NULL, csv_next, NULL, true},
     [TRACE_BURSTGPT] = {NULL, burst_next, NULL, false},   /* two headers: burst_header */
+    [TRACE_MOONCAKE] = {NULL, tr_mooncake_next, NULL, false},
 };
 
-static int next_data_line(struct trace_reader *rd)
+/* Next non-empty data line of any file (headers consumed per file); 1, 0 at the end. */
+int tr_next_data_line(struct trace_reader *rd)
 {
     for (;;) {
         if (!rd->f) {
@@ -455,7 +456,7 @@ static int next_data_line(struct trace_reader *rd)
 
 static int llm_next(struct trace_reader *rd, struct trace_rec *rec)
 {
-    int rc = next_data_line(rd);
+    int rc = tr_next_data_line(rd);
     if (rc <= 0)
         return rc;
     struct ttime t;
@@ -465,7 +466,7 @@ static int llm_next(struct trace_reader *rd, struct trace_rec *rec)
         (rc = tr_field_time(rd, 0, "TIMESTAMP", true, &t)) ||
         (rc = tr_field_num(rd, 1, "ContextTokens", true, &ctx)) ||
         (rc = tr_field_num(rd, 2, "GeneratedTokens", true, &gen)) ||
-        (rc = place(rd, t, 0, rec)))
+        (rc = tr_place(rd, t, 0, rec)))
         return rc;
     rec->count = 1;
     rec->size = rd->spec.size == TRACE_SIZE_CONTEXT ? ctx
@@ -507,7 +508,7 @@ static int burst_next(struct trace_reader *rd, struct trace_rec *rec)
 {
     int rc;
     for (;;) {
-        if ((rc = next_data_line(rd)) <= 0)
+        if ((rc = tr_next_data_line(rd)) <= 0)
             return rc;
         if (rd->line != 1)
             break;
@@ -520,7 +521,7 @@ static int burst_next(struct trace_reader *rd, struct trace_rec *rec)
         (rc = tr_field_time(rd, rd->bg_t, "Timestamp", false, &t)) ||
         (rc = tr_field_num(rd, rd->bg_req, "Request tokens", true, &req)) ||
         (rc = tr_field_num(rd, rd->bg_resp, "Response tokens", true, &resp)) ||
-        (rc = place(rd, t, 0, rec)))
+        (rc = tr_place(rd, t, 0, rec)))
         return rc;
     if (req > 1e9 || resp > 1e9)
         return sim_err_set(SIM_EINVAL, "%s:%ld: expected Request tokens and Response tokens of "
@@ -534,7 +535,7 @@ static int burst_next(struct trace_reader *rd, struct trace_rec *rec)
 
 static int wiki_next(struct trace_reader *rd, struct trace_rec *rec)
 {
-    int rc = next_data_line(rd);
+    int rc = tr_next_data_line(rd);
     if (rc <= 0)
         return rc;
     struct ttime end;
@@ -543,7 +544,7 @@ static int wiki_next(struct trace_reader *rd, struct trace_rec *rec)
         (rc = tr_field_time(rd, 0, "hour_end_utc", true, &end)))
         return rc;
     end.sec -= 3600;
-    if ((rc = tr_field_count(rd, 1, "requests", true, &n)) || (rc = place(rd, end, 3600, rec)))
+    if ((rc = tr_field_count(rd, 1, "requests", true, &n)) || (rc = tr_place(rd, end, 3600, rec)))
         return rc;
     rec->count = n;
     return 1;
@@ -551,7 +552,7 @@ static int wiki_next(struct trace_reader *rd, struct trace_rec *rec)
 
 static int csv_next(struct trace_reader *rd, struct trace_rec *rec)
 {
-    int rc = next_data_line(rd);
+    int rc = tr_next_data_line(rd);
     if (rc <= 0)
         return rc;
     const struct trace_spec *sp = &rd->spec;
@@ -562,7 +563,7 @@ static int csv_next(struct trace_reader *rd, struct trace_rec *rec)
     if ((rc = tr_split(rd, ',')) || (rc = tr_expect_fields(rd, need, counts ? "time, count" : "time")) ||
         (rc = tr_field_time(rd, sp->time_col, "time", sp->datetime, &t)) ||
         (counts && (rc = tr_field_count(rd, sp->count_col, "count", false, &n))) ||
-        (rc = place(rd, t, counts ? sp->interval_s : 0, rec)))
+        (rc = tr_place(rd, t, counts ? sp->interval_s : 0, rec)))
         return rc;
     rec->count = n;
     return 1;
@@ -609,7 +610,7 @@ static int pc_next(struct trace_reader *rd, struct trace_rec *rec)
     if (n < 0)
         return sim_err_set(SIM_EINVAL, "%s: expected a line for project \"%s\", found none "
                            "(%ld lines)", tr_fname(rd), rd->spec.project, rd->line);
-    if ((rc = place(rd, start, 3600, rec)))
+    if ((rc = tr_place(rd, start, 3600, rec)))
         return rc;
     rec->count = n;
     fclose(rd->f);
@@ -652,6 +653,7 @@ int trace_next(struct trace_reader *rd, struct trace_rec *rec)
 {
     const struct format *fm = &FORMATS[rd->spec.format];
     rec->prompt = rec->output = 0;      /* only formats with tokens set them */
+    rec->prefix = NULL;
     int rc = fm->next(rd, rec);
     if (rc == 1 && fm->generic && !rd->spec.datetime)
         rd->origin_unix = NAN;          /* plain seconds: no absolute time */
@@ -670,7 +672,22 @@ void trace_close(struct trace_reader *rd)
     free(rd->map_key);
     free(rd->map_val);
     free(rd->day);
+    while (rd->arena) {
+        struct tr_chunk *c = rd->arena;
+        rd->arena = c->next;
+        free(c);
+    }
     free(rd);
+}
+
+bool trace_format_has_tokens(enum trace_format f)
+{
+    return f == TRACE_AZURE_LLM || f == TRACE_BURSTGPT || f == TRACE_MOONCAKE;
+}
+
+bool trace_format_per_request(enum trace_format f)
+{
+    return trace_format_has_tokens(f) || f == TRACE_CSV_TIMESTAMPS;
 }
 
 int trace_stream_count(const struct trace_reader *rd) { return rd->nstreams; }

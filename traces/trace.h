@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct sim_prefix;                     /* sim_types.h */
+
 /* Bounds on what a trace file may hold: a line (a trace of a known format has short lines;
  * this refuses a binary file or a device read by mistake), and the requests one row counts
  * (Wikipedia's busiest hour holds about 2e7; beyond this, totals lose integer precision and
@@ -35,6 +37,8 @@ enum trace_format {
     TRACE_CSV_COUNTS,        /* generic: (interval start, count) rows */
     TRACE_BURSTGPT,          /* BurstGPT_*.csv: Timestamp (s), [Session ID, Elapsed time,]
                               * Model, Request tokens, Response tokens, Total tokens, Log Type */
+    TRACE_MOONCAKE,          /* Mooncake's *.jsonl: one object a line, timestamp (ms),
+                              * input_length, output_length, hash_ids (prompt blocks) */
 };
 
 enum trace_select { TRACE_SEL_ALL, TRACE_SEL_TOP, TRACE_SEL_HASHES, TRACE_SEL_SAMPLE };
@@ -58,6 +62,8 @@ struct trace_spec {
     double interval_s;                 /* counts: each row's interval */
     /* projectcounts */
     const char *project;               /* e.g. "en" */
+    /* Mooncake: the prompt tokens one of hash_ids stands for */
+    int block_tokens;
 };
 
 struct trace_rec {
@@ -67,6 +73,8 @@ struct trace_rec {
     double size;                       /* per-request size (tokens), 0 if none */
     int32_t prompt, output;            /* a request's tokens (Azure LLM: ContextTokens,
                                         * GeneratedTokens), 0 if none */
+    const struct sim_prefix *prefix;   /* Mooncake: its prompt's block ids (hash_ids), valid
+                                        * until trace_close; NULL if none */
     const char *file;                  /* where the record came from (messages) */
     long line;
 };
@@ -92,6 +100,10 @@ double trace_origin_unix(const struct trace_reader *rd);
 
 /* "YYYY-MM-DD HH:MM:SS[.fraction]" (or with 'T') to Unix seconds (UTC). 0 or SIM_EINVAL. */
 int trace_parse_datetime(const char *s, double *out /* OUT */);
+/* Formats of one request a row (replayed time by time), and those whose rows carry prompt
+ * and output tokens. */
+bool trace_format_per_request(enum trace_format f);
+bool trace_format_has_tokens(enum trace_format f);
 /* The format's name in configs ("azure_functions", ...) and back; -1 if unknown. */
 const char *trace_format_name(enum trace_format f);
 extern const char *const trace_format_names[];   /* NULL-terminated, enum order */

@@ -46,12 +46,28 @@ struct trace_reader {
     bool day_ready;
     /* BurstGPT: the columns of Timestamp, Request tokens, Response tokens, and their count */
     int bg_t, bg_req, bg_resp, bg_nf;
+    /* Mooncake: every request's block ids, kept until trace_close (requests refer to them) */
+    struct tr_chunk *arena;
+};
+
+struct tr_chunk {                /* a block of the arena */
+    struct tr_chunk *next;
+    size_t used, cap;
+    _Alignas(8) unsigned char data[];
 };
 
 struct ttime {
     int64_t sec;
     double frac;
 };
+
+/* The record's time (and extent dt) placed against the trace's origin, checked to be in
+ * time order; rec's place fields set. */
+int tr_place(struct trace_reader *rd, struct ttime at, double dt, struct trace_rec *rec);
+/* Next non-empty data line of any file (headers consumed per file); 1, 0 at the end. */
+int tr_next_data_line(struct trace_reader *rd);
+/* Mooncake's rows (trace_mooncake.c). */
+int tr_mooncake_next(struct trace_reader *rd, struct trace_rec *rec);
 
 /* Opens the i-th file of the spec (errors name it). */
 int tr_open_file(struct trace_reader *rd, int i);

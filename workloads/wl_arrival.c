@@ -139,11 +139,12 @@ static int32_t tok_draw(gsl_rng *r, const struct tok_drawer *d)
     return (int32_t)(v < 1 ? 1 : v > d->max ? d->max : v);
 }
 
-static void stream_src_tokens(void *ctx, int32_t *prompt, int32_t *output)
+static void stream_src_tokens(void *ctx, struct sim_tokens *out)
 {
     struct stream_src *q = ctx;
-    *prompt = tok_draw(q->trng, &q->prompt);
-    *output = tok_draw(q->trng, &q->output);
+    out->prompt = tok_draw(q->trng, &q->prompt);
+    out->output = tok_draw(q->trng, &q->output);
+    out->prefix = NULL;
 }
 
 static int stream_src_next(void *ctx, int64_t *t, int *model, double *size)

@@ -17,6 +17,7 @@
 struct iv {                      /* an interval (dt > 0) or a request (dt == 0), trace time */
     double t, dt, tot, cv, size;
     int32_t prompt, output;      /* a request's tokens (0: none; intervals have none) */
+    const struct sim_prefix *prefix;   /* its prompt's block ids (Mooncake), or NULL */
     double *c;                   /* [nstreams] */
 };
 
@@ -57,7 +58,7 @@ struct wl_replay {
     double rem, total_c, pos, k, phase, t0_ns, len_ns, idx;
     double req_t, req_step, req_size;
     int req_copies;
-    int32_t req_prompt, req_output, last_prompt, last_output;
+    struct sim_tokens req_tok, last_tok;   /* the request's, the last arrival's */
     gsl_rng *rng;
     gsl_ran_discrete_t *pop;
     struct wl_sizer *sizers;     /* [nm]: workload.sizes for a trace without sizes, or NULL */
@@ -119,6 +120,7 @@ static int raw_next(struct wl_replay *rp, struct iv *iv)
     iv->size = r.size;
     iv->prompt = r.prompt;
     iv->output = r.output;
+    iv->prefix = r.prefix;
     if (tc->timestamps && tc->cv_scale == 0) {
         iv->t = r.t;
         iv->dt = 0;
@@ -144,6 +146,7 @@ static int raw_next(struct wl_replay *rp, struct iv *iv)
         iv->tot = 1;
         iv->size = 0;
         iv->prompt = iv->output = 0;
+        iv->prefix = NULL;
         while ((rc = read_rec(rp, &r)) == 1) {
             if (floor(r.t / W) != w) {
                 rp->peek = r;
@@ -555,8 +558,7 @@ static int load_next(struct wl_replay *rp)
             rp->req_t = c->t / ts * 1e9;
             rp->req_copies = (int)n;
             rp->req_size = c->size;
-            rp->req_prompt = c->prompt;
-            rp->req_output = c->output;
+            rp->req_tok = (struct sim_tokens){c->prompt, c->output, c->prefix};
             rp->req_step = 0;
             if (n > 1) {
                 rc = clean_next(rp, &rp->ahead);
@@ -609,10 +611,9 @@ int wl_replay_next(struct wl_replay *rp, int64_t *t_ns, int *model, double *size
         int j = rp->req_copies - (int)rp->rem;
         t = rp->req_t + j * rp->req_step;
         *size = rp->req_size;
-        rp->last_prompt = rp->req_prompt;
-        rp->last_output = rp->req_output;
+        rp->last_tok = rp->req_tok;
     } else {
-        rp->last_prompt = rp->last_output = 0;
+        rp->last_tok = (struct sim_tokens){0, 0, NULL};
         double left = 1 - rp->pos;
         if (rp->k == 0)                        /* uniform: evenly spaced, random phase */
             rp->pos = (rp->idx + rp->phase) / rp->total_c;
@@ -635,10 +636,9 @@ int wl_replay_next(struct wl_replay *rp, int64_t *t_ns, int *model, double *size
     return 1;
 }
 
-void wl_replay_tokens(const struct wl_replay *rp, int32_t *prompt, int32_t *output)
+void wl_replay_tokens(const struct wl_replay *rp, struct sim_tokens *out)
 {
-    *prompt = rp->last_prompt;
-    *output = rp->last_output;
+    *out = rp->last_tok;
 }
 
 /* ---------------------------------------------------------------- scan */

@@ -80,9 +80,10 @@ int wl_replay_open(const struct wl_workload *w, const struct sim_world *world, d
                    struct wl_replay **out);
 /* 1: the next arrival (time in ns from the run's start, model, size); 0: no more; < 0 error. */
 int wl_replay_next(struct wl_replay *rp, int64_t *t_ns, int *model, double *size);
-/* The tokens of the arrival wl_replay_next gave last: its trace request's (a copy of a
- * request, at a load scale above 1, has the same), 0 where the trace has none. */
-void wl_replay_tokens(const struct wl_replay *rp, int32_t *prompt, int32_t *output);
+/* The tokens of the arrival wl_replay_next gave last: its trace request's, with its prompt's
+ * block ids (a copy of a request, at a load scale above 1, has the same), 0 where the trace
+ * has none. */
+void wl_replay_tokens(const struct wl_replay *rp, struct sim_tokens *out /* OUT */);
 /* Gaps met so far (a full replay: all of the window's). */
 int wl_replay_gaps(const struct wl_replay *rp, double *gap_s);
 void wl_replay_close(struct wl_replay *rp);

@@ -12,9 +12,9 @@ static int replay_next(void *ctx, int64_t *t, int *model, double *size)
     return wl_replay_next(ctx, t, model, size);
 }
 
-static void replay_tokens(void *ctx, int32_t *prompt, int32_t *output)
+static void replay_tokens(void *ctx, struct sim_tokens *out)
 {
-    wl_replay_tokens(ctx, prompt, output);
+    wl_replay_tokens(ctx, out);
 }
 
 static void replay_close(void *ctx)

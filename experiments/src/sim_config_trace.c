@@ -59,6 +59,7 @@ struct trace_in {
     const cJSON *files;
     double start_s, window_s, rate_scale, time_scale, cv, cv_scale, cv_window_s, zero_run_s;
     bool partial_window;
+    int block_tokens;
 };
 #define TI(f, type) SIM_P_AT(struct trace_in, f, type)
 #define TE(f) SIM_P_AT_ENUM(struct trace_in, f)
@@ -119,6 +120,9 @@ const struct sim_param sim_config_trace_keys[] = {
     {"csv", SIM_P_SECTION, .rows = CSV, .def_doc = "required with `csv_counts`",
      .doc = "`csv_counts` and `csv_timestamps`: the columns and their form"},
     {"project", SIM_P_STR, TI(project, const char *), .sdef = "en", .doc = "`projectcounts`: which project line"},
+    {"block_tokens", SIM_P_INT, TI(block_tokens, int), .lo = 1, .hi = 1 << 20, .def = 512,
+     .doc = "`mooncake`: the prompt tokens each of a row's `hash_ids` stands for (the block size "
+            "the trace was hashed with; Mooncake's releases: 512)"},
     {NULL}};
 #undef TI
 #undef TE
@@ -336,10 +340,12 @@ static int parse_all(const struct sim_config *cfg, const cJSON *t, struct wl_tra
     tc->process = (enum wl_process)proc;
     tc->gaps = (enum wl_gap)gaps;
     tc->spec.size = (enum trace_size)size;
-    tc->timestamps = fmt == TRACE_AZURE_LLM || fmt == TRACE_CSV_TIMESTAMPS ||
-                     fmt == TRACE_BURSTGPT;
+    tc->timestamps = trace_format_per_request(tc->spec.format);
+    tc->spec.block_tokens = in.block_tokens;
     bool multi = fmt == TRACE_AZURE_FUNCTIONS;
     /* what belongs to which format */
+    if (cJSON_GetObjectItem(t, "block_tokens") && fmt != TRACE_MOONCAKE)
+        return sim_err_set(SIM_EINVAL, "%s.block_tokens: only for format \"mooncake\"", P);
     if (size && fmt != TRACE_AZURE_LLM)
         return sim_err_set(SIM_EINVAL, "%s.size: only for format \"azure_llm\"", P);
     if (sel && !multi)
@@ -353,8 +359,9 @@ static int parse_all(const struct sim_config *cfg, const cJSON *t, struct wl_tra
         return sim_err_set(SIM_EINVAL, "%s.cv: required with process \"gamma\" and only "
                            "there", P);
     if (tc->cv_scale > 0 && !tc->timestamps)
-        return sim_err_set(SIM_EINVAL, "%s.cv_scale: only for per-request traces (azure_llm, burstgpt, "
-                           "csv_timestamps); count traces set process \"gamma\" and cv", P);
+        return sim_err_set(SIM_EINVAL, "%s.cv_scale: only for per-request traces (azure_llm, "
+                           "burstgpt, mooncake, csv_timestamps); count traces set process "
+                           "\"gamma\" and cv", P);
     if (tc->timestamps && tc->cv_scale == 0 &&
         (cJSON_GetObjectItem(t, "process") || cJSON_GetObjectItem(t, "cv")))
         return sim_err_set(SIM_EINVAL, "%s.process: per-request traces replay their times "

@@ -228,7 +228,8 @@ static int parse_tokens(struct sim_config *c, const cJSON *o, bool trace)
 }
 
 /* Where an LLM model's requests get their tokens: from workload.tokens (synthetic arrivals) or
- * from a trace that has them, request by request (azure_llm, burstgpt; without cv_scale). Anything else
+ * from a trace that has them, request by request (azure_llm, burstgpt, mooncake; without
+ * cv_scale). Anything else
  * would give every request one token in and one out: refused. */
 static int check_llm_tokens(const struct sim_config *c, bool clients)
 {
@@ -241,11 +242,11 @@ static int check_llm_tokens(const struct sim_config *c, bool clients)
             return sim_err_set(SIM_EINVAL, "%s: not with LLM model \"%s\": its requests come "
                                "from synthetic arrivals with workload.tokens or a token trace",
                                clients ? "workload.clients" : "application", name);
-        if (tc && tc->spec.format != TRACE_AZURE_LLM && tc->spec.format != TRACE_BURSTGPT)
-            return sim_err_set(SIM_EINVAL, "workload.trace.format: expected \"azure_llm\" or "
-                               "\"burstgpt\" with LLM model \"%s\" (its requests take the "
-                               "trace's prompt and output tokens), got \"%s\"", name,
-                               trace_format_name(tc->spec.format));
+        if (tc && !trace_format_has_tokens(tc->spec.format))
+            return sim_err_set(SIM_EINVAL, "workload.trace.format: expected \"azure_llm\", "
+                               "\"burstgpt\" or \"mooncake\" with LLM model \"%s\" (its "
+                               "requests take the trace's prompt and output tokens), got "
+                               "\"%s\"", name, trace_format_name(tc->spec.format));
         if (tc && tc->cv_scale > 0)
             return sim_err_set(SIM_EINVAL, "workload.trace.cv_scale: not with LLM model \"%s\": "
                                "its requests are replayed one by one with their tokens, not "

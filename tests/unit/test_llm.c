@@ -22,12 +22,14 @@
 struct tok_src {
     struct fixed_src f;
     const int32_t *prompt, *output;
+    const struct sim_prefix *prefix;   /* [n] or NULL */
 };
-static void tok_tokens(void *ctx, int32_t *prompt, int32_t *output)
+static void tok_tokens(void *ctx, struct sim_tokens *out)
 {
     struct tok_src *ts = ctx;
-    *prompt = ts->prompt[ts->f.i - 1];
-    *output = ts->output[ts->f.i - 1];
+    out->prompt = ts->prompt[ts->f.i - 1];
+    out->output = ts->output[ts->f.i - 1];
+    out->prefix = ts->prefix ? &ts->prefix[ts->f.i - 1] : NULL;
 }
 static int tok_next(void *ctx, int64_t *t, int *model, double *size)
 {
@@ -56,6 +58,10 @@ static void iter_fn(void *ctx, const struct sim *s, int e, const struct sim_llm_
         v->max_tokens = t;
     if (n > v->max_seqs)
         v->max_seqs = n;
+    if (sim_llm_check(s, e)) {      /* every block's accounting, every iteration */
+        fprintf(stderr, "iteration %d: %s\n", v->n, sim_err_msg());
+        v->over++;
+    }
     if (t > st->max_tokens || st->running > st->max_seqs || st->blocks_used > st->blocks_total ||
         (st->role != SIM_LLM_DECODE && st->max_tokens != v->budget) ||
         (st->role != SIM_LLM_PREFILL && st->max_seqs != v->seqs_limit))
@@ -67,9 +73,10 @@ static void iter_fn(void *ctx, const struct sim *s, int e, const struct sim_llm_
  * `policy` (a config's policy object; VLLM(params): vllm with these params); read from a
  * config as a user writes it. Arrivals t[i] with
  * prompt[i], output[i] replace the config's synthetic ones. */
-static struct sim *llm_run(int gpus, long blocks, const char *policy, const int64_t *t,
-                           const int32_t *prompt, const int32_t *output, int n,
-                           struct iter_seen *iv, struct sim_config **cfgp)
+static struct sim *llm_run_px(int gpus, long blocks, const char *policy, const int64_t *t,
+                              const int32_t *prompt, const int32_t *output,
+                              const struct sim_prefix *prefix, int n, struct iter_seen *iv,
+                              struct sim_config **cfgp)
 {
     char text[2048];
     snprintf(text, sizeof text,
@@ -84,7 +91,7 @@ static struct sim *llm_run(int gpus, long blocks, const char *policy, const int6
     struct sim_config *cfg;
     REQUIRE_OK(sim_config_from_text(text, "llm", ".", &cfg));
     static struct tok_src ts;
-    ts = (struct tok_src){{t, n, 0, NULL, NULL}, prompt, output};
+    ts = (struct tok_src){{t, n, 0, NULL, NULL}, prompt, output, prefix};
     struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
     struct sim *s;
     REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
@@ -94,6 +101,13 @@ static struct sim *llm_run(int gpus, long blocks, const char *policy, const int6
     REQUIRE_OK(sim_run(s));
     *cfgp = cfg;
     return s;
+}
+
+static struct sim *llm_run(int gpus, long blocks, const char *policy, const int64_t *t,
+                           const int32_t *prompt, const int32_t *output, int n,
+                           struct iter_seen *iv, struct sim_config **cfgp)
+{
+    return llm_run_px(gpus, blocks, policy, t, prompt, output, NULL, n, iv, cfgp);
 }
 
 #define US 1000LL
@@ -215,13 +229,18 @@ static void chunked_prefill(void)
 
 /* 400 requests of random prompts (1..600) and outputs (1..300), gaps uniform in 0-20 ms, on two
  * replicas with a small pool (preemptions happen) and tight limits: no iteration over the
- * budget or max_num_seqs or the pool, every token emitted exactly once (tokens out = the sum
- * of outputs), every request finished, none dropped. Under each router, and disaggregated. */
+ * budget or max_num_seqs or the pool, every block's accounting consistent at every iteration
+ * (sim_llm_check), every token emitted exactly once (tokens out = the sum of outputs), every
+ * request finished, none dropped. The prompts share prefixes as a Mooncake trace's do (ids of
+ * 32 tokens: one of 4 first blocks, one of 3 second blocks under it, then their own), so that
+ * prefix caching (on: vLLM's default) finds hits. Under each router, and disaggregated. */
 static void random_trace_limits(void)
 {
-    enum { N = 400 };
+    enum { N = 400, IDS = 19 };
     static int64_t t[N];
     static int32_t p[N], o[N];
+    static uint32_t ids[N][IDS];
+    static struct sim_prefix px[N];
     uint64_t x = 12345;
     long want = 0;
     int64_t at = 0;
@@ -232,33 +251,137 @@ static void random_trace_limits(void)
         p[i] = (int32_t)(1 + (x >> 20) % 600);
         o[i] = (int32_t)(1 + (x >> 45) % 300);
         want += o[i];
+        uint32_t g = (uint32_t)(x >> 10) % 4, h = (uint32_t)(x >> 14) % 3;
+        ids[i][0] = g;
+        ids[i][1] = 10 + 3 * g + h;
+        for (int j = 2; j < IDS; j++)
+            ids[i][j] = 1000 + (uint32_t)(i * IDS + j);
+        px[i] = (struct sim_prefix){32, (uint32_t)(p[i] + 31) / 32, ids[i]};
     }
-    static const char *const routers[] = {"round_robin", "least_tokens", "kv_util",
+    static const char *const routers[] = {"round_robin", "least_tokens", "kv_util", "prefix",
                                           "disaggregated"};
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         char params[256];
-        if (k < 3)
+        if (k < 4)
             snprintf(params, sizeof params, VLLM("{\"max_num_batched_tokens\":512,"
                      "\"max_num_seqs\":8,\"router\":\"%s\"}"), routers[k]);
         else    /* one prefill and one decode replica: preemptions on the decode side */
             snprintf(params, sizeof params, "{\"name\":\"distserve\",\"params\":{"
-                     "\"prefill_max_num_batched_tokens\":512,\"decode_max_num_seqs\":8}}");
+                     "\"prefill_max_num_batched_tokens\":512,\"decode_max_num_seqs\":8,"
+                     "\"enable_prefix_caching\":true}}");
         struct iter_seen iv = {.budget = 512, .seqs_limit = 8};
         struct sim_config *cfg;
-        struct sim *s = llm_run(2, 120, params, t, p, o, N, &iv, &cfg);
+        struct sim *s = llm_run_px(2, 120, params, t, p, o, px, N, &iv, &cfg);
         const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
         struct sim_result *r;
         REQUIRE_OK(sim_result_collect(s, &r));
         uint64_t done = r->models[0].on_time + r->models[0].late;
-        CHECK(iv.over == 0 && (k == 3 || (iv.max_tokens <= 512 && iv.max_seqs <= 8)),
+        CHECK(iv.over == 0 && (k == 4 || (iv.max_tokens <= 512 && iv.max_seqs <= 8)),
               "%s: %d iterations over a limit (most tokens %d, seqs %d)", routers[k], iv.over,
               iv.max_tokens, iv.max_seqs);
         CHECK((long)ls->tokens_out == want && done == N && r->models[0].dropped == 0,
               "%s: %llu tokens (want %ld), %llu finished, %llu dropped", routers[k],
               (unsigned long long)ls->tokens_out, want, (unsigned long long)done,
               (unsigned long long)r->models[0].dropped);
-        CHECK(ls->preemptions > 0, "%s: no preemption: the case does not test them",
-              routers[k]);
+        CHECK(ls->preemptions > 0 && ls->prefix_hit > 0 && ls->prefix_hit < ls->prefix_query,
+              "%s: %llu preemptions, %llu of %llu tokens from the prefix cache: the case does "
+              "not test them", routers[k], (unsigned long long)ls->preemptions,
+              (unsigned long long)ls->prefix_hit, (unsigned long long)ls->prefix_query);
+        sim_result_destroy(r);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+}
+
+/* Prefix caching, worked by hand (blocks of 16 tokens, trace ids of 32: block k is keyed by
+ * the id of tokens [0, 16 (k + 1))). A (t = 0) and B (t = 10 ms) both P = 64 with ids [1, 2],
+ * C (t = 20 ms) P = 64 with ids [1, 3]; O = 2 each, one replica, so each finds the replica
+ * idle. A computes its 64 tokens: TTFT 1000 + 640 + 100 = 1740 us; its 4 full blocks stay
+ * cached when it ends. B finds (64 - 1) / 16 = 3 of them (at most: one token is always
+ * computed), computes 16: 1260 us. C shares the first 32 tokens (id 1): 2 blocks, computes
+ * 32: 1420 us. The cache answered 48 + 32 of 3 x 64 tokens asked. Without prefix caching
+ * all three take 1740 us. On two replicas, round robin sends B to the empty one (1740) and C
+ * back to A's (1420); the `prefix` router sends both to A's: 1260 and 1420. */
+static void prefix_shared_prompt(void)
+{
+    static const int64_t t[] = {0, 10000 * US, 20000 * US};
+    static const int32_t p[] = {64, 64, 64}, o[] = {2, 2, 2};
+    static const uint32_t a[] = {1, 2}, c[] = {1, 3};
+    static const struct sim_prefix px[] = {{32, 2, a}, {32, 2, a}, {32, 2, c}};
+    static const struct {
+        int gpus;
+        const char *params;
+        int64_t ttft[3];
+        uint64_t hit;
+    } cases[] = {
+        {1, VLLM("{}"), {1740, 1260, 1420}, 80},
+        {1, VLLM("{\"enable_prefix_caching\":false}"), {1740, 1740, 1740}, 0},
+        {2, VLLM("{\"router\":\"round_robin\"}"), {1740, 1740, 1420}, 32},
+        {2, VLLM("{\"router\":\"prefix\"}"), {1740, 1260, 1420}, 80},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        struct iter_seen iv = {.budget = 8192, .seqs_limit = 1024};
+        struct sim_config *cfg;
+        struct sim *s = llm_run_px(cases[k].gpus, 100, cases[k].params, t, p, o, px, 3, &iv,
+                                   &cfg);
+        const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
+        int64_t want_min = cases[k].ttft[0], want_max = cases[k].ttft[0];
+        long long sum = 0;
+        for (int i = 0; i < 3; i++) {
+            want_min = cases[k].ttft[i] < want_min ? cases[k].ttft[i] : want_min;
+            want_max = cases[k].ttft[i] > want_max ? cases[k].ttft[i] : want_max;
+            sum += cases[k].ttft[i];
+        }
+        CHECK(ls->ttft.n == 3 && ls->ttft.min == want_min * US && ls->ttft.max == want_max * US &&
+              ls->ttft.sum == (double)sum * US,
+              "case %zu: TTFT min %lld max %lld sum %.0f ns, want %lld, %lld, %lld us", k,
+              (long long)ls->ttft.min, (long long)ls->ttft.max, ls->ttft.sum,
+              (long long)want_min, (long long)want_max, sum);
+        uint64_t query = cases[k].hit || k == 2 ? 192 : 0;
+        CHECK(ls->prefix_hit == cases[k].hit && ls->prefix_query == query,
+              "case %zu: %llu of %llu tokens from the cache, want %llu of %llu", k,
+              (unsigned long long)ls->prefix_hit, (unsigned long long)ls->prefix_query,
+              (unsigned long long)cases[k].hit, (unsigned long long)query);
+        CHECK(iv.over == 0, "case %zu: %d iterations inconsistent", k, iv.over);
+        sim_destroy(s);
+        sim_config_destroy(cfg);
+    }
+}
+
+/* A preempted request finds its own blocks again (vLLM keeps a freed block cached until it
+ * is reused). As one_preemption, but A has O = 30: A takes B's freed second block at iteration
+ * 18 (its third; freed tail first, B's second block is the oldest free), and never a fourth,
+ * so B's first block (its 16 prompt tokens, full, cached) survives. B waits until A ends (it
+ * needs 2 blocks, 1 is free) and then computes 32 - 16 = 16 tokens, not 32.
+ * Times: it. 1: 1260; 2: 1270; 3..17: 1120 each; 18..30 (A alone): 1110 each; A ends at
+ * 33760 us. It. 31 (B, T = 16): 1260, then 23 decodes of 1110: B ends at 60550 us (60710
+ * with prefix caching off, its recompute T = 32: 1420). Tokens computed 16 + 17 + 15 x 2 +
+ * 13 + 16 + 23 = 115 (131 off). Asked 16 + 16 + 32 tokens, 16 found. */
+static void preemption_hits_own_blocks(void)
+{
+    static const int64_t t[] = {0, 0};
+    static const int32_t p[] = {16, 16}, o[] = {30, 40};
+    for (int on = 1; on >= 0; on--) {
+        struct iter_seen iv = {.budget = 8192, .seqs_limit = 1024};
+        struct sim_config *cfg;
+        struct sim *s = llm_run(1, 4, on ? VLLM("{}") : VLLM("{\"enable_prefix_caching\":false}"),
+                                t, p, o, 2, &iv, &cfg);
+        const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
+        struct sim_result *r;
+        REQUIRE_OK(sim_result_collect(s, &r));
+        int64_t end = on ? 60550 : 60710;
+        CHECK(ls->preemptions == 1 && iv.first_preempt == 18 && iv.n == 54 &&
+              iv.tokens == (on ? 115 : 131) && r->models[0].latency->max == end * US &&
+              r->models[0].latency->min == 33760 * US,
+              "prefix caching %s: %llu preemptions (first in %d), %d iterations, %ld tokens, "
+              "E2E %lld and %lld ns; want 1 (18), 54, %d, 33760 and %lld us", on ? "on" : "off",
+              (unsigned long long)ls->preemptions, iv.first_preempt, iv.n, iv.tokens,
+              (long long)r->models[0].latency->min, (long long)r->models[0].latency->max,
+              on ? 115 : 131, (long long)end);
+        CHECK(ls->prefix_hit == (on ? 16u : 0u) && ls->prefix_query == (on ? 64u : 0u),
+              "prefix caching %s: %llu of %llu tokens from the cache", on ? "on" : "off",
+              (unsigned long long)ls->prefix_hit, (unsigned long long)ls->prefix_query);
+        CHECK(iv.over == 0, "%d iterations inconsistent", iv.over);
         sim_result_destroy(r);
         sim_destroy(s);
         sim_config_destroy(cfg);
@@ -404,7 +527,7 @@ static void tensor_parallel_ranks(void)
              "\"policy\":{\"name\":\"vllm\"},\"metrics\":{\"sample_period_s\":0}}");
     REQUIRE_OK(sim_config_from_text(text, "tp", ".", &cfg));
     static struct tok_src ts;
-    ts = (struct tok_src){{t, 1, 0, NULL, NULL}, p, o};
+    ts = (struct tok_src){{t, 1, 0, NULL, NULL}, p, o, NULL};
     struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
     struct sim *s;
     REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
@@ -432,4 +555,6 @@ TEST_MAIN({"lone_request", lone_request}, {"one_preemption", one_preemption},
           {"random_trace_limits", random_trace_limits}, {"llama_arithmetic", llama_arithmetic},
           {"wl_llm_tables", wl_llm_tables}, {"kv_too_small_refused", kv_too_small_refused},
           {"disaggregated_lone_request", disaggregated_lone_request},
-          {"tensor_parallel_ranks", tensor_parallel_ranks})
+          {"tensor_parallel_ranks", tensor_parallel_ranks},
+          {"prefix_shared_prompt", prefix_shared_prompt},
+          {"preemption_hits_own_blocks", preemption_hits_own_blocks})
