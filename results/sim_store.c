@@ -68,7 +68,7 @@ static const char schema_sql[] =
     "  itl_p99_ms REAL, e2e_p99_ms REAL, tokens_out INTEGER NOT NULL, tokens_per_s REAL,\n"
     "  preemptions INTEGER NOT NULL, iterations INTEGER NOT NULL, replicas INTEGER NOT NULL,\n"
     "  kv_util_mean REAL, kv_blocks INTEGER NOT NULL, kv_gib REAL, weights_gib REAL,\n"
-    "  iteration_time TEXT NOT NULL,\n"
+    "  iteration_time TEXT NOT NULL, prefix_hit_rate REAL,\n"
     "  PRIMARY KEY(run_id, model));\n"
     "CREATE TABLE IF NOT EXISTS ttft_hist(\n"
     "  run_id INTEGER NOT NULL REFERENCES runs(id), model TEXT NOT NULL,\n"
@@ -232,6 +232,7 @@ static const char migrate_v9_plans_sql[] = "ALTER TABLE plans ADD COLUMN rule TE
 /* Version 11 -> 12: a sweep point's settings in words, from its sweep file's labels (for the
  * figures; NULL where the file gave none). */
 static const char migrate_v11_sql[] = "ALTER TABLE sweep_points ADD COLUMN labels_json TEXT;\n";
+static const char migrate_v13_sql[] = "ALTER TABLE llm_stats ADD COLUMN prefix_hit_rate REAL;\n";
 
 /* The steps from an older schema, in order: a database at version v runs each step with
  * since <= v < to (since: the first version with the tables the step alters). The versions
@@ -244,6 +245,7 @@ static const struct migration {
     {1, 2, migrate_v1_sql}, {1, 3, migrate_v2_sql},  {1, 4, migrate_v3_sql},
     {1, 7, migrate_v6_sql}, {1, 8, migrate_v7_sql},  {1, 9, migrate_v8_sql},
     {1, 10, migrate_v9_sql}, {3, 10, migrate_v9_plans_sql}, {2, 12, migrate_v11_sql},
+    {13, 14, migrate_v13_sql},
 };
 
 

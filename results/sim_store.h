@@ -17,7 +17,7 @@
 #include "sim_searches.h"
 #include "sim_world.h"
 
-#define SIM_STORE_SCHEMA 13
+#define SIM_STORE_SCHEMA 14
 
 /* How long any connection to a results database waits for another's lock before giving up
  * (ms): a writer for a reader's statement to finish, a reader for a writer's commit. Long, so

@@ -152,6 +152,7 @@ static int write_llm_row(struct sim_store_writer *w, int64_t id, const struct si
     sw_int(w, "iterations", (int64_t)l->iterations);
     sw_int(w, "replicas", l->replicas);
     sw_real(w, "kv_util_mean", l->kv_util_mean);
+    sw_real(w, "prefix_hit_rate", l->prefix_hit_rate);
     sw_int(w, "kv_blocks", l->mem.blocks);
     sw_real(w, "kv_gib", l->mem.kv_gib);
     sw_real(w, "weights_gib", l->mem.weights_gib);

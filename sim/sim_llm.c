@@ -179,6 +179,8 @@ int sim_llm_replica_tp(struct sim *s, const int *execs, int k, int m,
     p->sc = *sc;
     /* a decode replica's requests bring their prompt's KV: nothing to look up */
     llm_kv_init(&p->kv, blocks, c->block_size, sc->prefix_caching && sc->role != SIM_LLM_DECODE);
+    if (p->kv.prefix)
+        s->ms[m].llm->prefix_on = true;
     p->kv_since = s->now;
     s->llm[e] = p;
     return 0;

@@ -6,6 +6,7 @@
 #define SIM_METRICS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sim_hist.h"
@@ -39,6 +40,7 @@ struct sim_llm_stats {
     uint64_t tokens_out;                          /* emitted */
     uint64_t preemptions, iterations;             /* all, also before warm-up */
     uint64_t tokens_computed;                     /* all iterations' tokens (prefill + decode) */
+    bool prefix_on;                               /* a replica of it caches prefixes */
     uint64_t prefix_query, prefix_hit;            /* prefix caching: the tokens of requests
                                                    * admitted with none computed, and those
                                                    * of them found in the cache */

@@ -92,6 +92,8 @@ static int collect_llm(const struct sim *s, int m, double window_s, struct sim_l
         }
     }
     o->kv_util_mean = o->replicas ? util / o->replicas : 0;
+    o->prefix_hit_rate = ls->prefix_on && ls->prefix_query > 0
+                             ? (double)ls->prefix_hit / (double)ls->prefix_query : NAN;
     const struct sim_llm_cfg *c = &s->models[m].cfg->llm;
     o->estimate = c->prof == SIM_LLM_ROOFLINE;
     sim_llm_memory(c, &o->mem);

@@ -21,6 +21,9 @@ struct sim_llm_result {
     double itl_p99_ms;
     double tokens_per_s;                /* output tokens after warm-up over the measured window */
     double kv_util_mean;                /* the replicas' KV use, averaged over time and replicas */
+    double prefix_hit_rate;             /* of the prompt tokens asked of the prefix cache (at
+                                         * admissions holding no KV), the share found: NAN
+                                         * without prefix caching */
     uint64_t tokens_out, preemptions, iterations;
     int replicas;
     bool estimate;                      /* timed by the roofline estimate, not a measured or

@@ -116,5 +116,5 @@ int tr_mooncake_next(struct trace_reader *rd, struct trace_rec *rec)
     }
     rc = row(rd, o, rec);
     cJSON_Delete(o);
-    return rc;
+    return rc ? rc : 1;
 }

@@ -149,6 +149,9 @@ static void report_llm(FILE *f, const struct sim_result *r)
                 l->mem.usable_gib, l->mem.weights_gib, l->mem.kv_gib, l->mem.blocks,
                 l->mem.block_bytes / 1024, l->estimate ? "the roofline ESTIMATE (datasheet "
                 "peaks, no measured kernel)" : "the given profile");
+        if (!isnan(l->prefix_hit_rate))
+            fprintf(f, "  %s: prefix cache: %.1f%% of the prompt tokens asked found cached\n",
+                    r->models[m].name, 100 * l->prefix_hit_rate);
     }
     if (any)
         fprintf(f, "  (ms; on time: both the TTFT and the TPOT SLO met (DistServe's goodput); "
@@ -347,6 +350,10 @@ static void json_llm(cJSON *j, const struct sim_model_result *x)
     cJSON_AddNumberToObject(j, "iterations", (double)l->iterations);
     cJSON_AddNumberToObject(j, "replicas", l->replicas);
     cJSON_AddNumberToObject(j, "kv_blocks", (double)l->mem.blocks);
+    if (isnan(l->prefix_hit_rate))
+        cJSON_AddNullToObject(j, "prefix_hit_rate");
+    else
+        cJSON_AddNumberToObject(j, "prefix_hit_rate", l->prefix_hit_rate);
     cJSON_AddStringToObject(j, "iteration_time", l->estimate ? "roofline estimate" : "profile");
 }
 

@@ -2090,6 +2090,37 @@ json.dump(c, open('$tmp/bg.json', 'w'))"
   "$bin" run "$tmp/bg.json" --trace-dir "$tmp/tr" --no-db --json 2> "$tmp/e" |
     python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert (m['offered'], m['on_time'] + m['late'], m['dropped'], m['tokens_out']) == (4, 3, 1, 250), m" ||
     fail "a BurstGPT trace: $(cat "$tmp/e")"
+  # Mooncake: hash_ids name prompt blocks of 512 tokens; with prefix caching (vLLM's default)
+  # and the prefix router, the second request finds the first's 1024 shared tokens, the third
+  # 512: 1536 of the 3200 prompt tokens asked (0.48), in --json and in llm_stats
+  mkdir -p "$tmp/tr/mc"
+  printf '%s\n' '{"timestamp": 0, "input_length": 1200, "output_length": 20, "hash_ids": [0, 1, 2]}' \
+    '{"timestamp": 2000, "input_length": 1100, "output_length": 10, "hash_ids": [0, 1, 3]}' \
+    '{"timestamp": 4000, "input_length": 600, "output_length": 5, "hash_ids": [0, 4]}' \
+    '{"timestamp": 6000, "input_length": 300, "output_length": 8}' > "$tmp/tr/mc/m.jsonl"
+  python3 -c "
+import json; c = json.load(open('$tmp/tr.json'))
+c['workload']['trace'] = {'format': 'mooncake', 'dir': 'mc', 'files': ['m.jsonl']}
+c['policy'] = {'name': 'vllm', 'params': {'router': 'prefix'}}
+json.dump(c, open('$tmp/mc.json', 'w'))"
+  "$bin" run "$tmp/mc.json" --trace-dir "$tmp/tr" --db "$tmp/mc.db" --json 2> "$tmp/e" |
+    python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert (m['offered'], m['on_time'] + m['late'], m['tokens_out'], m['prefix_hit_rate']) == (4, 4, 43, 0.48), m" ||
+    fail "a Mooncake trace with shared prefixes: $(cat "$tmp/e")"
+  [ "$(sqlite3 "$tmp/mc.db" 'SELECT prefix_hit_rate FROM llm_stats')" = 0.48 ] ||
+    fail "llm_stats.prefix_hit_rate: $(sqlite3 "$tmp/mc.db" 'SELECT prefix_hit_rate FROM llm_stats')"
+  "$bin" run "$tmp/mc.json" --trace-dir "$tmp/tr" --no-db --json \
+    --set policy.params.enable_prefix_caching=false 2> "$tmp/e" |
+    python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert m['prefix_hit_rate'] is None and m['tokens_out'] == 43, m" ||
+    fail "prefix caching off: the hit rate is null: $(cat "$tmp/e")"
+  printf '%s\n' '{"timestamp": 0, "input_length": 10, "output_length": 2}' \
+    '{"timestamp": 1, "input_length": 10, "output_length": 2, "hash_ids": [1, "x"]}' > "$tmp/tr/mc/m.jsonl"
+  "$bin" run "$tmp/mc.json" --trace-dir "$tmp/tr" --no-db > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q 'm.jsonl:2: "hash_ids"\[1\]: expected a whole number' "$tmp/e" ||
+    fail "a bad Mooncake row: exit $rc, $(cat "$tmp/e")"
+  "$bin" run "$tmp/bg.json" --trace-dir "$tmp/tr" --no-db --set workload.trace.block_tokens=64 \
+    > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q 'workload.trace.block_tokens: only for format "mooncake"' "$tmp/e" ||
+    fail "block_tokens on a BurstGPT trace: exit $rc, $(cat "$tmp/e")"
   printf 'Timestamp,Model,Request tokens\n1,ChatGPT,5\n' > "$tmp/tr/bg/b1.csv"
   "$bin" run "$tmp/bg.json" --trace-dir "$tmp/tr" --no-db > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc = 2 ] && grep -q "b1.csv:1: expected BurstGPT's header" "$tmp/e" ||

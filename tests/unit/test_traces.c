@@ -224,6 +224,60 @@ static void llm_and_projectcounts_readers(void)
     trace_close(rd);
 }
 
+/* Mooncake's JSON Lines: times in ms from the start, tokens, the prompt's block ids (kept
+ * for the run: each record's ids are still intact after the trace is read to its end), a row
+ * without hash_ids; and its errors, each naming the file and line. */
+static void mooncake_reader(void)
+{
+    const char *f = fixture("mc.jsonl",
+                            "{\"timestamp\": 0, \"input_length\": 6755, \"output_length\": 500, "
+                            "\"hash_ids\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]}\n"
+                            "{\"timestamp\": 0, \"input_length\": 655, \"output_length\": 52, "
+                            "\"hash_ids\": [0, 14]}\r\n\n"
+                            "{\"timestamp\": 3052.5, \"input_length\": 20, \"output_length\": 3, "
+                            "\"session\": 9}");
+    struct trace_spec sp = {.format = TRACE_MOONCAKE, .nfiles = 1, .files = &f,
+                            .block_tokens = 512};
+    struct trace_reader *rd;
+    struct trace_rec r[3];
+    REQUIRE_OK(trace_open(&sp, &rd));
+    int n = 0;
+    while (n < 3 && trace_next(rd, &r[n]) == 1)
+        n++;
+    CHECK(n == 3 && trace_next(rd, &(struct trace_rec){0}) == 0, "%d rows, want 3", n);
+    CHECK(r[0].t == 0 && r[0].prompt == 6755 && r[0].output == 500 && r[0].prefix &&
+          r[0].prefix->n == 14 && r[0].prefix->unit == 512 && r[0].prefix->ids[13] == 13,
+          "row 1: t %g, %d and %d tokens, %u ids", r[0].t, r[0].prompt, r[0].output,
+          r[0].prefix ? r[0].prefix->n : 0);
+    CHECK(r[1].prefix && r[1].prefix->n == 2 && r[1].prefix->ids[0] == 0 &&
+          r[1].prefix->ids[1] == 14 && r[1].line == 2, "row 2: ids, line %ld", r[1].line);
+    CHECK(fabs(r[2].t - 3.0525) < 1e-12 && r[2].prefix == NULL && r[2].prompt == 20 &&
+          r[2].line == 4, "row 3: t %.6f, ids %p, line %ld", r[2].t, (const void *)r[2].prefix,
+          r[2].line);
+    trace_close(rd);
+    CHECK(trace_format_has_tokens(TRACE_MOONCAKE) && trace_format_per_request(TRACE_MOONCAKE),
+          "mooncake: a per-request format with tokens");
+    f = fixture("mc1.jsonl", "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n"
+                "{\"timestamp\": 4, \"input_length\": 1, \"output_length\": 1}\n");
+    expect_error(&sp, "mc1.jsonl:2: time");
+    f = fixture("mc2.jsonl", "{\"timestamp\": 5, \"input_length\": 1.5, \"output_length\": 1}\n");
+    expect_error(&sp, "mc2.jsonl:1: \"input_length\": expected a non-negative whole number");
+    f = fixture("mc3.jsonl", "{\"timestamp\": 5, \"output_length\": 1}\n");
+    expect_error(&sp, "mc3.jsonl:1: expected a key \"input_length\"");
+    f = fixture("mc4.jsonl", "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, "
+                "\"hash_ids\": [1, -2]}\n");
+    expect_error(&sp, "mc4.jsonl:1: \"hash_ids\"[1]: expected a whole number in 0..4294967295");
+    f = fixture("mc5.jsonl", "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n"
+                "{\"timestamp\": 6, \"input_length\": 1,\n");
+    expect_error(&sp, "mc5.jsonl:2: column");
+    f = fixture("mc6.jsonl", "TIMESTAMP,ContextTokens,GeneratedTokens\n");
+    expect_error(&sp, "mc6.jsonl:1: column 1: expected one JSON object a line");
+    f = fixture("mc7.jsonl", "[1, 2]\n");
+    expect_error(&sp, "mc7.jsonl:1: expected a JSON object (a request)");
+    f = fixture("mc8.jsonl", "{\"timestamp\": \"5\", \"input_length\": 1, \"output_length\": 1}\n");
+    expect_error(&sp, "mc8.jsonl:1: \"timestamp\": expected a non-negative number");
+}
+
 /* ---------------------------------------------------------------- replay */
 
 static struct sim_config *config(const char *models, const char *trace, const char *extra)
@@ -599,6 +653,7 @@ static void real_traces_match_their_readmes(void)
 }
 
 TEST_MAIN_SCRATCH({"azure_functions_reader", azure_functions_reader},
+                  {"mooncake_reader", mooncake_reader},
                   {"reader_errors_name_lines", reader_errors_name_lines},
                   {"llm_and_projectcounts_readers", llm_and_projectcounts_readers},
                   {"replay_counts_exact_per_interval", replay_counts_exact_per_interval},
