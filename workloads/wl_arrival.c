@@ -120,6 +120,10 @@ struct stream_src {
     struct wl_sizer sizer;
     gsl_rng *trng;                      /* tokens.<model> (NULL: no token lengths) */
     struct tok_drawer { double mean, mu, sigma; int max; } prompt, output;
+    gsl_rng *prng;                      /* prefix.<model> (NULL: no shared prefixes) */
+    struct sim_prefix *px;              /* [groups]: group g's prefix, one id (g) */
+    uint32_t *ids;
+    int groups, prefix_tokens;
 };
 
 static struct tok_drawer tok_drawer_of(const struct wl_tok_len *d)
@@ -145,6 +149,10 @@ static void stream_src_tokens(void *ctx, struct sim_tokens *out)
     out->prompt = tok_draw(q->trng, &q->prompt);
     out->output = tok_draw(q->trng, &q->output);
     out->prefix = NULL;
+    if (q->prng) {
+        out->prefix = &q->px[gsl_rng_uniform_int(q->prng, (unsigned long)q->groups)];
+        out->prompt += q->prefix_tokens;
+    }
 }
 
 static int stream_src_next(void *ctx, int64_t *t, int *model, double *size)
@@ -162,6 +170,9 @@ static void stream_src_close(void *ctx)
     wl_stream_free(&q->st);
     wl_sizer_free(&q->sizer);
     gsl_rng_free(q->trng);
+    gsl_rng_free(q->prng);
+    free(q->px);
+    free(q->ids);
     free(q);
 }
 
@@ -196,6 +207,23 @@ int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *nam
             return SIM_ENOMEM;
         }
         out->tokens = stream_src_tokens;
+        int g = w->tokens[model].prefix_groups;
+        if (g > 0) {                    /* its own stream: the lengths stay those without */
+            snprintf(tname, sizeof tname, "prefix.%s",
+                     name + (strncmp(name, "arrivals.", 9) ? 0 : 9));
+            q->groups = g;
+            q->prefix_tokens = w->tokens[model].prefix_tokens;
+            q->px = malloc((size_t)g * sizeof *q->px);
+            q->ids = malloc((size_t)g * sizeof *q->ids);
+            if (!q->px || !q->ids || !(q->prng = sim_rng_stream(seed, tname))) {
+                stream_src_close(q);
+                return SIM_ENOMEM;
+            }
+            for (int i = 0; i < g; i++) {
+                q->ids[i] = (uint32_t)i;
+                q->px[i] = (struct sim_prefix){(uint32_t)q->prefix_tokens, 1, &q->ids[i]};
+            }
+        }
     }
     return 0;
 }

@@ -51,6 +51,11 @@ struct wl_tok_len {
 };
 struct wl_tokens {
     struct wl_tok_len prompt, output;
+    /* shared prompt prefixes (system prompts): each prompt starts with one of `groups`
+     * prefixes of `tokens` tokens, drawn uniformly from the stream "prefix.<model>", before
+     * its own drawn length; its KV blocks are shared by the group's requests (sim_prefix).
+     * groups 0: none. */
+    int prefix_groups, prefix_tokens;
 };
 
 

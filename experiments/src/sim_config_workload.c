@@ -176,11 +176,23 @@ static const struct sim_param TOK_LEN[] = {
     {"max", SIM_P_INT, SIM_P_AT(struct wl_tok_len, max, int), .lo = 1, .hi = 10000000,
      .def = 32768, .doc = "the longest (a draw above it is cut to it)"},
     {NULL}};
+static const struct sim_param TOK_PREFIX[] = {
+    {"groups", SIM_P_INT, SIM_P_AT(struct wl_tokens, prefix_groups, int), .lo = 1,
+     .hi = 1000000, .flags = SIM_P_REQUIRED,
+     .doc = "how many distinct prefixes; each request draws one uniformly (stream "
+            "`prefix.<model>`)"},
+    {"tokens", SIM_P_INT, SIM_P_AT(struct wl_tokens, prefix_tokens, int), .lo = 1,
+     .hi = 10000000, .flags = SIM_P_REQUIRED, .doc = "each prefix's length"},
+    {NULL}};
 static const struct sim_param TOKENS[] = {
     {"prompt", SIM_P_SECTION, .rows = TOK_LEN, .flags = SIM_P_REQUIRED,
      .doc = "prompt tokens of each request"},
     {"output", SIM_P_SECTION, .rows = TOK_LEN, .flags = SIM_P_REQUIRED,
      .doc = "output tokens it generates"},
+    {"prefix", SIM_P_SECTION, .rows = TOK_PREFIX, .def_doc = "none",
+     .doc = "a shared prompt prefix (a system prompt): each prompt is one of `groups` prefixes "
+            "of `tokens` tokens followed by its own `prompt` tokens; with prefix caching a "
+            "group's requests share its KV blocks"},
     {NULL}};
 
 static int parse_tok_len(const cJSON *o, const char *path, const char *key,
@@ -222,6 +234,15 @@ static int parse_tokens(struct sim_config *c, const cJSON *o, bool trace)
                 (rc = parse_tok_len(it, p, "prompt", &c->workload.tokens[m].prompt)) ||
                 (rc = parse_tok_len(it, p, "output", &c->workload.tokens[m].output)))
                 return rc;
+            const cJSON *px = cJSON_GetObjectItemCaseSensitive(it, "prefix");
+            if (px) {
+                char pp[SIM_JPATH_MAX + SIM_NAME_MAX + 16];
+                snprintf(pp, sizeof pp, "%s.prefix", p);
+                if (!cJSON_IsObject(px))
+                    return sim_json_expected(pp, "{groups, tokens}", px);
+                if ((rc = sim_params_read(TOK_PREFIX, px, pp, &c->workload.tokens[m])))
+                    return rc;
+            }
         }
     }
     return 0;

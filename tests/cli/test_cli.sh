@@ -2090,6 +2090,21 @@ json.dump(c, open('$tmp/bg.json', 'w'))"
   "$bin" run "$tmp/bg.json" --trace-dir "$tmp/tr" --no-db --json 2> "$tmp/e" |
     python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert (m['offered'], m['on_time'] + m['late'], m['dropped'], m['tokens_out']) == (4, 3, 1, 250), m" ||
     fail "a BurstGPT trace: $(cat "$tmp/e")"
+  # synthetic shared prefixes: one group of 512 tokens before prompts of exactly 100; round
+  # robin over 4 replicas, light load: each replica's first request finds nothing, every
+  # other one the group's 512 tokens: (n - 4) x 512 of n x 612 tokens asked
+  "$bin" run "$cfg" --no-db --json --set warmup_s=0 --set duration_s=10 --set workload.rate_rps=5 \
+    --set policy.params.router=round_robin \
+    --set 'workload.tokens.llama-3-8b={"prompt": {"mean": 100}, "output": {"mean": 20}, "prefix": {"groups": 1, "tokens": 512}}' \
+    2> "$tmp/e" | python3 -c "
+import json, sys; m = json.load(sys.stdin)['models'][0]; n = m['offered']
+assert n > 20 and m['on_time'] + m['late'] == n, m
+assert abs(m['prefix_hit_rate'] - (n - 4) * 512 / (n * 612)) < 1e-12, (m['prefix_hit_rate'], n)" ||
+    fail "shared prefixes of workload.tokens: $(cat "$tmp/e")"
+  "$bin" run "$cfg" --no-db --set 'workload.tokens.llama-3-8b.prefix={"groups": 0, "tokens": 5}' \
+    > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc = 2 ] && grep -q "workload.tokens.llama-3-8b.prefix.groups" "$tmp/e" ||
+    fail "prefix groups of 0: exit $rc, $(cat "$tmp/e")"
   # Mooncake: hash_ids name prompt blocks of 512 tokens; with prefix caching (vLLM's default)
   # and the prefix router, the second request finds the first's 1024 shared tokens, the third
   # 512: 1536 of the 3200 prompt tokens asked (0.48), in --json and in llm_stats
