@@ -8,6 +8,8 @@
 #   DIR/wikipedia_en_hourly/en_wikipedia_hourly_2014-03-03_to_2014-03-16.csv
 #       the English Wikipedia's hourly requests built from those files (`hour_end_utc,requests`,
 #       the hour that ends at the file's time): wikipedia_day.json, bench_wikipedia_24h.json
+#   DIR/mooncake/{conversation,synthetic}_trace.jsonl   Mooncake's FAST'25 traces (3 and 1 MB):
+#       experiments/llm/mooncake_conv_h100.json
 #   DIR/azure_functions_2019/ (with --azure-functions): the Azure Functions 2019 day files
 # A file already there is kept (a rerun downloads only what is missing; with every file there
 # it needs no network). Sources and licenses: traces/README.md.
@@ -28,10 +30,15 @@ get() {
   command -v curl > /dev/null || { echo "needs curl (apt-get install curl) for $1" >&2; exit 2; }
   curl -fL --retry 3 -o "$2.part" "$1" && mv "$2.part" "$2"
 }
-mkdir -p "$dir/azure_llm_inference_2023" "$dir/wikimedia_projectcounts" "$dir/wikipedia_en_hourly"
+mkdir -p "$dir/azure_llm_inference_2023" "$dir/wikimedia_projectcounts" "$dir/wikipedia_en_hourly" \
+  "$dir/mooncake"
 raw=https://raw.githubusercontent.com/Azure/AzurePublicDataset/master/data
 for f in code conv; do
   get "$raw/AzureLLMInferenceTrace_$f.csv" "$dir/azure_llm_inference_2023/AzureLLMInferenceTrace_$f.csv"
+done
+for f in conversation synthetic; do
+  get "https://raw.githubusercontent.com/kvcache-ai/Mooncake/main/FAST25-release/traces/${f}_trace.jsonl" \
+    "$dir/mooncake/${f}_trace.jsonl"
 done
 
 # Wikipedia: 336 hours, 2014-03-03 00:00 to 2014-03-17 00:00 UTC; a projectcounts file is

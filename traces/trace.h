@@ -1,4 +1,5 @@
-/* trace — streaming readers of real request traces (constant memory in the trace's length).
+/* trace — streaming readers of real request traces (constant memory in the trace's length,
+ * but Mooncake's block ids, which requests refer to for the run: 4 bytes an id).
  *
  * A reader turns one or more files of a known public format into a time-ordered sequence of
  * records; what those records mean for arrivals (the replay: scaling, windows, gaps, models)

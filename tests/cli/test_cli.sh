@@ -1945,6 +1945,10 @@ download_traces_script() {
   local d="$tmp/td" i end
   mkdir -p "$d/wikimedia_projectcounts" "$d/azure_llm_inference_2023"
   for f in code conv; do printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n' > "$d/azure_llm_inference_2023/AzureLLMInferenceTrace_$f.csv"; done
+  mkdir -p "$d/mooncake"
+  for f in conversation synthetic; do
+    printf '{"timestamp": 0, "input_length": 700, "output_length": 5, "hash_ids": [0, 1]}\n{"timestamp": 1500, "input_length": 900, "output_length": 9, "hash_ids": [0, 1]}\n' > "$d/mooncake/${f}_trace.jsonl"
+  done
   for i in $(seq 1 336); do
     end=$(date -u -d "2014-03-03 00:00:00 UTC + $i hour" +%Y%m%d-%H%M%S)
     [ "$i" = 5 ] && end=${end%?}1          # an hour upstream names a second late
@@ -1960,6 +1964,10 @@ download_traces_script() {
   "$bin" run "$src/experiments/traces/wikipedia_day.json" --trace-dir "$d" --no-db --quiet \
     --set workload.trace.window_s=7200 --set workload.trace.rate_scale=0.001 2> "$tmp/e" ||
     fail "wikipedia_day.json on the script's folder: exit $? ($(cat "$tmp/e"))"
+  # (the second request finds the first's 43 full blocks, 688 tokens, with the prefix router)
+  "$bin" run "$src/experiments/llm/mooncake_conv_h100.json" --trace-dir "$d" --no-db --json \
+    --set duration_s=5 2> "$tmp/e" | python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert m['tokens_out'] == 14 and m['prefix_hit_rate'] == 688 / 1600, m" ||
+    fail "mooncake_conv_h100.json on the script's folder: $(cat "$tmp/e")"
 }
 
 # A long simulation says how far it is on a terminal (issue 52, item 4): run, each goodput
