@@ -120,6 +120,8 @@ struct stream_src {
     struct wl_sizer sizer;
     gsl_rng *trng;                      /* tokens.<model> (NULL: no token lengths) */
     struct tok_drawer { double mean, mu, sigma; int max; } prompt, output;
+    const int32_t *emp;                 /* empirical pairs (wl_tokens.emp), or NULL */
+    long nemp;
     gsl_rng *prng;                      /* prefix.<model> (NULL: no shared prefixes) */
     struct sim_prefix *px;              /* [groups]: group g's prefix, one id (g) */
     uint32_t *ids;
@@ -146,8 +148,14 @@ static int32_t tok_draw(gsl_rng *r, const struct tok_drawer *d)
 static void stream_src_tokens(void *ctx, struct sim_tokens *out)
 {
     struct stream_src *q = ctx;
-    out->prompt = tok_draw(q->trng, &q->prompt);
-    out->output = tok_draw(q->trng, &q->output);
+    if (q->emp) {
+        long i = (long)gsl_rng_uniform_int(q->trng, (unsigned long)q->nemp);
+        out->prompt = q->emp[2 * i];
+        out->output = q->emp[2 * i + 1];
+    } else {
+        out->prompt = tok_draw(q->trng, &q->prompt);
+        out->output = tok_draw(q->trng, &q->output);
+    }
     out->prefix = NULL;
     if (q->prng) {
         out->prefix = &q->px[gsl_rng_uniform_int(q->prng, (unsigned long)q->groups)];
@@ -197,11 +205,13 @@ int wl_stream_source(const struct wl_workload *w, uint64_t seed, const char *nam
         q->st.nseg = w->schedules[model].n;
     }
     *out = (struct sim_source){stream_src_next, stream_src_close, q, -1, NULL, NULL, NULL};
-    if (model >= 0 && w->tokens && w->tokens[model].prompt.mean > 0) {
+    if (model >= 0 && w->tokens && (w->tokens[model].prompt.mean > 0 || w->tokens[model].emp)) {
         char tname[SIM_NAME_MAX + 64];
         snprintf(tname, sizeof tname, "tokens.%s", name + (strncmp(name, "arrivals.", 9) ? 0 : 9));
         q->prompt = tok_drawer_of(&w->tokens[model].prompt);
         q->output = tok_drawer_of(&w->tokens[model].output);
+        q->emp = w->tokens[model].emp;
+        q->nemp = w->tokens[model].nemp;
         if (!(q->trng = sim_rng_stream(seed, tname))) {
             stream_src_close(q);
             return SIM_ENOMEM;

@@ -56,6 +56,11 @@ struct wl_tokens {
      * its own drawn length; its KV blocks are shared by the group's requests (sim_prefix).
      * groups 0: none. */
     int prefix_groups, prefix_tokens;
+    /* empirical lengths instead of prompt and output: the (prompt, output) pairs of a token
+     * trace's rows, pair i at emp[2i], emp[2i + 1]; each request takes one at random (stream
+     * "tokens.<model>"), keeping a row's prompt and output together. NULL: none; owned. */
+    int32_t *emp;
+    long nemp;
 };
 
 

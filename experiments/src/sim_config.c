@@ -60,6 +60,8 @@ void sim_config_destroy(struct sim_config *cfg)
         free(cfg->workload.schedules[m].seg);
     free(cfg->workload.schedules);
     free(cfg->workload.sizes);
+    for (int m = 0; cfg->workload.tokens && m < cfg->world.nmodels; m++)
+        free(cfg->workload.tokens[m].emp);
     free(cfg->workload.tokens);
     wl_clients_cfg_free(cfg->workload.clients);
     wl_trace_cfg_free(cfg->workload.trace);

@@ -30,6 +30,11 @@ int sim_config_check_work(const struct sim_config *c);
 
 /* `application` of root (absent: c->app stays NULL), against c->world.models. */
 int sim_config_parse_app(struct sim_config *c, const cJSON *root);
+/* The trace files `files` (a JSON array of names at `path`) as paths: relative to `dir`
+ * under the trace root ($SERVESIM_TRACE_DIR, else the config's folder), or absolute. *out
+ * (owned, *n of them; freed by the caller also on error). */
+int sim_config_trace_files(const struct sim_config *cfg, const cJSON *files, const char *path,
+                           const char *dir, char ***out /* OUT */, int *n /* OUT */);
 /* `trace` (at JSON path workload.trace) against cfg's models; *out owned. */
 int sim_config_parse_trace(const struct sim_config *cfg, const cJSON *trace,
                            struct wl_trace_cfg **out /* OUT */);

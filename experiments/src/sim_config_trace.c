@@ -281,30 +281,40 @@ static int parse_csv(struct wl_trace_cfg *tc, const cJSON *csv)
 }
 
 /* workload.trace.files, each resolved against the trace folder (trace_dir), into tc. */
-static int resolve_files(const struct sim_config *cfg, struct wl_trace_cfg *tc,
-                         const cJSON *files, const char *dir)
+int sim_config_trace_files(const struct sim_config *cfg, const cJSON *files, const char *path,
+                           const char *dir, char ***out, int *nout)
 {
     int rc;
     int n = 0;
     char **names = NULL;
-    rc = parse_strings(files, "workload.trace.files", &names, &n);
-    tc->files = calloc((size_t)(n ? n : 1), sizeof *tc->files);
-    if (!rc && !tc->files)
+    rc = parse_strings(files, path, &names, &n);
+    char **paths = calloc((size_t)(n ? n : 1), sizeof *paths);
+    if (!rc && !paths)
         rc = SIM_ENOMEM;
     char base[4096];
     trace_dir(cfg, dir, base, sizeof base);
+    *nout = 0;
     for (int i = 0; !rc && i < n; i++) {
         size_t len = strlen(base) + strlen(names[i]) + 2;
-        if (!(tc->files[i] = malloc(len))) {
+        if (!(paths[i] = malloc(len))) {
             rc = SIM_ENOMEM;
             break;
         }
-        snprintf(tc->files[i], len, names[i][0] == '/' ? "%.0s%s" : "%s/%s", base, names[i]);
-        tc->spec.nfiles = i + 1;
+        snprintf(paths[i], len, names[i][0] == '/' ? "%.0s%s" : "%s/%s", base, names[i]);
+        *nout = i + 1;
     }
     for (int i = 0; i < n; i++)
         free(names[i]);
     free(names);
+    *out = paths;
+    return rc;
+}
+
+static int resolve_files(const struct sim_config *cfg, struct wl_trace_cfg *tc,
+                         const cJSON *files, const char *dir)
+{
+    int rc = sim_config_trace_files(cfg, files, "workload.trace.files", dir, &tc->files,
+                                    &tc->spec.nfiles);
     tc->spec.files = (const char *const *)tc->files;
     tc->spec.hashes = (const char *const *)tc->hashes;
     return rc;

@@ -184,11 +184,31 @@ static const struct sim_param TOK_PREFIX[] = {
     {"tokens", SIM_P_INT, SIM_P_AT(struct wl_tokens, prefix_tokens, int), .lo = 1,
      .hi = 10000000, .flags = SIM_P_REQUIRED, .doc = "each prefix's length"},
     {NULL}};
+/* workload.tokens.<model>.empirical: a token trace whose rows' lengths are drawn */
+struct emp_in {
+    int format;
+    const char *dir;
+    const cJSON *files;
+};
+static const struct sim_param TOK_EMP[] = {
+    {"format", SIM_P_ENUM, SIM_P_AT_ENUM(struct emp_in, format), .choices = trace_format_names,
+     .flags = SIM_P_REQUIRED, .doc = "a token trace's format: `azure_llm`, `burstgpt` or "
+     "`mooncake` (traces/README.md)"},
+    {"dir", SIM_P_STR, SIM_P_AT(struct emp_in, dir, const char *),
+     .doc = "as `workload.trace.dir`: relative to the trace root (`--trace-dir`), or absolute"},
+    {"files", SIM_P_ARR, SIM_P_AT(struct emp_in, files, const cJSON *), .flags = SIM_P_REQUIRED,
+     .type_doc = "array of strings", .doc = "the trace's files"},
+    {NULL}};
 static const struct sim_param TOKENS[] = {
-    {"prompt", SIM_P_SECTION, .rows = TOK_LEN, .flags = SIM_P_REQUIRED,
+    {"prompt", SIM_P_SECTION, .rows = TOK_LEN, .def_doc = "required without `empirical`",
      .doc = "prompt tokens of each request"},
-    {"output", SIM_P_SECTION, .rows = TOK_LEN, .flags = SIM_P_REQUIRED,
+    {"output", SIM_P_SECTION, .rows = TOK_LEN, .def_doc = "required without `empirical`",
      .doc = "output tokens it generates"},
+    {"empirical", SIM_P_SECTION, .rows = TOK_EMP, .def_doc = "none",
+     .doc = "instead of `prompt` and `output`: each request takes the prompt and output of a "
+            "row of this token trace drawn at random (rows of 0 tokens, failed requests, left "
+            "out), so lengths keep the trace's joint distribution; the rows are read when the "
+            "config is, 8 bytes each"},
     {"prefix", SIM_P_SECTION, .rows = TOK_PREFIX, .def_doc = "none",
      .doc = "a shared prompt prefix (a system prompt): each prompt is one of `groups` prefixes "
             "of `tokens` tokens followed by its own `prompt` tokens; with prefix caching a "
@@ -208,6 +228,60 @@ static int parse_tok_len(const cJSON *o, const char *path, const char *key,
         rc = sim_err_set(SIM_EINVAL, "%s.mean: expected within [1, max = %d], got %.15g", p,
                          d->max, d->mean);
     return rc;
+}
+
+/* The (prompt, output) pairs of a token trace's rows with both above 0, into t->emp. */
+static int parse_empirical(struct sim_config *c, const cJSON *o, const char *path,
+                           struct wl_tokens *t)
+{
+    struct emp_in in;
+    char **files = NULL;
+    int nfiles = 0, rc;
+    char fp[SIM_JPATH_MAX + SIM_NAME_MAX + 32];
+    snprintf(fp, sizeof fp, "%s.files", path);
+    if ((rc = sim_params_read(TOK_EMP, o, path, &in)))
+        return rc;
+    if (!trace_format_has_tokens((enum trace_format)in.format))
+        return sim_err_set(SIM_EINVAL, "%s.format: expected a format with tokens (azure_llm, "
+                           "burstgpt, mooncake), got \"%s\"", path,
+                           trace_format_name((enum trace_format)in.format));
+    struct trace_reader *rd = NULL;
+    struct trace_spec sp = {.format = (enum trace_format)in.format};
+    long cap = 0;
+    if (!(rc = sim_config_trace_files(c, in.files, fp, in.dir, &files, &nfiles))) {
+        sp.nfiles = nfiles;
+        sp.files = (const char *const *)files;
+        rc = trace_open(&sp, &rd);
+    }
+    struct trace_rec r;
+    while (!rc && (rc = trace_next(rd, &r)) == 1) {
+        rc = 0;
+        if (r.prompt < 1 || r.output < 1)
+            continue;
+        if (t->nemp == cap) {
+            long nc = cap ? 2 * cap : 4096;
+            int32_t *e = realloc(t->emp, (size_t)nc * 2 * sizeof *e);
+            if (!e) {
+                rc = SIM_ENOMEM;
+                break;
+            }
+            t->emp = e;
+            cap = nc;
+        }
+        t->emp[2 * t->nemp] = r.prompt;
+        t->emp[2 * t->nemp + 1] = r.output;
+        t->nemp++;
+    }
+    trace_close(rd);
+    for (int i = 0; i < nfiles; i++)
+        free(files[i]);
+    free(files);
+    if (rc < 0)
+        return rc;
+    if (t->nemp == 0)
+        return sim_err_set(SIM_EINVAL, "%s: the trace has no row with prompt and output tokens "
+                           "above 0", path);
+    return 0;
 }
 
 static int parse_tokens(struct sim_config *c, const cJSON *o, bool trace)
@@ -230,9 +304,23 @@ static int parse_tokens(struct sim_config *c, const cJSON *o, bool trace)
                                    c->world.models[m].name);
             if (!cJSON_IsObject(it))
                 return sim_json_expected(p, "{prompt, output}", it);
-            if ((rc = sim_params_keys(TOKENS, it, p)) ||
-                (rc = parse_tok_len(it, p, "prompt", &c->workload.tokens[m].prompt)) ||
-                (rc = parse_tok_len(it, p, "output", &c->workload.tokens[m].output)))
+            if ((rc = sim_params_keys(TOKENS, it, p)))
+                return rc;
+            const cJSON *emp = cJSON_GetObjectItemCaseSensitive(it, "empirical");
+            bool lens = cJSON_GetObjectItemCaseSensitive(it, "prompt") ||
+                        cJSON_GetObjectItemCaseSensitive(it, "output");
+            if (emp) {
+                char ep[SIM_JPATH_MAX + SIM_NAME_MAX + 16];
+                snprintf(ep, sizeof ep, "%s.empirical", p);
+                if (lens)
+                    return sim_err_set(SIM_EINVAL, "%s: either prompt and output, or "
+                                       "empirical; not both", p);
+                if (!cJSON_IsObject(emp))
+                    return sim_json_expected(ep, "{format, dir, files}", emp);
+                if ((rc = parse_empirical(c, emp, ep, &c->workload.tokens[m])))
+                    return rc;
+            } else if ((rc = parse_tok_len(it, p, "prompt", &c->workload.tokens[m].prompt)) ||
+                       (rc = parse_tok_len(it, p, "output", &c->workload.tokens[m].output)))
                 return rc;
             const cJSON *px = cJSON_GetObjectItemCaseSensitive(it, "prefix");
             if (px) {
@@ -272,7 +360,8 @@ static int check_llm_tokens(const struct sim_config *c, bool clients)
             return sim_err_set(SIM_EINVAL, "workload.trace.cv_scale: not with LLM model \"%s\": "
                                "its requests are replayed one by one with their tokens, not "
                                "refitted per window", name);
-        if (!tc && (!c->workload.tokens || !(c->workload.tokens[m].prompt.mean > 0)))
+        if (!tc && (!c->workload.tokens || !(c->workload.tokens[m].prompt.mean > 0 ||
+                                             c->workload.tokens[m].emp)))
             return sim_err_set(SIM_EINVAL, "workload.tokens.%s: required: the LLM model's "
                                "prompt and output lengths ({\"prompt\": {\"mean\": ...}, "
                                "\"output\": {...}})", name);

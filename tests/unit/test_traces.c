@@ -278,6 +278,76 @@ static void mooncake_reader(void)
     expect_error(&sp, "mc8.jsonl:1: \"timestamp\": expected a non-negative number");
 }
 
+/* workload.tokens.<model>.empirical: a BurstGPT fixture's rows (a failed one, 0 response
+ * tokens, left out) become the pairs each synthetic request draws from, prompt and output
+ * together: 3000 draws are all rows, each row near a third; with a shared prefix the prompt
+ * grows by its tokens and names one of the groups. Bad configs name their JSON path. */
+static void empirical_token_lengths(void)
+{
+    fixture("bg.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                      "1,ChatGPT,100,7,107,Conversation log\n2,ChatGPT,200,9,209,Conversation log\n"
+                      "3,GPT-4,50,0,50,Conversation log\n4,ChatGPT,300,11,311,Conversation log\n");
+    char text[2048];
+    const char *head =
+        "{\"duration_s\":10,\"cluster\":{\"gpus\":1,\"gpu_kind\":\"h100\"},"
+        "\"models\":[{\"name\":\"llm\",\"llm\":{\"model\":\"tiny\"}}],"
+        "\"workload\":{\"rate_rps\":100,\"tokens\":{\"llm\":",
+               *tail = "}},\"policy\":{\"name\":\"vllm\"}}";
+    snprintf(text, sizeof text, "%s%s%s", head, "{\"empirical\":{\"format\":\"burstgpt\",\"files\":"
+             "[\"bg.csv\"]},\"prefix\":{\"groups\":2,\"tokens\":64}}", tail);
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "emp", dir, &cfg));
+    const struct wl_tokens *t = &cfg->workload.tokens[0];
+    CHECK(t->nemp == 3 && t->emp[0] == 100 && t->emp[1] == 7 && t->emp[4] == 300 &&
+          t->emp[5] == 11, "%ld pairs", t->nemp);
+    struct sim_source src;
+    REQUIRE_OK(wl_stream_source(&cfg->workload, cfg->world.seed, "arrivals.llm",
+                                cfg->world.model_rps[0], 0, &src));
+    int seen[3] = {0}, other = 0, groups[2] = {0};
+    for (int i = 0; i < 3000; i++) {
+        int64_t at;
+        int m;
+        double size;
+        struct sim_tokens tok;
+        src.next(src.ctx, &at, &m, &size);
+        src.tokens(src.ctx, &tok);
+        int k = tok.prompt == 164 && tok.output == 7 ? 0 : tok.prompt == 264 && tok.output == 9
+                ? 1 : tok.prompt == 364 && tok.output == 11 ? 2 : -1;
+        if (k < 0 || !tok.prefix || tok.prefix->unit != 64 || tok.prefix->n != 1 ||
+            tok.prefix->ids[0] > 1)
+            other++;
+        else {
+            seen[k]++;
+            groups[tok.prefix->ids[0]]++;
+        }
+    }
+    src.close(src.ctx);
+    CHECK(other == 0 && abs(seen[0] - 1000) < 150 && abs(seen[1] - 1000) < 150 &&
+          abs(seen[2] - 1000) < 150 && abs(groups[0] - 1500) < 200,
+          "%d draws not a row, rows %d %d %d, groups %d %d", other, seen[0], seen[1], seen[2],
+          groups[0], groups[1]);
+    sim_config_destroy(cfg);
+    static const struct {
+        const char *tokens, *want;
+    } bad[] = {
+        {"{\"empirical\":{\"format\":\"wikipedia\",\"files\":[\"bg.csv\"]}}",
+         "workload.tokens.llm.empirical.format: expected a format with tokens"},
+        {"{\"empirical\":{\"format\":\"burstgpt\",\"files\":[\"nope.csv\"]}}", "nope.csv"},
+        {"{\"empirical\":{\"format\":\"burstgpt\",\"files\":[\"bg.csv\"]},\"prompt\":"
+         "{\"mean\":5}}", "workload.tokens.llm: either prompt and output, or empirical"},
+        {"{\"empirical\":{\"format\":\"azure_llm\",\"files\":[\"bg.csv\"]}}",
+         "bg.csv:1: expected the header"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, "%s%s%s", head, bad[i].tokens, tail);
+        cfg = NULL;
+        CHECK(sim_config_from_text(text, "emp", dir, &cfg) < 0 &&
+              strstr(sim_err_msg(), bad[i].want), "case %zu: want \"%s\" in: %s", i,
+              bad[i].want, sim_err_msg());
+        sim_config_destroy(cfg);
+    }
+}
+
 /* ---------------------------------------------------------------- replay */
 
 static struct sim_config *config(const char *models, const char *trace, const char *extra)
@@ -654,6 +724,7 @@ static void real_traces_match_their_readmes(void)
 
 TEST_MAIN_SCRATCH({"azure_functions_reader", azure_functions_reader},
                   {"mooncake_reader", mooncake_reader},
+                  {"empirical_token_lengths", empirical_token_lengths},
                   {"reader_errors_name_lines", reader_errors_name_lines},
                   {"llm_and_projectcounts_readers", llm_and_projectcounts_readers},
                   {"replay_counts_exact_per_interval", replay_counts_exact_per_interval},
