@@ -156,7 +156,7 @@ static int write_llm_row(struct sim_store_writer *w, int64_t id, const struct si
     sw_int(w, "kv_blocks", l->mem.blocks);
     sw_real(w, "kv_gib", l->mem.kv_gib);
     sw_real(w, "weights_gib", l->mem.weights_gib);
-    sw_text(w, "iteration_time", l->estimate ? "roofline estimate" : "profile");
+    sw_text(w, "iteration_time", l->timing);
     return sw_row(w);
 }
 

@@ -3,6 +3,7 @@
 #include "sim_llm_cost.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -93,12 +94,103 @@ static double roofline_ns(const struct sim_llm_cfg *c, const struct sim_llm_seq 
     return a->layers * layer + head;
 }
 
+void sim_llm_table_free(struct sim_llm_table *t)
+{
+    if (!t)
+        return;
+    struct sim_llm_curve *cs[] = {&t->dense, &t->decode_one, &t->allreduce, &t->lm_head,
+                                  &t->host};
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        free(cs[i]->x);
+        free(cs[i]->y);
+    }
+    struct sim_llm_grid *gs[] = {&t->prefill, &t->decode};
+    for (size_t i = 0; i < sizeof gs / sizeof *gs; i++) {
+        free(gs[i]->x);
+        free(gs[i]->y);
+        free(gs[i]->z);
+    }
+    free(t);
+}
+
+/* The segment of xs (n >= 2, increasing) used for x: the one holding it, or the first or
+ * last (extension past the ends). */
+static int segment(const double *xs, int n, double x)
+{
+    int lo = 0, hi = n - 1;                     /* xs[lo] <= x < xs[hi], bisected */
+    if (x <= xs[0])
+        return 0;
+    if (x >= xs[n - 1])
+        return n - 2;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (xs[mid] <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static double curve_at(const struct sim_llm_curve *cv, double x)
+{
+    if (cv->n == 1)
+        return cv->y[0];
+    int i = segment(cv->x, cv->n, x);
+    double f = (x - cv->x[i]) / (cv->x[i + 1] - cv->x[i]);
+    double y = cv->y[i] + f * (cv->y[i + 1] - cv->y[i]);
+    return y > 0 ? y : 0;
+}
+
+static double grid_at(const struct sim_llm_grid *g, double x, double y)
+{
+    int i = g->nx > 1 ? segment(g->x, g->nx, x) : 0;
+    int j = g->ny > 1 ? segment(g->y, g->ny, y) : 0;
+    double fx = g->nx > 1 ? (x - g->x[i]) / (g->x[i + 1] - g->x[i]) : 0;
+    double fy = g->ny > 1 ? (y - g->y[j]) / (g->y[j + 1] - g->y[j]) : 0;
+    int i1 = g->nx > 1 ? i + 1 : i, j1 = g->ny > 1 ? j + 1 : j;
+    const double *z = g->z;
+    double a = z[i * g->ny + j] + fy * (z[i * g->ny + j1] - z[i * g->ny + j]);
+    double b = z[i1 * g->ny + j] + fy * (z[i1 * g->ny + j1] - z[i1 * g->ny + j]);
+    double v = a + fx * (b - a);
+    return v > 0 ? v : 0;
+}
+
+static double table_ns(const struct sim_llm_cfg *c, const struct sim_llm_seq *seqs, int n)
+{
+    const struct sim_llm_table *t = c->table;
+    double T = 0, pre = 0, kv = 0, longest = 0;
+    int dec = 0;
+    for (int i = 0; i < n; i++) {
+        double q = seqs[i].new_tokens, ctx = seqs[i].context;
+        T += q;
+        if (q == 1 && ctx > 0) {                /* a decode */
+            dec++;
+            kv += ctx;
+            longest = ctx > longest ? ctx : longest;
+        } else {
+            pre += grid_at(&t->prefill, q, ctx);
+        }
+    }
+    double att = 0;
+    if (dec > 0) {
+        att = grid_at(&t->decode, dec, kv);
+        if (t->decode_one.n > 0 && curve_at(&t->decode_one, longest) > att)
+            att = curve_at(&t->decode_one, longest);
+    }
+    double layer = curve_at(&t->dense, T) + pre + att +
+                   (t->allreduce.n > 0 ? curve_at(&t->allreduce, T) : 0);
+    return c->arch.layers * layer + curve_at(&t->lm_head, n);
+}
+
 double sim_llm_gpu_ns(const struct sim_llm_cfg *c, const struct sim_llm_seq *seqs, int n)
 {
     if (n <= 0)
         return 0;
     if (c->prof == SIM_LLM_ROOFLINE)
         return roofline_ns(c, seqs, n);
+    if (c->prof == SIM_LLM_TABLE)
+        return table_ns(c, seqs, n);
     double T = 0, pairs = 0;
     for (int i = 0; i < n; i++) {
         double q = seqs[i].new_tokens;
@@ -111,5 +203,7 @@ double sim_llm_gpu_ns(const struct sim_llm_cfg *c, const struct sim_llm_seq *seq
 
 double sim_llm_host_ns(const struct sim_llm_cfg *c, int n)
 {
+    if (c->prof == SIM_LLM_TABLE && c->table->host.n > 0)
+        return curve_at(&c->table->host, n);
     return (c->host_us + c->host_us_per_seq * n) * 1e3;
 }

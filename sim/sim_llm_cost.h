@@ -26,7 +26,39 @@ struct sim_llm_gpu {
     const char *name;                  /* "h100", ... (a static string), or NULL */
 };
 
-enum sim_llm_prof { SIM_LLM_ROOFLINE, SIM_LLM_LINEAR };
+enum sim_llm_prof { SIM_LLM_ROOFLINE, SIM_LLM_LINEAR, SIM_LLM_TABLE };
+
+/* A measured iteration-time profile (format servesim-llm-profile/1, docs/llm.md), as
+ * servesim-calibrate's decoder calibration writes it: operator times per tensor-parallel rank
+ * against the shapes that set them, interpolated piecewise linearly (bilinearly on a grid)
+ * and extended past the last points along the nearest segment, never below 0. Times in ns. */
+struct sim_llm_curve {               /* y(x), x strictly increasing; n 0: absent */
+    int n;
+    double *x, *y;
+};
+struct sim_llm_grid {                /* z(x, y) = z[i ny + j] at (x[i], y[j]) */
+    int nx, ny;
+    double *x, *y, *z;
+};
+struct sim_llm_table {
+    /* per layer */
+    struct sim_llm_curve dense;        /* every operator but attention (QKV, output, gate-up and
+                                        * down GEMMs, norms, RoPE, SiLU, the KV write, residual
+                                        * adds) against the iteration's tokens */
+    struct sim_llm_grid prefill;       /* one prefill chunk's attention against (its tokens,
+                                        * the context before it); summed over the chunks */
+    struct sim_llm_grid decode;        /* the iteration's decodes' attention against (their
+                                        * count, their context lengths summed) */
+    struct sim_llm_curve decode_one;   /* one decode's against its context (n 0: absent): the
+                                        * decodes take at least their longest one's */
+    struct sim_llm_curve allreduce;    /* the layer's all-reduces against tokens (tp > 1) */
+    /* per iteration */
+    struct sim_llm_curve lm_head;      /* against the sequences (each one's last position) */
+    struct sim_llm_curve host;         /* the host's time against the sequences (n 0: the
+                                        * config's host_us) */
+    char source[512];                  /* file and provenance, for reports */
+};
+void sim_llm_table_free(struct sim_llm_table *t);
 
 /* A linear iteration-time profile: base + per token of the iteration + per sequence + per
  * attention pair, a pair being one new token against one token of its context (a chunk of q
@@ -41,6 +73,8 @@ struct sim_llm_cfg {
     struct sim_llm_gpu gpu;
     enum sim_llm_prof prof;
     struct sim_llm_linear lin;         /* prof == SIM_LLM_LINEAR */
+    struct sim_llm_table *table;       /* prof == SIM_LLM_TABLE; owned by the model's config
+                                        * (sim_model_cfg_free) */
     double host_us, host_us_per_seq;   /* CPU time per iteration: fixed, per sequence */
     int block_size;                    /* KV block, tokens (16) */
     double mem_util;                   /* gpu_memory_utilization (0.9) */
@@ -78,10 +112,12 @@ struct sim_llm_mem {
 long sim_llm_memory(const struct sim_llm_cfg *c, struct sim_llm_mem *m /* OUT */);
 
 /* The GPU time of one iteration over n sequences, in ns (the host's time not included):
- * roofline, per operator max(FLOPs / peak, bytes / bandwidth), summed; or the linear
- * profile. n == 0 costs nothing. */
+ * roofline, per operator max(FLOPs / peak, bytes / bandwidth), summed; the linear profile;
+ * or the measured table: layers x (dense(T) + the chunks' prefill attention + the decodes'
+ * attention + all-reduce(T)) + LM head(n). n == 0 costs nothing. */
 double sim_llm_gpu_ns(const struct sim_llm_cfg *c, const struct sim_llm_seq *seqs, int n);
-/* The host's time of an iteration of n sequences, ns. */
+/* The host's time of an iteration of n sequences, ns: the table's where it has one, else
+ * host_us + host_us_per_seq x n. */
 double sim_llm_host_ns(const struct sim_llm_cfg *c, int n);
 
 #endif

@@ -96,6 +96,11 @@ static int collect_llm(const struct sim *s, int m, double window_s, struct sim_l
                              ? (double)ls->prefix_hit / (double)ls->prefix_query : NAN;
     const struct sim_llm_cfg *c = &s->models[m].cfg->llm;
     o->estimate = c->prof == SIM_LLM_ROOFLINE;
+    o->timing = c->prof == SIM_LLM_ROOFLINE ? "roofline estimate"
+              : c->prof == SIM_LLM_LINEAR   ? "linear profile"
+                                            : "measured profile";
+    if (c->prof == SIM_LLM_TABLE)
+        snprintf(o->timing_source, sizeof o->timing_source, "%s", c->table->source);
     sim_llm_memory(c, &o->mem);
     *out = o;                           /* (owned from here: freed with the result) */
     o->ttft = malloc(sizeof *o->ttft);

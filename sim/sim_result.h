@@ -26,6 +26,9 @@ struct sim_llm_result {
                                          * without prefix caching */
     uint64_t tokens_out, preemptions, iterations;
     int replicas;
+    const char *timing;                 /* how its iterations were timed: "roofline estimate",
+                                         * "linear profile" or "measured profile" (static) */
+    char timing_source[512];            /* a measured profile's model, GPU and provenance */
     bool estimate;                      /* timed by the roofline estimate, not a measured or
                                          * given profile */
     struct sim_llm_mem mem;             /* one replica's KV arithmetic */

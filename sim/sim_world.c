@@ -76,6 +76,11 @@ void sim_model_cfg_free(struct sim_model_cfg *m)
         m->prof[k].svc = (struct sim_service){0};
     }
     m->nprof = 0;
+    if (m->llm_on && m->llm.prof == SIM_LLM_TABLE) {
+        sim_llm_table_free(m->llm.table);
+        m->llm.table = NULL;
+        m->llm.prof = SIM_LLM_ROOFLINE;
+    }
 }
 
 void sim_app_free(struct sim_app *a)

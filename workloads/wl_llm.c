@@ -84,10 +84,13 @@ const struct sim_param wl_llm_keys[] = {
      .doc = "tensor-parallel degree: the GPUs of one replica (dividing the heads; the KV heads "
             "divide it or it divides them, as vLLM requires), each holding 1/tp of the weights "
             "and heads, with two all-reduces a layer over the GPU's link"},
-    {"profile", SIM_P_HAND, .type_doc = "`\"roofline\"` or `{base_us, token_us, seq_us, "
-     "pair_ns}`", .def_doc = "`\"roofline\"`",
+    {"profile", SIM_P_HAND, .type_doc = "`\"roofline\"`, `{base_us, token_us, seq_us, "
+     "pair_ns}`, a measured profile `{\"format\": \"servesim-llm-profile/1\", ...}` or "
+     "`{\"file\": NAME}`", .def_doc = "`\"roofline\"`",
      .doc = "the iteration's GPU time: the roofline estimate from the architecture and the "
-            "datasheet, or a linear profile (docs/llm.md, \"Iteration time\")"},
+            "datasheet, a linear profile, or a measured profile of operator times (inline, or "
+            "a file relative to the config's folder) that must be of this model, GPU and `tp` "
+            "(docs/llm.md, \"Iteration time\")"},
     {"host_us", SIM_P_NUM, LI(c.host_us, double), .cons = SIM_J_NONNEG, .def = 178,
      .doc = "the host's time per iteration (scheduling, inputs, sampling); 178 us is "
             "inference-sim's per-step overhead fitted to 16 vLLM 0.15.1 runs (its #488)"},
@@ -111,7 +114,7 @@ const struct sim_param wl_llm_keys[] = {
     {NULL}};
 #undef LI
 
-int wl_llm_parse(const cJSON *o, const char *path, const char *gpu_kind,
+int wl_llm_parse(const cJSON *o, const char *path, const char *gpu_kind, const char *base_dir,
                  struct sim_llm_cfg *out)
 {
     struct llm_in in;
@@ -154,6 +157,13 @@ int wl_llm_parse(const cJSON *o, const char *path, const char *gpu_kind,
             if (strcmp(in.profile->valuestring, "roofline") != 0)
                 return sim_err_set(SIM_EINVAL, "%s: expected \"roofline\" or a linear profile "
                                    "object, got \"%s\"", p, in.profile->valuestring);
+        } else if (cJSON_IsObject(in.profile) &&
+                   (cJSON_GetObjectItemCaseSensitive(in.profile, "format") ||
+                    cJSON_GetObjectItemCaseSensitive(in.profile, "file"))) {
+            if ((rc = wl_llm_profile_read(in.profile, p, base_dir, a->name, g->name, tp,
+                                          &in.c.table)))
+                return rc;
+            in.c.prof = SIM_LLM_TABLE;
         } else if (cJSON_IsObject(in.profile)) {
             if ((rc = sim_params_read(LINEAR, in.profile, p, &in)))
                 return rc;
@@ -168,11 +178,15 @@ int wl_llm_parse(const cJSON *o, const char *path, const char *gpu_kind,
     }
     *out = in.c;
     struct sim_llm_mem m;
-    if (sim_llm_memory(out, &m) < 1 || m.kv_gib <= 0)
+    if (sim_llm_memory(out, &m) < 1 || m.kv_gib <= 0) {
+        sim_llm_table_free(out->table);
+        out->table = NULL;
+        out->prof = SIM_LLM_ROOFLINE;
         return sim_err_set(SIM_EINVAL, "%s: %s does not leave room for one KV block on %s: "
                            "%.2f GiB usable (%.2f GiB x %.2f) - %.2f GiB of weights - %.2f GiB "
                            "reserved = %.2f GiB", path, a->name, g->name, m.usable_gib,
                            out->gpu.mem_gib, out->mem_util, m.weights_gib, out->reserve_gib,
                            m.kv_gib);
+    }
     return 0;
 }

@@ -29,8 +29,16 @@ const struct wl_llm_gpu_entry *wl_llm_gpu_find(const char *name);
 extern const struct sim_param wl_llm_keys[];
 
 /* Reads the `llm` section `o` at JSON path `path`; `gpu_kind` (cluster.gpu_kind) names the
- * datasheet where the section names none. 0 or SIM_EINVAL with the message. */
-int wl_llm_parse(const cJSON *o, const char *path, const char *gpu_kind,
+ * datasheet where the section names none; `base_dir` resolves a profile file's relative name.
+ * 0 or SIM_EINVAL with the message; out->table (a measured profile) is owned by the caller
+ * (sim_model_cfg_free). */
+int wl_llm_parse(const cJSON *o, const char *path, const char *gpu_kind, const char *base_dir,
                  struct sim_llm_cfg *out /* OUT */);
+/* A measured profile (servesim-llm-profile/1) at `path`: the object itself, or {"file": NAME}
+ * naming a file of one (relative to base_dir); it must be of `arch` on `gpu` at tensor
+ * parallelism tp (wl_llm_profile.c). *out owned. */
+int wl_llm_profile_read(const cJSON *o, const char *path, const char *base_dir,
+                        const char *arch, const char *gpu, int tp,
+                        struct sim_llm_table **out /* OUT */);
 
 #endif

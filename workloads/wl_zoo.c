@@ -225,6 +225,7 @@ const struct sim_param wl_model_keys[] = {
 #undef MD
 
 int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
+                   const char *base_dir,
                    struct sim_model_cfg *m)
 {
     int rc;
@@ -255,7 +256,7 @@ int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
                                    "latency profile or max_batch: its iterations are timed by "
                                    "llm.profile", path, profile_keys[i]);
         sim_jpath(p, sizeof p, path, "llm");
-        if ((rc = wl_llm_parse(llm, p, default_kind, &m->llm)))
+        if ((rc = wl_llm_parse(llm, p, default_kind, base_dir, &m->llm)))
             return rc;
         m->llm_on = true;
         if (m->slo_ms <= 0)
@@ -611,7 +612,14 @@ int wl_zoo_expand(const cJSON *ref, const char *path, const char *base_dir,
         entry = entries[zi];
         char mp[SIM_JPATH_MAX];
         sim_jpath_idx(mp, sizeof mp, "models", zi);
-        if ((rc = wl_model_parse(entry, mp, kind, &(*models)[*n]))) {
+        char zdir[1024];                        /* the zoo's folder: its files' base */
+        snprintf(zdir, sizeof zdir, "%s", file);
+        char *slash = strrchr(zdir, '/');
+        if (slash)
+            *slash = 0;
+        else
+            snprintf(zdir, sizeof zdir, ".");
+        if ((rc = wl_model_parse(entry, mp, kind, zdir, &(*models)[*n]))) {
             sim_err_prefix(rc, file);
             goto out;
         }

@@ -26,9 +26,10 @@ extern const struct sim_param wl_zoo_ref_keys[];
 extern const struct sim_param wl_zoo_keys[];
 
 /* Parses one model entry at `path`. Linear shorthand (alpha_ms/beta_ms) and "profile" apply
- * to `default_kind`; "profiles" names kinds explicitly. */
+ * to `default_kind`; "profiles" names kinds explicitly. `base_dir` resolves files the entry
+ * names (an LLM model's profile file). */
 int wl_model_parse(const cJSON *o, const char *path, const char *default_kind,
-                   struct sim_model_cfg *out /* OUT */);
+                   const char *base_dir, struct sim_model_cfg *out /* OUT */);
 
 /* Expands the zoo reference object `ref` (at JSON `path`) into models appended to
  * (*models, *n). `base_dir` resolves relative zoo paths. */

@@ -413,7 +413,8 @@ int sim_config_parse_models(struct sim_config *c, const cJSON *root)
         }
         if ((rc = wl_models_reserve(&c->world.models, c->world.nmodels, 1)))
             return rc;
-        if ((rc = wl_model_parse(it, p, c->world.gpu_kind, &c->world.models[c->world.nmodels])))
+        if ((rc = wl_model_parse(it, p, c->world.gpu_kind, c->dir,
+                                 &c->world.models[c->world.nmodels])))
             return rc;
         c->world.nmodels++;
     }

@@ -148,7 +148,10 @@ static void report_llm(FILE *f, const struct sim_result *r)
                 "blocks of %.0f KiB; iterations timed by %s\n", r->models[m].name,
                 l->mem.usable_gib, l->mem.weights_gib, l->mem.kv_gib, l->mem.blocks,
                 l->mem.block_bytes / 1024, l->estimate ? "the roofline ESTIMATE (datasheet "
-                "peaks, no measured kernel)" : "the given profile");
+                "peaks, no measured kernel)" : l->timing_source[0] ? "the measured profile"
+                : "the given linear profile");
+        if (l->timing_source[0])
+            fprintf(f, "  %s: measured profile: %s\n", r->models[m].name, l->timing_source);
         if (!isnan(l->prefix_hit_rate))
             fprintf(f, "  %s: prefix cache: %.1f%% of the prompt tokens asked found cached\n",
                     r->models[m].name, 100 * l->prefix_hit_rate);
@@ -354,7 +357,9 @@ static void json_llm(cJSON *j, const struct sim_model_result *x)
         cJSON_AddNullToObject(j, "prefix_hit_rate");
     else
         cJSON_AddNumberToObject(j, "prefix_hit_rate", l->prefix_hit_rate);
-    cJSON_AddStringToObject(j, "iteration_time", l->estimate ? "roofline estimate" : "profile");
+    cJSON_AddStringToObject(j, "iteration_time", l->timing);
+    if (l->timing_source[0])
+        cJSON_AddStringToObject(j, "profile_source", l->timing_source);
 }
 
 /* sim_report_json: per model */

@@ -550,11 +550,114 @@ static void tensor_parallel_ranks(void)
     sim_config_destroy(cfg);
 }
 
-TEST_MAIN({"lone_request", lone_request}, {"one_preemption", one_preemption},
+/* A measured profile (servesim-llm-profile/1) of the tiny model (2 layers), written to a file
+ * and read as a config names it, its times chosen so that every iteration is a sum a reader
+ * checks: per layer dense(T) = 9 + T us, prefill attention z(q, c) = q - 1 + c / 100 us
+ * (bilinear on a 2 x 2 grid), decode attention 1 + (B - 1) + K / 1000 us but at least the
+ * longest decode's c / 10 us; LM head 4 + n us; host 90 + 10 n us.
+ * P = 100, O = 3 alone: the prefill is 2 x (109 + 99) + 5 + 100 host = 521 us (TTFT); decode
+ * 1 (context 100): max(1.1, 10) = 10, so 2 x (10 + 10) + 5 + 100 = 145 us; decode 2 (context
+ * 101): 2 x (10 + 10.1) + 5 + 100 = 145.2 us. E2E 811.2 us, TPOT 145.1 us. Then profiles that
+ * cannot stand: of another model, an axis that falls back, a grid short of a row. */
+static void measured_profile(void)
+{
+    const char *dir = test_scratch("servesim_llm");
+    char file[512], text[4096];
+    snprintf(file, sizeof file, "%s/tiny_h100.json", dir);
+    static const char *const profile =
+        "{\"format\": \"servesim-llm-profile/1\", \"model\": \"tiny\", \"gpu\": \"h100\", "
+        "\"tp\": 1, \"provenance\": {\"device\": \"a test's numbers\"},"
+        "\"per_layer\": {\"dense\": {\"tokens\": [1, 1001], \"us\": [10, 1010]},"
+        " \"prefill_attention\": {\"chunk\": [1, 101], \"context\": [0, 100],"
+        "   \"us\": [[0, 1], [100, 101]]},"
+        " \"decode_attention\": {\"seqs\": [1, 2], \"kv_tokens\": [0, 1000],"
+        "   \"us\": [[1, 2], [2, 3]]},"
+        " \"decode_one\": {\"context\": [0, 1000], \"us\": [0, 100]}},"
+        "\"lm_head\": {\"seqs\": [1, 2], \"us\": [5, 6]},"
+        "\"host\": {\"seqs\": [1, 2], \"us\": [100, 110]}}";
+    FILE *f = fopen(file, "w");
+    if (!f) {
+        CHECK(f != NULL, "cannot write %s", file);
+        return;
+    }
+    fputs(profile, f);
+    fclose(f);
+    const char *cfg_fmt_head =
+        "{\"duration_s\":10,\"cluster\":{\"gpus\":1,\"gpu_kind\":\"h100\"},"
+        "\"models\":[{\"name\":\"llm\",\"llm\":{\"model\":\"tiny\",\"profile\":";
+    const char *cfg_tail =
+        ",\"kv_blocks\":100}}],\"workload\":{\"rate_rps\":1,\"tokens\":{\"llm\":{\"prompt\":"
+        "{\"mean\":10},\"output\":{\"mean\":10}}}},"
+        "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
+        "\"policy\":{\"name\":\"vllm\"},\"metrics\":{\"sample_period_s\":0}}";
+    snprintf(text, sizeof text, "%s%s%s", cfg_fmt_head, "{\"file\": \"tiny_h100.json\"}",
+             cfg_tail);
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "llm", dir, &cfg));
+    static const int64_t t[] = {0};
+    static const int32_t p[] = {100}, o[] = {3};
+    static struct tok_src ts;
+    ts = (struct tok_src){{t, 1, 0, NULL, NULL}, p, o, NULL};
+    struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
+    struct sim *s;
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
+    REQUIRE_OK(sim_run(s));
+    const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
+    struct sim_result *r;
+    REQUIRE_OK(sim_result_collect(s, &r));
+    const struct sim_llm_result *l = r->models[0].llm;
+    CHECK(ls->ttft.n == 1 && ls->ttft.min == 521 * US && ls->tpot.min == 145100 &&
+          r->models[0].latency->max == 811200,
+          "TTFT %lld ns, TPOT %lld ns, E2E %lld ns; want 521 us, 145.1 us, 811.2 us",
+          (long long)ls->ttft.min, (long long)ls->tpot.min,
+          (long long)r->models[0].latency->max);
+    CHECK(!l->estimate && strcmp(l->timing, "measured profile") == 0 &&
+          strstr(l->timing_source, "a test's numbers") && strstr(l->timing_source, "tiny_h100"),
+          "timing %s (%s)", l->timing, l->timing_source);
+    sim_result_destroy(r);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+    static const struct {
+        const char *from, *to, *want;
+    } bad[] = {
+        {"\"model\": \"tiny\"", "\"model\": \"llama-3-8b\"",
+         "a profile of llama-3-8b on h100 at tensor parallelism 1, for a model configured as "
+         "tiny on h100 at 1"},
+        {"[1, 1001]", "[1, 1]", "per_layer.dense.tokens[1]: expected above the point before it"},
+        {"[[0, 1], [100, 101]]", "[[0, 1]]", "per_layer.prefill_attention.us: expected 2 rows"},
+        {"\"us\": [5, 6]", "\"us\": [5, -6]", "lm_head.us[1]: expected a finite number >= 0"},
+        {"servesim-llm-profile/1", "servesim-llm-profile/9", "format: expected \"servesim-llm"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char prof[2048];
+        const char *at = strstr(profile, bad[i].from);
+        if (!at) {
+            CHECK(at != NULL, "case %zu: no \"%s\" in the profile", i, bad[i].from);
+            continue;
+        }
+        snprintf(prof, sizeof prof, "%.*s%s%s", (int)(at - profile), profile, bad[i].to,
+                 at + strlen(bad[i].from));
+        snprintf(text, sizeof text, "%s%s%s", cfg_fmt_head, prof, cfg_tail);   /* inline */
+        cfg = NULL;
+        CHECK(sim_config_from_text(text, "llm", dir, &cfg) == SIM_EINVAL &&
+              strstr(sim_err_msg(), bad[i].want) &&
+              strstr(sim_err_msg(), "models[0].llm.profile"),
+              "case %zu: want \"%s\" in: %s", i, bad[i].want, sim_err_msg());
+        sim_config_destroy(cfg);
+    }
+    snprintf(text, sizeof text, "%s%s%s", cfg_fmt_head, "{\"file\": \"nope.json\"}", cfg_tail);
+    cfg = NULL;
+    CHECK(sim_config_from_text(text, "llm", dir, &cfg) < 0 && strstr(sim_err_msg(), "nope.json"),
+          "a missing profile file: %s", sim_err_msg());
+    sim_config_destroy(cfg);
+}
+
+TEST_MAIN_SCRATCH({"lone_request", lone_request}, {"one_preemption", one_preemption},
           {"chunked_prefill", chunked_prefill},
           {"random_trace_limits", random_trace_limits}, {"llama_arithmetic", llama_arithmetic},
           {"wl_llm_tables", wl_llm_tables}, {"kv_too_small_refused", kv_too_small_refused},
           {"disaggregated_lone_request", disaggregated_lone_request},
           {"tensor_parallel_ranks", tensor_parallel_ranks},
           {"prefix_shared_prompt", prefix_shared_prompt},
-          {"preemption_hits_own_blocks", preemption_hits_own_blocks})
+          {"preemption_hits_own_blocks", preemption_hits_own_blocks},
+          {"measured_profile", measured_profile})
