@@ -7,12 +7,20 @@
  * 1024 sequences on a GPU of 70 GiB or more that is not an A100, else 2048 and 256), chunked
  * prefill on (vLLM v1 always enables it), prefix caching on (vLLM v1's default). `enable_chunked_prefill: false` is vLLM's v1
  * scheduler without it; with it and a small budget it is Sarathi-Serve's stall-free batching.
- * The GPUs are shared among the LLM models in proportion to their configured rates. */
+ * The GPUs are shared among the LLM models in proportion to their configured rates.
+ *
+ * With an autoscaler (dynamic executors): a GPU that comes up joins the spare GPUs, and as
+ * soon as `tp` of them are spare they become a replica of the model with the fewest replicas
+ * for its rate; a removed GPU's replica leaves the router at once and drains (it finishes what
+ * it holds, sim_llm.h), its other GPUs removed with it. A model left without a replica keeps
+ * its requests in the central queue until one comes up. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "llm_pool.h"
 #include "policy.h"
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_param.h"
 
 struct vllm {
@@ -22,6 +30,9 @@ struct vllm {
     bool prefix;
     struct llm_pools pools;
     int *rr;                     /* [model] round-robin position */
+    int **reps, *nrep, *cap;     /* [model]: the replicas the router uses (their first GPUs) */
+    int *spare, nspare, capspare;   /* GPUs up in no replica */
+    double *weight;              /* [model] its rate (1 where none) */
 };
 
 static const struct sim_param params[] = {
@@ -49,8 +60,45 @@ static const struct sim_param params[] = {
 static void destroy(void *state)
 {
     struct vllm *st = state;
+    for (int m = 0; st->reps && m < st->pools.nmodels; m++)
+        free(st->reps[m]);
+    free(st->reps);
+    free(st->nrep);
+    free(st->cap);
+    free(st->spare);
+    free(st->weight);
     llm_pools_free(&st->pools);
     free(st->rr);
+}
+
+static struct sim_llm_sched sched_of(struct sim *s, const struct vllm *st, int m)
+{
+    struct sim_llm_sched sc = llm_sched_defaults(s, m, st->max_tokens, st->max_seqs);
+    sc.chunked = st->chunked;
+    sc.long_prefill = st->long_prefill;
+    sc.prefix_caching = st->prefix;
+    return sc;
+}
+
+static int push_rep(struct vllm *st, int m, int e)
+{
+    if (st->nrep[m] == st->cap[m]) {
+        int c = st->cap[m] ? 2 * st->cap[m] : 8;
+        int *r = realloc(st->reps[m], (size_t)c * sizeof *r);
+        if (!r)
+            return SIM_ENOMEM;
+        st->reps[m] = r;
+        st->cap[m] = c;
+    }
+    st->reps[m][st->nrep[m]++] = e;
+    return 0;
+}
+
+static void submit_queued(struct sim *s, struct vllm *st, int m)
+{
+    while (st->nrep[m] > 0 && sim_queue_len(s, m) > 0)
+        sim_llm_submit(s, llm_route(s, st->reps[m], st->nrep[m], &st->rr[m], st->router,
+                                    sim_queue_at(s, m, 0)), m);
 }
 
 static int init(struct sim *s, const cJSON *p, void *state)
@@ -59,28 +107,96 @@ static int init(struct sim *s, const cJSON *p, void *state)
     int rc = sim_params_read(params, p, "policy.params", st);
     if (rc || (rc = llm_pools_assign(s, "vllm", 1, &st->pools)))
         return rc;
-    if (!(st->rr = calloc((size_t)st->pools.nmodels, sizeof *st->rr)))
+    int nm = st->pools.nmodels;
+    st->rr = calloc((size_t)nm, sizeof *st->rr);
+    st->reps = calloc((size_t)nm, sizeof *st->reps);
+    st->nrep = calloc((size_t)nm, sizeof *st->nrep);
+    st->cap = calloc((size_t)nm, sizeof *st->cap);
+    st->weight = calloc((size_t)nm, sizeof *st->weight);
+    if (!st->rr || !st->reps || !st->nrep || !st->cap || !st->weight)
         return SIM_ENOMEM;
-    for (int m = 0; m < st->pools.nmodels; m++) {
-        struct sim_llm_sched sc = llm_sched_defaults(s, m, st->max_tokens, st->max_seqs);
-        sc.chunked = st->chunked;
-        sc.long_prefill = st->long_prefill;
-        sc.prefix_caching = st->prefix;
+    for (int m = 0; m < nm; m++) {
+        struct sim_llm_sched sc = sched_of(s, st, m);
+        st->weight[m] = sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
         for (int r = 0; r < st->pools.nrep[m]; r++)
-            if ((rc = llm_pools_replica(s, &st->pools, m, r, &sc)))
+            if ((rc = llm_pools_replica(s, &st->pools, m, r, &sc)) ||
+                (rc = push_rep(st, m, st->pools.reps[st->pools.first_rep[m] + r])))
                 return rc;
     }
+    for (int e = 0; e < sim_exec_count(s); e++)     /* GPUs no whole replica took */
+        if (!sim_exec(s, e)->cpu && sim_llm_replica_of(s, e) < 0) {
+            if (sim_grow(&st->spare, &st->capspare, st->nspare + 1, sizeof *st->spare, 8))
+                return SIM_ENOMEM;
+            st->spare[st->nspare++] = e;
+        }
     return 0;
+}
+
+/* A GPU came up (an autoscaler's): spare until tp of them make a replica of the model with
+ * the fewest replicas for its rate. */
+static void on_exec_up(struct sim *s, void *state, int e)
+{
+    struct vllm *st = state;
+    if (sim_exec(s, e)->cpu)
+        return;
+    if (st->nspare == st->capspare &&
+        sim_grow(&st->spare, &st->capspare, st->nspare + 1, sizeof *st->spare, 8)) {
+        sim_fail_nomem(s, "for vllm's spare GPUs");
+        return;
+    }
+    st->spare[st->nspare++] = e;
+    for (;;) {
+        int best = -1;
+        for (int m = 0; m < st->pools.nmodels; m++)
+            if (sim_model_llm(s, m)->tp <= st->nspare &&
+                (best < 0 || st->nrep[m] * st->weight[best] < st->nrep[best] * st->weight[m]))
+                best = m;
+        if (best < 0)
+            return;
+        int tp = sim_model_llm(s, best)->tp;
+        struct sim_llm_sched sc = sched_of(s, st, best);
+        if (sim_llm_replica_tp(s, st->spare, tp, best, &sc) ||
+            push_rep(st, best, st->spare[0])) {
+            sim_fail_nomem(s, "for a vllm replica");
+            return;
+        }
+        memmove(st->spare, st->spare + tp, (size_t)(st->nspare - tp) * sizeof *st->spare);
+        st->nspare -= tp;
+        submit_queued(s, st, best);
+    }
+}
+
+/* A GPU removed: out of the spares, or its replica out of the router (it drains) with its
+ * other GPUs removed too. */
+static void on_exec_remove(struct sim *s, void *state, int e)
+{
+    struct vllm *st = state;
+    for (int i = 0; i < st->nspare; i++)
+        if (st->spare[i] == e) {
+            st->spare[i] = st->spare[--st->nspare];
+            return;
+        }
+    int r = sim_llm_replica_of(s, e);
+    const struct sim_llm_state *ls = r >= 0 ? sim_llm_state(s, r) : NULL;
+    if (!ls)
+        return;
+    int m = ls->model, k = 0;
+    while (k < st->nrep[m] && st->reps[m][k] != r)
+        k++;
+    if (k == st->nrep[m])
+        return;                                 /* already out (its other GPUs' removal) */
+    memmove(&st->reps[m][k], &st->reps[m][k + 1], (size_t)(st->nrep[m] - k - 1) * sizeof(int));
+    st->nrep[m]--;
+    st->rr[m] = st->nrep[m] ? st->rr[m] % st->nrep[m] : 0;
+    for (int x = 0; x < sim_exec_count(s); x++)
+        if (x != e && sim_llm_replica_of(s, x) == r && sim_exec(s, x)->state == SIM_EXEC_UP)
+            sim_exec_remove(s, x);
 }
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
 {
     (void)r;
-    struct vllm *st = state;
-    const int *reps = st->pools.reps + st->pools.first_rep[m];
-    while (sim_queue_len(s, m) > 0)
-        sim_llm_submit(s, llm_route(s, reps, st->pools.nrep[m], &st->rr[m], st->router,
-                                    sim_queue_at(s, m, 0)), m);
+    submit_queued(s, state, m);
 }
 
 const struct policy_ops policy_vllm = {
@@ -91,5 +207,8 @@ const struct policy_ops policy_vllm = {
     .init = init,
     .destroy = destroy,
     .on_request = on_request,
+    .on_exec_up = on_exec_up,
+    .on_exec_remove = on_exec_remove,
+    .dynamic_execs = true,       /* replicas made and drained as GPUs come and go */
     .llm_only = true,
 };

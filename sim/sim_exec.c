@@ -482,7 +482,7 @@ void sim_exec_maybe_down(struct sim *s, int e)
 {
     struct sim_exec *x = &s->execs[e];
     struct sim_exec_int *xi = &s->xi[e];
-    if (x->state != SIM_EXEC_DRAINING || xi->running || xi->pend_head)
+    if (x->state != SIM_EXEC_DRAINING || xi->running || xi->pend_head || sim_llm_holds(s, e))
         return;
     x->state = SIM_EXEC_DOWN;
     sim_exec_mark(s, e);

@@ -327,6 +327,9 @@ void sim_llm_sample(struct sim *s);
 int64_t sim_llm_busy_now(const struct sim *s, int e);
 #define SIM_LLM_RQ_SIZE 80               /* sizeof(struct llm_rq), checked in sim_llm.c */
 void sim_llm_stop(struct sim *s);
+/* Executor e is a rank of an LLM replica that still holds requests (an iteration, running,
+ * waiting or incoming ones): removed, it drains them before it goes down. */
+bool sim_llm_holds(const struct sim *s, int e);
 void sim_llm_free(struct sim *s);
 _Static_assert(SIM_EV_JOB == EV_BATCH_START + 1 && SIM_EV_NB == SIM_EV_JOB + 1,
                "the jobs' and notebooks' event types follow the engine's own");

@@ -515,6 +515,7 @@ static void unrun(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
 }
 
 static void hand_off(struct sim *s, int e, struct sim_llm_rep *p, struct llm_rq *q);
+static void drained(struct sim *s, struct sim_llm_rep *p);
 
 static void finish(struct sim *s, struct sim_llm_rep *p, struct llm_rq *q)
 {
@@ -586,6 +587,7 @@ void sim_llm_event(struct sim *s, int e, uint64_t serial)
     for (int i = 0; i < ndone; i++)
         finish(s, p, p->done[i]);
     start(s, e);
+    drained(s, p);
 }
 
 /* A prefill replica's request, its first token out, goes to the decode replica the policy
@@ -681,6 +683,29 @@ void sim_llm_submit(struct sim *s, int e, int m)
     q->output = output;
     p->pub.tokens_left += (long)prompt + output;
     start(s, e);
+}
+
+bool sim_llm_holds(const struct sim *s, int e)
+{
+    const struct sim_llm_rep *p = rank_of(s, e);
+    return p && (p->pub.busy || p->pub.running > 0 || p->pub.waiting > 0 || p->pub.incoming > 0);
+}
+
+int sim_llm_replica_of(const struct sim *s, int e)
+{
+    const struct sim_llm_rep *p = rank_of(s, e);
+    return p ? p->ranks[0] : -1;
+}
+
+/* A replica with a rank removed (draining) that holds nothing more: its draining ranks go
+ * down (sim_exec_maybe_down), freeing their GPUs. */
+static void drained(struct sim *s, struct sim_llm_rep *p)
+{
+    if (sim_llm_holds(s, p->ranks[0]))
+        return;
+    for (int i = 0; i < p->nranks; i++)
+        if (s->execs[p->ranks[i]].state == SIM_EXEC_DRAINING)
+            sim_exec_maybe_down(s, p->ranks[i]);
 }
 
 int64_t sim_llm_busy_now(const struct sim *s, int e)

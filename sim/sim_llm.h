@@ -88,6 +88,11 @@ int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
 /* The head of model m's central queue to replica e's waiting queue; an idle replica starts an
  * iteration at once. */
 void sim_llm_submit(struct sim *s, int e, int m);
+/* The replica executor e is a rank of (its first executor, what sim_llm_state takes), or -1.
+ * Removing any rank (sim_exec_remove) drains the replica: it takes no more requests
+ * (sim_llm_submit drops them), finishes those it holds, and then its removed ranks go down;
+ * a policy removes the others itself. */
+int sim_llm_replica_of(const struct sim *s, int e);
 /* Replica e's state, or NULL where e is none. */
 const struct sim_llm_state *sim_llm_state(const struct sim *s, int e);
 /* Model m's token-level statistics (sim_metrics.h), or NULL for a DNN model. */

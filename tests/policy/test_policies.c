@@ -417,6 +417,17 @@ static void conformance_llm(const struct policy_ops *ops, const char *pol)
                  w + 1, conformance_llm_workloads[w], pol);
         conform_one(ops, w, false, text);
     }
+    if (ops->dynamic_execs) {   /* replicas that come and go: the HPA through a burst */
+        char text[4096];
+        snprintf(text, sizeof text,
+                 "{\"name\":\"conf\",\"seed\":9,\"duration_s\":4,\"keep_warmup\":true,"
+                 "\"warmup_s\":0.5,\"cluster\":{\"gpus\":2,\"max_gpus\":8,\"provision_s\":0.3,"
+                 "\"gpu_kind\":\"h100\"}," LLM_MODELS ",%s,\"policy\":{\"name\":%s},"
+                 "\"autoscale\":{\"kind\":\"hpa\",\"target_rps\":30,\"sync_s\":0.5,"
+                 "\"window_s\":0.5,\"stabilization_s\":0.5},\"metrics\":{\"sample_period_s\":0.5}}",
+                 conformance_llm_workloads[2], pol);
+        conform_one(ops, n, false, text);
+    }
 }
 
 static void conformance_every_policy(void)
