@@ -40,6 +40,7 @@ struct sim_llm_rep {
     int64_t link_free_at;        /* a prefill replica's link: busy with transfers until then */
     int64_t kv_since;
     double kv_area;              /* blocks used x ns, within the measured window */
+    int64_t gone_at;             /* drained and down (INT64_MAX: still serving) */
 };
 
 /* The replica executor e holds a rank of (its own or another's), or NULL. */
@@ -90,7 +91,7 @@ static void kv_mark(struct sim *s, struct sim_llm_rep *p)
 double sim_llm_kv_util(const struct sim *s, int e)
 {
     struct sim_llm_rep *p = rep_of(s, e);
-    double span = p ? in_window(s, 0, s->now) : 0;
+    double span = p ? in_window(s, 0, s->now < p->gone_at ? s->now : p->gone_at) : 0;
     if (!p || p->pub.blocks_total <= 0 || span <= 0)
         return 0;
     double area = p->kv_area + (double)p->pub.blocks_used * in_window(s, p->kv_since, s->now);
@@ -182,6 +183,7 @@ int sim_llm_replica_tp(struct sim *s, const int *execs, int k, int m,
     if (p->kv.prefix)
         s->ms[m].llm->prefix_on = true;
     p->kv_since = s->now;
+    p->gone_at = INT64_MAX;
     s->llm[e] = p;
     return 0;
 }
@@ -703,9 +705,14 @@ static void drained(struct sim *s, struct sim_llm_rep *p)
 {
     if (sim_llm_holds(s, p->ranks[0]))
         return;
+    bool any = false;
     for (int i = 0; i < p->nranks; i++)
-        if (s->execs[p->ranks[i]].state == SIM_EXEC_DRAINING)
+        if (s->execs[p->ranks[i]].state == SIM_EXEC_DRAINING) {
             sim_exec_maybe_down(s, p->ranks[i]);
+            any = true;
+        }
+    if (any && p->gone_at == INT64_MAX)
+        p->gone_at = s->now;                        /* its KV use is averaged up to here */
 }
 
 int64_t sim_llm_busy_now(const struct sim *s, int e)
@@ -724,7 +731,7 @@ void sim_llm_sample(struct sim *s)
         int reps = 0, waiting = 0;
         for (int e = 0; e < s->nllm; e++) {
             const struct sim_llm_rep *p = rep_of(s, e);
-            if (!p || p->pub.model != m)
+            if (!p || p->pub.model != m || p->gone_at != INT64_MAX)
                 continue;
             reps++;
             util += (double)p->pub.blocks_used / (double)p->pub.blocks_total;

@@ -535,7 +535,7 @@ db_atomic() {
   [ "$(grep -c "disk full (simulated)" "$tmp/err")" -eq 1 ] || fail "the sweep went on after a refused write: $(cat "$tmp/err")"
   grep -q "sweep_points.error" "$tmp/err" && fail "a refused sweep points to sweep_points.error"
   v=$(sqlite3 "$db" "PRAGMA user_version")
-  [ "$v" = "13" ] || fail "schema version $v"
+  [ "$v" = "14" ] || fail "schema version $v"
   sqlite3 "$db" "PRAGMA user_version = 99"
   "$bin" run --db "$db" --set duration_s=4 --quiet 2> "$tmp/err"; rc=$?
   [ $rc -eq 2 ] && grep -q "written by a newer servesim" "$tmp/err" || fail "newer schema: exit $rc, expected 2"
@@ -547,9 +547,19 @@ db_migrate_v1() {
   sqlite3 "$db" < "$src/tests/cli/schema_v1.sql" || fail "cannot build the v1 fixture"
   sqlite3 "$db" "INSERT INTO runs VALUES(7,'old','run','symphony',1,'{}','h','0.0.1','t',0,'ok',1,0,1,1,1,0,1,99,NULL,1);"
   "$bin" run --db "$db" --set duration_s=4 --quiet || fail "run on a v1 database failed"
-  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "13" ] || fail "not migrated to version 13"
+  [ "$(sqlite3 "$db" "PRAGMA user_version")" = "14" ] || fail "not migrated to version 14"
   # 12 -> 13: the LLM models' table (the quickstart has none: no rows)
   [ "$(sqlite3 "$db" "SELECT count(*) FROM llm_stats")" = "0" ] || fail "llm_stats missing"
+  # 13 -> 14: llm_stats.prefix_hit_rate added to a version-13 table that has rows
+  local d13="$tmp/v13.db"
+  "$bin" run "$src/experiments/llm/llama8b_h100.json" --db "$d13" --set duration_s=2 --set warmup_s=0 --quiet ||
+    fail "an LLM run for the v13 fixture"
+  sqlite3 "$d13" "ALTER TABLE llm_stats DROP COLUMN prefix_hit_rate; PRAGMA user_version = 13; UPDATE meta SET value = '13' WHERE key = 'schema_version'" ||
+    fail "cannot make the v13 fixture"
+  "$bin" run "$src/experiments/llm/llama8b_h100.json" --db "$d13" --set duration_s=2 --set warmup_s=0 --quiet ||
+    fail "run on a v13 database failed"
+  [ "$(sqlite3 "$d13" "PRAGMA user_version; SELECT count(*), count(prefix_hit_rate) FROM llm_stats" | tr '\n' ' ')" = "14 2|1 " ] ||
+    fail "13 -> 14: $(sqlite3 "$d13" "PRAGMA user_version; SELECT count(*), count(prefix_hit_rate) FROM llm_stats" | tr '\n' ' ')"
   # 7 -> 8: training jobs (the quickstart has none: no rows, no makespan)
   [ "$(sqlite3 "$db" "SELECT count(*) FROM job_stats; SELECT count(*) FROM job_workers; SELECT count(*) FROM runs WHERE makespan_s IS NULL" | tr '\n' ' ')" = "0 0 2 " ] ||
     fail "job tables or runs.makespan_s missing"

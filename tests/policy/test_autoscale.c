@@ -153,7 +153,7 @@ static void step(const char *kind)
 static void autoscale_step_symphony(void) { step("symphony"); }
 static void autoscale_step_target_util(void) { step("target_util"); }
 
-/* Every policy that takes executors joining and leaving (dynamic_execs), on a trace that
+/* Every DNN policy that takes executors joining and leaving (dynamic_execs), on a trace that
  * steps between 1000 and 3000 req/s every 50 s, with Symphony's autoscaler: executors added
  * mid-run receive work, removed ones drain, no request is lost (every offered request ends
  * on time, late or dropped), and executor ids past cluster.max_gpus (ids are never reused)
@@ -168,8 +168,8 @@ static void autoscale_every_dynamic_policy(void)
     int tested = 0, past_max = 0;
     for (int i = 0; i < policy_count(); i++) {
         const struct policy_ops *pol = policy_at(i);
-        if (!pol->dynamic_execs || pol->applications_only)
-            continue;
+        if (!pol->dynamic_execs || pol->applications_only || pol->llm_only)
+            continue;               /* (LLM policies: test_llm autoscaled_replicas) */
         char name[64];
         snprintf(name, sizeof name, "dyn_%s", pol->name);
         const char *file = write_config(name, "step2.csv",
