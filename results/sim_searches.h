@@ -88,6 +88,11 @@ struct sim_plan {
     char autoscaler[32];
     struct sim_result *autoscale_result;
     int64_t autoscale_run_id;
+    /* search.variants: the config's own plan is labelled "as configured"; each variant's is a
+     * whole plan of its own (no variants of its own), in the config's order */
+    char label[64];
+    struct sim_plan *variants;
+    int nvariants;
 };
 
 #endif

@@ -119,8 +119,9 @@ static const struct command {
      "within SLO, and with `autoscale` in the config the autoscaler's cost",
      "plan [CONFIG] [options]",
      "Capacity plan: the fewest GPUs that replay the workload (a trace) within SLO, and with\n"
-     "`autoscale` in the config the autoscaler's cost beside it. No GPU count within the\n"
-     "bounds: exit 4, naming the best probe.\n\n"
+     "`autoscale` in the config the autoscaler's cost beside it. With `search.variants`\n"
+     "(e.g. colocated and disaggregated LLM serving), the same for each variant, side by\n"
+     "side. No GPU count within the bounds: exit 4, naming the best probe.\n\n"
      "options:\n" OPT_DB OPT_SET OPT_RUN
      "  --min N, --max N  bounds of the GPU-count search (default: the lower bound, and\n"
      "                    cluster.max_gpus if above cluster.gpus, else 4096)\n", NULL,
@@ -585,6 +586,12 @@ static int cmd_plan(const struct opts *o)
             if (in.db)
                 fprintf(stderr, "results: %s (plans, plan_probes; runs of kind plan)\n", in.db);
         }
+        for (int i = 0; i < p.nvariants && p.static_gpus; i++)
+            if (!p.variants[i].static_gpus)   /* a variant without an answer: an incomplete one */
+                rc = sim_err_set(SIM_EINFEASIBLE, "plan: variant %s: no GPU count in [%d, %d] "
+                                 "meets every SLO (the others are printed above)",
+                                 p.variants[i].label, p.variants[i].min_gpus,
+                                 p.variants[i].max_gpus);
         if (!p.static_gpus) {          /* no answer within the limits: say the best reached */
             const struct sim_plan_probe *b = NULL;
             for (int i = 0; i < p.nprobes; i++)

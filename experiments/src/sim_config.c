@@ -223,8 +223,53 @@ static const struct sim_param SEARCH[] = {
             "search (`goodput_search.rule`, `plans.rule`); with one model the two agree. Under "
             "`aggregate` a model no batch can serve does not end the search before it starts "
             "(its requests are only part of the bad fraction)"},
+    {"variants", SIM_P_ARR, CS(search_variants, const cJSON *),
+     .type_doc = "array of `{\"name\": NAME, \"set\": [\"PATH=VALUE\", ...]}`", .def_doc = "none",
+     .doc = "`plan` answers for the config and then for each variant, the config with the "
+            "variant's overrides applied after any `--set` (e.g. an LLM model colocated under "
+            "`vllm` and disaggregated under `distserve`), and prints them side by side: GPUs, "
+            "GPU-hours and bad share each, and the autoscaler's GPU-hours where there is one"},
     {NULL}};
 #undef CS
+
+/* search.variants: each {name: 1-63 characters, set: a non-empty array of "PATH=VALUE"},
+ * names distinct. */
+static int check_variants(const cJSON *v)
+{
+    if (!v)
+        return 0;
+    int i = 0;
+    for (const cJSON *x = v->child; x; x = x->next, i++) {
+        char p[SIM_JPATH_MAX];
+        sim_jpath_idx(p, sizeof p, "search.variants", i);
+        static const char *const keys[] = {"name", "set", NULL};
+        const char *name;
+        const cJSON *set;
+        int rc;
+        if (!cJSON_IsObject(x))
+            return sim_json_expected(p, "an object {name, set}", x);
+        if ((rc = sim_json_keys(x, p, keys)) || (rc = sim_json_str(x, p, "name", true, &name)) ||
+            (rc = sim_json_arr(x, p, "set", true, &set)))
+            return rc;
+        if (!name[0] || strlen(name) > 63)
+            return sim_err_set(SIM_EINVAL, "%s.name: expected 1 to 63 characters, got %zu", p,
+                               strlen(name));
+        for (const cJSON *y = v->child; y != x; y = y->next)
+            if (strcmp(cJSON_GetObjectItemCaseSensitive(y, "name")->valuestring, name) == 0)
+                return sim_err_set(SIM_EINVAL, "%s.name: \"%s\" names another variant too", p,
+                                   name);
+        int k = 0;
+        for (const cJSON *e = set->child; e; e = e->next, k++) {
+            char sp[SIM_JPATH_MAX + 16];
+            snprintf(sp, sizeof sp, "%s.set[%d]", p, k);
+            if (!cJSON_IsString(e) || !strchr(e->valuestring, '=') || e->valuestring[0] == '=')
+                return sim_json_expected(sp, "an override \"PATH=VALUE\"", e);
+        }
+        if (k == 0)
+            return sim_err_set(SIM_EINVAL, "%s.set: expected at least one override", p);
+    }
+    return 0;
+}
 
 static int parse_rest(struct sim_config *c, const cJSON *root)
 {
@@ -237,7 +282,9 @@ static int parse_rest(struct sim_config *c, const cJSON *root)
     if (c->world.percentile >= 100)
         return sim_err_set(SIM_EINVAL, "metrics.percentile: expected a number in (0, 100), got %.15g",
                            c->world.percentile);
-    return sim_params_read(SEARCH, s, "search", c);
+    if ((rc = sim_params_read(SEARCH, s, "search", c)))
+        return rc;
+    return check_variants(c->search_variants);
 }
 
 /* `controller` (sim_world.h, struct sim_ctrl_cfg): the central controller's own time. */

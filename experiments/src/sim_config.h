@@ -47,6 +47,8 @@ struct sim_config {
     double search_start_scale, search_tol;
     int search_max_probes;
     enum sim_search_rule search_rule;   /* search.rule (sim_searches.h) */
+    const struct cJSON *search_variants;/* search.variants (into json; checked at load), or
+                                         * NULL: `plan`'s alternatives to the config */
     struct {                            /* top-level keys as given (world.name, .seed hold them) */
         const char *name;               /* into json */
         long seed;

@@ -18,14 +18,16 @@ static int load(const struct sim_plan_input *in, const char *const *extra, int n
                 struct sim_config **out)
 {
     const char *sets[MAX_SETS];
-    if (in->nsets + nextra > MAX_SETS)
+    int n = 0;
+    if (in->nsets + in->nvsets + nextra > MAX_SETS)
         return sim_err_set(SIM_EUSAGE, "plan: too many --set overrides");
     for (int i = 0; i < in->nsets; i++)
-        sets[i] = in->sets[i];
+        sets[n++] = in->sets[i];
+    for (int i = 0; i < in->nvsets; i++)
+        sets[n++] = in->vsets[i];
     for (int i = 0; i < nextra; i++)
-        sets[in->nsets + i] = extra[i];
-    return sim_config_load_n(in->file, sets, in->nsets + nextra, in->nsets, in->seed_given,
-                             in->seed, out);
+        sets[n++] = extra[i];
+    return sim_config_load_n(in->file, sets, n, in->nsets, in->seed_given, in->seed, out);
 }
 
 static int store(const struct sim_plan_input *in, const struct sim_config *cfg,
@@ -221,11 +223,12 @@ static int write_plan(const struct sim_plan_input *in, const struct sim_plan *p,
     return rc;
 }
 
-int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
+static int plan_one(const struct sim_plan_input *in, struct sim_plan *p,
+                    struct sim_config **basep)
 {
     struct sim_config *base = NULL;
-    memset(p, 0, sizeof *p);
     int rc = load(in, NULL, 0, &base);
+    *basep = NULL;
     if (rc)
         return rc;
     char hash[17], note[512];
@@ -233,7 +236,10 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
         (in->progress || !base->world.warmup_extended))
         fprintf(stderr, "%s\n", note);     /* the note of an extended warm-up: not --quiet */
     sim_config_hash(base, hash);
-    snprintf(p->name, sizeof p->name, "%s", base->world.name);
+    if (in->nvsets)                     /* a variant's plan is named after it too */
+        snprintf(p->name, sizeof p->name, "%.60s [%s]", base->world.name, p->label);
+    else
+        snprintf(p->name, sizeof p->name, "%s", base->world.name);
     p->duration_s = base->world.duration_s;
     snprintf(p->id, sizeof p->id, "%s@%s", base->world.name, hash);
     lower_bound(base, p);
@@ -282,6 +288,48 @@ int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
     }
     rc = write_plan(in, p, base);
 out:
+    if (rc)
+        sim_config_destroy(base);
+    else
+        *basep = base;
+    return rc;
+}
+
+int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p)
+{
+    struct sim_config *base = NULL;
+    memset(p, 0, sizeof *p);
+    snprintf(p->label, sizeof p->label, "as configured");
+    int rc = plan_one(in, p, &base);
+    const cJSON *vs = rc ? NULL : base->search_variants;
+    int nv = cJSON_GetArraySize(vs);
+    if (nv > 0 && !(p->variants = calloc((size_t)nv, sizeof *p->variants)))
+        rc = SIM_ENOMEM;
+    int i = 0;
+    for (const cJSON *v = vs ? vs->child : NULL; !rc && v; v = v->next, i++) {
+        const cJSON *set = cJSON_GetObjectItemCaseSensitive(v, "set");
+        const char *vsets[MAX_SETS];
+        int n = 0;
+        for (const cJSON *e = set->child; e && n < MAX_SETS; e = e->next)
+            vsets[n++] = e->valuestring;
+        struct sim_plan_input vin = *in;
+        vin.vsets = vsets;
+        vin.nvsets = n;
+        struct sim_plan *vp = &p->variants[i];
+        memset(vp, 0, sizeof *vp);
+        snprintf(vp->label, sizeof vp->label, "%s",
+                 cJSON_GetObjectItemCaseSensitive(v, "name")->valuestring);
+        p->nvariants = i + 1;
+        if (in->progress)
+            fprintf(stderr, "plan: variant %s\n", vp->label);
+        struct sim_config *vc = NULL;
+        if ((rc = plan_one(&vin, vp, &vc))) {
+            char what[160];
+            snprintf(what, sizeof what, "search.variants[%d] (%s)", i, vp->label);
+            sim_err_prefix(rc, what);
+        }
+        sim_config_destroy(vc);
+    }
     sim_config_destroy(base);
     return rc;
 }
@@ -291,6 +339,11 @@ void sim_plan_free(struct sim_plan *p)
     sim_result_destroy(p->static_result);
     sim_result_destroy(p->autoscale_result);
     p->static_result = p->autoscale_result = NULL;
+    for (int i = 0; i < p->nvariants; i++)
+        sim_plan_free(&p->variants[i]);
+    free(p->variants);
+    p->variants = NULL;
+    p->nvariants = 0;
 }
 
 static const char *const RULE =
@@ -307,7 +360,48 @@ static const char *trace_hours(const struct sim_plan *p, double gpu_s, char *buf
     return buf;
 }
 
+static void plan_print_one(FILE *f, const struct sim_plan *p);
+
+/* The config's plan and its variants' side by side: one row each. */
+static void print_side_by_side(FILE *f, const struct sim_plan *p)
+{
+    fprintf(f, "\nside by side (static: the fewest GPUs meeting the SLOs; autoscaled: the "
+               "autoscaler's run from cluster.gpus)\n");
+    fprintf(f, "%-24s %6s %10s %7s %12s %7s\n", "variant", "GPUs", "GPU-hours", "bad%",
+            "autoscaled", "bad%");
+    for (int i = -1; i < p->nvariants; i++) {
+        const struct sim_plan *v = i < 0 ? p : &p->variants[i];
+        char g[16] = "none", h[16] = "-", b[16] = "-", a[16] = "-", ab[16] = "-";
+        if (v->static_gpus) {
+            snprintf(g, sizeof g, "%d", v->static_gpus);
+            snprintf(h, sizeof h, "%.2f", v->static_result->gpu_s / 3600);
+            snprintf(b, sizeof b, "%.2f", 100 * v->static_result->bad_rate);
+        } else {
+            snprintf(g, sizeof g, ">%d", v->max_gpus);
+        }
+        if (v->autoscaled) {
+            snprintf(a, sizeof a, "%.2f", v->autoscale_result->gpu_s / 3600);
+            snprintf(ab, sizeof ab, "%.2f%s", 100 * v->autoscale_result->bad_rate,
+                     sim_rule_pass(v->rule, v->autoscale_result) ? "" : "!");
+        }
+        fprintf(f, "%-24.24s %6s %10s %7s %12s %7s\n", v->label, g, h, b, a, ab);
+    }
+    fprintf(f, "(GPU-hours over the %.0f s simulated; >N: no count up to N meets them; "
+               "!: the autoscaled run misses the SLOs)\n", p->duration_s);
+}
+
 void sim_plan_print(FILE *f, const struct sim_plan *p)
+{
+    plan_print_one(f, p);
+    for (int i = 0; i < p->nvariants; i++) {
+        fprintf(f, "\n-- variant %s --\n", p->variants[i].label);
+        plan_print_one(f, &p->variants[i]);
+    }
+    if (p->nvariants > 0)
+        print_side_by_side(f, p);
+}
+
+static void plan_print_one(FILE *f, const struct sim_plan *p)
 {
     fprintf(f, "plan %s\n", p->id);
     if (p->warning[0])
@@ -371,12 +465,13 @@ void sim_plan_print(FILE *f, const struct sim_plan *p)
     }
 }
 
-char *sim_plan_json(const struct sim_plan *p)
+static cJSON *plan_json(const struct sim_plan *p)
 {
     cJSON *j = cJSON_CreateObject();
     if (!j)
         return NULL;
     cJSON_AddStringToObject(j, "plan", p->id);
+    cJSON_AddStringToObject(j, "label", p->label);
     cJSON_AddNumberToObject(j, "mean_rps", p->trace_mean_rps);
     cJSON_AddNumberToObject(j, "peak_rps", p->trace_peak_rps);
     cJSON_AddNumberToObject(j, "duration_s", p->duration_s);
@@ -423,6 +518,19 @@ char *sim_plan_json(const struct sim_plan *p)
         cJSON_AddNumberToObject(s, "run_id", (double)p->autoscale_run_id);
         if (p->static_gpus)
             cJSON_AddNumberToObject(s, "gpu_hours_vs_static", a->gpu_s / p->static_result->gpu_s);
+    }
+    return j;
+}
+
+char *sim_plan_json(const struct sim_plan *p)
+{
+    cJSON *j = plan_json(p);
+    if (!j)
+        return NULL;
+    if (p->nvariants > 0) {
+        cJSON *vs = cJSON_AddArrayToObject(j, "variants");
+        for (int i = 0; i < p->nvariants; i++)
+            cJSON_AddItemToArray(vs, plan_json(&p->variants[i]));
     }
     char *out = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);

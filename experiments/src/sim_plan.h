@@ -12,7 +12,9 @@
  * It assumes pass/fail is monotone in G; every probe is kept (plan_probes) and a passing probe
  * below a failing one is reported as monotone = false. With `autoscale` in the config, one
  * more run starts from cluster.gpus and lets the autoscaler act (up to cluster.max_gpus); its
- * GPU-hours and SLO are set against the static plan's (G x the run's duration). */
+ * GPU-hours and SLO are set against the static plan's (G x the run's duration). With
+ * search.variants, the same again for each variant (the config with its overrides), each a
+ * plan of its own (p->variants), printed side by side after the config's. */
 #ifndef SIM_PLAN_H
 #define SIM_PLAN_H
 
@@ -33,6 +35,8 @@ struct sim_plan_input {
     const char *db;                     /* NULL: no database */
     int min_gpus, max_gpus;             /* 0: defaults (LB; cluster.max_gpus or 4096) */
     bool progress;                      /* a line per probe on stderr */
+    const char *const *vsets;           /* a variant's overrides, after sets (internal) */
+    int nvsets;
 };
 
 int sim_plan_run(const struct sim_plan_input *in, struct sim_plan *p /* OUT */);

@@ -1060,6 +1060,24 @@ trace_plan() {
   [ "$(sqlite3 "$tmp/p.db" "SELECT pass FROM plan_probes WHERE gpus = 2")" = "0" ] || fail "2 GPUs not probed or passed"
   [ "$(sqlite3 "$tmp/p.db" "SELECT count(*) FROM runs WHERE kind = 'plan'")" = \
     "$(sqlite3 "$tmp/p.db" "SELECT count(*) FROM plan_probes")" ] || fail "a probe without its run"
+  # search.variants: the same plan for the config with a model twice as fast per request
+  # (alpha 0.5: 1,000 req/s a GPU at batch 8), side by side: 2 GPUs against 3, each its own
+  # plans row; a variant without overrides, or with one the config refuses, is named
+  "$bin" plan "$tmp/tp.json" --trace-dir "$tmp/tr" --db "$tmp/pv.db" --json \
+    --set 'search.variants=[{"name":"faster","set":["models[0].alpha_ms=0.5"]}]' 2> "$tmp/err" |
+    python3 -c "import json,sys; d = json.load(sys.stdin); v = d['variants']; assert d['label'] == 'as configured' and d['static']['gpus'] == 3 and [x['label'] for x in v] == ['faster'] and v[0]['static']['gpus'] == 2, d" ||
+    fail "plan variants --json: $(cat "$tmp/err")"
+  [ "$(sqlite3 "$tmp/pv.db" "SELECT name || ':' || static_gpus FROM plans ORDER BY static_gpus DESC" | tr '\n' ' ')" = "tp:3 tp [faster]:2 " ] ||
+    fail "variant plans rows: $(sqlite3 "$tmp/pv.db" "SELECT name, static_gpus FROM plans")"
+  "$bin" plan "$tmp/tp.json" --trace-dir "$tmp/tr" --no-db \
+    --set 'search.variants=[{"name":"faster","set":["models[0].alpha_ms=0.5"]}]' 2> /dev/null |
+    grep -qE "^faster +2 +[0-9.]+ +[0-9.]+ +- +-$" || fail "plan variants side by side"
+  "$bin" plan "$tmp/tp.json" --trace-dir "$tmp/tr" --no-db --set 'search.variants=[{"name":"x","set":[]}]' > /dev/null 2> "$tmp/err"; rc=$?
+  [ $rc = 2 ] && grep -q "search.variants\[0\].set: expected at least one override" "$tmp/err" ||
+    fail "an empty variant: exit $rc, $(cat "$tmp/err")"
+  "$bin" plan "$tmp/tp.json" --trace-dir "$tmp/tr" --no-db --set 'search.variants=[{"name":"x","set":["models[0].alpha_ms=-1"]}]' > /dev/null 2> "$tmp/err"; rc=$?
+  [ $rc = 2 ] && grep -q "search.variants\[0\] (x)" "$tmp/err" && grep -q "alpha_ms" "$tmp/err" ||
+    fail "a variant the config refuses: exit $rc, $(cat "$tmp/err")"
   # the plan's figure: GPUs over time of the static plan (3 GPUs throughout) and the load
   "$bin" plot plan --db "$tmp/p.db" --out "$tmp/pf" > /dev/null 2> "$tmp/err" || fail "plot plan: $(cat "$tmp/err")"
   png_ok "$tmp/pf/tp-plan-1.png" 900 560
