@@ -308,7 +308,7 @@ long sim_llm_prefix_match(const struct sim *s, int e, const struct sim_request *
     if (!p)
         return 0;
     long tokens = (long)r->prompt_tokens + r->output_tokens;
-    return llm_kv_match(&p->kv, r, r->prompt_tokens, tokens) * p->kv.bs;
+    return llm_kv_match(&p->kv, NULL, r, r->prompt_tokens, tokens) * p->kv.bs;
 }
 
 int sim_llm_check(const struct sim *s, int e)
@@ -413,8 +413,8 @@ static int form(struct sim *s, struct sim_llm_rep *p)
         struct llm_rq *q = wait_at(p, nskip);
         /* with prefix caching, a request holding no KV starts from its cached blocks */
         long tokens = (long)q->prompt + q->generated;
-        long hits = q->computed == 0 && q->kb.n == 0 ? llm_kv_match(&p->kv, q->r, q->prompt,
-                                                                      tokens) : 0;
+        long hits = q->computed == 0 && q->kb.n == 0 ? llm_kv_match(&p->kv, &q->kb, q->r,
+                                                                      q->prompt, tokens) : 0;
         int32_t want = (int32_t)(tokens - q->computed - hits * p->kv.bs);
         if (sc->long_prefill > 0 && want > sc->long_prefill)
             want = sc->long_prefill;

@@ -13,9 +13,17 @@
 struct kv_blk {
     uint64_t ka, kb;             /* its key, while cached */
     int32_t ref;                 /* requests referring to it */
-    int32_t prev, next;          /* the free queue, while ref == 0 */
-    bool cached;
+    uint32_t fser;               /* times it was freed: its live ring entry has this serial */
+    bool cached;                 /* holds a key (valid until the block is reused) */
+    bool in_tab;                 /* a shared key, in the table */
 };
+
+struct kv_entry {
+    int32_t id;
+    uint32_t ser;
+};
+
+#define OWN_KEY (UINT64_C(1) << 63)   /* a request's own key: (OWN_KEY | its id, index) */
 
 void llm_kv_init(struct llm_kv *kv, long total, long block_size, bool prefix)
 {
@@ -23,15 +31,16 @@ void llm_kv_init(struct llm_kv *kv, long total, long block_size, bool prefix)
     kv->total = total;
     kv->bs = block_size;
     kv->prefix = prefix;
-    kv->free_head = kv->free_tail = -1;
 }
 
 void llm_kv_free(struct llm_kv *kv)
 {
     free(kv->blk);
     free(kv->tab);
+    free(kv->ring);
     kv->blk = NULL;
     kv->tab = NULL;
+    kv->ring = NULL;
 }
 
 void llm_kv_blocks_free(struct llm_kv_blocks *b)
@@ -60,7 +69,7 @@ static void block_key(const struct llm_kv *kv, const struct sim_request *r, long
         *b = (uint64_t)k;
         return;
     }
-    *a = UINT64_C(1) << 63 | r->id;           /* trace ids are below 2^32: no clash */
+    *a = OWN_KEY | r->id;                     /* trace ids are below 2^32: no clash */
     *b = (uint64_t)k;
 }
 
@@ -121,10 +130,15 @@ static int tab_room(struct llm_kv *kv)
     return 0;
 }
 
-/* Block x's key out of the table (linear probing: the run after it shifted back). */
+/* Block x's key dropped (out of the table for a shared one: linear probing, the run after it
+ * shifted back). */
 static void uncache(struct llm_kv *kv, int32_t x)
 {
     struct kv_blk *k = &kv->blk[x];
+    k->cached = false;
+    if (!k->in_tab)
+        return;
+    k->in_tab = false;
     long i = slot_of(kv, k->ka, k->kb);
     while (kv->tab[i] != x)
         i = (i + 1) & (kv->tcap - 1);
@@ -141,50 +155,82 @@ static void uncache(struct llm_kv *kv, int32_t x)
         }
     }
     kv->tab[i] = -1;
-    k->cached = false;
     kv->ncached--;
 }
 
 /* ---------------------------------------------------------------- the free queue */
 
-static void fq_remove(struct llm_kv *kv, int32_t x)
+static bool live(const struct llm_kv *kv, struct kv_entry en)
 {
-    struct kv_blk *k = &kv->blk[x];
-    if (k->prev >= 0)
-        kv->blk[k->prev].next = k->next;
-    else
-        kv->free_head = k->next;
-    if (k->next >= 0)
-        kv->blk[k->next].prev = k->prev;
-    else
-        kv->free_tail = k->prev;
-    kv->nfree--;
+    return kv->blk[en.id].ref == 0 && kv->blk[en.id].fser == en.ser;
 }
 
+/* The ring at capacity cap (>= its entries), its entries in order from index 0. */
+static int ring_grow(struct llm_kv *kv, long cap)
+{
+    struct kv_entry *r = malloc((size_t)cap * sizeof *r);
+    if (!r)
+        return SIM_ENOMEM;
+    for (long i = 0; i < kv->rlen; i++)
+        r[i] = kv->ring[(kv->rhead + i) % kv->rcap];
+    free(kv->ring);
+    kv->ring = r;
+    kv->rcap = cap;
+    kv->rhead = 0;
+    return 0;
+}
+
+/* A full ring without its stale entries, order kept. The ring holds at least twice the blocks
+ * made (llm_kv_alloc), and at most that many are free, so this always leaves room. */
+static void ring_compact(struct llm_kv *kv)
+{
+    long n = 0;
+    for (long i = 0; i < kv->rlen; i++) {
+        struct kv_entry en = kv->ring[(kv->rhead + i) % kv->rcap];
+        if (live(kv, en))
+            kv->ring[(kv->rhead + n++) % kv->rcap] = en;
+    }
+    kv->rlen = n;
+}
+
+/* Block x (ref now 0) to the queue's tail. */
 static void fq_append(struct llm_kv *kv, int32_t x)
 {
-    struct kv_blk *k = &kv->blk[x];
-    k->prev = kv->free_tail;
-    k->next = -1;
-    if (kv->free_tail >= 0)
-        kv->blk[kv->free_tail].next = x;
-    else
-        kv->free_head = x;
-    kv->free_tail = x;
+    if (kv->rlen == kv->rcap)
+        ring_compact(kv);
+    if (kv->rlen == kv->rcap)
+        SIM_BUG("KV free queue full: %ld entries, %ld blocks made", kv->rlen, kv->nblk);
+    kv->ring[(kv->rhead + kv->rlen++) % kv->rcap] = (struct kv_entry){x, ++kv->blk[x].fser};
     kv->nfree++;
 }
 
-/* A block for a request: one never used while there are such (vLLM's free queue starts with
- * all of them, in order, ahead of any freed one), else the oldest freed, its key evicted. */
+/* The oldest free block, out of the queue (there is one: nfree > 0). */
+static int32_t fq_pop(struct llm_kv *kv)
+{
+    for (;;) {
+        struct kv_entry en = kv->ring[kv->rhead];
+        kv->rhead = (kv->rhead + 1) % kv->rcap;
+        kv->rlen--;
+        if (live(kv, en)) {
+            kv->nfree--;
+            /* the blocks after it were freed long ago, out of the caches: ask for them now */
+            for (long i = 1; i <= 2 && i <= kv->rlen; i++)
+                __builtin_prefetch(&kv->blk[kv->ring[(kv->rhead + i) % kv->rcap].id], 1);
+            return en.id;
+        }
+    }
+}
+
+/* A block never used while there are such (vLLM's free queue starts with all of them, in
+ * order, ahead of any freed one), else the oldest freed, its key evicted. */
 static int32_t take_block(struct llm_kv *kv)
 {
     int32_t x;
     if (kv->nblk < kv->total) {
         x = (int32_t)kv->nblk++;
-        kv->blk[x] = (struct kv_blk){0, 0, 0, -1, -1, false};
+        kv->blk[x] = (struct kv_blk){0, 0, 0, 0, false, false};
     } else {
-        x = kv->free_head;
-        fq_remove(kv, x);
+        x = fq_pop(kv);
         if (kv->blk[x].cached)
             uncache(kv, x);
     }
@@ -195,17 +241,29 @@ static int32_t take_block(struct llm_kv *kv)
 
 /* ---------------------------------------------------------------- requests' blocks */
 
-long llm_kv_match(const struct llm_kv *kv, const struct sim_request *r, long prompt, long tokens)
+/* The cached block holding block k of request r (b: the blocks it held, or NULL), or -1. */
+static int32_t lookup(const struct llm_kv *kv, const struct llm_kv_blocks *b,
+                      const struct sim_request *r, long prompt, long k)
+{
+    uint64_t ka, kb;
+    block_key(kv, r, prompt, k, &ka, &kb);
+    if (!(ka & OWN_KEY))
+        return find(kv, ka, kb);
+    if (!b || k >= b->nold)
+        return -1;
+    int32_t x = b->id[k];
+    const struct kv_blk *c = &kv->blk[x];
+    return c->cached && c->ka == ka && c->kb == kb ? x : -1;
+}
+
+long llm_kv_match(const struct llm_kv *kv, const struct llm_kv_blocks *b,
+                  const struct sim_request *r, long prompt, long tokens)
 {
     if (!kv->prefix || tokens < 2)
         return 0;
     long most = (tokens - 1) / kv->bs, k = 0;
-    for (; k < most; k++) {
-        uint64_t a, b;
-        block_key(kv, r, prompt, k, &a, &b);
-        if (find(kv, a, b) < 0)
-            break;
-    }
+    while (k < most && lookup(kv, b, r, prompt, k) >= 0)
+        k++;
     return k;
 }
 
@@ -219,10 +277,13 @@ static int cache_full(struct llm_kv *kv, struct llm_kv_blocks *b, const struct s
         struct kv_blk *x = &kv->blk[b->id[k]];
         if (x->cached)
             SIM_BUG("KV block %d cached twice", b->id[k]);
-        if (tab_room(kv))
-            return SIM_ENOMEM;
         block_key(kv, r, prompt, k, &x->ka, &x->kb);
         x->cached = true;
+        if (x->ka & OWN_KEY)
+            continue;                           /* its own: found through its block list */
+        if (tab_room(kv))
+            return SIM_ENOMEM;
+        x->in_tab = true;
         kv->ncached++;
         tab_put(kv, b->id[k]);
     }
@@ -250,9 +311,7 @@ int llm_kv_alloc(struct llm_kv *kv, struct llm_kv_blocks *b, const struct sim_re
     need -= hits;                             /* new blocks beyond the hits */
     long evictable = 0;                       /* hits no request holds: they leave the queue */
     for (long k = 0; k < hits; k++) {
-        uint64_t ka, kb;
-        block_key(kv, r, prompt, k, &ka, &kb);
-        int32_t x = find(kv, ka, kb);
+        int32_t x = lookup(kv, b, r, prompt, k);
         if (x < 0)
             SIM_BUG("KV cache hit %ld of request %llu vanished", k, (unsigned long long)r->id);
         evictable += kv->blk[x].ref == 0;
@@ -271,14 +330,14 @@ int llm_kv_alloc(struct llm_kv *kv, struct llm_kv_blocks *b, const struct sim_re
             return SIM_ENOMEM;
         kv->blkcap = cap;
     }
+    if (2 * most > kv->rcap && ring_grow(kv, 2 * kv->blkcap))
+        return SIM_ENOMEM;
     if (b->n == 0)
         b->ncached = (int32_t)hits;           /* a request starting: its hits are cached */
     for (long k = 0; k < hits; k++) {        /* touch: the hits gain a reference */
-        uint64_t ka, kb;
-        block_key(kv, r, prompt, k, &ka, &kb);
-        int32_t x = find(kv, ka, kb);
-        if (kv->blk[x].ref++ == 0) {
-            fq_remove(kv, x);
+        int32_t x = lookup(kv, b, r, prompt, k);  /* (a hit of its own is at b->id[k]) */
+        if (kv->blk[x].ref++ == 0) {          /* out of the free queue: its entry is stale */
+            kv->nfree--;
             kv->used++;
         }
         b->id[b->n++] = x;
@@ -304,6 +363,7 @@ void llm_kv_release(struct llm_kv *kv, struct llm_kv_blocks *b)
             fq_append(kv, x);
         }
     }
+    b->nold = b->ncached;                     /* its cached blocks, to be found again */
     b->n = 0;
     b->ncached = 0;
 }
@@ -320,16 +380,22 @@ int llm_kv_check(const struct llm_kv *kv)
     for (long x = 0; x < kv->nblk; x++) {
         used += kv->blk[x].ref > 0;
         refs += kv->blk[x].ref;
-        if (kv->blk[x].cached) {
+        if (kv->blk[x].in_tab) {
             cached++;
-            if (find(kv, kv->blk[x].ka, kv->blk[x].kb) < 0)
+            if (!kv->blk[x].cached || find(kv, kv->blk[x].ka, kv->blk[x].kb) < 0)
                 return sim_err_set(SIM_EINVAL, "KV pool: block %ld cached but not found", x);
+        } else if (kv->blk[x].cached && !(kv->blk[x].ka & OWN_KEY)) {
+            return sim_err_set(SIM_EINVAL, "KV pool: block %ld holds a shared key outside the "
+                               "table", x);
         }
     }
-    for (int32_t x = kv->free_head; x >= 0; x = kv->blk[x].next, nfree++)
-        if (kv->blk[x].ref != 0)
-            return sim_err_set(SIM_EINVAL, "KV pool: block %d in the free queue with %d "
-                               "references", x, kv->blk[x].ref);
+    for (long i = 0; i < kv->rlen; i++) {     /* each free block once, by its latest serial */
+        struct kv_entry en = kv->ring[(kv->rhead + i) % kv->rcap];
+        if (en.id < 0 || en.id >= kv->nblk)
+            return sim_err_set(SIM_EINVAL, "KV pool: free queue entry %ld names block %d of "
+                               "%ld", i, en.id, kv->nblk);
+        nfree += live(kv, en);
+    }
     if (used != kv->used || refs != kv->refs || cached != kv->ncached || nfree != kv->nfree ||
         nfree != kv->nblk - used)
         return sim_err_set(SIM_EINVAL, "KV pool: counted %ld in use, %ld references, %ld "
