@@ -16,7 +16,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *files[] = {path};
     struct trace_spec sp;
     memset(&sp, 0, sizeof sp);
-    sp.format = (enum trace_format)(data[0] % 6);
+    int nformats = 0;                   /* every format, those added later too */
+    while (trace_format_names[nformats])
+        nformats++;
+    sp.format = (enum trace_format)(data[0] % nformats);
     sp.nfiles = 1;
     sp.files = files;
     sp.select = TRACE_SEL_TOP;
@@ -28,6 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sp.datetime = (data[0] >> 5) & 1;
     sp.interval_s = 1;
     sp.project = "en";
+    sp.block_tokens = 512;
     struct trace_reader *rd = NULL;
     if (trace_open(&sp, &rd) == 0) {
         struct trace_rec rec;
