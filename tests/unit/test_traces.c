@@ -257,25 +257,32 @@ static void mooncake_reader(void)
     trace_close(rd);
     CHECK(trace_format_has_tokens(TRACE_MOONCAKE) && trace_format_per_request(TRACE_MOONCAKE),
           "mooncake: a per-request format with tokens");
-    f = fixture("mc1.jsonl", "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n"
-                "{\"timestamp\": 4, \"input_length\": 1, \"output_length\": 1}\n");
-    expect_error(&sp, "mc1.jsonl:2: time");
-    f = fixture("mc2.jsonl", "{\"timestamp\": 5, \"input_length\": 1.5, \"output_length\": 1}\n");
-    expect_error(&sp, "mc2.jsonl:1: \"input_length\": expected a non-negative whole number");
-    f = fixture("mc3.jsonl", "{\"timestamp\": 5, \"output_length\": 1}\n");
-    expect_error(&sp, "mc3.jsonl:1: expected a key \"input_length\"");
-    f = fixture("mc4.jsonl", "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, "
-                "\"hash_ids\": [1, -2]}\n");
-    expect_error(&sp, "mc4.jsonl:1: \"hash_ids\"[1]: expected a whole number in 0..4294967295");
-    f = fixture("mc5.jsonl", "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n"
-                "{\"timestamp\": 6, \"input_length\": 1,\n");
-    expect_error(&sp, "mc5.jsonl:2: column");
-    f = fixture("mc6.jsonl", "TIMESTAMP,ContextTokens,GeneratedTokens\n");
-    expect_error(&sp, "mc6.jsonl:1: column 1: expected one JSON object a line");
-    f = fixture("mc7.jsonl", "[1, 2]\n");
-    expect_error(&sp, "mc7.jsonl:1: expected a JSON object (a request)");
-    f = fixture("mc8.jsonl", "{\"timestamp\": \"5\", \"input_length\": 1, \"output_length\": 1}\n");
-    expect_error(&sp, "mc8.jsonl:1: \"timestamp\": expected a non-negative number");
+    static const struct {
+        const char *file, *text, *want;
+    } bad[] = {
+        {"mc1.jsonl", "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n"
+                      "{\"timestamp\": 4, \"input_length\": 1, \"output_length\": 1}\n",
+         "mc1.jsonl:2: time"},
+        {"mc2.jsonl", "{\"timestamp\": 5, \"input_length\": 1.5, \"output_length\": 1}\n",
+         "mc2.jsonl:1: \"input_length\": expected a non-negative whole number"},
+        {"mc3.jsonl", "{\"timestamp\": 5, \"output_length\": 1}\n",
+         "mc3.jsonl:1: expected a key \"input_length\""},
+        {"mc4.jsonl", "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, "
+                      "\"hash_ids\": [1, -2]}\n",
+         "mc4.jsonl:1: \"hash_ids\"[1]: expected a whole number in 0..4294967295"},
+        {"mc5.jsonl", "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n"
+                      "{\"timestamp\": 6, \"input_length\": 1,\n",
+         "mc5.jsonl:2: column"},
+        {"mc6.jsonl", "TIMESTAMP,ContextTokens,GeneratedTokens\n",
+         "mc6.jsonl:1: column 1: expected one JSON object a line"},
+        {"mc7.jsonl", "[1, 2]\n", "mc7.jsonl:1: expected a JSON object (a request)"},
+        {"mc8.jsonl", "{\"timestamp\": \"5\", \"input_length\": 1, \"output_length\": 1}\n",
+         "mc8.jsonl:1: \"timestamp\": expected a non-negative number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        f = fixture(bad[i].file, bad[i].text);
+        expect_error(&sp, bad[i].want);
+    }
 }
 
 /* workload.tokens.<model>.empirical: a BurstGPT fixture's rows (a failed one, 0 response
