@@ -159,7 +159,7 @@ static void report_llm(FILE *f, const struct sim_result *r)
     if (any)
         fprintf(f, "  (ms; on time: both the TTFT and the TPOT SLO met (DistServe's goodput); "
                 "e2e: arrival to the last token;\n   kv_use: the KV pool's use over time; reps: "
-                "replicas; dropped: refused as too long, or held at the run's end)\n");
+                "replicas made; dropped: refused as too long, or held at the run's end)\n");
 }
 
 void sim_report_table(FILE *f, const struct sim_result *r, const struct sim_goodput *g)
