@@ -201,6 +201,12 @@ static int collect_models(const struct sim *s, struct sim_result *r, double q, d
             *worst = o->bad_frac;
             r->worst_model = m;
         }
+        if (o->llm && r->llm_spare_gpus < 0) {
+            r->llm_spare_gpus = 0;
+            for (int e = 0; e < s->nexecs; e++)
+                r->llm_spare_gpus += !s->execs[e].cpu && s->execs[e].state == SIM_EXEC_UP &&
+                                     sim_llm_replica_of(s, e) < 0;
+        }
     }
     return 0;
 }
@@ -339,6 +345,7 @@ int sim_result_collect(struct sim *s, struct sim_result **out)
         return SIM_ENOMEM;
     snprintf(r->name, sizeof r->name, "%s", c->name);
     snprintf(r->policy, sizeof r->policy, "%s", s->pol->name);
+    r->llm_spare_gpus = -1;
     r->seed = c->seed;
     r->load_scale = s->scale;
     r->duration_s = s->ended_early ? (double)s->duration / 1e9 : c->duration_s;

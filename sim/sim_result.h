@@ -95,6 +95,9 @@ struct sim_result {
     bool warmup_extended;               /* the config's warm-up (warmup_config_s) was */
     double warmup_config_s;             /* extended to warmup_s (sim_world) */
     double offered_rps, ontime_rps, bad_rate;
+    int llm_spare_gpus;                 /* with LLM models: GPUs up at the end in no replica (a
+                                         * replica takes tp of them; what is left idles), else
+                                         * -1 */
     uint64_t offered, on_time, late, dropped, events;
     uint64_t same_instant;              /* of the events: policy timers armed for the instant
                                          * they fired at (a FIFO, no heap; sim_timer.c) */

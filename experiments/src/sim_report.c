@@ -156,6 +156,9 @@ static void report_llm(FILE *f, const struct sim_result *r)
             fprintf(f, "  %s: prefix cache: %.1f%% of the prompt tokens asked found cached\n",
                     r->models[m].name, 100 * l->prefix_hit_rate);
     }
+    if (any && r->llm_spare_gpus > 0)
+        fprintf(f, "  %d GPU%s in no replica at the end, idle (a replica takes its model's tp GPUs; "
+                "the rest stay spare)\n", r->llm_spare_gpus, r->llm_spare_gpus > 1 ? "s" : "");
     if (any)
         fprintf(f, "  (ms; on time: both the TTFT and the TPOT SLO met (DistServe's goodput); "
                 "e2e: arrival to the last token;\n   kv_use: the KV pool's use over time; reps: "
@@ -433,6 +436,8 @@ char *sim_report_json(const struct sim_result *r, const struct sim_goodput *g)
     cJSON_AddNumberToObject(o, "bad_rate", r->bad_rate);
     cJSON_AddNumberToObject(o, "gpu_s", r->gpu_s);
     cJSON_AddNumberToObject(o, "gpus_max", r->gpus_max);
+    if (r->llm_spare_gpus >= 0)
+        cJSON_AddNumberToObject(o, "llm_spare_gpus", r->llm_spare_gpus);
     cJSON_AddNumberToObject(o, "core_s", r->core_s);
     cJSON_AddNumberToObject(o, "trace_gaps", r->trace_gaps);
     cJSON_AddNumberToObject(o, "trace_gap_s", r->trace_gap_s);

@@ -2186,6 +2186,14 @@ json.dump(c, open('$tmp/tr2.json', 'w'))"
   "$bin" run "$cfg" --no-db --set policy.name=symphony --set 'policy.params={}' > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc = 2 ] && grep -q "policy symphony serves DNN models: model llama-3-8b is an LLM model" "$tmp/e" ||
     fail "an LLM model under symphony: exit $rc, $(cat "$tmp/e")"
+  # GPUs no whole replica takes are said, not hidden: 6 GPUs at tp 4 leave 2 spare
+  "$bin" run "$cfg" --no-db --set cluster.gpus=6 --set models[0].llm.model=llama-3-70b \
+    --set models[0].llm.tp=4 --set duration_s=5 --set warmup_s=1 > "$tmp/sp.txt" 2> "$tmp/e" &&
+    grep -q "2 GPUs in no replica at the end, idle" "$tmp/sp.txt" ||
+    fail "spare GPUs: $(cat "$tmp/e") $(grep -i replica "$tmp/sp.txt")"
+  "$bin" run "$cfg" --no-db --json --set duration_s=5 --set warmup_s=1 2> "$tmp/e" |
+    python3 -c "import json,sys; assert json.load(sys.stdin)['llm_spare_gpus'] == 0" ||
+    fail "llm_spare_gpus in --json: $(cat "$tmp/e")"
   # kv_blocks does not let weights that do not fit through
   "$bin" run "$cfg" --no-db --set models[0].llm.gpu=l40s --set models[0].llm.model=llama-3-70b \
     --set models[0].llm.kv_blocks=100 > /dev/null 2> "$tmp/e"; rc=$?
