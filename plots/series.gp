@@ -10,6 +10,9 @@ set xlabel "time (s)"
 set ylabel ylab
 set grid
 set yrange [0:*]
+# headroom above the highest value: a series that sits at its maximum (a full KV cache at
+# 1.0) is drawn inside the frame, not hidden under its top edge
+set offsets 0, 0, graph 0.05, 0
 set autoscale xfix
 set key below height 1
 plot for [i=0:nser-1] datafile index i using 1:2 with lines lw 2 lc rgb sercolour[i + 1] \
