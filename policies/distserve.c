@@ -71,6 +71,8 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if (!st->nprefill || !st->rr)
         return SIM_ENOMEM;
     for (int m = 0; m < nm; m++) {
+        if (!sim_mine_model(s, m))
+            continue;                           /* another part's (pools) */
         int n = st->pools.nrep[m];
         int np = (int)lround(st->prefill_share * n);
         st->nprefill[m] = np < 1 ? 1 : np > n - 1 ? n - 1 : np;
@@ -133,4 +135,5 @@ const struct policy_ops policy_distserve = {
     .on_request = on_request,
     .llm_decode_target = decode_target,
     .llm_only = true,
+    .in_pools = true,
 };

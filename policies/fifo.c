@@ -92,5 +92,6 @@ const struct policy_ops policy_fifo = {
     .on_batch_done = on_batch_done,
     .on_exec_up = on_exec_up,
     .dynamic_execs = true,      /* scans executors by state on every decision */
+    .in_pools = true,
     .shared_devices = true,     /* fills free lanes */
 };

@@ -22,6 +22,8 @@ int llm_pools_assign(struct sim *s, const char *policy, int least, struct llm_po
 {
     int nm = sim_model_count(s), ng = 0, need = 0;
     for (int m = 0; m < nm; m++) {
+        if (!sim_mine_model(s, m))
+            continue;                  /* another part's (pools) */
         if (!sim_model_llm(s, m))
             return sim_err_set(SIM_EINVAL, "policy %s serves LLM models only: model %s is a "
                                "DNN model (an LLM model's entry has an `llm` section: "
@@ -29,7 +31,7 @@ int llm_pools_assign(struct sim *s, const char *policy, int least, struct llm_po
         need += least * sim_model_llm(s, m)->tp;
     }
     for (int e = 0; e < sim_exec_count(s); e++)
-        ng += !sim_exec(s, e)->cpu;
+        ng += !sim_exec(s, e)->cpu && sim_mine_exec(s, e);
     if (nm < 1 || ng < need)
         return sim_err_set(SIM_EINVAL, "policy %s: %d GPUs for %d LLM models: every model needs "
                            "%d replicas of its tensor-parallel degree, %d GPUs in all (servesim "
@@ -44,9 +46,12 @@ int llm_pools_assign(struct sim *s, const char *policy, int least, struct llm_po
         return SIM_ENOMEM;
     double total = 0;
     for (int m = 0; m < nm; m++)
-        total += sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
+        if (sim_mine_model(s, m))
+            total += sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
     int used = 0;
     for (int m = 0; m < nm; m++) {     /* whole replicas by rate, at least `least` */
+        if (!sim_mine_model(s, m))
+            continue;
         int tp = sim_model_llm(s, m)->tp;
         double w = sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
         lp->nrep[m] = least + (int)((double)(ng - need) * w / total) / tp;
@@ -55,6 +60,8 @@ int llm_pools_assign(struct sim *s, const char *policy, int least, struct llm_po
     for (bool more = true; more;) {    /* the rest a replica each, models in order */
         more = false;
         for (int m = 0; m < nm; m++) {
+            if (!sim_mine_model(s, m))
+                continue;
             int tp = sim_model_llm(s, m)->tp;
             if (used + tp <= ng) {
                 lp->nrep[m]++;
@@ -65,11 +72,11 @@ int llm_pools_assign(struct sim *s, const char *policy, int least, struct llm_po
     }
     lp->first[0] = lp->first_rep[0] = 0;
     for (int m = 0; m < nm; m++) {
-        lp->first[m + 1] = lp->first[m] + lp->nrep[m] * sim_model_llm(s, m)->tp;
+        lp->first[m + 1] = lp->first[m] + (lp->nrep[m] ? lp->nrep[m] * sim_model_llm(s, m)->tp : 0);
         lp->first_rep[m + 1] = lp->first_rep[m] + lp->nrep[m];
     }
     for (int e = 0, k = 0; e < sim_exec_count(s); e++)
-        if (!sim_exec(s, e)->cpu)
+        if (!sim_exec(s, e)->cpu && sim_mine_exec(s, e))
             lp->gpus[k++] = e;
     for (int m = 0; m < nm; m++)
         for (int r = 0; r < lp->nrep[m]; r++)

@@ -34,7 +34,8 @@
     X(policy_rrl_capes)                                                                     \
     X(policy_dynamoml)                                                                      \
     X(policy_vllm)                                                                          \
-    X(policy_distserve)
+    X(policy_distserve)                                                                     \
+    X(policy_pools)
 
 #define POLICY_DECLARE(ops) extern const struct policy_ops ops;
 #define POLICY_ENTRY(ops) &ops,

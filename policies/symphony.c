@@ -329,6 +329,9 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->rep_gain = pp->repartition_gain;
     if (rep_s > 0 && (rc = sim_check_period(s, "policy.params.repartition_s", rep_s, SIM_MAX_PLANS)))
         return rc;
+    if (want != 1 && sim_view_current(s) >= 0)
+        return sim_err_set(SIM_EINVAL, "policy.params.sub_clusters: 1 as a part of pools (the "
+                           "partitioner would weigh the other parts' models)");
     if (rep_s > 0 && want == 1)
         return sim_err_set(SIM_EINVAL, "policy.params.repartition_s: re-partitioning needs "
                            "sub-clusters (sub_clusters 0 for the fewest that fit, or > 1)");
@@ -570,5 +573,6 @@ const struct policy_ops policy_symphony = {
     .on_exec_up = on_exec_up,
     .on_exec_remove = on_exec_remove,
     .dynamic_execs = true,
+    .in_pools = true,             /* reads only executors up (another part's read as down) */
     .destroy = destroy,
 };

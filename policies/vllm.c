@@ -116,6 +116,8 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if (!st->rr || !st->reps || !st->nrep || !st->cap || !st->weight)
         return SIM_ENOMEM;
     for (int m = 0; m < nm; m++) {
+        if (!sim_mine_model(s, m))
+            continue;                           /* another part's (pools) */
         struct sim_llm_sched sc = sched_of(s, st, m);
         st->weight[m] = sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
         for (int r = 0; r < st->pools.nrep[m]; r++)
@@ -124,7 +126,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
                 return rc;
     }
     for (int e = 0; e < sim_exec_count(s); e++)     /* GPUs no whole replica took */
-        if (!sim_exec(s, e)->cpu && sim_llm_replica_of(s, e) < 0) {
+        if (!sim_exec(s, e)->cpu && sim_mine_exec(s, e) && sim_llm_replica_of(s, e) < 0) {
             if (sim_grow(&st->spare, &st->capspare, st->nspare + 1, sizeof *st->spare, 8))
                 return SIM_ENOMEM;
             st->spare[st->nspare++] = e;
@@ -148,7 +150,7 @@ static void on_exec_up(struct sim *s, void *state, int e)
     for (;;) {
         int best = -1;
         for (int m = 0; m < st->pools.nmodels; m++)
-            if (sim_model_llm(s, m)->tp <= st->nspare &&
+            if (sim_mine_model(s, m) && sim_model_llm(s, m)->tp <= st->nspare &&
                 (best < 0 || st->nrep[m] * st->weight[best] < st->nrep[best] * st->weight[m]))
                 best = m;
         if (best < 0)
@@ -210,5 +212,6 @@ const struct policy_ops policy_vllm = {
     .on_exec_up = on_exec_up,
     .on_exec_remove = on_exec_remove,
     .dynamic_execs = true,       /* replicas made and drained as GPUs come and go */
+    .in_pools = true,
     .llm_only = true,
 };

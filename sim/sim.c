@@ -215,7 +215,7 @@ static int create_policy(struct sim *s, const struct sim_world *cfg)
     if (cfg->autoscaler &&
         !(s->astate = calloc(1, cfg->autoscaler->state_size ? cfg->autoscaler->state_size : 1)))
         return SIM_ENOMEM;
-    for (int m = 0; m < s->nmodels && !s->pol->llm_only; m++)
+    for (int m = 0; m < s->nmodels && !s->pol->llm_only && !s->pol->mixed_models; m++)
         if (cfg->models[m].llm_on)
             return sim_err_set(SIM_EINVAL, "policy %s serves DNN models: model %s is an LLM "
                                "model (its `llm` section); policy.name: an LLM policy (vllm, "
@@ -261,6 +261,7 @@ int sim_create(const struct sim_world *cfg, double scale, const struct policy_op
         free(s);
         return SIM_ENOMEM;
     }
+    s->view = -1;
     for (int i = 0; i < nsrc; i++) {
         s->src[i].src = src[i];
         s->clients |= src[i].active != NULL;
@@ -319,6 +320,9 @@ void sim_destroy(struct sim *s)
     free(s->astate);
     sim_ledger_free(s);
     sim_llm_free(s);
+    free(s->exec_view);
+    free(s->model_view);
+    free(s->shadow);
     sim_jobs_free(s);
     sim_shares_free(s);
     for (int e = 0; e < s->max_execs && s->xi; e++) {
@@ -530,7 +534,56 @@ double sim_load_scale(const struct sim *s) { return s->scale; }
 int sim_model_count(const struct sim *s) { return s->nmodels; }
 const struct sim_model *sim_model(const struct sim *s, int m) { return &s->models[m]; }
 int sim_exec_count(const struct sim *s) { return s->nexecs; }
-const struct sim_exec *sim_exec(const struct sim *s, int e) { return &s->execs[e]; }
+const struct sim_exec *sim_exec(const struct sim *s, int e)
+{
+    if (s->view < 0 || !s->exec_view || s->exec_view[e] == s->view)
+        return &s->execs[e];
+    *s->shadow = s->execs[e];              /* another view's: down, as far as this one sees */
+    s->shadow->state = SIM_EXEC_DOWN;
+    return s->shadow;
+}
+
+bool sim_mine_model(const struct sim *s, int m)
+{
+    return s->view < 0 || !s->model_view || s->model_view[m] == s->view;
+}
+
+bool sim_mine_exec(const struct sim *s, int e)
+{
+    return s->view < 0 || !s->exec_view || s->exec_view[e] == s->view;
+}
+
+int sim_view_current(const struct sim *s) { return s->view; }
+
+void sim_view_set(struct sim *s, int v) { s->view = v; }
+
+int sim_view_assign(struct sim *s, int v, const int *models, int nm, const int *execs, int ne)
+{
+    if (v < 0 || v > INT16_MAX)
+        return sim_err_set(SIM_EINVAL, "view %d out of range", v);
+    if (!s->exec_view) {
+        s->exec_view = malloc((size_t)s->max_execs * sizeof *s->exec_view);
+        s->model_view = malloc((size_t)s->nmodels * sizeof *s->model_view);
+        s->shadow = malloc(sizeof *s->shadow);
+        if (!s->exec_view || !s->model_view || !s->shadow)
+            return SIM_ENOMEM;
+        memset(s->exec_view, 0xff, (size_t)s->max_execs * sizeof *s->exec_view);
+        memset(s->model_view, 0xff, (size_t)s->nmodels * sizeof *s->model_view);
+    }
+    for (int i = 0; i < nm; i++) {
+        if (models[i] < 0 || models[i] >= s->nmodels || s->model_view[models[i]] >= 0)
+            return sim_err_set(SIM_EINVAL, "model %d: out of range or in another view",
+                               models[i]);
+        s->model_view[models[i]] = (int16_t)v;
+    }
+    for (int i = 0; i < ne; i++) {
+        if (execs[i] < 0 || execs[i] >= s->nexecs || s->exec_view[execs[i]] >= 0)
+            return sim_err_set(SIM_EINVAL, "executor %d: out of range or in another view",
+                               execs[i]);
+        s->exec_view[execs[i]] = (int16_t)v;
+    }
+    return 0;
+}
 int64_t sim_duration_ns(const struct sim *s) { return s->duration; }
 
 int sim_check_period(const struct sim *s, const char *path, double period_s, double max_firings)

@@ -114,6 +114,13 @@ void sim_exec_remove(struct sim *s, int e);
  * `handle` to `at` with tag and arg, or sets a new one if it has fired or was cancelled
  * (handle 0 included), and returns the handle to keep. */
 uint64_t sim_timer_set(struct sim *s, int64_t at, uint64_t tag, void *arg);
+/* Views (sim_query.h): models[0..nm) and executors execs[0..ne) become view v's (v >= 0;
+ * a model or executor is in at most one view). 0, SIM_EINVAL (with the message) for an index
+ * out of range or already in another view, SIM_ENOMEM. */
+int sim_view_assign(struct sim *s, int v, const int *models, int nm, const int *execs, int ne);
+/* View v current (-1: none) from now on, until the next call: a composite policy sets its
+ * part's before calling into it, and -1 after. */
+void sim_view_set(struct sim *s, int v);
 uint64_t sim_timer_rearm(struct sim *s, uint64_t handle, int64_t at, uint64_t tag, void *arg);
 void sim_timer_cancel(struct sim *s, uint64_t handle);
 /* The policy's own random stream ("policy.<name>"). */

@@ -214,7 +214,10 @@ void sim_exec_mark(struct sim *s, int e)
 
 int sim_exec_next_free(const struct sim *s, int from)
 {
-    return sim_bits_next(&s->free_set, from);
+    int e = sim_bits_next(&s->free_set, from);
+    while (e >= 0 && !sim_mine_exec(s, e))         /* another view's: not this policy's */
+        e = sim_bits_next(&s->free_set, e + 1);
+    return e;
 }
 
 int sim_exec_index_running(struct sim *s)
@@ -241,7 +244,10 @@ int sim_exec_next_running_le(const struct sim *s, int b, int from)
 {
     if (!s->run_le || b < 1)
         SIM_BUG("sim_exec_next_running_le(%d) without sim_exec_index_running", b);
-    return sim_bits_next(&s->run_le[size_class(s, b)], from);
+    int e = sim_bits_next(&s->run_le[size_class(s, b)], from);
+    while (e >= 0 && !sim_mine_exec(s, e))
+        e = sim_bits_next(&s->run_le[size_class(s, b)], e + 1);
+    return e;
 }
 
 int sim_exec_res_block(struct sim *s, int from, int to)

@@ -40,6 +40,7 @@ struct sim_mqueue {              /* ring buffer of queued requests, ordered by d
 
 struct sim_timer_slot {          /* a policy timer (sim_timer.c) */
     uint32_t gen;                /* bumped when it fires or is cancelled: old handles miss */
+    int32_t view;                /* the view current when it was set: it fires in it */
     uint32_t pos;                /* its place in the timer heap while armed, or one of the two
                                     values above */
     uint32_t next_free;
@@ -223,6 +224,11 @@ struct sim {
     uint64_t same_instant;                  /* timers fired from that FIFO */
 
     const struct policy_ops *pol;
+    /* views (sim_view_assign): the current one (-1: none), each executor's and model's (-1:
+     * none; NULL until one is assigned), and the copy sim_exec answers for another view's */
+    int view;
+    int16_t *exec_view, *model_view;
+    struct sim_exec *shadow;
     bool cold_start;                   /* sim_policy_cold_start: executors start empty */
     void *pstate;
     gsl_rng *prng, *jrng;

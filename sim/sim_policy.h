@@ -89,6 +89,12 @@ struct policy_ops {
     double (*converge_s)(const struct cJSON *params);
     /* Whether the policy copes with executors added and removed during a run (autoscaling). */
     bool dynamic_execs;
+    /* Whether the policy can run as one part of `pools` (policies/pools.c): it plans only for
+     * the models and executors of its view (sim_mine_model, sim_mine_exec; sim_query.h). */
+    bool in_pools;
+    /* Whether the policy is a composite whose parts serve DNN and LLM models alike (it checks
+     * each part's models itself); others serve one kind (llm_only says which). */
+    bool mixed_models;
     /* Whether the policy can run with no GPU at all (its work on CPU executors); others need
      * at least one GPU executor. */
     bool needs_no_gpus;

@@ -17,7 +17,18 @@ double sim_load_scale(const struct sim *s);
 int sim_model_count(const struct sim *s);
 const struct sim_model *sim_model(const struct sim *s, int m);
 int sim_exec_count(const struct sim *s);
+/* Executor e; while a view is current (sim_view_assign), one of another view reads as down. */
 const struct sim_exec *sim_exec(const struct sim *s, int e);
+/* Views: the parts of a composite policy (policies/pools.c), each a policy serving its own
+ * models on its own executors over one cluster. While view v is current, sim_exec answers
+ * for an executor of another view as a copy of it in state DOWN (a policy that skips down
+ * executors never touches it), and sim_mine_model / sim_mine_exec say whether a model or an
+ * executor is v's: a policy that runs as a part (policy_ops.in_pools) plans only for those.
+ * A timer fires in the view that was current when it was set. No view current (-1, the
+ * default): everything is every policy's. */
+bool sim_mine_model(const struct sim *s, int m);
+bool sim_mine_exec(const struct sim *s, int e);
+int sim_view_current(const struct sim *s);
 /* The first executor at index >= from that is UP with a free lane (nrunning + pending <
  * lanes), or -1: what a policy that fills free executors in index order visits, without a
  * pass over the busy ones (a two-level bitmap the engine keeps as executors change). */

@@ -64,6 +64,18 @@ static void latency_summary(const struct sim_hist *h, double *p50, double *p90, 
     *mean = sim_hist_mean(h) / 1e6;
 }
 
+/* Whether executor e is an LLM policy's: no views, or its view serves an LLM model (a GPU of
+ * a DNN part of pools is in no replica by design). */
+static bool llm_view(const struct sim *s, int e)
+{
+    if (!s->exec_view || s->exec_view[e] < 0)
+        return true;
+    for (int m = 0; m < s->nmodels; m++)
+        if (s->model_view[m] == s->exec_view[e] && s->models[m].cfg->llm_on)
+            return true;
+    return false;
+}
+
 /* An LLM model's token-level results, or NULL (*out untouched) for a DNN model. */
 static int collect_llm(const struct sim *s, int m, double window_s, struct sim_llm_result **out)
 {
@@ -205,7 +217,7 @@ static int collect_models(const struct sim *s, struct sim_result *r, double q, d
             r->llm_spare_gpus = 0;
             for (int e = 0; e < s->nexecs; e++)
                 r->llm_spare_gpus += !s->execs[e].cpu && s->execs[e].state == SIM_EXEC_UP &&
-                                     sim_llm_replica_of(s, e) < 0;
+                                     sim_llm_replica_of(s, e) < 0 && llm_view(s, e);
         }
     }
     return 0;

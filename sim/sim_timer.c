@@ -155,6 +155,7 @@ uint64_t sim_timer_set(struct sim *s, int64_t at, uint64_t tag, void *arg)
     struct sim_timer_slot *ts = &s->timers[slot];
     ts->tag = tag;
     ts->arg = arg;
+    ts->view = s->view;
     ts->at = at < s->now ? s->now : at;
     ts->seq = s->heap.next_seq++;
     t_arm(s, slot);
@@ -170,6 +171,7 @@ uint64_t sim_timer_rearm(struct sim *s, uint64_t h, int64_t at, uint64_t tag, vo
     int64_t old = ts->at;
     ts->tag = tag;
     ts->arg = arg;
+    ts->view = s->view;
     ts->at = at < s->now ? s->now : at;
     ts->seq = s->heap.next_seq++;       /* later than all before, as a new timer would be */
     if (ts->pos == SIM_TIMER_NOW)       /* from the FIFO: its old entry goes stale */
@@ -210,14 +212,19 @@ void sim_timer_fire(struct sim *s, const struct sim_timer_slot *ts)
     uint32_t slot = (uint32_t)(ts - s->timers);
     uint64_t tag = ts->tag;
     void *arg = ts->arg;
+    int view = ts->view;
     if (ts->pos == SIM_TIMER_NOW) {     /* the FIFO's head (sim_timer_next dropped stale ones) */
         s->tnow_head = (s->tnow_head + 1) & (s->tnow_cap - 1);
         s->tnow_len--;
         s->same_instant++;
     }
     t_release(s, slot);
-    if (!s->stopping)
+    if (!s->stopping) {
+        int was = s->view;
+        s->view = view;                 /* in the view it was set in (a composite's part) */
         SIM_POLICY_CALL(s, on_timer, tag, arg);
+        s->view = was;
+    }
 }
 
 void sim_timer_free(struct sim *s)

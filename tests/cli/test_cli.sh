@@ -1558,7 +1558,7 @@ help_and_policies() {
     "$bin" run --set policy.name="$p" --set duration_s=2 --set warmup_s=0 --no-db --quiet \
       > /dev/null 2> "$tmp/p.err"; rc=$?
     [ $rc -eq 0 ] && continue
-    [ $rc -eq 2 ] && grep -qE "needs an \"application\" section|no node has CPU cores|needs a table of measured costs|serves LLM models only" "$tmp/p.err" ||
+    [ $rc -eq 2 ] && grep -qE "needs an \"application\" section|no node has CPU cores|needs a table of measured costs|serves LLM models only|needs its parts in policy.params.pools" "$tmp/p.err" ||
       fail "run --set policy.name=$p on the quickstart: exit $rc ($(cat "$tmp/p.err"))"
   done
   # a run records what it ran (issue 47, item 2): without policy.preset the policy's default
@@ -1996,6 +1996,56 @@ download_traces_script() {
   "$bin" run "$src/experiments/llm/mooncake_conv_h100.json" --trace-dir "$d" --no-db --json \
     --set duration_s=5 2> "$tmp/e" | python3 -c "import json,sys; m = json.load(sys.stdin)['models'][0]; assert m['tokens_out'] == 14 and m['prefix_hit_rate'] == 688 / 1600, m" ||
     fail "mooncake_conv_h100.json on the script's folder: $(cat "$tmp/e")"
+}
+
+# DNN and LLM models on one cluster (issue 54, item 7): policy pools runs Symphony for two CNN
+# models on 4 GPUs beside vLLM for Llama-3-8B on the other 4. The parts share nothing but the
+# cluster, so each model's results are those of its part run alone on its GPUs with the same
+# arrivals (every field of --json), and the GPU-seconds add up; both kinds of rows are stored.
+# Bad parts are named.
+pools_run() {
+  local cfg="$src/experiments/llm/mixed_h100.json" rc
+  python3 - "$cfg" "$tmp" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); t = sys.argv[2]
+d = json.loads(json.dumps(c)); d['models'] = d['models'][:2]; d['workload']['rate_rps'] = 2000
+del d['workload']['tokens']; d['cluster']['gpus'] = 4; d['policy'] = c['policy']['params']['pools'][0]
+d['policy'] = {"name": d['policy']['policy']}
+json.dump(d, open(t + '/dnn.json', 'w'))
+l = json.loads(json.dumps(c)); l['models'] = l['models'][2:]; l['workload']['rate_rps'] = 100
+l['cluster']['gpus'] = 4; p = c['policy']['params']['pools'][1]
+l['policy'] = {"name": p['policy'], "params": p['params']}
+json.dump(l, open(t + '/llm.json', 'w'))
+PY
+  "$bin" run "$cfg" --db "$tmp/pools.db" --json > "$tmp/mixed.json" 2> "$tmp/e" || { fail "the mixed run: $(cat "$tmp/e")"; return; }
+  "$bin" run "$tmp/dnn.json" --no-db --json > "$tmp/dnn.out" 2> "$tmp/e" || fail "symphony alone: $(cat "$tmp/e")"
+  "$bin" run "$tmp/llm.json" --no-db --json > "$tmp/llm.out" 2> "$tmp/e" || fail "vllm alone: $(cat "$tmp/e")"
+  python3 - "$tmp" <<'PY' || fail "the parts differ from their policies run alone"
+import json, sys
+t = sys.argv[1]
+mixed, dnn, llm = (json.load(open(t + f)) for f in ('/mixed.json', '/dnn.out', '/llm.out'))
+alone = {m['name']: m for m in dnn['models'] + llm['models']}
+assert [m['name'] for m in mixed['models']] == ['resnet50', 'mobilenet', 'llama-3-8b'], mixed['models']
+for m in mixed['models']:
+    assert m == alone[m['name']], (m['name'], {k: (v, alone[m['name']].get(k)) for k, v in m.items() if alone[m['name']].get(k) != v})
+assert mixed['models'][2]['tokens_out'] > 10**6 and mixed['models'][0]['on_time'] > 40000, mixed['models']
+assert abs(mixed['gpu_s'] - dnn['gpu_s'] - llm['gpu_s']) < 1e-6, (mixed['gpu_s'], dnn['gpu_s'], llm['gpu_s'])
+PY
+  [ "$(sqlite3 "$tmp/pools.db" "SELECT count(*) FROM model_stats; SELECT model FROM llm_stats" | tr '\n' ' ')" = "3 llama-3-8b " ] ||
+    fail "pools rows: $(sqlite3 "$tmp/pools.db" "SELECT count(*) FROM model_stats; SELECT model FROM llm_stats")"
+  local pre='policy.params.pools'
+  for c in "$pre[0].models=[\"resnet50\",\"llama-3-8b\"]|pools[0].models[1]: LLM model \"llama-3-8b\" in a pool of symphony" \
+           "$pre[0].models=[\"resnet50\"]|model \"mobilenet\" is in no pool" \
+           "$pre[1].gpus=5|pools[1].gpus: 5 GPUs asked, 4 left of the cluster's 8" \
+           "$pre[0].policy=nexus|pools[0].policy: expected a policy that runs as a part" \
+           "$pre[0].params={\"sub_clusters\":2}|sub_clusters: 1 as a part of pools" \
+           "$pre[1].params={\"routr\":1}|pools[1].params: policy.params.routr: not a parameter of policy vllm" \
+           "cluster.max_gpus=12|policy \"pools\" does not support executors added or removed"; do
+    local extra=()
+    [ "${c%%|*}" = "cluster.max_gpus=12" ] && extra=(--set 'autoscale={"kind":"hpa"}')
+    "$bin" run "$cfg" --no-db --set "${c%%|*}" "${extra[@]}" > /dev/null 2> "$tmp/e"; rc=$?
+    [ $rc = 2 ] && grep -qF "${c#*|}" "$tmp/e" || fail "pools: ${c%%|*}: exit $rc, $(cat "$tmp/e")"
+  done
 }
 
 # A long simulation says how far it is on a terminal (issue 52, item 4): run, each goodput

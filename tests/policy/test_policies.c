@@ -430,6 +430,88 @@ static void conformance_llm(const struct policy_ops *ops, const char *pol)
     }
 }
 
+/* The composite policy's worlds: two DNN models and two LLM models on one cluster, each
+ * kind served by its own part (symphony and vllm on 3 + 3 GPUs; fifo and distserve on 2 + 4),
+ * under the LLM workloads' three arrival patterns with the DNN models' share on top (20 each
+ * to the LLM models' 1). Besides the conformance invariants: every batch of a DNN model ran on
+ * the DNN part's GPUs and every LLM iteration on the LLM part's. */
+#define POOLS_MODELS                                                                       \
+    "\"models\":[{\"name\":\"a\",\"slo_ms\":60,\"alpha_ms\":0.5,\"beta_ms\":2,"            \
+    "\"max_batch\":16,\"share\":20},{\"name\":\"b\",\"slo_ms\":40,\"alpha_ms\":0.3,"        \
+    "\"beta_ms\":1,\"max_batch\":16,\"share\":20},{\"name\":\"chat\",\"share\":1,\"llm\":"  \
+    "{\"model\":\"tiny\",\"profile\":{\"base_us\":2000,\"token_us\":20,\"pair_ns\":1},"        \
+    "\"kv_blocks\":300,\"ttft_slo_ms\":200,\"tpot_slo_ms\":10}},{\"name\":\"code\","          \
+    "\"share\":1,\"llm\":{\"model\":\"llama-3-8b\",\"kv_blocks\":600,\"ttft_slo_ms\":500,"   \
+    "\"tpot_slo_ms\":50}}]"
+struct pools_seen {
+    int dnn_gpus;
+    unsigned long wrong;
+};
+static void pools_batch(void *ctx, const struct sim *s, const struct sim_batch *b)
+{
+    struct pools_seen *v = ctx;
+    v->wrong += sim_model_llm(s, b->model) != NULL || b->exec >= v->dnn_gpus;
+}
+static void pools_iteration(void *ctx, const struct sim *s, int e, const struct sim_llm_seq *q,
+                            int n)
+{
+    (void)s, (void)q, (void)n;
+    struct pools_seen *v = ctx;
+    v->wrong += e < v->dnn_gpus;
+}
+
+static void conformance_pools(const struct policy_ops *ops)
+{
+    static const struct {
+        const char *dnn, *llm;
+        int dnn_gpus, llm_gpus;
+    } pairs[] = {{"symphony", "vllm", 3, 3}, {"fifo", "distserve", 2, 4}};
+    size_t nw = sizeof conformance_llm_workloads / sizeof *conformance_llm_workloads;
+    for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++)
+        for (size_t w = 0; w < nw; w++) {
+            char text[4096], wl[1024];
+            /* the LLM workload with the DNN models' rate added: 21 shares of 22 more */
+            snprintf(wl, sizeof wl, "%s", conformance_llm_workloads[w]);
+            char *rate = strstr(wl, "\"rate_rps\":");
+            int r = rate ? atoi(rate + 11) : 0;
+            char head[1024];
+            snprintf(head, sizeof head, "%.*s\"rate_rps\":%d,\"popularity\":{\"kind\":"
+                     "\"explicit\"}%s", rate ? (int)(rate - wl) : 0, wl, r * 21,
+                     rate ? strchr(rate, ',') : "");
+            snprintf(text, sizeof text,
+                     "{\"name\":\"conf\",\"seed\":%zu,\"duration_s\":4,\"keep_warmup\":true,"
+                     "\"warmup_s\":0.5,\"cluster\":{\"gpus\":%d,\"gpu_kind\":\"h100\"},"
+                     POOLS_MODELS ",%s,\"policy\":{\"name\":\"pools\",\"params\":{\"pools\":["
+                     "{\"policy\":\"%s\",\"models\":[\"a\",\"b\"],\"gpus\":%d},"
+                     "{\"policy\":\"%s\",\"models\":[\"chat\",\"code\"],\"gpus\":%d}]}},"
+                     "\"metrics\":{\"sample_period_s\":0.5}}",
+                     w + 1, pairs[k].dnn_gpus + pairs[k].llm_gpus, head, pairs[k].dnn,
+                     pairs[k].dnn_gpus, pairs[k].llm, pairs[k].llm_gpus);
+            conform_one(ops, w, false, text);
+            struct sim_config *cfg;
+            struct sim *s;
+            REQUIRE_OK(sim_config_from_text(text, "pools", ".", &cfg));
+            REQUIRE_OK(sim_config_engine(cfg, 1.0, NULL, &s, NULL));
+            struct pools_seen v = {.dnn_gpus = pairs[k].dnn_gpus};
+            struct sim_observer obs = {.ctx = &v, .batch_start = pools_batch,
+                                       .llm_iteration = pools_iteration};
+            sim_set_observer(s, &obs);
+            REQUIRE_OK(sim_run(s));
+            struct sim_result *res;
+            REQUIRE_OK(sim_result_collect(s, &res));
+            CHECK(v.wrong == 0 && res->models[0].on_time + res->models[0].late > 100 &&
+                  res->models[2].llm && res->models[2].llm->tokens_out > 100,
+                  "pools %s + %s, workload %zu: %lu batches or iterations on the other part's "
+                  "GPUs; %llu of model a served, %llu tokens of chat", pairs[k].dnn,
+                  pairs[k].llm, w, v.wrong,
+                  (unsigned long long)(res->models[0].on_time + res->models[0].late),
+                  res->models[2].llm ? (unsigned long long)res->models[2].llm->tokens_out : 0ULL);
+            sim_result_destroy(res);
+            sim_destroy(s);
+            sim_config_destroy(cfg);
+        }
+}
+
 static void conformance_every_policy(void)
 {
     size_t nw = sizeof conformance_workloads / sizeof *conformance_workloads;
@@ -444,6 +526,10 @@ static void conformance_every_policy(void)
                  ps ? ps->name : "", ps ? "\"" : "");
         if (ops->llm_only) {
             conformance_llm(ops, pol);
+            continue;
+        }
+        if (ops->mixed_models) {
+            conformance_pools(ops);
             continue;
         }
         for (size_t w = ops->applications_only ? nw : 0;
@@ -547,7 +633,7 @@ static void every_model_gets_a_backend(void)
     for (int p = 0; p < policy_count() + policy_preset_count(); p++) {
         const struct policy_preset *ps = p < policy_count() ? NULL : policy_preset_at(p - policy_count());
         const struct policy_ops *ops = ps ? policy_find(ps->policy) : policy_at(p);
-        if ((ps && ps->is_default) || ops->needs_no_gpus || ops->llm_only ||
+        if ((ps && ps->is_default) || ops->needs_no_gpus || ops->llm_only || ops->mixed_models ||
             takes_param(ops, "oracle_table"))
             continue;                   /* (an LLM policy: conformance_every_policy) */
         bool nexus = strcmp(ops->name, "nexus") == 0;
