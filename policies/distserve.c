@@ -12,7 +12,11 @@
  * Each pool runs vLLM's scheduler with its own limits: the prefill pool's token budget, the
  * decode pool's sequences. The link defaults to 50 GB/s and 10 us, one 400 Gb/s NIC between
  * nodes (DistServe's low-affinity placement; NVLink within a node is ~450 GB/s); a prefill
- * replica's link sends one cache at a time. */
+ * replica's link sends one cache at a time.
+ *
+ * Not under an autoscaler: scaling a pool down can leave a model without prefill or without
+ * decode replicas (the HPA removes the newest GPUs first, all of one role), which DistServe
+ * answers by re-placing its instances; that is not modelled (docs/llm.md). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -26,7 +30,8 @@ struct distserve {
     int prefill_tokens, decode_seqs, router;
     bool prefix;
     struct llm_pools pools;
-    int *nprefill;               /* [model]: its first nprefill GPUs prefill, the rest decode */
+    struct llm_list *pre, *dec;  /* [model]: its prefill and its decode replicas */
+
     int *rr;
 };
 
@@ -54,9 +59,36 @@ static const struct sim_param params[] = {
 static void destroy(void *state)
 {
     struct distserve *st = state;
+    for (int m = 0; m < st->pools.nmodels; m++) {
+        if (st->pre)
+            llm_list_free(&st->pre[m]);
+        if (st->dec)
+            llm_list_free(&st->dec[m]);
+    }
+    free(st->pre);
+    free(st->dec);
     llm_pools_free(&st->pools);
-    free(st->nprefill);
     free(st->rr);
+}
+
+/* A replica of model m on execs[0..tp) in its role, into its pool. */
+static int make(struct sim *s, struct distserve *st, int m, const int *execs, bool pre)
+{
+    struct sim_llm_sched sc = llm_sched_defaults(s, m, pre ? st->prefill_tokens : 0,
+                                                 pre ? 0 : st->decode_seqs);
+    sc.role = pre ? SIM_LLM_PREFILL : SIM_LLM_DECODE;
+    sc.kv_link_gbs = st->link_gbs;
+    sc.kv_link_us = st->link_us;
+    sc.prefix_caching = pre && st->prefix;
+    int rc = sim_llm_replica_tp(s, execs, sim_model_llm(s, m)->tp, m, &sc);
+    return rc ? rc : llm_list_push(pre ? &st->pre[m] : &st->dec[m], execs[0]);
+}
+
+static void submit_queued(struct sim *s, struct distserve *st, int m)
+{
+    while (st->pre[m].n > 0 && sim_queue_len(s, m) > 0)
+        sim_llm_submit(s, llm_route(s, st->pre[m].e, st->pre[m].n, &st->rr[m], st->router,
+                                    sim_queue_at(s, m, 0)), m);
 }
 
 static int init(struct sim *s, const cJSON *p, void *state)
@@ -66,27 +98,20 @@ static int init(struct sim *s, const cJSON *p, void *state)
     if (rc || (rc = llm_pools_assign(s, "distserve", 2, &st->pools)))
         return rc;
     int nm = st->pools.nmodels;
-    st->nprefill = calloc((size_t)nm, sizeof *st->nprefill);
     st->rr = calloc((size_t)nm, sizeof *st->rr);
-    if (!st->nprefill || !st->rr)
+    st->pre = calloc((size_t)nm, sizeof *st->pre);
+    st->dec = calloc((size_t)nm, sizeof *st->dec);
+    if (!st->rr || !st->pre || !st->dec)
         return SIM_ENOMEM;
     for (int m = 0; m < nm; m++) {
         if (!sim_mine_model(s, m))
             continue;                           /* another part's (pools) */
-        int n = st->pools.nrep[m];
+        int n = st->pools.nrep[m], tp = sim_model_llm(s, m)->tp;
         int np = (int)lround(st->prefill_share * n);
-        st->nprefill[m] = np < 1 ? 1 : np > n - 1 ? n - 1 : np;
-        for (int r = 0; r < n; r++) {
-            bool pre = r < st->nprefill[m];
-            struct sim_llm_sched sc = llm_sched_defaults(s, m, pre ? st->prefill_tokens : 0,
-                                                         pre ? 0 : st->decode_seqs);
-            sc.role = pre ? SIM_LLM_PREFILL : SIM_LLM_DECODE;
-            sc.kv_link_gbs = st->link_gbs;
-            sc.kv_link_us = st->link_us;
-            sc.prefix_caching = pre && st->prefix;
-            if ((rc = llm_pools_replica(s, &st->pools, m, r, &sc)))
+        np = np < 1 ? 1 : np > n - 1 ? n - 1 : np;
+        for (int r = 0; r < n; r++)
+            if ((rc = make(s, st, m, st->pools.gpus + st->pools.first[m] + r * tp, r < np)))
                 return rc;
-        }
     }
     return 0;
 }
@@ -94,15 +119,12 @@ static int init(struct sim *s, const cJSON *p, void *state)
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
 {
     (void)r;
-    struct distserve *st = state;
-    const int *pre = st->pools.reps + st->pools.first_rep[m];
-    while (sim_queue_len(s, m) > 0)
-        sim_llm_submit(s, llm_route(s, pre, st->nprefill[m], &st->rr[m], st->router,
-                                    sim_queue_at(s, m, 0)), m);
+    submit_queued(s, state, m);
 }
 
 /* The decode replica with the most free KV blocks, counting those the caches on their way to
- * it will take, then the fewest waiting (on their way included), then the lowest. */
+ * it will take, then the fewest waiting (on their way included), then the lowest; -1 where
+ * the model has none (the request is dropped). */
 static int decode_target(struct sim *s, void *state, int e, const struct sim_request *r)
 {
     (void)e;
@@ -110,14 +132,13 @@ static int decode_target(struct sim *s, void *state, int e, const struct sim_req
     int m = r->model, best = -1;
     long best_free = 0;
     int best_wait = 0;
-    for (int k = st->pools.first_rep[m] + st->nprefill[m]; k < st->pools.first_rep[m + 1];
-         k++) {
-        const struct sim_llm_state *d = sim_llm_state(s, st->pools.reps[k]);
+    for (int k = 0; k < st->dec[m].n; k++) {
+        const struct sim_llm_state *d = sim_llm_state(s, st->dec[m].e[k]);
         long free_blocks = d->blocks_total - d->blocks_used - d->incoming_blocks;
         int wait = d->waiting + d->incoming;
         if (best < 0 || free_blocks > best_free ||
             (free_blocks == best_free && wait < best_wait)) {
-            best = st->pools.reps[k];
+            best = st->dec[m].e[k];
             best_free = free_blocks;
             best_wait = wait;
         }

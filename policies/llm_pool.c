@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sim_err.h"
+#include "sim_grow.h"
 
 const char *const llm_routers[] = {"round_robin", "least_tokens", "kv_util", "prefix", NULL};
 
@@ -103,6 +104,39 @@ struct sim_llm_sched llm_sched_defaults(const struct sim *s, int m, int max_toke
     sc.chunked = true;
     sc.role = SIM_LLM_BOTH;
     return sc;
+}
+
+int llm_list_push(struct llm_list *l, int e)
+{
+    if (l->n == l->cap && sim_grow(&l->e, &l->cap, l->n + 1, sizeof *l->e, 8))
+        return SIM_ENOMEM;
+    l->e[l->n++] = e;
+    return 0;
+}
+
+bool llm_list_remove(struct llm_list *l, int e)
+{
+    for (int k = 0; k < l->n; k++)
+        if (l->e[k] == e) {
+            memmove(&l->e[k], &l->e[k + 1], (size_t)(l->n - k - 1) * sizeof *l->e);
+            l->n--;
+            return true;
+        }
+    return false;
+}
+
+void llm_list_free(struct llm_list *l)
+{
+    free(l->e);
+    l->e = NULL;
+    l->n = l->cap = 0;
+}
+
+void llm_remove_ranks(struct sim *s, int r, int e)
+{
+    for (int x = 0; x < sim_exec_count(s); x++)
+        if (x != e && sim_llm_replica_of(s, x) == r && sim_exec(s, x)->state == SIM_EXEC_UP)
+            sim_exec_remove(s, x);
 }
 
 static bool better(const struct sim_llm_state *a, const struct sim_llm_state *b, int router)

@@ -40,6 +40,20 @@ void llm_pools_free(struct llm_pools *lp);
 struct sim_llm_sched llm_sched_defaults(const struct sim *s, int m, int max_tokens,
                                         int max_seqs);
 
+/* A list of executors (the replicas a router uses, by their first GPU; GPUs spare) that
+ * grows and shrinks as an autoscaler adds and removes GPUs. */
+struct llm_list {
+    int *e;
+    int n, cap;
+};
+int llm_list_push(struct llm_list *l, int e);
+/* e out of l, the others' order kept; false where it was not there. */
+bool llm_list_remove(struct llm_list *l, int e);
+void llm_list_free(struct llm_list *l);
+/* An autoscaler removed e, a GPU of replica r: the replica's other GPUs that are up are
+ * removed too (it drains as a whole, sim_llm.h). */
+void llm_remove_ranks(struct sim *s, int r, int e);
+
 /* One of the n replicas reps[] for request r by `router` (rr: the round-robin position,
  * advanced). */
 int llm_route(const struct sim *s, const int *reps, int n, int *rr, int router,

@@ -20,7 +20,6 @@
 #include "llm_pool.h"
 #include "policy.h"
 #include "sim_err.h"
-#include "sim_grow.h"
 #include "sim_param.h"
 
 struct vllm {
@@ -30,8 +29,8 @@ struct vllm {
     bool prefix;
     struct llm_pools pools;
     int *rr;                     /* [model] round-robin position */
-    int **reps, *nrep, *cap;     /* [model]: the replicas the router uses (their first GPUs) */
-    int *spare, nspare, capspare;   /* GPUs up in no replica */
+    struct llm_list *reps;       /* [model]: the replicas the router uses (their first GPUs) */
+    struct llm_list spare;       /* GPUs up in no replica */
     double *weight;              /* [model] its rate (1 where none) */
 };
 
@@ -61,11 +60,9 @@ static void destroy(void *state)
 {
     struct vllm *st = state;
     for (int m = 0; st->reps && m < st->pools.nmodels; m++)
-        free(st->reps[m]);
+        llm_list_free(&st->reps[m]);
     free(st->reps);
-    free(st->nrep);
-    free(st->cap);
-    free(st->spare);
+    llm_list_free(&st->spare);
     free(st->weight);
     llm_pools_free(&st->pools);
     free(st->rr);
@@ -80,24 +77,10 @@ static struct sim_llm_sched sched_of(struct sim *s, const struct vllm *st, int m
     return sc;
 }
 
-static int push_rep(struct vllm *st, int m, int e)
-{
-    if (st->nrep[m] == st->cap[m]) {
-        int c = st->cap[m] ? 2 * st->cap[m] : 8;
-        int *r = realloc(st->reps[m], (size_t)c * sizeof *r);
-        if (!r)
-            return SIM_ENOMEM;
-        st->reps[m] = r;
-        st->cap[m] = c;
-    }
-    st->reps[m][st->nrep[m]++] = e;
-    return 0;
-}
-
 static void submit_queued(struct sim *s, struct vllm *st, int m)
 {
-    while (st->nrep[m] > 0 && sim_queue_len(s, m) > 0)
-        sim_llm_submit(s, llm_route(s, st->reps[m], st->nrep[m], &st->rr[m], st->router,
+    while (st->reps[m].n > 0 && sim_queue_len(s, m) > 0)
+        sim_llm_submit(s, llm_route(s, st->reps[m].e, st->reps[m].n, &st->rr[m], st->router,
                                     sim_queue_at(s, m, 0)), m);
 }
 
@@ -110,10 +93,8 @@ static int init(struct sim *s, const cJSON *p, void *state)
     int nm = st->pools.nmodels;
     st->rr = calloc((size_t)nm, sizeof *st->rr);
     st->reps = calloc((size_t)nm, sizeof *st->reps);
-    st->nrep = calloc((size_t)nm, sizeof *st->nrep);
-    st->cap = calloc((size_t)nm, sizeof *st->cap);
     st->weight = calloc((size_t)nm, sizeof *st->weight);
-    if (!st->rr || !st->reps || !st->nrep || !st->cap || !st->weight)
+    if (!st->rr || !st->reps || !st->weight)
         return SIM_ENOMEM;
     for (int m = 0; m < nm; m++) {
         if (!sim_mine_model(s, m))
@@ -122,15 +103,13 @@ static int init(struct sim *s, const cJSON *p, void *state)
         st->weight[m] = sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
         for (int r = 0; r < st->pools.nrep[m]; r++)
             if ((rc = llm_pools_replica(s, &st->pools, m, r, &sc)) ||
-                (rc = push_rep(st, m, st->pools.reps[st->pools.first_rep[m] + r])))
+                (rc = llm_list_push(&st->reps[m], st->pools.reps[st->pools.first_rep[m] + r])))
                 return rc;
     }
     for (int e = 0; e < sim_exec_count(s); e++)     /* GPUs no whole replica took */
-        if (!sim_exec(s, e)->cpu && sim_mine_exec(s, e) && sim_llm_replica_of(s, e) < 0) {
-            if (sim_grow(&st->spare, &st->capspare, st->nspare + 1, sizeof *st->spare, 8))
-                return SIM_ENOMEM;
-            st->spare[st->nspare++] = e;
-        }
+        if (!sim_exec(s, e)->cpu && sim_mine_exec(s, e) && sim_llm_replica_of(s, e) < 0 &&
+            (rc = llm_list_push(&st->spare, e)))
+            return rc;
     return 0;
 }
 
@@ -141,29 +120,28 @@ static void on_exec_up(struct sim *s, void *state, int e)
     struct vllm *st = state;
     if (sim_exec(s, e)->cpu)
         return;
-    if (st->nspare == st->capspare &&
-        sim_grow(&st->spare, &st->capspare, st->nspare + 1, sizeof *st->spare, 8)) {
+    if (llm_list_push(&st->spare, e)) {
         sim_fail_nomem(s, "for vllm's spare GPUs");
         return;
     }
-    st->spare[st->nspare++] = e;
     for (;;) {
         int best = -1;
         for (int m = 0; m < st->pools.nmodels; m++)
-            if (sim_mine_model(s, m) && sim_model_llm(s, m)->tp <= st->nspare &&
-                (best < 0 || st->nrep[m] * st->weight[best] < st->nrep[best] * st->weight[m]))
+            if (sim_mine_model(s, m) && sim_model_llm(s, m)->tp <= st->spare.n &&
+                (best < 0 ||
+                 st->reps[m].n * st->weight[best] < st->reps[best].n * st->weight[m]))
                 best = m;
         if (best < 0)
             return;
         int tp = sim_model_llm(s, best)->tp;
         struct sim_llm_sched sc = sched_of(s, st, best);
-        if (sim_llm_replica_tp(s, st->spare, tp, best, &sc) ||
-            push_rep(st, best, st->spare[0])) {
+        if (sim_llm_replica_tp(s, st->spare.e, tp, best, &sc) ||
+            llm_list_push(&st->reps[best], st->spare.e[0])) {
             sim_fail_nomem(s, "for a vllm replica");
             return;
         }
-        memmove(st->spare, st->spare + tp, (size_t)(st->nspare - tp) * sizeof *st->spare);
-        st->nspare -= tp;
+        memmove(st->spare.e, st->spare.e + tp, (size_t)(st->spare.n - tp) * sizeof(int));
+        st->spare.n -= tp;
         submit_queued(s, st, best);
     }
 }
@@ -173,26 +151,15 @@ static void on_exec_up(struct sim *s, void *state, int e)
 static void on_exec_remove(struct sim *s, void *state, int e)
 {
     struct vllm *st = state;
-    for (int i = 0; i < st->nspare; i++)
-        if (st->spare[i] == e) {
-            st->spare[i] = st->spare[--st->nspare];
-            return;
-        }
+    if (llm_list_remove(&st->spare, e))
+        return;
     int r = sim_llm_replica_of(s, e);
     const struct sim_llm_state *ls = r >= 0 ? sim_llm_state(s, r) : NULL;
-    if (!ls)
-        return;
-    int m = ls->model, k = 0;
-    while (k < st->nrep[m] && st->reps[m][k] != r)
-        k++;
-    if (k == st->nrep[m])
-        return;                                 /* already out (its other GPUs' removal) */
-    memmove(&st->reps[m][k], &st->reps[m][k + 1], (size_t)(st->nrep[m] - k - 1) * sizeof(int));
-    st->nrep[m]--;
-    st->rr[m] = st->nrep[m] ? st->rr[m] % st->nrep[m] : 0;
-    for (int x = 0; x < sim_exec_count(s); x++)
-        if (x != e && sim_llm_replica_of(s, x) == r && sim_exec(s, x)->state == SIM_EXEC_UP)
-            sim_exec_remove(s, x);
+    if (!ls || !llm_list_remove(&st->reps[ls->model], r))
+        return;                                 /* none, or already out (another GPU's) */
+    int m = ls->model;
+    st->rr[m] = st->reps[m].n ? st->rr[m] % st->reps[m].n : 0;
+    llm_remove_ranks(s, r, e);
 }
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)

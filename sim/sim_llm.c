@@ -598,6 +598,12 @@ void sim_llm_event(struct sim *s, int e, uint64_t serial)
 static void hand_off(struct sim *s, int e, struct sim_llm_rep *p, struct llm_rq *q)
 {
     int d = s->pol->llm_decode_target(s, s->pstate, e, q->r);
+    if (d < 0) {                                    /* no decode replica (all scaled away) */
+        struct sim_request *r = q->r;
+        rq_put(s, q);
+        sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
+        return;
+    }
     const struct sim_llm_state *ds = sim_llm_state(s, d);
     if (!ds || ds->role != SIM_LLM_DECODE || ds->model != p->pub.model)
         SIM_BUG("policy %s sent a request of model %d to executor %d, no decode replica of it",
@@ -627,7 +633,10 @@ void sim_llm_kv_in(struct sim *s, int d, uint64_t rq)
     bool never = p && ((!p->sc.chunked && most > p->sc.max_tokens) ||
                        blocks_for(p, most) > p->pub.blocks_total);
     bool nomem = false;
-    if (!p || s->stopping || s->execs[d].state != SIM_EXEC_UP || never ||
+    /* a decode replica draining still takes the caches sent to it before (it holds them as
+     * incoming, so it is not down yet) */
+    if (!p || s->stopping ||
+        (s->execs[d].state != SIM_EXEC_UP && s->execs[d].state != SIM_EXEC_DRAINING) || never ||
         (nomem = wait_push_back(p, q) != 0)) {
         if (p && never)
             p->pub.refused++;
@@ -635,6 +644,8 @@ void sim_llm_kv_in(struct sim *s, int d, uint64_t rq)
         sim_req_end(s, r, SIM_REQ_DROPPED, s->now);
         if (nomem)
             sim_fail_nomem(s, "for an LLM request");
+        if (p)
+            drained(s, p);                          /* it may have waited for this one only */
         return;
     }
     q->computed = q->prompt;                        /* its prompt's KV, in the waiting queue */

@@ -81,7 +81,8 @@ struct policy_ops {
     /* Whether the policy serves only LLM models (model entries with `llm`, sim_llm.h). */
     bool llm_only;
     /* May be NULL (then no replica may be a PREFILL one). Request r's prompt is computed on
-     * prefill replica e: the decode replica of the same model its KV cache goes to. */
+     * prefill replica e: the decode replica of the same model its KV cache goes to, or -1
+     * where there is none (an autoscaler removed them all): the request is dropped. */
     int (*llm_decode_target)(struct sim *, void *state, int e, const struct sim_request *r);
     /* May be NULL (0). Seconds from the start that the policy's control loop needs, with these
      * params, to reach its steady state (Nexus: two epochs). The experiment layer warns when
