@@ -14,11 +14,16 @@
  * nodes (DistServe's low-affinity placement; NVLink within a node is ~450 GB/s); a prefill
  * replica's link sends one cache at a time.
  *
- * Not under an autoscaler: scaling a pool down can leave a model without prefill or without
- * decode replicas (the HPA removes the newest GPUs first, all of one role), which DistServe
- * answers by re-placing its instances; that is not modelled (docs/llm.md). */
+ * With an autoscaler: `tp` spare GPUs become a replica of the model with the fewest replicas
+ * for its rate, prefilling if that keeps its prefill replicas nearest `prefill_share` of them,
+ * else decoding; a removed GPU's replica leaves its pool and drains (the caches already on
+ * their way to it arrive), its other GPUs removed with it. A model left with one pool only
+ * (the HPA removes the newest GPUs first, often all of one role) falls back to colocation:
+ * its replicas serve both phases (sim_llm_set_role) until a new replica restores the split,
+ * as a decode replica, the others prefilling again. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "llm_pool.h"
 #include "policy.h"
@@ -31,6 +36,9 @@ struct distserve {
     bool prefix;
     struct llm_pools pools;
     struct llm_list *pre, *dec;  /* [model]: its prefill and its decode replicas */
+    struct llm_list *both;       /* [model]: serving both phases, one pool having gone */
+    struct llm_list spare;       /* GPUs up in no replica */
+    double *weight;              /* [model] its rate (1 where none) */
 
     int *rr;
 };
@@ -64,9 +72,14 @@ static void destroy(void *state)
             llm_list_free(&st->pre[m]);
         if (st->dec)
             llm_list_free(&st->dec[m]);
+        if (st->both)
+            llm_list_free(&st->both[m]);
     }
     free(st->pre);
     free(st->dec);
+    free(st->both);
+    free(st->weight);
+    llm_list_free(&st->spare);
     llm_pools_free(&st->pools);
     free(st->rr);
 }
@@ -84,11 +97,34 @@ static int make(struct sim *s, struct distserve *st, int m, const int *execs, bo
     return rc ? rc : llm_list_push(pre ? &st->pre[m] : &st->dec[m], execs[0]);
 }
 
+/* Requests to the prefill replicas, or where the model has none those serving both phases. */
 static void submit_queued(struct sim *s, struct distserve *st, int m)
 {
-    while (st->pre[m].n > 0 && sim_queue_len(s, m) > 0)
-        sim_llm_submit(s, llm_route(s, st->pre[m].e, st->pre[m].n, &st->rr[m], st->router,
+    const struct llm_list *to = st->pre[m].n > 0 ? &st->pre[m] : &st->both[m];
+    while (to->n > 0 && sim_queue_len(s, m) > 0)
+        sim_llm_submit(s, llm_route(s, to->e, to->n, &st->rr[m], st->router,
                                     sim_queue_at(s, m, 0)), m);
+}
+
+/* Every replica of list `from` to role `role`, into list `to`. */
+static void move_all(struct sim *s, struct llm_list *from, struct llm_list *to,
+                     enum sim_llm_role role)
+{
+    for (int k = 0; k < from->n; k++)
+        if (sim_llm_set_role(s, from->e[k], role) || llm_list_push(to, from->e[k])) {
+            sim_fail_nomem(s, "for a distserve replica's role");
+            return;
+        }
+    from->n = 0;
+}
+
+/* A model with one pool only falls back to colocation. */
+static void rebalance(struct sim *s, struct distserve *st, int m)
+{
+    if (st->dec[m].n == 0 && st->pre[m].n > 0)
+        move_all(s, &st->pre[m], &st->both[m], SIM_LLM_BOTH);
+    else if (st->pre[m].n == 0 && st->dec[m].n > 0)
+        move_all(s, &st->dec[m], &st->both[m], SIM_LLM_BOTH);
 }
 
 static int init(struct sim *s, const cJSON *p, void *state)
@@ -101,11 +137,14 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->rr = calloc((size_t)nm, sizeof *st->rr);
     st->pre = calloc((size_t)nm, sizeof *st->pre);
     st->dec = calloc((size_t)nm, sizeof *st->dec);
-    if (!st->rr || !st->pre || !st->dec)
+    st->both = calloc((size_t)nm, sizeof *st->both);
+    st->weight = calloc((size_t)nm, sizeof *st->weight);
+    if (!st->rr || !st->pre || !st->dec || !st->both || !st->weight)
         return SIM_ENOMEM;
     for (int m = 0; m < nm; m++) {
         if (!sim_mine_model(s, m))
             continue;                           /* another part's (pools) */
+        st->weight[m] = sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
         int n = st->pools.nrep[m], tp = sim_model_llm(s, m)->tp;
         int np = (int)lround(st->prefill_share * n);
         np = np < 1 ? 1 : np > n - 1 ? n - 1 : np;
@@ -113,7 +152,76 @@ static int init(struct sim *s, const cJSON *p, void *state)
             if ((rc = make(s, st, m, st->pools.gpus + st->pools.first[m] + r * tp, r < np)))
                 return rc;
     }
+    for (int e = 0; e < sim_exec_count(s); e++)     /* GPUs no whole replica took */
+        if (!sim_exec(s, e)->cpu && sim_mine_exec(s, e) && sim_llm_replica_of(s, e) < 0 &&
+            (rc = llm_list_push(&st->spare, e)))
+            return rc;
     return 0;
+}
+
+/* A GPU came up (an autoscaler's): spare until tp of them make a replica of the model with
+ * the fewest replicas for its rate. Where the model fell back to colocation it decodes, the
+ * others prefilling again; else it takes the role that keeps the prefill share nearest. */
+static void on_exec_up(struct sim *s, void *state, int e)
+{
+    struct distserve *st = state;
+    if (sim_exec(s, e)->cpu)
+        return;
+    if (llm_list_push(&st->spare, e)) {
+        sim_fail_nomem(s, "for distserve's spare GPUs");
+        return;
+    }
+    for (;;) {
+        int best = -1, nbest = 0;
+        for (int m = 0; m < st->pools.nmodels; m++) {
+            if (!sim_mine_model(s, m) || sim_model_llm(s, m)->tp > st->spare.n)
+                continue;
+            int n = st->pre[m].n + st->dec[m].n + st->both[m].n;
+            if (best < 0 || n * st->weight[best] < nbest * st->weight[m])
+                best = m, nbest = n;
+        }
+        if (best < 0)
+            return;
+        int m = best, tp = sim_model_llm(s, m)->tp, n = nbest + 1;
+        bool pre;
+        if (st->both[m].n > 0) {
+            move_all(s, &st->both[m], &st->pre[m], SIM_LLM_PREFILL);
+            pre = false;
+        } else {
+            double with = (st->pre[m].n + 1.0) / n, without = (double)st->pre[m].n / n;
+            pre = st->dec[m].n > 0 && (st->pre[m].n == 0 || fabs(with - st->prefill_share) <
+                                                            fabs(without - st->prefill_share));
+        }
+        if (make(s, st, m, st->spare.e, pre)) {
+            sim_fail_nomem(s, "for a distserve replica");
+            return;
+        }
+        memmove(st->spare.e, st->spare.e + tp, (size_t)(st->spare.n - tp) * sizeof(int));
+        st->spare.n -= tp;
+        rebalance(s, st, m);                        /* (a first replica serves both) */
+        submit_queued(s, st, m);
+    }
+}
+
+/* A GPU removed: out of the spares, or its replica out of its pool (it drains) with its other
+ * GPUs removed too; a model left with one pool falls back to colocation. */
+static void on_exec_remove(struct sim *s, void *state, int e)
+{
+    struct distserve *st = state;
+    if (llm_list_remove(&st->spare, e))
+        return;
+    int r = sim_llm_replica_of(s, e);
+    const struct sim_llm_state *ls = r >= 0 ? sim_llm_state(s, r) : NULL;
+    if (!ls)
+        return;
+    int m = ls->model;
+    if (!llm_list_remove(&st->pre[m], r) && !llm_list_remove(&st->dec[m], r) &&
+        !llm_list_remove(&st->both[m], r))
+        return;                                 /* already out (another GPU's) */
+    rebalance(s, st, m);
+    int n = st->pre[m].n ? st->pre[m].n : st->both[m].n;
+    st->rr[m] = n ? st->rr[m] % n : 0;
+    llm_remove_ranks(s, r, e);
 }
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)
@@ -155,6 +263,9 @@ const struct policy_ops policy_distserve = {
     .destroy = destroy,
     .on_request = on_request,
     .llm_decode_target = decode_target,
+    .on_exec_up = on_exec_up,
+    .on_exec_remove = on_exec_remove,
+    .dynamic_execs = true,       /* replicas made and drained as GPUs come and go */
     .llm_only = true,
     .in_pools = true,
 };

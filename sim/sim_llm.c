@@ -605,7 +605,7 @@ static void hand_off(struct sim *s, int e, struct sim_llm_rep *p, struct llm_rq 
         return;
     }
     const struct sim_llm_state *ds = sim_llm_state(s, d);
-    if (!ds || ds->role != SIM_LLM_DECODE || ds->model != p->pub.model)
+    if (!ds || ds->role == SIM_LLM_PREFILL || ds->model != p->pub.model)
         SIM_BUG("policy %s sent a request of model %d to executor %d, no decode replica of it",
                 s->pol->name, p->pub.model, d);
     /* the replica's link sends one cache at a time, each after the one before it */
@@ -696,6 +696,24 @@ void sim_llm_submit(struct sim *s, int e, int m)
     q->output = output;
     p->pub.tokens_left += (long)prompt + output;
     start(s, e);
+}
+
+int sim_llm_set_role(struct sim *s, int e, enum sim_llm_role role)
+{
+    struct sim_llm_rep *p = rep_of(s, e);
+    if (!p)
+        return sim_err_set(SIM_EINVAL, "executor %d is no LLM replica", e);
+    enum sim_llm_role was = p->pub.role;
+    if (was == role)
+        return 0;
+    if (was != SIM_LLM_BOTH && role != SIM_LLM_BOTH)
+        return sim_err_set(SIM_EINVAL, "replica %d: a role changes to or from both phases, not "
+                           "from one phase to the other", e);
+    if (role == SIM_LLM_PREFILL && !(p->sc.kv_link_gbs > 0))
+        return sim_err_set(SIM_EINVAL, "replica %d: a prefill replica needs a KV link", e);
+    p->pub.role = role;
+    p->sc.role = role;
+    return 0;
 }
 
 bool sim_llm_holds(const struct sim *s, int e)

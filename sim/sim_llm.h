@@ -88,6 +88,12 @@ int sim_llm_replica(struct sim *s, int e, int m, const struct sim_llm_sched *sc)
 /* The head of model m's central queue to replica e's waiting queue; an idle replica starts an
  * iteration at once. */
 void sim_llm_submit(struct sim *s, int e, int m);
+/* Replica e serves both phases from now on (role BOTH: a prefill replica's requests decode
+ * where they are, a decode replica takes submissions), or one again (PREFILL, DECODE) from
+ * BOTH; what it holds carries on. A disaggregating policy falls back so when an autoscaler
+ * leaves a model without one of its pools. 0, or SIM_EINVAL for another change or a prefill
+ * replica without a KV link. */
+int sim_llm_set_role(struct sim *s, int e, enum sim_llm_role role);
 /* The replica executor e is a rank of (its first executor, what sim_llm_state takes), or -1.
  * Removing any rank (sim_exec_remove) drains the replica: it takes no more requests
  * (sim_llm_submit drops them), finishes those it holds, and then its removed ranks go down;

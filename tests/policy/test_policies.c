@@ -421,7 +421,7 @@ static void conformance_llm(const struct policy_ops *ops, const char *pol)
         char text[4096];
         snprintf(text, sizeof text,
                  "{\"name\":\"conf\",\"seed\":9,\"duration_s\":4,\"keep_warmup\":true,"
-                 "\"warmup_s\":0.5,\"cluster\":{\"gpus\":2,\"max_gpus\":8,\"provision_s\":0.3,"
+                 "\"warmup_s\":0.5,\"cluster\":{\"gpus\":4,\"max_gpus\":10,\"provision_s\":0.3,"
                  "\"gpu_kind\":\"h100\"}," LLM_MODELS ",%s,\"policy\":{\"name\":%s},"
                  "\"autoscale\":{\"kind\":\"hpa\",\"target_rps\":30,\"sync_s\":0.5,"
                  "\"window_s\":0.5,\"stabilization_s\":0.5},\"metrics\":{\"sample_period_s\":0.5}}",

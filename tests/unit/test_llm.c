@@ -653,46 +653,51 @@ static void measured_profile(void)
     sim_config_destroy(cfg);
 }
 
-/* Replicas under an autoscaler (vllm with the HPA): 2 GPUs at first, a burst of 8x the rate
- * between 10 and 20 s, the HPA aiming at 40 req/s a GPU. GPUs come up (after 1 s of
- * provisioning) as replicas, and when the burst ends the removed ones drain: every request
- * ends on time or late (none dropped, none lost), the most GPUs billed is above 2, the GPUs
- * removed went down before the run's end (each served until it had nothing left), and at the
- * end 2 are up again. */
+/* Replicas under an autoscaler (the HPA): 2 GPUs at first, a burst of 8x the rate between 10
+ * and 20 s, the HPA aiming at 40 req/s a GPU. GPUs come up (after 1 s of provisioning) as
+ * replicas, and when the burst ends the removed ones drain: every request ends on time or late
+ * (none dropped, none lost), the most GPUs billed is above 2, the GPUs removed went down before
+ * the run's end (each served until it had nothing left), and at the end 2 are up again. Under
+ * vllm, and under distserve, whose model falls back to colocation whenever scaling leaves it
+ * one pool (a removal of its only decode replica dropped requests before it did). */
 static void autoscaled_replicas(void)
 {
-    const char *text =
-        "{\"duration_s\":40,\"warmup_s\":0,\"seed\":3,\"cluster\":{\"gpus\":2,\"max_gpus\":10,"
-        "\"provision_s\":1,\"gpu_kind\":\"h100\"},"
-        "\"models\":[{\"name\":\"llm\",\"llm\":{\"model\":\"tiny\",\"profile\":"
-        "{\"base_us\":1000,\"token_us\":10},\"host_us\":100,\"kv_blocks\":400}}],"
-        "\"workload\":{\"rate_rps\":40,\"arrival\":{\"kind\":\"poisson\"},\"segments\":["
-        "{\"duration_s\":10,\"scale\":1},{\"duration_s\":10,\"scale\":8},{\"scale\":1}],"
-        "\"tokens\":{\"llm\":{\"prompt\":{\"mean\":100},\"output\":{\"mean\":50}}}},"
-        "\"autoscale\":{\"kind\":\"hpa\",\"target_rps\":40,\"sync_s\":1,\"window_s\":2,"
-        "\"stabilization_s\":3},"
-        "\"policy\":{\"name\":\"vllm\"},\"metrics\":{\"sample_period_s\":0.5}}";
-    struct sim_config *cfg;
-    REQUIRE_OK(sim_config_from_text(text, "as", ".", &cfg));
-    struct sim_result *r;
-    REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
-    const struct sim_model_result *x = &r->models[0];
-    int down = 0, up_end = 0;
-    for (int e = 0; e < r->nexecs; e++) {
-        bool gone = r->execs[e].up_s < r->duration_s - 1e-9 && r->execs[e].batches > 0 &&
-                    e >= 2;
-        down += gone;
-        up_end += !gone && r->execs[e].batches > 0 && e < 2;
+    static const char *const policies[] = {"vllm", "distserve"};
+    for (int k = 0; k < 2; k++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+            "{\"duration_s\":40,\"warmup_s\":0,\"seed\":3,\"cluster\":{\"gpus\":2,\"max_gpus\":10,"
+            "\"provision_s\":1,\"gpu_kind\":\"h100\"},"
+            "\"models\":[{\"name\":\"llm\",\"llm\":{\"model\":\"tiny\",\"profile\":"
+            "{\"base_us\":1000,\"token_us\":10},\"host_us\":100,\"kv_blocks\":400}}],"
+            "\"workload\":{\"rate_rps\":40,\"arrival\":{\"kind\":\"poisson\"},\"segments\":["
+            "{\"duration_s\":10,\"scale\":1},{\"duration_s\":10,\"scale\":8},{\"scale\":1}],"
+            "\"tokens\":{\"llm\":{\"prompt\":{\"mean\":100},\"output\":{\"mean\":50}}}},"
+            "\"autoscale\":{\"kind\":\"hpa\",\"target_rps\":40,\"sync_s\":1,\"window_s\":2,"
+            "\"stabilization_s\":3},"
+            "\"policy\":{\"name\":\"%s\"},\"metrics\":{\"sample_period_s\":0.5}}", policies[k]);
+        struct sim_config *cfg;
+        REQUIRE_OK(sim_config_from_text(text, "as", ".", &cfg));
+        struct sim_result *r;
+        REQUIRE_OK(sim_run_once(cfg, 1.0, NULL, &r));
+        const struct sim_model_result *x = &r->models[0];
+        int down = 0, up_end = 0;
+        for (int e = 0; e < r->nexecs; e++) {
+            bool gone = r->execs[e].up_s < r->duration_s - 1e-9 && r->execs[e].batches > 0 &&
+                        e >= 2;
+            down += gone;
+            up_end += !gone && r->execs[e].batches > 0 && e < 2;
+        }
+        CHECK(x->dropped == 0 && x->on_time + x->late == x->offered && x->offered > 3000,
+              "%s: %llu offered, %llu on time, %llu late, %llu dropped", policies[k],
+              (unsigned long long)x->offered, (unsigned long long)x->on_time,
+              (unsigned long long)x->late, (unsigned long long)x->dropped);
+        CHECK(r->gpus_max > 2 && down >= r->gpus_max - 2 && up_end == 2,
+              "%s: at most %d GPUs billed, %d added ones down before the end, %d first ones up",
+              policies[k], r->gpus_max, down, up_end);
+        sim_result_destroy(r);
+        sim_config_destroy(cfg);
     }
-    CHECK(x->dropped == 0 && x->on_time + x->late == x->offered && x->offered > 3000,
-          "%llu offered, %llu on time, %llu late, %llu dropped",
-          (unsigned long long)x->offered, (unsigned long long)x->on_time,
-          (unsigned long long)x->late, (unsigned long long)x->dropped);
-    CHECK(r->gpus_max > 2 && down >= r->gpus_max - 2 && up_end == 2,
-          "at most %d GPUs billed, %d added ones down before the end, %d first ones up",
-          r->gpus_max, down, up_end);
-    sim_result_destroy(r);
-    sim_config_destroy(cfg);
 }
 
 TEST_MAIN_SCRATCH({"lone_request", lone_request}, {"one_preemption", one_preemption},
