@@ -23,7 +23,6 @@
  * as a decode replica, the others prefilling again. */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "llm_pool.h"
 #include "policy.h"
@@ -39,6 +38,7 @@ struct distserve {
     struct llm_list *both;       /* [model]: serving both phases, one pool having gone */
     struct llm_list spare;       /* GPUs up in no replica */
     double *weight;              /* [model] its rate (1 where none) */
+    int *count;                  /* [model] replicas, for llm_pick_model */
 
     int *rr;
 };
@@ -79,6 +79,7 @@ static void destroy(void *state)
     free(st->dec);
     free(st->both);
     free(st->weight);
+    free(st->count);
     llm_list_free(&st->spare);
     llm_pools_free(&st->pools);
     free(st->rr);
@@ -139,12 +140,13 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->dec = calloc((size_t)nm, sizeof *st->dec);
     st->both = calloc((size_t)nm, sizeof *st->both);
     st->weight = calloc((size_t)nm, sizeof *st->weight);
-    if (!st->rr || !st->pre || !st->dec || !st->both || !st->weight)
+    st->count = calloc((size_t)nm, sizeof *st->count);
+    if (!st->rr || !st->pre || !st->dec || !st->both || !st->weight || !st->count)
         return SIM_ENOMEM;
     for (int m = 0; m < nm; m++) {
         if (!sim_mine_model(s, m))
             continue;                           /* another part's (pools) */
-        st->weight[m] = sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
+        st->weight[m] = llm_model_weight(s, m);
         int n = st->pools.nrep[m], tp = sim_model_llm(s, m)->tp;
         int np = (int)lround(st->prefill_share * n);
         np = np < 1 ? 1 : np > n - 1 ? n - 1 : np;
@@ -152,11 +154,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
             if ((rc = make(s, st, m, st->pools.gpus + st->pools.first[m] + r * tp, r < np)))
                 return rc;
     }
-    for (int e = 0; e < sim_exec_count(s); e++)     /* GPUs no whole replica took */
-        if (!sim_exec(s, e)->cpu && sim_mine_exec(s, e) && sim_llm_replica_of(s, e) < 0 &&
-            (rc = llm_list_push(&st->spare, e)))
-            return rc;
-    return 0;
+    return llm_spare_init(s, &st->spare);
 }
 
 /* A GPU came up (an autoscaler's): spare until tp of them make a replica of the model with
@@ -172,17 +170,12 @@ static void on_exec_up(struct sim *s, void *state, int e)
         return;
     }
     for (;;) {
-        int best = -1, nbest = 0;
-        for (int m = 0; m < st->pools.nmodels; m++) {
-            if (!sim_mine_model(s, m) || sim_model_llm(s, m)->tp > st->spare.n)
-                continue;
-            int n = st->pre[m].n + st->dec[m].n + st->both[m].n;
-            if (best < 0 || n * st->weight[best] < nbest * st->weight[m])
-                best = m, nbest = n;
-        }
-        if (best < 0)
+        for (int m = 0; m < st->pools.nmodels; m++)
+            st->count[m] = st->pre[m].n + st->dec[m].n + st->both[m].n;
+        int m = llm_pick_model(s, st->pools.nmodels, st->count, st->weight, st->spare.n);
+        if (m < 0)
             return;
-        int m = best, tp = sim_model_llm(s, m)->tp, n = nbest + 1;
+        int tp = sim_model_llm(s, m)->tp, n = st->count[m] + 1;
         bool pre;
         if (st->both[m].n > 0) {
             move_all(s, &st->both[m], &st->pre[m], SIM_LLM_PREFILL);
@@ -196,8 +189,7 @@ static void on_exec_up(struct sim *s, void *state, int e)
             sim_fail_nomem(s, "for a distserve replica");
             return;
         }
-        memmove(st->spare.e, st->spare.e + tp, (size_t)(st->spare.n - tp) * sizeof(int));
-        st->spare.n -= tp;
+        llm_spare_take(&st->spare, tp);
         rebalance(s, st, m);                        /* (a first replica serves both) */
         submit_queued(s, st, m);
     }
@@ -208,20 +200,13 @@ static void on_exec_up(struct sim *s, void *state, int e)
 static void on_exec_remove(struct sim *s, void *state, int e)
 {
     struct distserve *st = state;
-    if (llm_list_remove(&st->spare, e))
-        return;
-    int r = sim_llm_replica_of(s, e);
-    const struct sim_llm_state *ls = r >= 0 ? sim_llm_state(s, r) : NULL;
-    if (!ls)
-        return;
-    int m = ls->model;
-    if (!llm_list_remove(&st->pre[m], r) && !llm_list_remove(&st->dec[m], r) &&
-        !llm_list_remove(&st->both[m], r))
-        return;                                 /* already out (another GPU's) */
+    int m, r = llm_removed(s, &st->spare, e, &m);
+    if (r < 0 || !(llm_list_remove(&st->pre[m], r) || llm_list_remove(&st->dec[m], r) ||
+                   llm_list_remove(&st->both[m], r)))
+        return;                                 /* none, or out already (another GPU's) */
     rebalance(s, st, m);
     int n = st->pre[m].n ? st->pre[m].n : st->both[m].n;
     st->rr[m] = n ? st->rr[m] % n : 0;
-    llm_remove_ranks(s, r, e);
 }
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)

@@ -132,11 +132,51 @@ void llm_list_free(struct llm_list *l)
     l->n = l->cap = 0;
 }
 
-void llm_remove_ranks(struct sim *s, int r, int e)
+int llm_spare_init(struct sim *s, struct llm_list *spare)
 {
+    int rc;
+    for (int e = 0; e < sim_exec_count(s); e++)
+        if (!sim_exec(s, e)->cpu && sim_mine_exec(s, e) && sim_llm_replica_of(s, e) < 0 &&
+            (rc = llm_list_push(spare, e)))
+            return rc;
+    return 0;
+}
+
+double llm_model_weight(const struct sim *s, int m)
+{
+    return sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
+}
+
+int llm_pick_model(const struct sim *s, int nm, const int *count, const double *weight,
+                   int spare)
+{
+    int best = -1;
+    for (int m = 0; m < nm; m++)
+        if (sim_mine_model(s, m) && sim_model_llm(s, m)->tp <= spare &&
+            (best < 0 || count[m] * weight[best] < count[best] * weight[m]))
+            best = m;
+    return best;
+}
+
+void llm_spare_take(struct llm_list *spare, int tp)
+{
+    memmove(spare->e, spare->e + tp, (size_t)(spare->n - tp) * sizeof *spare->e);
+    spare->n -= tp;
+}
+
+int llm_removed(struct sim *s, struct llm_list *spare, int e, int *m)
+{
+    if (llm_list_remove(spare, e))
+        return -1;
+    int r = sim_llm_replica_of(s, e);
+    const struct sim_llm_state *ls = r >= 0 ? sim_llm_state(s, r) : NULL;
+    if (!ls)
+        return -1;
+    *m = ls->model;
     for (int x = 0; x < sim_exec_count(s); x++)
         if (x != e && sim_llm_replica_of(s, x) == r && sim_exec(s, x)->state == SIM_EXEC_UP)
             sim_exec_remove(s, x);
+    return r;
 }
 
 static bool better(const struct sim_llm_state *a, const struct sim_llm_state *b, int router)

@@ -50,9 +50,21 @@ int llm_list_push(struct llm_list *l, int e);
 /* e out of l, the others' order kept; false where it was not there. */
 bool llm_list_remove(struct llm_list *l, int e);
 void llm_list_free(struct llm_list *l);
-/* An autoscaler removed e, a GPU of replica r: the replica's other GPUs that are up are
- * removed too (it drains as a whole, sim_llm.h). */
-void llm_remove_ranks(struct sim *s, int r, int e);
+/* What the LLM policies do alike as an autoscaler adds and removes GPUs:
+ * llm_spare_init: the policy's GPUs no whole replica took, into `spare` (at init);
+ * llm_model_weight: model m's rate, 1 where it has none (replicas are shared by it);
+ * llm_pick_model: of the policy's models whose tp GPUs are spare, the one with the fewest
+ *   replicas (count[m]) for its weight, or -1;
+ * llm_spare_take: the first tp spare GPUs out of the list once a replica holds them;
+ * llm_removed: e (removed) out of the spares (-1), or the replica it is a GPU of (its first
+ *   GPU; its model in *m), the replica's other GPUs that are up removed too (it drains as a
+ *   whole, sim_llm.h); -1 where e is neither. The caller takes the replica out of its lists. */
+int llm_spare_init(struct sim *s, struct llm_list *spare);
+double llm_model_weight(const struct sim *s, int m);
+int llm_pick_model(const struct sim *s, int nm, const int *count, const double *weight,
+                   int spare);
+void llm_spare_take(struct llm_list *spare, int tp);
+int llm_removed(struct sim *s, struct llm_list *spare, int e, int *m /* OUT */);
 
 /* One of the n replicas reps[] for request r by `router` (rr: the round-robin position,
  * advanced). */

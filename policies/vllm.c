@@ -15,7 +15,6 @@
  * it holds, sim_llm.h), its other GPUs removed with it. A model left without a replica keeps
  * its requests in the central queue until one comes up. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "llm_pool.h"
 #include "policy.h"
@@ -32,6 +31,7 @@ struct vllm {
     struct llm_list *reps;       /* [model]: the replicas the router uses (their first GPUs) */
     struct llm_list spare;       /* GPUs up in no replica */
     double *weight;              /* [model] its rate (1 where none) */
+    int *count;                  /* [model] replicas, for llm_pick_model */
 };
 
 static const struct sim_param params[] = {
@@ -64,6 +64,7 @@ static void destroy(void *state)
     free(st->reps);
     llm_list_free(&st->spare);
     free(st->weight);
+    free(st->count);
     llm_pools_free(&st->pools);
     free(st->rr);
 }
@@ -94,23 +95,20 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->rr = calloc((size_t)nm, sizeof *st->rr);
     st->reps = calloc((size_t)nm, sizeof *st->reps);
     st->weight = calloc((size_t)nm, sizeof *st->weight);
-    if (!st->rr || !st->reps || !st->weight)
+    st->count = calloc((size_t)nm, sizeof *st->count);
+    if (!st->rr || !st->reps || !st->weight || !st->count)
         return SIM_ENOMEM;
     for (int m = 0; m < nm; m++) {
         if (!sim_mine_model(s, m))
             continue;                           /* another part's (pools) */
         struct sim_llm_sched sc = sched_of(s, st, m);
-        st->weight[m] = sim_model(s, m)->rate_rps > 0 ? sim_model(s, m)->rate_rps : 1;
+        st->weight[m] = llm_model_weight(s, m);
         for (int r = 0; r < st->pools.nrep[m]; r++)
             if ((rc = llm_pools_replica(s, &st->pools, m, r, &sc)) ||
                 (rc = llm_list_push(&st->reps[m], st->pools.reps[st->pools.first_rep[m] + r])))
                 return rc;
     }
-    for (int e = 0; e < sim_exec_count(s); e++)     /* GPUs no whole replica took */
-        if (!sim_exec(s, e)->cpu && sim_mine_exec(s, e) && sim_llm_replica_of(s, e) < 0 &&
-            (rc = llm_list_push(&st->spare, e)))
-            return rc;
-    return 0;
+    return llm_spare_init(s, &st->spare);
 }
 
 /* A GPU came up (an autoscaler's): spare until tp of them make a replica of the model with
@@ -125,12 +123,9 @@ static void on_exec_up(struct sim *s, void *state, int e)
         return;
     }
     for (;;) {
-        int best = -1;
         for (int m = 0; m < st->pools.nmodels; m++)
-            if (sim_mine_model(s, m) && sim_model_llm(s, m)->tp <= st->spare.n &&
-                (best < 0 ||
-                 st->reps[m].n * st->weight[best] < st->reps[best].n * st->weight[m]))
-                best = m;
+            st->count[m] = st->reps[m].n;
+        int best = llm_pick_model(s, st->pools.nmodels, st->count, st->weight, st->spare.n);
         if (best < 0)
             return;
         int tp = sim_model_llm(s, best)->tp;
@@ -140,8 +135,7 @@ static void on_exec_up(struct sim *s, void *state, int e)
             sim_fail_nomem(s, "for a vllm replica");
             return;
         }
-        memmove(st->spare.e, st->spare.e + tp, (size_t)(st->spare.n - tp) * sizeof(int));
-        st->spare.n -= tp;
+        llm_spare_take(&st->spare, tp);
         submit_queued(s, st, best);
     }
 }
@@ -151,15 +145,9 @@ static void on_exec_up(struct sim *s, void *state, int e)
 static void on_exec_remove(struct sim *s, void *state, int e)
 {
     struct vllm *st = state;
-    if (llm_list_remove(&st->spare, e))
-        return;
-    int r = sim_llm_replica_of(s, e);
-    const struct sim_llm_state *ls = r >= 0 ? sim_llm_state(s, r) : NULL;
-    if (!ls || !llm_list_remove(&st->reps[ls->model], r))
-        return;                                 /* none, or already out (another GPU's) */
-    int m = ls->model;
-    st->rr[m] = st->reps[m].n ? st->rr[m] % st->reps[m].n : 0;
-    llm_remove_ranks(s, r, e);
+    int m, r = llm_removed(s, &st->spare, e, &m);
+    if (r >= 0 && llm_list_remove(&st->reps[m], r))     /* (out already: another GPU's) */
+        st->rr[m] = st->reps[m].n ? st->rr[m] % st->reps[m].n : 0;
 }
 
 static void on_request(struct sim *s, void *state, int m, struct sim_request *r)

@@ -17,7 +17,8 @@ double sim_load_scale(const struct sim *s);
 int sim_model_count(const struct sim *s);
 const struct sim_model *sim_model(const struct sim *s, int m);
 int sim_exec_count(const struct sim *s);
-/* Executor e; while a view is current (sim_view_assign), one of another view reads as down. */
+/* Executor e; while a view is current (sim_view_assign), one of another view reads as down
+ * (a copy that the next such call overwrites). */
 const struct sim_exec *sim_exec(const struct sim *s, int e);
 /* Views: the parts of a composite policy (policies/pools.c), each a policy serving its own
  * models on its own executors over one cluster. While view v is current, sim_exec answers
