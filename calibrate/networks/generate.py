@@ -590,7 +590,63 @@ def tiny_cnn():
     return n
 
 
+def decoder(fname, name, arch, source, published, **cfg):
+    """A decoder-only transformer (format servesim-decoder/1): the fields of its published
+    config.json under their Hugging Face names; servesim-calibrate builds the layers (RMSNorm,
+    rotary positions, grouped-query attention, SiLU-gated MLP) from them."""
+    d = {"format": "servesim-decoder/1", "name": name, "arch": arch, "source": source,
+         "generated_by": "calibrate/networks/generate.py", "published": published}
+    d.update(cfg)
+    with open(os.path.join(HERE, fname), "w") as f:
+        json.dump(d, f, indent=1)
+        f.write("\n")
+
+
+def decoders():
+    decoder("llama_3_8b.json", "llama-3-8b", "llama-3-8b",
+            "meta-llama/Meta-Llama-3-8B config.json (LlamaForCausalLM)",
+            {"params": 8030261248,
+             "ref": "Meta Llama 3 model card: 8B; Hugging Face safetensors index: 8,030,261,248"},
+            hidden_size=4096, num_hidden_layers=32, num_attention_heads=32,
+            num_key_value_heads=8, head_dim=128, intermediate_size=14336, vocab_size=128256,
+            max_position_embeddings=8192, rope_theta=500000.0, rms_norm_eps=1e-5,
+            tie_word_embeddings=False, attention_bias=False)
+    decoder("mistral_7b.json", "mistral-7b", "mistral-7b",
+            "mistralai/Mistral-7B-v0.1 config.json (MistralForCausalLM; sliding window 4096 "
+            "not applied: every context here is shorter)",
+            {"params": 7241732096,
+             "ref": "Hugging Face mistralai/Mistral-7B-v0.1: 7,241,732,096 parameters"},
+            hidden_size=4096, num_hidden_layers=32, num_attention_heads=32,
+            num_key_value_heads=8, head_dim=128, intermediate_size=14336, vocab_size=32000,
+            max_position_embeddings=32768, rope_theta=10000.0, rms_norm_eps=1e-5,
+            tie_word_embeddings=False, attention_bias=False)
+    decoder("qwen2_5_7b.json", "qwen2.5-7b", "qwen2.5-7b",
+            "Qwen/Qwen2.5-7B config.json (Qwen2ForCausalLM: biases on q, k and v)",
+            {"params": 7615616512,
+             "ref": "Qwen2.5 technical report / Hugging Face Qwen/Qwen2.5-7B: 7.61B, "
+                    "7,615,616,512 parameters"},
+            hidden_size=3584, num_hidden_layers=28, num_attention_heads=28,
+            num_key_value_heads=4, head_dim=128, intermediate_size=18944, vocab_size=152064,
+            max_position_embeddings=131072, rope_theta=1000000.0, rms_norm_eps=1e-6,
+            tie_word_embeddings=False, attention_bias=True)
+    decoder("tiny_llama.json", "tiny-llama", "tiny",
+            "servesim test decoder: Llama-shaped, two layers of hidden size 256 (not a "
+            "published model); the simulator's architecture \"tiny\"",
+            {}, hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=64, intermediate_size=512, vocab_size=1000,
+            max_position_embeddings=4096, rope_theta=10000.0, rms_norm_eps=1e-5,
+            tie_word_embeddings=True, attention_bias=False)
+    decoder("tiny_qwen.json", "tiny-qwen", "tiny-qwen",
+            "servesim test decoder: Qwen2-shaped (q, k, v biases, untied head), two layers of "
+            "hidden size 256 (not a published model)",
+            {}, hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=1, head_dim=64, intermediate_size=704, vocab_size=1536,
+            max_position_embeddings=4096, rope_theta=1000000.0, rms_norm_eps=1e-6,
+            tie_word_embeddings=False, attention_bias=True)
+
+
 def main():
+    decoders()
     resnet50().write("resnet50.json")
     vgg16().write("vgg16.json")
     mobilenetv2().write("mobilenetv2.json")
