@@ -17,6 +17,7 @@
 
 #include "cal_backend.h"
 #include "cal_concur.h"
+#include "cal_dec.h"
 #include "cal_measure.h"
 #include "cal_net.h"
 #include "cal_profile.h"
@@ -69,6 +70,18 @@ static const char options_text[] =
     "  --inter-op LIST          concurrency: inter-op workers per inference, p (1)\n"
     "  --seconds S              concurrency: timed seconds per (k, p, t) (3)\n"
     "  --batch N                concurrency: the batch of each inference (1)\n"
+    "  decoders (servesim-decoder/1: llama_3_8b, mistral_7b, qwen2_5_7b, tiny_llama, tiny_qwen):\n"
+    "  --tokens LIST            llm-measure: the dense curve's iteration tokens T\n"
+    "  --chunks LIST --contexts LIST   llm-measure: prefill attention's grid\n"
+    "  --seqs LIST --kv-tokens LIST    llm-measure: decode attention's grid (sequences,\n"
+    "                           their context tokens in all); --seqs is also the LM\n"
+    "                           head's and the host's axis (defaults: docs/calibrate.md)\n"
+    "  --out FILE               llm-measure: the profile (servesim-llm-profile/1)\n"
+    "  --kind NAME              llm-measure: the profile's device name (cpu)\n"
+    "  --profile FILE           llm-validate: the measured profile\n"
+    "  --max-num-seqs N --max-num-batched-tokens N   llm-validate: the scheduler's limits (32, 512)\n"
+    "  --kv-blocks N            llm-validate: blocks of 16 tokens in the KV pool (1024)\n"
+    "  --prompt LO,HI --output LO,HI   llm-validate: token lengths, uniform (32,256 and 16,128)\n"
     "  --table-out FILE         concurrency: the bare table rows, for\n"
     "                           --set cluster.interference_table=@FILE (--out: the whole record)\n";
 
@@ -108,6 +121,25 @@ static int parse_int_list(const char *opt, const char *s, int *out, int max, int
     return rc;
 }
 
+/* A list of context lengths: whole numbers >= 0, increasing. */
+static int parse_ctx_list(const char *opt, const char *s, int *out, int *n)
+{
+    *n = 0;
+    char *end;
+    while (*s) {
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (end == s || errno || v < 0 || v > (1 << 24) || *n == 32 || (*n > 0 && v <= out[*n - 1]))
+            return sim_err_set(SIM_EUSAGE, "%s: expected at most 32 increasing whole numbers "
+                               ">= 0, comma-separated, got \"%s\"", opt, s);
+        out[(*n)++] = (int)v;
+        if (*end && *end != ',')
+            return sim_err_set(SIM_EUSAGE, "%s: unexpected \"%s\"", opt, end);
+        s = *end == ',' ? end + 1 : end;
+    }
+    return *n ? 0 : sim_err_set(SIM_EUSAGE, "%s: expected a list, got nothing", opt);
+}
+
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){.backend = "onednn", .nthreads = 1, .threads = {1}, .nbatches = 4,
@@ -115,7 +147,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
                        .tol_check = 0, .batch = 2, .requests = 300, .max_batch = 8, .fold = true,
                        .seed = 1, .nloads = 4, .loads = {0.2, 0.4, 0.6, 0.8},
                        .zoo_name = "calibrated", .nks = 4, .ks = {1, 2, 3, 4}, .seconds = 3,
-                       .nps = 1, .ps = {1}};
+                       .nps = 1, .ps = {1}, .max_num_seqs = 32, .max_batched = 512,
+                       .kv_blocks = 1024, .prompt = {32, 256}, .output = {16, 128}};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -157,6 +190,22 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 if (o->batches[j] > CAL_MAX_BATCH)
                     rc = sim_err_set(SIM_EUSAGE, "--batches: expected batch sizes of at most %d, "
                                      "got %d", CAL_MAX_BATCH, o->batches[j]);
+        }
+        else if (!strcmp(a, "--tokens")) { VAL(); rc = parse_int_list(a, v, o->tokens, 32, &o->ntokens); }
+        else if (!strcmp(a, "--chunks")) { VAL(); rc = parse_int_list(a, v, o->chunks, 32, &o->nchunks); }
+        else if (!strcmp(a, "--contexts")) { VAL(); rc = parse_ctx_list(a, v, o->contexts, &o->ncontexts); }
+        else if (!strcmp(a, "--seqs")) { VAL(); rc = parse_int_list(a, v, o->seqs, 32, &o->nseqs); }
+        else if (!strcmp(a, "--kv-tokens")) { VAL(); rc = parse_int_list(a, v, o->kvs, 32, &o->nkvs); }
+        else if (!strcmp(a, "--profile")) { VAL(); o->profile = v; }
+        else if (!strcmp(a, "--max-num-seqs")) INT(o->max_num_seqs, 1);
+        else if (!strcmp(a, "--max-num-batched-tokens")) INT(o->max_batched, 1);
+        else if (!strcmp(a, "--kv-blocks")) { int k = 0; INT(k, 1); o->kv_blocks = k; }
+        else if (!strcmp(a, "--prompt") || !strcmp(a, "--output")) {
+            VAL();
+            int *lh = !strcmp(a, "--prompt") ? o->prompt : o->output, k = 0;
+            rc = parse_int_list(a, v, lh, 2, &k);
+            if (!rc && (k != 2 || lh[1] < lh[0]))
+                return sim_err_set(SIM_EUSAGE, "%s: expected LO,HI with LO <= HI, got \"%s\"", a, v);
         }
         else if (!strcmp(a, "--loads")) { VAL(); rc = parse_list(a, v, o->loads, CAL_VALIDATE_MAX_LOADS, &o->nloads, false); }
         else if (!strcmp(a, "--warmup")) INT(o->warmup, 0);
@@ -298,9 +347,26 @@ static bool nets_macs_off(const struct cal_net *net)
 static int cmd_nets(const struct opts *o)
 {
     char **own = NULL;
-    int n = o->nnets, rc = 0;
+    int n = o->nnets, rc = 0, all;
     if (!n && (rc = shipped_nets(&own, &n)))
         return rc;
+    /* decoders have a table of their own, after the networks' */
+    const char **names = calloc((size_t)(n ? n : 1), sizeof *names);
+    const char **decs = calloc((size_t)(n ? n : 1), sizeof *decs);
+    int nd = 0;
+    all = n;
+    if (!names || !decs) {
+        free(names), free(decs);
+        return SIM_ENOMEM;
+    }
+    n = 0;
+    for (int i = 0; i < all; i++) {
+        const char *nm = own ? own[i] : o->nets[i];
+        if (cli_is_decoder(nm))
+            decs[nd++] = nm;
+        else
+            names[n++] = nm;
+    }
     struct cal_net **nets = calloc((size_t)(n ? n : 1), sizeof *nets);
     char (*file)[1024] = calloc((size_t)(n ? n : 1), sizeof *file);
     char (*in)[48] = calloc((size_t)(n ? n : 1), sizeof *in);
@@ -308,7 +374,7 @@ static int cmd_nets(const struct opts *o)
     if (!nets || !file || !in)
         rc = SIM_ENOMEM;
     for (int i = 0; i < n && !rc; i++) {
-        cal_net_resolve(own ? own[i] : o->nets[i], file[i], sizeof file[i]);
+        cal_net_resolve(names[i], file[i], sizeof file[i]);
         if ((rc = cal_net_load(file[i], &nets[i])))
             break;
         const struct cal_net *net = nets[i];
@@ -320,7 +386,7 @@ static int cmd_nets(const struct opts *o)
         wname = (int)fmax(wname, (double)strlen(net->name));
         win = (int)fmax(win, (double)strlen(in[i]));
     }
-    if (!rc)
+    if (!rc && n > 0)
         printf("%-*s  %-*s %6s %14s %16s %9s %11s %6s %5s  %s\n", wname, "network", win, "input",
                "layers", "params", "published", "GMACs", "published", "pi", "width", "file");
     for (int i = 0; i < n && !rc; i++) {
@@ -355,13 +421,17 @@ static int cmd_nets(const struct opts *o)
                net->pub_gmacs > 0 ? 100 * (cal_net_macs(net) / 1e9 / net->pub_gmacs - 1) : 0.0,
                net->pub_ref[0] ? net->pub_ref : "(no note in its file)");
     }
-    for (int i = 0; i < n; i++) {
+    if (!rc && nd > 0) {
+        if (n > 0)
+            printf("\n");
+        rc = cli_decoders_table(decs, nd);
+    }
+    for (int i = 0; i < n; i++)
         if (nets && nets[i])
             cal_net_destroy(nets[i]);
-        if (own)
-            free(own[i]);
-    }
-    free(own), free(nets), free(file), free(in);
+    for (int i = 0; own && i < all; i++)
+        free(own[i]);
+    free(own), free(nets), free(file), free(in), free(names), free(decs);
     return rc;
 }
 
@@ -375,6 +445,8 @@ static int cmd_check(const struct opts *o)
     int rc, worst = -1, compared = 0, absorbed = 0;
     if (o->nnets != 1)
         return sim_err_set(SIM_EUSAGE, "check: expected one network, got %d", o->nnets);
+    if (cli_is_decoder(o->nets[0]))
+        return cmd_llm_check(o);
     if ((rc = cli_find_backend(o, &be)))
         return rc;
     struct cal_net *net = NULL, *orig = NULL;
@@ -465,6 +537,14 @@ static int check_nets(const struct opts *o)
         struct cal_net *net = NULL;
         char file[1024];
         cal_net_resolve(o->nets[i], file, sizeof file);
+        if (cal_dec_is_file(file)) {
+            struct cal_dec *d = NULL;
+            int rc = cal_dec_load(file, &d);
+            cal_dec_destroy(d);
+            if (rc)
+                return rc;
+            continue;
+        }
         int rc = cal_net_load(file, &net);
         cal_net_destroy(net);
         if (rc)
@@ -652,6 +732,15 @@ static const struct command {
      cmd_measure},
     {"validate", "validate NET --zoo FILE", "a real FIFO batching server against the simulator, per load",
      cmd_validate},
+    {"llm-measure", "llm-measure DECODER",
+     "a decoder's operators timed (dense GEMMs and kernels against\n"
+     "tokens, prefill and decode attention, LM head, host), the\n"
+     "iteration-time profile the simulator reads (--out FILE), and\n"
+     "whole mixed iterations against it", cmd_llm_measure},
+    {"llm-validate", "llm-validate DECODER",
+     "a real continuous-batching server (vLLM v1's scheduler) running\n"
+     "the decoder against servesim's vllm policy with the profile\n"
+     "(--profile FILE): TTFT and TPOT per load", cmd_llm_validate},
     {"concurrency", "concurrency NET",
      "k inferences at once, each with p inter-op workers of t intra-op\n"
      "threads (oneDNN; cuDNN: k streams, p = t = 1): latency and cores\n"

@@ -26,6 +26,11 @@ struct opts {
     unsigned long long seed;
     const char *nets[64];
     int nnets;
+    /* decoders (cal_cli_llm.c) */
+    int tokens[32], ntokens, chunks[32], nchunks, contexts[32], ncontexts, seqs[32], nseqs;
+    int kvs[32], nkvs, max_num_seqs, max_batched, prompt[2], output[2];
+    long kv_blocks;
+    const char *profile;
 };
 
 /* The backend options every command shares (threads: the CPU executor's). */
@@ -47,5 +52,16 @@ int cmd_concurrency(const struct opts *o);
  * of a batch: launch and wait, and with the input/output copies), per batch size; the evidence
  * for the simulator's cluster.host_us_per_batch. GPU backends only. */
 int cmd_host(const struct opts *o);
+
+/* Is NET (a file or shipped name) a decoder (servesim-decoder/1)? */
+bool cli_is_decoder(const char *ref);
+/* nets: the decoders' table (names: shipped names or files). */
+int cli_decoders_table(const char *const *names, int n);
+/* check DECODER: the runtime's logits against the reference through mixed iterations. */
+int cmd_llm_check(const struct opts *o);
+/* llm-measure DECODER --out FILE: the operator tables, the profile, the iteration check. */
+int cmd_llm_measure(const struct opts *o);
+/* llm-validate DECODER --profile FILE: the real continuous-batching server against servesim. */
+int cmd_llm_validate(const struct opts *o);
 
 #endif

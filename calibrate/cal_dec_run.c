@@ -7,7 +7,8 @@
  *    through a sum post-op.
  *  - The rest is the project's own OpenMP kernels: oneDNN 2.6 (Debian 12) has no RMSNorm,
  *    rotary embedding, paged-cache or attention primitive. Attention reads the keys and values
- *    through each sequence's block table, softmax in two passes over float scores; prefill
+ *    through each sequence's block table, the query heads that share a KV head together (each
+ *    block read once for the group), softmax in two passes over float scores; prefill
  *    chunks (causal within the chunk) and decodes are separate parallel regions, as serving
  *    engines run prefill and decode attention kernels.
  *  - The KV cache is [layer][block][kv head][slot][head dim] for keys and for values.
@@ -186,7 +187,7 @@ int cal_dec_rt_create(const struct cal_dec *d, const struct cal_dec_rt_opts *o,
               (rt->mid = zalloc((size_t)(T * I), sizeof(float))) &&
               (rt->last = zalloc((size_t)(B * h), sizeof(float))) &&
               (rt->logits = zalloc((size_t)(B * d->vocab), sizeof(float))) &&
-              (rt->scores = zalloc((size_t)((int64_t)nthr * d->max_pos), sizeof(float))) &&
+              (rt->scores = zalloc((size_t)((int64_t)nthr * d->max_pos * (nq / nkv)), sizeof(float))) &&
               (rt->pos = zalloc((size_t)T, sizeof(int32_t))) &&
               (rt->seq_of = zalloc((size_t)T, sizeof(int32_t))) &&
               (rt->row_last = zalloc((size_t)B, sizeof(int64_t))) &&
@@ -197,6 +198,11 @@ int cal_dec_rt_create(const struct cal_dec *d, const struct cal_dec_rt_opts *o,
                            "the buffers of %lld tokens", 2.0 * (double)cache * 4 / 1e6,
                            (long long)T);
     }
+    /* every page of the cache written once: a block never written would map the kernel's
+     * shared zero page, and attention over it would read from the cache, not from memory as a
+     * serving engine's does */
+    memset(rt->kc, 0, cache * sizeof(float));
+    memset(rt->vc, 0, cache * sizeof(float));
     for (int p = 0; p < d->max_pos; p++)
         for (int i = 0; i < half; i++) {
             double ang = p * pow(d->rope_theta, -2.0 * i / hd);
@@ -303,75 +309,103 @@ static void kv_write(const struct cal_dec_rt *rt, const struct cal_dec_seq *s, i
     }
 }
 
-/* Query row t (head j) of sequence s at position p against positions 0..p. */
-static void attend(const struct cal_dec_rt *rt, const struct cal_dec_seq *s, int64_t t, int j,
+/* q . k in eight independent partial sums (a fixed order, so the compiler may use vector
+ * lanes without reassociating) */
+static inline float dot(const float *q, const float *k, int n)
+{
+    float p[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++)
+            p[j] += q[i + j] * k[i + j];
+    float a = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+    for (; i < n; i++)
+        a += q[i] * k[i];
+    return a;
+}
+
+/* Query row t of sequence s at position p, the g = heads / kv heads query heads that share KV
+ * head kvh, against positions 0..p: each key and value block read once for the whole group
+ * (as paged-attention kernels do: the group's heads while the block is in the first cache).
+ * sc: g x (p + 1) scores. */
+static void attend(const struct cal_dec_rt *rt, const struct cal_dec_seq *s, int64_t t, int kvh,
                    int p, int l, float *sc)
 {
     const struct cal_dec *d = rt->d;
-    int hd = d->head_dim, nq = d->heads, nkv = d->kv_heads, kvh = j / (nq / nkv);
-    int bs = rt->o.block_size;
+    int hd = d->head_dim, nq = d->heads, nkv = d->kv_heads, g = nq / nkv;
+    int bs = rt->o.block_size, len = p + 1;
     int64_t qr = (int64_t)(nq + 2 * nkv) * hd;
-    const float *q = rt->qkv + t * qr + (int64_t)j * hd;
+    const float *q0 = rt->qkv + t * qr + (int64_t)kvh * g * hd;
     const float *kc = rt->kc + l * rt->layer_stride, *vc = rt->vc + l * rt->layer_stride;
-    float scale = 1.0f / sqrtf((float)hd), mx = -INFINITY, sum = 0;
-    for (int u0 = 0; u0 <= p; u0 += bs) {          /* block by block through the table */
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int u0 = 0; u0 < len; u0 += bs) {          /* block by block through the table */
         const float *k = kc + kv_at(rt, s, u0, kvh);
-        int n = p - u0 + 1 < bs ? p - u0 + 1 : bs;
-        for (int u = 0; u < n; u++, k += hd) {
-            float a = 0;
-            for (int i = 0; i < hd; i++)
-                a += q[i] * k[i];
-            sc[u0 + u] = a * scale;
-            mx = sc[u0 + u] > mx ? sc[u0 + u] : mx;
-        }
+        int n = len - u0 < bs ? len - u0 : bs;
+        for (int u = 0; u < n; u++, k += hd)
+            for (int h = 0; h < g; h++)
+                sc[(int64_t)h * len + u0 + u] = dot(q0 + (int64_t)h * hd, k, hd) * scale;
     }
-    for (int u = 0; u <= p; u++)
-        sum += (sc[u] = expf(sc[u] - mx));
-    float *o = rt->att + t * (int64_t)nq * hd + (int64_t)j * hd, inv = 1.0f / sum;
-    memset(o, 0, (size_t)hd * sizeof *o);
-    for (int u0 = 0; u0 <= p; u0 += bs) {
+    float *o0 = rt->att + t * (int64_t)nq * hd + (int64_t)kvh * g * hd;
+    for (int h = 0; h < g; h++) {
+        float *sh = sc + (int64_t)h * len, mx = -INFINITY, sum = 0;
+        for (int u = 0; u < len; u++)
+            mx = sh[u] > mx ? sh[u] : mx;
+        for (int u = 0; u < len; u++)
+            sum += (sh[u] = expf(sh[u] - mx));
+        float inv = 1.0f / sum;
+        for (int u = 0; u < len; u++)
+            sh[u] *= inv;
+        memset(o0 + (int64_t)h * hd, 0, (size_t)hd * sizeof *o0);
+    }
+    for (int u0 = 0; u0 < len; u0 += bs) {
         const float *v = vc + kv_at(rt, s, u0, kvh);
-        int n = p - u0 + 1 < bs ? p - u0 + 1 : bs;
-        for (int u = 0; u < n; u++, v += hd) {
-            float w = sc[u0 + u] * inv;
-            for (int i = 0; i < hd; i++)
-                o[i] += w * v[i];
-        }
+        int n = len - u0 < bs ? len - u0 : bs;
+        for (int u = 0; u < n; u++, v += hd)
+            for (int h = 0; h < g; h++) {
+                float w = sc[(int64_t)h * len + u0 + u], *o = o0 + (int64_t)h * hd;
+                for (int i = 0; i < hd; i++)
+                    o[i] += w * v[i];
+            }
     }
 }
 
-/* Prefill chunks (q > 1): each chunk's rows x heads in parallel. */
+/* A thread's scores: g x max_pos floats. */
+static float *scores_of(const struct cal_dec_rt *rt)
+{
+    return rt->scores + (int64_t)omp_get_thread_num() * rt->d->max_pos *
+                            (rt->d->heads / rt->d->kv_heads);
+}
+
+/* Prefill chunks (q > 1): each chunk's rows x KV heads in parallel. */
 static void attention_prefill(struct cal_dec_rt *rt, const struct cal_dec_seq *s, int n,
                               const int64_t *row0, int l)
 {
-    int nq = rt->d->heads;
+    int nkv = rt->d->kv_heads;
     for (int i = 0; i < n; i++) {
         if (s[i].q == 1)
             continue;
         const struct cal_dec_seq *sq = &s[i];
-        int64_t r0 = row0[i], work = (int64_t)sq->q * nq;
+        int64_t r0 = row0[i], work = (int64_t)sq->q * nkv;
 #pragma omp parallel for num_threads(rt->o.threads) schedule(dynamic, 4)
         for (int64_t w = 0; w < work; w++) {
-            int r = (int)(w / nq), j = (int)(w % nq);
-            attend(rt, sq, r0 + r, j, sq->c + r, l,
-                   rt->scores + (int64_t)omp_get_thread_num() * rt->d->max_pos);
+            int r = (int)(w / nkv), j = (int)(w % nkv);
+            attend(rt, sq, r0 + r, j, sq->c + r, l, scores_of(rt));
         }
     }
 }
 
-/* Decodes (q == 1): sequences x heads in parallel. */
+/* Decodes (q == 1): sequences x KV heads in parallel. */
 static void attention_decode(struct cal_dec_rt *rt, const struct cal_dec_seq *s, int n,
                              const int64_t *row0, int l)
 {
-    int nq = rt->d->heads;
-    int64_t work = (int64_t)n * nq;
+    int nkv = rt->d->kv_heads;
+    int64_t work = (int64_t)n * nkv;
 #pragma omp parallel for num_threads(rt->o.threads) schedule(dynamic, 2)
     for (int64_t w = 0; w < work; w++) {
-        int i = (int)(w / nq), j = (int)(w % nq);
+        int i = (int)(w / nkv), j = (int)(w % nkv);
         if (s[i].q != 1)
             continue;
-        attend(rt, &s[i], row0[i], j, s[i].c, l,
-               rt->scores + (int64_t)omp_get_thread_num() * rt->d->max_pos);
+        attend(rt, &s[i], row0[i], j, s[i].c, l, scores_of(rt));
     }
 }
 

@@ -21,6 +21,9 @@ const struct wl_llm_arch_entry wl_llm_archs[] = {
      {28, 3584, 28, 4, 128, 18944, 152064, false, 2, 2}, 7.61e9},
     {"tiny", "servesim's own: two layers of hidden size 256, for tests",
      {2, 256, 4, 2, 64, 512, 1000, true, 2, 2}, 0},
+    {"tiny-qwen", "servesim's own: Qwen2-shaped (one KV head, an untied head), two layers of "
+                  "hidden size 256, for tests (its q, k, v biases left out, as qwen2.5-7b's)",
+     {2, 256, 4, 1, 64, 704, 1536, false, 2, 2}, 0},
     {NULL, NULL, {0, 0, 0, 0, 0, 0, 0, false, 0, 0}, 0}};
 
 /* Datasheets: dense bf16 tensor peak (no sparsity), memory bandwidth, the memory the device
@@ -38,6 +41,9 @@ const struct wl_llm_gpu_entry wl_llm_gpus[] = {
     {"l40s", "NVIDIA L40S datasheet: 362.05 TFLOP/s bf16 dense, 864 GB/s GDDR6, PCIe Gen4 x16 "
              "(32 GB/s each way); 46068 MiB reported",
      {362.05, 864, 44.99, 32, "l40s"}},
+    {"cpu", "a host CPU running servesim-calibrate's decoder runtime (its `validate`): no "
+            "datasheet, so a measured or linear profile only, and the KV pool set by kv_blocks",
+     {0, 0, 0, 0, "cpu"}},
     {NULL, NULL, {0, 0, 0, 0, NULL}}};
 
 const struct wl_llm_arch_entry *wl_llm_arch_find(const char *name)
@@ -76,9 +82,10 @@ static const struct sim_param LINEAR[] = {
 
 const struct sim_param wl_llm_keys[] = {
     {"model", SIM_P_STR, LI(model, const char *), .flags = SIM_P_REQUIRED,
-     .type_doc = "`llama-3-8b`, `llama-3-70b`, `mistral-7b`, `qwen2.5-7b`, `tiny`",
+     .type_doc = "`llama-3-8b`, `llama-3-70b`, `mistral-7b`, `qwen2.5-7b`, `tiny`, "
+                 "`tiny-qwen`",
      .doc = "the decoder's architecture (docs/llm.md, \"Models and GPUs\")"},
-    {"gpu", SIM_P_STR, LI(gpu, const char *), .type_doc = "`h100`, `h200`, `a100`, `l40s`",
+    {"gpu", SIM_P_STR, LI(gpu, const char *), .type_doc = "`h100`, `h200`, `a100`, `l40s`, `cpu`",
      .def_doc = "`cluster.gpu_kind`", .doc = "the GPU's datasheet"},
     {"tp", SIM_P_INT, LI(c.tp, int), .lo = 1, .hi = 8, .def = 1,
      .doc = "tensor-parallel degree: the GPUs of one replica (dividing the heads; the KV heads "
@@ -129,13 +136,13 @@ int wl_llm_parse(const cJSON *o, const char *path, const char *gpu_kind, const c
     if (!a) {
         sim_jpath(p, sizeof p, path, "model");
         return sim_err_set(SIM_EINVAL, "%s: expected one of llama-3-8b, llama-3-70b, "
-                           "mistral-7b, qwen2.5-7b, tiny, got \"%s\"", p, in.model);
+                           "mistral-7b, qwen2.5-7b, tiny, tiny-qwen, got \"%s\"", p, in.model);
     }
     const char *gname = in.gpu ? in.gpu : gpu_kind;
     const struct wl_llm_gpu_entry *g = wl_llm_gpu_find(gname);
     if (!g) {
         sim_jpath(p, sizeof p, path, "gpu");
-        return sim_err_set(SIM_EINVAL, "%s: expected one of h100, h200, a100, l40s%s, got "
+        return sim_err_set(SIM_EINVAL, "%s: expected one of h100, h200, a100, l40s, cpu%s, got "
                            "\"%s\"", p, in.gpu ? "" : " (it defaults to cluster.gpu_kind)",
                            gname);
     }
@@ -176,9 +183,21 @@ int wl_llm_parse(const cJSON *o, const char *path, const char *gpu_kind, const c
                                      in.profile);
         }
     }
+    if (g->gpu.peak_tflops <= 0 && in.c.prof == SIM_LLM_ROOFLINE) {
+        sim_jpath(p, sizeof p, path, "profile");
+        return sim_err_set(SIM_EINVAL, "%s: %s has no datasheet for a roofline estimate: "
+                           "expected a measured profile (servesim-calibrate llm-measure) or a "
+                           "linear one", p, g->name);
+    }
+    if (g->gpu.mem_gib <= 0 && in.c.kv_blocks <= 0) {
+        sim_llm_table_free(in.c.table);
+        sim_jpath(p, sizeof p, path, "kv_blocks");
+        return sim_err_set(SIM_EINVAL, "%s: %s has no memory size to derive the KV pool from: "
+                           "expected the pool's blocks, got none", p, g->name);
+    }
     *out = in.c;
     struct sim_llm_mem m;
-    if (sim_llm_memory(out, &m) < 1 || m.kv_gib <= 0) {
+    if (sim_llm_memory(out, &m) < 1 || (m.kv_gib <= 0 && g->gpu.mem_gib > 0)) {
         sim_llm_table_free(out->table);
         out->table = NULL;
         out->prof = SIM_LLM_ROOFLINE;

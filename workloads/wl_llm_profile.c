@@ -124,7 +124,7 @@ static int table_of(const cJSON *o, const char *path, const char *arch, const ch
                      struct sim_llm_table *t)
 {
     static const char *const top[] = {"format", "model", "gpu", "tp", "dtype", "provenance",
-                                      "per_layer", "lm_head", "host", NULL};
+                                      "per_layer", "lm_head", "host", "operators", NULL};
     static const char *const per[] = {"dense", "prefill_attention", "decode_attention",
                                       "decode_one", "allreduce", NULL};
     const char *format, *model, *g;

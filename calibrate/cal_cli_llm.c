@@ -1,0 +1,376 @@
+/* cal_cli_llm — servesim-calibrate's decoder commands: the decoders' table of `nets`, `check`
+ * of a decoder (the runtime's logits against the reference), `llm-measure` (operator tables,
+ * the iteration-time profile, whole iterations against it) and `llm-validate` (a real
+ * continuous-batching server against the simulator). docs/calibrate.md, "Decoders". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cjson/cJSON.h>
+
+#include "cal_dec.h"
+#include "cal_profile.h"
+#include "cal_dec_cal.h"
+#include "cal_dec_serve.h"
+#include "cal_ref.h"
+#include "sim_err.h"
+#include "sim_json.h"
+#include "sim_out.h"
+#include "cal_cli_int.h"
+
+bool cli_is_decoder(const char *ref)
+{
+    char file[1024];
+    cal_net_resolve(ref, file, sizeof file);
+    return cal_dec_is_file(file);
+}
+
+static int load_decoder(const struct opts *o, bool weights, struct cal_dec **d)
+{
+    char file[1024];
+    cal_net_resolve(o->nets[0], file, sizeof file);
+    int rc = cal_dec_load(file, d);
+    if (rc || !weights)
+        return rc;
+    double gb = cal_dec_weight_bytes(*d) / 1e9;
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+    double have = pages > 0 && psize > 0 ? (double)pages * (double)psize / 1e9 : 0;
+    if (have > 0 && gb > 0.8 * have) {
+        rc = sim_err_set(SIM_EUNAVAIL, "%s: %.1f GB of fp32 weights do not fit this machine's "
+                         "%.1f GB: the CPU runtime runs the tiny decoders (tiny_llama, "
+                         "tiny_qwen); a 7-8B decoder is a GPU's work", (*d)->name, gb, have);
+        cal_dec_destroy(*d);
+        *d = NULL;
+        return rc;
+    }
+    if ((rc = cal_dec_init_weights(*d, o->seed))) {
+        cal_dec_destroy(*d);
+        *d = NULL;
+    }
+    return rc;
+}
+
+/* The CPU runtime is the decoders' only one here: cudnn names a GPU path not written yet. */
+static int cpu_only(const struct opts *o)
+{
+    if (strcmp(o->backend, "onednn") != 0)
+        return sim_err_set(SIM_EUNAVAIL, "--backend %s: the decoder runs on the CPU runtime "
+                           "(onednn) only; its GPU path (cuBLASLt, cuDNN attention, CUDA graphs) "
+                           "is not built yet (issue 55)", o->backend);
+    return 0;
+}
+
+int cli_decoders_table(const char *const *names, int n)
+{
+    struct cal_dec **d = calloc((size_t)n, sizeof *d);
+    char (*file)[1024] = calloc((size_t)n, sizeof *file);
+    int rc = d && file ? 0 : SIM_ENOMEM, w = 7, off = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        cal_net_resolve(names[i], file[i], sizeof file[i]);
+        rc = cal_dec_load(file[i], &d[i]);
+        if (!rc && (int)strlen(d[i]->name) > w)
+            w = (int)strlen(d[i]->name);
+    }
+    if (!rc)
+        printf("%-*s  %-11s %6s %6s %9s %8s %6s %14s %16s  %s\n", w, "decoder", "arch", "layers",
+               "hidden", "heads/kv", "ffn", "vocab", "params", "published", "file");
+    for (int i = 0; i < n && !rc; i++) {
+        const struct cal_dec *x = d[i];
+        char hk[24], pub[32] = "-";
+        snprintf(hk, sizeof hk, "%d/%d", x->heads, x->kv_heads);
+        bool bad = x->pub_params > 0 && cal_dec_params(x) != x->pub_params;
+        off += bad;
+        if (x->pub_params > 0)
+            snprintf(pub, sizeof pub, "%lld%s", (long long)x->pub_params, bad ? " *" : "  ");
+        printf("%-*s  %-11s %6d %6d %9s %8d %6d %14lld %16s  %s\n", w, x->name, x->arch,
+               x->layers, x->hidden, hk, x->inter, x->vocab, (long long)cal_dec_params(x), pub,
+               file[i]);
+    }
+    if (!rc && off)
+        printf("* the count from the shapes is not the published one\n");
+    for (int i = 0; d && i < n; i++)
+        cal_dec_destroy(d[i]);
+    free(d), free(file);
+    return rc;
+}
+
+/* Three requests through mixed iterations (chunked prefills beside decodes, blocks scattered),
+ * every step's logits against the reference from scratch. */
+int cmd_llm_check(const struct opts *o)
+{
+    struct cal_dec *d = NULL;
+    struct cal_dec_rt *rt = NULL;
+    int rc;
+    if ((rc = cpu_only(o)) || (rc = load_decoder(o, true, &d)))
+        return rc;
+    double tol = o->tol_check > 0 ? o->tol_check : 1e-4, worst = 0;
+    enum { NS = 3, BS = 16 };
+    int prompt[NS] = {37, 5, 70}, steps = 10, maxlen = 70 + steps + 1;
+    int nb = (maxlen / BS + 1) * NS + 4;
+    struct cal_dec_rt_opts ro = {.threads = o->threads[0], .block_size = BS, .kv_blocks = nb,
+                                 .max_tokens = 128, .max_seqs = NS};
+    int32_t *tok[NS] = {0}, *blocks[NS] = {0};
+    int len[NS], done[NS], compared = 0;
+    float *lg = malloc((size_t)NS * (size_t)d->vocab * sizeof *lg);
+    float *ref = malloc((size_t)d->vocab * sizeof *ref);
+    if (!lg || !ref)
+        rc = SIM_ENOMEM;
+    for (int i = 0; i < NS && !rc; i++) {
+        tok[i] = calloc((size_t)maxlen, sizeof *tok[i]);
+        blocks[i] = calloc((size_t)(maxlen / BS + 1), sizeof *blocks[i]);
+        int32_t *t = cal_dec_tokens(d, prompt[i], (uint64_t)o->seed + (uint64_t)i);
+        if (!tok[i] || !blocks[i] || !t) {
+            free(t);
+            rc = SIM_ENOMEM;
+            break;
+        }
+        memcpy(tok[i], t, (size_t)prompt[i] * sizeof *t);
+        free(t);
+        len[i] = prompt[i], done[i] = 0;
+        for (int b = 0; b < maxlen / BS + 1; b++)
+            blocks[i][b] = (int32_t)(nb - 1 - (b * NS + i));
+    }
+    if (!rc)
+        rc = cal_dec_rt_create(d, &ro, &rt);
+    if (!rc)
+        printf("%s (%s): %s\n%-5s %-30s %12s\n", d->name, d->file, cal_dec_rt_describe(rt),
+               "step", "iteration (q@c per sequence)", "rel. error");
+    for (int step = 0; step < steps && !rc; step++) {
+        struct cal_dec_seq s[NS];
+        int who[NS], n = 0, at = 0;
+        char shape[96] = "";
+        for (int i = 0; i < NS; i++) {
+            if (step < i)
+                continue;
+            int q = len[i] - done[i] > 24 ? 24 : len[i] - done[i];
+            s[n] = (struct cal_dec_seq){q, done[i], tok[i] + done[i], blocks[i]};
+            at += snprintf(shape + at, sizeof shape - (size_t)at, "%s%d@%d", n ? " " : "", q,
+                           done[i]);
+            who[n++] = i;
+        }
+        int32_t next[NS];
+        if ((rc = cal_dec_rt_step(rt, s, n, lg, next)))
+            break;
+        double e = 0;
+        for (int k = 0; k < n && !rc; k++) {
+            int i = who[k];
+            done[i] += s[k].q;
+            if (done[i] < len[i])
+                continue;
+            if ((rc = cal_dec_ref_logits(d, tok[i], done[i], ref)))
+                break;
+            double ek = cal_ref_rel_err(lg + (size_t)k * (size_t)d->vocab, ref, d->vocab);
+            e = ek > e ? ek : e;
+            compared++;
+            tok[i][len[i]++] = next[k];
+        }
+        worst = e > worst ? e : worst;
+        if (!rc)
+            printf("%-5d %-30s %12.3e\n", step, shape, e);
+    }
+    if (!rc) {
+        printf("%d logits compared, worst relative error %.3e, tolerance %.1e: %s\n", compared,
+               worst, tol, worst <= tol ? "ok" : "FAILED");
+        if (worst > tol)
+            rc = sim_err_set(SIM_EINVAL, "check: %s's logits differ from the reference by %.3e "
+                             "(tolerance %.1e)", d->name, worst, tol);
+    }
+    for (int i = 0; i < NS; i++)
+        free(tok[i]), free(blocks[i]);
+    free(lg), free(ref);
+    cal_dec_rt_destroy(rt);
+    cal_dec_destroy(d);
+    return rc;
+}
+
+static void copy_axis(int *dst, int *nd, const int *src, int ns)
+{
+    memcpy(dst, src, (size_t)ns * sizeof *src);
+    *nd = ns;
+}
+
+static void device_of(char *dev, size_t ndev, char *ver, size_t nver)
+{
+    struct cal_device_info di;
+    void *st = NULL;
+    struct cal_opts bo = {.threads = 1};
+    snprintf(dev, ndev, "CPU");
+    ver[0] = 0;
+    if (!cal_backend_onednn.create(&bo, &st) && !cal_backend_onednn.info(st, &di)) {
+        snprintf(dev, ndev, "%s", di.device);
+        snprintf(ver, nver, "%s", di.versions);
+    }
+    if (st)
+        cal_backend_onednn.destroy(st);
+}
+
+static void print_check(const struct cal_dec_check_row *r, int n)
+{
+    printf("\nwhole iterations against the profile (timed in the same rounds: median, p10-p90):\n");
+    printf("%-48s %6s %5s %12s %21s %12s %8s %18s\n", "iteration", "T", "seqs", "measured us",
+           "p10-p90 us", "profile us", "error", "dense us: it/prof");
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        char spread[40];
+        snprintf(spread, sizeof spread, "%.1f-%.1f", r[i].p10_us, r[i].p90_us);
+        char dn[40];
+        snprintf(dn, sizeof dn, "%.0f/%.0f", r[i].dense_us, r[i].dense_pred_us);
+        printf("%-48s %6d %5d %12.1f %21s %12.1f %+7.1f%% %18s\n", r[i].what, r[i].tokens,
+               r[i].seqs, r[i].measured_us, spread, r[i].predicted_us, 100 * r[i].err, dn);
+        worst = fabs(r[i].err) > worst ? fabs(r[i].err) : worst;
+    }
+    printf("worst |error| %.1f%% (issue 55's bound: 5%%)\n", 100 * worst);
+}
+
+int cmd_llm_measure(const struct opts *o)
+{
+    if (o->nnets != 1)
+        return sim_err_set(SIM_EUSAGE, "llm-measure: expected one decoder, got %d", o->nnets);
+    if (!cli_is_decoder(o->nets[0]))
+        return sim_err_set(SIM_EUSAGE, "llm-measure: %s is not a decoder (servesim-decoder/1; "
+                           "`servesim-calibrate nets` lists them)", o->nets[0]);
+    struct cal_dec *d = NULL;
+    int rc;
+    if ((rc = cpu_only(o)) || (rc = load_decoder(o, true, &d)))
+        return rc;
+    char dev[160], ver[256];
+    device_of(dev, sizeof dev, ver, sizeof ver);
+    struct cal_dec_cal_opts co = {.d = d, .threads = o->threads[0], .warmup = o->warmup,
+                                  .reps = o->reps, .kind = o->kind ? o->kind : "cpu",
+                                  .device = dev, .versions = ver};
+    copy_axis(co.tokens, &co.ntokens, o->tokens, o->ntokens);
+    copy_axis(co.chunks, &co.nchunks, o->chunks, o->nchunks);
+    copy_axis(co.contexts, &co.ncontexts, o->contexts, o->ncontexts);
+    copy_axis(co.seqs, &co.nseqs, o->seqs, o->nseqs);
+    copy_axis(co.kv, &co.nkv, o->kvs, o->nkvs);
+    cal_dec_default_axes(&co);
+    fprintf(stderr, "llm-measure %s on %s, %d thread%s, %d warm-up + %d timed iterations a "
+            "point\n", d->name, dev, co.threads, co.threads == 1 ? "" : "s", co.warmup, co.reps);
+    cJSON *prof = NULL;
+    struct cal_dec_check_row rows[CAL_DEC_CHECK_ROWS];
+    int nrows = 0;
+    rc = cal_dec_measure(&co, true, &prof, rows, &nrows);
+    if (!rc) {
+        const cJSON *pl = cJSON_GetObjectItemCaseSensitive(prof, "per_layer");
+        const cJSON *dn = cJSON_GetObjectItemCaseSensitive(pl, "dense");
+        const cJSON *tk = cJSON_GetObjectItemCaseSensitive(dn, "tokens");
+        const cJSON *us = cJSON_GetObjectItemCaseSensitive(dn, "us");
+        printf("%s: dense operators per layer against the iteration's tokens T\n%8s %12s %14s\n",
+               d->name, "T", "us", "us per token");
+        for (int i = 0; i < cJSON_GetArraySize(tk); i++) {
+            double t = cJSON_GetArrayItem(tk, i)->valuedouble, u = cJSON_GetArrayItem(us, i)->valuedouble;
+            printf("%8.0f %12.2f %14.3f\n", t, u, u / t);
+        }
+        print_check(rows, nrows);
+        if (o->out) {
+            rc = cli_write_json(o->out, prof);
+            if (!rc)
+                printf("\nwrote %s (servesim-llm-profile/1: model %s, gpu %s): use it as a "
+                       "model's llm.profile {\"file\": ...}\n", o->out, d->arch, co.kind);
+        }
+    }
+    cJSON_Delete(prof);
+    cal_dec_destroy(d);
+    return rc;
+}
+
+int cmd_llm_validate(const struct opts *o)
+{
+    if (o->nnets != 1)
+        return sim_err_set(SIM_EUSAGE, "llm-validate: expected one decoder, got %d", o->nnets);
+    if (!cli_is_decoder(o->nets[0]))
+        return sim_err_set(SIM_EUSAGE, "llm-validate: %s is not a decoder", o->nets[0]);
+    if (!o->profile)
+        return sim_err_set(SIM_EUSAGE, "llm-validate: expected --profile FILE (llm-measure --out "
+                           "writes one)");
+    struct cal_dec *d = NULL;
+    cJSON *prof = NULL;
+    int rc;
+    if ((rc = cpu_only(o)) || (rc = sim_json_load_file(o->profile, &prof)))
+        return rc;
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(prof, "gpu");
+    const char *kind = cJSON_IsString(g) ? g->valuestring : "cpu";
+    if ((rc = load_decoder(o, true, &d))) {
+        cJSON_Delete(prof);
+        return rc;
+    }
+    char scratch[] = "/tmp/servesim_llm_validate_XXXXXX";
+    if (!mkdtemp(scratch)) {
+        cJSON_Delete(prof);
+        cal_dec_destroy(d);
+        return sim_err_set(SIM_EIO, "cannot make a scratch folder in /tmp");
+    }
+    struct cal_llm_validate_opts vo = {
+        .d = d, .threads = o->threads[0], .profile = prof, .kind = kind,
+        .max_num_seqs = o->max_num_seqs, .max_tokens = o->max_batched, .kv_blocks = o->kv_blocks,
+        .nloads = o->nloads, .requests = o->requests, .prompt_lo = o->prompt[0],
+        .prompt_hi = o->prompt[1], .out_lo = o->output[0], .out_hi = o->output[1],
+        .seed = o->seed, .scratch = scratch};
+    memcpy(vo.loads, o->loads, sizeof vo.loads);
+    /* the profile must be of this decoder on that device: read it as the simulator does */
+    struct cal_dec_seq one = {1, 1, NULL, NULL};
+    double ns = 0, cap = 0;
+    if (!(rc = cal_dec_predict(d, prof, kind, &one, 1, &ns)))
+        rc = cal_llm_capacity(&vo, &cap);
+    struct cal_llm_validate_row rows[CAL_LLM_MAX_LOADS];
+    if (!rc) {
+        printf("%s on %s: a real continuous-batching server (max_num_seqs %d, "
+               "max_num_batched_tokens %d, %ld KV blocks of 16) against servesim's vllm policy "
+               "with %s; %d requests a load, prompts %d-%d, outputs %d-%d tokens; capacity by "
+               "the profile %.2f req/s\n", d->name, kind, vo.max_num_seqs, vo.max_tokens,
+               vo.kv_blocks, o->profile, vo.requests, vo.prompt_lo, vo.prompt_hi, vo.out_lo,
+               vo.out_hi, cap);
+        fflush(stdout);
+        rc = cal_llm_validate(&vo, rows);
+    }
+    FILE *tsv = NULL;
+    if (!rc && o->tsv && !(tsv = fopen(o->tsv, "a")))
+        rc = sim_err_set(SIM_EIO, "%s: cannot append", o->tsv);
+    if (!rc) {
+        printf("\n%5s %7s | %-26s | %-26s | %-26s | %-26s | %6s %6s %6s | %5s %5s\n", "load",
+               "req/s", "TTFT mean ms real/sim/obs", "TTFT p99 ms real/sim/obs",
+               "TPOT mean ms real/sim/obs", "TPOT p99 ms real/sim/obs", "it/pro", "|e|p50",
+               "|e|p90", "nTTFT", "nTPOT");
+        for (int i = 0; i < vo.nloads; i++) {
+            const struct cal_llm_validate_row *r = &rows[i];
+            char c[4][48];
+            const double v[4][3] = {
+                {r->real.ttft_mean_ms, r->sim.ttft_mean_ms, r->obs.ttft_mean_ms},
+                {r->real.ttft_p99_ms, r->sim.ttft_p99_ms, r->obs.ttft_p99_ms},
+                {r->real.tpot_mean_ms, r->sim.tpot_mean_ms, r->obs.tpot_mean_ms},
+                {r->real.tpot_p99_ms, r->sim.tpot_p99_ms, r->obs.tpot_p99_ms}};
+            for (int k = 0; k < 4; k++)
+                snprintf(c[k], sizeof c[k], "%.2f/%.2f/%.2f (%+.1f%%)", v[k][0], v[k][1], v[k][2],
+                         100 * (v[k][1] / v[k][0] - 1));
+            printf("%5.2f %7.2f | %-26s | %-26s | %-26s | %-26s | %6.3f %5.1f%% %5.1f%% | %4.1f%% "
+                   "%4.1f%%\n", r->load, r->rate_rps, c[0], c[1], c[2], c[3], r->ratio,
+                   100 * r->it_err_p50, 100 * r->it_err_p90, 100 * r->noise_ttft,
+                   100 * r->noise_tpot);
+            if (tsv)
+                fprintf(tsv, "%s\t%.3f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t"
+                        "%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%ld\t%ld\n", d->name, r->load,
+                        r->rate_rps, v[0][0], v[0][1], v[0][2], v[1][0], v[1][1], v[1][2],
+                        v[2][0], v[2][1], v[2][2], v[3][0], v[3][1], v[3][2], r->ratio,
+                        r->noise_ttft, r->real.preemptions, r->sim.preemptions);
+        }
+        printf("(error in brackets: sim over real. obs: the simulator with the profile scaled by "
+               "it/pro, the real iterations' time over the profile's for the same shapes: sim - "
+               "obs is the profile's error under serving, obs - real the simulator's. |e|: per "
+               "iteration |real/profile - 1|. nTTFT, nTPOT: the simulator's own spread of the "
+               "means over 10 other arrival sequences)\n");
+        if (o->tsv)
+            printf("appended %d rows to %s\n", vo.nloads, o->tsv);
+    }
+    if (tsv && fclose(tsv) != 0 && !rc)
+        rc = sim_err_set(SIM_EIO, "%s: cannot write", o->tsv);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "%s/requests.jsonl", scratch);
+    unlink(cmd);
+    snprintf(cmd, sizeof cmd, "%s/profile.json", scratch);
+    unlink(cmd);
+    rmdir(scratch);
+    cJSON_Delete(prof);
+    cal_dec_destroy(d);
+    return rc;
+}

@@ -1,0 +1,67 @@
+/* cal_dec_serve — `validate` for a decoder: a real continuous-batching server runs the
+ * decoder runtime (cal_dec.h) on a token trace at several loads, and servesim runs the `vllm`
+ * policy with the measured profile (cal_dec_cal.h) on the same requests; TTFT and TPOT from
+ * both sides, and their errors.
+ *
+ * The real server is vLLM v1's scheduler, step for step as the simulator's `vllm` policy runs
+ * it (sim/sim_llm.c, docs/llm.md): a token budget (max_num_batched_tokens), max_num_seqs,
+ * chunked prefill, the running requests first in order, then the waiting ones in arrival order;
+ * KV blocks of 16 tokens from a fixed pool, a request that cannot get its blocks preempting the
+ * newest running one (its blocks freed, recomputed later from its prompt and the tokens it had
+ * generated), no new admission in an iteration that preempted. Every iteration runs for real
+ * (the greedy sampler's tokens feed the next); TTFT is the end of the iteration that produced
+ * the first token minus the arrival, TPOT (last - first) / (output - 1), on the wall clock.
+ *
+ * The error is split as the DNN `validate` splits it: a third run of the simulator with the
+ * profile rescaled by the ratio of the real iterations' time to what the profile predicts for
+ * those same iterations ("observed"), so sim - observed is the profile's drift under serving
+ * and observed - real the simulator's own error. */
+#ifndef CAL_DEC_SERVE_H
+#define CAL_DEC_SERVE_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "cal_dec.h"
+
+#define CAL_LLM_MAX_LOADS 16
+
+struct cal_llm_validate_opts {
+    const struct cal_dec *d;
+    int threads;
+    const cJSON *profile;           /* the measured profile (servesim-llm-profile/1) */
+    const char *kind;               /* its "gpu" ("cpu") */
+    int max_num_seqs, max_tokens;   /* the scheduler's limits */
+    long kv_blocks;                 /* the pool (block size 16) */
+    int nloads;
+    double loads[CAL_LLM_MAX_LOADS];/* fractions of the profile's capacity (cal_llm_capacity) */
+    int requests;                   /* per load */
+    int prompt_lo, prompt_hi, out_lo, out_hi; /* lengths drawn uniformly (inclusive) */
+    uint64_t seed;
+    const char *scratch;            /* folder for the trace and profile files */
+};
+
+struct cal_llm_side {
+    double ttft_mean_ms, ttft_p99_ms, tpot_mean_ms, tpot_p99_ms, tok_per_s;
+    long iterations, preemptions;
+};
+
+struct cal_llm_validate_row {
+    double load, rate_rps;
+    struct cal_llm_side real, sim, obs;
+    /* the real iterations against the profile: their time over its prediction for the same
+     * shapes (in all; and the median and 90th percentile of |ratio - 1| per iteration) */
+    double ratio, it_err_p50, it_err_p90;
+    /* the simulator's noise floor: relative standard deviation of its TTFT and TPOT means over
+     * other Poisson sequences of the same rate and requests */
+    double noise_ttft, noise_tpot;
+};
+
+/* Requests a second the profile serves at max_num_seqs sequences with the mean lengths: the
+ * mean request's prefill and its share of full decode iterations. */
+int cal_llm_capacity(const struct cal_llm_validate_opts *o, double *rps /* OUT */);
+
+int cal_llm_validate(const struct cal_llm_validate_opts *o,
+                     struct cal_llm_validate_row *rows /* OUT: nloads */);
+
+#endif
