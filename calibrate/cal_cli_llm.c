@@ -306,7 +306,7 @@ int cmd_llm_validate(const struct opts *o)
         .max_num_seqs = o->max_num_seqs, .max_tokens = o->max_batched, .kv_blocks = o->kv_blocks,
         .nloads = o->nloads, .requests = o->requests, .prompt_lo = o->prompt[0],
         .prompt_hi = o->prompt[1], .out_lo = o->output[0], .out_hi = o->output[1],
-        .seed = o->seed, .scratch = scratch};
+        .seed = o->seed, .scratch = scratch, .iterations_out = o->table_out};
     memcpy(vo.loads, o->loads, sizeof vo.loads);
     /* the profile must be of this decoder on that device: read it as the simulator does */
     struct cal_dec_seq one = {1, 1, NULL, NULL};

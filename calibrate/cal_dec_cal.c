@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 
 #include "sim_err.h"
 #include "sim_llm_cost.h"
@@ -180,26 +182,6 @@ static double ops_median(const struct bench *b, int p, unsigned mask, double sca
         *p90 = quant(x, b->reps, 0.9);
     free(x);
     return m;
-}
-
-/* What point p's iteration costs per layer beyond the dense operators (dense_ns a layer at its
- * T), its LM head and its host work: per round (whole - head - host) / layers - dense_ns, the
- * median over the rounds, at least 0. On a CPU this is the attention and what its reading of
- * the KV cache costs the GEMMs after it (their weights evicted from the cache), which the
- * attention operator's own time leaves out (docs/calibrate.md, "Decoders"). */
-static double beyond_dense(const struct bench *b, int p, double dense_ns, double layers)
-{
-    double *x = malloc((size_t)b->reps * sizeof *x);
-    if (!x)
-        return NAN;
-    for (int r = 0; r < b->reps; r++) {
-        size_t at = (size_t)p * (size_t)b->reps + (size_t)r;
-        double rest = b->whole[at] - opsum(b, p, r, (1u << CAL_DEC_HEAD) | (1u << CAL_DEC_HOST));
-        x[r] = rest / layers - dense_ns;
-    }
-    double m = quant(x, b->reps, 0.5);
-    free(x);
-    return m > 0 ? m : 0;
 }
 
 #define BIT(op) (1u << (op))
@@ -382,8 +364,10 @@ static int bench_open(const struct cal_dec_cal_opts *o, struct bench *b, bool *m
 }
 
 /* The rounds: `warmup` untimed passes over every point, then `reps` rounds, each timing every
- * point once in the plan's order (table points with their operators timed, check rows whole),
- * so that a slow spell of the machine falls on all points alike. */
+ * point once in an order shuffled anew each round (GSL, a fixed seed: no point always follows
+ * the heaviest), right after untimed runs of the same shape (the warm state a serving loop's
+ * iteration finds), so that a slow spell of the machine falls on all points
+ * alike. */
 static int rounds(struct bench *b, bool verbose)
 {
     const struct cal_dec_cal_opts *o = b->o;
@@ -393,12 +377,34 @@ static int rounds(struct bench *b, bool verbose)
         for (int p = 0; p < b->npt && !rc; p++)
             if (!(rc = shape(b, &b->pt[p])))
                 rc = cal_dec_rt_step(b->rt, b->s, b->pt[p].n, NULL, NULL);
+    int *order = malloc((size_t)b->npt * sizeof *order);
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!order || !g) {
+        free(order);
+        gsl_rng_free(g);
+        return SIM_ENOMEM;
+    }
+    gsl_rng_set(g, 20261128);
+    for (int p = 0; p < b->npt; p++)
+        order[p] = p;
     for (int r = 0; r < b->reps && !rc; r++) {
-        for (int p = 0; p < b->npt && !rc; p++) {
+        gsl_ran_shuffle(g, order, (size_t)b->npt, sizeof *order);
+        for (int k = 0; k < b->npt && !rc; k++) {
+            int p = order[k];
             const struct point *pt = &b->pt[p];
             size_t at = (size_t)p * (size_t)b->reps + (size_t)r;
             double *ns = b->ns + at * CAL_DEC_NOPS;
             if ((rc = shape(b, pt)))
+                break;
+            /* its twins first, untimed: a served iteration follows others of nearly its shape
+             * (the same batch a token on) and finds the weights and caches as they left them.
+             * After another shape the caches take more than one iteration to settle (measured:
+             * a one-decode iteration after a 448-token prefill took 190 us after one twin, 114
+             * after five, 112 in a run of its own), so twins run for 1 ms and at least two */
+            double tw = sim_wall_seconds();
+            for (int w = 0; !rc && (w < 2 || sim_wall_seconds() - tw < 1e-3); w++)
+                rc = cal_dec_rt_step(b->rt, b->s, pt->n, NULL, NULL);
+            if (rc)
                 break;
             cal_dec_rt_timing(b->rt, ns);
             double t = sim_wall_seconds();
@@ -412,6 +418,8 @@ static int rounds(struct bench *b, bool verbose)
                     b->npt, shown - t0);
         }
     }
+    free(order);
+    gsl_rng_free(g);
     return rc;
 }
 
@@ -450,12 +458,10 @@ int cal_dec_measure(const struct cal_dec_cal_opts *oin, bool verbose, cJSON **ou
                 opmed[(size_t)pt->i * CAL_DEC_NOPS + (size_t)k] = ops_median(&b, p, BIT(k), 1, NULL, NULL);
             break;
         case PT_PRE:
-            pre[pt->i * o.ncontexts + pt->j] =
-                beyond_dense(&b, p, interp(o.tokens, dense, nd, o.chunks[pt->i]), L);
+            pre[pt->i * o.ncontexts + pt->j] = ops_median(&b, p, BIT(CAL_DEC_ATT_PRE), 1 / L, NULL, NULL);
             break;
         case PT_DEC:
-            dec[pt->i * o.nkv + pt->j] =
-                beyond_dense(&b, p, interp(o.tokens, dense, nd, o.seqs[pt->i]), L);
+            dec[pt->i * o.nkv + pt->j] = ops_median(&b, p, BIT(CAL_DEC_ATT_DEC), 1 / L, NULL, NULL);
             break;
         case PT_HEAD:
             head[pt->i] = ops_median(&b, p, BIT(CAL_DEC_HEAD), 1, NULL, NULL);
@@ -466,8 +472,8 @@ int cal_dec_measure(const struct cal_dec_cal_opts *oin, bool verbose, cJSON **ou
         }
     }
     /* a decode batch's attention does not cost less with more context: each row made
-     * non-decreasing in K (the medians of differences are noisy where the attention is small
-     * beside the dense operators), then its unmeasured cells extended */
+     * non-decreasing in K (medians of a shared machine can cross where two cells are close),
+     * then its unmeasured cells extended */
     for (int i = 0; !rc && i < o.nseqs; i++) {
         double *row = dec + (size_t)i * (size_t)o.nkv, hi = 0;
         for (int j = 0; j < o.nkv; j++)

@@ -3,8 +3,9 @@
  *
  * Measure (cal_dec_measure): the runtime (cal_dec.h) runs iterations of chosen shapes with
  * every operator timed, in rounds: `warmup` untimed passes over every shape, then `reps`
- * rounds, each timing every shape once in turn, so that a slow spell of the machine (a shared
- * host's other tenants) falls on all shapes alike; each table point is the median over the
+ * rounds, each timing every shape once in turn (right after an untimed run of the same shape:
+ * a served iteration follows one of nearly its shape and finds its weights and cache warm), so
+ * that a slow spell of the machine (a shared host's other tenants) falls on all shapes alike; each table point is the median over the
  * rounds (the 10th and 90th percentiles kept as the dense curve's spread):
  *   dense(T)            one sequence of T new tokens: every per-layer operator but attention
  *                       (norms, the QKV, output, gate-up and down GEMMs, RoPE, the KV write,

@@ -182,9 +182,14 @@ static void real_out_free(struct real_out *ro)
     free(ro->it_ratio), free(ro->it_ns), free(ro->it_n), free(ro->shapes);
 }
 
-/* Each logged iteration against the profile's prediction. */
-static int predict_logged(const struct cal_llm_validate_opts *o, struct real_out *ro)
+/* Each logged iteration against the profile's prediction (and, with o->iterations_out, each
+ * one a row: load, its sequences, tokens, decodes, the decodes' context, the prefill chunks'
+ * tokens, its time and the profile's in us). */
+static int predict_logged(const struct cal_llm_validate_opts *o, double load, struct real_out *ro)
 {
+    FILE *f = NULL;
+    if (o->iterations_out && !(f = fopen(o->iterations_out, "a")))
+        return sim_err_set(SIM_EIO, "%s: cannot append: %s", o->iterations_out, strerror(errno));
     ro->it_ratio = malloc((size_t)(ro->nit > 0 ? ro->nit : 1) * sizeof *ro->it_ratio);
     if (!ro->it_ratio)
         return SIM_ENOMEM;
@@ -193,12 +198,30 @@ static int predict_logged(const struct cal_llm_validate_opts *o, struct real_out
     for (long i = 0; i < ro->nit; i++) {
         double pred = 0;
         int rc = cal_dec_predict(o->d, o->profile, o->kind, ro->shapes + at, ro->it_n[i], &pred);
-        if (rc)
+        if (rc) {
+            if (f)
+                fclose(f);
             return rc;
+        }
+        if (f) {
+            long T = 0, dec = 0, ctx = 0, pre = 0;
+            for (int k = 0; k < ro->it_n[i]; k++) {
+                const struct cal_dec_seq *q = &ro->shapes[at + k];
+                T += q->q;
+                if (q->q == 1 && q->c > 0)
+                    dec++, ctx += q->c;
+                else
+                    pre += q->q;
+            }
+            fprintf(f, "%.2f\t%d\t%ld\t%ld\t%ld\t%ld\t%.1f\t%.1f\n", load, ro->it_n[i], T, dec,
+                    ctx, pre, ro->it_ns[i] / 1e3, pred / 1e3);
+        }
         at += ro->it_n[i];
         ro->it_ratio[i] = pred > 0 ? ro->it_ns[i] / pred : 1;
         ro->real_sum += ro->it_ns[i], ro->pred_sum += pred;
     }
+    if (f && fclose(f) != 0)
+        return sim_err_set(SIM_EIO, "%s: cannot write", o->iterations_out);
     return 0;
 }
 
@@ -468,7 +491,7 @@ int cal_llm_validate(const struct cal_llm_validate_opts *o, struct cal_llm_valid
         if (!rc)
             rc = serve_real(&s, rq, n, &ro2, &row->real);
         if (!rc)
-            rc = predict_logged(o, &ro2);
+            rc = predict_logged(o, row->load, &ro2);
         if (!rc) {
             row->ratio = ro2.real_sum / ro2.pred_sum;
             for (long i = 0; i < ro2.nit; i++)

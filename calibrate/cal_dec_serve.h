@@ -39,6 +39,8 @@ struct cal_llm_validate_opts {
     int prompt_lo, prompt_hi, out_lo, out_hi; /* lengths drawn uniformly (inclusive) */
     uint64_t seed;
     const char *scratch;            /* folder for the trace and profile files */
+    const char *iterations_out;     /* NULL, or a TSV file: every real iteration with its
+                                     * shape, its time and the profile's */
 };
 
 struct cal_llm_side {
