@@ -77,11 +77,17 @@ static const char options_text[] =
     "                           their context tokens in all); --seqs is also the LM\n"
     "                           head's and the host's axis (defaults: docs/calibrate.md)\n"
     "  --out FILE               llm-measure: the profile (servesim-llm-profile/1)\n"
+    "  --no-check               llm-measure: no whole-iteration check (a quicker profile)\n"
     "  --kind NAME              llm-measure: the profile's device name (cpu)\n"
     "  --profile FILE           llm-validate: the measured profile\n"
     "  --max-num-seqs N --max-num-batched-tokens N   llm-validate: the scheduler's limits (32, 512)\n"
     "  --kv-blocks N            llm-validate: blocks of 16 tokens in the KV pool (1024)\n"
     "  --prompt LO,HI --output LO,HI   llm-validate: token lengths, uniform (32,256 and 16,128)\n"
+    "  --virtual-clock          llm-validate: the server's clock advances by the profile's\n"
+    "                           time per iteration: its scheduler alone against the\n"
+    "                           simulator's (they agree to the nanosecond)\n"
+    "  --table-out FILE         llm-validate: every real iteration (load, sequences, tokens,\n"
+    "                           decodes, their context, prefill tokens, us, profile us)\n"
     "  --table-out FILE         concurrency: the bare table rows, for\n"
     "                           --set cluster.interference_table=@FILE (--out: the whole record)\n";
 
@@ -197,6 +203,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--seqs")) { VAL(); rc = parse_int_list(a, v, o->seqs, 32, &o->nseqs); }
         else if (!strcmp(a, "--kv-tokens")) { VAL(); rc = parse_int_list(a, v, o->kvs, 32, &o->nkvs); }
         else if (!strcmp(a, "--profile")) { VAL(); o->profile = v; }
+        else if (!strcmp(a, "--virtual-clock")) o->virtual_clock = true;
+        else if (!strcmp(a, "--no-check")) o->no_check = true;
         else if (!strcmp(a, "--max-num-seqs")) INT(o->max_num_seqs, 1);
         else if (!strcmp(a, "--max-num-batched-tokens")) INT(o->max_batched, 1);
         else if (!strcmp(a, "--kv-blocks")) { int k = 0; INT(k, 1); o->kv_blocks = k; }

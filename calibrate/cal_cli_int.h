@@ -31,6 +31,7 @@ struct opts {
     int kvs[32], nkvs, max_num_seqs, max_batched, prompt[2], output[2];
     long kv_blocks;
     const char *profile;
+    bool virtual_clock, no_check;
 };
 
 /* The backend options every command shares (threads: the CPU executor's). */

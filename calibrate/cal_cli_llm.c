@@ -238,7 +238,7 @@ int cmd_llm_measure(const struct opts *o)
     device_of(dev, sizeof dev, ver, sizeof ver);
     struct cal_dec_cal_opts co = {.d = d, .threads = o->threads[0], .warmup = o->warmup,
                                   .reps = o->reps, .kind = o->kind ? o->kind : "cpu",
-                                  .device = dev, .versions = ver};
+                                  .device = dev, .versions = ver, .no_check = o->no_check};
     copy_axis(co.tokens, &co.ntokens, o->tokens, o->ntokens);
     copy_axis(co.chunks, &co.nchunks, o->chunks, o->nchunks);
     copy_axis(co.contexts, &co.ncontexts, o->contexts, o->ncontexts);
@@ -262,7 +262,8 @@ int cmd_llm_measure(const struct opts *o)
             double t = cJSON_GetArrayItem(tk, i)->valuedouble, u = cJSON_GetArrayItem(us, i)->valuedouble;
             printf("%8.0f %12.2f %14.3f\n", t, u, u / t);
         }
-        print_check(rows, nrows);
+        if (nrows > 0)
+            print_check(rows, nrows);
         if (o->out) {
             rc = cli_write_json(o->out, prof);
             if (!rc)
@@ -306,7 +307,8 @@ int cmd_llm_validate(const struct opts *o)
         .max_num_seqs = o->max_num_seqs, .max_tokens = o->max_batched, .kv_blocks = o->kv_blocks,
         .nloads = o->nloads, .requests = o->requests, .prompt_lo = o->prompt[0],
         .prompt_hi = o->prompt[1], .out_lo = o->output[0], .out_hi = o->output[1],
-        .seed = o->seed, .scratch = scratch, .iterations_out = o->table_out};
+        .seed = o->seed, .scratch = scratch, .iterations_out = o->table_out,
+        .virtual_clock = o->virtual_clock};
     memcpy(vo.loads, o->loads, sizeof vo.loads);
     /* the profile must be of this decoder on that device: read it as the simulator does */
     struct cal_dec_seq one = {1, 1, NULL, NULL};
@@ -327,6 +329,11 @@ int cmd_llm_validate(const struct opts *o)
     FILE *tsv = NULL;
     if (!rc && o->tsv && !(tsv = fopen(o->tsv, "a")))
         rc = sim_err_set(SIM_EIO, "%s: cannot append", o->tsv);
+    if (tsv && fseek(tsv, 0, SEEK_END) == 0 && ftell(tsv) == 0)   /* a new file: its header */
+        fprintf(tsv, "decoder\tload\trate_rps\tttft_mean_real\tttft_mean_sim\tttft_mean_obs\t"
+                "ttft_p99_real\tttft_p99_sim\tttft_p99_obs\ttpot_mean_real\ttpot_mean_sim\t"
+                "tpot_mean_obs\ttpot_p99_real\ttpot_p99_sim\ttpot_p99_obs\titer_over_profile\t"
+                "noise_ttft\tpreemptions_real\tpreemptions_sim\n");
     if (!rc) {
         printf("\n%5s %7s | %-26s | %-26s | %-26s | %-26s | %6s %6s %6s | %5s %5s\n", "load",
                "req/s", "TTFT mean ms real/sim/obs", "TTFT p99 ms real/sim/obs",

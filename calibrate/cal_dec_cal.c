@@ -308,7 +308,7 @@ static int plan(struct bench *b, const struct cal_dec_cal_opts *o, bool *meas)
         if (!rc)
             rc = add_point(b, PT_HEAD, i, 0, q, c, B);
     }
-    for (int k = 0; !rc && k < NCHECKS; k++) {
+    for (int k = 0; !rc && !o->no_check && k < NCHECKS; k++) {
         const struct check_shape *x = &CHECKS[k];
         int m = 0;
         for (int i = 0; i < x->nq; i++, m++) {
@@ -445,7 +445,8 @@ int cal_dec_measure(const struct cal_dec_cal_opts *oin, bool verbose, cJSON **ou
                  ? SIM_ENOMEM : bench_open(&o, &b, meas);
     if (!rc && verbose)
         fprintf(stderr, "  %d iterations a round: %d dense, %d prefill, %d decode, %d LM head, %d "
-                "check\n", b.npt, nd, npre, b.npt - nd - npre - o.nseqs - NCHECKS, o.nseqs, NCHECKS);
+                "check\n", b.npt, nd, npre, b.npt - nd - npre - o.nseqs - (o.no_check ? 0 : NCHECKS),
+                o.nseqs, o.no_check ? 0 : NCHECKS);
     if (!rc)
         rc = rounds(&b, verbose);
     double L = d->layers;

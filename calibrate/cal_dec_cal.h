@@ -36,6 +36,7 @@ struct cal_dec_cal_opts {
     const struct cal_dec *d;
     int threads, warmup, reps;
     const char *kind;                  /* the profile's "gpu": the executor kind ("cpu") */
+    bool no_check;                     /* leave the check's iterations out of the rounds */
     const char *device, *versions;     /* provenance */
     /* axes (0 entries: the defaults for the model, cal_dec_default_axes) */
     int tokens[CAL_DEC_MAX_AXIS], ntokens;

@@ -17,6 +17,7 @@
 #include "sim_goodput.h"
 #include "sim_out.h"
 #include "sim_result.h"
+#include "sim_time.h"
 #include "sim_wall.h"
 
 #define BS 16
@@ -240,13 +241,18 @@ static int serve_real(struct server *s, struct req *rq, int n, struct real_out *
     s->nrun = s->nwait = 0;
     s->preemptions = 0;
     long iterations = 0;
+    bool virt = o->virtual_clock;
+    int64_t vnow = 0;                                /* the virtual clock, ns */
     double t0 = sim_wall_seconds(), t_end = 0;
     while (done < n && !rc) {
         double now = sim_wall_seconds() - t0;
-        while (next < n && rq[next].arrival <= now)
+        while (next < n && (virt ? sim_ns(rq[next].arrival * 1e9) <= vnow : rq[next].arrival <= now))
             s->wait[s->nwait++] = &rq[next++];
         if (s->nrun == 0 && s->nwait == 0) {
-            sleep_until(t0, rq[next].arrival);
+            if (virt)
+                vnow = sim_ns(rq[next].arrival * 1e9);
+            else
+                sleep_until(t0, rq[next].arrival);
             continue;
         }
         double t_it = sim_wall_seconds();
@@ -264,7 +270,16 @@ static int serve_real(struct server *s, struct req *rq, int n, struct real_out *
         }
         if ((rc = cal_dec_rt_step(s->rt, seqs, s->itn, NULL, tok)))
             break;
-        t_end = sim_wall_seconds() - t0;
+        if (virt) {                                  /* as long as the profile says */
+            double pred = 0;
+            if ((rc = cal_dec_predict(o->d, o->profile, o->kind, seqs, s->itn, &pred)))
+                break;
+            int64_t dn = sim_ns(pred);
+            vnow += dn < 1 ? 1 : dn;
+            t_end = (double)vnow / 1e9;
+        } else {
+            t_end = sim_wall_seconds() - t0;
+        }
         iterations++;
         if ((rc = log_iteration(ro, seqs, s->itn, (sim_wall_seconds() - t_it) * 1e9)))
             break;

@@ -19,6 +19,7 @@
 #ifndef CAL_DEC_SERVE_H
 #define CAL_DEC_SERVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
@@ -41,6 +42,10 @@ struct cal_llm_validate_opts {
     const char *scratch;            /* folder for the trace and profile files */
     const char *iterations_out;     /* NULL, or a TSV file: every real iteration with its
                                      * shape, its time and the profile's */
+    bool virtual_clock;             /* the server's iterations still run, but its clock
+                                     * advances by the profile's time for each (no waiting):
+                                     * the scheduler alone against the simulator's, which must
+                                     * then agree to the nanosecond (the tests' oracle) */
 };
 
 struct cal_llm_side {

@@ -59,6 +59,85 @@ gpu_calibrate_script() {
 # servesim-calibrate from the user's folder: measure --serving writes a zoo with the service
 # distribution to a relative path, validate reads it by a relative --zoo (the simulator's
 # config lives in a scratch folder) and appends its rows to --tsv; nonsense is refused.
+calibrate_decoder() {
+  # issue 55 on a CPU: the tiny decoders' logits against the reference, a measured profile the
+  # simulator runs on, the real continuous-batching server (its scheduler to the nanosecond on
+  # the virtual clock), and precise refusals
+  local cal rc
+  cal="$(dirname "$bin")/calibrate/servesim-calibrate"
+  [ -x "$cal" ] || { echo "skipped: no servesim-calibrate next to $bin"; exit 77; }
+  "$cal" check tiny_qwen > "$tmp/c.out" 2> "$tmp/c.err" || fail "check tiny_qwen: exit $? ($(cat "$tmp/c.err"))"
+  grep -qE "^[0-9]+ logits compared, worst relative error .*: ok$" "$tmp/c.out" ||
+    fail "check tiny_qwen: $(tail -2 "$tmp/c.out")"
+  "$cal" nets > "$tmp/n.out" || fail "nets: exit $?"
+  for m in "llama-3-8b .* 8030261248  *8030261248 " "mistral-7b .* 7241732096  *7241732096 " \
+           "qwen2.5-7b .* 7615616512  *7615616512 "; do
+    grep -qE "^$m" "$tmp/n.out" || fail "nets: no decoder row matching '$m': $(cat "$tmp/n.out")"
+  done
+  (cd "$tmp" && "$cal" llm-measure tiny_llama --reps 2 --warmup 1 --tokens 1,16,64 --chunks 16,64 \
+     --contexts 0,128 --seqs 1,4 --kv-tokens 64,1024 --no-check --out p.json > m.out 2> m.err) ||
+    fail "llm-measure: exit $? ($(cat "$tmp/m.err"))"
+  python3 - "$tmp/p.json" <<'PY' || fail "llm-measure: the profile, see above"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["format"] == "servesim-llm-profile/1" and p["model"] == "tiny" and p["gpu"] == "cpu", p
+assert p["per_layer"]["dense"]["tokens"] == [1, 16, 64], p["per_layer"]["dense"]
+assert p["per_layer"]["decode_attention"]["kv_tokens"] == [64, 1024]
+assert p["provenance"]["device"] and "oneDNN" in p["provenance"]["libraries"], p["provenance"]
+assert all(u >= 0 for u in p["per_layer"]["dense"]["us"])
+PY
+  # the simulator runs on it, and says so
+  cat > "$tmp/llm_cpu.json" <<'JSON'
+{"name": "tiny_cpu", "seed": 1, "duration_s": 20, "warmup_s": 2,
+ "cluster": {"gpus": 1, "gpu_kind": "cpu"},
+ "models": [{"name": "tiny", "llm": {"model": "tiny", "gpu": "cpu", "profile": {"file": "p.json"},
+                                     "kv_blocks": 512}}],
+ "workload": {"rate_rps": 20, "arrival": {"kind": "poisson"},
+              "tokens": {"tiny": {"prompt": {"mean": 100, "cv": 0.5, "max": 400},
+                                  "output": {"mean": 40, "cv": 0.5, "max": 200}}}},
+ "policy": {"name": "vllm", "params": {"max_num_batched_tokens": 512, "max_num_seqs": 32}}}
+JSON
+  "$bin" run "$tmp/llm_cpu.json" --no-db --json > "$tmp/r.json" 2> "$tmp/r.err" ||
+    fail "run on the measured CPU profile: $(cat "$tmp/r.err")"
+  python3 - "$tmp/r.json" <<'PY' || fail "run on the measured profile: see above"
+import json, sys
+m = json.load(open(sys.argv[1]))["models"][0]
+assert m["iteration_time"] == "measured profile" and m["tpot_p50_ms"] > 0, m
+PY
+  # the roofline has no datasheet for a CPU; a pool needs its size
+  "$bin" run "$tmp/llm_cpu.json" --no-db --set 'models[0].llm.profile="roofline"' > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "cpu has no datasheet for a roofline estimate" "$tmp/e" ||
+    fail "roofline on cpu: exit $rc ($(cat "$tmp/e"))"
+  # the server on the virtual clock: its scheduler and the simulator's agree exactly
+  (cd "$tmp" && "$cal" llm-validate tiny_llama --profile p.json --loads 0.4,1.5 --requests 60 \
+     --kv-blocks 36 --max-num-seqs 8 --max-num-batched-tokens 64 --prompt 40,200 --output 8,60 \
+     --virtual-clock --tsv v.tsv > v.out 2> v.err) || fail "llm-validate --virtual-clock: exit $? ($(cat "$tmp/v.err"))"
+  python3 - "$tmp/v.tsv" <<'PY' || fail "llm-validate --virtual-clock: see above"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+assert len(rows) == 2, rows
+for r in rows:
+    for k in ("ttft_mean", "tpot_mean"):
+        a, b = float(r[k + "_real"]), float(r[k + "_sim"])
+        assert abs(a - b) <= 1e-4 * a, (k, a, b)
+    assert r["preemptions_real"] == r["preemptions_sim"], r
+assert int(rows[1]["preemptions_real"]) > 0, rows[1]
+PY
+  # a real (wall-clock) run completes and prints its table
+  (cd "$tmp" && "$cal" llm-validate tiny_llama --profile p.json --loads 0.3 --requests 20 > w.out 2> w.err) ||
+    fail "llm-validate: exit $? ($(cat "$tmp/w.err"))"
+  grep -qE "^ 0\.30 " "$tmp/w.out" || fail "llm-validate: no row for load 0.3: $(cat "$tmp/w.out")"
+  # refusals: no profile; a profile of another model; a GPU backend not built for decoders
+  "$cal" llm-validate tiny_llama > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "expected --profile FILE" "$tmp/e" || fail "no --profile: exit $rc ($(cat "$tmp/e"))"
+  (cd "$tmp" && "$cal" llm-validate tiny_qwen --profile p.json > /dev/null 2> e); rc=$?
+  [ $rc -eq 2 ] && grep -qF "a profile of tiny on cpu" "$tmp/e" || fail "another model's profile: exit $rc ($(cat "$tmp/e"))"
+  "$cal" llm-measure tiny_llama --backend cudnn > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 77 ] || [ $rc -eq 2 ] || fail "llm-measure --backend cudnn: exit $rc ($(cat "$tmp/e"))"
+  "$cal" llm-measure resnet50 > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -qF "resnet50 is not a decoder" "$tmp/e" || fail "llm-measure resnet50: exit $rc ($(cat "$tmp/e"))"
+}
+
 calibrate_serving_paths() {
   local cal rc
   cal="$(dirname "$bin")/calibrate/servesim-calibrate"
@@ -82,7 +161,7 @@ calibrate_serving_paths() {
     fail "validate --zoo missing.json: exit $rc ($(cat "$tmp/e.err"))"
   # nets lists every shipped network, columns as wide as the longest name (item 11)
   "$cal" nets > "$tmp/nets.out" || fail "nets: exit $?"
-  local nnets; nnets=$(ls "$src/calibrate/networks/"*.json | wc -l)
+  local nnets; nnets=$(grep -l '"servesim-net/1"' "$src/calibrate/networks/"*.json | wc -l)
   local nrows; nrows=$(awk 'NR > 1 && NF == 0 {exit} NR > 1' "$tmp/nets.out" | wc -l)   # (the notes follow a blank line)
   [ "$nrows" -eq "$nnets" ] || fail "nets: $nrows rows for $nnets networks"
   grep -q "^Inception-ResNet-V2  " "$tmp/nets.out" && grep -q "^Wav2Vec2-base features  " "$tmp/nets.out" ||

@@ -10,8 +10,11 @@
 #include <unistd.h>
 
 #include "cal_dec.h"
+#include "cal_dec_cal.h"
+#include "cal_dec_serve.h"
 #include "cal_ref.h"
 #include "sim_err.h"
+#include "sim_json.h"
 #include "test.h"
 
 static struct cal_dec *load(const char *name)
@@ -28,7 +31,7 @@ static void decoders_match_published(void)
     /* the model cards' counts, and by hand for Llama-3-8B: 2 x 128256 x 4096 (embedding and
      * head) + 32 x (4096 x 6144 + 4096 x 4096 + 3 x 4096 x 14336 + 2 x 4096) + 4096 */
     static const struct { const char *file; int64_t want; } m[] = {
-        {"llama_3_8b", 8030261248}, {"mistral_7b", 7241732096}, {"qwen2_5_7b", 7615616512}};
+        {"llama_3_8b", 8030261248LL}, {"mistral_7b", 7241732096LL}, {"qwen2_5_7b", 7615616512LL}};
     CHECK(2LL * 128256 * 4096 + 32LL * (4096LL * 6144 + 4096LL * 4096 + 3LL * 4096 * 14336 +
                                         2 * 4096) + 4096 == 8030261248LL, "hand count");
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
@@ -182,6 +185,121 @@ static void operator_times_cover_the_iteration(void)
     cal_dec_destroy(d);
 }
 
+/* llm-measure's tables on the tiny decoder (small axes, no check rows): a profile the
+ * simulator reads, of the axes asked for, every time at least 0, decode rows non-decreasing
+ * in their context, and its prediction of an iteration the sum of its parts. */
+static void measured_profile_reads_back(void)
+{
+    struct cal_dec *d = load("tiny_llama");
+    REQUIRE_OK(cal_dec_init_weights(d, 1));
+    struct cal_dec_cal_opts o = {.d = d, .threads = 1, .warmup = 1, .reps = 3, .kind = "cpu",
+                                 .device = "test CPU", .versions = "", .no_check = true,
+                                 .tokens = {1, 8, 32}, .ntokens = 3, .chunks = {16, 64},
+                                 .nchunks = 2, .contexts = {0, 64}, .ncontexts = 2,
+                                 .seqs = {1, 4}, .nseqs = 2, .kv = {64, 256, 8192}, .nkv = 3};
+    cJSON *p = NULL;
+    struct cal_dec_check_row rows[CAL_DEC_CHECK_ROWS];
+    int nrows = -1;
+    REQUIRE_OK(cal_dec_measure(&o, false, &p, rows, &nrows));
+    CHECK(nrows == 0, "no check rows asked for, got %d", nrows);
+    const cJSON *pl = cJSON_GetObjectItemCaseSensitive(p, "per_layer");
+    const cJSON *dn = cJSON_GetObjectItemCaseSensitive(pl, "dense");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dn, "tokens")) == 3, "dense axis");
+    const cJSON *da = cJSON_GetObjectItemCaseSensitive(pl, "decode_attention");
+    const cJSON *rowsj = cJSON_GetObjectItemCaseSensitive(da, "us"), *r;
+    CHECK(cJSON_GetArraySize(rowsj) == 2, "a decode row per --seqs point");
+    cJSON_ArrayForEach(r, rowsj) {
+        double last = -1;
+        const cJSON *v;
+        CHECK(cJSON_GetArraySize(r) == 3, "a cell per kv point");
+        cJSON_ArrayForEach(v, r) {
+            CHECK(v->valuedouble >= last, "a decode row falls: %g after %g", v->valuedouble, last);
+            last = v->valuedouble;
+        }
+    }
+    /* 8192 context tokens for one sequence pass tiny's 4096 positions: extended, not measured,
+     * and decode_one holds the measured cells of the one-sequence row only */
+    const cJSON *one = cJSON_GetObjectItemCaseSensitive(pl, "decode_one");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(one, "context")) == 2,
+          "decode_one: the two measured contexts");
+    CHECK(!strcmp(cJSON_GetObjectItemCaseSensitive(p, "model")->valuestring, "tiny") &&
+          !strcmp(cJSON_GetObjectItemCaseSensitive(p, "gpu")->valuestring, "cpu"), "model, gpu");
+    /* the engine reads it; one decode costs its layers' dense and attention and the head */
+    struct cal_dec_seq s = {1, 64, NULL, NULL};
+    double ns = 0;
+    REQUIRE_OK(cal_dec_predict(d, p, "cpu", &s, 1, &ns));
+    const cJSON *du = cJSON_GetObjectItemCaseSensitive(dn, "us");
+    double want = 2 * (cJSON_GetArrayItem(du, 0)->valuedouble +
+                       cJSON_GetArrayItem(cJSON_GetArrayItem(rowsj, 0), 0)->valuedouble) +
+                  cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                      cJSON_GetObjectItemCaseSensitive(p, "lm_head"), "us"), 0)->valuedouble +
+                  cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                      cJSON_GetObjectItemCaseSensitive(p, "host"), "us"), 0)->valuedouble;
+    CHECK(fabs(ns / 1e3 - want) < 1e-6 * want + 1e-6, "one decode: %.6f us, the parts %.6f us",
+          ns / 1e3, want);
+    /* another device's profile is refused with the reason */
+    CHECK(cal_dec_predict(d, p, "h100", &s, 1, &ns) == SIM_EINVAL &&
+          strstr(sim_err_msg(), "a measured profile times only what it measured"), "%s",
+          sim_err_msg());
+    cJSON_Delete(p);
+    cal_dec_destroy(d);
+}
+
+/* The real server's scheduler against the simulator's vllm policy: on the virtual clock
+ * (each iteration as long as the profile says) the two must agree to the nanosecond, TTFT and
+ * TPOT means, iterations and preemptions alike, at a load that preempts too. */
+static void server_matches_simulator_on_virtual_clock(void)
+{
+    struct cal_dec *d = load("tiny_llama");
+    REQUIRE_OK(cal_dec_init_weights(d, 1));
+    static const char text[] =
+        "{\"format\": \"servesim-llm-profile/1\", \"model\": \"tiny\", \"gpu\": \"cpu\", \"tp\": 1,"
+        " \"per_layer\": {\"dense\": {\"tokens\": [1, 64, 512], \"us\": [40, 300, 3000]},"
+        "  \"prefill_attention\": {\"chunk\": [2, 512], \"context\": [0, 2048],"
+        "   \"us\": [[1, 30], [800, 9000]]},"
+        "  \"decode_attention\": {\"seqs\": [1, 64], \"kv_tokens\": [64, 16384],"
+        "   \"us\": [[5, 900], [40, 1100]]}},"
+        " \"lm_head\": {\"seqs\": [1, 64], \"us\": [14, 200]},"
+        " \"host\": {\"seqs\": [1, 64], \"us\": [3, 9]}}";
+    cJSON *p = NULL;
+    REQUIRE_OK(sim_json_parse(text, "profile", &p));
+    char scratch[] = "/tmp/servesim_llm_test_XXXXXX";
+    CHECK(mkdtemp(scratch) != NULL, "mkdtemp");
+    struct cal_llm_validate_opts o = {
+        .d = d, .threads = 1, .profile = p, .kind = "cpu", .max_num_seqs = 12, .max_tokens = 96,
+        .kv_blocks = 90, .nloads = 2, .loads = {0.5, 1.6}, .requests = 120, .prompt_lo = 20,
+        .prompt_hi = 140, .out_lo = 8, .out_hi = 60, .seed = 3, .scratch = scratch,
+        .virtual_clock = true};
+    struct cal_llm_validate_row rows[2];
+    REQUIRE_OK(cal_llm_validate(&o, rows));
+    for (int i = 0; i < 2; i++) {
+        const struct cal_llm_side *a = &rows[i].real, *b = &rows[i].sim;
+        printf("load %.1f: TTFT %.6f / %.6f ms, TPOT %.6f / %.6f ms, %ld / %ld iterations, "
+               "%ld / %ld preemptions\n", rows[i].load, a->ttft_mean_ms, b->ttft_mean_ms,
+               a->tpot_mean_ms, b->tpot_mean_ms, a->iterations, b->iterations, a->preemptions,
+               b->preemptions);
+        CHECK_NEAR(b->ttft_mean_ms, a->ttft_mean_ms, 1e-6);
+        /* the simulator keeps a request's TPOT in whole nanoseconds (at most 1 ns a request
+         * below; 2e-5 of a 0.2 ms TPOT at most 5e-6) */
+        CHECK_NEAR(b->tpot_mean_ms, a->tpot_mean_ms, 2e-5);
+        CHECK(a->iterations == b->iterations, "iterations %ld real, %ld simulated", a->iterations,
+              b->iterations);
+        CHECK(a->preemptions == b->preemptions, "preemptions %ld real, %ld simulated",
+              a->preemptions, b->preemptions);
+    }
+    CHECK(rows[1].real.preemptions > 0, "the high load must preempt (%ld)", rows[1].real.preemptions);
+    CHECK(rows[1].real.ttft_mean_ms > 3 * rows[0].real.ttft_mean_ms, "queueing at 1.6: %g vs %g",
+          rows[1].real.ttft_mean_ms, rows[0].real.ttft_mean_ms);
+    char f[1100];
+    snprintf(f, sizeof f, "%s/requests.jsonl", scratch);
+    unlink(f);
+    snprintf(f, sizeof f, "%s/profile.json", scratch);
+    unlink(f);
+    rmdir(scratch);
+    cJSON_Delete(p);
+    cal_dec_destroy(d);
+}
+
 int main(int argc, char **argv)
 {
     static const struct test_case cases[] = {
@@ -189,6 +307,8 @@ int main(int argc, char **argv)
         {"bad_decoder_files", bad_decoder_files},
         {"runtime_matches_reference", runtime_matches_reference},
         {"operator_times_cover_the_iteration", operator_times_cover_the_iteration},
+        {"measured_profile_reads_back", measured_profile_reads_back},
+        {"server_matches_simulator_on_virtual_clock", server_matches_simulator_on_virtual_clock},
     };
     return test_main(argc, argv, cases, (int)(sizeof cases / sizeof cases[0]));
 }
