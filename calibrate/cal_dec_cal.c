@@ -400,9 +400,11 @@ static int rounds(struct bench *b, bool verbose)
              * (the same batch a token on) and finds the weights and caches as they left them.
              * After another shape the caches take more than one iteration to settle (measured:
              * a one-decode iteration after a 448-token prefill took 190 us after one twin, 114
-             * after five, 112 in a run of its own), so twins run for 1 ms and at least two */
+             * after five, 112 in a run of its own; eight decodes of 256 tokens' context
+             * took twice their steady time after 1 ms of twins), so twins run for 5 ms and at
+             * least three */
             double tw = sim_wall_seconds();
-            for (int w = 0; !rc && (w < 2 || sim_wall_seconds() - tw < 1e-3); w++)
+            for (int w = 0; !rc && (w < 3 || sim_wall_seconds() - tw < 5e-3); w++)
                 rc = cal_dec_rt_step(b->rt, b->s, pt->n, NULL, NULL);
             if (rc)
                 break;
