@@ -509,8 +509,9 @@ int cal_dec_measure(const struct cal_dec_cal_opts *oin, bool verbose, cJSON **ou
         cJSON_AddStringToObject(prov, "versions", o.versions ? o.versions : "");
         cJSON_AddStringToObject(prov, "exec_mode", "eager: one iteration at a time on the host "
                                 "threads, every operator synchronous");
-        cJSON_AddStringToObject(prov, "timing", "rounds: every point once a round in turn, "
-                                "medians over the rounds");
+        cJSON_AddStringToObject(prov, "timing", "rounds in a shuffled order, each shape timed "
+                                "after 5 ms (at least 3) untimed runs of it; medians over the "
+                                "rounds");
         cJSON_AddStringToObject(prov, "network", d->name);
         cJSON_AddStringToObject(prov, "measured", when);
         cJSON_AddNumberToObject(prov, "warmup", o.warmup);

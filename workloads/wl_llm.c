@@ -86,7 +86,9 @@ const struct sim_param wl_llm_keys[] = {
                  "`tiny-qwen`",
      .doc = "the decoder's architecture (docs/llm.md, \"Models and GPUs\")"},
     {"gpu", SIM_P_STR, LI(gpu, const char *), .type_doc = "`h100`, `h200`, `a100`, `l40s`, `cpu`",
-     .def_doc = "`cluster.gpu_kind`", .doc = "the GPU's datasheet"},
+     .def_doc = "`cluster.gpu_kind`", .doc = "the GPU's datasheet (`cpu`: a host CPU timed by "
+     "`servesim-calibrate llm-measure`, which has none: a measured or linear profile and "
+     "`kv_blocks` only)"},
     {"tp", SIM_P_INT, LI(c.tp, int), .lo = 1, .hi = 8, .def = 1,
      .doc = "tensor-parallel degree: the GPUs of one replica (dividing the heads; the KV heads "
             "divide it or it divides them, as vLLM requires), each holding 1/tp of the weights "

@@ -144,12 +144,18 @@ static void report_llm(FILE *f, const struct sim_result *r)
                 (unsigned long long)o->dropped, l->ttft_p50_ms, l->ttft_p99_ms, l->tpot_p50_ms,
                 l->tpot_p99_ms, o->p99_ms, l->tokens_per_s, (unsigned long long)l->preemptions,
                 100 * l->kv_util_mean, l->replicas, 100 * o->bad_frac);
-        fprintf(f, "  %s: KV %.2f GiB usable - %.2f GiB weights - reserve = %.2f GiB, %ld "
-                "blocks of %.0f KiB; iterations timed by %s\n", r->models[m].name,
-                l->mem.usable_gib, l->mem.weights_gib, l->mem.kv_gib, l->mem.blocks,
-                l->mem.block_bytes / 1024, l->estimate ? "the roofline ESTIMATE (datasheet "
-                "peaks, no measured kernel)" : l->timing_source[0] ? "the measured profile"
-                : "the given linear profile");
+        const char *timed = l->estimate ? "the roofline ESTIMATE (datasheet peaks, no measured "
+                            "kernel)" : l->timing_source[0] ? "the measured profile"
+                            : "the given linear profile";
+        if (l->mem.usable_gib > 0)
+            fprintf(f, "  %s: KV %.2f GiB usable - %.2f GiB weights - reserve = %.2f GiB, %ld "
+                    "blocks of %.0f KiB; iterations timed by %s\n", r->models[m].name,
+                    l->mem.usable_gib, l->mem.weights_gib, l->mem.kv_gib, l->mem.blocks,
+                    l->mem.block_bytes / 1024, timed);
+        else                                   /* a device without a memory size (cpu) */
+            fprintf(f, "  %s: KV pool of %ld blocks of %.0f KiB as given (kv_blocks); iterations "
+                    "timed by %s\n", r->models[m].name, l->mem.blocks,
+                    l->mem.block_bytes / 1024, timed);
         if (l->timing_source[0])
             fprintf(f, "  %s: measured profile: %s\n", r->models[m].name, l->timing_source);
         if (!isnan(l->prefix_hit_rate))

@@ -28,7 +28,7 @@ layer_of() {
     experiments/src/*) echo experiment ;;
     results/*) echo results ;;
     plots/*) echo plots ;;
-    calibrate/cal_profile.*|calibrate/cal_validate.*|calibrate/cal_cli*) echo tools ;;
+    calibrate/cal_profile.*|calibrate/cal_validate.*|calibrate/cal_dec_cal.*|calibrate/cal_dec_serve.*|calibrate/cal_cli*) echo tools ;;
     calibrate/*) echo cal ;;
     tests/*) echo tests ;;
     *) echo "" ;;
