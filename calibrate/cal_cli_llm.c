@@ -371,11 +371,6 @@ int cmd_llm_validate(const struct opts *o)
     }
     if (tsv && fclose(tsv) != 0 && !rc)
         rc = sim_err_set(SIM_EIO, "%s: cannot write", o->tsv);
-    char cmd[1100];
-    snprintf(cmd, sizeof cmd, "%s/requests.jsonl", scratch);
-    unlink(cmd);
-    snprintf(cmd, sizeof cmd, "%s/profile.json", scratch);
-    unlink(cmd);
     rmdir(scratch);
     cJSON_Delete(prof);
     cal_dec_destroy(d);

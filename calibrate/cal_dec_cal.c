@@ -10,6 +10,8 @@
 #include <time.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 
 #include "sim_err.h"
 #include "sim_llm_cost.h"
@@ -46,19 +48,12 @@ void cal_dec_default_axes(struct cal_dec_cal_opts *o)
         set_axis(o->kv, &o->nkv, kv, (int)(sizeof kv / sizeof *kv), 1 << 20);
 }
 
-static int cmp_d(const void *a, const void *b)
+double cal_dec_quantile(double *v, int n, double q)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Quantile q of n values (sorted in place), linear between order statistics. */
-static double quant(double *v, int n, double q)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    double at = q * (n - 1);
-    int i = (int)floor(at);
-    return i + 1 < n ? v[i] + (at - i) * (v[i + 1] - v[i]) : v[n - 1];
+    if (n < 1)
+        return 0;
+    gsl_sort(v, 1, (size_t)n);
+    return gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, q);
 }
 
 /* y(x) piecewise linear through (xs, ys), extended along the end segments. */
@@ -175,11 +170,11 @@ static double ops_median(const struct bench *b, int p, unsigned mask, double sca
         return NAN;
     for (int r = 0; r < b->reps; r++)
         x[r] = mask ? opsum(b, p, r, mask) * scale : b->whole[(size_t)p * (size_t)b->reps + (size_t)r] * scale;
-    double m = quant(x, b->reps, 0.5);
+    double m = cal_dec_quantile(x, b->reps, 0.5);
     if (p10)
-        *p10 = quant(x, b->reps, 0.1);
+        *p10 = cal_dec_quantile(x, b->reps, 0.1);
     if (p90)
-        *p90 = quant(x, b->reps, 0.9);
+        *p90 = cal_dec_quantile(x, b->reps, 0.9);
     free(x);
     return m;
 }

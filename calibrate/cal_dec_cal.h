@@ -66,6 +66,10 @@ struct cal_dec_check_row {
 int cal_dec_measure(const struct cal_dec_cal_opts *o, bool verbose, cJSON **out /* OUT */,
                     struct cal_dec_check_row *rows /* OUT */, int *nrows /* OUT */);
 
+/* Quantile q of n values (sorted in place; GSL's linear interpolation between order
+ * statistics); 0 for none. */
+double cal_dec_quantile(double *v, int n, double q);
+
 /* The simulator's prediction of one iteration (ns) from a profile object, through the engine's
  * own cost functions. */
 int cal_dec_predict(const struct cal_dec *d, const cJSON *profile, const char *kind,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cal_dec_cal.h"
 #include "sim_config.h"
@@ -39,22 +40,6 @@ struct server {
     int nrun, nwait, itn;
     long preemptions;
 };
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double pctl(double *v, int n, double q)
-{
-    if (n < 1)
-        return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    double at = q * (n - 1);
-    int i = (int)floor(at);
-    return i + 1 < n ? v[i] + (at - i) * (v[i + 1] - v[i]) : v[n - 1];
-}
 
 static void sleep_until(double t0, double t)
 {
@@ -326,8 +311,8 @@ static int serve_real(struct server *s, struct req *rq, int n, struct real_out *
     }
     side->ttft_mean_ms = st / n;
     side->tpot_mean_ms = ntp ? sp / ntp : 0;
-    side->ttft_p99_ms = pctl(tt, n, 0.99);
-    side->tpot_p99_ms = pctl(tp, ntp, 0.99);
+    side->ttft_p99_ms = cal_dec_quantile(tt, n, 0.99);
+    side->tpot_p99_ms = cal_dec_quantile(tp, ntp, 0.99);
     side->tok_per_s = toks / (t_end - rq[0].arrival);
     side->iterations = iterations;
     side->preemptions = s->preemptions;
@@ -512,8 +497,8 @@ int cal_llm_validate(const struct cal_llm_validate_opts *o, struct cal_llm_valid
             row->ratio = ro2.real_sum / ro2.pred_sum;
             for (long i = 0; i < ro2.nit; i++)
                 ro2.it_ratio[i] = fabs(ro2.it_ratio[i] - 1);
-            row->it_err_p50 = pctl(ro2.it_ratio, (int)ro2.nit, 0.5);
-            row->it_err_p90 = pctl(ro2.it_ratio, (int)ro2.nit, 0.9);
+            row->it_err_p50 = cal_dec_quantile(ro2.it_ratio, (int)ro2.nit, 0.5);
+            row->it_err_p90 = cal_dec_quantile(ro2.it_ratio, (int)ro2.nit, 0.9);
         }
         real_out_free(&ro2);
         if (!rc)
@@ -544,6 +529,11 @@ int cal_llm_validate(const struct cal_llm_validate_opts *o, struct cal_llm_valid
             row->noise_tpot = sqrt(v2 / (NOISE_RUNS - 1)) / a2;
         }
     }
+    char f[1100];                                /* the files it wrote, not the folder */
+    snprintf(f, sizeof f, "%s/requests.jsonl", o->scratch);
+    unlink(f);
+    snprintf(f, sizeof f, "%s/profile.json", o->scratch);
+    unlink(f);
     for (int i = 0; rq && i < n; i++)
         free(rq[i].tok), free(rq[i].blk);
     free(rq), free(s.freeb), free(s.run), free(s.wait), free(s.it);

@@ -39,7 +39,8 @@ struct cal_llm_validate_opts {
     int requests;                   /* per load */
     int prompt_lo, prompt_hi, out_lo, out_hi; /* lengths drawn uniformly (inclusive) */
     uint64_t seed;
-    const char *scratch;            /* folder for the trace and profile files */
+    const char *scratch;            /* folder for the trace and profile files (removed at the
+                                     * end; the folder is the caller's) */
     const char *iterations_out;     /* NULL, or a TSV file: every real iteration with its
                                      * shape, its time and the profile's */
     bool virtual_clock;             /* the server's iterations still run, but its clock
