@@ -127,17 +127,17 @@ static int parse_int_list(const char *opt, const char *s, int *out, int max, int
     return rc;
 }
 
-/* A list of context lengths: whole numbers >= 0, increasing. */
-static int parse_ctx_list(const char *opt, const char *s, int *out, int *n)
+/* An axis of a decoder's tables: at most 32 whole numbers >= lo, strictly increasing. */
+static int parse_axis(const char *opt, const char *s, long lo, int *out, int *n)
 {
     *n = 0;
     char *end;
     while (*s) {
         errno = 0;
         long v = strtol(s, &end, 10);
-        if (end == s || errno || v < 0 || v > (1 << 24) || *n == 32 || (*n > 0 && v <= out[*n - 1]))
+        if (end == s || errno || v < lo || v > (1 << 24) || *n == 32 || (*n > 0 && v <= out[*n - 1]))
             return sim_err_set(SIM_EUSAGE, "%s: expected at most 32 increasing whole numbers "
-                               ">= 0, comma-separated, got \"%s\"", opt, s);
+                               ">= %ld, comma-separated, got \"%s\"", opt, lo, s);
         out[(*n)++] = (int)v;
         if (*end && *end != ',')
             return sim_err_set(SIM_EUSAGE, "%s: unexpected \"%s\"", opt, end);
@@ -197,11 +197,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
                     rc = sim_err_set(SIM_EUSAGE, "--batches: expected batch sizes of at most %d, "
                                      "got %d", CAL_MAX_BATCH, o->batches[j]);
         }
-        else if (!strcmp(a, "--tokens")) { VAL(); rc = parse_int_list(a, v, o->tokens, 32, &o->ntokens); }
-        else if (!strcmp(a, "--chunks")) { VAL(); rc = parse_int_list(a, v, o->chunks, 32, &o->nchunks); }
-        else if (!strcmp(a, "--contexts")) { VAL(); rc = parse_ctx_list(a, v, o->contexts, &o->ncontexts); }
-        else if (!strcmp(a, "--seqs")) { VAL(); rc = parse_int_list(a, v, o->seqs, 32, &o->nseqs); }
-        else if (!strcmp(a, "--kv-tokens")) { VAL(); rc = parse_int_list(a, v, o->kvs, 32, &o->nkvs); }
+        else if (!strcmp(a, "--tokens")) { VAL(); rc = parse_axis(a, v, 1, o->tokens, &o->ntokens); }
+        else if (!strcmp(a, "--chunks")) { VAL(); rc = parse_axis(a, v, 1, o->chunks, &o->nchunks); }
+        else if (!strcmp(a, "--contexts")) { VAL(); rc = parse_axis(a, v, 0, o->contexts, &o->ncontexts); }
+        else if (!strcmp(a, "--seqs")) { VAL(); rc = parse_axis(a, v, 1, o->seqs, &o->nseqs); }
+        else if (!strcmp(a, "--kv-tokens")) { VAL(); rc = parse_axis(a, v, 1, o->kvs, &o->nkvs); }
         else if (!strcmp(a, "--profile")) { VAL(); o->profile = v; }
         else if (!strcmp(a, "--virtual-clock")) o->virtual_clock = true;
         else if (!strcmp(a, "--no-check")) o->no_check = true;

@@ -333,12 +333,12 @@ int cmd_llm_validate(const struct opts *o)
         fprintf(tsv, "decoder\tload\trate_rps\tttft_mean_real\tttft_mean_sim\tttft_mean_obs\t"
                 "ttft_p99_real\tttft_p99_sim\tttft_p99_obs\ttpot_mean_real\ttpot_mean_sim\t"
                 "tpot_mean_obs\ttpot_p99_real\ttpot_p99_sim\ttpot_p99_obs\titer_over_profile\t"
-                "noise_ttft\tpreemptions_real\tpreemptions_sim\n");
+                "noise_ttft\tpreemptions_real\tpreemptions_sim\titer_cv\n");
     if (!rc) {
-        printf("\n%5s %7s | %-26s | %-26s | %-26s | %-26s | %6s %6s %6s | %5s %5s\n", "load",
+        printf("\n%5s %7s | %-26s | %-26s | %-26s | %-26s | %6s %6s %6s %5s | %5s %5s\n", "load",
                "req/s", "TTFT mean ms real/sim/obs", "TTFT p99 ms real/sim/obs",
                "TPOT mean ms real/sim/obs", "TPOT p99 ms real/sim/obs", "it/pro", "|e|p50",
-               "|e|p90", "nTTFT", "nTPOT");
+               "|e|p90", "cv", "nTTFT", "nTPOT");
         for (int i = 0; i < vo.nloads; i++) {
             const struct cal_llm_validate_row *r = &rows[i];
             char c[4][48];
@@ -350,22 +350,23 @@ int cmd_llm_validate(const struct opts *o)
             for (int k = 0; k < 4; k++)
                 snprintf(c[k], sizeof c[k], "%.2f/%.2f/%.2f (%+.1f%%)", v[k][0], v[k][1], v[k][2],
                          100 * (v[k][1] / v[k][0] - 1));
-            printf("%5.2f %7.2f | %-26s | %-26s | %-26s | %-26s | %6.3f %5.1f%% %5.1f%% | %4.1f%% "
-                   "%4.1f%%\n", r->load, r->rate_rps, c[0], c[1], c[2], c[3], r->ratio,
-                   100 * r->it_err_p50, 100 * r->it_err_p90, 100 * r->noise_ttft,
+            printf("%5.2f %7.2f | %-26s | %-26s | %-26s | %-26s | %6.3f %5.1f%% %5.1f%% %5.3f | "
+                   "%4.1f%% %4.1f%%\n", r->load, r->rate_rps, c[0], c[1], c[2], c[3], r->ratio,
+                   100 * r->it_err_p50, 100 * r->it_err_p90, r->it_cv, 100 * r->noise_ttft,
                    100 * r->noise_tpot);
             if (tsv)
                 fprintf(tsv, "%s\t%.3f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t"
-                        "%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%ld\t%ld\n", d->name, r->load,
+                        "%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%ld\t%ld\t%.4f\n", d->name, r->load,
                         r->rate_rps, v[0][0], v[0][1], v[0][2], v[1][0], v[1][1], v[1][2],
                         v[2][0], v[2][1], v[2][2], v[3][0], v[3][1], v[3][2], r->ratio,
-                        r->noise_ttft, r->real.preemptions, r->sim.preemptions);
+                        r->noise_ttft, r->real.preemptions, r->sim.preemptions, r->it_cv);
         }
         printf("(error in brackets: sim over real. obs: the simulator with the profile scaled by "
-               "it/pro, the real iterations' time over the profile's for the same shapes: sim - "
-               "obs is the profile's error under serving, obs - real the simulator's. |e|: per "
-               "iteration |real/profile - 1|. nTTFT, nTPOT: the simulator's own spread of the "
-               "means over 10 other arrival sequences)\n");
+               "it/pro, the real iterations' time over the profile's for the same shapes, and "
+               "their spread cv as the iterations' jitter (cluster.exec_cv): sim - obs is the "
+               "profile's error under serving, obs - real the simulator's. |e|: per iteration "
+               "|real/profile - 1|. nTTFT, nTPOT: the simulator's own spread of the means over 10 "
+               "other arrival sequences)\n");
         if (o->tsv)
             printf("appended %d rows to %s\n", vo.nloads, o->tsv);
     }

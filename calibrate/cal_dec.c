@@ -263,8 +263,9 @@ static void ref_rope(double *v, int d, int pos, double theta)
 
 int cal_dec_ref_logits(const struct cal_dec *d, const int32_t *tok, int n, float *logits)
 {
-    if (!d->embed)
-        return sim_err_set(SIM_EINTERNAL, "cal_dec_ref_logits: no weights");
+    if (!d->embed || n < 1 || n > d->max_pos)
+        return sim_err_set(SIM_EINTERNAL, "cal_dec_ref_logits: %s, %d tokens (1..%d)",
+                           d->embed ? "weights" : "no weights", n, d->max_pos);
     int h = d->hidden, hd = d->head_dim, nq = d->heads, nkv = d->kv_heads, I = d->inter;
     int64_t qr = qkv_rows(d);
     double *x = dalloc((int64_t)n * h), *xn = dalloc((int64_t)h);

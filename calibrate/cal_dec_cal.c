@@ -80,6 +80,7 @@ struct bench {
     const struct cal_dec_cal_opts *o;
     struct cal_dec_rt *rt;
     int32_t *tok, *blk;               /* token ids; block ids 0..kv_blocks-1 */
+    int32_t *next;                    /* the sampler's tokens (max_seqs): it runs, as served */
     long kv_blocks;
     int max_tokens, max_seqs, reps;
     struct point *pt;
@@ -226,7 +227,7 @@ static void bench_close(struct bench *b)
 {
     cal_dec_rt_destroy(b->rt);
     free(b->tok), free(b->blk), free(b->ns), free(b->whole), free(b->pt), free(b->q), free(b->c);
-    free(b->s);
+    free(b->s), free(b->next);
 }
 
 /* Row i of the decode grid: cells the model's positions allow are measured; the others follow
@@ -340,7 +341,8 @@ static int bench_open(const struct cal_dec_cal_opts *o, struct bench *b, bool *m
     b->ns = calloc((size_t)b->npt * (size_t)b->reps * CAL_DEC_NOPS, sizeof *b->ns);
     b->whole = calloc((size_t)b->npt * (size_t)b->reps, sizeof *b->whole);
     b->s = calloc((size_t)b->max_seqs, sizeof *b->s);
-    if (!b->tok || !b->blk || !b->ns || !b->whole || !b->s)
+    b->next = calloc((size_t)b->max_seqs, sizeof *b->next);
+    if (!b->tok || !b->blk || !b->ns || !b->whole || !b->s || !b->next)
         return SIM_ENOMEM;
     for (long i = 0; i < b->kv_blocks; i++)
         b->blk[i] = (int32_t)i;
@@ -350,10 +352,11 @@ static int bench_open(const struct cal_dec_cal_opts *o, struct bench *b, bool *m
      * time depends on them (its exponentials), and a cache of zeros runs faster than any
      * served request's */
     int chunk = b->max_tokens < d->max_pos ? b->max_tokens : d->max_pos;
-    for (long at = 0; at < b->kv_blocks && !rc; at += chunk / 16) {
+    for (long at = 0; at < b->kv_blocks && !rc;) {
         long left = (b->kv_blocks - at) * 16;
         struct cal_dec_seq f = {(int)(left < chunk ? left : chunk), 0, b->tok, b->blk + at};
         rc = cal_dec_rt_step(b->rt, &f, 1, NULL, NULL);
+        at += (f.q + 15) / 16;                       /* at least one block a step */
     }
     return rc;
 }
@@ -371,7 +374,7 @@ static int rounds(struct bench *b, bool verbose)
     for (int w = 0; w < o->warmup && !rc; w++)
         for (int p = 0; p < b->npt && !rc; p++)
             if (!(rc = shape(b, &b->pt[p])))
-                rc = cal_dec_rt_step(b->rt, b->s, b->pt[p].n, NULL, NULL);
+                rc = cal_dec_rt_step(b->rt, b->s, b->pt[p].n, NULL, b->next);
     int *order = malloc((size_t)b->npt * sizeof *order);
     gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
     if (!order || !g) {
@@ -400,12 +403,12 @@ static int rounds(struct bench *b, bool verbose)
              * least three */
             double tw = sim_wall_seconds();
             for (int w = 0; !rc && (w < 3 || sim_wall_seconds() - tw < 5e-3); w++)
-                rc = cal_dec_rt_step(b->rt, b->s, pt->n, NULL, NULL);
+                rc = cal_dec_rt_step(b->rt, b->s, pt->n, NULL, b->next);
             if (rc)
                 break;
             cal_dec_rt_timing(b->rt, ns);
             double t = sim_wall_seconds();
-            rc = cal_dec_rt_step(b->rt, b->s, pt->n, NULL, NULL);
+            rc = cal_dec_rt_step(b->rt, b->s, pt->n, NULL, b->next);
             b->whole[at] = (sim_wall_seconds() - t) * 1e9;
             cal_dec_rt_timing(b->rt, NULL);
         }
@@ -428,12 +431,17 @@ int cal_dec_measure(const struct cal_dec_cal_opts *oin, bool verbose, cJSON **ou
     struct cal_dec_cal_opts o = *oin;
     cal_dec_default_axes(&o);
     const struct cal_dec *d = o.d;
+    for (int i = 0; i < o.nseqs; i++)
+        if (o.seqs[i] > 256)
+            return sim_err_set(SIM_EINVAL, "llm-measure: --seqs %d: at most 256 sequences a "
+                               "point", o.seqs[i]);
     struct bench b;
+    memset(&b, 0, sizeof b);
     int nd = o.ntokens, npre = o.nchunks * o.ncontexts, ndec = o.nseqs * o.nkv;
     bool *meas = calloc((size_t)ndec + 1, sizeof *meas);
     double *dense = calloc((size_t)nd, sizeof *dense), *dp10 = calloc((size_t)nd, sizeof *dp10);
     double *dp90 = calloc((size_t)nd, sizeof *dp90), *pre = calloc((size_t)npre, sizeof *pre);
-    double *dec = calloc((size_t)ndec, sizeof *dec), *one = calloc((size_t)o.nkv + 8, sizeof *one);
+    double *dec = calloc((size_t)ndec, sizeof *dec), *one = calloc(CAL_DEC_MAX_AXIS, sizeof *one);
     double *head = calloc((size_t)o.nseqs, sizeof *head), *host = calloc((size_t)o.nseqs, sizeof *host);
     double *opmed = calloc((size_t)nd * CAL_DEC_NOPS, sizeof *opmed);
     int ones[CAL_DEC_MAX_AXIS], none = 0;

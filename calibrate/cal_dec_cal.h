@@ -12,8 +12,9 @@
  *                       SiLU) and the embedding lookup, per layer;
  *   prefill(q, c)       one chunk of q tokens after c of context: its attention, per layer;
  *   decode(B, K)        B decodes with K context tokens in all, spread evenly: their attention,
- *                       per layer; cells whose contexts would pass the model's positions are
- *                       extended along the row's measured cells (least squares in K);
+ *                       per layer; cells that cannot be measured (K < B, or contexts past the
+ *                       model's positions) are extended along the row's measured cells (least
+ *                       squares in K);
  *   decode_one(c)       one decode's attention against its context;
  *   lm_head(B)          the final norm and the LM head over B sequences;
  *   host(B)             the iteration's host work around them (its metadata, the sampler).
@@ -47,8 +48,8 @@ struct cal_dec_cal_opts {
 };
 
 /* Fills the axes left empty: T dense near the GEMM tile boundaries (n-1, n, n+1 around 16, 32,
- * 64, 128, 256) up to 512; chunks 2..512; contexts 0..min(2048, positions/2); sequences 1..64
- * (lm_head and host to 256); K 64..16384. */
+ * 64, 128, 256) up to 512; chunks 2..512; contexts 0..min(2048, positions/2); sequences
+ * 1..256; K 64..32768. */
 void cal_dec_default_axes(struct cal_dec_cal_opts *o);
 
 struct cal_dec_check_row {

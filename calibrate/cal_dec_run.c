@@ -376,13 +376,14 @@ static float *scores_of(const struct cal_dec_rt *rt)
                             (rt->d->heads / rt->d->kv_heads);
 }
 
-/* Prefill chunks (q > 1): each chunk's rows x KV heads in parallel. */
+/* Prefill chunks (q > 1, or a whole one-token prompt): each chunk's rows x KV heads in
+ * parallel. */
 static void attention_prefill(struct cal_dec_rt *rt, const struct cal_dec_seq *s, int n,
                               const int64_t *row0, int l)
 {
     int nkv = rt->d->kv_heads;
     for (int i = 0; i < n; i++) {
-        if (s[i].q == 1)
+        if (s[i].q == 1 && s[i].c > 0)
             continue;
         const struct cal_dec_seq *sq = &s[i];
         int64_t r0 = row0[i], work = (int64_t)sq->q * nkv;
@@ -394,7 +395,7 @@ static void attention_prefill(struct cal_dec_rt *rt, const struct cal_dec_seq *s
     }
 }
 
-/* Decodes (q == 1): sequences x KV heads in parallel. */
+/* Decodes (q == 1 after context): sequences x KV heads in parallel. */
 static void attention_decode(struct cal_dec_rt *rt, const struct cal_dec_seq *s, int n,
                              const int64_t *row0, int l)
 {
@@ -403,7 +404,7 @@ static void attention_decode(struct cal_dec_rt *rt, const struct cal_dec_seq *s,
 #pragma omp parallel for num_threads(rt->o.threads) schedule(dynamic, 2)
     for (int64_t w = 0; w < work; w++) {
         int i = (int)(w / nkv), j = (int)(w % nkv);
-        if (s[i].q != 1)
+        if (s[i].q != 1 || s[i].c == 0)
             continue;
         attend(rt, &s[i], row0[i], j, s[i].c, l, scores_of(rt));
     }
@@ -456,8 +457,10 @@ int cal_dec_rt_step(struct cal_dec_rt *rt, const struct cal_dec_seq *s, int n, f
         }
         T += s[i].q;
         rt->row_last[i] = T - 1;
-        any_pre |= s[i].q > 1;
-        any_dec |= s[i].q == 1;
+        /* a decode is one token after some context, as the simulator's cost counts it; a
+         * one-token prompt is a prefill */
+        any_pre |= s[i].q > 1 || s[i].c == 0;
+        any_dec |= s[i].q == 1 && s[i].c > 0;
     }
     if (rt->ns)
         rt->ns[CAL_DEC_HOST] += (sim_wall_seconds() - t_host) * 1e9;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,8 +178,11 @@ static int predict_logged(const struct cal_llm_validate_opts *o, double load, st
     if (o->iterations_out && !(f = fopen(o->iterations_out, "a")))
         return sim_err_set(SIM_EIO, "%s: cannot append: %s", o->iterations_out, strerror(errno));
     ro->it_ratio = malloc((size_t)(ro->nit > 0 ? ro->nit : 1) * sizeof *ro->it_ratio);
-    if (!ro->it_ratio)
+    if (!ro->it_ratio) {
+        if (f)
+            fclose(f);
         return SIM_ENOMEM;
+    }
     ro->real_sum = ro->pred_sum = 0;
     long at = 0;
     for (long i = 0; i < ro->nit; i++) {
@@ -255,6 +259,7 @@ static int serve_real(struct server *s, struct req *rq, int n, struct real_out *
         }
         if ((rc = cal_dec_rt_step(s->rt, seqs, s->itn, NULL, tok)))
             break;
+        double it_ns = (sim_wall_seconds() - t_it) * 1e9;   /* before any prediction below */
         if (virt) {                                  /* as long as the profile says */
             double pred = 0;
             if ((rc = cal_dec_predict(o->d, o->profile, o->kind, seqs, s->itn, &pred)))
@@ -266,7 +271,7 @@ static int serve_real(struct server *s, struct req *rq, int n, struct real_out *
             t_end = sim_wall_seconds() - t0;
         }
         iterations++;
-        if ((rc = log_iteration(ro, seqs, s->itn, (sim_wall_seconds() - t_it) * 1e9)))
+        if ((rc = log_iteration(ro, seqs, s->itn, it_ns)))
             break;
         for (int i = 0; i < s->itn; i++) {
             struct req *q = s->it[i];
@@ -320,10 +325,10 @@ static int serve_real(struct server *s, struct req *rq, int n, struct real_out *
     return 0;
 }
 
-/* The simulator on the same requests: a Mooncake-format trace of them, the profile (scaled)
- * in a file beside it. */
+/* The simulator on the same requests: a Mooncake-format trace of them, the profile (times
+ * `scale`) in a file beside it, the iterations jittered by `cv` (cluster.exec_cv). */
 static int serve_sim(const struct cal_llm_validate_opts *o, const struct req *rq, int n,
-                     double scale, struct cal_llm_side *side)
+                     double scale, double cv, struct cal_llm_side *side)
 {
     char trace[1024], prof[1024], text[4096];
     snprintf(trace, sizeof trace, "%s/requests.jsonl", o->scratch);
@@ -369,7 +374,7 @@ static int serve_sim(const struct cal_llm_validate_opts *o, const struct req *rq
         return rc;
     snprintf(text, sizeof text,
              "{\"name\": \"validate-llm\", \"seed\": 1, \"duration_s\": %.6f, \"warmup_s\": 0,"
-             " \"cluster\": {\"gpus\": 1, \"gpu_kind\": \"%s\"},"
+             " \"cluster\": {\"gpus\": 1, \"gpu_kind\": \"%s\", \"exec_cv\": %.6f},"
              " \"models\": [{\"name\": \"%s\", \"llm\": {\"model\": \"%s\", \"gpu\": \"%s\","
              " \"profile\": {\"file\": \"%s\"}, \"kv_blocks\": %ld, \"block_size\": %d,"
              " \"kv_dtype_bytes\": 4}}],"
@@ -380,7 +385,7 @@ static int serve_sim(const struct cal_llm_validate_opts *o, const struct req *rq
              " \"max_num_seqs\": %d, \"enable_chunked_prefill\": true,"
              " \"enable_prefix_caching\": false}},"
              " \"metrics\": {\"percentile\": 99, \"sample_period_s\": 0}}",
-             rq[n - 1].arrival + 3600, o->kind, o->d->name, o->d->arch, o->kind, prof,
+             rq[n - 1].arrival + 3600, o->kind, cv, o->d->name, o->d->arch, o->kind, prof,
              o->kv_blocks, BS, trace + 1, o->max_tokens, o->max_num_seqs);
     struct sim_config *cfg = NULL;
     struct sim_result *res = NULL;
@@ -446,6 +451,11 @@ int cal_llm_validate(const struct cal_llm_validate_opts *o, struct cal_llm_valid
     if (o->prompt_hi + o->out_hi > d->max_pos)
         return sim_err_set(SIM_EINVAL, "validate: prompts up to %d and outputs up to %d pass %s's "
                            "%d positions", o->prompt_hi, o->out_hi, d->name, d->max_pos);
+    long most = (o->prompt_hi + o->out_hi - 1 + BS - 1) / BS;   /* the longest request's blocks */
+    if (most > o->kv_blocks)
+        return sim_err_set(SIM_EINVAL, "validate: a request of %d + %d tokens needs %ld KV blocks "
+                           "of %d, the pool has %ld (--kv-blocks)", o->prompt_hi, o->out_hi, most,
+                           BS, o->kv_blocks);
     double cap = 0;
     if ((rc = cal_llm_capacity(o, &cap)))
         return rc;
@@ -495,6 +505,9 @@ int cal_llm_validate(const struct cal_llm_validate_opts *o, struct cal_llm_valid
             rc = predict_logged(o, row->load, &ro2);
         if (!rc) {
             row->ratio = ro2.real_sum / ro2.pred_sum;
+            /* the spread of real / profile */
+            double m = gsl_stats_mean(ro2.it_ratio, 1, (size_t)ro2.nit);
+            row->it_cv = ro2.nit > 1 && m > 0 ? gsl_stats_sd_m(ro2.it_ratio, 1, (size_t)ro2.nit, m) / m : 0;
             for (long i = 0; i < ro2.nit; i++)
                 ro2.it_ratio[i] = fabs(ro2.it_ratio[i] - 1);
             row->it_err_p50 = cal_dec_quantile(ro2.it_ratio, (int)ro2.nit, 0.5);
@@ -502,9 +515,9 @@ int cal_llm_validate(const struct cal_llm_validate_opts *o, struct cal_llm_valid
         }
         real_out_free(&ro2);
         if (!rc)
-            rc = serve_sim(o, rq, n, 1.0, &row->sim);
+            rc = serve_sim(o, rq, n, 1.0, 0, &row->sim);
         if (!rc)
-            rc = serve_sim(o, rq, n, row->ratio, &row->obs);
+            rc = serve_sim(o, rq, n, row->ratio, row->it_cv, &row->obs);
         /* the noise floor: other arrival sequences of the same requests */
         double m1[NOISE_RUNS], m2[NOISE_RUNS];
         struct req *alt = rc ? NULL : malloc((size_t)n * sizeof *alt);
@@ -515,7 +528,7 @@ int cal_llm_validate(const struct cal_llm_validate_opts *o, struct cal_llm_valid
             gsl_rng_set(r, (unsigned long)(o->seed * 1000003u + 7919u * (uint64_t)(k + 1) + (uint64_t)L));
             draw(o, r, row->rate_rps, alt, n, false);
             struct cal_llm_side sd;
-            if (!(rc = serve_sim(o, alt, n, 1.0, &sd)))
+            if (!(rc = serve_sim(o, alt, n, 1.0, 0, &sd)))
                 m1[k] = sd.ttft_mean_ms, m2[k] = sd.tpot_mean_ms;
         }
         free(alt);

@@ -14,8 +14,9 @@
  *
  * The error is split as the DNN `validate` splits it: a third run of the simulator with the
  * profile rescaled by the ratio of the real iterations' time to what the profile predicts for
- * those same iterations ("observed"), so sim - observed is the profile's drift under serving
- * and observed - real the simulator's own error. */
+ * those same iterations, and their spread as the iterations' jitter (cluster.exec_cv):
+ * "observed". sim - observed is the profile's error under serving, observed - real the
+ * simulator's own. */
 #ifndef CAL_DEC_SERVE_H
 #define CAL_DEC_SERVE_H
 
@@ -60,13 +61,17 @@ struct cal_llm_validate_row {
     /* the real iterations against the profile: their time over its prediction for the same
      * shapes (in all; and the median and 90th percentile of |ratio - 1| per iteration) */
     double ratio, it_err_p50, it_err_p90;
+    /* the coefficient of variation of that ratio over the iterations: the obs run draws its
+     * iterations' times with this jitter (cluster.exec_cv), the real server's spread */
+    double it_cv;
     /* the simulator's noise floor: relative standard deviation of its TTFT and TPOT means over
      * other Poisson sequences of the same rate and requests */
     double noise_ttft, noise_tpot;
 };
 
-/* Requests a second the profile serves at max_num_seqs sequences with the mean lengths: the
- * mean request's prefill and its share of full decode iterations. */
+/* Requests a second the profile serves with the mean lengths: the mean request's prefill and
+ * its share of decode iterations of B sequences, B = max_num_seqs or as many mean requests as
+ * the KV pool holds, whichever is fewer. */
 int cal_llm_capacity(const struct cal_llm_validate_opts *o, double *rps /* OUT */);
 
 int cal_llm_validate(const struct cal_llm_validate_opts *o,

@@ -487,8 +487,9 @@ static void start(struct sim *s, int e)
         (!p->kv.prefix && held != p->kv.used) || p->pub.blocks_used != p->kv.used)
         SIM_BUG("LLM replica %d: %ld blocks used, the running requests hold %ld (pool %ld, "
                 "%ld references)", e, p->kv.used, held, p->kv.total, p->kv.refs);
-    int64_t d = sim_ns(sim_llm_gpu_ns(p->cfg, p->seqs, p->itn) +
-                       sim_llm_host_ns(p->cfg, p->itn));
+    /* its time by the profile, times cluster.exec_cv's jitter as a batch's (no draw at 0) */
+    int64_t d = sim_exec_time(s, sim_ns(sim_llm_gpu_ns(p->cfg, p->seqs, p->itn) +
+                                        sim_llm_host_ns(p->cfg, p->itn)));
     if (d < 1)
         d = 1;
     if (s->obs.llm_iteration)

@@ -41,8 +41,9 @@ const struct wl_llm_gpu_entry wl_llm_gpus[] = {
     {"l40s", "NVIDIA L40S datasheet: 362.05 TFLOP/s bf16 dense, 864 GB/s GDDR6, PCIe Gen4 x16 "
              "(32 GB/s each way); 46068 MiB reported",
      {362.05, 864, 44.99, 32, "l40s"}},
-    {"cpu", "a host CPU running servesim-calibrate's decoder runtime (its `validate`): no "
-            "datasheet, so a measured or linear profile only, and the KV pool set by kv_blocks",
+    {"cpu", "a host CPU running servesim-calibrate's decoder runtime (llm-measure, "
+            "llm-validate): no datasheet, so a measured or linear profile only, and the KV pool "
+            "set by kv_blocks",
      {0, 0, 0, 0, "cpu"}},
     {NULL, NULL, {0, 0, 0, 0, NULL}}};
 

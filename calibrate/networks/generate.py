@@ -612,8 +612,8 @@ def decoders():
             max_position_embeddings=8192, rope_theta=500000.0, rms_norm_eps=1e-5,
             tie_word_embeddings=False, attention_bias=False)
     decoder("mistral_7b.json", "mistral-7b", "mistral-7b",
-            "mistralai/Mistral-7B-v0.1 config.json (MistralForCausalLM; sliding window 4096 "
-            "not applied: every context here is shorter)",
+            "mistralai/Mistral-7B-v0.1 config.json (MistralForCausalLM; its sliding window "
+            "of 4096 is not applied: attention spans the whole context)",
             {"params": 7241732096,
              "ref": "Hugging Face mistralai/Mistral-7B-v0.1: 7,241,732,096 parameters"},
             hidden_size=4096, num_hidden_layers=32, num_attention_heads=32,

@@ -285,7 +285,8 @@ const struct sim_param sim_config_cluster_keys[] = {
     {"load_gb_s", SIM_P_NUM, CW(load_gb_s, double), .cons = SIM_J_POS, .def = 12,
      .doc = "weights transfer rate when a model has no `load_ms`"},
     {"exec_cv", SIM_P_NUM, CW(exec_cv, double), .cons = SIM_J_NONNEG, .def = 0,
-     .doc = "execution (and load) time jitter: lognormal factor, mean 1, this cv"},
+     .doc = "execution (and load) time jitter: lognormal factor, mean 1, this cv (an LLM "
+            "iteration's too)"},
     {"lanes", SIM_P_INT, CW(lanes, int), .lo = 1, .hi = 1024, .def = 1, .doc = "batches an executor runs at once (TF Serving's batch threads, RRL's k or m); each "
             "starts when a lane is free; needs a policy that fills lanes (`fifo`), others are "
             "refused. `sim_exec.lanes`, `nrunning`; busy time is the union (time with at least "

@@ -56,9 +56,6 @@ gpu_calibrate_script() {
   [ ! -e "$tmp/z.json" ] || fail "gpu-calibrate.sh wrote a zoo without a GPU"
 }
 
-# servesim-calibrate from the user's folder: measure --serving writes a zoo with the service
-# distribution to a relative path, validate reads it by a relative --zoo (the simulator's
-# config lives in a scratch folder) and appends its rows to --tsv; nonsense is refused.
 calibrate_decoder() {
   # issue 55 on a CPU: the tiny decoders' logits against the reference, a measured profile the
   # simulator runs on, the real continuous-batching server (its scheduler to the nanosecond on
@@ -134,10 +131,19 @@ PY
   [ $rc -eq 2 ] && grep -qF "a profile of tiny on cpu" "$tmp/e" || fail "another model's profile: exit $rc ($(cat "$tmp/e"))"
   "$cal" llm-measure tiny_llama --backend cudnn > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc -eq 77 ] || [ $rc -eq 2 ] || fail "llm-measure --backend cudnn: exit $rc ($(cat "$tmp/e"))"
+  "$cal" llm-measure tiny_llama --seqs 4,1 > /dev/null 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "--seqs: expected at most 32 increasing whole numbers" "$tmp/e" ||
+    fail "--seqs 4,1: exit $rc ($(cat "$tmp/e"))"
+  (cd "$tmp" && "$cal" llm-validate tiny_llama --profile p.json --kv-blocks 4 > /dev/null 2> e); rc=$?
+  [ $rc -eq 2 ] && grep -qF "needs 24 KV blocks of 16, the pool has 4" "$tmp/e" ||
+    fail "a pool too small for the longest request: exit $rc ($(cat "$tmp/e"))"
   "$cal" llm-measure resnet50 > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc -eq 2 ] && grep -qF "resnet50 is not a decoder" "$tmp/e" || fail "llm-measure resnet50: exit $rc ($(cat "$tmp/e"))"
 }
 
+# servesim-calibrate from the user's folder: measure --serving writes a zoo with the service
+# distribution to a relative path, validate reads it by a relative --zoo (the simulator's
+# config lives in a scratch folder) and appends its rows to --tsv; nonsense is refused.
 calibrate_serving_paths() {
   local cal rc
   cal="$(dirname "$bin")/calibrate/servesim-calibrate"

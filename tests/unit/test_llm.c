@@ -114,6 +114,38 @@ static struct sim *llm_run(int gpus, long blocks, const char *policy, const int6
 #define US 1000LL
 #define VLLM(params) "{\"name\":\"vllm\",\"params\":" params "}"
 
+/* cluster.exec_cv jitters an iteration as it does a batch: a lone request of 200 decodes of
+ * 1110 us each under a cv of 0.25 has a TPOT near 1110 us (the mean of 200 lognormal factors of
+ * mean 1: within 8%, four standard errors; the run is a function of its seed) but not exactly,
+ * and with the cv at 0 exactly (lone_request). */
+static void iterations_jitter(void)
+{
+    static const int64_t t[] = {0};
+    static const int32_t p[] = {100}, o[] = {201};
+    const char *text =
+        "{\"duration_s\":100,\"cluster\":{\"gpus\":1,\"gpu_kind\":\"h100\",\"exec_cv\":0.25},"
+        "\"models\":[{\"name\":\"llm\",\"llm\":{\"model\":\"tiny\",\"profile\":"
+        "{\"base_us\":1000,\"token_us\":10},\"host_us\":100,\"kv_blocks\":1000}}],"
+        "\"workload\":{\"rate_rps\":1,\"tokens\":{\"llm\":{\"prompt\":{\"mean\":10},"
+        "\"output\":{\"mean\":10}}}},"
+        "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
+        "\"policy\":{\"name\":\"vllm\"},\"metrics\":{\"sample_period_s\":0}}";
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "llm", ".", &cfg));
+    static struct tok_src ts;
+    ts = (struct tok_src){{t, 1, 0, NULL, NULL}, p, o, NULL};
+    struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
+    struct sim *s;
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
+    REQUIRE_OK(sim_run(s));
+    const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
+    double tpot = (double)ls->tpot.min / 1e3;
+    CHECK(ls->tpot.n == 1 && tpot != 1110 && fabs(tpot / 1110 - 1) < 0.08,
+          "TPOT %.3f us: want near 1110 us but jittered", tpot);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
 /* P = 100, O = 5 on an idle replica: the prefill iteration is 1000 + 10 x 100 + 100 host =
  * 2100 us, and it emits the first token (TTFT); each of the 4 decodes is 1000 + 10 + 100 =
  * 1110 us. E2E = 2100 + 4 x 1110 = 6540 us; TPOT 1110 us. */
@@ -704,7 +736,8 @@ static void autoscaled_replicas(void)
     }
 }
 
-TEST_MAIN_SCRATCH({"lone_request", lone_request}, {"one_preemption", one_preemption},
+TEST_MAIN_SCRATCH({"lone_request", lone_request},
+        {"iterations_jitter", iterations_jitter}, {"one_preemption", one_preemption},
           {"chunked_prefill", chunked_prefill},
           {"random_trace_limits", random_trace_limits}, {"llama_arithmetic", llama_arithmetic},
           {"wl_llm_tables", wl_llm_tables}, {"kv_too_small_refused", kv_too_small_refused},
