@@ -61,16 +61,20 @@ static const char options_text[] =
     "                           is within, else quadratic if that is, else the measured table\n"
     "  --tol-check X            check: largest relative error per layer (1e-4 fp32, 2e-2 fp16)\n"
     "  --zoo FILE --model NAME  validate: the calibrated zoo and model (the net's name)\n"
-    "  --loads LIST             validate: fractions of capacity B/l(B) (0.2,0.4,0.6,0.8)\n"
-    "  --requests N             validate: requests per load (300)\n"
+    "  --loads LIST             validate: fractions of capacity B/l(B) (0.2,0.4,0.6,0.8);\n"
+    "                           llm-validate: of the profile's capacity (docs/calibrate.md)\n"
+    "  --requests N             validate, llm-validate: requests per load (300)\n"
     "  --max-batch N            validate: the server's max batch (8)\n"
-    "  --tsv FILE               validate: append one row per load (real, sim and observed)\n"
+    "  --tsv FILE               validate, llm-validate: append one row per load (real, sim\n"
+    "                           and observed)\n"
     "  --seed N                 arrivals and weights (1)\n"
     "  --k LIST                 concurrency: inferences in service at once (1,2,3,4)\n"
     "  --inter-op LIST          concurrency: inter-op workers per inference, p (1)\n"
     "  --seconds S              concurrency: timed seconds per (k, p, t) (3)\n"
     "  --batch N                concurrency: the batch of each inference (1)\n"
-    "  decoders (servesim-decoder/1: llama_3_8b, mistral_7b, qwen2_5_7b, tiny_llama, tiny_qwen):\n"
+    "DECODER is a decoder file (servesim-decoder/1) or a shipped name: llama_3_8b, mistral_7b,\n"
+    "qwen2_5_7b (their fp32 weights need 29-32 GB), tiny_llama, tiny_qwen. On the CPU only\n"
+    "(onednn) for now. Decoder options:\n"
     "  --tokens LIST            llm-measure: the dense curve's iteration tokens T\n"
     "  --chunks LIST --contexts LIST   llm-measure: prefill attention's grid\n"
     "  --seqs LIST --kv-tokens LIST    llm-measure: decode attention's grid (sequences,\n"
@@ -732,10 +736,12 @@ static const struct command {
     {"nets", "nets [NET...]",
      "networks (all shipped: calibrate/networks): layers, parameters and\n"
      "GMACs against the published figures (- where none is),\n"
-     "and the graph's parallelism (pi: work over the critical path; width)", cmd_nets},
+     "and the graph's parallelism (pi: work over the critical path; width);\n"
+     "then the decoders: their shapes and parameters against the published", cmd_nets},
     {"backends", "backends", "the backends built into this binary", cmd_backends},
-    {"check", "check NET [--batch N]", "every layer of a backend against the reference implementation",
-     cmd_check},
+    {"check", "check NET [--batch N]", "every layer of a backend against the reference implementation;\n"
+     "a decoder: its logits through mixed iterations over a paged KV\n"
+     "cache against the reference, every step", cmd_check},
     {"measure", "measure NET...", "time forward passes per batch size, fit, write profiles",
      cmd_measure},
     {"validate", "validate NET --zoo FILE", "a real FIFO batching server against the simulator, per load",
