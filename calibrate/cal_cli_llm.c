@@ -153,6 +153,7 @@ int cmd_llm_check(const struct opts *o)
         if ((rc = cal_dec_rt_step(rt, s, n, lg, next)))
             break;
         double e = 0;
+        int cmp = 0;                                 /* sequences whose prompt is in */
         for (int k = 0; k < n && !rc; k++) {
             int i = who[k];
             done[i] += s[k].q;
@@ -162,12 +163,14 @@ int cmd_llm_check(const struct opts *o)
                 break;
             double ek = cal_ref_rel_err(lg + (size_t)k * (size_t)d->vocab, ref, d->vocab);
             e = ek > e ? ek : e;
-            compared++;
+            compared++, cmp++;
             tok[i][len[i]++] = next[k];
         }
         worst = e > worst ? e : worst;
-        if (!rc)
+        if (!rc && cmp)
             printf("%-5d %-30s %12.3e\n", step, shape, e);
+        else if (!rc)                                /* every prompt still partly computed */
+            printf("%-5d %-30s %12s\n", step, shape, "-");
     }
     if (!rc) {
         printf("%d logits compared, worst relative error %.3e, tolerance %.1e: %s\n", compared,
