@@ -69,6 +69,30 @@ static void iter_fn(void *ctx, const struct sim *s, int e, const struct sim_llm_
         v->over++;                  /* over its limits, or limits not those configured */
 }
 
+/* The config `text` (relative files from `dir`), its arrivals replaced by t[i] with prompt[i],
+ * output[i] (and prefix[i]), run to its end; iv (optional) sees every iteration. */
+static struct sim *llm_run_text(const char *text, const char *dir, const int64_t *t,
+                                const int32_t *prompt, const int32_t *output,
+                                const struct sim_prefix *prefix, int n, struct iter_seen *iv,
+                                struct sim_config **cfgp)
+{
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "llm", dir, &cfg));
+    static struct tok_src ts;
+    ts = (struct tok_src){{t, n, 0, NULL, NULL}, prompt, output, prefix};
+    struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
+    struct sim *s;
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
+    if (iv) {
+        static struct sim_observer obs;
+        obs = (struct sim_observer){.ctx = iv, .llm_iteration = iter_fn};
+        sim_set_observer(s, &obs);
+    }
+    REQUIRE_OK(sim_run(s));
+    *cfgp = cfg;
+    return s;
+}
+
 /* `gpus` H100s serving the `tiny` LLM model with the linear profile base 1000 us + 10 us per
  * token, host 100 us per iteration, blocks of 16 tokens, `blocks` of them, no network delays;
  * `policy` (a config's policy object; VLLM(params): vllm with these params); read from a
@@ -89,19 +113,7 @@ static struct sim *llm_run_px(int gpus, long blocks, const char *policy, const i
              "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
              "\"policy\":%s,\"metrics\":{\"sample_period_s\":0}}",
              gpus, blocks, policy);
-    struct sim_config *cfg;
-    REQUIRE_OK(sim_config_from_text(text, "llm", ".", &cfg));
-    static struct tok_src ts;
-    ts = (struct tok_src){{t, n, 0, NULL, NULL}, prompt, output, prefix};
-    struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
-    struct sim *s;
-    REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
-    static struct sim_observer obs;
-    obs = (struct sim_observer){.ctx = iv, .llm_iteration = iter_fn};
-    sim_set_observer(s, &obs);
-    REQUIRE_OK(sim_run(s));
-    *cfgp = cfg;
-    return s;
+    return llm_run_text(text, ".", t, prompt, output, prefix, n, iv, cfgp);
 }
 
 static struct sim *llm_run(int gpus, long blocks, const char *policy, const int64_t *t,
@@ -131,13 +143,7 @@ static void iterations_jitter(void)
         "\"network\":{\"ctrl_us\":0,\"data_us_per_request\":0,\"resp_us\":0},"
         "\"policy\":{\"name\":\"vllm\"},\"metrics\":{\"sample_period_s\":0}}";
     struct sim_config *cfg;
-    REQUIRE_OK(sim_config_from_text(text, "llm", ".", &cfg));
-    static struct tok_src ts;
-    ts = (struct tok_src){{t, 1, 0, NULL, NULL}, p, o, NULL};
-    struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
-    struct sim *s;
-    REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
-    REQUIRE_OK(sim_run(s));
+    struct sim *s = llm_run_text(text, ".", t, p, o, NULL, 1, NULL, &cfg);
     const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
     double tpot = (double)ls->tpot.min / 1e3;
     CHECK(ls->tpot.n == 1 && tpot != 1110 && fabs(tpot / 1110 - 1) < 0.08,
@@ -630,15 +636,9 @@ static void measured_profile(void)
     snprintf(text, sizeof text, "%s%s%s", cfg_fmt_head, "{\"file\": \"tiny_h100.json\"}",
              cfg_tail);
     struct sim_config *cfg;
-    REQUIRE_OK(sim_config_from_text(text, "llm", dir, &cfg));
     static const int64_t t[] = {0};
     static const int32_t p[] = {100}, o[] = {3};
-    static struct tok_src ts;
-    ts = (struct tok_src){{t, 1, 0, NULL, NULL}, p, o, NULL};
-    struct sim_source src = {tok_next, fixed_close, &ts, 0, NULL, NULL, tok_tokens};
-    struct sim *s;
-    REQUIRE_OK(sim_create(&cfg->world, 1.0, cfg->world.policy, &src, 1, &s));
-    REQUIRE_OK(sim_run(s));
+    struct sim *s = llm_run_text(text, dir, t, p, o, NULL, 1, NULL, &cfg);
     const struct sim_llm_stats *ls = sim_model_llm_stats(s, 0);
     struct sim_result *r;
     REQUIRE_OK(sim_result_collect(s, &r));
