@@ -17,6 +17,7 @@
 #include "sim_err.h"
 #include "sim_json.h"
 #include "sim_out.h"
+#include "wl_llm.h"
 #include "cal_cli_int.h"
 
 bool cli_is_decoder(const char *ref)
@@ -26,6 +27,8 @@ bool cli_is_decoder(const char *ref)
     return cal_dec_is_file(file);
 }
 
+/* The decoder and, where `weights`, its fp32 weights on the host (refused where they would not
+ * fit this machine's memory). */
 static int load_decoder(const struct opts *o, bool weights, struct cal_dec **d)
 {
     char file[1024];
@@ -39,7 +42,8 @@ static int load_decoder(const struct opts *o, bool weights, struct cal_dec **d)
     if (have > 0 && gb > 0.8 * have) {
         rc = sim_err_set(SIM_EUNAVAIL, "%s: %.1f GB of fp32 weights do not fit this machine's "
                          "%.1f GB: the CPU runtime runs the tiny decoders (tiny_llama, "
-                         "tiny_qwen); a 7-8B decoder is a GPU's work", (*d)->name, gb, have);
+                         "tiny_qwen); a 7-8B decoder is a GPU's work (--backend cudnn)",
+                         (*d)->name, gb, have);
         cal_dec_destroy(*d);
         *d = NULL;
         return rc;
@@ -51,13 +55,18 @@ static int load_decoder(const struct opts *o, bool weights, struct cal_dec **d)
     return rc;
 }
 
-/* The CPU runtime is the decoders' only one here: cudnn names a GPU path not written yet. */
-static int cpu_only(const struct opts *o)
+/* Which runtime --backend names: onednn the CPU's (fp32), cudnn the GPU's (fp16: cuBLASLt and
+ * the project's CUDA kernels, cal_dec_gpu.h), where this build has it. */
+static int runtime_of(const struct opts *o, bool *gpu)
 {
-    if (strcmp(o->backend, "onednn") != 0)
-        return sim_err_set(SIM_EUNAVAIL, "--backend %s: the decoder runs on the CPU runtime "
-                           "(onednn) only; its GPU path (cuBLASLt, cuDNN attention, CUDA graphs) "
-                           "is not built yet (issue 55)", o->backend);
+    *gpu = strcmp(o->backend, "cudnn") == 0;
+    if (!*gpu && strcmp(o->backend, "onednn") != 0)
+        return sim_err_set(SIM_EUSAGE, "--backend: expected onednn or cudnn, got %s", o->backend);
+#ifndef SERVESIM_HAVE_CUDNN
+    if (*gpu)
+        return sim_err_set(SIM_EUNAVAIL, "--backend cudnn: this build has no GPU runtime (the "
+                           "CUDA toolkit, cuBLAS and cuDNN were not found when it was configured)");
+#endif
     return 0;
 }
 
@@ -102,14 +111,17 @@ int cmd_llm_check(const struct opts *o)
     struct cal_dec *d = NULL;
     struct cal_dec_rt *rt = NULL;
     int rc;
-    if ((rc = cpu_only(o)) || (rc = load_decoder(o, true, &d)))
+    bool gpu;
+    if ((rc = runtime_of(o, &gpu)) || (rc = load_decoder(o, true, &d)))
         return rc;
-    double tol = o->tol_check > 0 ? o->tol_check : 1e-4, worst = 0;
+    /* fp32 against the double reference; fp16 (the GPU's) as the CNNs' fp16 check */
+    double tol = o->tol_check > 0 ? o->tol_check : gpu ? 2e-2 : 1e-4, worst = 0;
     enum { NS = 3, BS = 16 };
     int prompt[NS] = {37, 5, 70}, steps = 10, maxlen = 70 + steps + 1;
     int nb = (maxlen / BS + 1) * NS + 4;
     struct cal_dec_rt_opts ro = {.threads = o->threads[0], .block_size = BS, .kv_blocks = nb,
-                                 .max_tokens = 128, .max_seqs = NS};
+                                 .max_tokens = 128, .max_seqs = NS, .gpu = gpu,
+                                 .eager = o->eager, .device = o->device, .seed = o->seed};
     int32_t *tok[NS] = {0}, *blocks[NS] = {0};
     int len[NS], done[NS], compared = 0;
     float *lg = malloc((size_t)NS * (size_t)d->vocab * sizeof *lg);
@@ -193,19 +205,32 @@ static void copy_axis(int *dst, int *nd, const int *src, int ns)
     *nd = ns;
 }
 
-static void device_of(char *dev, size_t ndev, char *ver, size_t nver)
+/* The device's name, its library versions and its kind (the profile's "gpu": "cpu", or the
+ * GPU's model, e.g. "h100"), from the backend that describes it. */
+static int device_of(const struct opts *o, bool gpu, char *dev, size_t ndev, char *ver,
+                     size_t nver, char *kind, size_t nkind)
 {
     struct cal_device_info di;
     void *st = NULL;
-    struct cal_opts bo = {.threads = 1};
-    snprintf(dev, ndev, "CPU");
+    const struct cal_backend_ops *be = &cal_backend_onednn;
+    struct cal_opts bo = {.threads = 1, .device = o->device};
+#ifdef SERVESIM_HAVE_CUDNN
+    if (gpu)
+        be = &cal_backend_cudnn, bo.precision = CAL_FP16;
+#endif
+    snprintf(dev, ndev, "%s", gpu ? "GPU" : "CPU");
+    snprintf(kind, nkind, "%s", gpu ? "gpu" : "cpu");
     ver[0] = 0;
-    if (!cal_backend_onednn.create(&bo, &st) && !cal_backend_onednn.info(st, &di)) {
+    int rc = be->create(&bo, &st);
+    if (!rc && !(rc = be->info(st, &di))) {
         snprintf(dev, ndev, "%s", di.device);
         snprintf(ver, nver, "%s", di.versions);
+        if (gpu && di.kind[0])
+            snprintf(kind, nkind, "%s", di.kind);
     }
     if (st)
-        cal_backend_onednn.destroy(st);
+        be->destroy(st);
+    return gpu ? rc : 0;           /* a CPU always is; a GPU that is not: the runtime says why */
 }
 
 static void print_check(const struct cal_dec_check_row *r, int n)
@@ -226,6 +251,80 @@ static void print_check(const struct cal_dec_check_row *r, int n)
     printf("worst |error| %.1f%% (issue 55's bound: 5%%)\n", 100 * worst);
 }
 
+/* The i-th number of array `key` of object o (0 where absent). */
+static double num_at(const cJSON *o, const char *key, int i)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key), *v = cJSON_GetArrayItem(a, i);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* Where the datasheet of the profile's device is known (workloads/wl_llm.c): the GEMMs'
+ * throughput at each dense point against the tensor peak, and each decode iteration's bytes
+ * (fp16 weights but the embedding table, whose rows alone are read, and the K and V of its
+ * context) over its GPU time (dense and attention per layer, and the LM head) against the
+ * memory bandwidth. */
+static void print_peaks(const struct cal_dec *d, const cJSON *prof, const char *kind)
+{
+    const struct wl_llm_gpu_entry *ge = wl_llm_gpu_find(kind);
+    if (!ge || ge->gpu.peak_tflops <= 0)
+        return;
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(prof, "operators");
+    const cJSON *tk = cJSON_GetObjectItemCaseSensitive(ops, "tokens");
+    double L = d->layers, h = d->hidden, hd = d->head_dim, nq = d->heads, nkv = d->kv_heads;
+    double I = d->inter, qr = (nq + 2 * nkv) * hd;
+    double per_tok = 2 * L * (h * qr + nq * hd * h + h * 2 * I + I * h);   /* GEMM FLOP a token */
+    printf("\nGEMMs (QKV, output, gate-up, down; all layers) against %s's tensor peak, %.1f "
+           "TFLOP/s:\n%8s %12s %10s %8s\n", kind, ge->gpu.peak_tflops, "T", "GEMM us", "TFLOP/s",
+           "of peak");
+    for (int i = 0; i < cJSON_GetArraySize(tk); i++) {
+        double T = num_at(ops, "tokens", i);
+        double us = num_at(ops, "qkv_gemm", i) + num_at(ops, "out_gemm", i) +
+                    num_at(ops, "gate_up_gemm", i) + num_at(ops, "down_gemm", i);
+        if (us <= 0 || T < 64)
+            continue;
+        double tf = per_tok * T / (us * 1e-6) / 1e12;
+        printf("%8.0f %12.1f %10.1f %7.1f%%\n", T, us, tf, 100 * tf / ge->gpu.peak_tflops);
+    }
+    const cJSON *pl = cJSON_GetObjectItemCaseSensitive(prof, "per_layer");
+    const cJSON *dn = cJSON_GetObjectItemCaseSensitive(pl, "dense");
+    const cJSON *dg = cJSON_GetObjectItemCaseSensitive(pl, "decode_attention");
+    const cJSON *hdc = cJSON_GetObjectItemCaseSensitive(prof, "lm_head");
+    const cJSON *sq = cJSON_GetObjectItemCaseSensitive(dg, "seqs");
+    const cJSON *kv = cJSON_GetObjectItemCaseSensitive(dg, "kv_tokens");
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(dg, "us");
+    double wbytes = 2.0 * (double)(cal_dec_params(d) - (d->tied ? 0 : (int64_t)d->vocab * d->hidden));
+    printf("\ndecode iterations (one token each of B sequences, K context tokens in all): their "
+           "bytes (%.2f GB of weights, %.0f KB of K and V a context token) over their GPU time, "
+           "against %s's %.0f GB/s:\n%6s", wbytes / 1e9, 2 * 2 * L * nkv * hd / 1e3, kind,
+           ge->gpu.mem_bw_gbs, "B \\ K");
+    for (int j = 0; j < cJSON_GetArraySize(kv); j++)
+        printf(" %7.0f", cJSON_GetArrayItem(kv, j)->valuedouble);
+    printf("\n");
+    for (int i = 0; i < cJSON_GetArraySize(sq); i++) {
+        double B = cJSON_GetArrayItem(sq, i)->valuedouble, dense = -1, head = -1;
+        for (int k = 0; k < cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dn, "tokens")); k++)
+            if (num_at(dn, "tokens", k) == B)
+                dense = num_at(dn, "us", k);
+        for (int k = 0; k < cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(hdc, "seqs")); k++)
+            if (num_at(hdc, "seqs", k) == B)
+                head = num_at(hdc, "us", k);
+        if (dense < 0 || head < 0)
+            continue;                 /* B is not a dense point: no time of its own */
+        printf("%6.0f", B);
+        const cJSON *r = cJSON_GetArrayItem(rows, i);
+        for (int j = 0; j < cJSON_GetArraySize(kv); j++) {
+            double K = cJSON_GetArrayItem(kv, j)->valuedouble;
+            double us = L * (dense + cJSON_GetArrayItem(r, j)->valuedouble) + head;
+            double bytes = wbytes + 2 * 2 * L * nkv * hd * K;
+            if (K < B)
+                printf(" %7s", "-");
+            else
+                printf(" %6.0f%%", 100 * bytes / (us * 1e-6) / (ge->gpu.mem_bw_gbs * 1e9));
+        }
+        printf("\n");
+    }
+}
+
 int cmd_llm_measure(const struct opts *o)
 {
     if (o->nnets != 1)
@@ -235,21 +334,30 @@ int cmd_llm_measure(const struct opts *o)
                            "`servesim-calibrate nets` lists them)", o->nets[0]);
     struct cal_dec *d = NULL;
     int rc;
-    if ((rc = cpu_only(o)) || (rc = load_decoder(o, true, &d)))
+    bool gpu;
+    char dev[256], ver[512], kind[64];
+    /* the GPU runtime draws its own weights on the device: none on the host */
+    if ((rc = runtime_of(o, &gpu)) ||
+        (rc = device_of(o, gpu, dev, sizeof dev, ver, sizeof ver, kind, sizeof kind)) ||
+        (rc = load_decoder(o, !gpu, &d)))
         return rc;
-    char dev[160], ver[256];
-    device_of(dev, sizeof dev, ver, sizeof ver);
     struct cal_dec_cal_opts co = {.d = d, .threads = o->threads[0], .warmup = o->warmup,
-                                  .reps = o->reps, .kind = o->kind ? o->kind : "cpu",
-                                  .device = dev, .versions = ver, .no_check = o->no_check};
+                                  .reps = o->reps, .kind = o->kind ? o->kind : kind,
+                                  .device = dev, .versions = ver, .no_check = o->no_check,
+                                  .gpu = gpu, .eager = o->eager, .gpu_dev = o->device,
+                                  .seed = o->seed};
     copy_axis(co.tokens, &co.ntokens, o->tokens, o->ntokens);
     copy_axis(co.chunks, &co.nchunks, o->chunks, o->nchunks);
     copy_axis(co.contexts, &co.ncontexts, o->contexts, o->ncontexts);
     copy_axis(co.seqs, &co.nseqs, o->seqs, o->nseqs);
     copy_axis(co.kv, &co.nkv, o->kvs, o->nkvs);
     cal_dec_default_axes(&co);
-    fprintf(stderr, "llm-measure %s on %s, %d thread%s, %d warm-up + %d timed iterations a "
-            "point\n", d->name, dev, co.threads, co.threads == 1 ? "" : "s", co.warmup, co.reps);
+    if (gpu)
+        fprintf(stderr, "llm-measure %s on %s (%s), %d warm-up + %d timed rounds\n", d->name, dev,
+                co.kind, co.warmup, co.reps);
+    else
+        fprintf(stderr, "llm-measure %s on %s, %d thread%s, %d warm-up + %d timed rounds\n",
+                d->name, dev, co.threads, co.threads == 1 ? "" : "s", co.warmup, co.reps);
     cJSON *prof = NULL;
     struct cal_dec_check_row rows[CAL_DEC_CHECK_ROWS];
     int nrows = 0;
@@ -265,6 +373,7 @@ int cmd_llm_measure(const struct opts *o)
             double t = cJSON_GetArrayItem(tk, i)->valuedouble, u = cJSON_GetArrayItem(us, i)->valuedouble;
             printf("%8.0f %12.2f %14.3f\n", t, u, u / t);
         }
+        print_peaks(d, prof, co.kind);
         if (nrows > 0)
             print_check(rows, nrows);
         if (o->out) {
@@ -291,11 +400,12 @@ int cmd_llm_validate(const struct opts *o)
     struct cal_dec *d = NULL;
     cJSON *prof = NULL;
     int rc;
-    if ((rc = cpu_only(o)) || (rc = sim_json_load_file(o->profile, &prof)))
+    bool gpu;
+    if ((rc = runtime_of(o, &gpu)) || (rc = sim_json_load_file(o->profile, &prof)))
         return rc;
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(prof, "gpu");
     const char *kind = cJSON_IsString(g) ? g->valuestring : "cpu";
-    if ((rc = load_decoder(o, true, &d))) {
+    if ((rc = load_decoder(o, !gpu, &d))) {
         cJSON_Delete(prof);
         return rc;
     }
@@ -306,7 +416,8 @@ int cmd_llm_validate(const struct opts *o)
         return sim_err_set(SIM_EIO, "cannot make a scratch folder in /tmp");
     }
     struct cal_llm_validate_opts vo = {
-        .d = d, .threads = o->threads[0], .profile = prof, .kind = kind,
+        .d = d, .threads = o->threads[0], .gpu = gpu, .eager = o->eager,
+        .gpu_dev = o->device, .profile = prof, .kind = kind,
         .max_num_seqs = o->max_num_seqs, .max_tokens = o->max_batched, .kv_blocks = o->kv_blocks,
         .nloads = o->nloads, .requests = o->requests, .prompt_lo = o->prompt[0],
         .prompt_hi = o->prompt[1], .out_lo = o->output[0], .out_hi = o->output[1],

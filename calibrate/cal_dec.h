@@ -6,7 +6,9 @@
  *  - the runtime (cal_dec_rt, cal_dec_run.c): what a serving engine runs — one iteration of
  *    mixed prefill chunks and decodes over a paged KV cache, the GEMMs on oneDNN's matmul, the
  *    rest (norms, RoPE, the KV write, attention, SiLU) in the project's own OpenMP kernels,
- *    each operator timed on request (the tables of `llm-measure`).
+ *    each operator timed on request (the tables of `llm-measure`); or, with opts.gpu, the same
+ *    iteration on an NVIDIA GPU in fp16 (cal_dec_gpu.h: cuBLASLt, own CUDA kernels, CUDA
+ *    graphs), behind the same calls.
  *
  * A decoder file (format "servesim-decoder/1", calibrate/networks/ *.json, written by
  * networks/generate.py) carries the fields of the model's published config.json under their
@@ -18,6 +20,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {   /* the GPU runtime (cal_dec_gpu.cu) is C++ */
+#endif
 
 #define CAL_DEC_FORMAT "servesim-decoder/1"
 
@@ -91,10 +97,15 @@ struct cal_dec_seq {
 struct cal_dec_rt;
 
 struct cal_dec_rt_opts {
-    int threads;                 /* OpenMP threads of every operator (0: all) */
+    int threads;                 /* CPU: OpenMP threads of every operator (0: all) */
     int block_size;              /* tokens per KV block (16, vLLM's) */
     long kv_blocks;              /* blocks in the pool */
     int max_tokens, max_seqs;    /* the largest iteration it runs */
+    /* the GPU runtime (cal_dec_gpu.h) instead of the CPU's: fp16 on CUDA device `device`;
+     * eager: no CUDA graphs; seed: its weights where the decoder has none on the host */
+    bool gpu, eager;
+    int device;
+    uint64_t seed;
 };
 
 int cal_dec_rt_create(const struct cal_dec *d, const struct cal_dec_rt_opts *o,
@@ -107,7 +118,14 @@ void cal_dec_rt_timing(struct cal_dec_rt *rt, double *ns);
  * out). next (optional): the argmax of each sequence's logits, the greedy sampler's token. */
 int cal_dec_rt_step(struct cal_dec_rt *rt, const struct cal_dec_seq *s, int n,
                     float *logits /* OUT or NULL */, int32_t *next /* OUT or NULL */);
-/* What ran it: "oneDNN 2.6.3 (cpu_gomp) matmul, own kernels, N threads". */
+/* What ran it: "oneDNN 2.6.3 matmul (run-time rows), own OpenMP kernels ...; N threads". */
 const char *cal_dec_rt_describe(const struct cal_dec_rt *rt);
+/* Its data type ("fp32" on the CPU, "fp16" on a GPU) and how it issues an iteration. */
+const char *cal_dec_rt_dtype(const struct cal_dec_rt *rt);
+const char *cal_dec_rt_exec_mode(const struct cal_dec_rt *rt);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

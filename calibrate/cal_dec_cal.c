@@ -335,7 +335,8 @@ static int bench_open(const struct cal_dec_cal_opts *o, struct bench *b, bool *m
     b->kv_blocks += 1;
     struct cal_dec_rt_opts ro = {.threads = o->threads, .block_size = 16,
                                  .kv_blocks = b->kv_blocks, .max_tokens = b->max_tokens,
-                                 .max_seqs = b->max_seqs};
+                                 .max_seqs = b->max_seqs, .gpu = o->gpu, .eager = o->eager,
+                                 .device = o->gpu_dev, .seed = o->seed};
     b->tok = cal_dec_tokens(d, b->max_tokens, 11);
     b->blk = malloc((size_t)b->kv_blocks * sizeof *b->blk);
     b->ns = calloc((size_t)b->npt * (size_t)b->reps * CAL_DEC_NOPS, sizeof *b->ns);
@@ -506,12 +507,11 @@ int cal_dec_measure(const struct cal_dec_cal_opts *oin, bool verbose, cJSON **ou
         cJSON_AddStringToObject(p, "model", d->arch);
         cJSON_AddStringToObject(p, "gpu", o.kind);
         cJSON_AddNumberToObject(p, "tp", 1);
-        cJSON_AddStringToObject(p, "dtype", "fp32");
+        cJSON_AddStringToObject(p, "dtype", cal_dec_rt_dtype(b.rt));
         cJSON_AddStringToObject(prov, "device", o.device ? o.device : "");
         cJSON_AddStringToObject(prov, "libraries", cal_dec_rt_describe(b.rt));
         cJSON_AddStringToObject(prov, "versions", o.versions ? o.versions : "");
-        cJSON_AddStringToObject(prov, "exec_mode", "eager: one iteration at a time on the host "
-                                "threads, every operator synchronous");
+        cJSON_AddStringToObject(prov, "exec_mode", cal_dec_rt_exec_mode(b.rt));
         cJSON_AddStringToObject(prov, "timing", "rounds in a shuffled order, each shape timed "
                                 "after 5 ms (at least 3) untimed runs of it; medians over the "
                                 "rounds");

@@ -39,6 +39,9 @@ struct cal_dec_cal_opts {
     const char *kind;                  /* the profile's "gpu": the executor kind ("cpu") */
     bool no_check;                     /* leave the check's iterations out of the rounds */
     const char *device, *versions;     /* provenance */
+    bool gpu, eager;                   /* the GPU runtime (cal_dec_rt_opts), CUDA device gpu_dev */
+    int gpu_dev;
+    uint64_t seed;                     /* the GPU runtime's weights */
     /* axes (0 entries: the defaults for the model, cal_dec_default_axes) */
     int tokens[CAL_DEC_MAX_AXIS], ntokens;
     int chunks[CAL_DEC_MAX_AXIS], nchunks;

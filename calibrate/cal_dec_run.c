@@ -27,6 +27,9 @@
 
 #include "sim_err.h"
 #include "sim_wall.h"
+#ifdef SERVESIM_HAVE_CUDNN
+#include "cal_dec_gpu.h"
+#endif
 
 enum { G_QKV, G_OUT, G_GU, G_DOWN, G_HEAD, G_N };
 
@@ -52,6 +55,7 @@ struct cal_dec_rt {
     int64_t *row_last, *row0;    /* per sequence: its last token's row, its first */
     double *ns;                  /* timing sums or NULL */
     char desc[200];
+    struct cal_dec_gpu *gpu;     /* the GPU runtime runs it (opts.gpu): every call goes there */
 };
 
 static int dchk(dnnl_status_t s, const char *what)
@@ -134,6 +138,9 @@ void cal_dec_rt_destroy(struct cal_dec_rt *rt)
 {
     if (!rt)
         return;
+#ifdef SERVESIM_HAVE_CUDNN
+    cal_dec_gpu_destroy(rt->gpu);
+#endif
     if (rt->g)
         for (int i = 0; i < rt->d->layers * G_N; i++)
             if (rt->g[i].prim)
@@ -158,11 +165,28 @@ int cal_dec_rt_create(const struct cal_dec *d, const struct cal_dec_rt_opts *o,
                       struct cal_dec_rt **out)
 {
     *out = NULL;
-    if (!d->embed)
+    if (!d->embed && !o->gpu)
         return sim_err_set(SIM_EINTERNAL, "cal_dec_rt_create: no weights");
     if (o->block_size < 1 || o->kv_blocks < 1 || o->max_tokens < 1 || o->max_seqs < 1)
         return sim_err_set(SIM_EINVAL, "decoder runtime: block size, KV blocks, max tokens and "
                            "max sequences must be at least 1");
+    if (o->gpu) {
+#ifdef SERVESIM_HAVE_CUDNN
+        struct cal_dec_rt *rt = calloc(1, sizeof *rt);
+        if (!rt)
+            return SIM_ENOMEM;
+        rt->d = d, rt->o = *o;
+        int rc = cal_dec_gpu_create(d, o, &rt->gpu);
+        if (rc)
+            cal_dec_rt_destroy(rt);
+        else
+            *out = rt;
+        return rc;
+#else
+        return sim_err_set(SIM_EUNAVAIL, "decoder runtime: this build has no GPU runtime (it "
+                           "needs the CUDA toolkit, cuBLAS and cuDNN at build time)");
+#endif
+    }
     struct cal_dec_rt *rt = calloc(1, sizeof *rt);
     if (!rt)
         return SIM_ENOMEM;
@@ -235,14 +259,39 @@ int cal_dec_rt_create(const struct cal_dec *d, const struct cal_dec_rt_opts *o,
     return 0;
 }
 
+#ifdef SERVESIM_HAVE_CUDNN
+#define GPU_OR(gpu_call)                                                                       \
+    if (rt->gpu)                                                                               \
+    return gpu_call
+#else
+#define GPU_OR(gpu_call)
+#endif
+
 const char *cal_dec_rt_describe(const struct cal_dec_rt *rt)
 {
+    GPU_OR(cal_dec_gpu_describe(rt->gpu));
     return rt->desc;
+}
+
+const char *cal_dec_rt_dtype(const struct cal_dec_rt *rt)
+{
+    GPU_OR("fp16");
+    return "fp32";
+}
+
+const char *cal_dec_rt_exec_mode(const struct cal_dec_rt *rt)
+{
+    GPU_OR(cal_dec_gpu_exec_mode(rt->gpu));
+    return "eager: one iteration at a time on the host threads, every operator synchronous";
 }
 
 void cal_dec_rt_timing(struct cal_dec_rt *rt, double *ns)
 {
     rt->ns = ns;
+#ifdef SERVESIM_HAVE_CUDNN
+    if (rt->gpu)
+        cal_dec_gpu_timing(rt->gpu, ns);
+#endif
 }
 
 /* ---- kernels ---------------------------------------------------------------------------- */
@@ -435,6 +484,7 @@ static void silu_mul(const struct cal_dec_rt *rt, int64_t T)
 int cal_dec_rt_step(struct cal_dec_rt *rt, const struct cal_dec_seq *s, int n, float *logits,
                     int32_t *next)
 {
+    GPU_OR(cal_dec_gpu_step(rt->gpu, s, n, logits, next));
     const struct cal_dec *d = rt->d;
     int h = d->hidden, rc = 0;
     int64_t T = 0;

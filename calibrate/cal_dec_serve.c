@@ -377,7 +377,7 @@ static int serve_sim(const struct cal_llm_validate_opts *o, const struct req *rq
              " \"cluster\": {\"gpus\": 1, \"gpu_kind\": \"%s\", \"exec_cv\": %.6f},"
              " \"models\": [{\"name\": \"%s\", \"llm\": {\"model\": \"%s\", \"gpu\": \"%s\","
              " \"profile\": {\"file\": \"%s\"}, \"kv_blocks\": %ld, \"block_size\": %d,"
-             " \"kv_dtype_bytes\": 4}}],"
+             " \"kv_dtype_bytes\": %d}}],"
              " \"workload\": {\"trace\": {\"format\": \"mooncake\", \"files\": [\"%s\"],"
              " \"dir\": \"/\", \"gaps\": \"zero\", \"zero_run_s\": 0}},"
              " \"network\": {\"ctrl_us\": 0, \"data_us_per_request\": 0, \"resp_us\": 0},"
@@ -386,7 +386,7 @@ static int serve_sim(const struct cal_llm_validate_opts *o, const struct req *rq
              " \"enable_prefix_caching\": false}},"
              " \"metrics\": {\"percentile\": 99, \"sample_period_s\": 0}}",
              rq[n - 1].arrival + 3600, o->kind, cv, o->d->name, o->d->arch, o->kind, prof,
-             o->kv_blocks, BS, trace + 1, o->max_tokens, o->max_num_seqs);
+             o->kv_blocks, BS, o->gpu ? 2 : 4, trace + 1, o->max_tokens, o->max_num_seqs);
     struct sim_config *cfg = NULL;
     struct sim_result *res = NULL;
     rc = sim_config_from_text(text, "validate", o->scratch, &cfg);
@@ -461,7 +461,9 @@ int cal_llm_validate(const struct cal_llm_validate_opts *o, struct cal_llm_valid
         return rc;
     struct server s = {.o = o};
     struct cal_dec_rt_opts ro = {.threads = o->threads, .block_size = BS, .kv_blocks = o->kv_blocks,
-                                 .max_tokens = o->max_tokens, .max_seqs = o->max_num_seqs};
+                                 .max_tokens = o->max_tokens, .max_seqs = o->max_num_seqs,
+                                 .gpu = o->gpu, .eager = o->eager, .device = o->gpu_dev,
+                                 .seed = o->seed};
     struct req *rq = calloc((size_t)n, sizeof *rq);
     s.freeb = malloc((size_t)o->kv_blocks * sizeof *s.freeb);
     s.run = calloc((size_t)n, sizeof *s.run);

@@ -31,6 +31,8 @@
 struct cal_llm_validate_opts {
     const struct cal_dec *d;
     int threads;
+    bool gpu, eager;                /* the GPU runtime (cal_dec_rt_opts) on CUDA device gpu_dev */
+    int gpu_dev;
     const cJSON *profile;           /* the measured profile (servesim-llm-profile/1) */
     const char *kind;               /* its "gpu" ("cpu") */
     int max_num_seqs, max_tokens;   /* the scheduler's limits */

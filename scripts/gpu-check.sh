@@ -10,7 +10,12 @@
 #     on the same kind of GPU, with the ratio and each network's l(32)/l(1);
 #  3. ResNet-50 measured serving-like into a zoo, and `validate` against a real FIFO server on
 #     the GPU (max batch 8, loads 0.2-0.9, REQUESTS requests each): the profile's mean error;
-#  4. the table again with each pass issued eagerly (--exec eager) beside it.
+#  4. the table again with each pass issued eagerly (--exec eager) beside it;
+#  5. decoders (docs/calibrate.md, "Decoders"; at most about 4 minutes on one H100): the fp16
+#     GPU runtime's logits against the reference (tiny_llama, tiny_qwen); DECODER (llama_3_8b)
+#     measured (operators, the profile, GEMMs against the datasheet's tensor peak, decode
+#     iterations against its memory bandwidth, whole mixed iterations against the profile);
+#     and llm-validate: the real continuous-batching server against the simulator at three loads.
 #
 #   scripts/gpu-check.sh [OUTDIR]      (default: gpu-check.out; everything is also written there)
 #
@@ -19,13 +24,20 @@
 # experiments/h100/pytorch_anchor.json, measured on an H100), PRECISION (fp16),
 # NETS, BATCHES (1,2,4,8,16,32), REPS (50), REQUESTS (5000), DEVICE (0), TOL (0.02: the fit
 # tolerance of the validated zoo; the measured table past it), SKIP_CHECK=1, ZOO (a
-# zoo holding resnet50 to validate instead of measuring one here).
+# zoo holding resnet50 to validate instead of measuring one here), PARTS ("cnn llm": the
+# networks' steps 1-4 and the decoders' step 5; either alone), DECODER (llama_3_8b),
+# LLM_REPS (5 timed rounds), LLM_LOADS (0.3,0.5,0.7), LLM_REQUESTS (200 a load).
 # Exit codes: 0 every check ran (read the verdicts), 77 no usable GPU or no cuDNN backend,
 # 1 a step failed (its output says which).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-gpu-check.out}
 PRECISION=${PRECISION:-fp16}
+PARTS=${PARTS:-"cnn llm"}
+DECODER=${DECODER:-llama_3_8b}
+LLM_REPS=${LLM_REPS:-5}
+LLM_LOADS=${LLM_LOADS:-0.3,0.5,0.7}
+LLM_REQUESTS=${LLM_REQUESTS:-200}
 NETS=${NETS:-"resnet50 inceptionv3 densenet121 mobilenetv2 vgg16 bert_base"}
 BATCHES=${BATCHES:-1,2,4,8,16,32}
 REPS=${REPS:-50}
@@ -55,6 +67,8 @@ fail=0
 "$C" backends | tail -1
 echo "precision $PRECISION, batches $BATCHES, $REPS passes each; output in $OUT"
 
+# the networks' steps, 1-4 (PARTS cnn)
+cnn_section() {
 # 1. layers against the reference, in the background (CPU-bound reference)
 pids=()
 if [ "${SKIP_CHECK:-0}" != 1 ]; then
@@ -149,4 +163,33 @@ if [ ${#pids[@]} -gt 0 ]; then
         tail -1 "$OUT/check_$net.txt"
     done
 fi
+}
+
+# 5. decoders: the GPU runtime's logits, DECODER's operators and profile, the real server
+llm_section() {
+    echo; echo "== decoders: the fp16 GPU runtime's logits against the reference"
+    for dec in tiny_llama tiny_qwen; do
+        "$C" check "$dec" --backend cudnn --device "$DEVICE" > "$OUT/llm_check_$dec.txt" 2>&1 ||
+            { echo "gpu-check: check $dec failed:"; fail=1; }
+        tail -1 "$OUT/llm_check_$dec.txt"
+    done
+    local prof="$OUT/llm_profile_$DECODER.json"
+    echo; echo "== $DECODER: operators, the profile, GEMMs and decode iterations against the datasheet, whole iterations"
+    "$C" llm-measure "$DECODER" --backend cudnn --device "$DEVICE" --warmup 1 --reps "$LLM_REPS" \
+        --tokens 1,2,4,8,15,16,17,32,63,64,65,128,129,256,257,384,512,1024,2048 \
+        --out "$prof" > "$OUT/llm_measure_$DECODER.txt" 2> "$OUT/llm_measure_$DECODER.err" ||
+        { echo "gpu-check: llm-measure $DECODER failed:"; tail -3 "$OUT/llm_measure_$DECODER.err"; fail=1; }
+    cat "$OUT/llm_measure_$DECODER.txt"
+    [ -f "$prof" ] || return 0
+    echo; echo "== $DECODER: the real continuous-batching server against the simulator"
+    rm -f "$OUT/llm_validate_$DECODER.tsv"
+    "$C" llm-validate "$DECODER" --backend cudnn --device "$DEVICE" --profile "$prof" \
+        --loads "$LLM_LOADS" --requests "$LLM_REQUESTS" --tsv "$OUT/llm_validate_$DECODER.tsv" \
+        --table-out "$OUT/llm_iterations_$DECODER.tsv" > "$OUT/llm_validate_$DECODER.txt" 2>&1 ||
+        { echo "gpu-check: llm-validate $DECODER failed:"; fail=1; }
+    cat "$OUT/llm_validate_$DECODER.txt"
+}
+
+case " $PARTS " in *" cnn "*) cnn_section ;; esac
+case " $PARTS " in *" llm "*) llm_section ;; esac
 exit $fail

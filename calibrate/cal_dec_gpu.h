@@ -1,0 +1,45 @@
+/* cal_dec_gpu — the decoder runtime on an NVIDIA GPU (cal_dec_gpu.cu): the second
+ * implementation behind cal_dec_rt (cal_dec.h), chosen by cal_dec_rt_opts.gpu, so `check`,
+ * `llm-measure` and `llm-validate` run it unchanged.
+ *
+ *  - fp16 weights, activations and KV cache, fp32 accumulation and softmax;
+ *  - GEMMs (QKV with its bias as an epilogue, output, gate-up, down, LM head in fp32 out) on
+ *    cuBLASLt, an algorithm chosen by its heuristic once per (GEMM, rows) and kept;
+ *  - the project's own kernels for the embedding lookup, RMSNorm, RoPE, the paged KV write,
+ *    prefill attention (32 query rows a block, key/value tiles in shared memory, online
+ *    softmax, causal), decode attention (one block per sequence and query head, four warps
+ *    over the context, merged), SiLU-and-multiply and the greedy sampler's argmax;
+ *  - iterations of decodes only run as CUDA graphs captured at vLLM's batch sizes (1, 2, 4,
+ *    then multiples of 8 to 512), padded to the next one, as vLLM runs them (unless eager);
+ *  - every operator is bracketed by CUDA events (also inside the graphs), so the timed
+ *    iteration is the served one: an operator's time is the GPU time between its events, the
+ *    host's is the rest of the iteration's wall time (metadata, copies, launch, sync).
+ *
+ * Weights: the decoder's own (cal_dec_init_weights, converted to fp16) where it has them
+ * (`check`); else drawn on the GPU from the seed with the same ranges (a 7-8B decoder's fp32
+ * weights would take minutes to draw on the host). */
+#ifndef CAL_DEC_GPU_H
+#define CAL_DEC_GPU_H
+
+#include "cal_dec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct cal_dec_gpu;
+
+int cal_dec_gpu_create(const struct cal_dec *d, const struct cal_dec_rt_opts *o,
+                       struct cal_dec_gpu **out /* OUT */);
+void cal_dec_gpu_destroy(struct cal_dec_gpu *g);
+void cal_dec_gpu_timing(struct cal_dec_gpu *g, double *ns);
+int cal_dec_gpu_step(struct cal_dec_gpu *g, const struct cal_dec_seq *s, int n, float *logits,
+                     int32_t *next);
+const char *cal_dec_gpu_describe(const struct cal_dec_gpu *g);
+const char *cal_dec_gpu_exec_mode(const struct cal_dec_gpu *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
