@@ -6,18 +6,27 @@
  *  - GEMMs (QKV with its bias as an epilogue, output, gate-up, down, LM head in fp32 out) on
  *    cuBLASLt, an algorithm chosen by its heuristic once per (GEMM, rows) and kept;
  *  - the project's own kernels for the embedding lookup, RMSNorm, RoPE, the paged KV write,
- *    prefill attention (32 query rows a block, key/value tiles in shared memory, online
- *    softmax, causal), decode attention (one block per sequence and query head, four warps
- *    over the context, merged), SiLU-and-multiply and the greedy sampler's argmax;
+ *    prefill attention (on the tensor cores: FlashAttention-2's loop in WMMA fragments, 64
+ *    query rows a block; where that kernel is unavailable or disagrees with the plain one at
+ *    start-up, 32 rows a block on the CUDA cores), decode attention (one block per sequence,
+ *    query head and split of the context, four warps over the split, splits merged as
+ *    flash-decoding does), SiLU-and-multiply and the greedy sampler's argmax;
  *  - iterations of decodes only run as CUDA graphs captured at vLLM's batch sizes (1, 2, 4,
  *    then multiples of 8 to 512), padded to the next one, as vLLM runs them (unless eager);
+ *  - at start-up, as a serving engine warms up: every GEMM at every row count it may run
+ *    (cuBLASLt's heuristics, the lazy loading of its kernels), every kernel once, and every
+ *    graph captured and replayed, so that no served iteration pays a first time;
  *  - every operator is bracketed by CUDA events (also inside the graphs), so the timed
  *    iteration is the served one: an operator's time is the GPU time between its events, the
  *    host's is the rest of the iteration's wall time (metadata, copies, launch, sync).
  *
  * Weights: the decoder's own (cal_dec_init_weights, converted to fp16) where it has them
  * (`check`); else drawn on the GPU from the seed with the same ranges (a 7-8B decoder's fp32
- * weights would take minutes to draw on the host). */
+ * weights would take minutes to draw on the host).
+ *
+ * On a GPU (an H100, experiments/llm/h100) ran: everything but the start-up warm-up, the
+ * tensor-core prefill kernel and the decode splits, which came after that run and have been
+ * compiled, not run (docs/calibrate.md, "Decoders on a GPU"). */
 #ifndef CAL_DEC_GPU_H
 #define CAL_DEC_GPU_H
 
