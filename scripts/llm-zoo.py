@@ -5,7 +5,8 @@ architecture, whose `llm` section names the architecture and GPU, holds the prof
 the SLOs given here. A config then takes them as any zoo's models:
 {"zoo": "h100_llm", "select": ["llama-3-8b"]} (docs/llm.md, docs/calibrate.md).
 
-    scripts/llm-zoo.py --out ZOO.json [--ttft-slo-ms 500] [--tpot-slo-ms 50] PROFILE.json...
+    scripts/llm-zoo.py --out ZOO.json [--ttft-slo-ms 500] [--tpot-slo-ms 50] [--notes TEXT]
+                       PROFILE.json...
 
 Every profile must be of the same GPU kind; the zoo is written whole or not at all.
 """
@@ -20,6 +21,7 @@ def main():
     ap.add_argument("--out", required=True, help="the zoo file to write")
     ap.add_argument("--ttft-slo-ms", type=float, default=500)
     ap.add_argument("--tpot-slo-ms", type=float, default=50)
+    ap.add_argument("--notes", default="", help="added to the zoo's notes (how it was measured)")
     ap.add_argument("profiles", nargs="+")
     a = ap.parse_args()
     profs = []
@@ -49,7 +51,7 @@ def main():
                      % (pv.get("device", "?"), profs[0].get("dtype", "?")),
            "notes": "LLM models: each llm section names the architecture and GPU and holds the "
                     "measured profile inline; SLOs %g ms TTFT, %g ms TPOT"
-                    % (a.ttft_slo_ms, a.tpot_slo_ms),
+                    % (a.ttft_slo_ms, a.tpot_slo_ms) + (". " + a.notes if a.notes else ""),
            "executor_kind": kinds[0],
            "provenance": {"tool": "servesim-calibrate llm-measure, scripts/llm-zoo.py",
                           "device": pv.get("device", ""), "versions": pv.get("versions", ""),
