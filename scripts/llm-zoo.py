@@ -6,7 +6,7 @@ the SLOs given here. A config then takes them as any zoo's models:
 {"zoo": "h100_llm", "select": ["llama-3-8b"]} (docs/llm.md, docs/calibrate.md).
 
     scripts/llm-zoo.py --out ZOO.json [--ttft-slo-ms 500] [--tpot-slo-ms 50] [--notes TEXT]
-                       PROFILE.json...
+                       [--kv-blocks N] PROFILE.json...
 
 Every profile must be of the same GPU kind; the zoo is written whole or not at all.
 """
@@ -22,6 +22,9 @@ def main():
     ap.add_argument("--ttft-slo-ms", type=float, default=500)
     ap.add_argument("--tpot-slo-ms", type=float, default=50)
     ap.add_argument("--notes", default="", help="added to the zoo's notes (how it was measured)")
+    ap.add_argument("--kv-blocks", type=int, default=0,
+                    help="each model's KV pool in blocks (a device without memory arithmetic, "
+                         "a cpu, needs one; a GPU's comes from its memory)")
     ap.add_argument("profiles", nargs="+")
     a = ap.parse_args()
     profs = []
@@ -61,6 +64,9 @@ def main():
                        "llm": {"model": p["model"], "gpu": p["gpu"],
                                "ttft_slo_ms": a.ttft_slo_ms, "tpot_slo_ms": a.tpot_slo_ms,
                                "profile": p}} for p in profs]}
+    if a.kv_blocks > 0:
+        for m in zoo["models"]:
+            m["llm"]["kv_blocks"] = a.kv_blocks
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
         json.dump(zoo, f, indent=1)

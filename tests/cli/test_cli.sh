@@ -102,6 +102,27 @@ import json, sys
 m = json.load(open(sys.argv[1]))["models"][0]
 assert m["iteration_time"] == "measured profile" and m["tpot_p50_ms"] > 0, m
 PY
+  # scripts/llm-zoo.py: the profile into a zoo the simulator takes as any zoo's models
+  python3 "$src/scripts/llm-zoo.py" --out "$tmp/z.json" --kv-blocks 512 "$tmp/p.json" > /dev/null ||
+    fail "llm-zoo: exit $?"
+  python3 - "$tmp/llm_cpu.json" "$tmp/llm_zoo.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["models"] = [{"zoo": "z.json", "select": ["tiny"]}]
+json.dump(c, open(sys.argv[2], "w"))
+PY
+  "$bin" run "$tmp/llm_zoo.json" --no-db --json > "$tmp/rz.json" 2> "$tmp/rz.err" ||
+    fail "run on the zoo: $(cat "$tmp/rz.err")"
+  python3 - "$tmp/r.json" "$tmp/rz.json" <<'PY' || fail "run on the zoo: see above"
+import json, sys
+a, b = (json.load(open(f))["models"][0] for f in sys.argv[1:])
+assert b["iteration_time"] == "measured profile", b
+assert a["tpot_p50_ms"] == b["tpot_p50_ms"] and a["ttft_p99_ms"] == b["ttft_p99_ms"], (a, b)
+PY
+  echo '{"format": "servesim-zoo/2"}' > "$tmp/notprof.json"
+  python3 "$src/scripts/llm-zoo.py" --out "$tmp/z2.json" "$tmp/notprof.json" 2> "$tmp/e" && fail "llm-zoo took a zoo"
+  grep -qF 'format: expected "servesim-llm-profile/1", got' "$tmp/e" && [ ! -e "$tmp/z2.json" ] ||
+    fail "llm-zoo on a zoo: $(cat "$tmp/e")"
   # the roofline has no datasheet for a CPU; a pool needs its size
   "$bin" run "$tmp/llm_cpu.json" --no-db --set 'models[0].llm.profile="roofline"' > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc -eq 2 ] && grep -qF "cpu has no datasheet for a roofline estimate" "$tmp/e" ||
