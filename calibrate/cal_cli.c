@@ -77,7 +77,7 @@ static const char options_text[] =
     "qwen2_5_7b, tiny_llama, tiny_qwen. --backend onednn runs them on the CPU in fp32 (the\n"
     "7-8B ones need 29-32 GB); --backend cudnn on the GPU in fp16 (cuBLASLt GEMMs, the\n"
     "project's CUDA kernels for the rest, decode iterations as CUDA graphs unless --exec\n"
-    "eager; weights drawn on the GPU). Decoder options:\n"
+    "eager; weights drawn on the GPU, but check's: the decoder's own). Decoder options:\n"
     "  --tokens LIST            llm-measure: the dense curve's iteration tokens T\n"
     "  --chunks LIST --contexts LIST   llm-measure: prefill attention's grid\n"
     "  --seqs LIST --kv-tokens LIST    llm-measure: decode attention's grid (sequences,\n"
