@@ -84,6 +84,27 @@ assert p["per_layer"]["decode_attention"]["kv_tokens"] == [64, 1024]
 assert p["provenance"]["device"] and "oneDNN" in p["provenance"]["libraries"], p["provenance"]
 assert all(u >= 0 for u in p["per_layer"]["dense"]["us"])
 PY
+  # against a datasheet (--kind h100 on this CPU: the arithmetic, not the speed): each GEMM row's
+  # TFLOP/s is 2 x layers x (the four GEMMs' weights) x T over their measured time
+  (cd "$tmp" && "$cal" llm-measure tiny_llama --kind h100 --reps 1 --warmup 0 --tokens 1,64,128 \
+     --chunks 16 --contexts 0 --seqs 1,4 --kv-tokens 64,256 --no-check --out ph.json > mh.out 2> mh.err) ||
+    fail "llm-measure --kind h100: exit $? ($(cat "$tmp/mh.err"))"
+  python3 - "$tmp/ph.json" "$tmp/mh.out" <<'PY' || fail "llm-measure --kind h100: see above"
+import json, re, sys
+p, out = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+ops = p["operators"]
+L, h, qr, qd, I = 2, 256, (4 + 2 * 2) * 64, 4 * 64, 512          # tiny_llama
+flop_tok = 2 * L * (h * qr + qd * h + h * 2 * I + I * h)
+rows = re.findall(r"^\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)%$", out, re.M)
+assert [int(r[0]) for r in rows] == [64, 128], (rows, out)
+for T, us, tf, frac in rows:
+    i = ops["tokens"].index(int(T))
+    want = sum(ops[k][i] for k in ("qkv_gemm", "out_gemm", "gate_up_gemm", "down_gemm"))
+    assert abs(float(us) - want) <= 0.06 + 1e-3 * want, (T, us, want)
+    assert abs(float(tf) - flop_tok * int(T) / (want * 1e-6) / 1e12) <= 0.06, (T, tf)
+    assert abs(float(frac) - 100 * float(tf) / 989.4) <= 0.06, (T, frac)
+assert "against h100's 3350 GB/s" in out and "against h100's tensor peak, 989.4 TFLOP/s" in out, out
+PY
   # the simulator runs on it, and says so
   cat > "$tmp/llm_cpu.json" <<'JSON'
 {"name": "tiny_cpu", "seed": 1, "duration_s": 20, "warmup_s": 2,
