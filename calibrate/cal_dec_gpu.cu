@@ -360,6 +360,28 @@ __global__ void attn_merge_k(const float *part, const int32_t *drow, __half *att
     att[(long)drow[item] * nq * hd + (long)hq * hd + i] = __float2half(L > 0 ? o / L : 0.0f);
 }
 
+/* A tile of `nkeys` keys and values from position u0 (zeros past `last`), read through the
+ * block table into shared memory rows of HD + 8 halves (the padding spreads a lane-per-key
+ * read over the banks), the whole block taking part. */
+template <int HD>
+__device__ __forceinline__ void kv_tile(const __half *kc, const __half *vc, const int32_t *tab,
+                                        int nkv, int j, int bs, int u0, int last, int nkeys,
+                                        __half *K, __half *V)
+{
+    constexpr int C8 = HD / 8, LD = HD + 8;
+    for (int i = threadIdx.x; i < nkeys * C8; i += blockDim.x) {
+        int key = i / C8, c = (i % C8) * 8, u = u0 + key;
+        uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
+        if (u <= last) {
+            long off = (((long)tab[u / bs] * nkv + j) * bs + u % bs) * HD + c;
+            kv = *(const uint4 *)(kc + off);
+            vv = *(const uint4 *)(vc + off);
+        }
+        *(uint4 *)(K + key * LD + c) = kv;
+        *(uint4 *)(V + key * LD + c) = vv;
+    }
+}
+
 /* Prefill attention: one block per (tile of up to 32 query rows of a chunk, query head); the
  * keys and values, context and chunk alike, read from the paged cache a tile of 32 at a time
  * into shared memory; each warp 8 rows, causal (row r at position p0 + r sees keys 0..p0 + r),
@@ -370,7 +392,7 @@ __global__ void __launch_bounds__(128)
                const int32_t *trow, const int32_t *tn, const int32_t *tpos, const int32_t *tbt,
                const int32_t *bt, __half *att, int nq, int nkv, int bs, float scale)
 {
-    constexpr int HD = 32 * PER, KS = HD + 8, C8 = HD / 8;
+    constexpr int HD = 32 * PER, KS = HD + 8;
     __shared__ float q[TILE][HD];
     __shared__ __align__(16) __half K[TILE][KS];
     __shared__ __align__(16) __half V[TILE][KS];
@@ -392,17 +414,7 @@ __global__ void __launch_bounds__(128)
     }
     for (int u0 = 0; u0 <= last; u0 += TILE) {
         __syncthreads();
-        for (int i = threadIdx.x; i < TILE * C8; i += blockDim.x) {
-            int key = i / C8, c = (i % C8) * 8, u = u0 + key;
-            uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
-            if (u <= last) {
-                long off = (((long)tab[u / bs] * nkv + j) * bs + u % bs) * HD + c;
-                kv = *(const uint4 *)(kc + off);
-                vv = *(const uint4 *)(vc + off);
-            }
-            *(uint4 *)&K[key][c] = kv;
-            *(uint4 *)&V[key][c] = vv;
-        }
+        kv_tile<HD>(kc, vc, tab, nkv, j, bs, u0, last, TILE, &K[0][0], &V[0][0]);
         __syncthreads();
         int u = u0 + l;
 #pragma unroll
@@ -489,17 +501,7 @@ __global__ void __launch_bounds__(128)
     bool active = r0w < nr;                        /* warp-uniform */
     for (int k0 = 0; k0 <= last; k0 += TC_K) {
         __syncthreads();
-        for (int i = threadIdx.x; i < TC_K * C8; i += blockDim.x) {
-            int key = i / C8, c = (i % C8) * 8, u = k0 + key;
-            uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
-            if (u <= last) {
-                long off = (((long)tab[u / bs] * nkv + j) * bs + u % bs) * HD + c;
-                kv = *(const uint4 *)(kc + off);
-                vv = *(const uint4 *)(vc + off);
-            }
-            *(uint4 *)(Ks + key * LD + c) = kv;
-            *(uint4 *)(Vs + key * LD + c) = vv;
-        }
+        kv_tile<HD>(kc, vc, tab, nkv, j, bs, k0, last, TC_K, Ks, Vs);
         __syncthreads();
         if (!active || k0 > p0 + r0w + 15)         /* every key of the tile after these rows */
             continue;
@@ -1340,16 +1342,9 @@ static int step(struct cal_dec_gpu *g, const struct cal_dec_seq *s, int n, float
     const struct cal_dec *d = g->d;
     double t0 = sim_wall_seconds();
     int bs = g->o.block_size;
-    if (n < 1 || n > g->o.max_seqs)
-        return sim_err_set(SIM_EINVAL, "decoder iteration: %d sequences (1..%d)", n, g->o.max_seqs);
-    bool dec_only = true;
+    bool dec_only = true;                         /* (cal_dec_rt_step checked the shapes) */
     long T = 0;
     for (int i = 0; i < n; i++) {
-        if (s[i].q < 1 || s[i].c < 0 || s[i].c + s[i].q > d->max_pos ||
-            T + s[i].q > g->o.max_tokens)
-            return sim_err_set(SIM_EINVAL, "decoder iteration: sequence %d has %d tokens after "
-                               "%d (positions up to %d, at most %d tokens an iteration)", i,
-                               s[i].q, s[i].c, d->max_pos, g->o.max_tokens);
         T += s[i].q;
         dec_only &= s[i].q == 1 && s[i].c > 0;
     }

@@ -481,25 +481,40 @@ static void silu_mul(const struct cal_dec_rt *rt, int64_t T)
             rt->ns[op] += (sim_wall_seconds() - t0_) * 1e9;                               \
     } while (0)
 
-int cal_dec_rt_step(struct cal_dec_rt *rt, const struct cal_dec_seq *s, int n, float *logits,
-                    int32_t *next)
+/* The iteration fits the runtime: 1..max_seqs sequences, each at least one new token within
+ * the model's positions, at most max_tokens in all (both runtimes' buffers are sized so). */
+static int check_iteration(const struct cal_dec_rt *rt, const struct cal_dec_seq *s, int n)
 {
-    GPU_OR(cal_dec_gpu_step(rt->gpu, s, n, logits, next));
     const struct cal_dec *d = rt->d;
-    int h = d->hidden, rc = 0;
-    int64_t T = 0;
-    bool any_pre = false, any_dec = false;
     if (n < 1 || n > rt->o.max_seqs)
         return sim_err_set(SIM_EINVAL, "decoder iteration: %d sequences (1..%d)", n,
                            rt->o.max_seqs);
-    int64_t *row0 = rt->row0;
-    double t_host = rt->ns ? sim_wall_seconds() : 0;
+    int64_t T = 0;
     for (int i = 0; i < n; i++) {
         if (s[i].q < 1 || s[i].c < 0 || s[i].c + s[i].q > d->max_pos ||
             T + s[i].q > rt->o.max_tokens)
             return sim_err_set(SIM_EINVAL, "decoder iteration: sequence %d has %d tokens after "
                                "%d (positions up to %d, at most %d tokens an iteration)", i,
                                s[i].q, s[i].c, d->max_pos, rt->o.max_tokens);
+        T += s[i].q;
+    }
+    return 0;
+}
+
+int cal_dec_rt_step(struct cal_dec_rt *rt, const struct cal_dec_seq *s, int n, float *logits,
+                    int32_t *next)
+{
+    int rc0 = check_iteration(rt, s, n);
+    if (rc0)
+        return rc0;
+    GPU_OR(cal_dec_gpu_step(rt->gpu, s, n, logits, next));
+    const struct cal_dec *d = rt->d;
+    int h = d->hidden, rc = 0;
+    int64_t T = 0;
+    bool any_pre = false, any_dec = false;
+    int64_t *row0 = rt->row0;
+    double t_host = rt->ns ? sim_wall_seconds() : 0;
+    for (int i = 0; i < n; i++) {
         row0[i] = T;
         for (int r = 0; r < s[i].q; r++) {
             rt->pos[T + r] = s[i].c + r;
