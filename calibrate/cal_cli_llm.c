@@ -382,6 +382,28 @@ int cmd_llm_measure(const struct opts *o)
                 printf("\nwrote %s (servesim-llm-profile/1: model %s, gpu %s): use it as a "
                        "model's llm.profile {\"file\": ...}\n", o->out, d->arch, co.kind);
         }
+        if (!rc && o->db) {             /* a profiles row: the profile and its check */
+            cJSON *chk = cJSON_CreateArray();
+            for (int i = 0; chk && i < nrows; i++) {
+                cJSON *r = cJSON_CreateObject();
+                cJSON_AddStringToObject(r, "what", rows[i].what);
+                cJSON_AddNumberToObject(r, "tokens", rows[i].tokens);
+                cJSON_AddNumberToObject(r, "seqs", rows[i].seqs);
+                cJSON_AddNumberToObject(r, "measured_us", rows[i].measured_us);
+                cJSON_AddNumberToObject(r, "profile_us", rows[i].predicted_us);
+                cJSON_AddNumberToObject(r, "err", rows[i].err);
+                cJSON_AddItemToArray(chk, r);
+            }
+            char host[128];
+            cal_host_name(host, sizeof host);
+            double mb = (double)cal_dec_params(d) * (gpu ? 2 : 4) / 1048576.0;
+            rc = chk ? cal_profile_write_llm_db(o->db, prof, d->file, o->backend, host,
+                                                co.threads, mb, chk)
+                     : SIM_ENOMEM;
+            cJSON_Delete(chk);
+            if (!rc)
+                printf("added a profiles row (form llm-iteration) to %s\n", o->db);
+        }
     }
     cJSON_Delete(prof);
     cal_dec_destroy(d);

@@ -374,3 +374,40 @@ out:
     free(rows), free(pts), free(npts), free(texts);
     return rc;
 }
+
+int cal_profile_write_llm_db(const char *db, const cJSON *prof, const char *network,
+                             const char *backend, const char *host, int threads,
+                             double weights_mb, const cJSON *check)
+{
+    const cJSON *pv = cJSON_GetObjectItemCaseSensitive(prof, "provenance");
+#define PSTR(o, k) (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, k))                      \
+                        ? cJSON_GetObjectItemCaseSensitive(o, k)->valuestring : NULL)
+    double worst = NAN;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, check) {
+        double e = fabs(cJSON_GetObjectItemCaseSensitive(r, "err")->valuedouble);
+        worst = isnan(worst) || e > worst ? e : worst;
+    }
+    char *table = cJSON_PrintUnformatted(prof), *fits = cJSON_PrintUnformatted(check);
+    bool gpu = backend && strcmp(backend, "onednn") != 0;
+    struct sim_store_profile row = {
+        .executor_kind = PSTR(prof, "gpu"), .model = PSTR(prof, "model"), .form = "llm-iteration",
+        .source = "servesim-calibrate llm-measure", .network = network, .backend = backend,
+        .device = PSTR(pv, "device"), .versions = PSTR(pv, "versions"), .host = host,
+        .precision = PSTR(prof, "dtype"), .fits_json = fits, .table_json = table,
+        .threads = gpu ? 0 : threads, .exec = gpu ? PSTR(pv, "exec_mode") : NULL,
+        .alpha_ms = NAN, .beta_ms = NAN, .a_ms = NAN, .b_ms = NAN, .c_ms = NAN, .r2 = NAN,
+        .max_rel_err = worst, .weights_mb = weights_mb, .activations_mb = NAN,
+        .workspace_mb = NAN, .load_ms = NAN};
+#undef PSTR
+    struct sim_store *st = NULL;
+    int npts = 0, rc = table && fits ? 0 : SIM_ENOMEM;
+    const struct sim_store_profile_point *none = NULL;
+    if (!rc && !row.executor_kind)
+        rc = sim_err_set(SIM_EINVAL, "llm profile: no \"gpu\" (the executor kind)");
+    if (!rc && !(rc = sim_store_open(db, &st)))
+        rc = sim_store_profiles_write(st, &row, 1, &none, &npts);
+    sim_store_close(st);
+    cJSON_free(table), cJSON_free(fits);
+    return rc;
+}

@@ -6,6 +6,8 @@
 #ifndef CAL_PROFILE_H
 #define CAL_PROFILE_H
 
+#include <cjson/cJSON.h>
+
 #include "cal_backend.h"
 #include "cal_fit.h"
 #include "cal_measure.h"
@@ -63,5 +65,14 @@ int cal_profile_write_zoo(const char *file, const char *zoo_name,
                           int nm);
 int cal_profile_write_db(const char *db, const struct cal_provenance *pv,
                          const struct cal_model_prof *m, int nm);
+
+/* A decoder's measured iteration profile (servesim-llm-profile/1, llm-measure) as one
+ * `profiles` row of form "llm-iteration": the profile whole in table_json, its provenance in
+ * the provenance columns, the whole-iteration check (fits_json: [{what, tokens, seqs,
+ * measured_us, profile_us, err}]) with its worst |err| as max_rel_err, weights_mb from the
+ * parameters at the profile's dtype. No profile_points. */
+int cal_profile_write_llm_db(const char *db, const cJSON *prof, const char *network,
+                             const char *backend, const char *host, int threads,
+                             double weights_mb, const cJSON *check);
 
 #endif

@@ -73,8 +73,19 @@ calibrate_decoder() {
     grep -qE "^$m" "$tmp/n.out" || fail "nets: no decoder row matching '$m': $(cat "$tmp/n.out")"
   done
   (cd "$tmp" && "$cal" llm-measure tiny_llama --reps 2 --warmup 1 --tokens 1,16,64 --chunks 16,64 \
-     --contexts 0,128 --seqs 1,4 --kv-tokens 64,1024 --no-check --out p.json > m.out 2> m.err) ||
+     --contexts 0,128 --seqs 1,4 --kv-tokens 64,1024 --no-check --out p.json --db p.db > m.out 2> m.err) ||
     fail "llm-measure: exit $? ($(cat "$tmp/m.err"))"
+  # its profiles row: the profile whole, with its provenance
+  python3 - "$tmp/p.db" "$tmp/p.json" <<'PY' || fail "llm-measure --db: see above"
+import json, sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT executor_kind, model, form, backend, precision, table_json, fits_json, exec "
+    "FROM profiles").fetchall()
+assert len(rows) == 1, rows
+k, m, form, be, prec, table, fits, ex = rows[0]
+assert (k, m, form, be, prec, ex) == ("cpu", "tiny", "llm-iteration", "onednn", "fp32", None), rows[0]
+assert json.loads(table) == json.load(open(sys.argv[2])) and json.loads(fits) == [], (fits,)
+PY
   python3 - "$tmp/p.json" <<'PY' || fail "llm-measure: the profile, see above"
 import json, sys
 p = json.load(open(sys.argv[1]))
