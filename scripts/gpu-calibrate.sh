@@ -15,7 +15,8 @@
 # servesim-calibrate binary, an absolute path; default: the release build's), PARTS ("cnn llm":
 # the networks' zoo, the decoders' zoo, or either alone), DECODERS (llama_3_8b mistral_7b
 # qwen2_5_7b), LLM_OUT (the decoder zoo: ${OUT%.json}_llm.json, servesim-zoo/2 with each
-# decoder's measured profile inline in its `llm` section), LLM_REPS (3 timed rounds).
+# decoder's measured profile inline in its `llm` section; their profiles rows in
+# ${LLM_OUT%.json}.db), LLM_REPS (3 timed rounds).
 # Exit codes: 0 done, 77 no usable GPU or a build without the cuDNN backend (nothing written),
 # anything else a failure (a layer off the reference, a measurement error).
 set -euo pipefail
@@ -89,7 +90,7 @@ llm_part() {
             --tokens 1,2,4,8,15,16,17,24,31,32,33,48,63,64,65,96,127,128,129,192,255,256,257,384,512,768,1024,1536,2048 \
             --chunks 2,16,64,128,256,512,1024 --contexts 0,256,1024,2048,4096 \
             --kv-tokens 64,256,1024,2048,4096,8192,16384,32768,65536,131072 \
-            --out "$tmp/$dec.json"
+            --out "$tmp/$dec.json" --db "${LLM_OUT%.json}.db"
     done
     local profs=()
     for dec in $DECODERS; do profs+=("$tmp/$dec.json"); done
