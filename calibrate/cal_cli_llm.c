@@ -40,10 +40,15 @@ static int load_decoder(const struct opts *o, bool weights, struct cal_dec **d)
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
     double have = pages > 0 && psize > 0 ? (double)pages * (double)psize / 1e9 : 0;
     if (have > 0 && gb > 0.8 * have) {
-        rc = sim_err_set(SIM_EUNAVAIL, "%s: %.1f GB of fp32 weights do not fit this machine's "
-                         "%.1f GB: the CPU runtime runs the tiny decoders (tiny_llama, "
-                         "tiny_qwen); a 7-8B decoder is a GPU's work (--backend cudnn)",
-                         (*d)->name, gb, have);
+        rc = strcmp(o->backend, "onednn") == 0
+                 ? sim_err_set(SIM_EUNAVAIL, "%s: %.1f GB of fp32 weights do not fit this "
+                               "machine's %.1f GB: the CPU runtime runs the tiny decoders "
+                               "(tiny_llama, tiny_qwen); a 7-8B decoder is a GPU's work "
+                               "(--backend cudnn)", (*d)->name, gb, have)
+                 : sim_err_set(SIM_EUNAVAIL, "%s: check computes its reference on the host "
+                               "from fp32 weights, and %.1f GB of them do not fit this "
+                               "machine's %.1f GB: check the tiny decoders (tiny_llama, "
+                               "tiny_qwen), which run the same kernels", (*d)->name, gb, have);
         cal_dec_destroy(*d);
         *d = NULL;
         return rc;
@@ -292,11 +297,15 @@ static void print_peaks(const struct cal_dec *d, const cJSON *prof, const char *
     const cJSON *sq = cJSON_GetObjectItemCaseSensitive(dg, "seqs");
     const cJSON *kv = cJSON_GetObjectItemCaseSensitive(dg, "kv_tokens");
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(dg, "us");
-    double wbytes = 2.0 * (double)(cal_dec_params(d) - (d->tied ? 0 : (int64_t)d->vocab * d->hidden));
+    /* bytes an element: the profile's dtype (fp32 where it is the CPU runtime's) */
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(prof, "dtype");
+    double esz = cJSON_IsString(dt) && !strcmp(dt->valuestring, "fp32") ? 4 : 2;
+    double wbytes = esz * (double)(cal_dec_params(d) - (d->tied ? 0 : (int64_t)d->vocab * d->hidden));
     printf("\ndecode iterations (one token each of B sequences, K context tokens in all): their "
            "bytes (%.2f GB of weights, %.0f KB of K and V a context token) over their GPU time, "
-           "against %s's %.0f GB/s:\n%6s", wbytes / 1e9, 2 * 2 * L * nkv * hd / 1e3, kind,
-           ge->gpu.mem_bw_gbs, "B \\ K");
+           "against %s's %.0f GB/s (-: a cell not measured, the model's %d positions or K < B; "
+           "the profile extends it):\n%6s", wbytes / 1e9, esz * 2 * L * nkv * hd / 1e3, kind,
+           ge->gpu.mem_bw_gbs, d->max_pos, "B \\ K");
     for (int j = 0; j < cJSON_GetArraySize(kv); j++)
         printf(" %7.0f", cJSON_GetArrayItem(kv, j)->valuedouble);
     printf("\n");
@@ -315,8 +324,8 @@ static void print_peaks(const struct cal_dec *d, const cJSON *prof, const char *
         for (int j = 0; j < cJSON_GetArraySize(kv); j++) {
             double K = cJSON_GetArrayItem(kv, j)->valuedouble;
             double us = L * (dense + cJSON_GetArrayItem(r, j)->valuedouble) + head;
-            double bytes = wbytes + 2 * 2 * L * nkv * hd * K;
-            if (K < B)
+            double bytes = wbytes + esz * 2 * L * nkv * hd * K;
+            if (K < B || ceil(K / B) > d->max_pos)      /* as cal_dec_cal's plan measures */
                 printf(" %7s", "-");
             else
                 printf(" %6.0f%%", 100 * bytes / (us * 1e-6) / (ge->gpu.mem_bw_gbs * 1e9));
@@ -427,7 +436,20 @@ int cmd_llm_validate(const struct opts *o)
         return rc;
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(prof, "gpu");
     const char *kind = cJSON_IsString(g) ? g->valuestring : "cpu";
-    if ((rc = load_decoder(o, !gpu, &d))) {
+    /* the profile must time what this runtime runs: its dtype, and on a GPU its kind */
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(prof, "dtype");
+    const char *want = gpu ? "fp16" : "fp32";
+    char dev[256], ver[512], dkind[64];
+    if (!cJSON_IsString(dt) || strcmp(dt->valuestring, want) != 0)
+        rc = sim_err_set(SIM_EINVAL, "%s: dtype: a profile of %s, but --backend %s runs %s: "
+                         "measure one with llm-measure --backend %s", o->profile,
+                         cJSON_IsString(dt) ? dt->valuestring : "(none)", o->backend, want,
+                         o->backend);
+    else if (gpu && !(rc = device_of(o, gpu, dev, sizeof dev, ver, sizeof ver, dkind,
+                                     sizeof dkind)) && strcmp(kind, dkind) != 0)
+        rc = sim_err_set(SIM_EINVAL, "%s: gpu: a profile of %s, but this GPU is %s (%s)",
+                         o->profile, kind, dkind, dev);
+    if (rc || (rc = load_decoder(o, !gpu, &d))) {
         cJSON_Delete(prof);
         return rc;
     }

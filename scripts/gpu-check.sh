@@ -174,13 +174,16 @@ llm_section() {
         tail -1 "$OUT/llm_check_$dec.txt"
     done
     local prof="$OUT/llm_profile_$DECODER.json"
+    rm -f "$prof"                       # never validate an earlier run's profile
     echo; echo "== $DECODER: operators, the profile, GEMMs and decode iterations against the datasheet, whole iterations"
-    "$C" llm-measure "$DECODER" --backend cudnn --device "$DEVICE" --warmup 1 --reps "$LLM_REPS" \
+    if ! "$C" llm-measure "$DECODER" --backend cudnn --device "$DEVICE" --warmup 1 --reps "$LLM_REPS" \
         --tokens 1,2,4,8,15,16,17,32,63,64,65,128,129,256,257,384,512,1024,2048 \
-        --out "$prof" > "$OUT/llm_measure_$DECODER.txt" 2> "$OUT/llm_measure_$DECODER.err" ||
-        { echo "gpu-check: llm-measure $DECODER failed:"; tail -3 "$OUT/llm_measure_$DECODER.err"; fail=1; }
+        --out "$prof" > "$OUT/llm_measure_$DECODER.txt" 2> "$OUT/llm_measure_$DECODER.err"; then
+        echo "gpu-check: llm-measure $DECODER failed:"; tail -3 "$OUT/llm_measure_$DECODER.err"
+        fail=1
+        return 0
+    fi
     cat "$OUT/llm_measure_$DECODER.txt"
-    [ -f "$prof" ] || return 0
     echo; echo "== $DECODER: the real continuous-batching server against the simulator"
     rm -f "$OUT/llm_validate_$DECODER.tsv"
     "$C" llm-validate "$DECODER" --backend cudnn --device "$DEVICE" --profile "$prof" \

@@ -43,6 +43,17 @@ def main():
     kinds = sorted({p["gpu"] for p in profs})
     if len(kinds) != 1:
         sys.exit("llm-zoo: the profiles are of %s: a zoo is of one GPU kind" % ", ".join(kinds))
+    # one provenance for the zoo: the profiles must share device, dtype and how they ran
+    for key, get in (("device", lambda p: p["provenance"].get("device", "")),
+                     ("dtype", lambda p: p.get("dtype", "")),
+                     ("exec_mode", lambda p: p["provenance"].get("exec_mode", ""))):
+        vals = sorted({get(p) for p in profs})
+        if len(vals) != 1:
+            sys.exit("llm-zoo: the profiles differ in %s (%s): one zoo, one way of measuring"
+                     % (key, " / ".join(vals)))
+    if kinds[0] == "cpu" and a.kv_blocks <= 0:
+        sys.exit("llm-zoo: cpu profiles need --kv-blocks: a CPU has no memory arithmetic for "
+                 "the KV pool")
     names = [p["model"] for p in profs]
     if len(set(names)) != len(names):
         sys.exit("llm-zoo: two profiles of one model: %s" % ", ".join(names))
@@ -59,7 +70,9 @@ def main():
            "provenance": {"tool": "servesim-calibrate llm-measure, scripts/llm-zoo.py",
                           "device": pv.get("device", ""), "versions": pv.get("versions", ""),
                           "libraries": pv.get("libraries", ""), "exec": pv.get("exec_mode", ""),
-                          "date": pv.get("measured", ""), "rounds": pv.get("rounds", 0)},
+                          "measured": {p["model"]: {"date": p["provenance"].get("measured", ""),
+                                                    "rounds": p["provenance"].get("rounds", 0)}
+                                       for p in profs}},
            "models": [{"name": p["model"],
                        "llm": {"model": p["model"], "gpu": p["gpu"],
                                "ttft_slo_ms": a.ttft_slo_ms, "tpot_slo_ms": a.tpot_slo_ms,

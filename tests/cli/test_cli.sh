@@ -183,9 +183,18 @@ PY
   [ $rc -eq 2 ] && grep -qF "expected --profile FILE" "$tmp/e" || fail "no --profile: exit $rc ($(cat "$tmp/e"))"
   (cd "$tmp" && "$cal" llm-validate tiny_qwen --profile p.json > /dev/null 2> e); rc=$?
   [ $rc -eq 2 ] && grep -qF "a profile of tiny on cpu" "$tmp/e" || fail "another model's profile: exit $rc ($(cat "$tmp/e"))"
-  "$cal" llm-measure tiny_llama --backend cudnn > /dev/null 2> "$tmp/e"; rc=$?
-  [ $rc -eq 77 ] && grep -qE "no CUDA device here|has no GPU runtime" "$tmp/e" ||
-    fail "llm-measure --backend cudnn: exit $rc ($(cat "$tmp/e"))"
+  # (where a GPU answers, the GPU runtime runs instead: gpu_runtime_matches_reference)
+  if ! "$cal" check tiny_cnn --backend cudnn > /dev/null 2>&1; then
+    "$cal" llm-measure tiny_llama --backend cudnn > /dev/null 2> "$tmp/e"; rc=$?
+    [ $rc -eq 77 ] && grep -qE "no CUDA device here|has no GPU runtime" "$tmp/e" ||
+      fail "llm-measure --backend cudnn: exit $rc ($(cat "$tmp/e"))"
+  fi
+  # a profile of another dtype than the runtime's is refused before anything runs
+  python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["dtype"]="fp16"; json.dump(p, open(sys.argv[2],"w"))' \
+    "$tmp/p.json" "$tmp/p16.json"
+  (cd "$tmp" && "$cal" llm-validate tiny_llama --profile p16.json > /dev/null 2> e16); rc=$?
+  [ $rc -eq 2 ] && grep -qF "dtype: a profile of fp16, but --backend onednn runs fp32" "$tmp/e16" ||
+    fail "llm-validate on an fp16 profile: exit $rc ($(cat "$tmp/e16"))"
   "$cal" llm-measure tiny_llama --seqs 4,1 > /dev/null 2> "$tmp/e"; rc=$?
   [ $rc -eq 2 ] && grep -qF -- "--seqs: expected at most 32 increasing whole numbers" "$tmp/e" ||
     fail "--seqs 4,1: exit $rc ($(cat "$tmp/e"))"
