@@ -91,7 +91,13 @@ static const char options_text[] =
     "  --profile FILE           llm-validate: the measured profile\n"
     "  --max-num-seqs N --max-num-batched-tokens N   llm-validate: the scheduler's limits (32, 512)\n"
     "  --kv-blocks N            llm-validate: blocks of 16 tokens in the KV pool (1024)\n"
-    "  --prompt LO,HI --output LO,HI   llm-validate: token lengths, uniform (32,256 and 16,128)\n"
+    "  --prompt LO,HI --output LO,HI   llm-validate: token lengths, uniform (32,256 and 16,128);\n"
+    "                           with --trace, the range the trace's lengths are clipped to\n"
+    "  --trace FILE             llm-validate: a token trace's requests (its arrivals scaled to\n"
+    "                           each load's rate, its prompt and output lengths) instead of\n"
+    "                           Poisson arrivals with uniform lengths\n"
+    "  --trace-format F         azure_llm (AzureLLMInferenceTrace_*.csv, the default) or\n"
+    "                           mooncake (*.jsonl)\n"
     "  --virtual-clock          llm-validate: the server's clock advances by the profile's\n"
     "                           time per iteration: its scheduler alone against the\n"
     "                           simulator's (they agree to the nanosecond)\n"
@@ -212,6 +218,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--seqs")) { VAL(); rc = parse_axis(a, v, 1, o->seqs, &o->nseqs); }
         else if (!strcmp(a, "--kv-tokens")) { VAL(); rc = parse_axis(a, v, 1, o->kvs, &o->nkvs); }
         else if (!strcmp(a, "--profile")) { VAL(); o->profile = v; }
+        else if (!strcmp(a, "--trace")) { VAL(); o->trace = v; }
+        else if (!strcmp(a, "--trace-format")) {
+            VAL();
+            if (strcmp(v, "azure_llm") && strcmp(v, "mooncake"))
+                return sim_err_set(SIM_EUSAGE, "--trace-format: expected azure_llm or mooncake, "
+                                   "got \"%s\"", v);
+            o->trace_format = v;
+        }
         else if (!strcmp(a, "--virtual-clock")) o->virtual_clock = true;
         else if (!strcmp(a, "--no-check")) o->no_check = true;
         else if (!strcmp(a, "--max-num-seqs")) INT(o->max_num_seqs, 1);

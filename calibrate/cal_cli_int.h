@@ -30,7 +30,7 @@ struct opts {
     int tokens[32], ntokens, chunks[32], nchunks, contexts[32], ncontexts, seqs[32], nseqs;
     int kvs[32], nkvs, max_num_seqs, max_batched, prompt[2], output[2];
     long kv_blocks;
-    const char *profile;
+    const char *profile, *trace, *trace_format;
     bool virtual_clock, no_check;
 };
 

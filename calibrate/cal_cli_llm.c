@@ -18,6 +18,7 @@
 #include "sim_json.h"
 #include "sim_out.h"
 #include "wl_llm.h"
+#include "trace.h"
 #include "cal_cli_int.h"
 
 bool cli_is_decoder(const char *ref)
@@ -419,6 +420,40 @@ int cmd_llm_measure(const struct opts *o)
     return rc;
 }
 
+/* The first `want` requests of --trace (a token trace), their lengths clipped to --prompt and
+ * --output (*clipped: how many were); arrays owned by the caller. */
+static int read_token_trace(const struct opts *o, int want, double **t, int32_t **pr,
+                            int32_t **out, int *n, int *clipped)
+{
+    const char *files[1] = {o->trace};
+    bool mc = o->trace_format && !strcmp(o->trace_format, "mooncake");
+    struct trace_spec sp = {.format = mc ? TRACE_MOONCAKE : TRACE_AZURE_LLM, .nfiles = 1,
+                            .files = files, .block_tokens = 512};
+    struct trace_reader *rd = NULL;
+    *n = *clipped = 0;
+    *t = malloc((size_t)want * sizeof **t);
+    *pr = malloc((size_t)want * sizeof **pr);
+    *out = malloc((size_t)want * sizeof **out);
+    int rc = *t && *pr && *out ? trace_open(&sp, &rd) : SIM_ENOMEM;
+    struct trace_rec rec;
+    while (!rc && *n < want && (rc = trace_next(rd, &rec)) == 1) {
+        int p = rec.prompt, q = rec.output;
+        p = p < o->prompt[0] ? o->prompt[0] : p > o->prompt[1] ? o->prompt[1] : p;
+        q = q < o->output[0] ? o->output[0] : q > o->output[1] ? o->output[1] : q;
+        *clipped += p != rec.prompt || q != rec.output;
+        (*t)[*n] = rec.t, (*pr)[*n] = p, (*out)[*n] = q;
+        (*n)++;
+        rc = 0;
+    }
+    trace_close(rd);
+    if (rc < 0)
+        return rc;
+    if (*n < 2)
+        return sim_err_set(SIM_EINVAL, "--trace %s: %d request%s; at least 2 are needed for a "
+                           "rate", o->trace, *n, *n == 1 ? "" : "s");
+    return 0;
+}
+
 int cmd_llm_validate(const struct opts *o)
 {
     if (o->nnets != 1)
@@ -468,10 +503,22 @@ int cmd_llm_validate(const struct opts *o)
         .seed = o->seed, .scratch = scratch, .iterations_out = o->table_out,
         .virtual_clock = o->virtual_clock};
     memcpy(vo.loads, o->loads, sizeof vo.loads);
+    double *tr_t = NULL;
+    int32_t *tr_p = NULL, *tr_o = NULL;
+    int clipped = 0;
+    if (o->trace && !(rc = read_token_trace(o, o->requests, &tr_t, &tr_p, &tr_o, &vo.tr_n,
+                                            &clipped))) {
+        vo.tr_t = tr_t, vo.tr_prompt = tr_p, vo.tr_output = tr_o;
+        printf("trace %s: its first %d requests, %d with a length clipped to prompts %d-%d and "
+               "outputs %d-%d; their own rate %.2f req/s, scaled to each load's\n", o->trace,
+               vo.tr_n, clipped, o->prompt[0], o->prompt[1], o->output[0], o->output[1],
+               vo.tr_n > 1 && tr_t[vo.tr_n - 1] > tr_t[0]
+                   ? (vo.tr_n - 1) / (tr_t[vo.tr_n - 1] - tr_t[0]) : 0);
+    }
     /* the profile must be of this decoder on that device: read it as the simulator does */
     struct cal_dec_seq one = {1, 1, NULL, NULL};
     double ns = 0, cap = 0;
-    if (!(rc = cal_dec_predict(d, prof, kind, &one, 1, &ns)))
+    if (!rc && !(rc = cal_dec_predict(d, prof, kind, &one, 1, &ns)))
         rc = cal_llm_capacity(&vo, &cap);
     struct cal_llm_validate_row rows[CAL_LLM_MAX_LOADS];
     if (!rc) {
@@ -479,8 +526,8 @@ int cmd_llm_validate(const struct opts *o)
                "max_num_batched_tokens %d, %ld KV blocks of 16) against servesim's vllm policy "
                "with %s; %d requests a load, prompts %d-%d, outputs %d-%d tokens; capacity by "
                "the profile %.2f req/s\n", d->name, kind, vo.max_num_seqs, vo.max_tokens,
-               vo.kv_blocks, o->profile, vo.requests, vo.prompt_lo, vo.prompt_hi, vo.out_lo,
-               vo.out_hi, cap);
+               vo.kv_blocks, o->profile, vo.tr_n > 0 ? vo.tr_n : vo.requests, vo.prompt_lo,
+               vo.prompt_hi, vo.out_lo, vo.out_hi, cap);
         fflush(stdout);
         rc = cal_llm_validate(&vo, rows);
     }
@@ -531,6 +578,7 @@ int cmd_llm_validate(const struct opts *o)
     if (tsv && fclose(tsv) != 0 && !rc)
         rc = sim_err_set(SIM_EIO, "%s: cannot write", o->tsv);
     rmdir(scratch);
+    free(tr_t), free(tr_p), free(tr_o);
     cJSON_Delete(prof);
     cal_dec_destroy(d);
     return rc;

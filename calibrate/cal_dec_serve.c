@@ -411,6 +411,17 @@ static void draw(const struct cal_llm_validate_opts *o, gsl_rng *r, double rate,
                  int n, bool lengths)
 {
     double t = 0;
+    if (o->tr_n > 0 && lengths) {               /* the trace's requests at this mean rate */
+        double span = o->tr_t[n - 1] - o->tr_t[0];
+        double scale = n > 1 && span > 0 ? (double)(n - 1) / span / rate : 0;
+        for (int i = 0; i < n; i++) {
+            /* (the first arrives after one mean gap, as a Poisson sequence's first does) */
+            rq[i].arrival = 1 / rate + (o->tr_t[i] - o->tr_t[0]) * scale;
+            rq[i].prompt = o->tr_prompt[i];
+            rq[i].output = o->tr_output[i];
+        }
+        return;
+    }
     for (int i = 0; i < n; i++) {
         t += gsl_ran_exponential(r, 1 / rate);
         rq[i].arrival = t;
@@ -424,6 +435,12 @@ static void draw(const struct cal_llm_validate_opts *o, gsl_rng *r, double rate,
 int cal_llm_capacity(const struct cal_llm_validate_opts *o, double *rps)
 {
     double pm = (o->prompt_lo + o->prompt_hi) / 2.0, om = (o->out_lo + o->out_hi) / 2.0;
+    if (o->tr_n > 0) {                          /* the trace's requests that will be served */
+        int n = o->requests < o->tr_n ? o->requests : o->tr_n;
+        pm = om = 0;
+        for (int i = 0; i < n; i++)
+            pm += o->tr_prompt[i] / (double)n, om += o->tr_output[i] / (double)n;
+    }
     int B = o->max_num_seqs;
     long fit = (long)floor((double)o->kv_blocks * BS / (pm + om));
     B = fit < B ? (int)(fit > 1 ? fit : 1) : B;
@@ -447,7 +464,7 @@ int cal_llm_capacity(const struct cal_llm_validate_opts *o, double *rps)
 int cal_llm_validate(const struct cal_llm_validate_opts *o, struct cal_llm_validate_row *rows)
 {
     const struct cal_dec *d = o->d;
-    int n = o->requests, rc = 0;
+    int n = o->tr_n > 0 && o->tr_n < o->requests ? o->tr_n : o->requests, rc = 0;
     if (o->prompt_hi + o->out_hi > d->max_pos)
         return sim_err_set(SIM_EINVAL, "validate: prompts up to %d and outputs up to %d pass %s's "
                            "%d positions", o->prompt_hi, o->out_hi, d->name, d->max_pos);

@@ -40,7 +40,14 @@ struct cal_llm_validate_opts {
     int nloads;
     double loads[CAL_LLM_MAX_LOADS];/* fractions of the profile's capacity (cal_llm_capacity) */
     int requests;                   /* per load */
-    int prompt_lo, prompt_hi, out_lo, out_hi; /* lengths drawn uniformly (inclusive) */
+    int prompt_lo, prompt_hi, out_lo, out_hi; /* lengths drawn uniformly (inclusive); with a
+                                                * trace, the range its lengths are clipped to */
+    /* A token trace's requests instead of Poisson arrivals with uniform lengths (tr_n > 0): the
+     * first `requests` of them, their arrival times (s) scaled so that their mean rate is each
+     * load's, their lengths as given (already within the ranges above). */
+    const double *tr_t;
+    const int32_t *tr_prompt, *tr_output;
+    int tr_n;
     uint64_t seed;
     const char *scratch;            /* folder for the trace and profile files (removed at the
                                      * end; the folder is the caller's) */

@@ -174,6 +174,38 @@ for r in rows:
     assert r["preemptions_real"] == r["preemptions_sim"], r
 assert int(rows[1]["preemptions_real"]) > 0, rows[1]
 PY
+  # a token trace's requests (Azure LLM's format, written here) instead of Poisson arrivals:
+  # on the virtual clock the server and the simulator still agree exactly
+  python3 - "$tmp/azllm.csv" <<'PY'
+import random, sys
+r = random.Random(5)
+with open(sys.argv[1], "w") as f:
+    f.write("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+    t = 0.0
+    for i in range(40):
+        t += r.expovariate(2.0)
+        f.write("2023-11-16 18:%02d:%09.6f,%d,%d\n" % (int(t // 60), t % 60, r.randint(5, 900), r.randint(0, 90)))
+PY
+  (cd "$tmp" && "$cal" llm-validate tiny_llama --profile p.json --trace azllm.csv --prompt 40,200 \
+     --output 8,60 --loads 0.5,1.5 --requests 40 --kv-blocks 36 --max-num-seqs 8 \
+     --max-num-batched-tokens 64 --virtual-clock --tsv vt.tsv > vt.out 2> vt.err) ||
+    fail "llm-validate --trace: exit $? ($(cat "$tmp/vt.err"))"
+  grep -qE "^trace azllm.csv: its first 40 requests, [0-9]+ with a length clipped" "$tmp/vt.out" ||
+    fail "llm-validate --trace: $(head -3 "$tmp/vt.out")"
+  python3 - "$tmp/vt.tsv" <<'PY' || fail "llm-validate --trace --virtual-clock: see above"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+assert len(rows) == 2, rows
+for r in rows:
+    for k in ("ttft_mean", "tpot_mean"):
+        a, b = float(r[k + "_real"]), float(r[k + "_sim"])
+        assert abs(a - b) <= 1e-4 * a, (k, a, b)
+    assert r["preemptions_real"] == r["preemptions_sim"], r
+PY
+  head -2 "$tmp/azllm.csv" > "$tmp/az1.csv"
+  (cd "$tmp" && "$cal" llm-validate tiny_llama --profile p.json --trace az1.csv > /dev/null 2> e1); rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "--trace az1.csv: 1 request; at least 2 are needed" "$tmp/e1" ||
+    fail "llm-validate on a one-request trace: exit $rc ($(cat "$tmp/e1"))"
   # a real (wall-clock) run completes and prints its table
   (cd "$tmp" && "$cal" llm-validate tiny_llama --profile p.json --loads 0.3 --requests 20 > w.out 2> w.err) ||
     fail "llm-validate: exit $? ($(cat "$tmp/w.err"))"
