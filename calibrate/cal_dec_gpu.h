@@ -24,9 +24,8 @@
  * (`check`); else drawn on the GPU from the seed with the same ranges (a 7-8B decoder's fp32
  * weights would take minutes to draw on the host).
  *
- * On a GPU (an H100, experiments/llm/h100) ran: everything but the start-up warm-up, the
- * tensor-core prefill kernel and the decode splits, which came after that run and have been
- * compiled, not run (docs/calibrate.md, "Decoders on a GPU"). */
+ * Run on an H100 twice (experiments/llm/h100): first without the warm-up, the tensor-core
+ * prefill and the decode splits (11befb6), then with them (c04cff3, run2/). */
 #ifndef CAL_DEC_GPU_H
 #define CAL_DEC_GPU_H
 
