@@ -321,35 +321,45 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
     if (q == 0 || *on_at(st, m, g) != 2)
         return;
     int64_t head_dl = qdl(s, st, m, 0);  /* most cursors are there */
-    struct strat best = {0};
-    bool any = false;
+    /* the least (priority, position): sizes are tried in rising order, so on a tie of both
+     * the smaller size, as strat_before orders them */
+    int bi = -1;
+    int64_t bp = 0, bpos = 0;
     for (int i = 0; i < md->nsizes; i++) {
         int64_t *c = cursor(st, g, m, i);
         if (*c < md->removed)
             *c = md->removed;
         int idx = (int)(*c - md->removed);
-        int b = md->sizes[i];
-        int64_t est = est_of(st, m, b);
         if (idx >= q)
             continue;
+        int64_t est = est_of(st, m, md->sizes[i]);
         int64_t dl = idx == 0 ? head_dl : qdl(s, st, m, idx);
         if (dl - est <= skip) {         /* skip to the first with dl - est > skip */
-            int to = cw_first_after(s, st, m, idx + 1, q, md->exec_slo, skip + est);
+            int to = idx + 1;           /* mostly the next one, or the end */
+            if (to < q) {
+                dl = qdl(s, st, m, to);
+                if (dl - est <= skip) {
+                    to = cw_first_after(s, st, m, to + 1, q, md->exec_slo, skip + est);
+                    if (to < q)
+                        dl = qdl(s, st, m, to);
+                }
+            }
             *c += to - idx;
-            idx = to;
-            if (idx >= q)
+            if (to >= q)
                 continue;
-            dl = qdl(s, st, m, idx);
         }
-        struct strat e = {dl - est, *c, b, m, i, ver};
-        if (!any || strat_before(&e, &best)) {
-            best = e;
-            any = true;
+        int64_t p = dl - est;
+        if (bi < 0 || p < bp || (p == bp && *c < bpos)) {
+            bi = i;
+            bp = p;
+            bpos = *c;
         }
     }
-    if (any)
+    if (bi >= 0) {
+        struct strat best = {bp, bpos, md->sizes[bi], m, bi, ver};
         if (strat_push(st, best))
             sim_fail_nomem(s, "growing Clockwork's strategy heap");
+    }
 }
 
 /* The most urgent live strategy (INFER4), if any. */
