@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_sort.h>
+#include <gsl/gsl_sort_double.h>
 #include <gsl/gsl_statistics_double.h>
 
 #include "clockwork_int.h"
@@ -73,16 +74,26 @@ static void est_init(struct est *e, int64_t v)
     e->value = v;
 }
 
+/* The 0.99 quantile of the window. GSL interpolates between the order statistics
+ * floor(0.99 (n - 1)) and the next, which for n <= WIN < 101 are the two largest: only those
+ * are put in place (gsl_sort_largest), not the whole window sorted. */
+_Static_assert(WIN >= 2 && WIN <= 100, "the 0.99 quantile needs the two largest only");
 static void est_add(struct est *e, int64_t v)
 {
-    double sorted[WIN];
+    double sorted[WIN], top[2];
     e->v[e->pos] = (double)v;
     e->pos = (e->pos + 1) % WIN;
     if (e->n < WIN)
         e->n++;
-    memcpy(sorted, e->v, (size_t)e->n * sizeof *sorted);
-    gsl_sort(sorted, 1, (size_t)e->n);
-    e->value = (int64_t)llround(gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)e->n, 0.99));
+    size_t n = (size_t)e->n;
+    if (n == 1)
+        sorted[0] = e->v[0];
+    else {
+        gsl_sort_largest(top, 2, e->v, 1, n);
+        sorted[n - 1] = top[0];
+        sorted[n - 2] = top[1];
+    }
+    e->value = (int64_t)llround(gsl_stats_quantile_from_sorted_data(sorted, 1, n, 0.99));
 }
 
 /* ---------------------------------------------------------------- WorkerTracker */
