@@ -166,7 +166,9 @@ int cw_first_after(const struct sim *s, const struct clockwork *st, int m, int l
             lo++;
         return lo;
     }
-    int hi = q;
+    if (lo < q && sim_queue_arrival_at(s, m, q - 1) + off <= key)
+        return q;                       /* the usual answer of the strategy loops: none */
+    int hi = q - 1;                     /* q - 1 is after key */
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (sim_queue_arrival_at(s, m, mid) + off > key)
@@ -346,8 +348,10 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
         int64_t est = est_of(st, m, md->sizes[i]);
         int64_t dl = idx == 0 ? head_dl : qdl(s, st, m, idx);
         if (dl - est <= skip) {         /* skip to the first with dl - est > skip */
-            int to = idx + 1;           /* mostly the next one, or the end */
-            if (to < q) {
+            int to = idx + 1;           /* mostly the end (checked first), or the next one */
+            if (to < q && md->sorted && qdl(s, st, m, q - 1) - est <= skip)
+                to = q;
+            else if (to < q) {
                 dl = qdl(s, st, m, to);
                 if (dl - est <= skip) {
                     to = cw_first_after(s, st, m, to + 1, q, md->exec_slo, skip + est);
@@ -519,17 +523,19 @@ void cw_schedule_infer(struct sim *s, struct clockwork *st, int g, int only)
  * gone back since), and only arrivals add strategies, each offered here. A GPU whose
  * window was full at its last schedule_infer stays full until the timer that call armed:
  * its tracker changes only through send and results, both of which call schedule_infer,
- * and between them its available time never decreases; so the offer visits the open set
- * (a GPU whose window reopens at this very instant is served by its timer, at the same
- * instant). Once m's queue is empty the GPUs left have nothing new: every strategy they
+ * and between them its available time never decreases; so the offer visits the open GPUs
+ * where m is loaded, the two sets intersected word by word (a GPU whose window reopens at
+ * this very instant is served by its timer, at the same instant). Once m's queue is empty the GPUs left have nothing new: every strategy they
  * held was m's (a GPU with room has tried all the others at its last call), so where
  * examining costs nothing (no controller) the offer stops there. */
 static void schedule_all(struct sim *s, struct clockwork *st, int m)
 {
     bool stop_empty = !sim_ctrl_on(s);
-    for (int g = sim_bits_next(&st->open, 0); g >= 0 && !(stop_empty && sim_queue_len(s, m) == 0);
-         g = sim_bits_next(&st->open, g + 1))
-        if (*on_at(st, m, g) == 2 && sim_exec(s, g)->state == SIM_EXEC_UP)
+    const struct sim_bits *on = &st->loaded[m];
+    for (int g = sim_bits_next_and(&st->open, on, 0);
+         g >= 0 && !(stop_empty && sim_queue_len(s, m) == 0);
+         g = sim_bits_next_and(&st->open, on, g + 1))
+        if (sim_exec(s, g)->state == SIM_EXEC_UP)
             cw_schedule_infer(s, st, g, m);
 }
 
@@ -581,7 +587,7 @@ static void on_load_done(struct sim *s, void *state, int g, int m, bool ok)
     if (sim_exec(s, g)->state != SIM_EXEC_UP)
         return;                         /* removed meanwhile: on_exec_remove let go of m */
     if (ok) {
-        *on_at(st, m, g) = 2;
+        cw_set_on(st, m, g, 2);
         est_add(&st->ms[m].weights, sim_load_ns(s, m));
         for (int i = 0; i < st->ms[m].nsizes; i++)
             *cursor(st, g, m, i) = st->ms[m].removed;   /* strategies of queued requests */
@@ -641,6 +647,9 @@ static int grow(struct clockwork *st, int n)
     if (!gs || !cur || !used || !on || sim_bits_reserve(&st->open, cap) ||
         sim_bits_reserve(&st->could, cap))
         return SIM_ENOMEM;
+    for (int m = 0; m < st->nm; m++)
+        if (sim_bits_reserve(&st->loaded[m], cap))
+            return SIM_ENOMEM;
     memset(gs + old, 0, (cg - old) * sizeof *gs);
     memset(cur + old * nc, 0, (cg - old) * nc * sizeof *cur);
     memset(used + old * nm, 0, (cg - old) * nm * sizeof *used);
@@ -734,9 +743,10 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->ms = calloc((size_t)st->nm, sizeof *st->ms);
     st->cap = calloc((size_t)st->nm, sizeof *st->cap);
     st->mver = calloc((size_t)st->nm, sizeof *st->mver);
+    st->loaded = calloc((size_t)st->nm, sizeof *st->loaded);
     st->coff = calloc((size_t)st->nm, sizeof *st->coff);
     st->stale = calloc((size_t)st->nm, sizeof *st->stale);
-    if (!st->ms || !st->cap || !st->mver || !st->coff || !st->stale)
+    if (!st->ms || !st->cap || !st->mver || !st->loaded || !st->coff || !st->stale)
         return SIM_ENOMEM;
     for (int m = 0; m < st->nm; m++) {
         struct model *md = &st->ms[m];
@@ -788,7 +798,7 @@ static int init(struct sim *s, const cJSON *p, void *state)
             if (sim_preload(s, g, m) == 0) {
                 if (cw_hold_add(st, m, g))
                     return SIM_ENOMEM;
-                *on_at(st, m, g) = 2;
+                cw_set_on(st, m, g, 2);
             }
         }
     for (int g = 0; g < st->ng; g++)
@@ -817,6 +827,9 @@ static void destroy(void *state)
     free(st->stale);
     sim_bits_free(&st->open);
     sim_bits_free(&st->could);
+    for (int m = 0; st->loaded && m < st->nm; m++)
+        sim_bits_free(&st->loaded[m]);
+    free(st->loaded);
     free(st->sh);
     free(st->mver);
 }

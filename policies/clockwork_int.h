@@ -95,7 +95,9 @@ struct clockwork {
                                      * ncur a GPU (packed: a GPU's cursors share cache lines) */
     int *coff, ncur;
     uint64_t *last_used;            /* [g][m] */
-    uint8_t *on;                    /* [g][m]: 0 no, 1 loading, 2 loaded */
+    uint8_t *on;                    /* [g][m]: 0 no, 1 loading, 2 loaded (cw_set_on) */
+    struct sim_bits *loaded;        /* [nm] the GPUs where each model is loaded (on 2): an
+                                     * offer visits those of them that are open */
     uint64_t seq;
     int *cap;                       /* scratch [nm]: INFER5 size caps in one pass */
     struct strat *sh;               /* scratch: INFER4 strategies of one GPU, a min-heap */
@@ -113,6 +115,11 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline uint8_t *on_at(const struct clockwork *st, int m, int g)
 {
     return &st->on[(size_t)g * (size_t)st->nm + (size_t)m];
+}
+static inline void cw_set_on(struct clockwork *st, int m, int g, uint8_t v)
+{
+    *on_at(st, m, g) = v;
+    sim_bits_put(&st->loaded[m], g, v == 2);
 }
 static inline uint64_t *used_at(const struct clockwork *st, int m, int g)
 {

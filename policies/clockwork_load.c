@@ -114,7 +114,7 @@ int cw_hold_add(struct clockwork *st, int m, int g)
     md->hold[md->held_by] = g;
     md->alloc[md->held_by++] = 0;
     st->gs[g].held++;
-    *on_at(st, m, g) = 1;
+    cw_set_on(st, m, g, 1);
     return 0;
 }
 
@@ -130,7 +130,7 @@ void cw_hold_del(struct clockwork *st, int m, int g)
     memmove(md->hold + i, md->hold + i + 1, (size_t)(md->held_by - i) * sizeof *md->hold);
     memmove(md->alloc + i, md->alloc + i + 1, (size_t)(md->held_by - i) * sizeof *md->alloc);
     st->gs[g].held--;
-    *on_at(st, m, g) = 0;
+    cw_set_on(st, m, g, 0);
     cw_touch(st, m);
 }
 

@@ -68,3 +68,27 @@ int sim_bits_next(const struct sim_bits *b, int from)
         mm = b->w1[v];
     }
 }
+
+int sim_bits_next_and(const struct sim_bits *a, const struct sim_bits *b, int from)
+{
+    size_t nw = a->nw < b->nw ? a->nw : b->nw, n1 = (nw + 63) / 64;
+    size_t w = from > 0 ? (size_t)from / 64 : 0;
+    if (w >= nw)
+        return -1;
+    uint64_t m = a->w0[w] & b->w0[w] & (~0ull << (from > 0 ? from % 64 : 0));
+    if (m)
+        return (int)(w * 64 + (size_t)__builtin_ctzll(m));
+    size_t v = (w + 1) / 64;            /* words after w that both sets have members in */
+    uint64_t mm = v < n1 ? a->w1[v] & b->w1[v] & (~0ull << ((w + 1) % 64)) : 0;
+    for (;;) {
+        for (; mm; mm &= mm - 1) {
+            size_t ww = v * 64 + (size_t)__builtin_ctzll(mm);
+            uint64_t x = a->w0[ww] & b->w0[ww];
+            if (x)
+                return (int)(ww * 64 + (size_t)__builtin_ctzll(x));
+        }
+        if (++v >= n1)
+            return -1;
+        mm = a->w1[v] & b->w1[v];
+    }
+}

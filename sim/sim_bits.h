@@ -22,5 +22,8 @@ void sim_bits_free(struct sim_bits *b);
 void sim_bits_put(struct sim_bits *b, int i, bool on);
 /* The least member >= from (from < 0 counts as 0), or -1. */
 int sim_bits_next(const struct sim_bits *b, int from);
+/* The least member of both a and b >= from, or -1: the second levels are intersected too,
+ * so a search skips 4,096 ids a word where either set is empty. */
+int sim_bits_next_and(const struct sim_bits *a, const struct sim_bits *b, int from);
 
 #endif

@@ -12,6 +12,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "policy.h"
+#include "sim_bits.h"
 #include "sim.h"
 #include "sim_config.h"
 #include "sim_err.h"
@@ -73,6 +74,58 @@ static void heap_random_times_sorted(void)
     gsl_rng_free(r);
     sim_heap_free(&h);
     CHECK(n == 50 * 150, "popped %d", n);
+}
+
+/* sim_bits_next and sim_bits_next_and against a scan of plain arrays: sets of different
+ * sizes and densities (sparse ones leave whole second-level words empty), members added and
+ * removed, every start. */
+static void bits_next_and_match_a_scan(void)
+{
+    gsl_rng *r = sim_rng_stream(11, "bits");
+    static const int sizes[][2] = {{1, 1}, {64, 70}, {4096, 4100}, {9000, 20000}, {20000, 9000}};
+    static const double dens[] = {0.0005, 0.01, 0.3, 0.9};
+    int checked = 0;
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+        for (size_t d = 0; d < sizeof dens / sizeof *dens; d++) {
+            int na = sizes[z][0], nb = sizes[z][1], n = na > nb ? na : nb;
+            bool *ia = calloc((size_t)n, 1), *ib = calloc((size_t)n, 1);
+            struct sim_bits a = {0}, b = {0};
+            REQUIRE_OK(sim_bits_reserve(&a, na));
+            REQUIRE_OK(sim_bits_reserve(&b, nb));
+            for (int round = 0; round < 2; round++) {   /* fill, then take some out */
+                for (int i = 0; i < na; i++)
+                    if (gsl_rng_uniform(r) < dens[d]) {
+                        ia[i] = round == 0;
+                        sim_bits_put(&a, i, round == 0);
+                    }
+                for (int i = 0; i < nb; i++)
+                    if (gsl_rng_uniform(r) < dens[d]) {
+                        ib[i] = round == 0;
+                        sim_bits_put(&b, i, round == 0);
+                    }
+                int want = -1, want_a = -1;
+                for (int from = n + 64; from >= -1; from--) {   /* the next member, by scan */
+                    if (from >= 0 && from < n && ia[from]) {
+                        want_a = from;
+                        if (ib[from])
+                            want = from;
+                    }
+                    int got = sim_bits_next_and(&a, &b, from), got_a = sim_bits_next(&a, from);
+                    CHECK(got == want && got_a == want_a,
+                          "sizes %d/%d density %g from %d: and %d (want %d), next %d (want %d)",
+                          na, nb, dens[d], from, got, want, got_a, want_a);
+                    if (got != want || got_a != want_a)
+                        break;
+                    checked++;
+                }
+            }
+            sim_bits_free(&a);
+            sim_bits_free(&b);
+            free(ia);
+            free(ib);
+        }
+    gsl_rng_free(r);
+    CHECK(checked > 60000, "%d starts checked", checked);
 }
 
 /* A test policy: sets timers at init, cancels some, records what fires. */
@@ -1806,6 +1859,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"stack_delays_responses_only", stack_delays_responses_only},
           {"search_rules_by_hand", search_rules_by_hand},
           {"heap_random_times_sorted", heap_random_times_sorted},
+          {"bits_next_and_match_a_scan", bits_next_and_match_a_scan},
           {"timers_cancelled_never_fire", timers_cancelled_never_fire},
           {"timers_due_now_keep_the_order", timers_due_now_keep_the_order},
           {"hist_quantiles_within_one_percent", hist_quantiles_within_one_percent},
