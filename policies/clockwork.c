@@ -492,9 +492,13 @@ void cw_schedule_infer(struct sim *s, struct clockwork *st, int g, int only)
         sim_ctrl_examine(s, 1);         /* each strategy the loop takes up */
         if (!st->infer5) {
             struct strat e;
-            for (int k = only < 0 ? 0 : only; !built && k < (only < 0 ? st->nm : only + 1); k++)
-                if (sim_queue_len(s, k) > 0 && *on_at(st, k, g) == 2)  /* else it has none */
-                    strat_model(s, st, g, k, exec_at);
+            if (!built && only >= 0 && sim_queue_len(s, only) > 0 && *on_at(st, only, g) == 2)
+                strat_model(s, st, g, only, exec_at);
+            else if (!built && only < 0)    /* the models with requests queued, in order */
+                for (int k = sim_xqueue_next(s, SIM_CENTRAL, 0); k >= 0;
+                     k = sim_xqueue_next(s, SIM_CENTRAL, k + 1))
+                    if (*on_at(st, k, g) == 2)  /* else it has none */
+                        strat_model(s, st, g, k, exec_at);
             built = true;
             if (!strat_top(st, &e))
                 break;
