@@ -107,9 +107,9 @@ static int oldest(const struct sim *s, int from)
     int best = sim_xqueue_next(s, from, 0);
     if (best < 0 || sim_xqueue_next(s, from, best + 1) < 0)
         return best;                    /* none, or one model: no times to compare */
-    int64_t t = sim_xqueue_at(s, from, best, 0)->t_sched;
+    int64_t t = sim_xqueue_sched_at(s, from, best, 0);
     for (int m = sim_xqueue_next(s, from, best + 1); m >= 0; m = sim_xqueue_next(s, from, m + 1)) {
-        int64_t tm = sim_xqueue_at(s, from, m, 0)->t_sched;
+        int64_t tm = sim_xqueue_sched_at(s, from, m, 0);
         if (tm < t) {
             best = m;
             t = tm;

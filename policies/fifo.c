@@ -44,7 +44,8 @@ static void fill(struct sim *s, struct fifo *st)
                 if (sim_queue_len(s, m) == 0)
                     continue;
                 if (best < 0 ||
-                    sim_queue_at(s, m, 0)->t_sched < sim_queue_at(s, best, 0)->t_sched)
+                    sim_xqueue_sched_at(s, SIM_CENTRAL, m, 0) <
+                        sim_xqueue_sched_at(s, SIM_CENTRAL, best, 0))
                     best = m;
             }
             if (best < 0)

@@ -33,8 +33,7 @@ static void fill(struct sim *s, struct rrl_node *nd, int i)
         int best = -1;                /* the model whose head has waited longest */
         for (int m = 0; m < sim_model_count(s); m++)
             if (sim_xqueue_len(s, e, m) > 0 &&
-                (best < 0 || sim_xqueue_at(s, e, m, 0)->t_sched <
-                                 sim_xqueue_at(s, e, best, 0)->t_sched))
+                (best < 0 || sim_xqueue_sched_at(s, e, m, 0) < sim_xqueue_sched_at(s, e, best, 0)))
                 best = m;
         if (best < 0)
             return;

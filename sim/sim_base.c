@@ -103,7 +103,7 @@ int sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
         q->buf[(q->head + i) & mask] = prev;
         i--;
     }
-    q->buf[(q->head + i) & mask] = (struct sim_qent){r, r->t_arrival, r->deadline};
+    q->buf[(q->head + i) & mask] = (struct sim_qent){r, r->t_arrival, r->deadline, r->t_sched};
     q->len++;
     return 0;
 }

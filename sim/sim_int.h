@@ -23,10 +23,12 @@ struct sim_path_stats {          /* one application path */
 };
 
 struct sim_qent {                 /* a queued request with its arrival (what policies scan a
-                                    * queue by) and deadline (its order), kept beside it so
-                                    * that neither a scan nor an insertion visits requests */
+                                    * queue by), deadline (its order) and the time it reached
+                                    * the scheduler (by which FIFO policies pick the oldest
+                                    * head), kept beside it so that neither a scan, a
+                                    * comparison of heads nor an insertion visits requests */
     struct sim_request *r;
-    int64_t t_arrival, deadline;
+    int64_t t_arrival, deadline, t_sched;
 };
 
 struct sim_mqueue {              /* ring buffer of queued requests, ordered by deadline; cap

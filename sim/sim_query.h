@@ -96,6 +96,9 @@ int sim_xqueue_len(const struct sim *s, int e, int m);
  * queues), or -1: a scan over the models that have some, not over all. */
 int sim_xqueue_next(const struct sim *s, int e, int m);
 struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i);
+/* sim_xqueue_at(s, e, m, i)->t_sched (e may be SIM_CENTRAL), read from the queue itself:
+ * comparing the heads of many queues does not visit their requests. */
+int64_t sim_xqueue_sched_at(const struct sim *s, int e, int m, int i);
 /* Frontends and how arrivals are split over them (config `frontends`, `frontend_split`). */
 int sim_frontend_count(const struct sim *s);
 

@@ -330,6 +330,11 @@ struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i)
     return xqueue_ent(s, e, m, i)->r;
 }
 
+int64_t sim_xqueue_sched_at(const struct sim *s, int e, int m, int i)
+{
+    return xqueue_ent(s, e, m, i)->t_sched;
+}
+
 struct sim_request *sim_queue_at(const struct sim *s, int m, int i)
 {
     return xqueue_ent(s, SIM_CENTRAL, m, i)->r;
