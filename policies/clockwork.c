@@ -166,9 +166,7 @@ int cw_first_after(const struct sim *s, const struct clockwork *st, int m, int l
             lo++;
         return lo;
     }
-    if (lo < q && sim_queue_arrival_at(s, m, q - 1) + off <= key)
-        return q;                       /* the usual answer of the strategy loops: none */
-    int hi = q - 1;                     /* q - 1 is after key */
+    int hi = q;             /* (strat_model tries the queue's end and lo - 1 before it calls) */
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (sim_queue_arrival_at(s, m, mid) + off > key)
@@ -529,9 +527,10 @@ void cw_schedule_infer(struct sim *s, struct clockwork *st, int g, int only)
  * its tracker changes only through send and results, both of which call schedule_infer,
  * and between them its available time never decreases; so the offer visits the open GPUs
  * where m is loaded, the two sets intersected word by word (a GPU whose window reopens at
- * this very instant is served by its timer, at the same instant). Once m's queue is empty the GPUs left have nothing new: every strategy they
- * held was m's (a GPU with room has tried all the others at its last call), so where
- * examining costs nothing (no controller) the offer stops there. */
+ * this very instant is served by its timer, at the same instant). Once m's queue is empty
+ * the GPUs left have nothing new: every strategy they held was m's (a GPU with room has
+ * tried all the others at its last call), so where examining costs nothing (no controller)
+ * the offer stops there. */
 static void schedule_all(struct sim *s, struct clockwork *st, int m)
 {
     bool stop_empty = !sim_ctrl_on(s);
