@@ -634,33 +634,50 @@ static int grow(struct clockwork *st, int n)
     while (cap < n)
         cap *= 2;
     size_t old = (size_t)st->capg, cg = (size_t)cap, nm = (size_t)st->nm;
-    struct gpu *gs = realloc(st->gs, cg * sizeof *gs);
-    if (gs)
-        st->gs = gs;
     size_t nc = (size_t)st->ncur;
-    int64_t *cur = realloc(st->cur, cg * nc * sizeof *cur);
-    if (cur)
-        st->cur = cur;
-    uint64_t *used = realloc(st->last_used, cg * nm * sizeof *used);
-    if (used)
-        st->last_used = used;
-    uint8_t *on = realloc(st->on, cg * nm * sizeof *on);
-    if (on)
-        st->on = on;
-    if (!gs || !cur || !used || !on || sim_bits_reserve(&st->open, cap) ||
-        sim_bits_reserve(&st->could, cap))
+    if (!old) {
+        /* The first tables come zeroed from calloc: the cursors and last_used of a GPU that
+         * never runs a model are never written, so their pages are never touched (at 100,000
+         * GPUs the cursors alone are 180 MB, and a memset faulted every page in). */
+        free(st->gs);
+        free(st->cur);
+        free(st->last_used);
+        free(st->on);
+        st->gs = calloc(cg, sizeof *st->gs);
+        st->cur = calloc(cg * nc, sizeof *st->cur);
+        st->last_used = calloc(cg * nm, sizeof *st->last_used);
+        st->on = calloc(cg * nm, sizeof *st->on);
+        if (!st->gs || !st->cur || !st->last_used || !st->on)
+            return SIM_ENOMEM;
+    } else {
+        struct gpu *gs = realloc(st->gs, cg * sizeof *gs);
+        if (gs)
+            st->gs = gs;
+        int64_t *cur = realloc(st->cur, cg * nc * sizeof *cur);
+        if (cur)
+            st->cur = cur;
+        uint64_t *used = realloc(st->last_used, cg * nm * sizeof *used);
+        if (used)
+            st->last_used = used;
+        uint8_t *on = realloc(st->on, cg * nm * sizeof *on);
+        if (on)
+            st->on = on;
+        if (!gs || !cur || !used || !on)
+            return SIM_ENOMEM;
+        memset(gs + old, 0, (cg - old) * sizeof *gs);
+        memset(cur + old * nc, 0, (cg - old) * nc * sizeof *cur);
+        memset(used + old * nm, 0, (cg - old) * nm * sizeof *used);
+        memset(on + old * nm, 0, (cg - old) * nm * sizeof *on);
+    }
+    if (sim_bits_reserve(&st->open, cap) || sim_bits_reserve(&st->could, cap))
         return SIM_ENOMEM;
     for (int m = 0; m < st->nm; m++)
         if (sim_bits_reserve(&st->loaded[m], cap))
             return SIM_ENOMEM;
-    memset(gs + old, 0, (cg - old) * sizeof *gs);
-    memset(cur + old * nc, 0, (cg - old) * nc * sizeof *cur);
-    memset(used + old * nm, 0, (cg - old) * nm * sizeof *used);
-    memset(on + old * nm, 0, (cg - old) * nm * sizeof *on);
     for (size_t g = old; g < cg; g++) {
-        gs[g].O = 1;                    /* 1 ms: the released tracker's start */
-        gs[g].wt = 0.01;
-        gs[g].last_load = -LOAD_SPACING_NS;
+        st->gs[g].O = 1;                /* 1 ms: the released tracker's start */
+        st->gs[g].wt = 0.01;
+        st->gs[g].last_load = -LOAD_SPACING_NS;
     }
     st->capg = cap;
     return 0;
