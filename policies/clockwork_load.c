@@ -83,14 +83,34 @@ static void refresh(const struct sim *s, struct clockwork *st)
     st->nstale = 0;
 }
 
-/* Load priority of m on g: where m is not on g, the load demand its holders do not absorb,
- * W_m - sum over g' holding m of C * (W_m * w_g' / sum w) / O_g'; where it is, last_used. */
-static double load_prio(const struct sim *s, const struct clockwork *st, int m, int g)
+/* A candidate of load_choice/evict_choice on g: its priority, whether it is empty (no exec
+ * and no load demand) and last_used, each computed once a decision. */
+struct cand {
+    double p;
+    bool empty;
+    uint64_t used;
+};
+
+/* m as a candidate on g. Its load priority: where m is not on g, the load demand its holders
+ * do not absorb, W_m - sum over g' holding m of C * (W_m * w_g' / sum w) / O_g'; where it
+ * is, last_used. */
+static struct cand cand_of(const struct sim *s, const struct clockwork *st, int m, int g)
 {
-    if (*on_at(st, m, g))
-        return (double)*used_at(st, m, g);
     double W = load_demand(s, st, m);
-    return W - W * st->ms[m].absorb;
+    struct cand c = {.empty = exec_demand(s, st, m) == 0 && W == 0, .used = *used_at(st, m, g)};
+    c.p = *on_at(st, m, g) ? (double)c.used : W - W * st->ms[m].absorb;   /* load_prio */
+    return c;
+}
+
+/* Order of load_choice/evict_choice: non-empty before empty, prio desc, last_used desc.
+ * Returns true if (a before b). */
+static bool before(const struct cand *a, const struct cand *b)
+{
+    if (a->empty != b->empty)
+        return !a->empty;
+    if (a->p != b->p)
+        return a->p > b->p;
+    return a->used > b->used;
 }
 
 /* Room for one more holder of m (SIM_ENOMEM: none, nothing changed). */
@@ -134,20 +154,6 @@ void cw_hold_del(struct clockwork *st, int m, int g)
     cw_touch(st, m);
 }
 
-/* Order of load_choice/evict_choice: non-empty before empty, prio desc, last_used desc.
- * Returns true if (a before b). */
-static bool before(const struct sim *s, const struct clockwork *st, int g, int a, double pa, int b,
-                   double pb)
-{
-    bool ea = exec_demand(s, st, a) == 0 && load_demand(s, st, a) == 0;
-    bool eb = exec_demand(s, st, b) == 0 && load_demand(s, st, b) == 0;
-    if (ea != eb)
-        return !ea;
-    if (pa != pb)
-        return pa > pb;
-    return *used_at(st, a, g) > *used_at(st, b, g);
-}
-
 /* g's membership of the load check's set, after its state, models, loads or PCIe window
  * changed. A shut window stays shut until its timer or a load result: with a fixed tracker
  * it opens at the timer's instant, and once the lag rule holds its state no longer moves
@@ -189,32 +195,31 @@ void cw_schedule_load(struct sim *s, struct clockwork *st, int g)
         return;
     refresh(s, st);
     int best = -1;
-    double bp = 0;
+    struct cand bc = {0};
     for (int m = 0; m < st->nm; m++) {
         if (*on_at(st, m, g))
             continue;
-        double p = load_prio(s, st, m, g);
-        if (best < 0 || before(s, st, g, m, p, best, bp)) {
+        struct cand c = cand_of(s, st, m, g);
+        if (best < 0 || before(&c, &bc)) {
             best = m;
-            bp = p;
+            bc = c;
         }
     }
-    if (best < 0 || (exec_demand(s, st, best) == 0 && load_demand(s, st, best) == 0) ||
-        (st->skip_satisfied && bp <= 0))
+    if (best < 0 || bc.empty || (st->skip_satisfied && bc.p <= 0))
         return;
     int m = best;
     /* evict least recently used models (without demand first) until m fits */
     const struct sim_exec *x = sim_exec(s, g);
     while (x->pages_total - x->pages_used < sim_model_pages(s, m)) {
         int v = -1;
-        double vp = 0;
+        struct cand vc = {0};
         for (int k = 0; k < st->nm; k++) {
             if (*on_at(st, k, g) != 2)
                 continue;
-            double p = load_prio(s, st, k, g);
-            if (v < 0 || before(s, st, g, v, vp, k, p)) {
+            struct cand c = cand_of(s, st, k, g);
+            if (v < 0 || before(&vc, &c)) {
                 v = k;
-                vp = p;
+                vc = c;
             }
         }
         if (v < 0)
