@@ -100,24 +100,6 @@ static int route(struct sim *s, void *state, const struct sim_request *r)
     return SIM_CENTRAL;
 }
 
-/* The model whose head request is the oldest in the queues at `from` (an executor, or
- * SIM_CENTRAL), or -1 when they are empty. */
-static int oldest(const struct sim *s, int from)
-{
-    int best = sim_xqueue_next(s, from, 0);
-    if (best < 0 || sim_xqueue_next(s, from, best + 1) < 0)
-        return best;                    /* none, or one model: no times to compare */
-    int64_t t = sim_xqueue_sched_at(s, from, best, 0);
-    for (int m = sim_xqueue_next(s, from, best + 1); m >= 0; m = sim_xqueue_next(s, from, m + 1)) {
-        int64_t tm = sim_xqueue_sched_at(s, from, m, 0);
-        if (tm < t) {
-            best = m;
-            t = tm;
-        }
-    }
-    return best;
-}
-
 /* Pod e, if idle, takes the oldest request queued at it (a removed pod, DRAINING, still
  * finishes its queue, as a terminating pod does), else, if ready, the central queue's. */
 static void serve_exec(struct sim *s, int e)
@@ -126,9 +108,9 @@ static void serve_exec(struct sim *s, int e)
     if (x->cpu || x->nrunning + x->pending > 0 ||
         (x->state != SIM_EXEC_UP && x->state != SIM_EXEC_DRAINING))
         return;
-    int from = e, m = oldest(s, e);
+    int from = e, m = sim_xqueue_oldest(s, e);
     if (m < 0 && x->state == SIM_EXEC_UP)
-        from = SIM_CENTRAL, m = oldest(s, SIM_CENTRAL);
+        from = SIM_CENTRAL, m = sim_xqueue_oldest(s, SIM_CENTRAL);
     if (m < 0)
         return;
     struct sim_dispatch_args a = {.exec = e, .model = m, .n = 1, .from = from,
@@ -510,7 +492,8 @@ static int init(struct sim *s, const cJSON *p, void *state)
     struct dyn *st = state;
     int rc;
     if ((rc = sim_params_read(params, p, "policy.params", st)) ||
-        (rc = sim_check_period(s, "policy.params.sched_period_s", st->period_s, SIM_MAX_PLANS)))
+        (rc = sim_check_period(s, "policy.params.sched_period_s", st->period_s, SIM_MAX_PLANS)) ||
+        (rc = sim_track_heads(s)))      /* pods and the frontend serve the oldest head */
         return rc;
     st->least_allocated = st->native_placement == 1;
     const struct sim_world *w = sim_world(s);

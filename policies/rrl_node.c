@@ -30,11 +30,7 @@ static void fill(struct sim *s, struct rrl_node *nd, int i)
     const struct sim_exec *x = sim_exec(s, e);
     int limit = nd->dev == RRL_CPU ? nd->c[0] : nd->c[2];
     while (x->state == SIM_EXEC_UP && lanes_in_use(x) < limit) {
-        int best = -1;                /* the model whose head has waited longest */
-        for (int m = 0; m < sim_model_count(s); m++)
-            if (sim_xqueue_len(s, e, m) > 0 &&
-                (best < 0 || sim_xqueue_sched_at(s, e, m, 0) < sim_xqueue_sched_at(s, e, best, 0)))
-                best = m;
+        int best = sim_xqueue_oldest(s, e);     /* the model whose head has waited longest */
         if (best < 0)
             return;
         int len = sim_xqueue_len(s, e, best);
@@ -73,6 +69,8 @@ int rrl_node_init(struct sim *s, struct rrl_node *nd)
     int dev = nd->dev;
     const struct sim_world *w = sim_world(s);
     nd->lanes = w->lanes > 1 ? w->lanes : 1;
+    if (sim_track_heads(s))             /* fill serves the oldest head */
+        return SIM_ENOMEM;
     if (dev == RRL_CPU) {
         if (sim_model_count(s) != 1)
             return sim_err_set(SIM_EINVAL, "policy.params.device: \"cpu\" serves one model "

@@ -330,6 +330,7 @@ void sim_destroy(struct sim *s)
             for (int m = 0; m < s->nmodels; m++)
                 free(s->xi[e].q[m].buf);
         free(s->xi[e].q);
+        free(s->xi[e].heads);           /* one block (heads_alloc) */
         sim_bits_free(&s->xi[e].qbits);
         free(s->xi[e].run);
         gsl_rng_free(s->xi[e].srng);
@@ -341,6 +342,7 @@ void sim_destroy(struct sim *s)
     free(s->models);
     free(s->queues);
     sim_bits_free(&s->central_bits);
+    sim_iheap_free(&s->central_heads);
     free(s->rr_frontend);
     free(s->prof_of_kind);
     free(s->node_milli);

@@ -108,6 +108,24 @@ int sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
     return 0;
 }
 
+/* An executor's heads, allocated with its queues: one block, the heap's arrays after it
+ * (SIM_ENOMEM). */
+static int heads_alloc(const struct sim *s, struct sim_exec_int *xi)
+{
+    if (xi->heads)
+        return 0;
+    size_t nm = (size_t)s->nmodels;
+    char *b = malloc(sizeof *xi->heads + nm * (2 * sizeof(int) + sizeof(int64_t)));
+    if (!b)
+        return SIM_ENOMEM;
+    xi->heads = (struct sim_iheap *)(void *)b;
+    _Static_assert(sizeof(struct sim_iheap) % _Alignof(int64_t) == 0, "keys after the heap");
+    int64_t *key = (int64_t *)(void *)(b + sizeof *xi->heads);
+    int *heap = (int *)(void *)(key + nm);
+    sim_iheap_attach(xi->heads, s->nmodels, heap, heap + nm, key);
+    return 0;
+}
+
 /* The queue of model m at `where` (SIM_CENTRAL or an executor); executors' queues are
  * allocated on first use. */
 struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m)
@@ -119,12 +137,54 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m)
     struct sim_exec_int *xi = &s->xi[where];
     if (!xi->q) {
         if (sim_bits_reserve(&xi->qbits, s->nmodels) ||
-            !(xi->q = calloc((size_t)s->nmodels, sizeof *xi->q))) {
+            !(xi->q = calloc((size_t)s->nmodels, sizeof *xi->q)) ||
+            (s->track_heads && heads_alloc(s, xi))) {
             sim_fail_nomem(s, "for an executor's queues");
             return NULL;
         }
     }
     return &xi->q[m];
+}
+
+/* Model m's key in the heads of `where` after its queue q there changed head or emptied. */
+static void heads_note(struct sim *s, int where, int m, const struct sim_mqueue *q)
+{
+    struct sim_iheap *h = where == SIM_CENTRAL ? &s->central_heads : s->xi[where].heads;
+    if (q->len == 0)
+        sim_iheap_remove(h, m);
+    else
+        sim_iheap_set(h, m, q->buf[q->head].t_sched);
+}
+
+int sim_track_heads(struct sim *s)
+{
+    if (s->track_heads)
+        return 0;
+    if (sim_iheap_init(&s->central_heads, s->nmodels))
+        return SIM_ENOMEM;
+    for (int e = 0; e < s->nexecs; e++)
+        if (s->xi[e].q && heads_alloc(s, &s->xi[e]))
+            return SIM_ENOMEM;
+    s->track_heads = true;
+    for (int m = 0; m < s->nmodels; m++) {          /* what is queued already */
+        if (s->queues[m].len)
+            heads_note(s, SIM_CENTRAL, m, &s->queues[m]);
+        for (int e = 0; e < s->nexecs; e++)
+            if (s->xi[e].q && s->xi[e].q[m].len)
+                heads_note(s, e, m, &s->xi[e].q[m]);
+    }
+    return 0;
+}
+
+int sim_xqueue_oldest(const struct sim *s, int e)
+{
+    if (!s->track_heads)
+        SIM_BUG("sim_xqueue_oldest without sim_track_heads");
+    if (e == SIM_CENTRAL)
+        return sim_iheap_top(&s->central_heads);
+    if (e < 0 || e >= s->nexecs)
+        SIM_BUG("queue of executor %d out of range (%d executors)", e, s->nexecs);
+    return s->xi[e].heads ? sim_iheap_top(s->xi[e].heads) : -1;
 }
 
 int sim_q_push(struct sim *s, int where, struct sim_request *r)
@@ -134,6 +194,8 @@ int sim_q_push(struct sim *s, int where, struct sim_request *r)
     if (!q || sim_mq_push(q, r))
         return sim_fail_nomem(s, "queueing a request");
     sim_bits_put(where == SIM_CENTRAL ? &s->central_bits : &s->xi[where].qbits, m, true);
+    if (s->track_heads && q->buf[q->head].r == r)     /* r is the new head */
+        heads_note(s, where, m, q);
     return 0;
 }
 
@@ -143,6 +205,8 @@ struct sim_request *sim_q_pop(struct sim *s, int where, int m)
     struct sim_request *r = sim_mq_pop(q);
     if (q->len == 0)
         sim_bits_put(where == SIM_CENTRAL ? &s->central_bits : &s->xi[where].qbits, m, false);
+    if (s->track_heads)
+        heads_note(s, where, m, q);
     return r;
 }
 

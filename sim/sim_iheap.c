@@ -53,6 +53,15 @@ int sim_iheap_init(struct sim_iheap *h, int cap)
     return sim_iheap_reserve(h, cap);
 }
 
+void sim_iheap_attach(struct sim_iheap *h, int cap, int *heap, int *pos, int64_t *key)
+{
+    *h = (struct sim_iheap){.n = 0, .cap = cap, .heap = heap, .pos = pos, .key = key};
+    for (int i = 0; i < cap; i++) {
+        pos[i] = -1;
+        key[i] = 0;
+    }
+}
+
 int sim_iheap_reserve(struct sim_iheap *h, int cap)
 {
     if (cap <= h->cap)

@@ -14,6 +14,9 @@ struct sim_iheap {
 };
 
 int sim_iheap_init(struct sim_iheap *h, int cap);
+/* An empty heap over the caller's arrays, each of cap entries (one allocation for many small
+ * heaps): sim_iheap_reserve and sim_iheap_free must not be called on it. */
+void sim_iheap_attach(struct sim_iheap *h, int cap, int *heap, int *pos, int64_t *key);
 void sim_iheap_free(struct sim_iheap *h);
 /* Grows capacity so items up to cap-1 can be inserted. */
 int sim_iheap_reserve(struct sim_iheap *h, int cap);

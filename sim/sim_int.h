@@ -6,6 +6,7 @@
 #include "sim.h"
 #include "sim_bits.h"
 #include "sim_heap.h"
+#include "sim_iheap.h"
 #include "sim_metrics.h"
 #include "sim_policy.h"
 #include <gsl/gsl_randist.h>
@@ -127,6 +128,8 @@ struct sim_exec_int {
     int64_t busy_snap;           /* busy time at the last sampling tick */
     int64_t cbusy_snap;          /* CPU executors: core-busy time (milli-core ns) then */
     struct sim_mqueue *q;        /* [nmodels] queues at this executor, allocated on first use */
+    struct sim_iheap *heads;     /* with q where heads are tracked (sim_track_heads): the
+                                    models queued here by their head's t_sched */
     struct sim_resid *res;       /* [nmodels], in a block of sim.res_blocks */
     /* CPU executors: the allocation's integral (milli-core ns) up to core_since */
     int64_t core_acc, core_since;
@@ -164,6 +167,11 @@ struct sim {
     struct sim_model *models;
     struct sim_mqueue *queues;
     struct sim_bits central_bits; /* the models whose queues[m] is not empty */
+    /* Heads tracked (sim_track_heads): at each place, the models with queued requests in an
+     * indexed heap keyed by their head's t_sched (ties: the lower model), so the oldest head
+     * is read, not searched for (sim_xqueue_oldest) */
+    bool track_heads;
+    struct sim_iheap central_heads;
     int nsrc;
     struct sim_src *src;
     bool clients;                           /* some source is a closed-loop client (active) */

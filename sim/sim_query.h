@@ -99,6 +99,11 @@ struct sim_request *sim_xqueue_at(const struct sim *s, int e, int m, int i);
 /* sim_xqueue_at(s, e, m, i)->t_sched (e may be SIM_CENTRAL), read from the queue itself:
  * comparing the heads of many queues does not visit their requests. */
 int64_t sim_xqueue_sched_at(const struct sim *s, int e, int m, int i);
+/* The model whose head at e (SIM_CENTRAL or an executor) reached the scheduler first: the
+ * least sim_xqueue_sched_at(s, e, m, 0), the lower model on a tie; -1 if nothing is queued
+ * there. Read, not searched for: the engine keeps the heads in order once the policy has
+ * called sim_track_heads (at init). */
+int sim_xqueue_oldest(const struct sim *s, int e);
 /* Frontends and how arrivals are split over them (config `frontends`, `frontend_split`). */
 int sim_frontend_count(const struct sim *s);
 

@@ -29,6 +29,7 @@
 #include "sim_rng.h"
 #include "test.h"
 #include "wl_arrival.h"
+#include "wl_source.h"
 #include "wl_zoo.h"
 
 static void heap_ties_fire_in_insertion_order(void)
@@ -126,6 +127,111 @@ static void bits_next_and_match_a_scan(void)
         }
     gsl_rng_free(r);
     CHECK(checked > 60000, "%d starts checked", checked);
+}
+
+/* The queue heads the engine keeps (sim_track_heads) against a search. A policy routes the
+ * requests in turn to three executors' queues and the central one, and drops heads: the
+ * oldest at the centre, the highest-numbered model's at an executor (not the oldest, so a
+ * key below the top changes). Before and after each step, sim_xqueue_oldest at every place
+ * must equal what a scan of sim_xqueue_sched_at picks (least t_sched, the lower model on a
+ * tie). Network jitter delivers requests out of arrival order, so a request often lands
+ * ahead of others in its queue (deadline order) and becomes its head. */
+struct hd_pol {
+    unsigned n;
+    long checks, ahead, dropped;
+};
+
+static int hd_scan(const struct sim *s, int e)
+{
+    int best = -1;
+    for (int m = 0; m < sim_model_count(s); m++)
+        if (sim_xqueue_len(s, e, m) > 0 &&
+            (best < 0 || sim_xqueue_sched_at(s, e, m, 0) < sim_xqueue_sched_at(s, e, best, 0)))
+            best = m;
+    return best;
+}
+
+static void hd_check(const struct sim *s, struct hd_pol *st)
+{
+    for (int e = SIM_CENTRAL; e < 3; e++) {
+        int got = sim_xqueue_oldest(s, e), want = hd_scan(s, e);
+        CHECK(got == want, "place %d after %u requests: oldest head %d, the scan finds %d", e,
+              st->n, got, want);
+        st->checks++;
+    }
+}
+
+static struct hd_pol *hd_last;          /* the run's policy state, read after it */
+
+static int hd_init(struct sim *s, const cJSON *p, void *state)
+{
+    (void)p;
+    hd_last = state;
+    return sim_track_heads(s);
+}
+
+static int hd_route(struct sim *s, void *state, const struct sim_request *r)
+{
+    (void)s, (void)r;
+    struct hd_pol *st = state;
+    return (int)(st->n++ % 4) - 1;      /* SIM_CENTRAL, 0, 1, 2 */
+}
+
+static void hd_on_request(struct sim *s, void *state, int m, struct sim_request *r)
+{
+    struct hd_pol *st = state;
+    int e = r->exec, len = sim_xqueue_len(s, e, m);
+    st->ahead += sim_xqueue_at(s, e, m, len - 1) != r;
+    hd_check(s, st);
+    int c = sim_xqueue_oldest(s, SIM_CENTRAL);
+    if (st->n % 3 == 0 && c >= 0) {
+        sim_queue_drop_head(s, c);
+        st->dropped++;
+    }
+    int x = (int)(st->n % 3), last = -1;
+    for (int k = sim_xqueue_next(s, x, 0); k >= 0; k = sim_xqueue_next(s, x, k + 1))
+        last = k;
+    if (st->n % 2 == 0 && last >= 0) {
+        sim_xqueue_drop_head(s, x, last);
+        st->dropped++;
+    }
+    hd_check(s, st);
+}
+
+static const struct policy_ops hd_policy = {
+    .name = "heads-test", .summary = "test", .state_size = sizeof(struct hd_pol),
+    .init = hd_init, .route = hd_route, .on_request = hd_on_request};
+
+static void heads_match_a_scan(void)
+{
+    const char *text =
+        "{\"seed\":9,\"duration_s\":3,\"cluster\":{\"gpus\":3},\"models\":["
+        "{\"name\":\"a\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":5},"
+        "{\"name\":\"b\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":50},"
+        "{\"name\":\"c\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":20},"
+        "{\"name\":\"d\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":500},"
+        "{\"name\":\"e\",\"alpha_ms\":1,\"beta_ms\":1,\"slo_ms\":8}],"
+        "\"workload\":{\"rate_rps\":2000},\"network\":{\"jitter\":{\"kind\":\"exponential\","
+        "\"mean_us\":3000}},\"policy\":{\"name\":\"fifo\"},\"metrics\":{\"sample_period_s\":0}}";
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "heads", ".", &cfg));
+    struct sim_source *src;
+    int n;
+    struct sim *s;
+    REQUIRE_OK(wl_sources_open(&cfg->workload, &cfg->world, 1.0, &src, &n, NULL));
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, &hd_policy, src, n, &s));
+    free(src);
+    REQUIRE_OK(sim_run(s));
+    const struct hd_pol *st = hd_last;
+    CHECK(st->n > 5000 && st->checks == 8L * st->n, "%u requests, %ld checks", st->n,
+          st->checks);
+    CHECK(st->ahead > 100 && st->dropped > 2000,
+          "%ld requests queued ahead of others, %ld heads dropped: the test covers too little",
+          st->ahead, st->dropped);
+    printf("heads: %u requests, %ld checks, %ld queued ahead of others, %ld dropped\n", st->n,
+           st->checks, st->ahead, st->dropped);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
 }
 
 /* A test policy: sets timers at init, cancels some, records what fires. */
@@ -1860,6 +1966,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"search_rules_by_hand", search_rules_by_hand},
           {"heap_random_times_sorted", heap_random_times_sorted},
           {"bits_next_and_match_a_scan", bits_next_and_match_a_scan},
+          {"heads_match_a_scan", heads_match_a_scan},
           {"timers_cancelled_never_fire", timers_cancelled_never_fire},
           {"timers_due_now_keep_the_order", timers_due_now_keep_the_order},
           {"hist_quantiles_within_one_percent", hist_quantiles_within_one_percent},
