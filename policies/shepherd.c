@@ -211,6 +211,30 @@ static int next_gpu(const struct sim *s, const struct shepherd *st, int fq, int 
     return g >= 0 && (best < 0 || g < best) ? g : best;
 }
 
+/* drop_expired(m, t) would drop nothing and change no memo: m's queue is empty, or its memo
+ * says what it tests is feasible until after t. */
+static inline bool quiet(const struct sim *s, const struct shepherd *st, int m, int64_t t)
+{
+    return sim_queue_len(s, m) == 0 || (st->lim_ver[m] == st->qver[m] && t <= st->lim[m]);
+}
+
+/* Whether the arrival pass's visit of a GPU running rb (a batch of model y, size b) for the
+ * changed model x, whose own batch is fq, would do nothing: no drop (drop_expired of y, or of
+ * x where y is x, is quiet) and no assignment (neither x's batch nor one formed from the
+ * running batch and y's queue, which holds at most b + the queue, reaches the size that
+ * preempts b). Decided from the engine's dense brief and the queues' lengths, so most GPUs
+ * the running index yields are passed over without reading their records or batches. */
+static inline bool visit_is_idle(const struct sim *s, const struct shepherd *st, int x, int fq,
+                                 struct sim_run_brief rb, int64_t t)
+{
+    int y = rb.model, p = preempt_size(st, rb.size);
+    if (y < 0 || !quiet(s, st, y, t))
+        return false;
+    if (y == x)
+        return rb.size + sim_queue_len(s, x) < p;
+    return fq < p && rb.size + sim_queue_len(s, y) < p;
+}
+
 static void on_request(struct sim *s, void *state, int x0, struct sim_request *req)
 {
     (void)req;
@@ -233,6 +257,9 @@ static void on_request(struct sim *s, void *state, int x0, struct sim_request *r
             }
             if ((n = next_gpu(s, st, from_queue, bound, n)) < 0)
                 break;
+            if (!st->every_gpu &&
+                visit_is_idle(s, st, x, from_queue, sim_exec_running_brief(s, n), now))
+                continue;
             const struct sim_exec *ex = sim_exec(s, n);
             if (ex->state != SIM_EXEC_UP)
                 continue;

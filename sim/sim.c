@@ -360,6 +360,7 @@ void sim_destroy(struct sim *s)
     for (int j = 0; s->run_le && j < s->run_classes; j++)
         sim_bits_free(&s->run_le[j]);
     free(s->run_le);
+    free(s->run_brief);
     sim_timer_free(s);
     gsl_rng_free(s->prng);
     for (int i = 0; i < s->npstreams; i++)

@@ -181,6 +181,15 @@ int sim_exec_free_reserve(struct sim *s, int n)
     for (int j = 0; s->run_le && j < s->run_classes; j++)
         if (sim_bits_reserve(&s->run_le[j], n))
             return SIM_ENOMEM;
+    if (s->run_le && n > s->run_brief_cap) {
+        struct sim_run_brief *rb = realloc(s->run_brief, (size_t)n * sizeof *rb);
+        if (!rb)
+            return SIM_ENOMEM;
+        for (int e = s->run_brief_cap; e < n; e++)
+            rb[e] = (struct sim_run_brief){-1, 0};
+        s->run_brief = rb;
+        s->run_brief_cap = n;
+    }
     return 0;
 }
 
@@ -203,6 +212,8 @@ void sim_exec_mark(struct sim *s, int e)
         return;
     struct sim_exec_int *xi = &s->xi[e];
     int c = up && x->running ? 1 + size_class(s, x->running->size) : 0;
+    s->run_brief[e] = c ? (struct sim_run_brief){x->running->model, x->running->size}
+                        : (struct sim_run_brief){-1, 0};
     if (c == xi->run_class)
         return;
     for (int j = xi->run_class ? xi->run_class - 1 : s->run_classes; j < s->run_classes; j++)
@@ -238,6 +249,13 @@ int sim_exec_index_running(struct sim *s)
     for (int e = 0; e < s->nexecs; e++)
         sim_exec_mark(s, e);
     return 0;
+}
+
+struct sim_run_brief sim_exec_running_brief(const struct sim *s, int e)
+{
+    if (!s->run_le || e < 0 || e >= s->nexecs)
+        SIM_BUG("sim_exec_running_brief(%d) without sim_exec_index_running, or out of range", e);
+    return s->run_brief[e];
 }
 
 int sim_exec_next_running_le(const struct sim *s, int b, int from)

@@ -258,6 +258,10 @@ struct sim {
      * in (0: none) */
     struct sim_bits *run_le;
     int run_classes;
+    /* with it, the model and size of each executor's batch there, dense (run_brief_cap
+     * entries): a pass over many executors reads 8 bytes each, not their batches */
+    struct sim_run_brief *run_brief;
+    int run_brief_cap;
     int64_t host_ns;                   /* host_us_per_batch, on GPU executors (the mean
                                         * where it is drawn: what policies plan with) */
     gsl_rng *host_rng;                 /* its draws (NULL: fixed) */

@@ -42,6 +42,13 @@ int sim_exec_next_free(const struct sim *s, int from);
  * could preempt (those small enough) visits those alone instead of every executor. */
 int sim_exec_index_running(struct sim *s);
 int sim_exec_next_running_le(const struct sim *s, int b, int from);
+/* With the running index: the model and size of executor e's batch as the index holds it
+ * (model -1: none there, or not UP), read from a dense table, so a pass that tests many
+ * executors' batches reads neither their records nor their batches. */
+struct sim_run_brief {
+    int model, size;
+};
+struct sim_run_brief sim_exec_running_brief(const struct sim *s, int e);
 /* Profile latency of model m at batch size b on an executor of `kind` (b may exceed
  * max_batch by one, for look-ahead; larger b is computed from the profile). */
 int64_t sim_latency_ns(const struct sim *s, int m, int kind, int b);

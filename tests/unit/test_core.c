@@ -234,6 +234,90 @@ static void heads_match_a_scan(void)
     sim_config_destroy(cfg);
 }
 
+/* The running index's dense brief (sim_exec_running_brief) against the executors' own
+ * batches: after every event of a Shepherd run (which asks for the index) on 6 GPUs, each
+ * executor's brief is its running batch's model and size where it is UP and runs one, else
+ * none. The load is high enough that batches are preempted and replaced. */
+struct rb_seen {
+    long checks, busy;
+};
+
+static void rb_event(void *ctx, const struct sim *s, int64_t t)
+{
+    (void)t;
+    struct rb_seen *v = ctx;
+    for (int e = 0; e < sim_exec_count(s); e++) {
+        const struct sim_exec *x = sim_exec(s, e);
+        struct sim_run_brief rb = sim_exec_running_brief(s, e);
+        bool runs = x->state == SIM_EXEC_UP && x->running;
+        CHECK(runs ? rb.model == x->running->model && rb.size == x->running->size
+                   : rb.model == -1 && rb.size == 0,
+              "executor %d: brief (%d, %d), running %s (%d, %d)", e, rb.model, rb.size,
+              runs ? "a batch" : "nothing", runs ? x->running->model : -1,
+              runs ? x->running->size : 0);
+        v->checks++;
+        v->busy += runs;
+    }
+}
+
+/* fifo filling two lanes, with the running index asked for: an executor's first running
+ * batch changes without the executor going idle in between */
+static int rb_fifo_init(struct sim *s, const cJSON *p, void *state)
+{
+    int rc = policy_find("fifo")->init(s, p, state);
+    return rc ? rc : sim_exec_index_running(s);
+}
+
+static void running_brief_run(const char *text, const struct policy_ops *pol, bool preempts)
+{
+    struct sim_config *cfg;
+    REQUIRE_OK(sim_config_from_text(text, "brief", ".", &cfg));
+    struct sim_source *src;
+    int n;
+    struct sim *s;
+    REQUIRE_OK(wl_sources_open(&cfg->workload, &cfg->world, 1.0, &src, &n, NULL));
+    REQUIRE_OK(sim_create(&cfg->world, 1.0, pol ? pol : cfg->world.policy, src, n, &s));
+    free(src);
+    struct rb_seen v = {0, 0};
+    struct sim_observer obs = {.ctx = &v, .event = rb_event};
+    sim_set_observer(s, &obs);
+    REQUIRE_OK(sim_run(s));
+    struct sim_result *r;
+    REQUIRE_OK(sim_result_collect(s, &r));
+    unsigned long long pre = 0;
+    for (int m = 0; m < r->nmodels; m++)
+        pre += r->models[m].preempted;
+    CHECK(v.checks > 10000 && v.busy > v.checks / 4 && (pre > 0) == preempts,
+          "%ld checks, %ld of them on a busy executor, %llu preempted: too little covered",
+          v.checks, v.busy, pre);
+    printf("running brief: %ld checks (%ld busy), %llu preempted\n", v.checks, v.busy, pre);
+    sim_result_destroy(r);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+}
+
+static void running_brief_follows_batches(void)
+{
+    running_brief_run(
+        "{\"seed\":4,\"duration_s\":3,\"cluster\":{\"gpus\":6},\"models\":["
+        "{\"name\":\"a\",\"alpha_ms\":2,\"beta_ms\":1,\"slo_ms\":60,\"max_batch\":16},"
+        "{\"name\":\"b\",\"alpha_ms\":3,\"beta_ms\":0.5,\"slo_ms\":40,\"max_batch\":16},"
+        "{\"name\":\"c\",\"alpha_ms\":1,\"beta_ms\":2,\"slo_ms\":100,\"max_batch\":8}],"
+        "\"workload\":{\"rate_rps\":3000},\"policy\":{\"name\":\"shepherd\"},"
+        "\"metrics\":{\"sample_period_s\":0}}",
+        NULL, true);
+    struct policy_ops fifo2 = *policy_find("fifo");
+    fifo2.name = "fifo-indexed";
+    fifo2.init = rb_fifo_init;
+    running_brief_run(
+        "{\"seed\":5,\"duration_s\":3,\"cluster\":{\"gpus\":3,\"lanes\":2},\"models\":["
+        "{\"name\":\"a\",\"alpha_ms\":2,\"beta_ms\":1,\"slo_ms\":60,\"max_batch\":4},"
+        "{\"name\":\"b\",\"alpha_ms\":3,\"beta_ms\":0.5,\"slo_ms\":40,\"max_batch\":8}],"
+        "\"workload\":{\"rate_rps\":900},\"policy\":{\"name\":\"fifo\"},"
+        "\"metrics\":{\"sample_period_s\":0}}",
+        &fifo2, false);
+}
+
 /* A test policy: sets timers at init, cancels some, records what fires. */
 struct tp {
     int fired[16];
@@ -1967,6 +2051,7 @@ TEST_MAIN({"heap_ties_fire_in_insertion_order", heap_ties_fire_in_insertion_orde
           {"heap_random_times_sorted", heap_random_times_sorted},
           {"bits_next_and_match_a_scan", bits_next_and_match_a_scan},
           {"heads_match_a_scan", heads_match_a_scan},
+          {"running_brief_follows_batches", running_brief_follows_batches},
           {"timers_cancelled_never_fire", timers_cancelled_never_fire},
           {"timers_due_now_keep_the_order", timers_due_now_keep_the_order},
           {"hist_quantiles_within_one_percent", hist_quantiles_within_one_percent},
