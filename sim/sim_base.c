@@ -135,13 +135,11 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m)
     if (where < 0 || where >= s->nexecs)
         SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
     struct sim_exec_int *xi = &s->xi[where];
-    if (!xi->q) {
-        if (sim_bits_reserve(&xi->qbits, s->nmodels) ||
-            !(xi->q = calloc((size_t)s->nmodels, sizeof *xi->q)) ||
-            (s->track_heads && heads_alloc(s, xi))) {
-            sim_fail_nomem(s, "for an executor's queues");
-            return NULL;
-        }
+    if ((!xi->q && (sim_bits_reserve(&xi->qbits, s->nmodels) ||
+                    !(xi->q = calloc((size_t)s->nmodels, sizeof *xi->q)))) ||
+        (s->track_heads && !xi->heads && heads_alloc(s, xi))) {
+        sim_fail_nomem(s, "for an executor's queues");
+        return NULL;
     }
     return &xi->q[m];
 }

@@ -59,6 +59,16 @@ char *__wrap_strdup(const char *s) { return fail_now() ? NULL : __real_strdup(s)
     "\"workload\":{\"rate_rps\":12},\"policy\":{\"name\":\"roma\"},"                          \
     "\"metrics\":{\"sample_period_s\":1}}"
 
+/* The same models under the policies that ask the engine for its optional indexes: dynamoml
+ * (queue heads in order, at the frontend and every pod), shepherd (the running index and its
+ * brief) and Clockwork (its per-GPU tables, from calloc). */
+#define POLICY_CFG(p)                                                                         \
+    "{\"name\":\"oom" p "\",\"seed\":3,\"duration_s\":4,\"warmup_s\":1,\"cluster\":{\"gpus\":2},"  \
+    "\"models\":[{\"name\":\"a\",\"alpha_ms\":1,\"beta_ms\":4,\"slo_ms\":40,\"max_batch\":4},"  \
+    "{\"name\":\"b\",\"alpha_ms\":2,\"beta_ms\":6,\"slo_ms\":60,\"max_batch\":8}],"            \
+    "\"workload\":{\"rate_rps\":300},\"policy\":{\"name\":\"" p "\"},"                           \
+    "\"metrics\":{\"sample_period_s\":1}}"
+
 static const char *cfg_text = OOM_CFG;  /* the config the pipeline loads */
 static const char *sweep_file;          /* set: the pipeline is a sweep of this file */
 
@@ -246,7 +256,23 @@ static void roma_allocations_fail_cleanly(void)
     cfg_text = OOM_CFG;
 }
 
+/* dynamoml, shepherd and Clockwork, once and exhausted. */
+static void indexed_policies_fail_cleanly(void)
+{
+    static const char *const cfgs[] = {POLICY_CFG("dynamoml"), POLICY_CFG("shepherd"),
+                                       POLICY_CFG("clockwork")};
+    for (size_t i = 0; i < sizeof cfgs / sizeof *cfgs; i++) {
+        cfg_text = cfgs[i];
+        fail_each(1000002);
+        fail_on = true;
+        fail_each(1000002);
+        fail_on = false;
+    }
+    cfg_text = OOM_CFG;
+}
+
 TEST_MAIN({"every_allocation_fails_cleanly", every_allocation_fails_cleanly},
+          {"indexed_policies_fail_cleanly", indexed_policies_fail_cleanly},
           {"roma_allocations_fail_cleanly", roma_allocations_fail_cleanly},
           {"exhausted_memory_fails_cleanly", exhausted_memory_fails_cleanly},
           {"sweep_allocations_fail_cleanly", sweep_allocations_fail_cleanly})
