@@ -129,6 +129,20 @@ static void bits_next_and_match_a_scan(void)
     CHECK(checked > 60000, "%d starts checked", checked);
 }
 
+/* The engine of a config text with its own sources, under `pol` (NULL: the config's). */
+static struct sim *engine_for(const char *text, const struct policy_ops *pol,
+                              struct sim_config **cfgp)
+{
+    struct sim_source *src;
+    int n;
+    struct sim *s;
+    REQUIRE_OK(sim_config_from_text(text, "engine", ".", cfgp));
+    REQUIRE_OK(wl_sources_open(&(*cfgp)->workload, &(*cfgp)->world, 1.0, &src, &n, NULL));
+    REQUIRE_OK(sim_create(&(*cfgp)->world, 1.0, pol ? pol : (*cfgp)->world.policy, src, n, &s));
+    free(src);
+    return s;
+}
+
 /* The queue heads the engine keeps (sim_track_heads) against a search. A policy routes the
  * requests in turn to three executors' queues and the central one, and drops heads: the
  * oldest at the centre, the highest-numbered model's at an executor (not the oldest, so a
@@ -214,13 +228,7 @@ static void heads_match_a_scan(void)
         "\"workload\":{\"rate_rps\":2000},\"network\":{\"jitter\":{\"kind\":\"exponential\","
         "\"mean_us\":3000}},\"policy\":{\"name\":\"fifo\"},\"metrics\":{\"sample_period_s\":0}}";
     struct sim_config *cfg;
-    REQUIRE_OK(sim_config_from_text(text, "heads", ".", &cfg));
-    struct sim_source *src;
-    int n;
-    struct sim *s;
-    REQUIRE_OK(wl_sources_open(&cfg->workload, &cfg->world, 1.0, &src, &n, NULL));
-    REQUIRE_OK(sim_create(&cfg->world, 1.0, &hd_policy, src, n, &s));
-    free(src);
+    struct sim *s = engine_for(text, &hd_policy, &cfg);
     REQUIRE_OK(sim_run(s));
     const struct hd_pol *st = hd_last;
     CHECK(st->n > 5000 && st->checks == 8L * st->n, "%u requests, %ld checks", st->n,
@@ -271,13 +279,7 @@ static int rb_fifo_init(struct sim *s, const cJSON *p, void *state)
 static void running_brief_run(const char *text, const struct policy_ops *pol, bool preempts)
 {
     struct sim_config *cfg;
-    REQUIRE_OK(sim_config_from_text(text, "brief", ".", &cfg));
-    struct sim_source *src;
-    int n;
-    struct sim *s;
-    REQUIRE_OK(wl_sources_open(&cfg->workload, &cfg->world, 1.0, &src, &n, NULL));
-    REQUIRE_OK(sim_create(&cfg->world, 1.0, pol ? pol : cfg->world.policy, src, n, &s));
-    free(src);
+    struct sim *s = engine_for(text, pol, &cfg);
     struct rb_seen v = {0, 0};
     struct sim_observer obs = {.ctx = &v, .event = rb_event};
     sim_set_observer(s, &obs);
