@@ -112,6 +112,8 @@ static int create_models(struct sim *s, const struct sim_world *cfg)
         md->rate_rps = cfg->model_rps[m];
         s->dyn_mb_per_req[m] = mc->dynamic_mb / mc->max_batch;
         s->pages[m] = (int)ceil((mc->weights_mb + mc->static_mb) / cfg->page_mb - 1e-9);
+        if (mc->dynamic_mb > s->max_dynamic_mb)
+            s->max_dynamic_mb = mc->dynamic_mb;
         /* MB / (GB/s) = ms */
         s->load_ns[m] = mc->load_ms > 0 ? sim_ms_to_ns(mc->load_ms)
                                         : sim_ms_to_ns(mc->weights_mb / cfg->load_gb_s);

@@ -141,13 +141,10 @@ void sim_exec_init(struct sim *s, int e, enum sim_exec_state st)
     sim_exec_mark(s, e);
     x->added_at = s->now;
     x->memory_mb = s->cfg->gpu_memory_mb;
-    double max_dyn = 0;
-    for (int m = 0; m < s->nmodels; m++)
-        if (s->cfg->models[m].dynamic_mb > max_dyn)
-            max_dyn = s->cfg->models[m].dynamic_mb;
     /* the weights cache: memory less room for the largest batch's activations */
-    x->pages_total = x->memory_mb > 0 ? (int)floor((x->memory_mb - max_dyn) / s->cfg->page_mb)
-                                      : INT32_MAX / 2;
+    x->pages_total = x->memory_mb > 0
+                         ? (int)floor((x->memory_mb - s->max_dynamic_mb) / s->cfg->page_mb)
+                         : INT32_MAX / 2;
     if (!s->cold_start)
         for (int m = 0; m < s->nmodels; m++)
             if (sim_preload(s, e, m))

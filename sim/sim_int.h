@@ -197,6 +197,8 @@ struct sim {
                                              * (NULL: not at all) */
     double *dyn_mb_per_req;                 /* [model] */
     int *pages;                             /* [model] weights + static, in pages */
+    double max_dynamic_mb;                  /* the largest model's dynamic_mb (an executor's
+                                             * weights cache leaves room for it) */
     int64_t *load_ns;                       /* [model] nominal load time */
     gsl_rng *xrng;                          /* execution jitter (NULL: none) */
     double x_mu, x_sigma;
