@@ -17,9 +17,9 @@ void sim_queue_drop_head(struct sim *s, int m);
 /* The same for model m's queue at executor e. */
 void sim_xqueue_drop_head(struct sim *s, int e, int m);
 /* From now on the engine keeps every place's queue heads in order of t_sched, for
- * sim_xqueue_oldest: a policy that takes the oldest head calls it at init (SIM_ENOMEM). Each
- * change of a queue's head then costs O(log models) instead of a search over the models at
- * each decision. */
+ * sim_xqueue_oldest: a policy that takes the oldest head calls it from its init, before any
+ * request is queued (SIM_ENOMEM). Each change of a queue's head then costs O(log models)
+ * instead of a search over the models at each decision. */
 int sim_track_heads(struct sim *s);
 
 /* A batch: the first n requests of model m's queue at `from` (SIM_CENTRAL, or the executor's

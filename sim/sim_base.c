@@ -158,19 +158,11 @@ int sim_track_heads(struct sim *s)
 {
     if (s->track_heads)
         return 0;
+    if (s->events != 0 || s->arrived != 0)  /* at init every queue is empty: nothing to add */
+        SIM_BUG("sim_track_heads after the run began (from a policy's init only)");
     if (sim_iheap_init(&s->central_heads, s->nmodels))
         return SIM_ENOMEM;
-    for (int e = 0; e < s->nexecs; e++)
-        if (s->xi[e].q && heads_alloc(s, &s->xi[e]))
-            return SIM_ENOMEM;
-    s->track_heads = true;
-    for (int m = 0; m < s->nmodels; m++) {          /* what is queued already */
-        if (s->queues[m].len)
-            heads_note(s, SIM_CENTRAL, m, &s->queues[m]);
-        for (int e = 0; e < s->nexecs; e++)
-            if (s->xi[e].q && s->xi[e].q[m].len)
-                heads_note(s, e, m, &s->xi[e].q[m]);
-    }
+    s->track_heads = true;              /* executors' heads come with their queues */
     return 0;
 }
 
