@@ -129,16 +129,19 @@ static void bits_next_and_match_a_scan(void)
     CHECK(checked > 60000, "%d starts checked", checked);
 }
 
-/* The engine of a config text with its own sources, under `pol` (NULL: the config's). */
+/* The engine of a config text under `pol` (NULL: the config's), its arrivals from `fixed`
+ * (NULL: the config's own sources). */
 static struct sim *engine_for(const char *text, const struct policy_ops *pol,
-                              struct sim_config **cfgp)
+                              struct sim_source *fixed, struct sim_config **cfgp)
 {
-    struct sim_source *src;
-    int n;
+    struct sim_source *src = NULL;
+    int n = 1;
     struct sim *s;
     REQUIRE_OK(sim_config_from_text(text, "engine", ".", cfgp));
-    REQUIRE_OK(wl_sources_open(&(*cfgp)->workload, &(*cfgp)->world, 1.0, &src, &n, NULL));
-    REQUIRE_OK(sim_create(&(*cfgp)->world, 1.0, pol ? pol : (*cfgp)->world.policy, src, n, &s));
+    if (!fixed)
+        REQUIRE_OK(wl_sources_open(&(*cfgp)->workload, &(*cfgp)->world, 1.0, &src, &n, NULL));
+    REQUIRE_OK(sim_create(&(*cfgp)->world, 1.0, pol ? pol : (*cfgp)->world.policy,
+                          fixed ? fixed : src, n, &s));
     free(src);
     return s;
 }
@@ -152,26 +155,35 @@ static struct sim *engine_for(const char *text, const struct policy_ops *pol,
  * ahead of others in its queue (deadline order) and becomes its head. */
 struct hd_pol {
     unsigned n;
-    long checks, ahead, dropped;
+    long checks, ahead, dropped, ties;
 };
 
-static int hd_scan(const struct sim *s, int e)
+/* The scan's pick at e; *tie: another model's head reached the scheduler at the same time. */
+static int hd_scan(const struct sim *s, int e, bool *tie)
 {
     int best = -1;
-    for (int m = 0; m < sim_model_count(s); m++)
-        if (sim_xqueue_len(s, e, m) > 0 &&
-            (best < 0 || sim_xqueue_sched_at(s, e, m, 0) < sim_xqueue_sched_at(s, e, best, 0)))
-            best = m;
+    *tie = false;
+    for (int m = 0; m < sim_model_count(s); m++) {
+        if (sim_xqueue_len(s, e, m) == 0)
+            continue;
+        int64_t t = sim_xqueue_sched_at(s, e, m, 0);
+        if (best >= 0 && t == sim_xqueue_sched_at(s, e, best, 0))
+            *tie = true;
+        else if (best < 0 || t < sim_xqueue_sched_at(s, e, best, 0))
+            best = m, *tie = false;
+    }
     return best;
 }
 
 static void hd_check(const struct sim *s, struct hd_pol *st)
 {
     for (int e = SIM_CENTRAL; e < 3; e++) {
-        int got = sim_xqueue_oldest(s, e), want = hd_scan(s, e);
-        CHECK(got == want, "place %d after %u requests: oldest head %d, the scan finds %d", e,
-              st->n, got, want);
+        bool tie;
+        int got = sim_xqueue_oldest(s, e), want = hd_scan(s, e, &tie);
+        CHECK(got == want, "place %d after %u requests: oldest head %d, the scan finds %d%s", e,
+              st->n, got, want, tie ? " (a tie)" : "");
         st->checks++;
+        st->ties += tie;
     }
 }
 
@@ -228,7 +240,7 @@ static void heads_match_a_scan(void)
         "\"workload\":{\"rate_rps\":2000},\"network\":{\"jitter\":{\"kind\":\"exponential\","
         "\"mean_us\":3000}},\"policy\":{\"name\":\"fifo\"},\"metrics\":{\"sample_period_s\":0}}";
     struct sim_config *cfg;
-    struct sim *s = engine_for(text, &hd_policy, &cfg);
+    struct sim *s = engine_for(text, &hd_policy, NULL, &cfg);
     REQUIRE_OK(sim_run(s));
     const struct hd_pol *st = hd_last;
     CHECK(st->n > 5000 && st->checks == 8L * st->n, "%u requests, %ld checks", st->n,
@@ -236,8 +248,32 @@ static void heads_match_a_scan(void)
     CHECK(st->ahead > 100 && st->dropped > 2000,
           "%ld requests queued ahead of others, %ld heads dropped: the test covers too little",
           st->ahead, st->dropped);
-    printf("heads: %u requests, %ld checks, %ld queued ahead of others, %ld dropped\n", st->n,
-           st->checks, st->ahead, st->dropped);
+    printf("heads, jittered: %u requests, %ld checks, %ld queued ahead of others, %ld dropped\n",
+           st->n, st->checks, st->ahead, st->dropped);
+    sim_destroy(s);
+    sim_config_destroy(cfg);
+
+    /* Ties: without jitter, five requests arrive at each millisecond, models 4, 3, ..., 0 in
+     * that order, so at a place the later-pushed lower model must win a tie. */
+    enum { NT = 2000 };
+    static int64_t t[NT];
+    static int model[NT];
+    for (int k = 0; k < NT; k++) {
+        t[k] = (int64_t)(k / 5 + 1) * 1000000;
+        model[k] = 4 - k % 5;
+    }
+    struct fixed_src f = {t, NT, 0, NULL, model};
+    struct sim_source src = {fixed_next, fixed_close, &f, 0, NULL, NULL, NULL};
+    const char *still = strstr(text, "\"network\"");
+    char text2[1024];
+    snprintf(text2, sizeof text2, "%.*s\"policy\":{\"name\":\"fifo\"},"
+             "\"metrics\":{\"sample_period_s\":0}}", (int)(still - text), text);
+    s = engine_for(text2, &hd_policy, &src, &cfg);
+    REQUIRE_OK(sim_run(s));
+    st = hd_last;
+    CHECK(st->n == NT && st->ties > 500, "%u requests, %ld checks found a tie", st->n, st->ties);
+    printf("heads, simultaneous: %u requests, %ld checks, %ld of them on a tie\n", st->n,
+           st->checks, st->ties);
     sim_destroy(s);
     sim_config_destroy(cfg);
 }
@@ -279,7 +315,7 @@ static int rb_fifo_init(struct sim *s, const cJSON *p, void *state)
 static void running_brief_run(const char *text, const struct policy_ops *pol, bool preempts)
 {
     struct sim_config *cfg;
-    struct sim *s = engine_for(text, pol, &cfg);
+    struct sim *s = engine_for(text, pol, NULL, &cfg);
     struct rb_seen v = {0, 0};
     struct sim_observer obs = {.ctx = &v, .event = rb_event};
     sim_set_observer(s, &obs);
