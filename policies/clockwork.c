@@ -20,7 +20,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <gsl/gsl_sort.h>
 #include <gsl/gsl_sort_double.h>
 #include <gsl/gsl_statistics_double.h>
 
@@ -624,6 +623,23 @@ static void on_timer(struct sim *s, void *state, uint64_t tag, void *arg)
 
 /* ---------------------------------------------------------------- setup */
 
+/* *pp (n elements of `unit` bytes) moved into a zeroed array of `to` elements; unchanged on
+ * SIM_ENOMEM. The new array comes from calloc, not realloc and memset: the cursors and
+ * last_used of a GPU that never runs a model are never written, so their pages are never
+ * touched (at 100,000 GPUs the cursors alone are 180 MB, and a memset faulted every page). */
+static int zgrow(void *pp, size_t n, size_t to, size_t unit)
+{
+    void *old, *p = calloc(to, unit);
+    if (!p)
+        return SIM_ENOMEM;
+    memcpy(&old, pp, sizeof old);
+    if (n)
+        memcpy(p, old, n * unit);
+    free(old);
+    memcpy(pp, &p, sizeof p);
+    return 0;
+}
+
 /* Room for executors 0..n-1 in the per-GPU arrays (g-major, so they grow at the end); new
  * GPUs start with an empty timeline and nothing loaded. */
 static int grow(struct clockwork *st, int n)
@@ -635,40 +651,11 @@ static int grow(struct clockwork *st, int n)
         cap *= 2;
     size_t old = (size_t)st->capg, cg = (size_t)cap, nm = (size_t)st->nm;
     size_t nc = (size_t)st->ncur;
-    if (!old) {
-        /* The first tables come zeroed from calloc: the cursors and last_used of a GPU that
-         * never runs a model are never written, so their pages are never touched (at 100,000
-         * GPUs the cursors alone are 180 MB, and a memset faulted every page in). */
-        free(st->gs);
-        free(st->cur);
-        free(st->last_used);
-        free(st->on);
-        st->gs = calloc(cg, sizeof *st->gs);
-        st->cur = calloc(cg * nc, sizeof *st->cur);
-        st->last_used = calloc(cg * nm, sizeof *st->last_used);
-        st->on = calloc(cg * nm, sizeof *st->on);
-        if (!st->gs || !st->cur || !st->last_used || !st->on)
-            return SIM_ENOMEM;
-    } else {
-        struct gpu *gs = realloc(st->gs, cg * sizeof *gs);
-        if (gs)
-            st->gs = gs;
-        int64_t *cur = realloc(st->cur, cg * nc * sizeof *cur);
-        if (cur)
-            st->cur = cur;
-        uint64_t *used = realloc(st->last_used, cg * nm * sizeof *used);
-        if (used)
-            st->last_used = used;
-        uint8_t *on = realloc(st->on, cg * nm * sizeof *on);
-        if (on)
-            st->on = on;
-        if (!gs || !cur || !used || !on)
-            return SIM_ENOMEM;
-        memset(gs + old, 0, (cg - old) * sizeof *gs);
-        memset(cur + old * nc, 0, (cg - old) * nc * sizeof *cur);
-        memset(used + old * nm, 0, (cg - old) * nm * sizeof *used);
-        memset(on + old * nm, 0, (cg - old) * nm * sizeof *on);
-    }
+    if (zgrow(&st->gs, old, cg, sizeof *st->gs) ||
+        zgrow(&st->cur, old * nc, cg * nc, sizeof *st->cur) ||
+        zgrow(&st->last_used, old * nm, cg * nm, sizeof *st->last_used) ||
+        zgrow(&st->on, old * nm, cg * nm, sizeof *st->on))
+        return SIM_ENOMEM;
     if (sim_bits_reserve(&st->open, cap) || sim_bits_reserve(&st->could, cap))
         return SIM_ENOMEM;
     for (int m = 0; m < st->nm; m++)
