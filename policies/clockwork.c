@@ -316,21 +316,88 @@ static struct strat strat_pop(struct clockwork *st)
     return top;
 }
 
+/* Strategies set aside (INFER4 without a controller's cost). A strategy whose batch is larger
+ * than the requests from its anchor to the queue's end (b > q - idx) is doomed: the queue
+ * cannot grow within a call, and a later anchor of the same size is doomed too. While m's
+ * queue is in arrival order and its head is not before the GPU's free time F, trying a
+ * doomed strategy has no effect but its own cursor's step: it passes the first test (p > F),
+ * drops nothing (no head is before F) and finds too few requests. A doomed strategy with
+ * p <= F is discarded on its turn with no effect either, but for its model's re-entry at F.
+ * So such a model's heap entry covers only its sizes that are not doomed, and the doomed
+ * ones wait aside (dmin, the list lz) until something could tell: the model's own turn in
+ * the heap, a send (F moves) or the end of the call. Each then steps its doomed cursors past
+ * the strategies the loop would have taken by that point (lz_settle), and the sequence of
+ * tries that do anything is that of the loop without the set-aside. What differs is only the
+ * count of strategies taken up, which a controller's cost would read, so with one configured
+ * nothing is set aside. */
+
+/* The strategy of m's slot i at absolute position pos (INT64_MAX priority past the queue). */
+static struct strat strat_at(const struct sim *s, const struct clockwork *st, int m, int i,
+                             int64_t pos)
+{
+    const struct model *md = &st->ms[m];
+    int idx = (int)(pos - md->removed);
+    int64_t p = idx < sim_queue_len(s, m) ? qdl(s, st, m, idx) - est_of(st, m, md->sizes[i])
+                                          : INT64_MAX;
+    return (struct strat){p, pos, md->sizes[i], m, i, 0};
+}
+
+/* Steps m's set-aside strategies that come before t (all of them where t is NULL), as the
+ * loop would have tried them and failed; what is left aside becomes m's dmin. (A set-aside
+ * strategy with p <= F, discarded on its turn, comes before any send, whose p is above F; at
+ * its model's turn one that does not come before it is discarded by the re-entry at F.) */
+static void lz_settle(struct sim *s, struct clockwork *st, int g, int m, const struct strat *t)
+{
+    struct strat *d = &st->dmin[m];
+    if (d->p == INT64_MAX || (t && !strat_before(d, t)))
+        return;
+    const struct model *md = &st->ms[m];
+    int q = sim_queue_len(s, m);
+    d->p = INT64_MAX;
+    for (int i = 0; i < md->nsizes; i++) {
+        int64_t *c = cursor(st, g, m, i);
+        if (*c < md->removed)
+            *c = md->removed;
+        if (md->sizes[i] <= q - (int)(*c - md->removed))
+            continue;                   /* not doomed: in the heap */
+        struct strat e = strat_at(s, st, m, i, *c);
+        while (e.p != INT64_MAX && (!t || strat_before(&e, t)))
+            e = strat_at(s, st, m, i, e.pos + 1);
+        *c = e.pos;
+        if (e.p != INT64_MAX && (d->p == INT64_MAX || strat_before(&e, d)))
+            *d = e;
+    }
+}
+
+/* At a send (the strategy t) or the end of the call (NULL): every model's set-aside
+ * strategies before t. The sender's own were settled at its turn, before its queue changed. */
+static void lz_settle_all(struct sim *s, struct clockwork *st, int g, const struct strat *t)
+{
+    for (int k = 0; k < st->nlz; k++)
+        lz_settle(s, st, g, st->lz[k], t);
+}
+
 /* (Re)enters model m's most urgent strategy on GPU g: over its supported sizes, the entry
  * at each size's cursor, least by strat_before (the heap holds one entry per model, so the
  * global order is that of all strategies). Strategies whose priority is <= skip are
  * discarded first (their cursors advance): try_dequeue4 would fail them on its first test
  * (deadline <= free_at + est(b)) with no other effect. Callers pass skip = the GPU's
  * current free time only while its window is open, when the heap would pop every such
- * strategy before any other (INT64_MIN otherwise). */
-static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64_t skip)
+ * strategy before any other (INT64_MIN otherwise). f: the free time of the tries to come
+ * (INT64_MIN: set nothing aside); where m allows it at f, its doomed sizes are set aside
+ * (above) rather than entered. */
+static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64_t skip,
+                        int64_t f)
 {
     struct model *md = &st->ms[m];
     uint32_t ver = ++st->mver[m];
+    struct strat *d = &st->dmin[m];
+    d->p = INT64_MAX;
     int q = sim_queue_len(s, m);
     if (q == 0 || *on_at(st, m, g) != 2)
         return;
     int64_t head_dl = qdl(s, st, m, 0);  /* most cursors are there */
+    bool lazy = f != INT64_MIN && md->sorted && head_dl >= f;
     /* the least (priority, position): sizes are tried in rising order, so on a tie of both
      * the smaller size, as strat_before orders them */
     int bi = -1;
@@ -359,13 +426,24 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
             *c += to - idx;
             if (to >= q)
                 continue;
+            idx = to;
         }
         int64_t p = dl - est;
+        if (lazy && md->sizes[i] > q - idx) {   /* doomed: aside */
+            struct strat e = {p, *c, md->sizes[i], m, i, 0};
+            if (d->p == INT64_MAX || strat_before(&e, d))
+                *d = e;
+            continue;
+        }
         if (bi < 0 || p < bp || (p == bp && *c < bpos)) {
             bi = i;
             bp = p;
             bpos = *c;
         }
+    }
+    if (d->p != INT64_MAX && !md->listed) {
+        md->listed = true;
+        st->lz[st->nlz++] = m;
     }
     if (bi >= 0) {
         struct strat best = {bp, bpos, md->sizes[bi], m, bi, ver};
@@ -471,7 +549,10 @@ void cw_schedule_infer(struct sim *s, struct clockwork *st, int g, int only)
     for (int m = 0; st->infer5 && m < st->nm; m++)
         cap[m] = MAXB;
     bool built = false;                 /* INFER4: the strategy heap of this call */
+    bool aside = !sim_ctrl_on(s);       /* INFER4: set doomed strategies aside (strat_model) */
+    int sent = -1;                      /* INFER4: the model of the last send, to enter again */
     st->nsh = 0;
+    st->nlz = 0;
     for (;;) {
         int64_t exec_at = cw_tr_available(&gp->exec, now);
         if (exec_at >= now + st->ahead) {
@@ -489,24 +570,40 @@ void cw_schedule_infer(struct sim *s, struct clockwork *st, int g, int only)
         sim_ctrl_examine(s, 1);         /* each strategy the loop takes up */
         if (!st->infer5) {
             struct strat e;
+            int64_t f = aside ? exec_at : INT64_MIN;
             if (!built && only >= 0 && sim_queue_len(s, only) > 0 && *on_at(st, only, g) == 2)
-                strat_model(s, st, g, only, exec_at);
+                strat_model(s, st, g, only, exec_at, f);
             else if (!built && only < 0)    /* the models with requests queued, in order */
                 for (int k = sim_xqueue_next(s, SIM_CENTRAL, 0); k >= 0;
                      k = sim_xqueue_next(s, SIM_CENTRAL, k + 1))
                     if (*on_at(st, k, g) == 2)  /* else it has none */
-                        strat_model(s, st, g, k, exec_at);
+                        strat_model(s, st, g, k, exec_at, f);
+            if (sent >= 0) {            /* a new free time: the sender's entry, and the models
+                                         * whose head is now before it set nothing aside */
+                strat_model(s, st, g, sent, INT64_MIN, f);
+                for (int i = 0; i < st->nlz; i++) {
+                    int k = st->lz[i];
+                    if (k != sent && st->dmin[k].p != INT64_MAX && qdl(s, st, k, 0) < exec_at)
+                        strat_model(s, st, g, k, INT64_MIN, INT64_MIN);
+                }
+                sent = -1;
+            }
             built = true;
-            if (!strat_top(st, &e))
+            if (!strat_top(st, &e)) {
+                lz_settle_all(s, st, g, NULL);
                 break;
+            }
             m = e.m;
+            lz_settle(s, st, g, m, &e);    /* m's own turn */
             if (e.p <= exec_at)         /* entered after a send moved exec_at: discard */
-                strat_model(s, st, g, m, exec_at);
+                strat_model(s, st, g, m, exec_at, f);
             else if (!try_dequeue4(s, st, g, m, e.pos, e.b, exec_at)) {
                 (*cursor(st, g, m, e.slot))++;  /* discarded on this GPU */
-                strat_model(s, st, g, m, exec_at);
-            } else
-                strat_model(s, st, g, m, INT64_MIN);
+                strat_model(s, st, g, m, exec_at, f);
+            } else {
+                lz_settle_all(s, st, g, &e);
+                sent = m;               /* entered at the next free time */
+            }
         } else {
             if (!top5(s, st, g, cap, &m, &b))
                 break;
@@ -516,6 +613,8 @@ void cw_schedule_infer(struct sim *s, struct clockwork *st, int g, int only)
         }
         arm_timeout(s, st, m);
     }
+    for (int i = 0; i < st->nlz; i++)
+        st->ms[st->lz[i]].listed = false;
 }
 
 /* Offers model m's work to every GPU that holds it and has room in its window, as m's
@@ -750,12 +849,16 @@ static int init(struct sim *s, const cJSON *p, void *state)
     st->ms = calloc((size_t)st->nm, sizeof *st->ms);
     st->cap = calloc((size_t)st->nm, sizeof *st->cap);
     st->mver = calloc((size_t)st->nm, sizeof *st->mver);
+    st->dmin = calloc((size_t)st->nm, sizeof *st->dmin);
+    st->lz = calloc((size_t)st->nm, sizeof *st->lz);
     st->loaded = calloc((size_t)st->nm, sizeof *st->loaded);
     st->coff = calloc((size_t)st->nm, sizeof *st->coff);
     st->stale = calloc((size_t)st->nm, sizeof *st->stale);
-    if (!st->ms || !st->cap || !st->mver || !st->loaded || !st->coff || !st->stale)
+    if (!st->ms || !st->cap || !st->mver || !st->loaded || !st->coff || !st->stale || !st->dmin ||
+        !st->lz)
         return SIM_ENOMEM;
     for (int m = 0; m < st->nm; m++) {
+        st->dmin[m].p = INT64_MAX;
         struct model *md = &st->ms[m];
         int mb = sim_model(s, m)->max_batch;
         for (int b = 1; b <= MAXB; b++) {
@@ -839,6 +942,8 @@ static void destroy(void *state)
     free(st->loaded);
     free(st->sh);
     free(st->mver);
+    free(st->dmin);
+    free(st->lz);
 }
 
 static bool cold_start(const cJSON *p)

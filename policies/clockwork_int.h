@@ -59,6 +59,7 @@ struct model {                      /* what the strategy loops read first, the e
     double *alloc;                  /* E_m's share on hold[i] */
     double absorb;                  /* load tracker: the part of W_m its holders absorb */
     bool stale;                     /* changed since the tracker last spread it */
+    bool listed;                    /* in the list lz of this schedule_infer call */
     bool sorted;                    /* the queue is in arrival order, so deadlines rise along
                                      * it: the engine keeps it in deadline order, which with
                                      * one SLO per model is arrival order; checked anyway (an
@@ -103,6 +104,9 @@ struct clockwork {
     struct strat *sh;               /* scratch: INFER4 strategies of one GPU, a min-heap */
     int nsh, capsh;
     uint32_t *mver;                 /* [nm] version of each model's entries in sh */
+    struct strat *dmin;             /* [nm] INFER4: the least of each model's set-aside
+                                     * strategies (strat_model's `lazy`), p INT64_MAX if none */
+    int *lz, nlz;                   /* [nm] the models with strategies set aside, this call */
     int *stale, nstale;             /* [nm] the load tracker's stale models, in order */
     struct sim_bits open;           /* GPUs up whose window was open at their last
                                      * schedule_infer (full_until 0): those an offer visits */

@@ -2271,6 +2271,45 @@ shepherd_scan() {
   grep -q '"preemptions": [1-9]' "$tmp/indexed.json" || fail "the last case preempts nothing"
 }
 
+# Clockwork's INFER4 loop sets doomed strategies aside (a batch larger than the queue from its
+# anchor on) and steps their cursors at a send, at its model's turn or at the end of the call,
+# rather than trying each in turn (issue 52). With a controller the loop tries each, as its
+# cost counts every strategy taken up; a controller of one thread at no cost changes nothing
+# else. So the two must agree on everything but the controller's own report: cold and
+# preloaded, 8 to 64 GPUs, moderate load to overload, a short schedule_ahead, network jitter
+# (queues out of arrival order, where nothing is set aside), INFER4's powers of two, inputs
+# over the network with jittered execution, and two of the paper's clusters.
+clockwork_set_aside() {
+  local c s n=0 p="$src/experiments/paper"
+  local cases=(
+    "cluster.gpus=8"
+    "cluster.gpus=16 workload.rate_rps=9000 policy.params.preload=true"
+    "cluster.gpus=64 workload.rate_rps=30000"
+    "cluster.gpus=16 workload.rate_rps=9000 policy.params.schedule_ahead_ms=2"
+    "cluster.gpus=16 workload.rate_rps=6000 policy.params.preload=true network.jitter.kind=exponential network.jitter.mean_us=300"
+    "cluster.gpus=8 workload.rate_rps=9000 policy.preset=infer4"
+    "cluster.gpus=8 policy.params.inputs=network cluster.exec_cv=0.3"
+    "cluster.gpus=64 policy.params.preload=true policy.params.inputs=network cluster.exec_cv=0.3"
+    "@$p/mixed_zoo_64gpu.json duration_s=30 warmup_s=5"
+    "@$p/resnet10_24gpu.json duration_s=30 warmup_s=5")
+  for c in "${cases[@]}"; do
+    local args=(--set duration_s=3 --set policy.name=clockwork)
+    for s in $c; do
+      case $s in @*) args=("${s#@}" "${args[@]}") ;; *) args+=(--set "$s") ;; esac
+    done
+    for ctrl in none one; do
+      local more=()
+      [ $ctrl = one ] && more=(--set controller.threads=1)
+      "$bin" run --no-db --json "${args[@]}" "${more[@]}" 2> "$tmp/e" |
+        python3 -c "import json,sys; d=json.load(sys.stdin); d.pop('wall_s'); d.pop('controller', None); print(json.dumps(d, sort_keys=True))" \
+        > "$tmp/$ctrl.json" || fail "$c $ctrl: $(cat "$tmp/e")"
+    done
+    cmp -s "$tmp/none.json" "$tmp/one.json" && n=$((n + 1)) ||
+      fail "$c: setting strategies aside changed the run"
+  done
+  [ $n = ${#cases[@]} ] || fail "$n of ${#cases[@]} cases the same"
+}
+
 llm_run() {
   # an LLM model from a config: the example runs and reports TTFT, TPOT, tokens and KV use per
   # model in --json and the text report; bad LLM sections and missing token lengths exit 2
