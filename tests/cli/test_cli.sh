@@ -2251,6 +2251,17 @@ progress_lines() {
   grep -q "simulated" "$tmp/e" && fail "progress off a terminal: $(cat "$tmp/e")"
 }
 
+# run_json OUT ARGS...: the --json result of `run --no-db ARGS` in OUT as one line, keys
+# sorted, less what two runs of the same simulation may differ in: the wall time and the
+# controller's own report (stderr in $tmp/e). Fails where the run does.
+run_json() {
+  local out=$1
+  shift
+  "$bin" run --no-db --json "$@" 2> "$tmp/e" |
+    python3 -c "import json,sys; d=json.load(sys.stdin); d.pop('wall_s'); d.pop('controller', None); print(json.dumps(d, sort_keys=True))" \
+    > "$out"
+}
+
 # shepherd's arrival pass through the engine's indexes decides exactly as Flex's pass over
 # every GPU (scan "every_gpu"; issue 52): the embedded quickstart from a moderate load to
 # overload, 8 to 64 GPUs; the whole --json result but the wall time must be the same
@@ -2259,10 +2270,9 @@ shepherd_scan() {
   for c in "16 4500 1" "16 4500 2" "16 9000 2" "8 9000 2" "8 30000 1" "64 30000 1"; do
     read -r g r seed <<< "$c"
     for scan in every_gpu indexed; do
-      "$bin" run --no-db --json --set duration_s=6 --set policy.name=shepherd --set cluster.gpus=$g \
-        --set seed=$seed --set workload.rate_rps=$r --set policy.params.scan=$scan 2> "$tmp/e" |
-        python3 -c "import json,sys; d=json.load(sys.stdin); d.pop('wall_s'); print(json.dumps(d, sort_keys=True))" \
-        > "$tmp/$scan.json" || fail "$c $scan: $(cat "$tmp/e")"
+      run_json "$tmp/$scan.json" --set duration_s=6 --set policy.name=shepherd --set cluster.gpus=$g \
+        --set seed=$seed --set workload.rate_rps=$r --set policy.params.scan=$scan ||
+        fail "$c $scan: $(cat "$tmp/e")"
     done
     cmp -s "$tmp/every_gpu.json" "$tmp/indexed.json" && n=$((n + 1)) ||
       fail "gpus $g, $r req/s, seed $seed: the indexed pass decides otherwise than every GPU's"
@@ -2300,9 +2310,7 @@ clockwork_set_aside() {
     for ctrl in none one; do
       local more=()
       [ $ctrl = one ] && more=(--set controller.threads=1)
-      "$bin" run --no-db --json "${args[@]}" "${more[@]}" 2> "$tmp/e" |
-        python3 -c "import json,sys; d=json.load(sys.stdin); d.pop('wall_s'); d.pop('controller', None); print(json.dumps(d, sort_keys=True))" \
-        > "$tmp/$ctrl.json" || fail "$c $ctrl: $(cat "$tmp/e")"
+      run_json "$tmp/$ctrl.json" "${args[@]}" "${more[@]}" || fail "$c $ctrl: $(cat "$tmp/e")"
     done
     cmp -s "$tmp/none.json" "$tmp/one.json" && n=$((n + 1)) ||
       fail "$c: setting strategies aside changed the run"
