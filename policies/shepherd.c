@@ -183,32 +183,78 @@ static void mark_changed(struct shepherd *st, int *nchanged, int m)
 }
 
 /* The arrival pass visits, in index order, only the GPUs where it can change something: one
- * with a free lane while x's queue forms a batch (fq > 0), and one running a batch small
- * enough that x's batch (fq), or the batch's own model grown by that model's whole queue (at
- * most q, the longest queue), reaches the size that preempts it. Both bounds grow with the
- * running batch's size, so these are the running sizes 1..bound (the engine's running
- * index); a bound of every size visits every GPU. Flex as written visits every GPU (scan
- * "every_gpu" does too); the others change nothing: the same decisions (cli.shepherd_scan). */
-static int pass_bound(const struct sim *s, const struct shepherd *st, int fq)
+ * with a free lane while x's queue forms a batch (fq > 0); one running a batch small enough
+ * that x's batch (fq) reaches the size that preempts it (the running sizes 1..bx); and one
+ * running model y's batch small enough that it, grown by y's whole queue, reaches that size
+ * (sizes 1..by[y], from y's queue alone). Each bound grows with the running batch's size,
+ * so these are size ranges of the engine's running indexes: by size (any model), and by
+ * model and size for the few models whose queues are long enough to count (hot ones; past
+ * HOT of them, one range of every model up to the largest bound). Flex as written visits
+ * every GPU (scan "every_gpu" does too); the others change nothing: the same decisions
+ * (cli.shepherd_scan). */
+enum { HOT = 4 };
+struct pass {
+    bool all;                           /* every GPU (a range reaches every running size) */
+    int bx;                             /* running sizes 1..bx, any model (fq preempts them) */
+    int nhot;                           /* HOT + 1: too many; one range 1..wide, any model */
+    int wide;
+    int hot[HOT], by[HOT];              /* running sizes 1..by[i] of model hot[i] */
+};
+
+/* The largest running size b whose preempting size is reached: preempts[b] - b <= q (the
+ * size a running batch grown by a queue of q reaches) or preempts[b] <= fq. */
+static int bound_for(const struct shepherd *st, int q, int fq)
 {
-    int q = 0, b = 0;
-    for (int m = 0; m < sim_model_count(s); m++)
-        if (sim_queue_len(s, m) > q)
-            q = sim_queue_len(s, m);
+    int b = 0;
     while (b < st->maxb && (st->preempts[b + 1] <= fq || st->preempts[b + 1] - (b + 1) <= q))
         b++;
-    return st->every_gpu ? st->maxb : b;
+    return b;
 }
 
-/* The next GPU at index >= from the pass visits, or -1 (the running index rounds the bound
- * up to a power of two: the body tests each batch's size itself). */
-static int next_gpu(const struct sim *s, const struct shepherd *st, int fq, int bound, int from)
+static void pass_plan(const struct sim *s, const struct shepherd *st, int fq, struct pass *p)
 {
-    if (bound >= st->maxb)
+    *p = (struct pass){.bx = bound_for(st, -1, fq)};
+    if (st->every_gpu || p->bx >= st->maxb) {
+        p->all = true;
+        return;
+    }
+    int least = st->preempts[1] - 1;    /* a queue shorter than this counts for no size */
+    for (int m = 0; m < sim_model_count(s); m++) {
+        int q = sim_queue_len(s, m);
+        if (q < least)
+            continue;
+        int b = bound_for(st, q, -1);
+        if (b <= p->bx)
+            continue;                   /* covered by x's range */
+        if (b > p->wide)
+            p->wide = b;
+        if (p->nhot < HOT) {
+            p->hot[p->nhot] = m;
+            p->by[p->nhot] = b;
+        }
+        if (p->nhot <= HOT)
+            p->nhot++;
+    }
+    p->all = p->wide >= st->maxb;
+}
+
+/* The next GPU at index >= from the pass visits, or -1 (the running indexes round each bound
+ * up to a power of two: the body tests each batch's size itself). */
+static int next_gpu(const struct sim *s, const struct pass *p, int fq, int from)
+{
+    if (p->all)
         return from < sim_exec_count(s) ? from : -1;
     int best = fq > 0 ? sim_exec_next_free(s, from) : -1;
-    int g = bound > 0 ? sim_exec_next_running_le(s, bound, from) : -1;
-    return g >= 0 && (best < 0 || g < best) ? g : best;
+    int bx = p->nhot > HOT && p->wide > p->bx ? p->wide : p->bx;
+    int g = bx > 0 ? sim_exec_next_running_le(s, bx, from) : -1;
+    if (g >= 0 && (best < 0 || g < best))
+        best = g;
+    for (int i = 0; p->nhot <= HOT && i < p->nhot; i++) {
+        g = sim_exec_next_running_of(s, p->hot[i], p->by[i], from);
+        if (g >= 0 && (best < 0 || g < best))
+            best = g;
+    }
+    return best;
 }
 
 /* drop_expired(m, t) would drop nothing and change no memo: m's queue is empty, or its memo
@@ -249,13 +295,14 @@ static void on_request(struct sim *s, void *state, int x0, struct sim_request *r
         /* x's batch from its queue alone is the same for every GPU that does not run x,
          * until an assignment changes the queues: computed once (candidate's early drops
          * are done by the first call at this instant) */
-        int from_queue = -1, bound = 0;
+        int from_queue = -1;
+        struct pass pl;
         for (int n = 0;; n++) {
             if (from_queue < 0) {       /* at the start, and after each assignment */
                 from_queue = sim_queue_len(s, x) ? candidate(s, st, x, NULL, now) : 0;
-                bound = pass_bound(s, st, from_queue);
+                pass_plan(s, st, from_queue, &pl);
             }
-            if ((n = next_gpu(s, st, from_queue, bound, n)) < 0)
+            if ((n = next_gpu(s, &pl, from_queue, n)) < 0)
                 break;
             if (!st->every_gpu &&
                 visit_is_idle(s, st, x, from_queue, sim_exec_running_brief(s, n), now))

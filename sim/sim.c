@@ -362,6 +362,9 @@ void sim_destroy(struct sim *s)
     for (int j = 0; s->run_le && j < s->run_classes; j++)
         sim_bits_free(&s->run_le[j]);
     free(s->run_le);
+    for (int m = 0; s->run_of && m < s->nmodels; m++)
+        sim_bits_free(&s->run_of[m]);
+    free(s->run_of);
     free(s->run_brief);
     sim_timer_free(s);
     gsl_rng_free(s->prng);

@@ -178,6 +178,9 @@ int sim_exec_free_reserve(struct sim *s, int n)
     for (int j = 0; s->run_le && j < s->run_classes; j++)
         if (sim_bits_reserve(&s->run_le[j], n))
             return SIM_ENOMEM;
+    for (int m = 0; s->run_of && m < s->nmodels; m++)
+        if (sim_bits_reserve(&s->run_of[m], n))
+            return SIM_ENOMEM;
     if (s->run_le && n > s->run_brief_cap) {
         struct sim_run_brief *rb = realloc(s->run_brief, (size_t)n * sizeof *rb);
         if (!rb)
@@ -209,8 +212,15 @@ void sim_exec_mark(struct sim *s, int e)
         return;
     struct sim_exec_int *xi = &s->xi[e];
     int c = up && x->running ? 1 + size_class(s, x->running->size) : 0;
+    int was = s->run_brief[e].model;
     s->run_brief[e] = c ? (struct sim_run_brief){x->running->model, x->running->size}
                         : (struct sim_run_brief){-1, 0};
+    if (was != s->run_brief[e].model) {
+        if (was >= 0)
+            sim_bits_put(&s->run_of[was], e, false);
+        if (c)
+            sim_bits_put(&s->run_of[x->running->model], e, true);
+    }
     if (c == xi->run_class)
         return;
     for (int j = xi->run_class ? xi->run_class - 1 : s->run_classes; j < s->run_classes; j++)
@@ -238,7 +248,8 @@ int sim_exec_index_running(struct sim *s)
             sizes = sim_model(s, m)->max_batch;
     while (classes < 31 && (1 << (classes - 1)) < sizes)
         classes++;                      /* the last class, 2^(classes-1) >= sizes: any size */
-    if (!(s->run_le = calloc((size_t)classes, sizeof *s->run_le)))
+    if (!(s->run_le = calloc((size_t)classes, sizeof *s->run_le)) ||
+        !(s->run_of = calloc((size_t)(s->nmodels > 0 ? s->nmodels : 1), sizeof *s->run_of)))
         return SIM_ENOMEM;
     s->run_classes = classes;
     if (sim_exec_free_reserve(s, s->max_execs))
@@ -262,6 +273,18 @@ int sim_exec_next_running_le(const struct sim *s, int b, int from)
     int e = sim_bits_next(&s->run_le[size_class(s, b)], from);
     while (e >= 0 && !sim_mine_exec(s, e))
         e = sim_bits_next(&s->run_le[size_class(s, b)], e + 1);
+    return e;
+}
+
+int sim_exec_next_running_of(const struct sim *s, int m, int b, int from)
+{
+    if (!s->run_le || m < 0 || m >= s->nmodels || b < 1)
+        SIM_BUG("sim_exec_next_running_of(%d, %d) without sim_exec_index_running, or out of "
+                "range", m, b);
+    const struct sim_bits *le = &s->run_le[size_class(s, b)];
+    int e = sim_bits_next_and(&s->run_of[m], le, from);
+    while (e >= 0 && !sim_mine_exec(s, e))
+        e = sim_bits_next_and(&s->run_of[m], le, e + 1);
     return e;
 }
 

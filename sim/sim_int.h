@@ -260,6 +260,9 @@ struct sim {
      * in (0: none) */
     struct sim_bits *run_le;
     int run_classes;
+    /* with it, run_of[m]: the UP executors whose `running` batch is of model m (nmodels sets,
+     * kept with run_brief) */
+    struct sim_bits *run_of;
     /* with it, the model and size of each executor's batch there, dense (run_brief_cap
      * entries): a pass over many executors reads 8 bytes each, not their batches */
     struct sim_run_brief *run_brief;

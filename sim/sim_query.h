@@ -42,6 +42,9 @@ int sim_exec_next_free(const struct sim *s, int from);
  * could preempt (those small enough) visits those alone instead of every executor. */
 int sim_exec_index_running(struct sim *s);
 int sim_exec_next_running_le(const struct sim *s, int b, int from);
+/* The same among the executors running model m: a pass that needs the small batches of a
+ * few models visits those alone. */
+int sim_exec_next_running_of(const struct sim *s, int m, int b, int from);
 /* With the running index: the model and size of executor e's batch as the index holds it
  * (model -1: none there, or not UP), read from a dense table, so a pass that tests many
  * executors' batches reads neither their records nor their batches. */

@@ -302,6 +302,24 @@ static void rb_event(void *ctx, const struct sim *s, int64_t t)
         v->checks++;
         v->busy += runs;
     }
+    /* the index by model (sim_exec_next_running_of), walked from the start, against the
+     * executors' batches: size 1 (an exact class), and any size */
+    for (int m = 0; m < sim_model_count(s); m++)
+        for (int k = 0; k < 2; k++) {
+            int b = k ? 1 << 20 : 1, e = -1;
+            for (int want = 0; want < sim_exec_count(s); want++) {
+                const struct sim_exec *x = sim_exec(s, want);
+                if (x->state != SIM_EXEC_UP || !x->running || x->running->model != m ||
+                    x->running->size > b)
+                    continue;
+                e = sim_exec_next_running_of(s, m, b, e + 1);
+                CHECK(e == want, "model %d, size <= %d: the index gave executor %d, expected %d",
+                      m, b, e, want);
+            }
+            e = sim_exec_next_running_of(s, m, b, e + 1);
+            CHECK(e == -1, "model %d, size <= %d: the index gave executor %d past the last", m,
+                  b, e);
+        }
 }
 
 /* fifo filling two lanes, with the running index asked for: an executor's first running
