@@ -189,6 +189,10 @@ static const struct command {
      "                    scaled with the GPUs (--rate per the first count's GPUs) and fixed\n"
      "                    (--rate), and prints the wall time per simulated request against\n"
      "                    the first count's (list it from 64: tests/bench/RESULTS.md)\n"
+     "  --steady          with a --gpus list: each run also runs its first half, and the\n"
+     "                    columns are the second half's (requests and wall time, the two\n"
+     "                    runs' difference): the steady cost, without building the engine,\n"
+     "                    the first loads and the first touch of memory\n"
      "  --sample S        time-series sampling period in s (default 1; 0 = off)\n"
      "  --policy NAME     the policy to run (default symphony)\n"
      "  --no-reference    skip the reference simulator (the speed ratio's denominator)\n"
@@ -198,8 +202,8 @@ static const struct command {
      "                    must simulate the same events\n",
      "Exit status: 0 success, 2 bad input, 1 internal error (a round simulated other events).\n",
      cmd_bench, NULL, false, false, 0,
-     {"--duration", "--rate", "--gpus", "--sample", "--policy", "--no-reference", "--rounds",
-      "--json", NULL}},
+     {"--duration", "--rate", "--gpus", "--steady", "--sample", "--policy", "--no-reference",
+      "--rounds", "--json", NULL}},
 };
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
@@ -374,6 +378,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->sets[o->nsets++] = "keep_warmup=true";
         } else if (strcmp(a, "--no-reference") == 0) {
             o->no_reference = true;
+        } else if (strcmp(a, "--steady") == 0) {
+            o->steady = true;
         } else if (strcmp(a, "--markdown") == 0) {
             o->markdown = true;
         } else if (strcmp(a, "--own") == 0) {

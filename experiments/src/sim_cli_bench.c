@@ -35,7 +35,8 @@ static double median_of(double *x, int n)
  * shared machine's speed drifts between runs more than within one pair. Every round must
  * simulate the same events (a run is a pure function of config and seed). */
 /* The bench's experiment: the 35-model 1080Ti zoo on `gpus` GPUs at `rate` req/s. */
-static int bench_config(const struct opts *o, int gpus, double rate, struct sim_config **cfg)
+static int bench_config(const struct opts *o, int gpus, double rate, double duration,
+                        struct sim_config **cfg)
 {
     char text[1024];
     snprintf(text, sizeof text,
@@ -45,19 +46,44 @@ static int bench_config(const struct opts *o, int gpus, double rate, struct sim_
              " \"models\": [{\"zoo\": \"symphony_1080ti\", \"select\": \"all\"}],"
              " \"workload\": {\"rate_rps\": %.17g, \"arrival\": {\"kind\": \"poisson\"}},"
              " \"policy\": {\"name\": \"%s\"}, \"metrics\": {\"sample_period_s\": %.17g}}",
-             o->duration, gpus, rate, o->policy, o->sample);
+             duration, gpus, rate, o->policy, o->sample);
     return sim_config_from_text(text, "bench", ".", cfg);
 }
 
+/* One cell of bench --gpus: g GPUs at `rate` for `duration` simulated seconds, `rounds`
+ * times; the median wall time and the requests (the same every round). */
+static int bench_cell(const struct opts *o, int g, double rate, double duration, double *wall,
+                      uint64_t *reqs)
+{
+    double w[100];
+    struct sim_config *cfg = NULL;
+    int rc = bench_config(o, g, rate, duration, &cfg);
+    for (int k = 0; k < o->rounds && !rc; k++) {
+        struct sim_result *r = NULL;
+        if ((rc = sim_run_once(cfg, 1.0, NULL, &r)))
+            break;
+        w[k] = r->wall_s;
+        *reqs = r->offered;
+        sim_result_destroy(r);
+    }
+    sim_config_destroy(cfg);
+    if (!rc)
+        *wall = median_of(w, o->rounds);
+    return rc;
+}
+
 /* bench --gpus A,B,...: for each count, the load scaled with the GPUs and the load fixed;
- * the wall time per simulated request (median of the rounds) against the first count's. */
+ * the wall time per simulated request (median of the rounds) against the first count's.
+ * With --steady, each cell also runs its first half, and reports the second half: the
+ * difference of the two runs' requests and wall times. */
 static int bench_scaling(const struct opts *o)
 {
     double ns0[2] = {0, 0};
     if (!o->json)
-        printf("bench --gpus: %s, 35 models, %g s simulated, %d round%s (medians); the load "
+        printf("bench --gpus: %s, 35 models, %g s simulated%s, %d round%s (medians); the load "
                "scaled with the GPUs (%.4g req/s per GPU) and fixed (%g req/s)\n"
                "%8s | %12s %9s %11s %7s | %12s %9s %11s %7s | %10s\n", o->policy, o->duration,
+               o->steady ? " (the columns: its second half, less the first's run)" : "",
                o->rounds, o->rounds > 1 ? "s" : "", o->rate / o->gpus_list[0], o->rate, "GPUs",
                "requests", "wall s", "ns/request", "vs", "requests", "wall s", "ns/request",
                "vs", "peak KiB");
@@ -69,35 +95,38 @@ static int bench_scaling(const struct opts *o)
         uint64_t reqs[2];
         long rss = 0;
         for (int c = 0; c < 2; c++) {
-            double rate = c == 0 ? o->rate * g / o->gpus_list[0] : o->rate, w[100];
-            struct sim_config *cfg = NULL;
-            int rc = bench_config(o, g, rate, &cfg);
-            for (int k = 0; k < o->rounds && !rc; k++) {
-                struct sim_result *r = NULL;
-                if ((rc = sim_run_once(cfg, 1.0, NULL, &r)))
-                    break;
-                w[k] = r->wall_s;
-                reqs[c] = r->offered;
-                sim_result_destroy(r);
-            }
-            sim_config_destroy(cfg);
+            double rate = c == 0 ? o->rate * g / o->gpus_list[0] : o->rate, wh = 0;
+            uint64_t rh = 0;
+            int rc = bench_cell(o, g, rate, o->duration, &wall[c], &reqs[c]);
+            if (!rc && o->steady)
+                rc = bench_cell(o, g, rate, o->duration / 2, &wh, &rh);
             if (rc)
                 return cli_fail(rc);
+            if (o->steady) {
+                wall[c] -= wh;
+                reqs[c] -= rh;
+                if (wall[c] <= 0 || reqs[c] == 0)
+                    return cli_fail(sim_err_set(
+                        SIM_EINVAL, "bench --steady: %d GPUs at %g req/s: the second half "
+                        "took %.4f s for %llu requests, which measures nothing (the machine's "
+                        "noise is larger than the half); give a longer --duration", g, rate,
+                        wall[c], (unsigned long long)reqs[c]));
+            }
             long now = peak_rss_kb();
             rss = now > rss ? now : rss;
-            wall[c] = median_of(w, o->rounds);
-            ns[c] = reqs[c] ? wall[c] / (double)reqs[c] * 1e9 : 0;
+            ns[c] = wall[c] / (double)reqs[c] * 1e9;
             if (i == 0)
                 ns0[c] = ns[c];
         }
         if (o->json)
-            printf("%s{\"policy\": \"%s\", \"gpus\": %d, \"duration_s\": %g, "
+            printf("%s{\"policy\": \"%s\", \"gpus\": %d, \"duration_s\": %g, \"steady\": %s, "
                    "\"scaled\": {\"requests\": %llu, \"wall_s\": %.4f, \"ns_per_request\": %.1f, "
                    "\"vs_first\": %.3f}, \"fixed\": {\"requests\": %llu, \"wall_s\": %.4f, "
                    "\"ns_per_request\": %.1f, \"vs_first\": %.3f}, \"peak_rss_kb\": %ld}",
-                   i ? ", " : "", o->policy, g, o->duration, (unsigned long long)reqs[0], wall[0],
-                   ns[0], ns0[0] > 0 ? ns[0] / ns0[0] : 0, (unsigned long long)reqs[1], wall[1],
-                   ns[1], ns0[1] > 0 ? ns[1] / ns0[1] : 0, rss);
+                   i ? ", " : "", o->policy, g, o->duration, o->steady ? "true" : "false",
+                   (unsigned long long)reqs[0], wall[0], ns[0], ns0[0] > 0 ? ns[0] / ns0[0] : 0,
+                   (unsigned long long)reqs[1], wall[1], ns[1], ns0[1] > 0 ? ns[1] / ns0[1] : 0,
+                   rss);
         else
             printf("%8d | %12llu %9.3f %11.1f %6.2fx | %12llu %9.3f %11.1f %6.2fx | %10ld\n", g,
                    (unsigned long long)reqs[0], wall[0], ns[0], ns0[0] > 0 ? ns[0] / ns0[0] : 0,
@@ -117,9 +146,12 @@ int cmd_bench(const struct opts *o)
     enum { MAX_ROUNDS = 100 };
     if (o->ngpus > 1)
         return bench_scaling(o);
+    if (o->steady)
+        return cli_fail(sim_err_set(SIM_EUSAGE, "bench --steady: needs a --gpus list "
+                                    "(--gpus 64,10000)"));
     struct sim_config *cfg = NULL;
     struct sim_result *r = NULL;
-    int rc = bench_config(o, o->gpus, o->rate, &cfg);
+    int rc = bench_config(o, o->gpus, o->rate, o->duration, &cfg);
     if (rc)
         return cli_fail(rc);
     int rounds = o->rounds;

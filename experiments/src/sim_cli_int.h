@@ -16,6 +16,7 @@ struct opts {
     char *owned[MAX_SETS];              /* the PATH=@FILE overrides, with the file's JSON */
     int nsets;
     bool seed_given, json, quiet, no_db, no_reference, force, markdown, policy_given, own;
+    bool steady;                        /* bench --gpus --steady: the second half's cost */
     const char *policy;
     const char *format;                 /* keys --format: config, sweep, zoo */
     uint64_t seed;

@@ -2246,6 +2246,39 @@ progress_lines() {
   "$bin" bench --gpus 4,16 --duration 0.5 --sample 0 --policy fifo --json |
     python3 -c "import json,sys; d=json.load(sys.stdin); assert [x['gpus'] for x in d] == [4, 16] and d[1]['scaled']['requests'] > 3 * d[1]['fixed']['requests'], d" ||
     fail "bench --gpus --json"
+  # --steady: the second half's requests, exactly the full run's less its first half's (runs
+  # are pure functions of config and seed), and a wall time of its own
+  for d in 2 1; do
+    "$bin" bench --gpus 4,16 --duration $d --sample 0 --policy fifo --json > "$tmp/s$d.json" || fail "bench --duration $d: exit $?"
+  done
+  # (on a loaded machine the half's wall time may come out not positive: then the command
+  # must refuse, exit 2, naming that cell's requests, which must still be the difference)
+  "$bin" bench --gpus 4,16 --duration 2 --sample 0 --policy fifo --json --steady > "$tmp/st.json" 2> "$tmp/e"
+  echo $? > "$tmp/rc"
+  python3 - "$tmp" <<'PY' || fail "bench --steady: exit $(cat "$tmp/rc"): $(cat "$tmp/st.json" "$tmp/e")"
+import json, re, sys
+t = sys.argv[1]
+full, half = (json.load(open(f"{t}/{n}.json")) for n in ("s2", "s1"))
+rc = int(open(f"{t}/rc").read())
+if rc == 2:
+    m = re.search(r"bench --steady: (\d+) GPUs at ([0-9.]+) req/s: the second half took "
+                  r"-?[0-9.]+ s for (\d+) requests, which measures nothing", open(f"{t}/e").read())
+    assert m, "exit 2 without the message"
+    g, rate, n = int(m[1]), float(m[2]), int(m[3])
+    f, h = next((f, h) for f, h in zip(full, half) if f["gpus"] == g)
+    c = "fixed" if g == 4 or rate == 5200 else "scaled"
+    assert n == f[c]["requests"] - h[c]["requests"] > 0, (n, f, h)
+else:
+    assert rc == 0, rc
+    st = json.load(open(f"{t}/st.json"))
+    for f, h, s in zip(full, half, st):
+        assert s["steady"] is True and f["steady"] is False, s
+        for c in ("scaled", "fixed"):
+            assert s[c]["requests"] == f[c]["requests"] - h[c]["requests"] > 0, (c, s, f, h)
+            assert s[c]["wall_s"] > 0 and s[c]["ns_per_request"] > 0, s
+PY
+  "$bin" bench --steady --duration 1 2> "$tmp/e"; rc=$?
+  [ $rc -eq 2 ] && grep -q "needs a --gpus list" "$tmp/e" || fail "bench --steady without --gpus: exit $rc ($(cat "$tmp/e"))"
   # not on a terminal: no progress line (a short run says nothing)
   "$bin" run --no-db --set duration_s=2 --set warmup_s=0.5 > /dev/null 2> "$tmp/e" || fail "run: exit $?"
   grep -q "simulated" "$tmp/e" && fail "progress off a terminal: $(cat "$tmp/e")"
