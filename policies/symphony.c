@@ -522,7 +522,7 @@ static void on_exec_remove(struct sim *s, void *state, int e)
         st->moving[e] = false;
         st->gpus_moving--;
     }
-    if (gi < 0 || st->grp[gi].gpus.pos[e] < 0)
+    if (gi < 0 || !sim_iheap_has(&st->grp[gi].gpus, e))
         return;
     sim_iheap_remove(&st->grp[gi].gpus, e);
     st->grp[gi].ng--;

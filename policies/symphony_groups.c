@@ -162,7 +162,7 @@ void sym_regroup(struct sim *s, struct symphony *st, int gi)
 static bool sym_serving(const struct symphony *st, int g)
 {
     int gi = st->gpu_grp[g];
-    return gi >= 0 && st->grp[gi].gpus.pos[g] >= 0;
+    return gi >= 0 && sim_iheap_has(&st->grp[gi].gpus, g);
 }
 
 /* Model m is resident on g but belongs neither to g's sub-cluster nor is moving there, and no

@@ -108,21 +108,22 @@ int sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
     return 0;
 }
 
-/* An executor's heads, allocated with its queues: one block, the heap's arrays after it
+/* An executor's heads, allocated with its queues: one block, the heap's positions right after
+ * the heap (its top shares the first cache line) and then the items' keys and positions
  * (SIM_ENOMEM). */
 static int heads_alloc(const struct sim *s, struct sim_exec_int *xi)
 {
     if (xi->heads)
         return 0;
-    size_t nm = (size_t)s->nmodels;
-    char *b = malloc(sizeof *xi->heads + nm * (2 * sizeof(int) + sizeof(int64_t)));
+    size_t nm = (size_t)s->nmodels, nh = (nm + 3) / 4 * 4;     /* ints, to a 16-byte edge */
+    _Static_assert(sizeof(struct sim_iheap) % _Alignof(struct sim_iheap_item) == 0,
+                   "the heap's positions after the heap");
+    char *b = malloc(sizeof *xi->heads + nh * sizeof(int) + nm * sizeof(struct sim_iheap_item));
     if (!b)
         return SIM_ENOMEM;
     xi->heads = (struct sim_iheap *)(void *)b;
-    _Static_assert(sizeof(struct sim_iheap) % _Alignof(int64_t) == 0, "keys after the heap");
-    int64_t *key = (int64_t *)(void *)(b + sizeof *xi->heads);
-    int *heap = (int *)(void *)(key + nm);
-    sim_iheap_attach(xi->heads, s->nmodels, heap, heap + nm, key);
+    int *heap = (int *)(void *)(b + sizeof *xi->heads);
+    sim_iheap_attach(xi->heads, s->nmodels, heap, (struct sim_iheap_item *)(void *)(heap + nh));
     return 0;
 }
 

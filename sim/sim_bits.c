@@ -6,22 +6,26 @@
 
 #include "sim_err.h"
 
+/* Both levels live in one allocation, w1 right after w0: a small set (an executor's models)
+ * is one cache line, not two. */
 int sim_bits_reserve(struct sim_bits *b, int n)
 {
     size_t nw = ((size_t)(n > 0 ? n : 0) + 63) / 64, n1 = (nw + 63) / 64;
     if (nw <= b->nw)
         return 0;
-    uint64_t *f0 = realloc(b->w0, nw * sizeof *f0);
-    if (!f0)
+    uint64_t *f = malloc((nw + n1) * sizeof *f);
+    if (!f)
         return SIM_ENOMEM;
-    b->w0 = f0;
     size_t o1 = (b->nw + 63) / 64;
-    uint64_t *f1 = realloc(b->w1, n1 * sizeof *f1);
-    if (!f1)
-        return SIM_ENOMEM;
-    b->w1 = f1;
-    memset(f0 + b->nw, 0, (nw - b->nw) * sizeof *f0);
-    memset(f1 + o1, 0, (n1 - o1) * sizeof *f1);
+    if (b->nw) {
+        memcpy(f, b->w0, b->nw * sizeof *f);
+        memcpy(f + nw, b->w1, o1 * sizeof *f);
+    }
+    memset(f + b->nw, 0, (nw - b->nw) * sizeof *f);
+    memset(f + nw + o1, 0, (n1 - o1) * sizeof *f);
+    free(b->w0);                        /* (w1 was in the same block) */
+    b->w0 = f;
+    b->w1 = f + nw;
     b->nw = nw;
     return 0;
 }
@@ -29,7 +33,6 @@ int sim_bits_reserve(struct sim_bits *b, int n)
 void sim_bits_free(struct sim_bits *b)
 {
     free(b->w0);
-    free(b->w1);
     b->w0 = b->w1 = NULL;
     b->nw = 0;
 }

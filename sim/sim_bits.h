@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 struct sim_bits {
-    uint64_t *w0, *w1;
+    uint64_t *w0, *w1;                  /* one allocation: w1 follows w0 */
     size_t nw;                          /* words of w0: members 0 .. 64 nw - 1 */
 };
 

@@ -8,13 +8,14 @@
 
 static inline int less(const struct sim_iheap *h, int a, int b)
 {
-    return h->key[a] < h->key[b] || (h->key[a] == h->key[b] && a < b);
+    int64_t ka = h->it[a].key, kb = h->it[b].key;
+    return ka < kb || (ka == kb && a < b);
 }
 
 static void place(struct sim_iheap *h, int p, int item)
 {
     h->heap[p] = item;
-    h->pos[item] = p;
+    h->it[item].pos = p;
 }
 
 static void sift_up(struct sim_iheap *h, int p)
@@ -53,13 +54,11 @@ int sim_iheap_init(struct sim_iheap *h, int cap)
     return sim_iheap_reserve(h, cap);
 }
 
-void sim_iheap_attach(struct sim_iheap *h, int cap, int *heap, int *pos, int64_t *key)
+void sim_iheap_attach(struct sim_iheap *h, int cap, int *heap, struct sim_iheap_item *it)
 {
-    *h = (struct sim_iheap){.n = 0, .cap = cap, .heap = heap, .pos = pos, .key = key};
-    for (int i = 0; i < cap; i++) {
-        pos[i] = -1;
-        key[i] = 0;
-    }
+    *h = (struct sim_iheap){.n = 0, .cap = cap, .heap = heap, .it = it};
+    for (int i = 0; i < cap; i++)
+        it[i] = (struct sim_iheap_item){.key = 0, .pos = -1};
 }
 
 int sim_iheap_reserve(struct sim_iheap *h, int cap)
@@ -70,18 +69,12 @@ int sim_iheap_reserve(struct sim_iheap *h, int cap)
     if (!heap)
         return SIM_ENOMEM;
     h->heap = heap;
-    int *pos = realloc(h->pos, (size_t)cap * sizeof *pos);
-    if (!pos)
+    struct sim_iheap_item *it = realloc(h->it, (size_t)cap * sizeof *it);
+    if (!it)
         return SIM_ENOMEM;
-    h->pos = pos;
-    int64_t *key = realloc(h->key, (size_t)cap * sizeof *key);
-    if (!key)
-        return SIM_ENOMEM;
-    h->key = key;
-    for (int i = h->cap; i < cap; i++) {
-        h->pos[i] = -1;
-        h->key[i] = 0;
-    }
+    h->it = it;
+    for (int i = h->cap; i < cap; i++)
+        h->it[i] = (struct sim_iheap_item){.key = 0, .pos = -1};
     h->cap = cap;
     return 0;
 }
@@ -89,8 +82,7 @@ int sim_iheap_reserve(struct sim_iheap *h, int cap)
 void sim_iheap_free(struct sim_iheap *h)
 {
     free(h->heap);
-    free(h->pos);
-    free(h->key);
+    free(h->it);
     memset(h, 0, sizeof *h);
 }
 
@@ -98,9 +90,9 @@ void sim_iheap_set(struct sim_iheap *h, int item, int64_t key)
 {
     if (item < 0 || item >= h->cap)
         SIM_BUG("iheap item %d out of range (cap %d)", item, h->cap);
-    int p = h->pos[item];
-    int64_t old = h->key[item];
-    h->key[item] = key;
+    int p = h->it[item].pos;
+    int64_t old = h->it[item].key;
+    h->it[item].key = key;
     if (p < 0) {
         place(h, h->n++, item);
         sift_up(h, h->n - 1);
@@ -113,14 +105,14 @@ void sim_iheap_set(struct sim_iheap *h, int item, int64_t key)
 
 void sim_iheap_remove(struct sim_iheap *h, int item)
 {
-    int p = h->pos[item];
+    int p = h->it[item].pos;
     if (p < 0)
         return;
-    h->pos[item] = -1;
+    h->it[item].pos = -1;
     int last = h->heap[--h->n];
     if (p == h->n)
         return;
     place(h, p, last);
     sift_up(h, p);
-    sift_down(h, h->pos[last]);
+    sift_down(h, h->it[last].pos);
 }
