@@ -108,16 +108,15 @@ int sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
     return 0;
 }
 
-/* An executor's heads, allocated with its queues: one block, the heap's positions right after
- * the heap (its top shares the first cache line) and then the items' keys and positions
- * (SIM_ENOMEM). */
+/* An executor's heads, allocated with its queues: one block, the header, then the heap (its
+ * top in the header's cache line), then each model's key and heap position (SIM_ENOMEM). */
 static int heads_alloc(const struct sim *s, struct sim_exec_int *xi)
 {
     if (xi->heads)
         return 0;
     size_t nm = (size_t)s->nmodels, nh = (nm + 3) / 4 * 4;     /* ints, to a 16-byte edge */
     _Static_assert(sizeof(struct sim_iheap) % _Alignof(struct sim_iheap_item) == 0,
-                   "the heap's positions after the heap");
+                   "the items, after the header and a heap of 16-byte multiples, aligned");
     char *b = malloc(sizeof *xi->heads + nh * sizeof(int) + nm * sizeof(struct sim_iheap_item));
     if (!b)
         return SIM_ENOMEM;
