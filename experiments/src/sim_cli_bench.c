@@ -89,6 +89,13 @@ static int bench_scaling(const struct opts *o)
                "vs", "peak KiB");
     else
         printf("[");
+    /* an untimed first run: the process's first one pays its cold start (page faults, the
+     * zoo's first reads), which would inflate the row every other is compared with */
+    double wu;
+    uint64_t ru;
+    int rc0 = bench_cell(o, o->gpus_list[0], o->rate, o->duration, &wu, &ru);
+    if (rc0)
+        return cli_fail(rc0);
     for (int i = 0; i < o->ngpus; i++) {
         int g = o->gpus_list[i];
         double ns[2], wall[2];
