@@ -118,6 +118,11 @@ static int bench_scaling(const struct opts *o)
                         "took %.4f s for %llu requests, which measures nothing (the machine's "
                         "noise is larger than the half); give a longer --duration", g, rate,
                         wall[c], (unsigned long long)reqs[c]));
+            } else if (reqs[c] == 0) {
+                return cli_fail(sim_err_set(
+                    SIM_EINVAL, "bench --gpus: %d GPUs at %g req/s simulated no request in %g s: "
+                    "no cost per request to report; give a larger --rate or --duration", g,
+                    rate, o->duration));
             }
             long now = peak_rss_kb();
             rss = now > rss ? now : rss;
