@@ -52,13 +52,13 @@ static int bench_config(const struct opts *o, int gpus, double rate, double dura
 
 /* One cell of bench --gpus: g GPUs at `rate` for `duration` simulated seconds, `rounds`
  * times; the median wall time and the requests (the same every round). */
-static int bench_cell(const struct opts *o, int g, double rate, double duration, double *wall,
-                      uint64_t *reqs)
+static int bench_cell(const struct opts *o, int g, double rate, double duration, int rounds,
+                      double *wall, uint64_t *reqs)
 {
     double w[100];
     struct sim_config *cfg = NULL;
     int rc = bench_config(o, g, rate, duration, &cfg);
-    for (int k = 0; k < o->rounds && !rc; k++) {
+    for (int k = 0; k < rounds && !rc; k++) {
         struct sim_result *r = NULL;
         if ((rc = sim_run_once(cfg, 1.0, NULL, &r)))
             break;
@@ -68,7 +68,7 @@ static int bench_cell(const struct opts *o, int g, double rate, double duration,
     }
     sim_config_destroy(cfg);
     if (!rc)
-        *wall = median_of(w, o->rounds);
+        *wall = median_of(w, rounds);
     return rc;
 }
 
@@ -93,7 +93,7 @@ static int bench_scaling(const struct opts *o)
      * zoo's first reads), which would inflate the row every other is compared with */
     double wu;
     uint64_t ru;
-    int rc0 = bench_cell(o, o->gpus_list[0], o->rate, o->duration, &wu, &ru);
+    int rc0 = bench_cell(o, o->gpus_list[0], o->rate, o->duration, 1, &wu, &ru);
     if (rc0)
         return cli_fail(rc0);
     for (int i = 0; i < o->ngpus; i++) {
@@ -104,9 +104,9 @@ static int bench_scaling(const struct opts *o)
         for (int c = 0; c < 2; c++) {
             double rate = c == 0 ? o->rate * g / o->gpus_list[0] : o->rate, wh = 0;
             uint64_t rh = 0;
-            int rc = bench_cell(o, g, rate, o->duration, &wall[c], &reqs[c]);
+            int rc = bench_cell(o, g, rate, o->duration, o->rounds, &wall[c], &reqs[c]);
             if (!rc && o->steady)
-                rc = bench_cell(o, g, rate, o->duration / 2, &wh, &rh);
+                rc = bench_cell(o, g, rate, o->duration / 2, o->rounds, &wh, &rh);
             if (rc)
                 return cli_fail(rc);
             if (o->steady) {
