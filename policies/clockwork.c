@@ -400,20 +400,20 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
     bool lazy = f != INT64_MIN && md->sorted && head_dl >= f;
     /* the least (priority, position): sizes are tried in rising order, so on a tie of both
      * the smaller size, as strat_before orders them */
-    int bi = -1;
-    int64_t bp = 0, bpos = 0;
+    int bi = -1, di = -1;               /* the least entered and set-aside strategies */
+    int64_t bp = 0, bpos = 0, dp = 0, dpos = 0, tail_dl = INT64_MIN, r = md->removed;
     for (int i = 0; i < md->nsizes; i++) {
-        int64_t *c = cursor(st, g, m, i);
-        if (*c < md->removed)
-            *c = md->removed;
-        int idx = (int)(*c - md->removed);
+        int64_t *cp = cursor(st, g, m, i), c = *cp < r ? r : *cp;
+        int idx = (int)(c - r);
         if (idx >= q)
             continue;
         int64_t est = est_of(st, m, md->sizes[i]);
         int64_t dl = idx == 0 ? head_dl : qdl(s, st, m, idx);
         if (dl - est <= skip) {         /* skip to the first with dl - est > skip */
             int to = idx + 1;           /* mostly the end (checked first), or the next one */
-            if (to < q && md->sorted && qdl(s, st, m, q - 1) - est <= skip)
+            if (to < q && md->sorted && tail_dl == INT64_MIN)
+                tail_dl = qdl(s, st, m, q - 1);
+            if (to < q && md->sorted && tail_dl - est <= skip)
                 to = q;
             else if (to < q) {
                 dl = qdl(s, st, m, to);
@@ -423,24 +423,29 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
                         dl = qdl(s, st, m, to);
                 }
             }
-            *c += to - idx;
+            c += to - idx;
+            *cp = c;
             if (to >= q)
                 continue;
             idx = to;
         }
         int64_t p = dl - est;
         if (lazy && md->sizes[i] > q - idx) {   /* doomed: aside */
-            struct strat e = {p, *c, md->sizes[i], m, i, 0};
-            if (d->p == INT64_MAX || strat_before(&e, d))
-                *d = e;
+            if (di < 0 || p < dp || (p == dp && c < dpos)) {
+                di = i;
+                dp = p;
+                dpos = c;
+            }
             continue;
         }
-        if (bi < 0 || p < bp || (p == bp && *c < bpos)) {
+        if (bi < 0 || p < bp || (p == bp && c < bpos)) {
             bi = i;
             bp = p;
-            bpos = *c;
+            bpos = c;
         }
     }
+    if (di >= 0)
+        *d = (struct strat){dp, dpos, md->sizes[di], m, di, 0};
     if (d->p != INT64_MAX && !md->listed) {
         md->listed = true;
         st->lz[st->nlz++] = m;
@@ -598,7 +603,8 @@ void cw_schedule_infer(struct sim *s, struct clockwork *st, int g, int only)
             if (e.p <= exec_at)         /* entered after a send moved exec_at: discard */
                 strat_model(s, st, g, m, exec_at, f);
             else if (!try_dequeue4(s, st, g, m, e.pos, e.b, exec_at)) {
-                (*cursor(st, g, m, e.slot))++;  /* discarded on this GPU */
+                *cursor(st, g, m, e.slot) = e.pos + 1;  /* discarded on this GPU (e.pos is
+                                                         * its cursor: strat_model's entry) */
                 strat_model(s, st, g, m, exec_at, f);
             } else {
                 lz_settle_all(s, st, g, &e);
