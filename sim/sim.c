@@ -301,7 +301,7 @@ void sim_destroy(struct sim *s)
     }
     for (int m = 0; m < s->nmodels; m++) {
         if (s->queues)
-            free(s->queues[m].buf);
+            free(s->queues[m].buf);     /* NULL or its own */
         if (s->ms)
             sim_model_stats_free(&s->ms[m]);
         for (int k = 0; k < SIM_MAX_KINDS; k++) {
@@ -330,8 +330,9 @@ void sim_destroy(struct sim *s)
     for (int e = 0; e < s->max_execs && s->xi; e++) {
         if (s->xi[e].q)
             for (int m = 0; m < s->nmodels; m++)
-                free(s->xi[e].q[m].buf);
-        free(s->xi[e].q);
+                if (s->xi[e].q[m].own)
+                    free(s->xi[e].q[m].buf);
+        free(s->xi[e].q);               /* one block with the first entries (queues_alloc) */
         free(s->xi[e].heads);           /* one block (heads_alloc) */
         sim_bits_free(&s->xi[e].qbits);
         free(s->xi[e].run);
