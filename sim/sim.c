@@ -332,12 +332,15 @@ void sim_destroy(struct sim *s)
             for (int m = 0; m < s->nmodels; m++)
                 if (s->xi[e].q[m].own)
                     free(s->xi[e].q[m].buf);
-        free(s->xi[e].q);               /* one block with the first entries (queues_alloc) */
+        free(s->xi[e].q);
         free(s->xi[e].heads);           /* one block (heads_alloc) */
         sim_bits_free(&s->xi[e].qbits);
         free(s->xi[e].run);
         gsl_rng_free(s->xi[e].srng);
     }
+    for (int i = 0; i < s->nqchunks; i++)
+        free(s->qchunks[i]);            /* executors' queues' first entries (sim_base.c) */
+    free(s->qchunks);
     free(s->lat);
     free(s->plat);
     free(s->ctrl_free);

@@ -9,6 +9,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "sim_err.h"
+#include "sim_grow.h"
 #include "sim_int.h"
 #include "sim_rng.h"
 
@@ -128,28 +129,31 @@ static int heads_alloc(const struct sim *s, struct sim_exec_int *xi)
     return 0;
 }
 
-/* An executor's queues, in one block with their first SIM_MQ_FIRST entries each: a queue
- * allocates only past them. Where requests of every model reach every executor (dynamoml's
- * round robin in a pod), a buffer malloc'd per (executor, model) on its first request was
- * 350,000 mallocs at 10,000 GPUs and 35 models (0.43 a request over 4 simulated seconds), each
- * buffer a line of its own, and 89 MB of peak memory where the block takes 50 MB (SIM_ENOMEM;
- * tests/bench/RESULTS.md, stop 71). */
-static int queues_alloc(const struct sim *s, struct sim_exec_int *xi)
+/* An executor queue's first SIM_MQ_FIRST entries, taken in order of first use from chunks of
+ * QCHUNK (a queue mallocs only past them). Where requests of every model reach every executor
+ * (dynamoml's round robin in a pod), a buffer malloc'd per (executor, model) at its first
+ * request was 350,000 mallocs at 10,000 GPUs and 35 models (0.43 a request over 4 simulated
+ * seconds), and 89 MB of peak memory where the chunks take 51 MB. Entries in a block per
+ * executor instead made each executor's first request about 1 us dearer; taken in order of
+ * use they are dense (tests/bench/RESULTS.md, stop 71). SIM_ENOMEM. */
+enum { QCHUNK = 4096 };
+
+static int queue_first(struct sim *s, struct sim_mqueue *q)
 {
-    size_t nm = (size_t)s->nmodels;
-    _Static_assert(sizeof(struct sim_mqueue) % _Alignof(struct sim_qent) == 0,
-                   "the entries, after the queues, aligned");
-    char *b = malloc(nm * (sizeof *xi->q + SIM_MQ_FIRST * sizeof(struct sim_qent)));
-    if (!b)
-        return SIM_ENOMEM;
-    memset(b, 0, nm * sizeof *xi->q);   /* the entries are written before they are read, so
-                                         * an executor that queues little touches little */
-    xi->q = (struct sim_mqueue *)(void *)b;
-    struct sim_qent *first = (struct sim_qent *)(void *)(b + nm * sizeof *xi->q);
-    for (size_t m = 0; m < nm; m++) {
-        xi->q[m].buf = first + m * SIM_MQ_FIRST;
-        xi->q[m].cap = SIM_MQ_FIRST;
+    if (s->qfirst_left < SIM_MQ_FIRST) {
+        struct sim_qent *c = malloc(QCHUNK * sizeof *c);
+        if (!c || sim_grow(&s->qchunks, &s->capqchunks, s->nqchunks + 1, sizeof *s->qchunks, 8)) {
+            free(c);
+            return SIM_ENOMEM;
+        }
+        s->qchunks[s->nqchunks++] = c;
+        s->qfirst = c;
+        s->qfirst_left = QCHUNK;
     }
+    q->buf = s->qfirst;
+    q->cap = SIM_MQ_FIRST;
+    s->qfirst += SIM_MQ_FIRST;
+    s->qfirst_left -= SIM_MQ_FIRST;
     return 0;
 }
 
@@ -162,7 +166,8 @@ struct sim_mqueue *sim_queue_of(struct sim *s, int where, int m)
     if (where < 0 || where >= s->nexecs)
         SIM_BUG("queue of executor %d out of range (%d executors)", where, s->nexecs);
     struct sim_exec_int *xi = &s->xi[where];
-    if ((!xi->q && (sim_bits_reserve(&xi->qbits, s->nmodels) || queues_alloc(s, xi))) ||
+    if ((!xi->q && (sim_bits_reserve(&xi->qbits, s->nmodels) ||
+                    !(xi->q = calloc((size_t)s->nmodels, sizeof *xi->q)))) ||
         (s->track_heads && !xi->heads && heads_alloc(s, xi))) {
         sim_fail_nomem(s, "for an executor's queues");
         return NULL;
@@ -207,7 +212,7 @@ int sim_q_push(struct sim *s, int where, struct sim_request *r)
 {
     int m = r->model;
     struct sim_mqueue *q = sim_queue_of(s, where, m);
-    if (!q || sim_mq_push(q, r))
+    if (!q || (q->cap == 0 && where != SIM_CENTRAL && queue_first(s, q)) || sim_mq_push(q, r))
         return sim_fail_nomem(s, "queueing a request");
     sim_bits_put(where == SIM_CENTRAL ? &s->central_bits : &s->xi[where].qbits, m, true);
     if (s->track_heads && q->buf[q->head].r == r)     /* r is the new head */

@@ -37,12 +37,10 @@ struct sim_mqueue {              /* ring buffer of queued requests, ordered by d
     struct sim_qent *buf;
     int head, len, cap;
     bool own;                       /* buf is the queue's own allocation; else NULL, or its
-                                     * first SIM_MQ_FIRST entries in its executor's block */
+                                     * first SIM_MQ_FIRST entries (sim_base.c, queue_first) */
 };
 
-#define SIM_MQ_FIRST 1              /* an executor queue's entries before it allocates (4 made
-                                     * a first-used executor touch more memory: dynamoml at
-                                     * 10,000 GPUs took 83 MB at its peak, against 50 with 1) */
+#define SIM_MQ_FIRST 1              /* an executor queue's entries before it allocates */
 
 #define SIM_TIMER_NOW UINT32_MAX        /* pos of a timer armed for the instant it was armed at */
 #define SIM_TIMER_IDLE (UINT32_MAX - 1) /* pos of a free slot */
@@ -173,6 +171,10 @@ struct sim {
     struct sim_model *models;
     struct sim_mqueue *queues;
     struct sim_bits central_bits; /* the models whose queues[m] is not empty */
+    struct sim_qent *qfirst;     /* executors' queues' first entries, handed out in order of
+                                  * first use from the chunks qchunks (sim_base.c, queue_first) */
+    int qfirst_left, nqchunks, capqchunks;
+    struct sim_qent **qchunks;
     /* Heads tracked (sim_track_heads): at each place, the models with queued requests in an
      * indexed heap keyed by their head's t_sched (ties: the lower model), so the oldest head
      * is read, not searched for (sim_xqueue_oldest) */
