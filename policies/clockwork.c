@@ -401,7 +401,8 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
     /* the least (priority, position): sizes are tried in rising order, so on a tie of both
      * the smaller size, as strat_before orders them */
     int bi = -1, di = -1;               /* the least entered and set-aside strategies */
-    int64_t bp = 0, bpos = 0, dp = 0, dpos = 0, tail_dl = INT64_MIN, r = md->removed;
+    int64_t bp = 0, bpos = 0, dp = 0, dpos = 0, r = md->removed;
+    int64_t tail_dl = md->sorted ? qdl(s, st, m, q - 1) : 0;   /* read where sorted only */
     for (int i = 0; i < md->nsizes; i++) {
         int64_t *cp = cursor(st, g, m, i), c = *cp < r ? r : *cp;
         int idx = (int)(c - r);
@@ -411,8 +412,6 @@ static void strat_model(struct sim *s, struct clockwork *st, int g, int m, int64
         int64_t dl = idx == 0 ? head_dl : qdl(s, st, m, idx);
         if (dl - est <= skip) {         /* skip to the first with dl - est > skip */
             int to = idx + 1;           /* mostly the end (checked first), or the next one */
-            if (to < q && md->sorted && tail_dl == INT64_MIN)
-                tail_dl = qdl(s, st, m, q - 1);
             if (to < q && md->sorted && tail_dl - est <= skip)
                 to = q;
             else if (to < q) {

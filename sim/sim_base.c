@@ -84,7 +84,8 @@ void sim_pool_free(struct sim_pool *p)
 int sim_mq_push(struct sim_mqueue *q, struct sim_request *r)
 {
     if (q->len == q->cap) {
-        int cap = q->cap ? 2 * q->cap : SIM_MQ_FIRST;
+        int cap = q->cap < 4 ? 4 : 2 * q->cap;  /* past an executor queue's first entry, or
+                                                 * a central queue's first push */
         struct sim_qent *b = malloc((size_t)cap * sizeof *b);
         if (!b)
             return SIM_ENOMEM;

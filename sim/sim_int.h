@@ -40,7 +40,8 @@ struct sim_mqueue {              /* ring buffer of queued requests, ordered by d
                                      * first SIM_MQ_FIRST entries (sim_base.c, queue_first) */
 };
 
-#define SIM_MQ_FIRST 1              /* an executor queue's entries before it allocates */
+#define SIM_MQ_FIRST 1              /* an executor queue's entries before it allocates (then
+                                     * 4, and doubling) */
 
 #define SIM_TIMER_NOW UINT32_MAX        /* pos of a timer armed for the instant it was armed at */
 #define SIM_TIMER_IDLE (UINT32_MAX - 1) /* pos of a free slot */

@@ -251,8 +251,8 @@ static void heads_match_a_scan(void)
     CHECK(st->ahead > 100 && st->dropped > 2000,
           "%ld requests queued ahead of others, %ld heads dropped: the test covers too little",
           st->ahead, st->dropped);
-    /* an executor's queue grows out of its first entry, in its executor's block, through
-     * buffers of its own (sim_base.c, queues_alloc) */
+    /* an executor's queue grows out of its first entry, from the engine's shared chunks,
+     * through buffers of its own (sim_base.c, queue_first and sim_mq_push) */
     CHECK(st->xlen >= 8, "the longest executor queue held %d: the test covers too little",
           st->xlen);
     printf("heads, jittered: %u requests, %ld checks, %ld queued ahead of others, %ld dropped, "
